@@ -1,0 +1,81 @@
+package engine
+
+// EventKind says what an Event reports.
+type EventKind uint8
+
+const (
+	EventText           EventKind = iota + 1 // a chunk of the model's commentary
+	EventThought                             // a chunk of the model's reasoning
+	EventToolCall                            // a tool call began
+	EventToolCallUpdate                      // a tool call progressed or ended
+	EventPlan                                // the stages and their statuses
+	EventFinalAnswer                         // the run's validated answer; sent once, last
+	EventUsage                               // tokens used after a model call
+)
+
+// An Event is one thing a turn produced. It is a plain value so that the
+// hot path (text chunks) allocates nothing per event.
+type Event struct {
+	Kind      EventKind
+	Stage     string
+	MessageID string // EventText, EventThought, EventFinalAnswer
+	Text      string // EventText, EventThought
+
+	ToolCall *ToolCallEvent // EventToolCall, EventToolCallUpdate
+	Plan     []PlanEntry    // EventPlan
+	Answer   *Answer        // EventFinalAnswer
+	Usage    *Usage         // EventUsage
+}
+
+// Tool call statuses, as ACP spells them.
+const (
+	ToolPending    = "pending"
+	ToolInProgress = "in_progress"
+	ToolCompleted  = "completed"
+	ToolFailed     = "failed"
+)
+
+// A ToolCallEvent describes a tool call as the editor shows it.
+type ToolCallEvent struct {
+	ID        string
+	Title     string
+	Kind      string // read, edit, delete, move, search, execute, think, fetch, other
+	Status    string
+	RawInput  []byte // the arguments, as JSON
+	Locations []Location
+	Content   []ToolContent
+}
+
+// A Location is a file (and optionally a line) a tool call touches.
+type Location struct {
+	Path string
+	Line int // 1-based; 0 when unknown
+}
+
+// ToolContent is one piece of what a tool call shows: text, a diff, or an
+// embedded terminal. Exactly one of Text, Diff or TerminalID is set.
+type ToolContent struct {
+	Text       string
+	Diff       *Diff
+	TerminalID string
+}
+
+// A Diff is a file change.
+type Diff struct {
+	Path    string
+	OldText *string // nil for a new file
+	NewText string
+}
+
+// Plan entry statuses.
+const (
+	PlanPending    = "pending"
+	PlanInProgress = "in_progress"
+	PlanCompleted  = "completed"
+)
+
+// A PlanEntry is one stage in the plan.
+type PlanEntry struct {
+	Content string
+	Status  string
+}

@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+)
+
+// A Model is one configured LLM. Providers (engine/provider/...) implement it;
+// the stage loop calls Stream once per model call.
+type Model interface {
+	// Name is the spec the model was chosen by, such as "openai:gpt-5.1".
+	Name() string
+	// Stream sends req and calls onDelta for each streamed piece of text or
+	// reasoning, in order, before returning the whole response. An error from
+	// onDelta stops the stream and is returned.
+	Stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error)
+}
+
+// Role says who wrote a Message.
+type Role string
+
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool" // a tool's result, answering the assistant's ToolCall with ToolCallID
+)
+
+// A Message is one entry of the conversation sent to a model.
+type Message struct {
+	Role      Role
+	Text      string
+	Thinking  string     // assistant reasoning, kept for providers that want it back
+	ToolCalls []ToolCall // assistant only
+
+	// Tool results only.
+	ToolCallID string
+	ToolName   string
+	IsError    bool
+}
+
+// A ToolCall is the model asking for a tool.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments json.RawMessage // a JSON object; "{}" when the model sent none
+}
+
+// A ToolSpec is a tool as the model is told of it.
+type ToolSpec struct {
+	Name        string
+	Description string
+	Schema      json.RawMessage // JSON Schema of the arguments object
+}
+
+// A Request is one model call.
+type Request struct {
+	System   string
+	Messages []Message
+	Tools    []ToolSpec
+}
+
+// A Delta is a streamed piece of the model's reply. Exactly one field is set.
+type Delta struct {
+	Text     string
+	Thinking string
+}
+
+// Stop reasons a Response can carry.
+const (
+	StopEndTurn   = "end_turn"
+	StopToolUse   = "tool_use"
+	StopMaxTokens = "max_tokens"
+	StopRefusal   = "refusal"
+)
+
+// A Response is the model's whole reply to one Request.
+type Response struct {
+	Text       string
+	Thinking   string
+	ToolCalls  []ToolCall
+	StopReason string
+	Usage      Usage
+}
+
+// Usage counts the tokens of one model call.
+type Usage struct {
+	InputTokens  int `json:"inputTokens"`
+	OutputTokens int `json:"outputTokens"`
+	// ContextWindow is the model's context size when known, else 0.
+	ContextWindow int `json:"contextWindow,omitempty"`
+}
+
+// ErrModelUnavailable is wrapped by providers when a model cannot serve at
+// all (not configured, or "model not found"); the stage then tries its next
+// fallback model.
+var ErrModelUnavailable = errors.New("model unavailable")
+
+// Models turns a model spec ("anthropic:claude-sonnet-4-5", "script:PATH")
+// into a Model. cmd/coda implements it from the config file. An error
+// wrapping ErrModelUnavailable means "try the next one".
+type Models interface {
+	Model(spec string) (Model, error)
+}

@@ -1,0 +1,57 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// A Tool is something the model can call. Tools live in engine/tools, one
+// file each; the engine itself provides submit_output and transition.
+//
+// A tool's failure (bad arguments, a missing file, a denied permission) is a
+// ToolResult with IsError set, which the model sees; Run never panics on
+// bad input.
+type Tool interface {
+	// Spec names the tool and gives the model its description and the JSON
+	// Schema of its arguments.
+	Spec() ToolSpec
+	// Kind is the ACP tool kind: read, edit, delete, move, search, execute,
+	// think, fetch or other.
+	Kind() string
+	Run(ctx context.Context, call *Call) ToolResult
+}
+
+// A Titler is a Tool that can say, before it runs, what a call is about.
+type Titler interface {
+	Title(args json.RawMessage) (title string, locations []Location)
+}
+
+// A Call is one invocation of a tool.
+type Call struct {
+	ID        string
+	Args      json.RawMessage
+	Stage     string
+	Workspace Workspace
+	// Progress reports an update (content, locations) while the tool runs;
+	// never nil.
+	Progress func(ToolCallEvent)
+}
+
+// A ToolResult is what a tool call produced.
+type ToolResult struct {
+	Output  string // what the model is sent
+	IsError bool
+	// What the editor is shown. When Content is empty the editor is shown
+	// Output as text.
+	Title     string
+	Locations []Location
+	Content   []ToolContent
+	// Written lists files the call changed, for the run record.
+	Written []string
+}
+
+// Errorf builds a failed ToolResult for the model.
+func Errorf(format string, args ...any) ToolResult {
+	return ToolResult{Output: fmt.Sprintf(format, args...), IsError: true}
+}
