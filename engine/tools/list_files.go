@@ -1,0 +1,150 @@
+package tools
+
+import (
+	"cmp"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/coda-acp/coda/engine"
+)
+
+//go:embed list_files.md
+var listFilesDescription string
+
+// listMax caps the paths list_files returns.
+const listMax = 1000
+
+// ListFiles lists the files under a directory, optionally matching a glob.
+type ListFiles struct{}
+
+var listFilesParams = params{
+	{Name: "path", Type: "string", Description: "The directory to list, relative to the working directory or absolute (default: the working directory)."},
+	{Name: "pattern", Type: "string", Description: "A glob the paths under it must match, such as `**/*.go` or `src/*.ts`; `**` spans directories; a pattern without `/` matches file names at any depth."},
+}
+
+type listFilesArgs struct {
+	Path    string `json:"path"`
+	Pattern string `json:"pattern"`
+}
+
+func (ListFiles) Spec() engine.ToolSpec {
+	return engine.ToolSpec{Name: "list_files", Description: listFilesDescription, Schema: listFilesParams.Schema()}
+}
+
+func (ListFiles) Kind() string { return "search" }
+
+func (ListFiles) Title(args json.RawMessage) (string, []engine.Location) {
+	var a listFilesArgs
+	if listFilesParams.decode(args, &a) != nil {
+		return "list_files", nil
+	}
+	title := "List " + cmp.Or(a.Path, ".")
+	if a.Pattern != "" {
+		title += " matching " + a.Pattern
+	}
+	return title, absLocation(a.Path)
+}
+
+func (ListFiles) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
+	var a listFilesArgs
+	if err := listFilesParams.decode(call.Args, &a); err != nil {
+		return engine.Errorf("list_files: %v", err)
+	}
+	ws := call.Workspace
+	root, err := resolve(ws, cmp.Or(a.Path, "."))
+	if err != nil {
+		return engine.Errorf("list_files refused: %v", err)
+	}
+	shown := display(ws, root)
+	fi, err := os.Stat(root)
+	if err != nil {
+		return engine.Errorf("list_files: %s", describeErr(shown, err))
+	}
+	if !fi.IsDir() {
+		return engine.Errorf("list_files: %s is a file, not a directory; use read_file to read it", shown)
+	}
+	var g *glob
+	if a.Pattern != "" {
+		c, err := compileGlob(a.Pattern)
+		if err != nil {
+			return engine.Errorf("list_files: %v", err)
+		}
+		g = &c
+	}
+
+	var found []string
+	more := 0
+	err = walkFiles(ctx, root, g, func(abs, _ string, d fs.DirEntry) error {
+		if len(found) == listMax {
+			more++
+			return nil
+		}
+		name := display(ws, abs)
+		if d.Type()&fs.ModeSymlink != 0 {
+			name += " (symlink)"
+		}
+		found = append(found, name)
+		return nil
+	})
+	if err != nil {
+		return engine.Errorf("list_files: %s", describeErr(shown, err))
+	}
+
+	var b strings.Builder
+	what := "files"
+	if a.Pattern != "" {
+		what = fmt.Sprintf("files matching %s", a.Pattern)
+	}
+	switch {
+	case len(found) == 0:
+		fmt.Fprintf(&b, "No %s under %s.\n", what, shown)
+	default:
+		fmt.Fprintf(&b, "%d %s under %s:\n", len(found)+more, what, shown)
+		for _, f := range found {
+			b.WriteString(f)
+			b.WriteByte('\n')
+		}
+		if more > 0 {
+			fmt.Fprintf(&b, "[%d more not shown; narrow the path or the pattern]\n", more)
+		}
+	}
+	return engine.ToolResult{Output: b.String(), Title: "List " + shown, Locations: []engine.Location{{Path: root}}}
+}
+
+// walkFiles calls fn for every file under root (not directories) whose path
+// relative to root matches g (nil matches all), in lexical order. .git
+// directories are skipped and symlinked directories are not followed.
+func walkFiles(ctx context.Context, root string, g *glob, fn func(abs, rel string, d fs.DirEntry) error) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root {
+				return err
+			}
+			return nil // an unreadable entry below root: skip it
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" && p != root {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		if g != nil && !g.match(rel) {
+			return nil
+		}
+		return fn(p, rel, d)
+	})
+}

@@ -1,0 +1,156 @@
+// Package tools holds the tools a stage can offer the model: reading,
+// listing and searching the user's files, writing and editing them, and
+// running shell commands. Each tool is one file with its description for the
+// model beside it (name.md). Tools reach the user's project only through
+// engine.Workspace (the editor over ACP, or the local disk), confine every
+// path to the workspace's roots, check their arguments against their JSON
+// Schema before running, and ask the user before they change anything.
+//
+// A tool's failure is a result the model sees (engine.ToolResult with
+// IsError), never a Go error or a panic.
+package tools
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gabriel-vasile/mimetype"
+
+	"github.com/coda-acp/coda/engine"
+)
+
+// Builtin returns every tool of this package by name, for blueprints'
+// available_tools.
+func Builtin() map[string]engine.Tool {
+	m := map[string]engine.Tool{}
+	for _, t := range []engine.Tool{ReadFile{}, ListFiles{}, Grep{}, WriteFile{}, EditFile{}, Shell{}} {
+		m[t.Spec().Name] = t
+	}
+	return m
+}
+
+// sniffLen is how much of a file is looked at to tell text from binary.
+const sniffLen = 8 << 10
+
+// maxEditSize caps the files write_file and edit_file load whole (to show a
+// diff and to edit).
+const maxEditSize = engine.EditorReadLimit
+
+// sniffDisk looks at the start of a file on disk. It returns a refusal for
+// the model when the file is binary or not UTF-8, "" when it reads as text,
+// and an error when it cannot be read (a missing file is not an error: the
+// editor may still have a buffer for it).
+func sniffDisk(path, shown string) (refusal string, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if fi.IsDir() {
+		return fmt.Sprintf("%s is a directory, not a file; use list_files to see what it holds", shown), nil
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Sprintf("%s is not a regular file (%s)", shown, fi.Mode().Type()), nil
+	}
+	head := make([]byte, sniffLen)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	return sniffText(head[:n], int64(n) == fi.Size(), shown), nil
+}
+
+// sniffText refuses content that is not UTF-8 text, naming its type.
+func sniffText(head []byte, whole bool, shown string) string {
+	if len(head) == 0 {
+		return ""
+	}
+	valid := head
+	if !whole {
+		valid = trimPartialRune(head)
+	}
+	if bytes.IndexByte(head, 0) < 0 && utf8.Valid(valid) {
+		return ""
+	}
+	mime := mimetype.Detect(head).String()
+	if bytes.IndexByte(head, 0) < 0 && strings.HasPrefix(mime, "text/") {
+		return fmt.Sprintf("%s is not UTF-8 text (%s); only UTF-8 text can be read", shown, mime)
+	}
+	return fmt.Sprintf("%s is a binary file (%s), not text; only text files can be read", shown, mime)
+}
+
+// trimPartialRune drops an incomplete UTF-8 sequence at the end of b.
+func trimPartialRune(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
+}
+
+// fileSize is the size of a file on disk, or -1 when it does not exist.
+func fileSize(path string) (int64, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return -1, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if fi.IsDir() {
+		return 0, errIsDir
+	}
+	return fi.Size(), nil
+}
+
+var errIsDir = errors.New("is a directory")
+
+// ask requests the user's permission for a call that changes something. It
+// returns nil when the call may go ahead, else the result the model gets.
+func ask(ctx context.Context, call *engine.Call, tool engine.Tool, title, what string, locs []engine.Location, content []engine.ToolContent) *engine.ToolResult {
+	name := tool.Spec().Name
+	ok, err := call.Workspace.RequestPermission(ctx, engine.PermissionRequest{
+		Key: name,
+		ToolCall: engine.ToolCallEvent{
+			ID:        call.ID,
+			Title:     title,
+			Kind:      tool.Kind(),
+			Status:    engine.ToolPending,
+			RawInput:  call.Args,
+			Locations: locs,
+			Content:   content,
+		},
+	})
+	if ok && err == nil {
+		return nil
+	}
+	var res engine.ToolResult
+	switch {
+	case ctx.Err() != nil:
+		res = engine.Errorf("%s was cancelled before the user answered; nothing was changed.", name)
+	case err != nil && !errors.Is(err, engine.ErrPermissionDenied):
+		res = engine.Errorf("%s could not ask the user for permission (%v); nothing was changed.", name, err)
+	default:
+		res = engine.Errorf("The user denied %s: %s. Nothing was changed. Do not retry the same call; carry on without it or ask the user.", name, what)
+	}
+	res.Title = title
+	res.Locations = locs
+	return &res
+}

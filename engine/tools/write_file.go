@@ -1,0 +1,121 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/coda-acp/coda/engine"
+)
+
+//go:embed write_file.md
+var writeFileDescription string
+
+// WriteFile creates or replaces a text file, with the user's permission.
+type WriteFile struct{}
+
+var writeFileParams = params{
+	{Name: "path", Type: "string", Required: true, Description: "The file to write, relative to the working directory or absolute."},
+	{Name: "content", Type: "string", Required: true, Description: "The file's whole new content."},
+}
+
+type writeFileArgs struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+func (WriteFile) Spec() engine.ToolSpec {
+	return engine.ToolSpec{Name: "write_file", Description: writeFileDescription, Schema: writeFileParams.Schema()}
+}
+
+func (WriteFile) Kind() string { return "edit" }
+
+func (WriteFile) Title(args json.RawMessage) (string, []engine.Location) {
+	var a writeFileArgs
+	if writeFileParams.decode(args, &a) != nil {
+		return "write_file", nil
+	}
+	return "Write " + a.Path, absLocation(a.Path)
+}
+
+func (t WriteFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
+	var a writeFileArgs
+	if err := writeFileParams.decode(call.Args, &a); err != nil {
+		return engine.Errorf("write_file: %v", err)
+	}
+	ws := call.Workspace
+	path, err := resolve(ws, a.Path)
+	if err != nil {
+		return engine.Errorf("write_file refused: %v", err)
+	}
+	shown := display(ws, path)
+	old, refusal := currentText(ctx, ws, path, shown)
+	if refusal != "" {
+		return engine.Errorf("write_file refused: %s", refusal)
+	}
+	locs := []engine.Location{{Path: path, Line: 1}}
+	if old != nil && *old == a.Content {
+		return engine.ToolResult{Output: fmt.Sprintf("%s already has exactly this content; nothing was written.", shown), Title: "Write " + shown, Locations: locs}
+	}
+	title := "Write " + shown
+	diff := []engine.ToolContent{{Diff: &engine.Diff{Path: path, OldText: old, NewText: a.Content}}}
+	what := "writing " + shown
+	if denied := ask(ctx, call, t, title, what, locs, diff); denied != nil {
+		return *denied
+	}
+	if err := ws.WriteTextFile(ctx, path, a.Content); err != nil {
+		r := engine.Errorf("write_file: %s", describeErr(shown, err))
+		r.Locations = locs
+		return r
+	}
+	verb := "Replaced"
+	if old == nil {
+		verb = "Created"
+	}
+	return engine.ToolResult{
+		Output:    fmt.Sprintf("%s %s: %d bytes, %d lines.", verb, shown, len(a.Content), lineCount(a.Content)),
+		Title:     title,
+		Locations: locs,
+		Content:   diff,
+		Written:   []string{path},
+	}
+}
+
+// currentText is a file's text before a change (nil when it does not exist
+// yet), or why it must not be changed as text.
+func currentText(ctx context.Context, ws engine.Workspace, path, shown string) (*string, string) {
+	size, err := fileSize(path)
+	switch {
+	case errors.Is(err, errIsDir):
+		return nil, fmt.Sprintf("%s is a directory", shown)
+	case err != nil:
+		return nil, describeErr(shown, err)
+	case size < 0:
+		return nil, ""
+	case size > maxEditSize:
+		return nil, fmt.Sprintf("%s is %d bytes, more than the %d bytes that can be changed as text", shown, size, maxEditSize)
+	}
+	refusal, err := sniffDisk(path, shown)
+	if err != nil {
+		return nil, describeErr(shown, err)
+	}
+	if refusal != "" {
+		return nil, refusal
+	}
+	text, err := ws.ReadTextFile(ctx, path)
+	if err != nil {
+		return nil, describeErr(shown, err)
+	}
+	return &text, ""
+}
+
+func lineCount(s string) int {
+	n := strings.Count(s, "\n")
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		n++
+	}
+	return n
+}
