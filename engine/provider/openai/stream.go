@@ -1,0 +1,277 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/sse"
+)
+
+// One "data:" payload of the stream. Fields the reader does not use are
+// left out so that decoding skips them.
+type chunk struct {
+	Choices []choice        `json:"choices"`
+	Usage   *usage          `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type choice struct {
+	Index        int    `json:"index"`
+	Delta        delta  `json:"delta"`
+	FinishReason string `json:"finish_reason"`
+}
+
+type delta struct {
+	Content          string          `json:"content"`
+	ReasoningContent string          `json:"reasoning_content"` // DeepSeek, vLLM, llama.cpp
+	Reasoning        string          `json:"reasoning"`         // Ollama, OpenRouter, newer vLLM
+	Refusal          string          `json:"refusal"`
+	ToolCalls        []toolCallDelta `json:"tool_calls"`
+}
+
+type toolCallDelta struct {
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name string `json:"name"`
+		// Arguments is a string fragment of JSON, or (from a few servers)
+		// the whole arguments object itself.
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// A callSlot collects one tool call from its fragments.
+type callSlot struct {
+	index int // the wire index, or -1 when the server sent none
+	id    string
+	name  string
+	args  strings.Builder
+}
+
+// stream is the state of reading one reply.
+type stream struct {
+	onDelta func(engine.Delta) error
+	started *bool // set once something was passed to onDelta: the try cannot be repeated
+
+	c        chunk
+	text     strings.Builder
+	thinking strings.Builder
+	refused  bool
+	calls    []*callSlot
+	finish   string
+	finished bool
+	usage    usage
+}
+
+var done = []byte("[DONE]")
+
+// read consumes the event stream and assembles the reply.
+func (s *stream) read(r *sse.Reader) (*engine.Response, error) {
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			if !s.finished {
+				return nil, &sse.Temporary{Err: errors.New("the stream ended before the reply was complete")}
+			}
+			break
+		}
+		if err != nil {
+			return nil, &sse.Temporary{Err: fmt.Errorf("reading the stream: %w", err)}
+		}
+		data := bytes.TrimSpace(ev.Data)
+		if bytes.Equal(data, done) {
+			break
+		}
+		if err := s.chunk(data); err != nil {
+			return nil, err
+		}
+	}
+	return s.response(), nil
+}
+
+// chunk handles one payload.
+func (s *stream) chunk(data []byte) error {
+	clear(s.c.Choices[:cap(s.c.Choices)]) // decoding reuses elements without zeroing them
+	s.c = chunk{Choices: s.c.Choices[:0]}
+	if err := json.Unmarshal(data, &s.c); err != nil {
+		return fmt.Errorf("a stream chunk is not JSON: %w", err)
+	}
+	if len(s.c.Error) > 0 && !bytes.Equal(s.c.Error, []byte("null")) {
+		return streamError(s.c.Error)
+	}
+	if s.c.Usage != nil {
+		s.usage = *s.c.Usage
+	}
+	for i := range s.c.Choices {
+		ch := &s.c.Choices[i]
+		if ch.Index != 0 {
+			continue // coda asks for one choice
+		}
+		d := &ch.Delta
+		thinking := d.ReasoningContent
+		if thinking == "" {
+			thinking = d.Reasoning
+		}
+		if thinking != "" {
+			s.thinking.WriteString(thinking)
+			if err := s.emit(engine.Delta{Thinking: thinking}); err != nil {
+				return err
+			}
+		}
+		text := d.Content
+		if d.Refusal != "" {
+			text += d.Refusal
+			s.refused = true
+		}
+		if text != "" {
+			s.text.WriteString(text)
+			if err := s.emit(engine.Delta{Text: text}); err != nil {
+				return err
+			}
+		}
+		for j := range d.ToolCalls {
+			s.toolCall(&d.ToolCalls[j])
+		}
+		if ch.FinishReason != "" {
+			s.finish = ch.FinishReason
+			s.finished = true
+		}
+	}
+	return nil
+}
+
+func (s *stream) emit(d engine.Delta) error {
+	*s.started = true
+	return s.onDelta(d)
+}
+
+// toolCall adds a fragment to its call. The call is found by the wire
+// index. Without one (some servers omit it) calls are taken in the order
+// they come: a fragment with a new id or a name starts a call, one with
+// neither continues the last.
+func (s *stream) toolCall(tc *toolCallDelta) {
+	var slot *callSlot
+	switch {
+	case tc.Index != nil:
+		for _, c := range s.calls {
+			if c.index == *tc.Index {
+				slot = c
+				break
+			}
+		}
+		if slot == nil {
+			slot = &callSlot{index: *tc.Index}
+			s.calls = append(s.calls, slot)
+		}
+	case tc.ID != "":
+		for _, c := range s.calls {
+			if c.id == tc.ID {
+				slot = c
+				break
+			}
+		}
+		if slot == nil {
+			slot = &callSlot{index: -1}
+			s.calls = append(s.calls, slot)
+		}
+	case tc.Function.Name == "" && len(s.calls) > 0:
+		slot = s.calls[len(s.calls)-1]
+	default:
+		slot = &callSlot{index: -1}
+		s.calls = append(s.calls, slot)
+	}
+	if tc.ID != "" {
+		slot.id = tc.ID
+	}
+	if tc.Function.Name != "" {
+		slot.name = tc.Function.Name
+	}
+	args := tc.Function.Arguments
+	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+		return
+	}
+	if args[0] == '"' {
+		var frag string
+		if json.Unmarshal(args, &frag) == nil {
+			slot.args.WriteString(frag)
+		}
+		return
+	}
+	slot.args.Write(args) // the whole object, sent as JSON rather than as a string
+}
+
+// response is the assembled reply. Whether tools were called is read from
+// the calls themselves, never from finish_reason: Ollama ends a reply with
+// tool calls with "stop".
+func (s *stream) response() *engine.Response {
+	resp := &engine.Response{
+		Text:     s.text.String(),
+		Thinking: s.thinking.String(),
+		Usage:    engine.Usage{InputTokens: s.usage.PromptTokens, OutputTokens: s.usage.CompletionTokens},
+	}
+	for i, c := range s.calls {
+		if c.name == "" && c.args.Len() == 0 {
+			continue
+		}
+		id := c.id
+		if id == "" {
+			id = "call_" + strconv.Itoa(i)
+		}
+		args := strings.TrimSpace(c.args.String())
+		if args == "" {
+			args = "{}"
+		}
+		resp.ToolCalls = append(resp.ToolCalls, engine.ToolCall{ID: id, Name: c.name, Arguments: json.RawMessage(args)})
+	}
+	switch {
+	case s.finish == "length":
+		resp.StopReason = engine.StopMaxTokens
+	case s.finish == "content_filter" || s.refused:
+		resp.StopReason = engine.StopRefusal
+	case len(resp.ToolCalls) > 0:
+		resp.StopReason = engine.StopToolUse
+	default:
+		resp.StopReason = engine.StopEndTurn
+	}
+	return resp
+}
+
+// streamError is the error a server sent inside a 200 stream. Overload,
+// rate limits and server faults are worth another try; anything else (a
+// refused request, a bad parameter) is not.
+func streamError(raw json.RawMessage) error {
+	var e struct {
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+	}
+	msg := ""
+	if json.Unmarshal(raw, &e) == nil {
+		msg = e.Message
+	} else {
+		json.Unmarshal(raw, &msg)
+	}
+	if msg == "" {
+		msg = string(raw)
+	}
+	err := fmt.Errorf("the server reported an error in the stream: %s", msg)
+	code := strings.Trim(string(e.Code), `"`)
+	kind := strings.ToLower(e.Type + " " + code)
+	if n, convErr := strconv.Atoi(code); convErr == nil && sse.RetryStatus(n) ||
+		strings.Contains(kind, "server_error") || strings.Contains(kind, "overloaded") ||
+		strings.Contains(kind, "rate_limit") || strings.Contains(kind, "timeout") {
+		return &sse.Temporary{Err: err}
+	}
+	return err
+}

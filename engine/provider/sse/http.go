@@ -1,0 +1,220 @@
+package sse
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// A StatusError is an HTTP reply other than 200, with the provider's own
+// message.
+type StatusError struct {
+	Code    int
+	Message string
+}
+
+func (e *StatusError) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("HTTP %d %s", e.Code, http.StatusText(e.Code))
+	}
+	return fmt.Sprintf("HTTP %d %s: %s", e.Code, http.StatusText(e.Code), e.Message)
+}
+
+// Post sends body as JSON to url and returns the response when it is
+// 200 OK, with its body open for streaming. Otherwise the error is a
+// *StatusError, wrapped in *Temporary when RetryStatus says so (with the
+// server's Retry-After); a failure to connect or send is *Temporary too.
+// secret (the API key) is cut out of any message the server echoes.
+func Post(ctx context.Context, client *http.Client, url string, header http.Header, body []byte, secret string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, &Temporary{Err: Redact(err, secret)}
+	}
+	if resp.StatusCode == http.StatusOK {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	serr := &StatusError{Code: resp.StatusCode, Message: redact(ErrorMessage(msg), secret)}
+	if RetryStatus(resp.StatusCode) {
+		return nil, &Temporary{Err: serr, After: RetryAfter(resp.Header, time.Now())}
+	}
+	return nil, serr
+}
+
+// ErrorMessage is the message of an error body: error.message of
+// {"error": {"message": ...}} (OpenAI, Anthropic, most compatible servers),
+// the string of {"error": "..."} (Ollama's own API), or the body itself,
+// trimmed and shortened.
+func ErrorMessage(body []byte) string {
+	var v struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &v) == nil && len(v.Error) > 0 {
+		var s string
+		if json.Unmarshal(v.Error, &s) == nil && s != "" {
+			return s
+		}
+		var o struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+		}
+		if json.Unmarshal(v.Error, &o) == nil {
+			switch {
+			case o.Message != "":
+				return o.Message
+			case o.Type != "":
+				return o.Type
+			}
+		}
+	}
+	s := strings.TrimSpace(string(body))
+	if len(s) > 500 {
+		s = s[:500] + "…"
+	}
+	return s
+}
+
+// Redact returns err with secret cut out of its text, or err itself when it
+// does not contain it.
+func Redact(err error, secret string) error {
+	if err == nil || len(secret) < 4 || !strings.Contains(err.Error(), secret) {
+		return err
+	}
+	return redacted{msg: redact(err.Error(), secret), err: err}
+}
+
+type redacted struct {
+	msg string
+	err error
+}
+
+func (r redacted) Error() string { return r.msg }
+
+// Unwrap keeps errors.Is working (context.Canceled, net errors) without
+// letting a caller print the original text by accident: only the chain's
+// identities are reachable, and Error is the redacted text.
+func (r redacted) Unwrap() error { return r.err }
+
+func redact(s, secret string) string {
+	if len(secret) < 4 {
+		return s
+	}
+	return strings.ReplaceAll(s, secret, "[redacted]")
+}
+
+// An Idle cancels a context when the server sends nothing for a while: a
+// timeout that a long answer streamed steadily never hits.
+type Idle struct {
+	t *time.Timer
+	d time.Duration
+}
+
+// WithIdle returns a context that ends, with a cause saying so, when d passes
+// without a call to Kick; d <= 0 means never. stop releases the timer.
+func WithIdle(ctx context.Context, d time.Duration) (_ context.Context, _ *Idle, stop func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	if d <= 0 {
+		return ctx, &Idle{}, func() { cancel(nil) }
+	}
+	id := &Idle{d: d}
+	id.t = time.AfterFunc(d, func() {
+		cancel(fmt.Errorf("no reply from the server for %s", d))
+	})
+	return ctx, id, func() { id.t.Stop(); cancel(nil) }
+}
+
+// Kick restarts the wait.
+func (id *Idle) Kick() {
+	if id.t != nil {
+		id.t.Reset(id.d)
+	}
+}
+
+// Reader returns r with every read that brings bytes kicking the timer, so
+// that keep-alive comments count as signs of life.
+func (id *Idle) Reader(r io.Reader) io.Reader {
+	if id.t == nil {
+		return r
+	}
+	return idleReader{r, id}
+}
+
+type idleReader struct {
+	r  io.Reader
+	id *Idle
+}
+
+func (ir idleReader) Read(p []byte) (int, error) {
+	n, err := ir.r.Read(p)
+	if n > 0 {
+		ir.id.Kick()
+	}
+	return n, err
+}
+
+// A Call is the streaming POST a provider makes for each model call.
+type Call struct {
+	Client  *http.Client // nil means http.DefaultClient
+	URL     string
+	Header  http.Header
+	Secret  string        // the API key: never in an error
+	Timeout time.Duration // see WithIdle; <= 0 means none
+	Retry   Retry
+}
+
+// Do posts body and hands the event stream to read, trying again as
+// c.Retry allows while nothing has been passed on to the caller: read
+// reports through started whether it has. A *Temporary error from read
+// after it started is made final, saying the reply broke off. The context
+// read runs under ends when the server falls silent for c.Timeout.
+func (c *Call) Do(ctx context.Context, body []byte, read func(ctx context.Context, r *Reader, started *bool) error) error {
+	err := c.Retry.Do(ctx, func(ctx context.Context) error {
+		ictx, idle, stop := WithIdle(ctx, c.Timeout)
+		defer stop()
+		started := false
+		resp, err := Post(ictx, c.Client, c.URL, c.Header, body, c.Secret)
+		if err == nil {
+			idle.Kick()
+			err = read(ictx, NewReader(idle.Reader(resp.Body)), &started)
+			resp.Body.Close()
+		}
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return context.Cause(ctx)
+		case ictx.Err() != nil:
+			err = &Temporary{Err: context.Cause(ictx)}
+		}
+		var tmp *Temporary
+		if started && errors.As(err, &tmp) {
+			// The caller has seen part of this reply: another try would
+			// show it a second, different one.
+			return fmt.Errorf("the reply broke off after it had begun: %w", tmp.Err)
+		}
+		return err
+	})
+	return Redact(err, c.Secret)
+}
