@@ -1,10 +1,15 @@
 package outputspec
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/coda-acp/coda/validators"
 )
@@ -12,25 +17,8 @@ import (
 // MaxAnswer caps an answer's size; a longer one is cut and marked truncated.
 const MaxAnswer = 256 << 10
 
-// A Contract is a resolved Spec with its schema and validator compiled,
-// ready to check submissions.
-type Contract struct {
-	spec   Spec
-	format string // canonical
-}
-
-// Compile readies spec for checking. An error (a schema or validator that
-// cannot be read or compiled) is a start-up error: it names the file and
-// the problem in one line.
-func Compile(spec Spec) (*Contract, error) {
-	return &Contract{spec: spec, format: validators.Canonical(spec.Format)}, nil
-}
-
-// Spec returns the resolved spec the contract enforces.
-func (c *Contract) Spec() Spec { return c.spec }
-
-// Format is the canonical format label.
-func (c *Contract) Format() string { return c.format }
+// maxViolations caps the schema violations listed to the model.
+const maxViolations = 20
 
 // A Submission is one submit_output call.
 type Submission struct {
@@ -44,9 +32,12 @@ type Verdict struct {
 	Accepted bool
 	// Feedback is what the model is told: the reasons for a refusal, or a
 	// note on an accepted answer (such as its truncation).
-	Feedback  string
+	Feedback string
+	// Content is the answer as checked (cut when Truncated).
 	Content   string
 	Truncated bool
+	// Flags, Warnings and Artifacts go into the answer record; on an
+	// accepted verdict they are non-nil, possibly empty.
 	Flags     []string
 	Warnings  []string
 	Artifacts []Artifact
@@ -55,35 +46,310 @@ type Verdict struct {
 // An Artifact is a file handed back with the answer.
 type Artifact struct {
 	Name     string `json:"name"`
-	Path     string `json:"path"`
+	Path     string `json:"path"` // relative to the working directory, slash-separated
 	MimeType string `json:"mimeType"`
 	Size     int64  `json:"size"`
 	SHA256   string `json:"sha256"`
 }
 
-// Check runs the ordered checks of a submission.
+// args are submit_output's arguments, parsed.
+type args struct {
+	content   string
+	artifacts []artifactRef
+}
+
+// An artifactRef is one entry of `artifacts`: a path, or {name, path, type}.
+type artifactRef struct {
+	Name, Path, Type string
+}
+
+// Check runs the ordered checks of DESIGN.md §4 on a submission: arguments,
+// size, well-formedness, JSON Schema, validator, artifacts. The first
+// failure refuses the submission, its Feedback written for the model.
+// A Desk adds the memory of refused answers that a stage visit needs.
 func (c *Contract) Check(ctx context.Context, sub Submission) Verdict {
-	var args struct {
-		Content *string `json:"content"`
+	a, problem := parseArgs(sub.Args)
+	if problem != "" {
+		return refuse(problem)
 	}
-	if err := json.Unmarshal(sub.Args, &args); err != nil || args.Content == nil {
-		return refuse(`submit_output takes {"content": "<the answer>"}: the "content" string is missing`)
-	}
-	content := *args.Content
-	if strings.TrimSpace(content) == "" {
-		return refuse("The answer is empty: submit the answer itself.")
-	}
-	for _, s := range sub.Stages {
-		if strings.TrimSpace(content) == s {
-			return refuse(fmt.Sprintf("%q is the name of a stage, not an answer: submit the answer itself.", s))
-		}
-	}
-	v := Verdict{Content: content}
-	if err := validators.Check(c.format, content); err != nil {
-		return refuse(fmt.Sprintf("The answer is not well-formed %s: %v", c.format, err))
-	}
-	v.Accepted = true
+	v, _ := c.check(ctx, sub, a)
 	return v
 }
 
+// check runs steps 0 (after the arguments' shape) to 5. memo reports that
+// a refusal depends on the content alone, so an identical resubmission
+// would be refused the same way.
+func (c *Contract) check(ctx context.Context, sub Submission, a args) (v Verdict, memo bool) {
+	content := a.content
+	if strings.TrimSpace(content) == "" {
+		return refuse("The answer is empty: submit the answer itself in \"content\"."), true
+	}
+	if name := stageName(content, sub.Stages); name != "" {
+		return refuse(fmt.Sprintf("%q is the name of a stage, not an answer: submit_output takes the answer itself in \"content\".", name)), true
+	}
+
+	v = Verdict{Content: content, Flags: []string{}, Warnings: c.Warnings(), Artifacts: []Artifact{}}
+	var notes []string // told to the model whatever the outcome
+	if len(content) > MaxAnswer {
+		v.Content = cut(content, MaxAnswer)
+		v.Truncated = true
+		v.Flags = append(v.Flags, FlagTruncated)
+		notes = append(notes, fmt.Sprintf("The answer is %d bytes, over the %d-byte (256 KiB) cap: it was cut to its first %d bytes, and the cut answer was checked. Submit a shorter answer.",
+			len(content), MaxAnswer, len(v.Content)))
+	}
+	no := func(reason string) (Verdict, bool) {
+		v.Accepted = false
+		v.Feedback = strings.Join(append(notes, reason), "\n")
+		return v, true
+	}
+
+	if err := validators.Check(c.format, v.Content); err != nil {
+		return no(fmt.Sprintf("The answer is not well-formed %s: %s. Submit the %s answer alone, with nothing around it.",
+			c.formatName(), oneLine(err.Error()), c.formatName()))
+	}
+
+	switch {
+	case c.schema != nil:
+		data, err := decode(c.format, v.Content)
+		if err != nil {
+			return no(fmt.Sprintf("The answer is not well-formed %s: %s.", c.formatName(), oneLine(err.Error())))
+		}
+		if n, text := c.schema.check(data, maxViolations); n > 0 {
+			return no(fmt.Sprintf("The answer does not satisfy the JSON Schema (%s):\n%s", plural(n, "violation"), text))
+		}
+	case c.schemaBroken != "":
+		v.Flags = append(v.Flags, FlagSchemaUnchecked)
+	}
+
+	if c.validator != nil {
+		reason, err := c.validator.Validate(ctx, v.Content)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			v, _ = no("The check was interrupted: " + ctx.Err().Error() + ".")
+			return v, false
+		case err != nil && c.acceptBrokenValidator:
+			v.Flags = append(v.Flags, FlagValidatorError)
+			v.Warnings = append(v.Warnings, fmt.Sprintf("validator %s failed (%s): the answer is recorded without its check",
+				c.validatorName(), oneLine(err.Error())))
+		case err != nil:
+			// A broken validator may depend on more than the content (a
+			// wall-clock guard), so this refusal is not remembered.
+			v, _ = no(fmt.Sprintf("The answer's validator (%s) failed on this answer: %s. Check the answer against the instructions and submit again.",
+				c.validatorName(), oneLine(err.Error())))
+			return v, false
+		case strings.TrimSpace(reason) != "":
+			return no("The answer was refused by its validator: " + strings.TrimSpace(reason))
+		}
+	}
+
+	// Artifacts depend on the files at submit time, not on the content: a
+	// refusal here is not remembered.
+	arts, problems := c.checkArtifacts(sub.Root, a.artifacts)
+	if len(problems) > 0 {
+		v, _ = no("The submission was refused for its artifacts:\n- " + strings.Join(problems, "\n- "))
+		return v, false
+	}
+	v.Artifacts = arts
+	v.Accepted = true
+	if len(notes) > 0 {
+		v.Feedback = strings.Join(append(notes, "The cut answer was accepted; a shorter accepted answer would replace it."), "\n")
+	}
+	return v, false
+}
+
 func refuse(reason string) Verdict { return Verdict{Feedback: reason} }
+
+// stageName returns the stage name that content consists of, if any.
+func stageName(content string, stages []string) string {
+	s := strings.Trim(strings.TrimSpace(content), "\"'`")
+	for _, name := range stages {
+		if name != "" && strings.EqualFold(s, name) {
+			return name
+		}
+	}
+	return ""
+}
+
+// cut returns s's longest prefix of at most n bytes that ends on a UTF-8
+// character boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	// s[i] starts a character; s[:i] ends on a boundary. A malformed
+	// sequence of continuation bytes longer than 3 is cut where it is.
+	if n-i > utf8.UTFMax {
+		i = n
+	}
+	return s[:i]
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// formatName names the format in feedback: "JSON", or the label itself.
+func (c *Contract) formatName() string {
+	if n, ok := formatNames[c.format]; ok {
+		return n
+	}
+	return c.format
+}
+
+func (c *Contract) validatorName() string {
+	i := strings.LastIndexAny(c.spec.Validator, `/\`)
+	return c.spec.Validator[i+1:]
+}
+
+// parseArgs checks the arguments against the tool's schema (ToolSchema),
+// returning a message for the model when they do not fit it.
+func parseArgs(raw json.RawMessage) (args, string) {
+	const shape = `submit_output takes {"content": "<the answer>", "artifacts": [optional paths or {"name", "path", "type"}]}`
+	var a args
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return a, "The arguments are not a JSON object: " + shape + "."
+	}
+	var extra []string
+	for k := range fields {
+		if k != "content" && k != "artifacts" {
+			extra = append(extra, fmt.Sprintf("%q", k))
+		}
+	}
+	if len(extra) > 0 {
+		slices.Sort(extra)
+		return a, fmt.Sprintf("Unknown argument %s: %s.", strings.Join(extra, ", "), shape)
+	}
+	rc, ok := fields["content"]
+	if !ok || string(rc) == "null" {
+		return a, `The "content" string is missing: ` + shape + "."
+	}
+	if err := json.Unmarshal(rc, &a.content); err != nil {
+		return a, `"content" must be a string holding the answer's text (for a JSON answer, the JSON document written out as a string), not ` + jsonKindOf(rc) + "."
+	}
+	if ra, ok := fields["artifacts"]; ok && string(ra) != "null" {
+		var items []json.RawMessage
+		if err := json.Unmarshal(ra, &items); err != nil {
+			return a, `"artifacts" must be an array of paths or {"name", "path", "type"} objects, not ` + jsonKindOf(ra) + "."
+		}
+		for i, it := range items {
+			ref, problem := parseRef(it)
+			if problem != "" {
+				return a, fmt.Sprintf("artifacts[%d] %s: each artifact is a path or {\"name\", \"path\", \"type\"} with a path.", i, problem)
+			}
+			a.artifacts = append(a.artifacts, ref)
+		}
+	}
+	return a, ""
+}
+
+func parseRef(raw json.RawMessage) (artifactRef, string) {
+	var ref artifactRef
+	if len(raw) > 0 && raw[0] == '"' {
+		if err := json.Unmarshal(raw, &ref.Path); err != nil {
+			return ref, "is not a valid string"
+		}
+		if ref.Path == "" {
+			return ref, "is an empty path"
+		}
+		return ref, ""
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return ref, "is " + jsonKindOf(raw)
+	}
+	for k, v := range fields {
+		var dst *string
+		switch k {
+		case "name":
+			dst = &ref.Name
+		case "path":
+			dst = &ref.Path
+		case "type":
+			dst = &ref.Type
+		default:
+			return ref, fmt.Sprintf("has an unknown field %q", k)
+		}
+		if err := json.Unmarshal(v, dst); err != nil {
+			return ref, fmt.Sprintf("field %q must be a string, not %s", k, jsonKindOf(v))
+		}
+	}
+	if ref.Path == "" {
+		return ref, "has no path"
+	}
+	return ref, ""
+}
+
+// jsonKindOf names the kind of a JSON value for a message.
+func jsonKindOf(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// A Desk receives the submissions of one stage visit. Beyond Check it
+// remembers refused answers: an identical resubmission is answered "identical
+// to a refused submission" with the earlier reasons, without running the
+// checks again. Only refusals that depend on the content alone are
+// remembered (not those for artifacts, whose files may since have appeared).
+// A Desk is safe for concurrent use.
+type Desk struct {
+	c       *Contract
+	mu      sync.Mutex
+	refused map[[sha256.Size]byte]string
+}
+
+// NewDesk returns a Desk for one stage visit under c.
+func NewDesk(c *Contract) *Desk {
+	return &Desk{c: c, refused: map[[sha256.Size]byte]string{}}
+}
+
+// Contract returns the contract the desk checks against.
+func (d *Desk) Contract() *Contract { return d.c }
+
+// Submit checks a submission, remembering a refused answer.
+func (d *Desk) Submit(ctx context.Context, sub Submission) Verdict {
+	a, problem := parseArgs(sub.Args)
+	if problem != "" {
+		return refuse(problem)
+	}
+	key := sha256.Sum256([]byte(a.content))
+	d.mu.Lock()
+	earlier, seen := d.refused[key]
+	d.mu.Unlock()
+	if seen {
+		return Verdict{Content: a.content, Feedback: "This answer is identical to a refused submission. It was refused because:\n" + earlier}
+	}
+	v, memo := d.c.check(ctx, sub, a)
+	if !v.Accepted && memo {
+		d.mu.Lock()
+		d.refused[key] = v.Feedback
+		d.mu.Unlock()
+	}
+	return v
+}

@@ -1,34 +1,139 @@
 package outputspec
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
 
+// What the model is told (DESIGN.md §3): the format's label and what its
+// check enforces, the instructions, the example, the schema when one is in
+// effect and the declared artifacts, in the submit_output tool description
+// and, for a stage that owes the answer, in its system prompt. Golden files
+// in testdata/ show the exact text.
+
+// formatNames are how the prompt names the built-in formats.
+var formatNames = map[string]string{
+	"json":     "JSON",
+	"xml":      "XML",
+	"csv":      "CSV",
+	"yaml":     "YAML",
+	"toml":     "TOML",
+	"markdown": "Markdown",
+	"text":     "plain text",
+}
+
+// formatRules say what each format's check enforces, so the model can get
+// it right the first time.
+var formatRules = map[string]string{
+	"json":     "exactly one JSON value, with nothing before or after it",
+	"xml":      "one root element, no text outside it, no duplicate attributes",
+	"csv":      "CSV (RFC 4180): at least one row, every row with the same number of fields",
+	"yaml":     "a YAML document whose top level is a mapping or a sequence",
+	"toml":     "a TOML document",
+	"markdown": "not wrapped whole in a code fence, every code fence closed",
+}
+
+// formatLine names the format and its rule: "JSON (`json`): exactly one ...".
+func (c *Contract) formatLine() string {
+	name, ok := formatNames[c.format]
+	if !ok {
+		return fmt.Sprintf("%q. coda has no built-in check for this label: follow what it names", c.format)
+	}
+	if rule := formatRules[c.format]; rule != "" {
+		return fmt.Sprintf("%s (`%s`): %s", name, c.format, rule)
+	}
+	return fmt.Sprintf("%s (`%s`)", name, c.format)
+}
+
 // ToolDescription is the submit_output tool's description.
 func (c *Contract) ToolDescription() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Submit the final answer. The answer's format is %s.", c.format)
+	b.WriteString("Submit the final answer. Call it when the answer is ready. A refused answer comes back with the reasons: fix them and call again; a later accepted answer replaces an earlier one.\n\n")
+	fmt.Fprintf(&b, "Format: %s.", c.formatLine())
 	c.writeSpec(&b)
-	b.WriteString("\nThe content must be the answer itself and nothing else: no code fence around it, no preamble.")
+	b.WriteString("\n\n`content` is the answer itself and nothing else: no code fence around it, no preamble, no closing remarks.")
 	return b.String()
 }
 
-// SystemPrompt is the section added to the system prompt of a stage that owes
-// the answer.
+// SystemPrompt is the section added to the system prompt of a stage that
+// owes the answer. It claims authority over presentation only.
 func (c *Contract) SystemPrompt() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## The answer\n\nWhen you are done, call submit_output with the answer as %s.", c.format)
+	b.WriteString("## The answer\n\n")
+	fmt.Fprintf(&b, "This stage owes the final answer. When it is ready, call submit_output with it. Format: %s.", c.formatLine())
 	c.writeSpec(&b)
-	b.WriteString("\nThis answer specification governs the answer's presentation (length, structure, what to lead with); where the instructions above disagree about presentation, follow this specification. It does not change what you were asked to do.")
+	b.WriteString("\n\nThis answer specification governs the answer's presentation: its length, its structure, what it leads with. Where the instructions above disagree with it about presentation, follow this specification. It does not change the task: do what the instructions above ask, and present the result this way.")
 	return b.String()
 }
 
 func (c *Contract) writeSpec(b *strings.Builder) {
-	if c.spec.Instructions != "" {
-		fmt.Fprintf(b, "\n\nInstructions:\n%s", c.spec.Instructions)
+	if s := strings.TrimSpace(c.spec.Instructions); s != "" {
+		fmt.Fprintf(b, "\n\nInstructions for the answer:\n%s", s)
 	}
-	if c.spec.Example != "" {
-		fmt.Fprintf(b, "\n\nExample:\n%s", c.spec.Example)
+	if s := strings.Trim(c.spec.Example, "\r\n"); s != "" {
+		fmt.Fprintf(b, "\n\nAn example answer, between the <example> tags (the tags are not part of it):\n<example>\n%s\n</example>", s)
 	}
+	if c.schemaText != "" {
+		fmt.Fprintf(b, "\n\nThe answer's data must satisfy this JSON Schema:\n<schema>\n%s\n</schema>", c.schemaText)
+	}
+	if len(c.spec.Artifacts) > 0 {
+		b.WriteString("\n\nFiles to hand back with the answer in `artifacts`, each as {\"name\", \"path\"} with the name below (the path is relative to the working directory; the file must exist when you submit):")
+		for _, a := range c.spec.Artifacts {
+			var attrs []string
+			if a.Type != "" {
+				attrs = append(attrs, a.Type)
+			}
+			if a.Required {
+				attrs = append(attrs, "required")
+			} else {
+				attrs = append(attrs, "optional")
+			}
+			fmt.Fprintf(b, "\n- %s (%s)", a.Name, strings.Join(attrs, ", "))
+			if d := strings.TrimSpace(a.Description); d != "" {
+				fmt.Fprintf(b, ": %s", d)
+			}
+		}
+	}
+}
+
+// toolSchema is the JSON Schema of submit_output's arguments; check.go's
+// parseArgs enforces exactly this, with messages written for the model.
+const toolSchema = `{
+  "type": "object",
+  "properties": {
+    "content": {
+      "type": "string",
+      "description": "The answer itself, in the format the description gives, and nothing else."
+    },
+    "artifacts": {
+      "type": "array",
+      "description": "Files handed back with the answer: paths relative to the working directory, or objects {name, path, type}.",
+      "items": {
+        "anyOf": [
+          {"type": "string", "minLength": 1},
+          {
+            "type": "object",
+            "properties": {
+              "name": {"type": "string", "description": "The artifact's name; a declared artifact is matched by it. Default: the file name without its extension."},
+              "path": {"type": "string", "minLength": 1, "description": "The file, relative to the working directory."},
+              "type": {"type": "string", "description": "The file's MIME type; default: detected from its content and extension."}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+          }
+        ]
+      }
+    }
+  },
+  "required": ["content"],
+  "additionalProperties": false
+}`
+
+var compactToolSchema = compact([]byte(toolSchema))
+
+// ToolSchema is the JSON Schema of submit_output's arguments: `content`, a
+// string, required; `artifacts`, an array of paths or {name, path, type}.
+func (c *Contract) ToolSchema() json.RawMessage {
+	return append(json.RawMessage(nil), compactToolSchema...)
 }

@@ -2,10 +2,21 @@ package outputspec
 
 import (
 	"fmt"
+	"mime"
 	"path/filepath"
 	"strings"
 
 	"github.com/coda-acp/coda/validators"
+)
+
+// DefaultFormat is the format when no level names one. Markdown is what a
+// person in an editor reads best, and its check is the most forgiving.
+const DefaultFormat = "markdown"
+
+// Values of on_validator_error.
+const (
+	OnValidatorErrorReject = "reject" // the default: a broken validator's error goes back to the model
+	OnValidatorErrorAccept = "accept" // record the answer unchecked, flag validator_error
 )
 
 // A Spec is one level's statement of the answer's shape. Empty fields are
@@ -26,49 +37,131 @@ type Spec struct {
 
 // An ArtifactDecl declares a file the answer hands back.
 type ArtifactDecl struct {
-	Name        string `toml:"name" json:"name"`
+	Name string `toml:"name" json:"name"`
+	// Type is a MIME type the file must have; "video/*" and "*/*" match
+	// any subtype.
 	Type        string `toml:"type" json:"type,omitempty"`
 	Required    bool   `toml:"required" json:"required,omitempty"`
 	Description string `toml:"description" json:"description,omitempty"`
 }
 
+// Validate reports the first thing wrong with a single level's spec, in
+// one line, or nil. It does not touch files: Compile does.
+func (s Spec) Validate() error {
+	if s.Schema != nil && s.SchemaFile != "" {
+		return fmt.Errorf("output spec: schema and schema_file are both given; give one")
+	}
+	if s.Schema != nil {
+		if _, ok := s.Schema.(map[string]any); !ok {
+			return fmt.Errorf("output spec: schema must be an object (a JSON Schema), not %s", kindOf(s.Schema))
+		}
+	}
+	switch s.OnValidatorError {
+	case "", OnValidatorErrorReject, OnValidatorErrorAccept:
+	default:
+		return fmt.Errorf("output spec: on_validator_error is %q; it must be %q or %q",
+			s.OnValidatorError, OnValidatorErrorReject, OnValidatorErrorAccept)
+	}
+	seen := map[string]bool{}
+	for i, a := range s.Artifacts {
+		if strings.TrimSpace(a.Name) == "" {
+			return fmt.Errorf("output spec: artifacts[%d] has no name", i)
+		}
+		if seen[a.Name] {
+			return fmt.Errorf("output spec: artifact %q is declared twice", a.Name)
+		}
+		seen[a.Name] = true
+		if a.Type != "" && !validPattern(a.Type) {
+			return fmt.Errorf("output spec: artifact %q has type %q, which is not a MIME type (like text/markdown or video/*)", a.Name, a.Type)
+		}
+	}
+	return nil
+}
+
+// validPattern reports whether t is a MIME type or a type/* wildcard.
+func validPattern(t string) bool {
+	mt, _, err := mime.ParseMediaType(t)
+	if err != nil {
+		return false
+	}
+	major, minor, ok := strings.Cut(mt, "/")
+	return ok && major != "" && minor != "" && (major != "*" || minor == "*")
+}
+
+func kindOf(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
 // A Level is a Spec with where it came from.
 type Level struct {
 	Name string // for warnings: "blueprint", "stage review", "launch", "session", ...
-	Dir  string // relative paths in Spec resolve against it
+	Dir  string // relative schema_file and validator paths resolve against it
 	Spec Spec
-	// Blueprint levels' checks are retired when a later level changes format.
+	// Blueprint marks the blueprint's own levels ([agent.output] and
+	// [stages.X.output]). It is informational: retirement applies to every
+	// earlier level alike (DESIGN.md §3), and warnings name levels by Name.
 	Blueprint bool
 }
 
-// Resolve combines levels, the later one winning per field. When a level
-// names a format other than the one in effect, the schema, validator and
-// artifacts of the levels before it are retired; each retirement is
-// returned as a warning. Relative paths come back absolute.
+// Resolve combines levels, earliest first, the later one winning per field.
+// Declared artifacts cascade whole: the nearest non-empty list wins.
+//
+// Retirement: when a level names a format whose canonical label differs
+// from the one named by the levels before it, the schema, validator and
+// declared artifacts of those earlier levels are retired together (a check
+// written for one shape says nothing about another), and a warning says
+// what was retired, from which level, and by which level. Restating the
+// same format (any alias or case) retires nothing. When no earlier level
+// named a format, the first one that does adopts whatever checks came
+// before it: they were written for no other format.
+//
+// Relative schema_file and validator paths come back joined to their
+// level's Dir. When no level names a format the result is DefaultFormat.
 func Resolve(levels ...Level) (Spec, []string) {
 	var out Spec
 	var warnings []string
+	// where each retirable field came from, for warnings
+	var schemaFrom, validatorFrom, artifactsFrom string
 	for _, l := range levels {
 		s := l.Spec
 		if s.Format != "" && out.Format != "" && validators.Canonical(s.Format) != validators.Canonical(out.Format) {
 			var retired []string
 			if out.Schema != nil || out.SchemaFile != "" {
-				retired = append(retired, "schema")
+				what := "schema"
+				if out.SchemaFile != "" {
+					what += " " + filepath.Base(out.SchemaFile)
+				}
+				retired = append(retired, fmt.Sprintf("%s (from %s)", what, schemaFrom))
 			}
 			if out.Validator != "" {
-				retired = append(retired, "validator "+filepath.Base(out.Validator))
+				retired = append(retired, fmt.Sprintf("validator %s (from %s)", filepath.Base(out.Validator), validatorFrom))
 			}
 			if len(out.Artifacts) > 0 {
-				retired = append(retired, fmt.Sprintf("%d declared artifact(s)", len(out.Artifacts)))
+				names := make([]string, len(out.Artifacts))
+				for i, a := range out.Artifacts {
+					names[i] = a.Name
+				}
+				retired = append(retired, fmt.Sprintf("declared artifacts %s (from %s)", strings.Join(names, ", "), artifactsFrom))
 			}
 			if len(retired) > 0 {
 				warnings = append(warnings, fmt.Sprintf("%s asks for %s where %s was in effect: retired %s",
-					l.Name, validators.Canonical(s.Format), validators.Canonical(out.Format), strings.Join(retired, ", ")))
+					l.Name, validators.Canonical(s.Format), validators.Canonical(out.Format), strings.Join(retired, "; ")))
 			}
 			out.Schema, out.SchemaFile, out.Validator, out.Artifacts = nil, "", "", nil
+			out.OnValidatorError = ""
 		}
 		if s.Format != "" {
-			out.Format = s.Format
+			out.Format = strings.TrimSpace(s.Format)
 		}
 		if s.Instructions != "" {
 			out.Instructions = s.Instructions
@@ -77,31 +170,31 @@ func Resolve(levels ...Level) (Spec, []string) {
 			out.Example = s.Example
 		}
 		if s.Schema != nil {
-			out.Schema, out.SchemaFile = s.Schema, ""
+			out.Schema, out.SchemaFile, schemaFrom = s.Schema, "", l.Name
 		}
 		if s.SchemaFile != "" {
-			out.Schema, out.SchemaFile = nil, abs(l.Dir, s.SchemaFile)
+			out.Schema, out.SchemaFile, schemaFrom = nil, join(l.Dir, s.SchemaFile), l.Name
 		}
 		if s.Validator != "" {
-			out.Validator = abs(l.Dir, s.Validator)
+			out.Validator, validatorFrom = join(l.Dir, s.Validator), l.Name
 		}
 		if s.OnValidatorError != "" {
 			out.OnValidatorError = s.OnValidatorError
 		}
 		if len(s.Artifacts) > 0 {
-			out.Artifacts = s.Artifacts
+			out.Artifacts, artifactsFrom = s.Artifacts, l.Name
 		}
 		if s.OverwriteArtifacts != nil {
 			out.OverwriteArtifacts = s.OverwriteArtifacts
 		}
 	}
 	if out.Format == "" {
-		out.Format = "markdown"
+		out.Format = DefaultFormat
 	}
 	return out, warnings
 }
 
-func abs(dir, p string) string {
+func join(dir, p string) string {
 	if p == "" || filepath.IsAbs(p) || dir == "" {
 		return p
 	}

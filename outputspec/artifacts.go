@@ -1,0 +1,266 @@
+package outputspec
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gabriel-vasile/mimetype"
+)
+
+// Artifacts (DESIGN.md §7): every submitted path resolves, symlinks
+// included, inside the working directory and names a regular file that
+// exists now; each is typed (a given type wins, else sniffed by content,
+// with the extension deciding where sniffing knows only "text" or "bytes",
+// and for markup the sniffer does not know), hashed and sized. Declared
+// artifacts are matched by name: each required one must be there, and a
+// declared type must match. Any problem refuses the whole submission; all
+// of them are listed.
+
+// sniffLen is how much of a file the type sniffer reads (mimetype's
+// default limit).
+const sniffLen = 3072
+
+// extTypes are extensions the sniffer cannot recognise by content.
+var extTypes = map[string]string{
+	".md":       "text/markdown",
+	".markdown": "text/markdown",
+	".yaml":     "application/yaml",
+	".yml":      "application/yaml",
+	".toml":     "application/toml",
+	".csv":      "text/csv",
+	".tsv":      "text/tab-separated-values",
+	".json":     "application/json",
+	".xml":      "application/xml",
+	".star":     "text/x-starlark",
+	".txt":      "text/plain",
+}
+
+// typeAliases fold the spellings of a type to one, for comparison.
+var typeAliases = map[string]string{
+	"text/x-markdown":    "text/markdown",
+	"text/yaml":          "application/yaml",
+	"text/x-yaml":        "application/yaml",
+	"application/x-yaml": "application/yaml",
+	"application/x-toml": "application/toml",
+	"text/json":          "application/json",
+	"text/xml":           "application/xml",
+}
+
+func (c *Contract) checkArtifacts(root string, refs []artifactRef) ([]Artifact, []string) {
+	var problems []string
+	arts := []Artifact{}
+	if len(refs) > 0 {
+		realRoot, err := realRoot(root)
+		if err != nil {
+			return nil, []string{err.Error()}
+		}
+		byName := map[string]string{} // name → path as given, for duplicates
+		for _, ref := range refs {
+			a, problem := artifact(root, realRoot, ref)
+			if problem != "" {
+				problems = append(problems, fmt.Sprintf("artifact %q %s", ref.Path, problem))
+				continue
+			}
+			if p, dup := byName[a.Name]; dup {
+				problems = append(problems, fmt.Sprintf("artifacts %q and %q are both named %q: give each its own name", p, ref.Path, a.Name))
+				continue
+			}
+			byName[a.Name] = ref.Path
+			arts = append(arts, a)
+		}
+	}
+	for _, d := range c.spec.Artifacts {
+		var got *Artifact
+		for i := range arts {
+			if arts[i].Name == d.Name {
+				got = &arts[i]
+			}
+		}
+		switch {
+		case got == nil && d.Required:
+			problems = append(problems, fmt.Sprintf("the required artifact %q is missing: add {\"name\": %q, \"path\": \"...\"} to artifacts", d.Name, d.Name))
+		case got != nil && d.Type != "" && !typeMatches(d.Type, got.MimeType):
+			problems = append(problems, fmt.Sprintf("artifact %q (%s) is %s, but %q is declared %s", d.Name, got.Path, got.MimeType, d.Name, d.Type))
+		}
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return arts, nil
+}
+
+func realRoot(root string) (string, error) {
+	if root == "" {
+		return "", errors.New("no file can be handed back: this session has no working directory")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", fmt.Errorf("the working directory cannot be resolved: %v", err)
+	}
+	r, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("the working directory cannot be resolved: %v", err)
+	}
+	return r, nil
+}
+
+// artifact checks one reference; the problem completes `artifact "PATH" ...`.
+func artifact(root, realRoot string, ref artifactRef) (Artifact, string) {
+	p := ref.Path
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(root, p)
+	}
+	p = filepath.Clean(p)
+	absRoot, _ := filepath.Abs(root)
+	if !within(absRoot, p) && !within(realRoot, p) {
+		return Artifact{}, "is outside the working directory"
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Artifact{}, "does not exist (or is a broken link): write the file first, then submit"
+		}
+		return Artifact{}, "cannot be read: " + unwrapPath(err)
+	}
+	if !within(realRoot, real) {
+		return Artifact{}, "resolves outside the working directory through a symbolic link"
+	}
+	info, err := os.Stat(real)
+	if err != nil {
+		return Artifact{}, "cannot be read: " + unwrapPath(err)
+	}
+	if info.IsDir() {
+		return Artifact{}, "is a directory, not a file"
+	}
+	if !info.Mode().IsRegular() {
+		return Artifact{}, "is not a regular file"
+	}
+	rel, _ := filepath.Rel(realRoot, real)
+	a := Artifact{Name: ref.Name, Path: filepath.ToSlash(rel)}
+	if a.Name == "" {
+		base := filepath.Base(real)
+		if filepath.Base(p) != base { // a link: name it as the model did
+			base = filepath.Base(p)
+		}
+		a.Name = strings.TrimSuffix(base, filepath.Ext(base))
+	}
+	if ref.Type != "" {
+		t, _, err := mime.ParseMediaType(ref.Type)
+		if err != nil || !strings.Contains(t, "/") || strings.Contains(t, "*") {
+			return Artifact{}, fmt.Sprintf("has type %q, which is not a MIME type (like text/markdown)", ref.Type)
+		}
+		a.MimeType = t
+	}
+	if err := describe(real, &a); err != nil {
+		return Artifact{}, "cannot be read: " + unwrapPath(err)
+	}
+	return a, ""
+}
+
+// describe hashes and sizes the file, and types it when a.MimeType is unset.
+func describe(path string, a *Artifact) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	head := make([]byte, sniffLen)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return err
+	}
+	head = head[:n]
+	h := sha256.New()
+	h.Write(head)
+	rest, err := io.Copy(h, f)
+	if err != nil {
+		return err
+	}
+	a.Size = int64(n) + rest
+	a.SHA256 = hex.EncodeToString(h.Sum(nil))
+	if a.MimeType == "" {
+		a.MimeType = sniff(head, filepath.Ext(path))
+	}
+	return nil
+}
+
+// sniff types a file by its first bytes, letting the extension decide
+// where content says only "text" or "bytes", and for the markup formats
+// the sniffer cannot see (a Markdown file opening with an HTML comment
+// sniffs as HTML).
+func sniff(head []byte, ext string) string {
+	sniffed := bare(mimetype.Detect(head).String())
+	ext = strings.ToLower(ext)
+	byExt := extTypes[ext]
+	if byExt == "" && ext != "" {
+		byExt = bare(mime.TypeByExtension(ext))
+	}
+	if byExt == "" {
+		return sniffed
+	}
+	generic := sniffed == "text/plain" || sniffed == "application/octet-stream"
+	markup := ext == ".md" || ext == ".markdown" || ext == ".yaml" || ext == ".yml" || ext == ".toml"
+	if generic || (markup && strings.HasPrefix(sniffed, "text/")) {
+		return byExt
+	}
+	return sniffed
+}
+
+// bare drops a media type's parameters ("; charset=utf-8") and lowers it.
+func bare(t string) string {
+	if t == "" {
+		return ""
+	}
+	if mt, _, err := mime.ParseMediaType(t); err == nil {
+		return mt
+	}
+	t, _, _ = strings.Cut(t, ";")
+	return strings.ToLower(strings.TrimSpace(t))
+}
+
+// typeMatches reports whether actual satisfies the declared pattern:
+// "*/*", "video/*" or an exact type, parameters and case ignored.
+func typeMatches(pattern, actual string) bool {
+	p, a := fold(bare(pattern)), fold(bare(actual))
+	if p == "*/*" || p == "*" || p == a {
+		return true
+	}
+	if major, ok := strings.CutSuffix(p, "/*"); ok {
+		return strings.HasPrefix(a, major+"/")
+	}
+	// The sniffer knows some aliases (application/x-zip for application/zip).
+	return mimetype.Lookup(a) != nil && mimetype.Lookup(a).Is(p)
+}
+
+func fold(t string) string {
+	if a, ok := typeAliases[t]; ok {
+		return a
+	}
+	return t
+}
+
+// within reports whether p is root or inside it (both clean and absolute).
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
+}
+
+// unwrapPath drops the path an *fs.PathError repeats.
+func unwrapPath(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

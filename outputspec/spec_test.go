@@ -1,0 +1,226 @@
+package outputspec
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+var objSchema = map[string]any{"type": "object"}
+
+// The six levels of DESIGN.md §3 in order, as the engine and acp build them.
+func levels(agent, stage, launch, session, option, prompt Spec) []Level {
+	return []Level{
+		{Name: "blueprint", Dir: "/bp", Spec: agent, Blueprint: true},
+		{Name: "stage summary", Dir: "/bp", Spec: stage, Blueprint: true},
+		{Name: "launch", Dir: "/cwd", Spec: launch},
+		{Name: "session", Dir: "/cwd", Spec: session},
+		{Name: "output_format option", Spec: option},
+		{Name: "prompt", Dir: "/cwd", Spec: prompt},
+	}
+}
+
+func TestResolve(t *testing.T) {
+	decls := []ArtifactDecl{{Name: "report", Type: "text/markdown", Required: true}}
+	otherDecls := []ArtifactDecl{{Name: "clip", Type: "video/*"}}
+	tests := []struct {
+		name     string
+		levels   []Level
+		want     Spec
+		warnings []string
+	}{
+		{
+			name:   "nothing set: markdown",
+			levels: levels(Spec{}, Spec{}, Spec{}, Spec{}, Spec{}, Spec{}),
+			want:   Spec{Format: "markdown"},
+		},
+		{
+			name: "later wins per field",
+			levels: levels(
+				Spec{Format: "json", Instructions: "agent", Example: "{}", SchemaFile: "schemas/a.json"},
+				Spec{Instructions: "stage"},
+				Spec{Example: `{"a":1}`},
+				Spec{OnValidatorError: "accept"},
+				Spec{},
+				Spec{Instructions: "prompt"},
+			),
+			want: Spec{Format: "json", Instructions: "prompt", Example: `{"a":1}`, SchemaFile: "/bp/schemas/a.json", OnValidatorError: "accept"},
+		},
+		{
+			name: "paths resolve against their level's dir; absolute ones stay",
+			levels: levels(
+				Spec{Format: "json", Validator: "v/a.star"},
+				Spec{},
+				Spec{SchemaFile: "s.json"},
+				Spec{Validator: "/abs/b.star"},
+				Spec{}, Spec{},
+			),
+			want: Spec{Format: "json", SchemaFile: "/cwd/s.json", Validator: "/abs/b.star"},
+		},
+		{
+			name: "an inline schema replaces a schema file and the reverse",
+			levels: levels(
+				Spec{Format: "json", SchemaFile: "a.json"},
+				Spec{Schema: objSchema},
+				Spec{}, Spec{}, Spec{}, Spec{},
+			),
+			want: Spec{Format: "json", Schema: objSchema},
+		},
+		{
+			name: "artifacts cascade whole: the nearest non-empty list wins",
+			levels: levels(
+				Spec{Format: "json", Artifacts: decls},
+				Spec{Artifacts: otherDecls},
+				Spec{}, Spec{Artifacts: nil}, Spec{}, Spec{},
+			),
+			want: Spec{Format: "json", Artifacts: otherDecls},
+		},
+		{
+			name: "overwrite_artifacts: false wins over an earlier true",
+			levels: levels(
+				Spec{OverwriteArtifacts: ptr(true)}, Spec{}, Spec{OverwriteArtifacts: ptr(false)}, Spec{}, Spec{}, Spec{},
+			),
+			want: Spec{Format: "markdown", OverwriteArtifacts: ptr(false)},
+		},
+		{
+			name: "launch asks for xml where the blueprint declared json with checks: all retired",
+			levels: levels(
+				Spec{Format: "json", Schema: objSchema, Artifacts: decls, Instructions: "kept"},
+				Spec{Validator: "v/findings.star", OnValidatorError: "accept"},
+				Spec{Format: "xml"},
+				Spec{}, Spec{}, Spec{},
+			),
+			want: Spec{Format: "xml", Instructions: "kept"},
+			warnings: []string{
+				"launch asks for xml where json was in effect: retired schema (from blueprint); validator findings.star (from stage summary); declared artifacts report (from blueprint)",
+			},
+		},
+		{
+			name: "restating the format with an alias and another case retires nothing",
+			levels: levels(
+				Spec{Format: "json", Schema: objSchema, Validator: "v.star"},
+				Spec{Format: " JSON "},
+				Spec{Format: "application/json"},
+				Spec{}, Spec{}, Spec{},
+			),
+			want: Spec{Format: "application/json", Schema: objSchema, Validator: "/bp/v.star"},
+		},
+		{
+			name: "md and markdown are one format",
+			levels: levels(
+				Spec{Format: "markdown", Artifacts: decls}, Spec{}, Spec{}, Spec{}, Spec{Format: "md"}, Spec{},
+			),
+			want: Spec{Format: "md", Artifacts: decls},
+		},
+		{
+			name: "a level bringing its own checks with a new format keeps them",
+			levels: levels(
+				Spec{Format: "json", SchemaFile: "a.json"},
+				Spec{},
+				Spec{Format: "yaml", SchemaFile: "b.json", Validator: "c.star"},
+				Spec{}, Spec{}, Spec{},
+			),
+			want:     Spec{Format: "yaml", SchemaFile: "/cwd/b.json", Validator: "/cwd/c.star"},
+			warnings: []string{"launch asks for yaml where json was in effect: retired schema a.json (from blueprint)"},
+		},
+		{
+			name: "a session's checks are retired by the config option's format",
+			levels: levels(
+				Spec{}, Spec{},
+				Spec{Format: "csv", Validator: "header.star"},
+				Spec{Schema: objSchema},
+				Spec{Format: "json"},
+				Spec{},
+			),
+			want:     Spec{Format: "json"},
+			warnings: []string{"output_format option asks for json where csv was in effect: retired schema (from session); validator header.star (from launch)"},
+		},
+		{
+			name: "retirement by the prompt, after a stage override",
+			levels: levels(
+				Spec{Format: "markdown"},
+				Spec{Format: "json", Schema: objSchema},
+				Spec{}, Spec{}, Spec{},
+				Spec{Format: "toml"},
+			),
+			want:     Spec{Format: "toml"},
+			warnings: []string{"prompt asks for toml where json was in effect: retired schema (from stage summary)"},
+		},
+		{
+			name: "a format change with nothing to retire warns nothing",
+			levels: levels(
+				Spec{Format: "json", Instructions: "x"}, Spec{Format: "xml"}, Spec{}, Spec{}, Spec{}, Spec{},
+			),
+			want: Spec{Format: "xml", Instructions: "x"},
+		},
+		{
+			name: "checks set before any format are adopted by the first format named",
+			levels: levels(
+				Spec{Schema: objSchema}, Spec{}, Spec{Format: "json"}, Spec{}, Spec{}, Spec{},
+			),
+			want: Spec{Format: "json", Schema: objSchema},
+		},
+		{
+			name: "two retirements, each warned",
+			levels: levels(
+				Spec{Format: "json", Schema: objSchema},
+				Spec{},
+				Spec{Format: "xml", Validator: "x.star"},
+				Spec{},
+				Spec{Format: "csv"},
+				Spec{},
+			),
+			want: Spec{Format: "csv"},
+			warnings: []string{
+				"launch asks for xml where json was in effect: retired schema (from blueprint)",
+				"output_format option asks for csv where xml was in effect: retired validator x.star (from launch)",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for i := range tt.levels {
+				tt.levels[i].Dir = filepath.FromSlash(tt.levels[i].Dir)
+			}
+			got, warnings := Resolve(tt.levels...)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("spec (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.warnings, warnings); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSpec_Validate(t *testing.T) {
+	tests := []struct {
+		spec Spec
+		want string // substring of the error; "" for none
+	}{
+		{Spec{Format: "json", Schema: objSchema}, ""},
+		{Spec{Schema: objSchema, SchemaFile: "a.json"}, "schema and schema_file are both given"},
+		{Spec{Schema: "{}"}, "schema must be an object (a JSON Schema), not a string"},
+		{Spec{Schema: []any{}}, "not an array"},
+		{Spec{OnValidatorError: "ignore"}, `on_validator_error is "ignore"`},
+		{Spec{OnValidatorError: "accept"}, ""},
+		{Spec{Artifacts: []ArtifactDecl{{Name: "a"}, {Name: "a"}}}, `artifact "a" is declared twice`},
+		{Spec{Artifacts: []ArtifactDecl{{Type: "text/plain"}}}, "artifacts[0] has no name"},
+		{Spec{Artifacts: []ArtifactDecl{{Name: "a", Type: "video"}}}, `has type "video", which is not a MIME type`},
+		{Spec{Artifacts: []ArtifactDecl{{Name: "a", Type: "*/png"}}}, "not a MIME type"},
+		{Spec{Artifacts: []ArtifactDecl{{Name: "a", Type: "video/*"}, {Name: "b", Type: "*/*"}}}, ""},
+	}
+	for _, tt := range tests {
+		err := tt.spec.Validate()
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%+v: unexpected error %v", tt.spec, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%+v: error %v, want it to contain %q", tt.spec, err, tt.want)
+		}
+	}
+}
