@@ -2,4 +2,27 @@
 // over blueprint, launch, session and prompt levels (with retirement), what
 // the model is told about it, and the ordered checks a submit_output call
 // goes through before an answer is recorded.
+//
+// The flow: each level's Spec comes from a blueprint table (TOML), the
+// --output-* flags (Launch), or _meta.coda.output (ParseMeta). Resolve
+// combines them, earliest first, into one Spec and the retirement warnings.
+// Compile reads and compiles its schema and validator into a Contract; an
+// error there is a start-up (or -32602) error of one line. The Contract
+// gives the model its instructions (ToolDescription, ToolSchema,
+// SystemPrompt) and checks submissions (Check); a Desk per stage visit adds
+// the memory of refused answers.
+//
+// Decisions where DESIGN.md is silent:
+//   - With no format named anywhere the answer is markdown (DefaultFormat).
+//   - Checks set before any level names a format are adopted by the first
+//     format named: they were written for no other one. Retirement also
+//     drops the retired validator's on_validator_error.
+//   - A JSON Schema applies to json, yaml and toml answers only. For any
+//     other format it is still read and parsed (a bad one is still an
+//     error) but not shown or checked, with a warning on every verdict.
+//   - An artifact given as a bare path is named after its file, without the
+//     extension; declared artifacts are matched by name.
+//   - A refusal is remembered by the Desk only when the content alone
+//     decided it (not for artifacts, whose files may appear later, nor for
+//     a broken validator, which has a wall-clock guard).
 package outputspec
