@@ -181,25 +181,43 @@ func RunLocal(ctx context.Context, c Command) (CommandResult, error) {
 	if limit <= 0 {
 		limit = DefaultOutputLimit
 	}
+	// Output goes through a pipe of our own, not one exec copies from, so
+	// that Wait returns when the shell exits even if something it started in
+	// the background still holds the pipe; the group is then killed.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return CommandResult{ExitCode: -1}, err
+	}
 	out := newCappedBuffer(limit)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(out, pr)
+	}()
 	cmd := exec.CommandContext(runCtx, "/bin/sh", "-c", c.Line)
 	cmd.Dir = c.Dir
 	cmd.Stdin = nil // /dev/null
-	// The same writer for both: exec then uses one pipe, so the streams
-	// interleave as printed and writes never race.
-	cmd.Stdout = out
-	cmd.Stderr = out
+	cmd.Stdout = pw // one pipe for both: the streams interleave as printed
+	cmd.Stderr = pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	// A background child holding the pipe open must not hold the call up.
-	cmd.WaitDelay = 2 * time.Second
 
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		<-copied
 		return CommandResult{ExitCode: -1}, fmt.Errorf("start %q: %w", c.Line, err)
 	}
-	pgid := cmd.Process.Pid
 	waitErr := cmd.Wait()
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-copied:
+	case <-time.After(2 * time.Second):
+		// A process that left the group still holds the pipe.
+	}
+	pr.Close()
+	<-copied
 
 	res := CommandResult{ExitCode: -1}
 	res.Output, res.CutBytes = out.result()
@@ -218,7 +236,7 @@ func RunLocal(ctx context.Context, c Command) (CommandResult, error) {
 		return res, nil
 	}
 	var exitErr *exec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, exec.ErrWaitDelay) {
+	if waitErr != nil && !errors.As(waitErr, &exitErr) {
 		return res, waitErr
 	}
 	return res, nil
