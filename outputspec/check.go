@@ -104,15 +104,15 @@ func (c *Contract) check(ctx context.Context, sub Submission, a args) (v Verdict
 	}
 
 	if err := validators.Check(c.format, v.Content); err != nil {
-		return no(fmt.Sprintf("The answer is not well-formed %s: %s. Submit the %s answer alone, with nothing around it.",
-			c.formatName(), oneLine(err.Error()), c.formatName()))
+		// validators' messages say what to do about it.
+		return no(sentence(fmt.Sprintf("The answer is not well-formed %s: %s", c.formatName(), oneLine(err.Error()))))
 	}
 
 	switch {
 	case c.schema != nil:
 		data, err := decode(c.format, v.Content)
 		if err != nil {
-			return no(fmt.Sprintf("The answer is not well-formed %s: %s.", c.formatName(), oneLine(err.Error())))
+			return no(sentence(fmt.Sprintf("The answer is not well-formed %s: %s", c.formatName(), oneLine(err.Error()))))
 		}
 		if n, text := c.schema.check(data, maxViolations); n > 0 {
 			return no(fmt.Sprintf("The answer does not satisfy the JSON Schema (%s):\n%s", plural(n, "violation"), text))
@@ -138,7 +138,7 @@ func (c *Contract) check(ctx context.Context, sub Submission, a args) (v Verdict
 				c.validatorName(), oneLine(err.Error())))
 			return v, false
 		case strings.TrimSpace(reason) != "":
-			return no("The answer was refused by its validator: " + strings.TrimSpace(reason))
+			return no(sentence("The answer was refused by its validator: " + strings.TrimSpace(reason)))
 		}
 	}
 
@@ -158,6 +158,14 @@ func (c *Contract) check(ctx context.Context, sub Submission, a args) (v Verdict
 }
 
 func refuse(reason string) Verdict { return Verdict{Feedback: reason} }
+
+// sentence ends s with a full stop unless it has its own.
+func sentence(s string) string {
+	if strings.HasSuffix(s, ".") || strings.HasSuffix(s, "!") || strings.HasSuffix(s, "?") {
+		return s
+	}
+	return s + "."
+}
 
 // stageName returns the stage name that content consists of, if any.
 func stageName(content string, stages []string) string {

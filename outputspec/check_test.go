@@ -129,7 +129,7 @@ func TestContract_ToolSchema_agreesWithCheck(t *testing.T) {
 func TestContract_Check_wellFormedBeforeSchema(t *testing.T) {
 	c := mustCompile(t, Spec{Format: "json", SchemaFile: testdata("schemas/findings.json")})
 	v := submit(c, "```json\n{\"title\": 3}\n```")
-	expect(t, v, false, "The answer is not well-formed JSON:", "Submit the JSON answer alone")
+	expect(t, v, false, "The answer is not well-formed JSON: line 1: ", "code fence")
 	if strings.Contains(v.Feedback, "Schema") {
 		t.Errorf("schema reported before well-formedness:\n%s", v.Feedback)
 	}
@@ -211,7 +211,7 @@ func TestContract_Check_schemaFailsOpen(t *testing.T) {
 			if diff := cmp.Diff([]string{FlagSchemaUnchecked}, v.Flags); diff != "" {
 				t.Errorf("flags (-want +got):\n%s", diff)
 			}
-			if len(v.Warnings) != 1 || !strings.Contains(v.Warnings[0], "schema "+filepath.Base(file)+" does not compile") {
+			if len(v.Warnings) != 1 || !strings.Contains(v.Warnings[0], "schema "+filepath.Base(file)+" unchecked: ") {
 				t.Errorf("warnings = %q", v.Warnings)
 			}
 			// Well-formedness still applies.
@@ -277,7 +277,7 @@ func TestContract_Check_validator(t *testing.T) {
 	t.Run("rejects with its reason", func(t *testing.T) {
 		c := mustCompile(t, Spec{Format: "json", Validator: testdata("validators/has_title.star")})
 		expect(t, submit(c, `{"title": "T"}`), true)
-		expect(t, submit(c, `{"body": "T"}`), false, `The answer was refused by its validator: the answer has no "title": add one`)
+		expect(t, submit(c, `{"body": "T"}`), false, `The answer was refused by its validator: the answer has no "title": add one.`)
 	})
 	t.Run("well-formedness and schema come first", func(t *testing.T) {
 		c := mustCompile(t, Spec{Format: "json", Validator: testdata("validators/has_title.star"), Schema: map[string]any{"required": []any{"body"}}})

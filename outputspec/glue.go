@@ -10,8 +10,8 @@ import (
 // The JSON Schema and Starlark parts of package validators, behind the few
 // calls outputspec makes of them.
 
-// errPending marks validators' schema and script support as not built yet
-// in this tree: a schema then fails open, a validator refuses to start.
+// errPending marks validators' script support as not built yet in this
+// tree: a validator refuses to start.
 var errPending = errors.New("not available in this build (validators is incomplete)")
 
 // A compiledSchema checks decoded data; violations come back counted and
@@ -25,7 +25,23 @@ type scriptValidator interface {
 	Validate(ctx context.Context, content string) (reason string, err error)
 }
 
-func compileSchema(src []byte) (compiledSchema, error) { return nil, errPending }
+type schema struct{ s *validators.Schema }
+
+func (s schema) check(data any, max int) (int, string) {
+	vs := s.s.Validate(data)
+	if len(vs) == 0 {
+		return 0, ""
+	}
+	return len(vs), validators.FormatViolations(vs, max)
+}
+
+func compileSchema(src []byte) (compiledSchema, error) {
+	s, err := validators.CompileSchema(src)
+	if err != nil {
+		return nil, err
+	}
+	return schema{s}, nil
+}
 
 func loadValidator(path string) (scriptValidator, error) { return nil, errPending }
 
