@@ -1,0 +1,155 @@
+// Package anthropic is the engine.Model for Anthropic's messages API,
+// streamed, and for gateways that speak it.
+package anthropic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/sse"
+)
+
+// DefaultBaseURL is Anthropic's endpoint; "/v1/messages" is appended, as
+// Anthropic's SDKs do.
+const DefaultBaseURL = "https://api.anthropic.com"
+
+// Version is the anthropic-version header sent.
+const Version = "2023-06-01"
+
+// DefaultMaxTokens is the reply cap when none is configured; the API
+// requires one.
+const DefaultMaxTokens = 16384
+
+// Options configure a Model.
+type Options struct {
+	Name    string            // the spec the model was chosen by; default "anthropic:"+model
+	BaseURL string            // default DefaultBaseURL
+	APIKey  string            // sent as x-api-key
+	Headers map[string]string // extra headers (a gateway's own auth, anthropic-beta)
+
+	MaxTokens int // default DefaultMaxTokens
+
+	// ThinkingBudget turns on extended thinking with this many tokens
+	// (at least 1024, less than MaxTokens); 0 leaves it off.
+	ThinkingBudget int
+
+	// Timeout is how long the server may stay silent (before replying and
+	// between events) before the try is abandoned; 0 means 5 minutes.
+	Timeout time.Duration
+	Retry   sse.Retry
+	Client  *http.Client // nil means http.DefaultClient
+
+	// ContextWindow is reported in each Response's Usage; 0 when unknown.
+	ContextWindow int
+}
+
+// A Model is one Claude model. It is safe for concurrent use.
+type Model struct {
+	model string
+	opts  Options
+	call  sse.Call
+
+	// Thinking sent back must carry the signature it came with, which
+	// engine.Message has no field for: the model remembers the signed
+	// blocks of the replies it gave, by their text.
+	mu     sync.Mutex
+	signed map[string][]block
+}
+
+// New returns the model named model (e.g. "claude-sonnet-4-5").
+func New(model string, opts Options) *Model {
+	if opts.Name == "" {
+		opts.Name = "anthropic:" + model
+	}
+	if opts.BaseURL == "" {
+		opts.BaseURL = DefaultBaseURL
+	}
+	if opts.MaxTokens <= 0 {
+		opts.MaxTokens = DefaultMaxTokens
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Minute
+	}
+	h := http.Header{}
+	for k, v := range opts.Headers {
+		h.Set(k, v)
+	}
+	if opts.APIKey != "" {
+		h.Set("X-Api-Key", opts.APIKey)
+	}
+	h.Set("Anthropic-Version", Version)
+	return &Model{
+		model: model,
+		opts:  opts,
+		call: sse.Call{
+			Client:  opts.Client,
+			URL:     strings.TrimRight(opts.BaseURL, "/") + "/v1/messages",
+			Header:  h,
+			Secret:  opts.APIKey,
+			Timeout: opts.Timeout,
+			Retry:   opts.Retry,
+		},
+		signed: map[string][]block{},
+	}
+}
+
+// Name is the spec the model was chosen by.
+func (m *Model) Name() string { return m.opts.Name }
+
+// Stream sends req and streams the reply. A try that fails before anything
+// was passed to onDelta is retried as the Retry option allows (429, 5xx and
+// 529, overloaded_error events, connection errors, a stream broken early);
+// after that a failure ends the call. A 404 wraps engine.ErrModelUnavailable.
+func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+	body, err := m.encode(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
+	}
+	var s *stream
+	err = m.call.Do(ctx, body, func(ctx context.Context, r *sse.Reader, started *bool) error {
+		s = &stream{onDelta: onDelta, started: started}
+		return s.read(r)
+	})
+	if err != nil {
+		var serr *sse.StatusError
+		if errors.As(err, &serr) && serr.Code == http.StatusNotFound {
+			return nil, fmt.Errorf("%s: %w: %w", m.opts.Name, engine.ErrModelUnavailable, err)
+		}
+		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
+	}
+	resp := s.response()
+	resp.Usage.ContextWindow = m.opts.ContextWindow
+	m.remember(resp.Thinking, s.thinkingBlocks())
+	return resp, nil
+}
+
+// maxSigned bounds the remembered thinking; only the latest turns are
+// ever sent back with their thinking.
+const maxSigned = 64
+
+func (m *Model) remember(thinking string, blocks []block) {
+	if thinking == "" || len(blocks) == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.signed) >= maxSigned {
+		for k := range m.signed {
+			delete(m.signed, k)
+			break
+		}
+	}
+	m.signed[thinking] = blocks
+}
+
+func (m *Model) recall(thinking string) []block {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.signed[thinking]
+}

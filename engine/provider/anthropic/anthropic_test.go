@@ -1,0 +1,352 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/sse"
+	"github.com/google/go-cmp/cmp"
+)
+
+const testKey = "sk-ant-api03-test-0123456789"
+
+type reply struct {
+	status int
+	file   string
+	body   string
+}
+
+type server struct {
+	*httptest.Server
+	mu       sync.Mutex
+	replies  []reply
+	requests []recorded
+}
+
+type recorded struct {
+	header http.Header
+	body   []byte
+	path   string
+}
+
+func newServer(t *testing.T, replies ...reply) *server {
+	t.Helper()
+	s := &server{replies: replies}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		s.mu.Lock()
+		s.requests = append(s.requests, recorded{header: r.Header.Clone(), body: body, path: r.URL.Path})
+		rep := s.replies[0]
+		if len(s.replies) > 1 {
+			s.replies = s.replies[1:]
+		}
+		s.mu.Unlock()
+		if rep.status == 0 {
+			rep.status = http.StatusOK
+			w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+		}
+		w.WriteHeader(rep.status)
+		b := []byte(rep.body)
+		if rep.file != "" {
+			var err error
+			if b, err = os.ReadFile("testdata/" + rep.file); err != nil {
+				t.Error(err)
+			}
+		}
+		w.Write(b)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *server) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.requests)
+}
+
+func newModel(s *server, waits *int) *Model {
+	return New("claude-sonnet-4-5", Options{
+		BaseURL:       s.URL,
+		APIKey:        testKey,
+		Retry:         sse.Retry{Sleep: func(ctx context.Context, d time.Duration) error { *waits++; return nil }},
+		Client:        s.Client(),
+		ContextWindow: 200000,
+	})
+}
+
+func collect(t *testing.T, m *Model, req *engine.Request) (*engine.Response, []engine.Delta, error) {
+	t.Helper()
+	var deltas []engine.Delta
+	resp, err := m.Stream(context.Background(), req, func(d engine.Delta) error {
+		deltas = append(deltas, d)
+		return nil
+	})
+	return resp, deltas, err
+}
+
+var simpleRequest = &engine.Request{System: "Be brief.", Messages: []engine.Message{{Role: engine.RoleUser, Text: "hi"}}}
+
+func TestModel_Stream(t *testing.T) {
+	tests := []struct {
+		name   string
+		file   string
+		want   *engine.Response
+		deltas []engine.Delta
+	}{{
+		name: "thinking, text and tool_use with input_json_delta fragments",
+		file: "text_tool_thinking.sse",
+		want: &engine.Response{
+			Text:     "Let me read the login code.",
+			Thinking: "The user wants auth checked. Read login.go first.",
+			ToolCalls: []engine.ToolCall{
+				{ID: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", Name: "read_file", Arguments: json.RawMessage(`{"path": "auth/login.go"}`)},
+				{ID: "toolu_01Ab9Xk2Pq7LmN4sRt6Uv8Wy", Name: "list_files", Arguments: json.RawMessage(`{}`)},
+			},
+			StopReason: engine.StopToolUse,
+			Usage:      engine.Usage{InputTokens: 1021 + 2048, OutputTokens: 89, ContextWindow: 200000},
+		},
+		deltas: []engine.Delta{
+			{Thinking: "The user wants auth checked."}, {Thinking: " Read login.go first."},
+			{Text: "Let me read"}, {Text: " the login code."},
+		},
+	}, {
+		name: "text stopped by max_tokens",
+		file: "text.sse",
+		want: &engine.Response{
+			Text:       "Hello, world.",
+			StopReason: engine.StopMaxTokens,
+			Usage:      engine.Usage{InputTokens: 12, OutputTokens: 6, ContextWindow: 200000},
+		},
+		deltas: []engine.Delta{{Text: "Hello"}, {Text: ", world."}},
+	}, {
+		name: "refusal",
+		file: "refusal.sse",
+		want: &engine.Response{
+			Text:       "I can't help with that.",
+			StopReason: engine.StopRefusal,
+			Usage:      engine.Usage{InputTokens: 30, OutputTokens: 9, ContextWindow: 200000},
+		},
+		deltas: []engine.Delta{{Text: "I can't help with that."}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, reply{file: tt.file})
+			var waits int
+			resp, deltas, err := collect(t, newModel(s, &waits), simpleRequest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, resp); diff != "" {
+				t.Errorf("response (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.deltas, deltas); diff != "" {
+				t.Errorf("deltas (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The request: system at the top level, tool results as tool_result blocks
+// merged into one user message, thinking sent back with its signature.
+func TestModel_Stream_request(t *testing.T) {
+	s := newServer(t, reply{file: "text_tool_thinking.sse"}, reply{file: "text.sse"})
+	var waits int
+	m := newModel(s, &waits)
+	m.opts.ThinkingBudget = 2048
+	first, _, err := collect(t, m, &engine.Request{System: "You review code.", Messages: []engine.Message{{Role: engine.RoleUser, Text: "Is auth safe?"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &engine.Request{
+		System: "You review code.",
+		Messages: []engine.Message{
+			{Role: engine.RoleUser, Text: "Is auth safe?"},
+			{Role: engine.RoleAssistant, Text: first.Text, Thinking: first.Thinking, ToolCalls: first.ToolCalls},
+			{Role: engine.RoleTool, ToolCallID: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", ToolName: "read_file", Text: "package auth"},
+			{Role: engine.RoleTool, ToolCallID: "toolu_01Ab9Xk2Pq7LmN4sRt6Uv8Wy", ToolName: "list_files", Text: "no such directory", IsError: true},
+			{Role: engine.RoleUser, Text: "Also check the tests."},
+			{Role: engine.RoleAssistant, Thinking: "unsigned, not sent", ToolCalls: []engine.ToolCall{{ID: "toolu_3", Name: "done", Arguments: json.RawMessage(`{"oops`)}}},
+			{Role: engine.RoleTool, ToolCallID: "toolu_3", ToolName: "done"},
+		},
+		Tools: []engine.ToolSpec{
+			{Name: "read_file", Description: "Read a file.", Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},
+			{Name: "done", Description: "Finish."},
+		},
+	}
+	if _, _, err := collect(t, m, req); err != nil {
+		t.Fatal(err)
+	}
+	got := s.requests[1]
+	if got.path != "/v1/messages" {
+		t.Errorf("path %q", got.path)
+	}
+	for k, want := range map[string]string{"X-Api-Key": testKey, "Anthropic-Version": "2023-06-01", "Content-Type": "application/json"} {
+		if v := got.header.Get(k); v != want {
+			t.Errorf("header %s = %q, want %q", k, v, want)
+		}
+	}
+	if v := got.header.Get("Authorization"); v != "" {
+		t.Errorf("Authorization header %q sent", v)
+	}
+	want := `{
+	"model": "claude-sonnet-4-5",
+	"max_tokens": 16384,
+	"system": "You review code.",
+	"thinking": {"type": "enabled", "budget_tokens": 2048},
+	"stream": true,
+	"messages": [
+		{"role": "user", "content": [{"type": "text", "text": "Is auth safe?"}]},
+		{"role": "assistant", "content": [
+			{"type": "thinking", "thinking": "The user wants auth checked. Read login.go first.", "signature": "EqQBCkgIBxABGAIiQL2zVb3hmPq0c+Rk1W1xkOq2gYh4u7Vt0d0jZQ=="},
+			{"type": "text", "text": "Let me read the login code."},
+			{"type": "tool_use", "id": "toolu_01T1x1fJ34qAmk2tNTrN7Up6", "name": "read_file", "input": {"path": "auth/login.go"}},
+			{"type": "tool_use", "id": "toolu_01Ab9Xk2Pq7LmN4sRt6Uv8Wy", "name": "list_files", "input": {}}
+		]},
+		{"role": "user", "content": [
+			{"type": "tool_result", "tool_use_id": "toolu_01T1x1fJ34qAmk2tNTrN7Up6", "content": "package auth"},
+			{"type": "tool_result", "tool_use_id": "toolu_01Ab9Xk2Pq7LmN4sRt6Uv8Wy", "content": "no such directory", "is_error": true},
+			{"type": "text", "text": "Also check the tests."}
+		]},
+		{"role": "assistant", "content": [
+			{"type": "tool_use", "id": "toolu_3", "name": "done", "input": {}}
+		]},
+		{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_3"}]}
+	],
+	"tools": [
+		{"name": "read_file", "description": "Read a file.", "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},
+		{"name": "done", "description": "Finish.", "input_schema": {"type": "object", "properties": {}}}
+	]
+}`
+	var gotV, wantV any
+	if err := json.Unmarshal(got.body, &gotV); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(want), &wantV); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantV, gotV); diff != "" {
+		t.Errorf("request body (-want +got):\n%s", diff)
+	}
+}
+
+func TestModel_Stream_failures(t *testing.T) {
+	tests := []struct {
+		name     string
+		replies  []reply
+		requests int
+		waits    int
+		wantErr  string
+		is       error
+	}{{
+		name:     "overloaded_error event before anything was streamed is retried",
+		replies:  []reply{{file: "overloaded.sse"}, {file: "text.sse"}},
+		requests: 2,
+		waits:    1,
+	}, {
+		name:     "overloaded_error event after text is a clear error",
+		replies:  []reply{{file: "overloaded_after_text.sse"}, {file: "text.sse"}},
+		requests: 1,
+		wantErr:  "the reply broke off after it had begun: the server reported an error in the stream: overloaded_error: Overloaded",
+	}, {
+		name:     "529 overloaded is retried",
+		replies:  []reply{{status: 529, body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}, {file: "text.sse"}},
+		requests: 2,
+		waits:    1,
+	}, {
+		name:     "overloaded four times",
+		replies:  []reply{{file: "overloaded.sse"}},
+		requests: 4,
+		waits:    3,
+		wantErr:  "anthropic:claude-sonnet-4-5: the server reported an error in the stream: overloaded_error: Overloaded (gave up after 4 tries)",
+	}, {
+		name:     "401",
+		replies:  []reply{{status: 401, body: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"},"request_id":"req_011CVd"}`}},
+		requests: 1,
+		wantErr:  "HTTP 401 Unauthorized: invalid x-api-key",
+	}, {
+		name:     "404 model not found",
+		replies:  []reply{{status: 404, body: `{"type":"error","error":{"type":"not_found_error","message":"model: claude-sonnet-9"},"request_id":"req_011CVe"}`}},
+		requests: 1,
+		wantErr:  "HTTP 404 Not Found: model: claude-sonnet-9",
+		is:       engine.ErrModelUnavailable,
+	}, {
+		name:     "an error event that is not retryable",
+		replies:  []reply{{body: "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"prompt is too long: 210000 tokens > 200000 maximum\"}}\n\n"}},
+		requests: 1,
+		wantErr:  "invalid_request_error: prompt is too long",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, tt.replies...)
+			var waits int
+			resp, deltas, err := collect(t, newModel(s, &waits), simpleRequest)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resp.Text != "Hello, world." || len(deltas) != 2 {
+					t.Errorf("response %+v, deltas %v", resp, deltas)
+				}
+			} else {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want it to contain %q", err, tt.wantErr)
+				}
+				if tt.is != nil && !errors.Is(err, tt.is) {
+					t.Errorf("error %v is not %v", err, tt.is)
+				}
+				if tt.is == nil && errors.Is(err, engine.ErrModelUnavailable) {
+					t.Errorf("error %v says the model is unavailable", err)
+				}
+			}
+			if s.count() != tt.requests || waits != tt.waits {
+				t.Errorf("%d requests, %d waits; want %d, %d", s.count(), waits, tt.requests, tt.waits)
+			}
+		})
+	}
+}
+
+func TestModel_Stream_cancel(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	m := New("m", Options{BaseURL: srv.URL, Client: srv.Client()})
+	ctx, cancel := context.WithCancel(context.Background())
+	start := time.Now()
+	_, err := m.Stream(ctx, simpleRequest, func(engine.Delta) error { cancel(); return nil })
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("cancel took %s", d)
+	}
+}
+
+func TestModel_remember_bounded(t *testing.T) {
+	m := New("m", Options{})
+	for i := range maxSigned * 2 {
+		m.remember(strings.Repeat("x", i+1), []block{{Type: "thinking"}})
+	}
+	if len(m.signed) > maxSigned {
+		t.Errorf("%d remembered, want at most %d", len(m.signed), maxSigned)
+	}
+}

@@ -1,0 +1,264 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/sse"
+)
+
+// One event's data. Every event carries its type in "type" as well as in
+// the SSE event name; the data's is used.
+type event struct {
+	Type         string        `json:"type"`
+	Index        int           `json:"index"`
+	Message      *startMessage `json:"message"`       // message_start
+	ContentBlock *startBlock   `json:"content_block"` // content_block_start
+	Delta        eventDelta    `json:"delta"`         // content_block_delta, message_delta
+	Usage        *usage        `json:"usage"`         // message_delta
+	Error        *apiError     `json:"error"`         // error
+}
+
+type startMessage struct {
+	Usage usage `json:"usage"`
+}
+
+type startBlock struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	Signature string          `json:"signature"`
+	Data      string          `json:"data"` // redacted_thinking
+}
+
+type eventDelta struct {
+	Type        string `json:"type"`
+	Text        string `json:"text"`         // text_delta
+	PartialJSON string `json:"partial_json"` // input_json_delta
+	Thinking    string `json:"thinking"`     // thinking_delta
+	Signature   string `json:"signature"`    // signature_delta
+	StopReason  string `json:"stop_reason"`  // message_delta
+}
+
+type usage struct {
+	InputTokens              int `json:"input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+}
+
+type apiError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// A contentBlock is one block of the reply being assembled.
+type contentBlock struct {
+	typ       string
+	id, name  string
+	input     strings.Builder // tool_use: the input_json_delta fragments
+	start     json.RawMessage // tool_use: the input content_block_start carried
+	thinking  strings.Builder
+	signature string
+	data      string // redacted_thinking
+}
+
+// stream is the state of reading one reply.
+type stream struct {
+	onDelta func(engine.Delta) error
+	started *bool // set once something was passed to onDelta: the try cannot be repeated
+
+	ev       event
+	blocks   []*contentBlock
+	text     strings.Builder
+	thinking strings.Builder
+	stop     string
+	usage    usage
+	done     bool
+}
+
+// read consumes the event stream up to message_stop.
+func (s *stream) read(r *sse.Reader) error {
+	for !s.done {
+		ev, err := r.Next()
+		if err == io.EOF {
+			return &sse.Temporary{Err: errors.New("the stream ended before the reply was complete")}
+		}
+		if err != nil {
+			return &sse.Temporary{Err: fmt.Errorf("reading the stream: %w", err)}
+		}
+		if err := s.event(ev.Data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *stream) event(data []byte) error {
+	s.ev = event{}
+	if err := json.Unmarshal(data, &s.ev); err != nil {
+		return fmt.Errorf("a stream event is not JSON: %w", err)
+	}
+	e := &s.ev
+	switch e.Type {
+	case "message_start":
+		if e.Message != nil {
+			s.usage = e.Message.Usage
+		}
+	case "content_block_start":
+		b := s.block(e.Index)
+		if cb := e.ContentBlock; cb != nil {
+			b.typ, b.id, b.name, b.start = cb.Type, cb.ID, cb.Name, cb.Input
+			b.signature, b.data = cb.Signature, cb.Data
+			if cb.Thinking != "" {
+				if err := s.addThinking(b, cb.Thinking); err != nil {
+					return err
+				}
+			}
+			if cb.Text != "" {
+				if err := s.addText(cb.Text); err != nil {
+					return err
+				}
+			}
+		}
+	case "content_block_delta":
+		b := s.block(e.Index)
+		switch d := &e.Delta; d.Type {
+		case "text_delta":
+			return s.addText(d.Text)
+		case "thinking_delta":
+			return s.addThinking(b, d.Thinking)
+		case "signature_delta":
+			b.signature += d.Signature
+		case "input_json_delta":
+			b.input.WriteString(d.PartialJSON)
+		}
+	case "message_delta":
+		if e.Delta.StopReason != "" {
+			s.stop = e.Delta.StopReason
+		}
+		if u := e.Usage; u != nil {
+			s.usage.OutputTokens = u.OutputTokens
+			if u.InputTokens > 0 {
+				s.usage.InputTokens = u.InputTokens
+				s.usage.CacheCreationInputTokens = u.CacheCreationInputTokens
+				s.usage.CacheReadInputTokens = u.CacheReadInputTokens
+			}
+		}
+	case "message_stop":
+		s.done = true
+	case "error":
+		return streamError(e.Error)
+	}
+	// ping, content_block_stop and event types added later need nothing.
+	return nil
+}
+
+// block is the block at index, made when first seen.
+func (s *stream) block(index int) *contentBlock {
+	for index >= len(s.blocks) {
+		s.blocks = append(s.blocks, &contentBlock{})
+	}
+	return s.blocks[index]
+}
+
+func (s *stream) addText(text string) error {
+	if text == "" {
+		return nil
+	}
+	s.text.WriteString(text)
+	*s.started = true
+	return s.onDelta(engine.Delta{Text: text})
+}
+
+func (s *stream) addThinking(b *contentBlock, text string) error {
+	if text == "" {
+		return nil
+	}
+	b.thinking.WriteString(text)
+	s.thinking.WriteString(text)
+	*s.started = true
+	return s.onDelta(engine.Delta{Thinking: text})
+}
+
+// response is the assembled reply.
+func (s *stream) response() *engine.Response {
+	resp := &engine.Response{
+		Text:     s.text.String(),
+		Thinking: s.thinking.String(),
+		Usage: engine.Usage{
+			InputTokens:  s.usage.InputTokens + s.usage.CacheCreationInputTokens + s.usage.CacheReadInputTokens,
+			OutputTokens: s.usage.OutputTokens,
+		},
+	}
+	for _, b := range s.blocks {
+		if b.typ != "tool_use" {
+			continue
+		}
+		args := strings.TrimSpace(b.input.String())
+		if args == "" {
+			// No fragments: the input is what the start carried, and an
+			// empty input means no arguments.
+			args = strings.TrimSpace(string(b.start))
+		}
+		if args == "" || args == "null" {
+			args = "{}"
+		}
+		resp.ToolCalls = append(resp.ToolCalls, engine.ToolCall{ID: b.id, Name: b.name, Arguments: json.RawMessage(args)})
+	}
+	switch s.stop {
+	case "max_tokens", "model_context_window_exceeded":
+		resp.StopReason = engine.StopMaxTokens
+	case "refusal":
+		resp.StopReason = engine.StopRefusal
+	default: // end_turn, tool_use, stop_sequence, pause_turn
+		if len(resp.ToolCalls) > 0 {
+			resp.StopReason = engine.StopToolUse
+		} else {
+			resp.StopReason = engine.StopEndTurn
+		}
+	}
+	return resp
+}
+
+// thinkingBlocks are the reply's signed and redacted thinking blocks, as
+// they must be sent back.
+func (s *stream) thinkingBlocks() []block {
+	var out []block
+	for _, b := range s.blocks {
+		switch {
+		case b.typ == "thinking" && b.signature != "":
+			out = append(out, block{Type: "thinking", Thinking: b.thinking.String(), Signature: b.signature})
+		case b.typ == "redacted_thinking" && b.data != "":
+			out = append(out, block{Type: "redacted_thinking", Data: b.data})
+		}
+	}
+	return out
+}
+
+// streamError is an error event. Overload, rate limits and server faults are
+// worth another try (while nothing was streamed); the rest are not.
+func streamError(e *apiError) error {
+	if e == nil {
+		e = &apiError{Type: "unknown_error"}
+	}
+	msg := e.Message
+	if msg == "" {
+		msg = e.Type
+	} else if e.Type != "" {
+		msg = e.Type + ": " + msg
+	}
+	err := fmt.Errorf("the server reported an error in the stream: %s", msg)
+	switch e.Type {
+	case "overloaded_error", "api_error", "rate_limit_error", "timeout_error":
+		return &sse.Temporary{Err: err}
+	}
+	return err
+}
