@@ -1,0 +1,181 @@
+// Package acptest helps tests check what coda sends against the official
+// ACP wire schema.
+package acptest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kaptinlin/jsonschema"
+)
+
+// SchemaEnv names the environment variable that overrides the schema path.
+const SchemaEnv = "CODA_ACP_SCHEMA"
+
+// SchemaPath is the ACP v1 schema: $CODA_ACP_SCHEMA, else shared/ beside
+// the repository (../shared/acp/v1/schema.json from its root).
+func SchemaPath() string {
+	if p := os.Getenv(SchemaEnv); p != "" {
+		return p
+	}
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(root, "..", "shared", "acp", "v1", "schema.json")
+}
+
+var (
+	mu       sync.Mutex
+	rootDefs map[string]any
+	rootErr  error
+	compiled = map[string]*jsonschema.Schema{}
+)
+
+// def compiles the schema's definition name (or "" for its "Agent"
+// branch: any message an agent may send).
+func def(name string) (*jsonschema.Schema, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if sch := compiled[name]; sch != nil {
+		return sch, nil
+	}
+	if rootDefs == nil && rootErr == nil {
+		data, err := os.ReadFile(SchemaPath())
+		if err != nil {
+			rootErr = fmt.Errorf("reading the ACP schema (set %s): %w", SchemaEnv, err)
+		} else if err := json.Unmarshal(data, &rootDefs); err != nil {
+			rootErr = err
+		}
+	}
+	if rootErr != nil {
+		return nil, rootErr
+	}
+	var wrapper map[string]any
+	if name == "" {
+		var agent any
+		branches, _ := rootDefs["anyOf"].([]any)
+		for _, b := range branches {
+			if m, ok := b.(map[string]any); ok && m["title"] == "Agent" {
+				agent = m
+			}
+		}
+		if agent == nil {
+			return nil, fmt.Errorf("the ACP schema has no Agent branch")
+		}
+		wrapper = map[string]any{"$defs": rootDefs["$defs"], "allOf": []any{agent}}
+	} else {
+		defs, _ := rootDefs["$defs"].(map[string]any)
+		if defs[name] == nil {
+			return nil, fmt.Errorf("the ACP schema has no definition %s", name)
+		}
+		wrapper = map[string]any{"$defs": rootDefs["$defs"], "$ref": "#/$defs/" + name}
+	}
+	b, _ := json.Marshal(wrapper)
+	sch, err := jsonschema.NewCompiler().Compile(b)
+	if err != nil {
+		return nil, fmt.Errorf("compiling the ACP schema's %q: %w", name, err)
+	}
+	compiled[name] = sch
+	return sch, nil
+}
+
+// The definitions that an agent's messages must satisfy, by method: the
+// params of its notifications and requests, and the results of its
+// responses. The schema's generic branches (extension notifications) would
+// accept anything, so coda's messages are checked against these.
+var (
+	notificationParams = map[string]string{
+		"session/update": "SessionNotification",
+	}
+	requestParams = map[string]string{
+		"fs/read_text_file":          "ReadTextFileRequest",
+		"fs/write_text_file":         "WriteTextFileRequest",
+		"session/request_permission": "RequestPermissionRequest",
+		"terminal/create":            "CreateTerminalRequest",
+		"terminal/output":            "TerminalOutputRequest",
+		"terminal/wait_for_exit":     "WaitForTerminalExitRequest",
+		"terminal/kill":              "KillTerminalRequest",
+		"terminal/release":           "ReleaseTerminalRequest",
+	}
+	responseResults = map[string]string{
+		"initialize":                "InitializeResponse",
+		"authenticate":              "AuthenticateResponse",
+		"session/new":               "NewSessionResponse",
+		"session/prompt":            "PromptResponse",
+		"session/set_config_option": "SetSessionConfigOptionResponse",
+		"session/close":             "CloseSessionResponse",
+	}
+)
+
+func validate(name string, v any) error {
+	sch, err := def(name)
+	if err != nil {
+		return err
+	}
+	res := sch.Validate(v)
+	if res.IsValid() {
+		return nil
+	}
+	var msgs []string
+	for k, e := range res.Errors {
+		msgs = append(msgs, k+": "+e.Error())
+	}
+	what := name
+	if what == "" {
+		what = "agent message"
+	}
+	return fmt.Errorf("invalid %s: %s", what, strings.Join(msgs, "; "))
+}
+
+// Check reports why line is not a valid agent→client ACP message, or nil.
+// answering names the method of the client request a response answers
+// ("" when unknown or not a response).
+func Check(line []byte, answering string) error {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params any             `json:"params"`
+		Result any             `json:"result"`
+		Error  any             `json:"error"`
+	}
+	var v any
+	if err := json.Unmarshal(line, &v); err != nil {
+		return fmt.Errorf("not JSON: %v", err)
+	}
+	if err := validate("", v); err != nil {
+		return err
+	}
+	json.Unmarshal(line, &m)
+	switch {
+	case m.Method != "" && len(m.ID) == 0:
+		if d := notificationParams[m.Method]; d != "" {
+			return validate(d, m.Params)
+		}
+		return fmt.Errorf("coda sent an unknown notification %q", m.Method)
+	case m.Method != "":
+		if d := requestParams[m.Method]; d != "" {
+			return validate(d, m.Params)
+		}
+		return fmt.Errorf("coda sent an unknown request %q", m.Method)
+	case m.Error != nil:
+		return validate("Error", m.Error)
+	case answering != "":
+		if d := responseResults[answering]; d != "" {
+			return validate(d, m.Result)
+		}
+	}
+	return nil
+}
+
+// Validate fails t for a line that is not a valid agent message.
+func Validate(t testing.TB, line []byte, answering string) {
+	t.Helper()
+	if err := Check(line, answering); err != nil {
+		t.Errorf("%v\n  line: %s", err, line)
+	}
+}

@@ -1,0 +1,75 @@
+package acp
+
+import (
+	"fmt"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/coda-acp/coda/validators"
+)
+
+// formats are the labels coda checks itself, advertised to clients.
+var formats = []string{"json", "xml", "csv", "yaml", "toml", "markdown"}
+
+func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
+	var p initializeRequest
+	if err := params(req, &p); err != nil {
+		return nil, err
+	}
+	if p.ProtocolVersion == nil {
+		return nil, missingField("protocolVersion")
+	}
+	s.mu.Lock()
+	s.clientCaps = p.ClientCapabilities
+	s.mu.Unlock()
+
+	launch := map[string]any{}
+	if spec, ok := s.launchOutputs.Spec(s.opts.Agent); ok {
+		launch = publicSpec(spec)
+	}
+	advertised := make([]string, 0, len(formats))
+	for _, f := range formats {
+		if validators.HasParser(f) {
+			advertised = append(advertised, f)
+		}
+	}
+	version := s.opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	// Whatever version the client asks for, coda answers with the one it
+	// speaks; the client decides whether to go on.
+	return map[string]any{
+		"protocolVersion": ProtocolVersion,
+		"agentInfo":       map[string]any{"name": "coda", "title": "coda", "version": version},
+		"agentCapabilities": map[string]any{
+			"loadSession":        false,
+			"promptCapabilities": map[string]any{"image": false, "audio": false, "embeddedContext": true},
+			"sessionCapabilities": map[string]any{
+				"close":                 map[string]any{},
+				"additionalDirectories": map[string]any{},
+			},
+			"_meta": map[string]any{"coda": map[string]any{
+				"finalOutput": true,
+				"formats":     advertised,
+				"jsonSchema":  true,
+				"validators":  []string{"starlark"},
+				"output":      launch,
+			}},
+		},
+		"authMethods": []any{},
+	}, nil
+}
+
+// authenticate answers per the spec: coda advertises no auth methods, so
+// every method id is unknown.
+func (s *Server) authenticate(req *jsonrpc2.Request) (any, error) {
+	var p authenticateRequest
+	if err := params(req, &p); err != nil {
+		return nil, err
+	}
+	if p.MethodID == nil {
+		return nil, missingField("methodId")
+	}
+	return nil, fmt.Errorf("%w: methodId: coda needs no authentication and offers no method %q", ErrInvalidParams, *p.MethodID)
+}

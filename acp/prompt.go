@@ -1,0 +1,168 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/outputspec"
+)
+
+// prompt starts a turn. It registers the turn's cancel func before the
+// turn's goroutine starts, so a session/cancel read right after this
+// message always finds it. The turn answers the request when it ends.
+func (s *Server) prompt(req *jsonrpc2.Request) error {
+	var p promptRequest
+	if err := params(req, &p); err != nil {
+		return err
+	}
+	sess, err := s.session(p.SessionID)
+	if err != nil {
+		return err
+	}
+	if p.Prompt == nil {
+		return missingField("prompt")
+	}
+	text, err := renderPrompt(p.Prompt)
+	if err != nil {
+		return err
+	}
+	sess.mu.Lock()
+	levels := s.levels(sess)
+	history := append([]engine.Exchange(nil), sess.history...)
+	busy := sess.cancel != nil
+	sess.mu.Unlock()
+	if busy {
+		return fmt.Errorf("%w: session %s is still answering an earlier prompt: wait for its response, or send session/cancel first", ErrInvalidParams, sess.id)
+	}
+	var promptWarnings bool
+	if raw := p.Meta.output(); raw != nil {
+		spec, err := parseOutput(raw)
+		if err != nil {
+			return err
+		}
+		levels = append(levels, outputspec.Level{Name: "session/prompt _meta.coda.output", Dir: sess.cwd, Spec: spec})
+		promptWarnings = true
+	}
+	outs, err := engine.CompileOutputs(s.opts.Agent, levels...)
+	if err != nil {
+		return fmt.Errorf("%w: _meta.coda.output: %v", ErrInvalidParams, err)
+	}
+	if !promptWarnings {
+		// The session's own retirements were reported by session/new.
+		outs.Warnings = nil
+	}
+
+	ctx, cancel := context.WithCancel(s.ctx)
+	key := idKey(req.ID)
+	sess.mu.Lock()
+	sess.cancel, sess.promptKey = cancel, key
+	sess.mu.Unlock()
+	s.mu.Lock()
+	s.prompts[key] = sess
+	s.mu.Unlock()
+
+	turn := &engine.Turn{
+		RunID: s.opts.NewID("r"), SessionID: sess.id, Agent: s.opts.Agent, Outputs: outs,
+		Prompt: text, History: history, Models: s.opts.Models,
+		UserModel: s.opts.UserModel, DefaultModel: s.opts.DefaultModel,
+		Tools: s.opts.Tools, Workspace: sess.ws, StateDir: s.opts.StateDir,
+		NewID: s.opts.NewID, MaxModelCalls: s.opts.MaxModelCalls, Log: s.log,
+	}
+	s.turns.Add(1)
+	go s.runTurn(ctx, cancel, req.ID, sess, turn)
+	return nil
+}
+
+func (s *Server) runTurn(ctx context.Context, cancel context.CancelFunc, id jsonrpc2.ID, sess *session, turn *engine.Turn) {
+	defer s.turns.Done()
+	// release frees the session for its next prompt. It runs before the
+	// reply is written, so a client that sends the next prompt as soon as it
+	// reads the reply never finds the session busy.
+	release := func() {
+		cancel()
+		sess.mu.Lock()
+		sess.cancel, sess.promptKey = nil, ""
+		sess.mu.Unlock()
+		s.mu.Lock()
+		delete(s.prompts, idKey(id))
+		s.mu.Unlock()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("panic in a prompt turn", "session", sess.id, "run", turn.RunID, "panic", p, "stack", string(debug.Stack()))
+			release()
+			s.replyError(id, codeInternalError, fmt.Sprintf("internal error: the turn failed inside coda (%v); the session is still usable", p), map[string]any{"runId": turn.RunID})
+		}
+	}()
+	sink := &updateSink{st: s.st, sessionID: sess.id, cwd: sess.cwd}
+	res := engine.Run(ctx, turn, sink)
+
+	ex := engine.Exchange{Prompt: turn.Prompt, Answer: res.LastReply}
+	if res.Answer != nil {
+		ex.Answer = res.Answer.Content
+	}
+	if res.Status != engine.StatusCancelled {
+		sess.mu.Lock()
+		sess.history = append(sess.history, ex)
+		sess.mu.Unlock()
+	}
+	release()
+	coda := map[string]any{
+		"runId": res.RunID, "status": res.Status, "flags": res.Flags, "warnings": res.Warnings,
+		"finalOutput": res.Answer,
+	}
+	if res.Err != nil && !errors.Is(res.Err, context.Canceled) {
+		s.log.Error("turn failed", "session", sess.id, "run", res.RunID, "err", res.Err)
+		s.replyError(id, codeInternalError, "the turn failed: "+res.Err.Error(), coda)
+		return
+	}
+	s.reply(id, map[string]any{"stopReason": res.StopReason, "_meta": map[string]any{"coda": coda}})
+}
+
+// renderPrompt turns the prompt's content blocks into the text the model
+// reads.
+func renderPrompt(blocks []contentBlock) (string, error) {
+	var b strings.Builder
+	for i, c := range blocks {
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		switch c.Type {
+		case "text":
+			b.WriteString(c.Text)
+		case "resource_link":
+			if c.URI == "" {
+				return "", fmt.Errorf("%w: prompt[%d].uri is required", ErrInvalidParams, i)
+			}
+			fmt.Fprintf(&b, "[The user attached %s", c.URI)
+			if c.Name != "" && !strings.HasSuffix(c.URI, c.Name) {
+				fmt.Fprintf(&b, " (%s)", c.Name)
+			}
+			b.WriteString(": read it with your tools if you need it.]")
+		case "resource":
+			r := c.Resource
+			if r == nil || r.URI == "" {
+				return "", fmt.Errorf("%w: prompt[%d].resource.uri is required", ErrInvalidParams, i)
+			}
+			switch {
+			case r.Text != nil:
+				fmt.Fprintf(&b, "<resource uri=%q>\n%s\n</resource>", r.URI, *r.Text)
+			default:
+				fmt.Fprintf(&b, "[The user attached %s, a binary resource (%s) coda cannot read.]", r.URI, r.MimeType)
+			}
+		case "image", "audio":
+			return "", fmt.Errorf("%w: prompt[%d]: coda does not take %s content (promptCapabilities.%s is false)", ErrInvalidParams, i, c.Type, c.Type)
+		case "":
+			return "", fmt.Errorf("%w: prompt[%d].type is required", ErrInvalidParams, i)
+		default:
+			return "", fmt.Errorf("%w: prompt[%d].type: unknown content type %q", ErrInvalidParams, i, c.Type)
+		}
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,311 @@
+package acp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/outputspec"
+)
+
+// Options configure a Server. The zero value of every optional field works.
+type Options struct {
+	Agent *engine.Blueprint // required
+	// Launch is the launch level of the output cascade (the --output-*
+	// flags); it may be empty.
+	Launch outputspec.Spec
+	// LaunchDir resolves relative paths in Launch (the working directory).
+	LaunchDir string
+
+	Models       engine.Models // required
+	UserModel    string
+	DefaultModel string
+	Tools        map[string]engine.Tool
+	StateDir     string
+	Version      string
+	Log          *slog.Logger
+	// NewID makes session ("s"), run ("r"), message ("m") and tool call
+	// ("t") ids. Nil makes random ones; tests inject counters.
+	NewID         func(prefix string) string
+	MaxModelCalls int
+	// DrainTimeout bounds how long in-flight turns may run after stdin
+	// closes before they are cancelled (default 30s).
+	DrainTimeout time.Duration
+}
+
+// Errors mapped to JSON-RPC codes; wrap them with %w.
+var (
+	ErrInvalidParams  = errors.New("invalid params")
+	ErrMethodNotFound = errors.New("method not found")
+)
+
+// codeOf maps an error to its JSON-RPC code: one table for the transport.
+func codeOf(err error) int {
+	switch {
+	case errors.Is(err, ErrInvalidParams):
+		return codeInvalidParams
+	case errors.Is(err, ErrMethodNotFound):
+		return codeMethodNotFound
+	}
+	return codeInternalError
+}
+
+// A Server serves one ACP connection.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+	st   *stream
+	// launchOutputs are the contracts at launch: advertised in initialize.
+	launchOutputs *engine.Outputs
+	launchLevel   []outputspec.Level
+
+	ctx    context.Context // the connection's; turns derive from it
+	cancel context.CancelFunc
+	turns  sync.WaitGroup
+
+	mu         sync.Mutex
+	sessions   map[string]*session
+	prompts    map[string]*session // a running prompt's request id → its session
+	clientCaps json.RawMessage
+}
+
+// Serve serves ACP on in/out until in ends (after answering the turns in
+// flight) or ctx is done.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
+	s, err := NewServer(opts)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, in, out)
+}
+
+// NewServer checks opts and compiles the launch output contracts.
+func NewServer(opts Options) (*Server, error) {
+	if opts.Agent == nil || opts.Models == nil {
+		return nil, errors.New("acp: Options.Agent and Options.Models are required")
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.NewID == nil {
+		opts.NewID = func(prefix string) string {
+			if prefix == "r" {
+				return engine.NewRunID()
+			}
+			return randomID(prefix)
+		}
+	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = 30 * time.Second
+	}
+	s := &Server{opts: opts, log: opts.Log, sessions: map[string]*session{}, prompts: map[string]*session{}}
+	s.launchLevel = []outputspec.Level{LaunchLevel(opts.Launch, opts.LaunchDir)}
+	outs, err := engine.CompileOutputs(opts.Agent, s.launchLevel...)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range outs.Warnings {
+		s.log.Warn(w)
+	}
+	s.launchOutputs = outs
+	return s, nil
+}
+
+// LaunchLevel is the launch level of the output cascade: the --output-*
+// flags, with relative paths resolved against dir.
+func LaunchLevel(spec outputspec.Spec, dir string) outputspec.Level {
+	return outputspec.Level{Name: "the launch (--output-* flags)", Dir: dir, Spec: spec}
+}
+
+// Serve runs the connection.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	s.ctx, s.cancel = context.WithCancel(ctx)
+	defer s.cancel()
+	s.st = newStream(in, out)
+	s.st.atEOF = s.drain
+	conn := jsonrpc2.NewConn(s.ctx, s.st, s, jsonrpc2.SetLogger(slogLogger{s.log}))
+	select {
+	case <-conn.DisconnectNotify():
+	case <-ctx.Done():
+		conn.Close()
+	}
+	s.st.Close()
+	return nil
+}
+
+// drain runs when stdin ends: in-flight turns are answered first; after
+// DrainTimeout they are cancelled (and then answered "cancelled").
+func (s *Server) drain() {
+	done := make(chan struct{})
+	go func() { s.turns.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(s.opts.DrainTimeout):
+		s.log.Warn("stdin closed; cancelling the turns still running")
+		s.cancel()
+		<-done
+	}
+}
+
+// Handle implements jsonrpc2.Handler. Messages are handled in wire order on
+// the read loop; only a prompt turn runs in its own goroutine.
+func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("panic handling a message", "method", req.Method, "panic", p)
+			if !req.Notif {
+				s.replyError(req.ID, codeInternalError, fmt.Sprintf("internal error handling %s", req.Method), nil)
+			}
+		}
+	}()
+	if req.Notif {
+		switch req.Method {
+		case "session/cancel":
+			s.cancelSession(req)
+		case "$/cancel_request":
+			s.cancelRequest(req)
+		default:
+			s.log.Debug("ignoring notification", "method", req.Method)
+		}
+		return
+	}
+	var (
+		result any
+		err    error
+	)
+	switch req.Method {
+	case "initialize":
+		result, err = s.initialize(req)
+	case "authenticate":
+		result, err = s.authenticate(req)
+	case "session/new":
+		result, err = s.newSession(conn, req)
+	case "session/set_config_option":
+		result, err = s.setConfigOption(req)
+	case "session/close":
+		result, err = s.closeSession(req)
+	case "session/prompt":
+		// Answered by the turn when it ends, or now if refused.
+		if err = s.prompt(req); err == nil {
+			return
+		}
+	case "session/cancel", "$/cancel_request":
+		err = fmt.Errorf("%w: %s is a notification: send it without an id", ErrInvalidParams, req.Method)
+	default:
+		err = fmt.Errorf("%w: %s", ErrMethodNotFound, req.Method)
+	}
+	if err != nil {
+		code := codeOf(err)
+		if code == codeInternalError {
+			s.log.Error("request failed", "method", req.Method, "err", err)
+		}
+		s.replyError(req.ID, code, err.Error(), nil)
+		return
+	}
+	s.reply(req.ID, result)
+}
+
+// reply writes a result response.
+func (s *Server) reply(id jsonrpc2.ID, result any) {
+	b := make([]byte, 0, 256)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = appendID(b, id)
+	b = append(b, `,"result":`...)
+	if raw, ok := result.([]byte); ok {
+		b = append(b, raw...)
+	} else {
+		b = appendJSON(b, result)
+	}
+	b = append(b, '}')
+	if err := s.st.writeLine(b); err != nil {
+		s.log.Debug("writing a reply", "err", err)
+	}
+}
+
+// replyError writes an error response, with optional data.
+func (s *Server) replyError(id jsonrpc2.ID, code int, msg string, data any) {
+	b := make([]byte, 0, 128+len(msg))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = appendID(b, id)
+	b = append(b, `,"error":{"code":`...)
+	b = appendInt(b, int64(code))
+	b = append(b, `,"message":`...)
+	b = appendString(b, msg)
+	if data != nil {
+		b = append(b, `,"data":`...)
+		b = appendJSON(b, data)
+	}
+	b = append(b, "}}"...)
+	if err := s.st.writeLine(b); err != nil {
+		s.log.Debug("writing a reply", "err", err)
+	}
+}
+
+// appendID writes a request id as the client sent it. The library reads a
+// negative id into a uint64; it is turned back here.
+func appendID(b []byte, id jsonrpc2.ID) []byte {
+	if id.IsString {
+		return appendString(b, id.Str)
+	}
+	if id.Num > math.MaxInt64 {
+		return appendInt(b, int64(id.Num))
+	}
+	return strconv.AppendUint(b, id.Num, 10)
+}
+
+// idKey is a map key for a request id.
+func idKey(id jsonrpc2.ID) string {
+	if id.IsString {
+		return "s:" + id.Str
+	}
+	return "n:" + strconv.FormatInt(int64(id.Num), 10)
+}
+
+// params decodes a request's params into v; a failure names the field.
+func params(req *jsonrpc2.Request, v any) error {
+	if req.Params == nil || isNull(*req.Params) {
+		return fmt.Errorf("%w: %s needs params", ErrInvalidParams, req.Method)
+	}
+	if err := json.Unmarshal(*req.Params, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return fmt.Errorf("%w: %s: expected %s, got %s", ErrInvalidParams, te.Field, te.Type, te.Value)
+		}
+		return fmt.Errorf("%w: %v", ErrInvalidParams, err)
+	}
+	return nil
+}
+
+func missingField(name string) error {
+	return fmt.Errorf("%w: %s is required", ErrInvalidParams, name)
+}
+
+// slogLogger adapts slog to jsonrpc2's logger.
+type slogLogger struct{ l *slog.Logger }
+
+func (l slogLogger) Printf(format string, v ...any) { l.l.Debug(fmt.Sprintf(format, v...)) }
+
+func randomID(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "-" + hexString(b[:])
+}
+
+func hexString(b []byte) string {
+	out := make([]byte, 0, 2*len(b))
+	for _, c := range b {
+		out = append(out, hex[c>>4], hex[c&0xF])
+	}
+	return string(out)
+}

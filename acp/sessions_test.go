@@ -1,0 +1,400 @@
+package acp_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/coda-acp/coda/acp"
+	"github.com/coda-acp/coda/acp/acptest"
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/script"
+	"github.com/coda-acp/coda/engine/tools"
+	"github.com/coda-acp/coda/outputspec"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected agent lines (-- server --) of testdata/sessions/*.txtar")
+
+// TestSessions runs the scripted sessions in testdata/sessions. Each archive
+// holds:
+//
+//	-- blueprint.toml --   the agent (default: one output stage, "answer")
+//	-- model.toml --       the script model (DESIGN.md §10)
+//	-- launch.json --      the launch output spec, as _meta.coda.output spells it
+//	-- answers --          canned answers to coda's requests: METHOD RESULT-JSON, one a line,
+//	                       used in order per method (the last one repeats)
+//	-- files/PATH --       files put in the session's working directory ($WORK)
+//	-- client --           what the client sends, one line each, in order. Directives:
+//	                         await TEXT    wait until coda has sent a line containing TEXT
+//	                         sleep DUR     pause
+//	                         big N         send a request line of N bytes
+//	                         hex HEX       send these bytes as a line
+//	                         close         close stdin early
+//	-- server --           every line coda sends, in order ($WORK for the working directory)
+//
+// Every line coda sends is checked against the ACP schema.
+func TestSessions(t *testing.T) {
+	files, err := filepath.Glob("../testdata/sessions/*.txtar")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no sessions in testdata/sessions (%v)", err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runSession(t, file)
+		})
+	}
+}
+
+const defaultBlueprint = `
+[agent]
+name = "test"
+[stages.answer]
+mode = "output"
+system_prompt = "Answer the question."
+available_tools = ["read_file", "list_files", "grep", "write_file", "edit_file", "shell"]
+`
+
+type oneModel struct{ m engine.Model }
+
+func (o oneModel) Model(string) (engine.Model, error) { return o.m, nil }
+
+// counter makes stable ids: s-1, r-1, m-1, m-2, t-1, ...
+func counter() func(string) string {
+	var mu sync.Mutex
+	n := map[string]int{}
+	return func(prefix string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		n[prefix]++
+		return fmt.Sprintf("%s-%d", prefix, n[prefix])
+	}
+}
+
+func runSession(t *testing.T, file string) {
+	ar, err := txtar.ParseFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string][]byte{}
+	work := t.TempDir()
+	work, _ = filepath.EvalSymlinks(work)
+	for _, f := range ar.Files {
+		if rel, ok := strings.CutPrefix(f.Name, "files/"); ok {
+			p := filepath.Join(work, rel)
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		sections[f.Name] = f.Data
+	}
+	bp := sections["blueprint.toml"]
+	if bp == nil {
+		bp = []byte(defaultBlueprint)
+	}
+	agent, err := engine.ParseBlueprint(bp, "blueprint.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent.Dir = work
+	var model engine.Model = script.New("script:test", &script.Script{})
+	if m := sections["model.toml"]; m != nil {
+		sc, err := script.Parse(m, "model.toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		model = script.New("script:test", sc)
+	}
+	var launch outputspec.Spec
+	if l := sections["launch.json"]; l != nil {
+		if launch, err = outputspec.ParseMeta(l); err != nil {
+			t.Fatalf("launch.json: %v", err)
+		}
+	}
+	var logs bytes.Buffer
+	var logMu sync.Mutex
+	srv, err := acp.NewServer(acp.Options{
+		Agent: agent, Launch: launch, LaunchDir: work, Models: oneModel{model}, UserModel: "script:test",
+		Tools: tools.Builtin(), StateDir: filepath.Join(work, ".state"), Version: "test",
+		Log:   slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		NewID: counter(), DrainTimeout: 5 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if t.Failed() {
+			logMu.Lock()
+			t.Logf("coda's log:\n%s", logs.String())
+			logMu.Unlock()
+		}
+	}()
+
+	toServer, clientW := io.Pipe()
+	clientR, fromServer := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- srv.Serve(context.Background(), toServer, fromServer)
+		fromServer.Close()
+	}()
+
+	c := &client{t: t, w: clientW, work: work, methods: map[string]string{}, answers: parseAnswers(t, sections["answers"])}
+	c.cond = sync.NewCond(&c.mu)
+	readDone := make(chan struct{})
+	go func() { c.read(clientR); close(readDone) }()
+
+	for _, line := range strings.Split(string(sections["client"]), "\n") {
+		if t.Failed() {
+			break
+		}
+		c.do(line)
+	}
+	clientW.Close()
+	select {
+	case <-served:
+	case <-time.After(15 * time.Second):
+		t.Fatal("coda did not exit after stdin closed")
+	}
+	<-readDone
+
+	got := strings.Join(c.received, "\n")
+	got = strings.ReplaceAll(got, work, "$WORK")
+	if got != "" {
+		got += "\n"
+	}
+	if *update {
+		for i := range ar.Files {
+			if ar.Files[i].Name == "server" {
+				ar.Files[i].Data = []byte(got)
+			}
+		}
+		if sections["server"] == nil {
+			ar.Files = append(ar.Files, txtar.File{Name: "server", Data: []byte(got)})
+		}
+		if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want := string(sections["server"])
+	if got != want {
+		t.Errorf("coda's lines differ (-want +got):\n%s", lineDiff(want, got))
+	}
+}
+
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// client plays the editor's side of a session.
+type client struct {
+	t    *testing.T
+	work string
+
+	wmu sync.Mutex
+	w   io.WriteCloser
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	received []string
+	seen     int // received lines already matched by an await
+	closed   bool
+	methods  map[string]string // request id → method, for checking responses
+	answers  map[string][]string
+}
+
+func parseAnswers(t *testing.T, data []byte) map[string][]string {
+	out := map[string][]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		method, result, ok := strings.Cut(line, " ")
+		if !ok || !json.Valid([]byte(result)) {
+			t.Fatalf("answers: %q is not METHOD RESULT-JSON", line)
+		}
+		out[method] = append(out[method], result)
+	}
+	return out
+}
+
+func (c *client) send(b []byte) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if _, err := c.w.Write(append(b, '\n')); err != nil {
+		c.t.Errorf("writing to coda: %v", err)
+	}
+}
+
+func (c *client) do(line string) {
+	t := c.t
+	trimmed := strings.TrimSpace(line)
+	if trimmed == "" || strings.HasPrefix(trimmed, "#") {
+		return
+	}
+	verb, arg, _ := strings.Cut(trimmed, " ")
+	switch verb {
+	case "await":
+		c.await(strings.ReplaceAll(arg, "$WORK", c.work))
+	case "sleep":
+		d, err := time.ParseDuration(arg)
+		if err != nil {
+			t.Fatalf("sleep %q: %v", arg, err)
+		}
+		time.Sleep(d)
+	case "big":
+		n, _ := strconv.Atoi(arg)
+		head := `{"jsonrpc":"2.0","id":"big","method":"coda/big","params":{"pad":"`
+		pad := n - len(head) - 3
+		c.send([]byte(head + strings.Repeat("a", max(pad, 0)) + `"}}`))
+	case "hex":
+		b, err := hex.DecodeString(arg)
+		if err != nil {
+			t.Fatalf("hex %q: %v", arg, err)
+		}
+		c.send(b)
+	case "close":
+		c.w.Close()
+	default:
+		line = strings.ReplaceAll(trimmed, "$WORK", c.work)
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && m.Method != "" && len(m.ID) > 0 {
+			c.mu.Lock()
+			c.methods[string(m.ID)] = m.Method
+			c.mu.Unlock()
+		}
+		c.send([]byte(line))
+	}
+}
+
+// await waits until coda sends a line containing text, after the lines
+// earlier awaits matched.
+func (c *client) await(text string) {
+	deadline := time.AfterFunc(10*time.Second, func() {
+		c.mu.Lock()
+		c.closed = true
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	})
+	defer deadline.Stop()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		for i := c.seen; i < len(c.received); i++ {
+			if strings.Contains(c.received[i], text) {
+				c.seen = i + 1
+				return
+			}
+		}
+		if c.closed {
+			c.t.Fatalf("await %q: coda never sent it; it sent:\n%s", text, strings.Join(c.received, "\n"))
+		}
+		c.cond.Wait()
+	}
+}
+
+// read collects coda's lines, checks each against the ACP schema, and
+// answers coda's own requests from the canned answers.
+func (c *client) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := append([]byte(nil), sc.Bytes()...)
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if err := json.Unmarshal(line, &m); err != nil {
+			c.t.Errorf("coda sent a line that is not JSON: %q", line)
+		}
+		c.mu.Lock()
+		answering := c.methods[string(m.ID)]
+		c.mu.Unlock()
+		if m.Method != "" {
+			answering = ""
+		}
+		if err := acptest.Check(line, answering); err != nil {
+			c.t.Errorf("%v\n  line: %s", err, line)
+		}
+		c.mu.Lock()
+		c.received = append(c.received, string(line))
+		c.cond.Broadcast()
+		c.mu.Unlock()
+		if m.Method != "" && len(m.ID) > 0 {
+			c.answer(m.ID, m.Method)
+		}
+	}
+	c.mu.Lock()
+	c.closed = true
+	c.cond.Broadcast()
+	c.mu.Unlock()
+}
+
+func (c *client) answer(id json.RawMessage, method string) {
+	c.mu.Lock()
+	results := c.answers[method]
+	var result string
+	if len(results) > 0 {
+		result = results[0]
+		if len(results) > 1 {
+			c.answers[method] = results[1:]
+		}
+	}
+	c.mu.Unlock()
+	var reply string
+	if result == "" {
+		reply = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"the test client has no answer for %s"}}`, id, method)
+	} else {
+		result = strings.ReplaceAll(result, "$WORK", c.work)
+		reply = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)
+	}
+	go c.send([]byte(reply))
+}
+
+// lineDiff shows the lines that differ, with a little context.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, wl, gl)
+		}
+	}
+	return b.String()
+}

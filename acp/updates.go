@@ -1,0 +1,227 @@
+package acp
+
+import (
+	"context"
+	"net/url"
+	"path/filepath"
+
+	"github.com/coda-acp/coda/engine"
+)
+
+// updateSink turns engine events into session/update notifications,
+// encoded by hand: a streamed chunk costs one append pass and no
+// allocation beyond the reused buffer.
+type updateSink struct {
+	st        *stream
+	sessionID string
+	buf       []byte
+	// Workspace root, for artifact URIs.
+	cwd string
+}
+
+func (k *updateSink) Emit(_ context.Context, ev engine.Event) error {
+	switch ev.Kind {
+	case engine.EventText:
+		return k.chunk("agent_message_chunk", ev.MessageID, ev.Text, ev.Stage)
+	case engine.EventThought:
+		return k.chunk("agent_thought_chunk", ev.MessageID, ev.Text, ev.Stage)
+	case engine.EventToolCall:
+		return k.toolCall("tool_call", ev.ToolCall)
+	case engine.EventToolCallUpdate:
+		return k.toolCall("tool_call_update", ev.ToolCall)
+	case engine.EventPlan:
+		return k.plan(ev.Plan)
+	case engine.EventUsage:
+		return k.usage(ev.Usage)
+	case engine.EventFinalAnswer:
+		return k.finalAnswer(ev)
+	}
+	return nil
+}
+
+// begin starts a session/update notification up to its update object's
+// first field.
+func (k *updateSink) begin(kind string) []byte {
+	b := append(k.buf[:0], `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":`...)
+	b = appendString(b, k.sessionID)
+	b = append(b, `,"update":{"sessionUpdate":"`...)
+	b = append(b, kind...)
+	return append(b, '"')
+}
+
+// end closes the notification and writes it.
+func (k *updateSink) end(b []byte) error {
+	b = append(b, "}}}"...)
+	k.buf = b
+	return k.st.writeLine(b)
+}
+
+func (k *updateSink) chunk(kind, messageID, text, stage string) error {
+	b := k.begin(kind)
+	b = append(b, `,"messageId":`...)
+	b = appendString(b, messageID)
+	b = append(b, `,"content":{"type":"text","text":`...)
+	b = appendString(b, text)
+	b = append(b, `},"_meta":{"coda":{"phase":"commentary","stage":`...)
+	b = appendString(b, stage)
+	b = append(b, "}}"...)
+	return k.end(b)
+}
+
+func (k *updateSink) toolCall(kind string, tc *engine.ToolCallEvent) error {
+	b := k.begin(kind)
+	b = append(b, `,"toolCallId":`...)
+	b = appendString(b, tc.ID)
+	if tc.Title != "" {
+		b = append(b, `,"title":`...)
+		b = appendString(b, tc.Title)
+	}
+	if tc.Kind != "" {
+		b = append(b, `,"kind":`...)
+		b = appendString(b, tc.Kind)
+	}
+	if tc.Status != "" {
+		b = append(b, `,"status":`...)
+		b = appendString(b, tc.Status)
+	}
+	if tc.RawInput != nil {
+		b = append(b, `,"rawInput":`...)
+		b = append(b, tc.RawInput...)
+	}
+	if len(tc.Locations) > 0 {
+		b = append(b, `,"locations":[`...)
+		for i, l := range tc.Locations {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"path":`...)
+			b = appendString(b, l.Path)
+			if l.Line > 0 {
+				b = append(b, `,"line":`...)
+				b = appendInt(b, int64(l.Line))
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if len(tc.Content) > 0 {
+		b = append(b, `,"content":[`...)
+		for i, c := range tc.Content {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			switch {
+			case c.Diff != nil:
+				b = append(b, `{"type":"diff","path":`...)
+				b = appendString(b, c.Diff.Path)
+				b = append(b, `,"oldText":`...)
+				if c.Diff.OldText == nil {
+					b = append(b, "null"...)
+				} else {
+					b = appendString(b, *c.Diff.OldText)
+				}
+				b = append(b, `,"newText":`...)
+				b = appendString(b, c.Diff.NewText)
+				b = append(b, '}')
+			case c.TerminalID != "":
+				b = append(b, `{"type":"terminal","terminalId":`...)
+				b = appendString(b, c.TerminalID)
+				b = append(b, '}')
+			default:
+				b = append(b, `{"type":"content","content":{"type":"text","text":`...)
+				b = appendString(b, c.Text)
+				b = append(b, "}}"...)
+			}
+		}
+		b = append(b, ']')
+	}
+	return k.end(b)
+}
+
+func (k *updateSink) plan(entries []engine.PlanEntry) error {
+	b := k.begin("plan")
+	b = append(b, `,"entries":[`...)
+	for i, e := range entries {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"content":`...)
+		b = appendString(b, e.Content)
+		b = append(b, `,"priority":"medium","status":`...)
+		b = appendString(b, e.Status)
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	return k.end(b)
+}
+
+// usage reports the context window in use, when the model's size is known.
+func (k *updateSink) usage(u *engine.Usage) error {
+	if u == nil || u.ContextWindow <= 0 {
+		return nil
+	}
+	b := k.begin("usage_update")
+	b = append(b, `,"used":`...)
+	b = appendInt(b, int64(u.InputTokens+u.OutputTokens))
+	b = append(b, `,"size":`...)
+	b = appendInt(b, int64(u.ContextWindow))
+	return k.end(b)
+}
+
+// finalAnswer sends the closing answer: one agent_message_chunk with its
+// own messageId carrying the answer's bytes, then one resource_link chunk
+// per artifact with the same messageId.
+func (k *updateSink) finalAnswer(ev engine.Event) error {
+	a := ev.Answer
+	b := k.begin("agent_message_chunk")
+	b = append(b, `,"messageId":`...)
+	b = appendString(b, ev.MessageID)
+	b = append(b, `,"content":{"type":"text","text":`...)
+	b = appendString(b, a.Content)
+	b = append(b, `},"_meta":{"coda":{"phase":"final_answer","format":`...)
+	b = appendString(b, a.Format)
+	b = append(b, `,"stage":`...)
+	b = appendString(b, a.Stage)
+	b = append(b, `,"runId":`...)
+	b = appendString(b, a.RunID)
+	b = append(b, `,"flags":`...)
+	b = appendStrings(b, a.Flags)
+	b = append(b, `,"truncated":`...)
+	b = appendBool(b, a.Truncated)
+	b = append(b, `,"artifacts":`...)
+	b = appendJSON(b, a.Artifacts)
+	b = append(b, "}}"...)
+	if err := k.end(b); err != nil {
+		return err
+	}
+	for _, art := range a.Artifacts {
+		b := k.begin("agent_message_chunk")
+		b = append(b, `,"messageId":`...)
+		b = appendString(b, ev.MessageID)
+		b = append(b, `,"content":{"type":"resource_link","uri":`...)
+		b = appendString(b, fileURI(k.cwd, art.Path))
+		b = append(b, `,"name":`...)
+		b = appendString(b, art.Name)
+		if art.MimeType != "" {
+			b = append(b, `,"mimeType":`...)
+			b = appendString(b, art.MimeType)
+		}
+		b = append(b, `,"size":`...)
+		b = appendInt(b, art.Size)
+		b = append(b, `},"_meta":{"coda":{"phase":"final_answer","artifact":`...)
+		b = appendString(b, art.Name)
+		b = append(b, "}}"...)
+		if err := k.end(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fileURI makes a file:// URI for an artifact path relative to root.
+func fileURI(root, p string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(root, p)
+	}
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String()
+}

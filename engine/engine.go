@@ -1,0 +1,335 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/coda-acp/coda/outputspec"
+	"github.com/coda-acp/coda/validators"
+)
+
+// A Sink receives what a turn produces, in order. acp implements it with
+// session/update notifications; `coda run` with the terminal; tests with a
+// slice. An error from Emit (the client is gone) stops the turn.
+type Sink interface {
+	Emit(ctx context.Context, ev Event) error
+}
+
+// SinkFunc adapts a function to a Sink.
+type SinkFunc func(ctx context.Context, ev Event) error
+
+func (f SinkFunc) Emit(ctx context.Context, ev Event) error { return f(ctx, ev) }
+
+// DefaultMaxModelCalls caps the model calls of one run.
+const DefaultMaxModelCalls = 200
+
+// An Exchange is one earlier turn of the session: its prompt and its final
+// answer (or, without one, the last reply).
+type Exchange struct {
+	Prompt string
+	Answer string
+}
+
+// A Turn is everything one run needs.
+type Turn struct {
+	RunID     string
+	SessionID string
+	Agent     *Blueprint
+	// Outputs are the stages' compiled answer contracts (see CompileOutputs).
+	Outputs *Outputs
+	Prompt  string
+	History []Exchange
+
+	Models Models
+	// UserModel is the --model spec; it overrides stage models unless a
+	// stage pins them. DefaultModel is used when a stage names none.
+	UserModel    string
+	DefaultModel string
+
+	Tools     map[string]Tool
+	Workspace Workspace
+
+	// StateDir holds run records (STATE/runs/RUN-ID); empty writes none.
+	StateDir string
+	// NewID makes message and tool call ids; prefix is "m" or "t".
+	// Nil uses random ids.
+	NewID         func(prefix string) string
+	MaxModelCalls int
+	Log           *slog.Logger
+}
+
+// A Result is how a run ended.
+type Result struct {
+	RunID      string
+	Status     string
+	StopReason string // an ACP stop reason: end_turn, max_tokens, max_turn_requests, refusal, cancelled
+	Flags      []string
+	Warnings   []string
+	Answer     *Answer // nil without one
+	// LastReply is the model's last text, for the session's history when
+	// there is no answer.
+	LastReply string
+	// Err is a model or tool failure that ended the run.
+	Err error
+}
+
+// Flags recorded on runs and answers.
+const (
+	FlagOutputForced     = "output_forced"
+	FlagMaxIterationsHit = "max_iterations_hit"
+	FlagTruncated        = "truncated"
+	FlagSchemaUnchecked  = "schema_unchecked"
+	FlagValidatorError   = "validator_error"
+)
+
+// Run runs one prompt turn to its end and returns how it ended. The final
+// answer, when there is one, is emitted once, last, from here.
+func Run(ctx context.Context, t *Turn, sink Sink) *Result {
+	r := newRun(t, sink)
+	r.rec.start()
+	err := r.walk(ctx)
+	res := r.finish(ctx, err)
+	r.rec.finish(res)
+	return res
+}
+
+// run is the state of one Run.
+type run struct {
+	t     *Turn
+	sink  Sink
+	log   *slog.Logger
+	rec   *recorder
+	calls int // model calls so far, run-wide
+
+	plan     []PlanEntry
+	visits   map[string]int
+	done     []stageOutcome // completed stage visits, in order
+	answer   *Answer
+	flags    []string
+	warnings []string
+	written  []string
+	reply    string // the last model text
+	stop     string // a stop reason other than end_turn, set by a visit
+}
+
+// stageOutcome is what a finished stage visit leaves for later stages.
+type stageOutcome struct {
+	stage    string
+	response string
+	answer   string
+}
+
+func newRun(t *Turn, sink Sink) *run {
+	if t.NewID == nil {
+		t.NewID = randomID
+	}
+	if t.MaxModelCalls <= 0 {
+		t.MaxModelCalls = DefaultMaxModelCalls
+	}
+	log := t.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	r := &run{t: t, sink: sink, log: log.With("run", t.RunID), visits: map[string]int{}}
+	if t.Outputs != nil {
+		r.warnings = append(r.warnings, t.Outputs.Warnings...)
+	}
+	r.rec = newRecorder(t)
+	return r
+}
+
+// errMaxCalls ends a run that used its model-call budget.
+var errMaxCalls = errors.New("the run used its model-call budget")
+
+// walk enters the start stage and follows transitions until a stage ends
+// the run.
+func (r *run) walk(ctx context.Context) error {
+	stage := r.t.Agent.StartStage()
+	for stage != nil {
+		next, err := r.visit(ctx, stage)
+		if err != nil {
+			return err
+		}
+		if next == "" {
+			return nil
+		}
+		stage = r.t.Agent.Stages[next]
+	}
+	return nil
+}
+
+func (r *run) finish(ctx context.Context, err error) *Result {
+	res := &Result{RunID: r.t.RunID, StopReason: "end_turn", LastReply: r.reply}
+	switch {
+	case errors.Is(err, context.Canceled) || (err != nil && ctx.Err() != nil):
+		res.Status, res.StopReason = StatusCancelled, "cancelled"
+	case errors.Is(err, errMaxCalls):
+		res.StopReason = "max_turn_requests"
+		r.warn(fmt.Sprintf("the run stopped after %d model calls (the run-wide cap)", r.t.MaxModelCalls))
+	case err != nil:
+		res.Status, res.Err = StatusFailed, err
+	}
+	if r.stop != "" && res.Status == "" {
+		res.StopReason = r.stop
+	}
+	if res.Status == "" {
+		switch {
+		case r.answer != nil:
+			res.Status = StatusAnswered
+		case len(r.written) > 0:
+			res.Status = StatusComplete
+		default:
+			res.Status = StatusCompleteNoOuput
+		}
+	}
+	res.Flags, res.Warnings = nonNil(r.flags), nonNil(r.warnings)
+	if r.answer != nil {
+		a := *r.answer
+		a.RunID, a.Status = r.t.RunID, res.Status
+		a.Flags = nonNil(append(append([]string(nil), a.Flags...), missing(a.Flags, r.flags)...))
+		a.Warnings = nonNil(append(append([]string(nil), a.Warnings...), missing(a.Warnings, r.warnings)...))
+		res.Answer = &a
+		// The closing answer goes out even when the run was cancelled or
+		// failed after recording it; a cancelled context must not stop it.
+		if err := r.sink.Emit(context.WithoutCancel(ctx), Event{Kind: EventFinalAnswer, Stage: a.Stage, MessageID: r.t.NewID("m"), Answer: &a}); err != nil {
+			r.log.Warn("sending the final answer", "err", err)
+		}
+	}
+	return res
+}
+
+func (r *run) flag(f string) {
+	for _, x := range r.flags {
+		if x == f {
+			return
+		}
+	}
+	r.flags = append(r.flags, f)
+}
+
+func (r *run) warn(w string) {
+	r.log.Warn(w)
+	r.warnings = append(r.warnings, w)
+}
+
+// emitPlan sends the plan: the stages entered so far with their statuses.
+func (r *run) emitPlan(ctx context.Context, stage, status string) error {
+	found := false
+	for i := range r.plan {
+		if r.plan[i].Content == stage {
+			r.plan[i].Status, found = status, true
+		}
+	}
+	if !found {
+		r.plan = append(r.plan, PlanEntry{Content: stage, Status: status})
+	}
+	return r.sink.Emit(ctx, Event{Kind: EventPlan, Stage: stage, Plan: append([]PlanEntry(nil), r.plan...)})
+}
+
+// Outputs are a blueprint's answer contracts per stage, resolved against the
+// launch, session and prompt levels and compiled.
+type Outputs struct {
+	ByStage  map[string]*outputspec.Contract
+	Warnings []string
+}
+
+// CompileOutputs resolves and compiles the answer contract of every stage
+// that can submit an answer. extra are the levels after the blueprint's
+// (launch, session, config option, prompt). An error names the file and
+// problem; it is a start-up (or request) error.
+func CompileOutputs(b *Blueprint, extra ...outputspec.Level) (*Outputs, error) {
+	out := &Outputs{ByStage: map[string]*outputspec.Contract{}}
+	seen := map[string]bool{}
+	for _, name := range b.Order {
+		s := b.Stages[name]
+		if !s.CanSubmit() {
+			continue
+		}
+		levels := make([]outputspec.Level, 0, 2+len(extra))
+		if b.Agent.Output != nil {
+			levels = append(levels, outputspec.Level{Name: "the blueprint's [agent.output]", Dir: b.Dir, Spec: *b.Agent.Output, Blueprint: true})
+		}
+		if s.Output != nil {
+			levels = append(levels, outputspec.Level{Name: "[stages." + name + ".output]", Dir: b.Dir, Spec: *s.Output, Blueprint: true})
+		}
+		levels = append(levels, extra...)
+		spec, warnings := outputspec.Resolve(levels...)
+		for _, w := range warnings {
+			if !seen[w] {
+				seen[w] = true
+				out.Warnings = append(out.Warnings, w)
+			}
+		}
+		c, err := outputspec.Compile(spec)
+		if err != nil {
+			return nil, err
+		}
+		out.ByStage[name] = c
+	}
+	return out, nil
+}
+
+// LaunchFormat is the canonical answer format in effect for the
+// blueprint's start stage (or its first output stage).
+func (o *Outputs) LaunchFormat(b *Blueprint) string {
+	spec, ok := o.Spec(b)
+	if !ok {
+		return ""
+	}
+	return validators.Canonical(spec.Format)
+}
+
+func randomID(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "-" + hex.EncodeToString(b[:])
+}
+
+// NewRunID returns a sortable, unique run id.
+func NewRunID() string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// missing returns the items of add not already in have.
+func missing(have, add []string) []string {
+	var out []string
+	for _, a := range add {
+		found := false
+		for _, h := range have {
+			found = found || h == a
+		}
+		if !found {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Spec returns the resolved spec of the stage LaunchFormat reports on.
+func (o *Outputs) Spec(b *Blueprint) (outputspec.Spec, bool) {
+	if s := b.StartStage(); s != nil {
+		if c := o.ByStage[s.Name]; c != nil {
+			return c.Spec(), true
+		}
+	}
+	for _, name := range b.Order {
+		if c := o.ByStage[name]; c != nil {
+			return c.Spec(), true
+		}
+	}
+	return outputspec.Spec{}, false
+}

@@ -1,0 +1,206 @@
+// Package script is a deterministic Model that replays a TOML script, one
+// [[turn]] per model call. Tests, the demo and examples use it to run coda
+// without a network; it is not a substitute for a provider.
+//
+//	[[turn]]
+//	expect = "not JSON"            # the last message sent must contain this
+//	thinking = "..."
+//	text = ["Checking ", "the module."]  # or one string
+//	delay_ms = 5                   # a pause before each chunk
+//	[[turn.tool_calls]]
+//	name = "submit_output"
+//	arguments = { content = '{"safe": true}' }
+package script
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/coda-acp/coda/engine"
+)
+
+// Script is a parsed script model.
+type Script struct {
+	Turns []Turn `toml:"turn"`
+}
+
+// A Turn is one model call's reply.
+type Turn struct {
+	Expect    string     `toml:"expect"`
+	Thinking  string     `toml:"thinking"`
+	Text      Chunks     `toml:"text"`
+	DelayMS   int        `toml:"delay_ms"`
+	ToolCalls []ToolCall `toml:"tool_calls"`
+	// StopReason overrides the reply's stop reason (e.g. "max_tokens").
+	StopReason string `toml:"stop_reason"`
+	// Error makes the call fail with this message.
+	Error string `toml:"error"`
+}
+
+// A ToolCall is a scripted tool call.
+type ToolCall struct {
+	Name      string         `toml:"name"`
+	Arguments map[string]any `toml:"arguments"`
+}
+
+// Chunks is a turn's text: one string or a list of chunks.
+type Chunks []string
+
+// UnmarshalTOML accepts a string or a list of strings.
+func (c *Chunks) UnmarshalTOML(v any) error {
+	switch v := v.(type) {
+	case string:
+		*c = Chunks{v}
+	case []any:
+		out := make(Chunks, len(v))
+		for i, x := range v {
+			s, ok := x.(string)
+			if !ok {
+				return fmt.Errorf("text[%d] is a %T, not a string", i, x)
+			}
+			out[i] = s
+		}
+		*c = out
+	default:
+		return fmt.Errorf("text must be a string or a list of strings, not %T", v)
+	}
+	return nil
+}
+
+// Parse decodes a script strictly; unknown keys are errors.
+func Parse(data []byte, source string) (*Script, error) {
+	var s Script
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&s)
+	if err != nil {
+		return nil, fmt.Errorf("script %s: %v", source, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return nil, fmt.Errorf("script %s: unknown key %s", source, und[0])
+	}
+	return &s, nil
+}
+
+// Open reads a script file and returns a Model replaying it.
+func Open(path string) (engine.Model, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("script model: %w", err)
+	}
+	s, err := Parse(data, path)
+	if err != nil {
+		return nil, err
+	}
+	return New("script:"+path, s), nil
+}
+
+// New returns a Model replaying s. A Model keeps its position across calls,
+// and across the turns of a session, so a script can span several prompts.
+func New(name string, s *Script) *Model {
+	return &Model{name: name, script: s}
+}
+
+// Model replays a Script.
+type Model struct {
+	name   string
+	script *Script
+
+	mu   sync.Mutex
+	next int
+}
+
+// ErrExhausted is returned when the script has no turn left.
+var ErrExhausted = errors.New("the script model has no turn left")
+
+func (m *Model) Name() string { return m.name }
+
+func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+	m.mu.Lock()
+	i := m.next
+	if i < len(m.script.Turns) {
+		m.next++
+	}
+	m.mu.Unlock()
+	if i >= len(m.script.Turns) {
+		return nil, fmt.Errorf("%w (%d turns played; the run asked for another)", ErrExhausted, i)
+	}
+	t := &m.script.Turns[i]
+	if t.Expect != "" {
+		last := lastMessage(req)
+		if !strings.Contains(last, t.Expect) {
+			return nil, fmt.Errorf("script turn %d expected the last message to contain %q; it was:\n%s", i+1, t.Expect, last)
+		}
+	}
+	if t.Error != "" {
+		return nil, fmt.Errorf("script turn %d: %s", i+1, t.Error)
+	}
+	delay := time.Duration(t.DelayMS) * time.Millisecond
+	wait := func() error {
+		if delay == 0 {
+			return ctx.Err()
+		}
+		timer := time.NewTimer(delay)
+		defer timer.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+			return nil
+		}
+	}
+	resp := &engine.Response{StopReason: engine.StopEndTurn, Thinking: t.Thinking}
+	if t.Thinking != "" {
+		if err := wait(); err != nil {
+			return nil, err
+		}
+		if err := onDelta(engine.Delta{Thinking: t.Thinking}); err != nil {
+			return nil, err
+		}
+	}
+	var text strings.Builder
+	for _, c := range t.Text {
+		if err := wait(); err != nil {
+			return nil, err
+		}
+		text.WriteString(c)
+		if err := onDelta(engine.Delta{Text: c}); err != nil {
+			return nil, err
+		}
+	}
+	resp.Text = text.String()
+	for j, tc := range t.ToolCalls {
+		args, err := json.Marshal(tc.Arguments)
+		if err != nil {
+			return nil, fmt.Errorf("script turn %d: tool call %d: %v", i+1, j+1, err)
+		}
+		if tc.Arguments == nil {
+			args = []byte("{}")
+		}
+		resp.ToolCalls = append(resp.ToolCalls, engine.ToolCall{ID: fmt.Sprintf("call-%d-%d", i+1, j+1), Name: tc.Name, Arguments: args})
+	}
+	if len(resp.ToolCalls) > 0 {
+		resp.StopReason = engine.StopToolUse
+	}
+	if t.StopReason != "" {
+		resp.StopReason = t.StopReason
+	}
+	resp.Usage = engine.Usage{InputTokens: len(lastMessage(req)) / 4, OutputTokens: len(resp.Text) / 4}
+	return resp, ctx.Err()
+}
+
+// lastMessage is the text of the last message the model was sent: a tool
+// result, a nudge, or the prompt.
+func lastMessage(req *engine.Request) string {
+	if len(req.Messages) == 0 {
+		return req.System
+	}
+	return req.Messages[len(req.Messages)-1].Text
+}

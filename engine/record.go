@@ -1,0 +1,229 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// A recorder writes a run's record under STATE/runs/RUN-ID. Every file is
+// written atomically, so a reader never sees half of one, and what a run
+// wrote so far survives its failure or cancellation.
+type recorder struct {
+	t      *Turn
+	dir    string // "" when no records are kept
+	start_ time.Time
+	seq    int
+	log    func(msg string, args ...any)
+}
+
+// RunRecord is run.json.
+type RunRecord struct {
+	RunID      string   `json:"runId"`
+	Agent      string   `json:"agent"`
+	Session    string   `json:"session,omitempty"`
+	Started    string   `json:"started"`
+	Ended      string   `json:"ended,omitempty"`
+	Status     string   `json:"status"`
+	StopReason string   `json:"stopReason,omitempty"`
+	Error      string   `json:"error,omitempty"`
+	Flags      []string `json:"flags"`
+	Warnings   []string `json:"warnings"`
+	Prompt     string   `json:"prompt"`
+	Files      []string `json:"filesWritten"`
+	// FinalOutput is the answer record, or null.
+	FinalOutput *Answer `json:"finalOutput"`
+}
+
+// StageStatus is a stage visit's status.json.
+type StageStatus struct {
+	Stage      string      `json:"stage"`
+	Visit      int         `json:"visit"`
+	Iterations int         `json:"iterations"`
+	Revisits   int         `json:"revisits"`
+	Outcome    string      `json:"outcome"`
+	Error      string      `json:"error,omitempty"`
+	Answered   bool        `json:"answered"`
+	Files      []string    `json:"filesWritten"`
+	Calls      []CallUsage `json:"calls"`
+	Tools      []ToolUse   `json:"tools"`
+}
+
+// CallUsage records one model call.
+type CallUsage struct {
+	StopReason string `json:"stopReason"`
+	Usage      Usage  `json:"usage"`
+}
+
+// ToolUse records one tool call.
+type ToolUse struct {
+	Name  string `json:"name"`
+	Error bool   `json:"error"`
+}
+
+func newRecorder(t *Turn) *recorder {
+	rec := &recorder{t: t, start_: time.Now().UTC()}
+	if t.StateDir != "" && t.RunID != "" {
+		rec.dir = filepath.Join(t.StateDir, "runs", t.RunID)
+	}
+	rec.log = func(msg string, args ...any) {
+		if t.Log != nil {
+			t.Log.Warn(msg, args...)
+		}
+	}
+	return rec
+}
+
+// RunDir is where a run's record lives.
+func RunDir(stateDir, runID string) string { return filepath.Join(stateDir, "runs", runID) }
+
+func (rec *recorder) start() {
+	rec.writeRun(&RunRecord{Status: "running"})
+}
+
+func (rec *recorder) finish(res *Result) {
+	rr := &RunRecord{Status: res.Status, StopReason: res.StopReason, Flags: res.Flags, Warnings: res.Warnings, FinalOutput: res.Answer}
+	rr.Ended = time.Now().UTC().Format(time.RFC3339Nano)
+	if res.Err != nil {
+		rr.Error = res.Err.Error()
+	}
+	rec.writeRun(rr)
+}
+
+func (rec *recorder) writeRun(rr *RunRecord) {
+	if rec.dir == "" {
+		return
+	}
+	rr.RunID, rr.Session, rr.Prompt = rec.t.RunID, rec.t.SessionID, rec.t.Prompt
+	rr.Agent = rec.t.Agent.Agent.Name
+	rr.Started = rec.start_.Format(time.RFC3339Nano)
+	rr.Flags, rr.Warnings = nonNil(rr.Flags), nonNil(rr.Warnings)
+	rr.Files = nonNil(nil)
+	rec.writeJSON(filepath.Join(rec.dir, "run.json"), rr)
+}
+
+func (rec *recorder) writeJSON(path string, v any) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err == nil {
+		err = WriteFileAtomic(path, append(b, '\n'))
+	}
+	if err != nil {
+		rec.log("writing the run record", "path", path, "err", err)
+	}
+}
+
+// visitRecord records one stage visit.
+type visitRecord struct {
+	rec    *recorder
+	dir    string
+	status StageStatus
+	resp   strings.Builder
+}
+
+func (rec *recorder) visit(stage string, n int) *visitRecord {
+	rec.seq++
+	vr := &visitRecord{rec: rec, status: StageStatus{Stage: stage, Visit: n, Outcome: "running", Calls: []CallUsage{}, Tools: []ToolUse{}}}
+	if rec.dir != "" {
+		vr.dir = filepath.Join(rec.dir, "stages", fmt.Sprintf("%03d-%s@%d", rec.seq, stage, n))
+	}
+	return vr
+}
+
+// call records a model call: the prompt as sent (first call) and the
+// response so far.
+func (vr *visitRecord) call(req *Request, resp *Response) {
+	if vr == nil || vr.dir == "" {
+		return
+	}
+	if len(vr.status.Calls) == 0 {
+		var p strings.Builder
+		fmt.Fprintf(&p, "# System\n\n%s\n", req.System)
+		for _, m := range req.Messages {
+			fmt.Fprintf(&p, "\n# %s\n\n%s\n", m.Role, m.Text)
+		}
+		vr.write("prompt.md", p.String())
+	}
+	vr.status.Calls = append(vr.status.Calls, CallUsage{StopReason: resp.StopReason, Usage: resp.Usage})
+	fmt.Fprintf(&vr.resp, "## Call %d\n\n", len(vr.status.Calls))
+	if resp.Thinking != "" {
+		fmt.Fprintf(&vr.resp, "Thinking:\n\n%s\n\n", resp.Thinking)
+	}
+	if resp.Text != "" {
+		fmt.Fprintf(&vr.resp, "%s\n\n", resp.Text)
+	}
+	for _, tc := range resp.ToolCalls {
+		fmt.Fprintf(&vr.resp, "Tool call %s: %s\n\n", tc.Name, tc.Arguments)
+	}
+	vr.write("response.md", vr.resp.String())
+	vr.rec.writeJSON(filepath.Join(vr.dir, "status.json"), &vr.status)
+}
+
+func (vr *visitRecord) tool(tc ToolCall, res ToolResult) {
+	vr.status.Tools = append(vr.status.Tools, ToolUse{Name: tc.Name, Error: res.IsError})
+	if vr.dir != "" {
+		fmt.Fprintf(&vr.resp, "Result of %s%s:\n\n%s\n\n", tc.Name, map[bool]string{true: " (error)"}[res.IsError], res.Output)
+		vr.write("response.md", vr.resp.String())
+	}
+}
+
+func (vr *visitRecord) finish(v *stageVisit, err error) {
+	vr.status.Iterations, vr.status.Revisits = v.iterations, v.revisits
+	vr.status.Answered = v.submitted != nil
+	vr.status.Files = nonNil(v.written)
+	switch {
+	case err != nil:
+		vr.status.Outcome, vr.status.Error = "ended by error", err.Error()
+	default:
+		vr.status.Outcome = "completed"
+	}
+	if vr.dir != "" {
+		vr.rec.writeJSON(filepath.Join(vr.dir, "status.json"), &vr.status)
+	}
+}
+
+func (vr *visitRecord) write(name, content string) {
+	if err := WriteFileAtomic(filepath.Join(vr.dir, name), []byte(content)); err != nil {
+		vr.rec.log("writing the run record", "file", name, "err", err)
+	}
+}
+
+// WriteFileAtomic writes data to path through a temporary file and a
+// rename, creating the directory.
+func WriteFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// ReadRun reads a run's run.json.
+func ReadRun(stateDir, runID string) (*RunRecord, error) {
+	b, err := os.ReadFile(filepath.Join(RunDir(stateDir, runID), "run.json"))
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, fmt.Errorf("no run %q in %s", runID, filepath.Join(stateDir, "runs"))
+		}
+		return nil, err
+	}
+	var rr RunRecord
+	if err := json.Unmarshal(b, &rr); err != nil {
+		return nil, fmt.Errorf("run %s: run.json: %v", runID, err)
+	}
+	return &rr, nil
+}

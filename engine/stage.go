@@ -1,0 +1,506 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/coda-acp/coda/outputspec"
+)
+
+// Names of the tools the engine itself provides.
+const (
+	ToolSubmitOutput = "submit_output"
+	ToolTransition   = "transition"
+	// Done is the transition target that ends the run (allow_complete).
+	Done = "DONE"
+)
+
+// visit is one stage visit: the model loop. It returns the next stage's
+// name, or "" when the run ends here.
+func (r *run) visit(ctx context.Context, s *Stage) (string, error) {
+	r.visits[s.Name]++
+	v := &stageVisit{run: r, stage: s, n: r.visits[s.Name], contract: r.contract(s)}
+	if err := r.emitPlan(ctx, s.Name, PlanInProgress); err != nil {
+		return "", err
+	}
+	v.rec = r.rec.visit(s.Name, v.n)
+	next, err := v.loop(ctx)
+	v.rec.finish(v, err)
+	r.done = append(r.done, stageOutcome{stage: s.Name, response: v.lastText, answer: v.answerContent()})
+	if err != nil {
+		return "", err
+	}
+	if err := r.emitPlan(ctx, s.Name, PlanCompleted); err != nil {
+		return "", err
+	}
+	return next, nil
+}
+
+func (r *run) contract(s *Stage) *outputspec.Contract {
+	if r.t.Outputs == nil {
+		return nil
+	}
+	return r.t.Outputs.ByStage[s.Name]
+}
+
+// stageVisit is the state of one visit of a stage.
+type stageVisit struct {
+	run      *run
+	stage    *Stage
+	n        int // the visit's number, from 1
+	contract *outputspec.Contract
+	rec      *visitRecord
+
+	system   string
+	messages []Message
+	tools    []ToolSpec
+	models   []string
+
+	iterations int
+	revisits   int
+	submitted  *Answer           // the last passing submission of this visit
+	truncated  bool              // the passing submission was cut
+	refused    map[string]string // refused content → its reasons
+	lastText   string
+	written    []string
+}
+
+func (v *stageVisit) answerContent() string {
+	if v.submitted == nil {
+		return ""
+	}
+	return v.submitted.Content
+}
+
+func (v *stageVisit) owes() bool { return v.stage.OwesOutput() && v.submitted == nil }
+
+// loop runs the model until the visit ends. It returns the chosen
+// transition target, or "" to end the run.
+func (v *stageVisit) loop(ctx context.Context) (string, error) {
+	r := v.run
+	v.prepare()
+	transitions := v.stage.TransitionOrder
+	for {
+		if v.iterations >= v.stage.Iterations() {
+			r.flag(FlagMaxIterationsHit)
+			r.warn(fmt.Sprintf("stage %s used its %d iterations", v.stage.Name, v.stage.Iterations()))
+			if v.owes() {
+				r.flag(FlagOutputForced)
+				r.warn(fmt.Sprintf("stage %s ended without the answer it owes", v.stage.Name))
+			}
+			if len(transitions) > 0 {
+				return transitions[0], nil
+			}
+			return "", nil
+		}
+		if r.calls >= r.t.MaxModelCalls {
+			return "", errMaxCalls
+		}
+		resp, err := v.call(ctx)
+		if err != nil {
+			return "", err
+		}
+		if resp.StopReason == StopRefusal && len(resp.ToolCalls) == 0 {
+			r.stop = "refusal"
+			return "", nil
+		}
+		if len(resp.ToolCalls) > 0 {
+			to, end, err := v.runTools(ctx, resp)
+			if err != nil {
+				return "", err
+			}
+			if to != "" {
+				if v.owes() && v.nudge(fmt.Sprintf("You chose to move on to %s, but this stage owes the answer: call submit_output with it first.", to)) {
+					continue
+				}
+				if to == Done {
+					return "", nil
+				}
+				return to, nil
+			}
+			if end {
+				return "", nil
+			}
+			continue
+		}
+		// A reply without a tool call ends the visit.
+		if resp.StopReason == StopMaxTokens {
+			if v.owes() {
+				v.say("Your reply was cut off at the model's output token limit before you submitted the answer. Call submit_output now with a shorter answer.")
+				continue
+			}
+			r.stop = "max_tokens"
+			return "", nil
+		}
+		if v.owes() {
+			if v.nudge("You have not submitted the answer yet. Call submit_output with the answer now.") {
+				continue
+			}
+		}
+		if len(transitions) == 0 {
+			return "", nil
+		}
+		v.say("Choose what comes next: call transition with one of: " + strings.Join(v.targets(), ", ") + ".")
+	}
+}
+
+// nudge asks the model again for the owed answer, if revisits remain. When
+// none remain it records output_forced and returns false.
+func (v *stageVisit) nudge(msg string) bool {
+	if v.revisits < v.stage.Revisits() {
+		v.revisits++
+		v.say(msg)
+		return true
+	}
+	v.run.flag(FlagOutputForced)
+	v.run.warn(fmt.Sprintf("stage %s ended without the answer it owes after %d nudges", v.stage.Name, v.revisits))
+	return false
+}
+
+func (v *stageVisit) say(msg string) {
+	v.messages = append(v.messages, Message{Role: RoleUser, Text: msg})
+}
+
+func (v *stageVisit) targets() []string {
+	t := append([]string(nil), v.stage.TransitionOrder...)
+	if v.stage.AllowComplete {
+		t = append(t, Done)
+	}
+	return t
+}
+
+// prepare builds the visit's system prompt, first messages, tools and
+// model candidates.
+func (v *stageVisit) prepare() {
+	r, s := v.run, v.stage
+	var sys strings.Builder
+	sys.WriteString(strings.TrimSpace(s.SystemPrompt))
+	if s.Description != "" {
+		fmt.Fprintf(&sys, "\n\nThis stage (%s): %s", s.Name, s.Description)
+	}
+	if targets := v.targets(); len(targets) > 0 {
+		sys.WriteString("\n\nWhen this stage's work is done, call transition with where to go next:")
+		for _, to := range s.TransitionOrder {
+			fmt.Fprintf(&sys, "\n- %s: %s", to, s.Transitions[to].Hint)
+		}
+		if s.AllowComplete {
+			fmt.Fprintf(&sys, "\n- %s: the whole task is finished; end here", Done)
+		}
+	}
+	if v.contract != nil && s.OwesOutput() {
+		sys.WriteString("\n\n")
+		sys.WriteString(v.contract.SystemPrompt())
+	}
+	v.system = strings.TrimSpace(sys.String())
+
+	if r.visits[s.Name] == 1 && len(r.done) == 0 {
+		for _, ex := range r.t.History {
+			v.messages = append(v.messages, Message{Role: RoleUser, Text: ex.Prompt}, Message{Role: RoleAssistant, Text: ex.Answer})
+		}
+	}
+	v.messages = append(v.messages, Message{Role: RoleUser, Text: v.preamble() + r.t.Prompt})
+
+	names := append([]string(nil), s.AvailableTools...)
+	sort.Strings(names)
+	for _, name := range names {
+		if tool := r.t.Tools[name]; tool != nil {
+			v.tools = append(v.tools, tool.Spec())
+		} else {
+			r.warn(fmt.Sprintf("stage %s lists tool %q, which coda does not have", s.Name, name))
+		}
+	}
+	if v.contract != nil && s.CanSubmit() {
+		v.tools = append(v.tools, ToolSpec{Name: ToolSubmitOutput, Description: v.contract.ToolDescription(), Schema: submitSchema})
+	}
+	if targets := v.targets(); len(targets) > 0 {
+		v.tools = append(v.tools, transitionSpec(s, targets))
+	}
+
+	switch {
+	case r.t.UserModel != "" && s.UserDefaultAllowed():
+		v.models = []string{r.t.UserModel}
+	case len(s.Model.Models) > 0:
+		v.models = s.Model.Models
+	case r.t.DefaultModel != "":
+		v.models = []string{r.t.DefaultModel}
+	}
+}
+
+// maxInline caps what a preamble inlines of an earlier stage's output.
+const maxInline = 8 << 10
+
+// preamble tells the stage what earlier stages produced.
+func (v *stageVisit) preamble() string {
+	done := v.run.done
+	if len(done) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## What earlier stages produced\n")
+	for _, o := range done {
+		fmt.Fprintf(&b, "\n### Stage %s\n", o.stage)
+		if o.response != "" {
+			fmt.Fprintf(&b, "Last response:\n%s\n", clip(o.response))
+		}
+		if o.answer != "" {
+			fmt.Fprintf(&b, "Answer:\n%s\n", clip(o.answer))
+		}
+	}
+	b.WriteString("\n## The task\n")
+	return b.String()
+}
+
+func clip(s string) string {
+	if len(s) <= maxInline {
+		return s
+	}
+	cut := maxInline
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n[… %d more bytes, kept in the run record]", len(s)-cut)
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// call makes one model call, streaming its text and reasoning to the sink.
+func (v *stageVisit) call(ctx context.Context) (*Response, error) {
+	r := v.run
+	if len(v.models) == 0 {
+		return nil, fmt.Errorf("stage %s has no model: give the stage model = { models = [...] } or pass --model", v.stage.Name)
+	}
+	req := &Request{System: v.system, Messages: v.messages, Tools: v.tools}
+	v.iterations++
+	r.calls++
+	textID, thoughtID := "", ""
+	onDelta := func(d Delta) error {
+		if d.Text != "" {
+			if textID == "" {
+				textID = r.t.NewID("m")
+			}
+			return r.sink.Emit(ctx, Event{Kind: EventText, Stage: v.stage.Name, MessageID: textID, Text: d.Text})
+		}
+		if d.Thinking != "" {
+			if thoughtID == "" {
+				thoughtID = r.t.NewID("m")
+			}
+			return r.sink.Emit(ctx, Event{Kind: EventThought, Stage: v.stage.Name, MessageID: thoughtID, Text: d.Thinking})
+		}
+		return nil
+	}
+	var lastErr error
+	for i, spec := range v.models {
+		m, err := r.t.Models.Model(spec)
+		if err == nil {
+			var resp *Response
+			resp, err = m.Stream(ctx, req, onDelta)
+			if err == nil {
+				v.rec.call(req, resp)
+				v.messages = append(v.messages, Message{Role: RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls})
+				if resp.Text != "" {
+					v.lastText, r.reply = resp.Text, resp.Text
+				}
+				if resp.Usage != (Usage{}) {
+					u := resp.Usage
+					if err := r.sink.Emit(ctx, Event{Kind: EventUsage, Stage: v.stage.Name, Usage: &u}); err != nil {
+						return nil, err
+					}
+				}
+				return resp, nil
+			}
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		lastErr = err
+		if !errors.Is(err, ErrModelUnavailable) || textID != "" {
+			break
+		}
+		if i+1 < len(v.models) {
+			r.log.Warn("model unavailable, trying the next", "model", spec, "err", err)
+		}
+	}
+	return nil, fmt.Errorf("stage %s: %w", v.stage.Name, lastErr)
+}
+
+// runTools runs a response's tool calls in order and feeds their results
+// back. It returns a transition target if one was chosen, and end=true when
+// a passing submission ends the stage.
+func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, end bool, err error) {
+	for _, tc := range resp.ToolCalls {
+		var res ToolResult
+		ev := &ToolCallEvent{ID: v.run.t.NewID("t"), Title: tc.Name, Kind: "other", Status: ToolInProgress, RawInput: rawArgs(tc.Arguments)}
+		tool := v.run.t.Tools[tc.Name]
+		switch {
+		case tc.Name == ToolSubmitOutput && v.contract != nil && v.stage.CanSubmit():
+			ev.Title = "submit_output (" + v.contract.Format() + ")"
+		case tc.Name == ToolTransition && len(v.targets()) > 0:
+			ev.Title, ev.Kind = "transition", "think"
+		case tool != nil && v.offered(tc.Name):
+			ev.Kind = tool.Kind()
+			if t, ok := tool.(Titler); ok {
+				ev.Title, ev.Locations = t.Title(tc.Arguments)
+				if ev.Title == "" {
+					ev.Title = tc.Name
+				}
+			}
+		}
+		if err := v.run.sink.Emit(ctx, Event{Kind: EventToolCall, Stage: v.stage.Name, ToolCall: ev}); err != nil {
+			return "", false, err
+		}
+		switch {
+		case tc.Name == ToolSubmitOutput && v.contract != nil && v.stage.CanSubmit():
+			var accepted bool
+			res, accepted = v.submit(ctx, tc)
+			if accepted && len(v.stage.TransitionOrder) == 0 && !v.truncated {
+				end = true
+			}
+		case tc.Name == ToolTransition && len(v.targets()) > 0:
+			var target string
+			res, target = v.transition(tc)
+			if target != "" && to == "" {
+				to = target
+			}
+		case tool != nil && v.offered(tc.Name):
+			res = v.runTool(ctx, tool, tc, ev)
+		default:
+			res = Errorf("There is no tool %q in this stage. The tools you can call: %s.", tc.Name, strings.Join(v.toolNames(), ", "))
+		}
+		if ctx.Err() != nil {
+			return "", false, ctx.Err()
+		}
+		upd := &ToolCallEvent{ID: ev.ID, Status: ToolCompleted, Title: res.Title, Locations: res.Locations, Content: res.Content}
+		if res.IsError {
+			upd.Status = ToolFailed
+		}
+		if len(upd.Content) == 0 && res.Output != "" && (res.IsError || tc.Name != ToolSubmitOutput) {
+			upd.Content = []ToolContent{{Text: res.Output}}
+		}
+		if err := v.run.sink.Emit(ctx, Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: upd}); err != nil {
+			return "", false, err
+		}
+		v.messages = append(v.messages, Message{Role: RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: res.Output, IsError: res.IsError})
+		v.rec.tool(tc, res)
+	}
+	return to, end, nil
+}
+
+func (v *stageVisit) offered(name string) bool {
+	for _, t := range v.stage.AvailableTools {
+		if t == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (v *stageVisit) toolNames() []string {
+	names := make([]string, len(v.tools))
+	for i, t := range v.tools {
+		names[i] = t.Name
+	}
+	return names
+}
+
+func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *ToolCallEvent) (res ToolResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			v.run.log.Error("tool panicked", "tool", tc.Name, "panic", p)
+			res = Errorf("The tool %s failed inside coda: %v", tc.Name, p)
+		}
+	}()
+	call := &Call{
+		ID: ev.ID, Args: tc.Arguments, Stage: v.stage.Name, Workspace: v.run.t.Workspace,
+		Progress: func(p ToolCallEvent) {
+			p.ID = ev.ID
+			_ = v.run.sink.Emit(ctx, Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: &p})
+		},
+	}
+	res = tool.Run(ctx, call)
+	if len(res.Written) > 0 {
+		v.written = append(v.written, res.Written...)
+		v.run.written = append(v.run.written, res.Written...)
+	}
+	return res
+}
+
+// submit checks a submit_output call. Nothing is recorded unless it passes.
+func (v *stageVisit) submit(ctx context.Context, tc ToolCall) (ToolResult, bool) {
+	r := v.run
+	if v.refused == nil {
+		v.refused = map[string]string{}
+	}
+	key := string(tc.Arguments)
+	if reasons, ok := v.refused[key]; ok {
+		return Errorf("This submission is identical to a refused submission. It was refused because: %s", reasons), false
+	}
+	verdict := v.contract.Check(ctx, outputspec.Submission{Args: tc.Arguments, Root: r.t.Workspace.Cwd(), Stages: r.t.Agent.Order})
+	if !verdict.Accepted {
+		v.refused[key] = verdict.Feedback
+		return ToolResult{Output: verdict.Feedback, IsError: true}, false
+	}
+	for _, w := range verdict.Warnings {
+		r.warn(w)
+	}
+	for _, f := range verdict.Flags {
+		r.flag(f)
+	}
+	a := &Answer{
+		Stage: v.stage.Name, Format: v.contract.Format(), Content: verdict.Content, Truncated: verdict.Truncated,
+		Flags: nonNil(verdict.Flags), Warnings: nonNil(verdict.Warnings), Artifacts: verdict.Artifacts,
+	}
+	if a.Artifacts == nil {
+		a.Artifacts = []outputspec.Artifact{}
+	}
+	v.submitted, v.truncated = a, verdict.Truncated
+	r.answer = a
+	out := "Accepted: the answer is recorded."
+	if verdict.Feedback != "" {
+		out = verdict.Feedback
+	}
+	return ToolResult{Output: out}, true
+}
+
+func (v *stageVisit) transition(tc ToolCall) (ToolResult, string) {
+	var args struct {
+		To     string `json:"to"`
+		Reason string `json:"reason"`
+	}
+	if err := json.Unmarshal(tc.Arguments, &args); err != nil {
+		return Errorf(`transition takes {"to": "<stage>", "reason": "<why>"}: %v`, err), ""
+	}
+	for _, t := range v.targets() {
+		if t == args.To {
+			return ToolResult{Output: "Moving on to " + args.To + "."}, args.To
+		}
+	}
+	return Errorf("%q is not a way out of this stage. Choose one of: %s.", args.To, strings.Join(v.targets(), ", ")), ""
+}
+
+var submitSchema = json.RawMessage(`{"type":"object","properties":{"content":{"type":"string","description":"The answer itself, exactly as it should be delivered."},"artifacts":{"type":"array","description":"Files handed back with the answer: paths inside the working directory, or {name, path, type} objects.","items":{"anyOf":[{"type":"string"},{"type":"object","properties":{"name":{"type":"string"},"path":{"type":"string"},"type":{"type":"string"}},"required":["path"]}]}}},"required":["content"]}`)
+
+func transitionSpec(s *Stage, targets []string) ToolSpec {
+	enum, _ := json.Marshal(targets)
+	var desc strings.Builder
+	desc.WriteString("Move on from this stage. Choose where to go next:")
+	for _, to := range s.TransitionOrder {
+		fmt.Fprintf(&desc, "\n- %s: %s", to, s.Transitions[to].Hint)
+	}
+	if s.AllowComplete {
+		fmt.Fprintf(&desc, "\n- %s: the whole task is finished; end the run here", Done)
+	}
+	schema := `{"type":"object","properties":{"to":{"type":"string","enum":` + string(enum) + `},"reason":{"type":"string","description":"Why, in a sentence."}},"required":["to"]}`
+	return ToolSpec{Name: ToolTransition, Description: desc.String(), Schema: json.RawMessage(schema)}
+}
+
+func rawArgs(a json.RawMessage) []byte {
+	if len(a) == 0 || !json.Valid(a) {
+		b, _ := json.Marshal(string(a))
+		return b
+	}
+	return a
+}
