@@ -1,0 +1,350 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/coda-acp/coda/engine"
+)
+
+// clientWorkspace is a session's engine.Workspace over ACP: it reads and
+// writes files through the editor (fs/read_text_file, fs/write_text_file)
+// and runs commands in its terminals (terminal/*) when the client advertises
+// them, and falls back to the disk and local processes when it does not.
+// Permission is always asked with session/request_permission; "allow
+// always" is remembered for the session, per tool.
+//
+// Its methods call the client and wait for the answer, so they must run off
+// the connection's read loop (in a prompt turn's goroutine), never in a
+// handler.
+type clientWorkspace struct {
+	conn      *jsonrpc2.Conn
+	sessionID string
+	caps      clientCaps
+	local     engine.LocalWorkspace // the disk and local processes
+
+	mu     sync.Mutex
+	always map[string]bool // permission keys the user allowed always
+}
+
+// clientCaps is what of clientCapabilities the workspace uses.
+type clientCaps struct {
+	readTextFile, writeTextFile, terminal bool
+}
+
+// cleanupTimeout bounds the calls that tidy up an editor terminal after its
+// command was stopped (kill, output, release), which must run even when the
+// turn's context has ended.
+const cleanupTimeout = 5 * time.Second
+
+func newClientWorkspace(conn *jsonrpc2.Conn, sessionID, cwd string, additional []string, clientCaps json.RawMessage) engine.Workspace {
+	return &clientWorkspace{
+		conn:      conn,
+		sessionID: sessionID,
+		caps:      parseClientCaps(clientCaps),
+		local:     engine.LocalWorkspace{Dir: cwd, Extra: append([]string(nil), additional...)},
+		always:    map[string]bool{},
+	}
+}
+
+// parseClientCaps reads clientCapabilities as the schema asks: a field of
+// the wrong type counts as its default (false), never as an error.
+func parseClientCaps(raw json.RawMessage) clientCaps {
+	var c clientCaps
+	var top map[string]json.RawMessage
+	if json.Unmarshal(raw, &top) != nil {
+		return c
+	}
+	var fs map[string]json.RawMessage
+	if json.Unmarshal(top["fs"], &fs) == nil {
+		_ = json.Unmarshal(fs["readTextFile"], &c.readTextFile)
+		_ = json.Unmarshal(fs["writeTextFile"], &c.writeTextFile)
+	}
+	_ = json.Unmarshal(top["terminal"], &c.terminal)
+	return c
+}
+
+func (w *clientWorkspace) Cwd() string     { return w.local.Cwd() }
+func (w *clientWorkspace) Roots() []string { return w.local.Roots() }
+
+// The wire shapes of the client methods.
+type (
+	readTextFileParams struct {
+		SessionID string `json:"sessionId"`
+		Path      string `json:"path"`
+	}
+	readTextFileResult struct {
+		Content string `json:"content"`
+	}
+	writeTextFileParams struct {
+		SessionID string `json:"sessionId"`
+		Path      string `json:"path"`
+		Content   string `json:"content"`
+	}
+	permissionParams struct {
+		SessionID string             `json:"sessionId"`
+		ToolCall  permissionToolCall `json:"toolCall"`
+		Options   []permissionOption `json:"options"`
+	}
+	permissionToolCall struct {
+		ToolCallID string           `json:"toolCallId"`
+		Title      string           `json:"title,omitempty"`
+		Kind       string           `json:"kind,omitempty"`
+		Status     string           `json:"status,omitempty"`
+		RawInput   json.RawMessage  `json:"rawInput,omitempty"`
+		Locations  []map[string]any `json:"locations,omitempty"`
+		Content    []map[string]any `json:"content,omitempty"`
+	}
+	permissionOption struct {
+		OptionID string `json:"optionId"`
+		Name     string `json:"name"`
+		Kind     string `json:"kind"`
+	}
+	permissionResult struct {
+		Outcome struct {
+			Outcome  string `json:"outcome"`
+			OptionID string `json:"optionId"`
+		} `json:"outcome"`
+	}
+	createTerminalParams struct {
+		SessionID       string   `json:"sessionId"`
+		Command         string   `json:"command"`
+		Args            []string `json:"args"`
+		Cwd             string   `json:"cwd,omitempty"`
+		OutputByteLimit int      `json:"outputByteLimit,omitempty"`
+	}
+	createTerminalResult struct {
+		TerminalID string `json:"terminalId"`
+	}
+	terminalParams struct {
+		SessionID  string `json:"sessionId"`
+		TerminalID string `json:"terminalId"`
+	}
+	terminalExit struct {
+		ExitCode *int    `json:"exitCode"`
+		Signal   *string `json:"signal"`
+	}
+	terminalOutputResult struct {
+		Output     string        `json:"output"`
+		Truncated  bool          `json:"truncated"`
+		ExitStatus *terminalExit `json:"exitStatus"`
+	}
+)
+
+func (w *clientWorkspace) ReadTextFile(ctx context.Context, path string) (string, error) {
+	if !w.caps.readTextFile {
+		return w.local.ReadTextFile(ctx, path)
+	}
+	var res readTextFileResult
+	if err := w.conn.Call(ctx, "fs/read_text_file", readTextFileParams{w.sessionID, path}, &res); err != nil {
+		return "", clientError("fs/read_text_file", err)
+	}
+	return res.Content, nil
+}
+
+func (w *clientWorkspace) OpenFile(ctx context.Context, path string) (engine.File, error) {
+	if !w.caps.readTextFile {
+		return w.local.OpenFile(ctx, path)
+	}
+	// A file too large to send whole is read from disk, a window at a time;
+	// an editor would not hold it in a buffer anyway.
+	if fi, err := os.Stat(path); err == nil && (fi.IsDir() || fi.Size() > engine.EditorReadLimit) {
+		return w.local.OpenFile(ctx, path)
+	}
+	text, err := w.ReadTextFile(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return textFile{strings.NewReader(text)}, nil
+}
+
+// textFile is the editor's text of a file, read in windows.
+type textFile struct{ *strings.Reader }
+
+func (textFile) Close() error { return nil }
+
+func (w *clientWorkspace) WriteTextFile(ctx context.Context, path, content string) error {
+	if !w.caps.writeTextFile {
+		return w.local.WriteTextFile(ctx, path, content)
+	}
+	// Editors differ on creating missing directories; make them first.
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if err := w.conn.Call(ctx, "fs/write_text_file", writeTextFileParams{w.sessionID, path, content}, nil); err != nil {
+		return clientError("fs/write_text_file", err)
+	}
+	return nil
+}
+
+// Permission option ids, as offered to the client.
+const (
+	optionAllowOnce   = "allow_once"
+	optionAllowAlways = "allow_always"
+	optionRejectOnce  = "reject_once"
+)
+
+func (w *clientWorkspace) RequestPermission(ctx context.Context, req engine.PermissionRequest) (bool, error) {
+	w.mu.Lock()
+	always := req.Key != "" && w.always[req.Key]
+	w.mu.Unlock()
+	if always {
+		return true, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	alwaysName := "Always allow"
+	if req.Key != "" {
+		alwaysName = fmt.Sprintf("Always allow %s in this session", req.Key)
+	}
+	p := permissionParams{
+		SessionID: w.sessionID,
+		ToolCall:  wirePermissionToolCall(req.ToolCall),
+		Options: []permissionOption{
+			{optionAllowOnce, "Allow once", "allow_once"},
+			{optionAllowAlways, alwaysName, "allow_always"},
+			{optionRejectOnce, "Reject", "reject_once"},
+		},
+	}
+	var res permissionResult
+	if err := w.conn.Call(ctx, "session/request_permission", p, &res); err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		return false, clientError("session/request_permission", err)
+	}
+	if res.Outcome.Outcome != "selected" {
+		return false, nil // cancelled
+	}
+	switch res.Outcome.OptionID {
+	case optionAllowOnce:
+		return true, nil
+	case optionAllowAlways:
+		if req.Key != "" {
+			w.mu.Lock()
+			w.always[req.Key] = true
+			w.mu.Unlock()
+		}
+		return true, nil
+	default:
+		return false, nil
+	}
+}
+
+// wirePermissionToolCall is the ToolCallUpdate a permission request shows.
+func wirePermissionToolCall(tc engine.ToolCallEvent) permissionToolCall {
+	out := permissionToolCall{ToolCallID: tc.ID, Title: tc.Title, Kind: tc.Kind, Status: tc.Status}
+	if json.Valid(tc.RawInput) {
+		out.RawInput = json.RawMessage(tc.RawInput)
+	}
+	for _, l := range tc.Locations {
+		loc := map[string]any{"path": l.Path}
+		if l.Line > 0 {
+			loc["line"] = l.Line
+		}
+		out.Locations = append(out.Locations, loc)
+	}
+	for _, c := range tc.Content {
+		switch {
+		case c.Diff != nil:
+			out.Content = append(out.Content, map[string]any{"type": "diff", "path": c.Diff.Path, "oldText": c.Diff.OldText, "newText": c.Diff.NewText})
+		case c.TerminalID != "":
+			out.Content = append(out.Content, map[string]any{"type": "terminal", "terminalId": c.TerminalID})
+		default:
+			out.Content = append(out.Content, map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": c.Text}})
+		}
+	}
+	return out
+}
+
+func (w *clientWorkspace) RunCommand(ctx context.Context, c engine.Command) (engine.CommandResult, error) {
+	if c.Dir == "" {
+		c.Dir = w.Cwd()
+	}
+	if !w.caps.terminal {
+		return w.local.RunCommand(ctx, c)
+	}
+	limit := c.OutputLimit
+	if limit <= 0 {
+		limit = engine.DefaultOutputLimit
+	}
+	res := engine.CommandResult{ExitCode: -1}
+	var created createTerminalResult
+	err := w.conn.Call(ctx, "terminal/create", createTerminalParams{
+		SessionID: w.sessionID, Command: "sh", Args: []string{"-c", c.Line}, Cwd: c.Dir, OutputByteLimit: limit,
+	}, &created)
+	if err != nil {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		return res, clientError("terminal/create", err)
+	}
+	term := terminalParams{w.sessionID, created.TerminalID}
+	res.TerminalID = created.TerminalID
+	if c.Started != nil {
+		c.Started(created.TerminalID)
+	}
+
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if c.Timeout > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, c.Timeout)
+	}
+	defer cancel()
+	var exit terminalExit
+	waitErr := w.conn.Call(runCtx, "terminal/wait_for_exit", term, &exit)
+
+	// Tidy up even when the turn was cancelled: stop the command, collect
+	// its output, and release the terminal (the tool call has embedded it).
+	cleanup, done := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer done()
+	stopped := waitErr != nil && runCtx.Err() != nil
+	if stopped {
+		_ = w.conn.Call(cleanup, "terminal/kill", term, nil)
+	}
+	var out terminalOutputResult
+	outErr := w.conn.Call(cleanup, "terminal/output", term, &out)
+	_ = w.conn.Call(cleanup, "terminal/release", term, nil)
+
+	res.Output, res.Truncated = out.Output, out.Truncated
+	if waitErr != nil && out.ExitStatus != nil {
+		exit = *out.ExitStatus
+	}
+	if exit.ExitCode != nil {
+		res.ExitCode = *exit.ExitCode
+	}
+	if exit.Signal != nil {
+		res.Signal = *exit.Signal
+	}
+	switch {
+	case ctx.Err() != nil:
+		return res, ctx.Err()
+	case stopped:
+		res.TimedOut = true
+		return res, nil
+	case waitErr != nil:
+		return res, clientError("terminal/wait_for_exit", waitErr)
+	case outErr != nil:
+		return res, clientError("terminal/output", outErr)
+	}
+	return res, nil
+}
+
+// clientError says which client call failed; a JSON-RPC error from the
+// client keeps its message.
+func clientError(method string, err error) error {
+	var rpcErr *jsonrpc2.Error
+	if errors.As(err, &rpcErr) {
+		return fmt.Errorf("the editor refused %s: %s", method, rpcErr.Message)
+	}
+	return fmt.Errorf("%s: %w", method, err)
+}

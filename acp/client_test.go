@@ -1,0 +1,476 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/coda-acp/coda/acp/acptest"
+	"github.com/coda-acp/coda/engine"
+)
+
+// fakeClient is an editor on the other end of an in-memory connection. It
+// records every request coda sends (each checked against the ACP schema) and
+// answers through the handlers set for the test.
+type fakeClient struct {
+	t  *testing.T
+	mu sync.Mutex
+	// got lists the requests in arrival order.
+	got []*jsonrpc2.Request
+	// answer answers a request; a nil answer replies {}.
+	answer func(ctx context.Context, req *jsonrpc2.Request) (any, error)
+}
+
+func (c *fakeClient) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	line, err := json.Marshal(req)
+	if err != nil {
+		c.t.Errorf("re-encoding %s: %v", req.Method, err)
+	}
+	if err := acptest.Check(line, ""); err != nil {
+		c.t.Errorf("coda sent a message the ACP schema refuses: %v\n%s", err, line)
+	}
+	c.mu.Lock()
+	c.got = append(c.got, req)
+	answer := c.answer
+	c.mu.Unlock()
+	var res any = map[string]any{}
+	if answer != nil {
+		res, err = answer(ctx, req)
+	}
+	if err != nil {
+		var rpcErr *jsonrpc2.Error
+		if !errors.As(err, &rpcErr) {
+			rpcErr = &jsonrpc2.Error{Code: -32603, Message: err.Error()}
+		}
+		_ = conn.ReplyWithError(ctx, req.ID, rpcErr)
+		return
+	}
+	if res == nil {
+		res = map[string]any{}
+	}
+	_ = conn.Reply(ctx, req.ID, res)
+}
+
+func (c *fakeClient) requests() []*jsonrpc2.Request {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*jsonrpc2.Request(nil), c.got...)
+}
+
+func (c *fakeClient) methods() string {
+	var ms []string
+	for _, r := range c.requests() {
+		ms = append(ms, r.Method)
+	}
+	return strings.Join(ms, " ")
+}
+
+// newClientPair connects a clientWorkspace to a fake client over net.Pipe.
+func newClientPair(t *testing.T, caps string, answer func(context.Context, *jsonrpc2.Request) (any, error)) (*clientWorkspace, *fakeClient) {
+	t.Helper()
+	a, b := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	fc := &fakeClient{t: t, answer: answer}
+	// The client answers in goroutines, so a blocking wait_for_exit does not
+	// hold up the kill that ends it.
+	clientConn := jsonrpc2.NewConn(ctx, jsonrpc2.NewBufferedStream(b, jsonrpc2.VSCodeObjectCodec{}), jsonrpc2.AsyncHandler(fc))
+	agentConn := jsonrpc2.NewConn(ctx, jsonrpc2.NewBufferedStream(a, jsonrpc2.VSCodeObjectCodec{}),
+		jsonrpc2.HandlerWithError(func(context.Context, *jsonrpc2.Conn, *jsonrpc2.Request) (any, error) {
+			return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "coda takes no requests here"}
+		}), jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
+	t.Cleanup(func() {
+		cancel()
+		agentConn.Close()
+		clientConn.Close()
+	})
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw json.RawMessage
+	if caps != "" {
+		raw = json.RawMessage(caps)
+	}
+	ws := newClientWorkspace(agentConn, "s-1", dir, []string{"/extra"}, raw).(*clientWorkspace)
+	return ws, fc
+}
+
+func paramsOf(t *testing.T, req *jsonrpc2.Request) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if req.Params == nil || json.Unmarshal(*req.Params, &m) != nil {
+		t.Fatalf("%s has no object params", req.Method)
+	}
+	return m
+}
+
+const allCaps = `{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true}`
+
+func TestClientCaps(t *testing.T) {
+	tests := []struct {
+		raw  string
+		want clientCaps
+	}{
+		{"", clientCaps{}},
+		{"null", clientCaps{}},
+		{"{}", clientCaps{}},
+		{allCaps, clientCaps{true, true, true}},
+		{`{"fs":{"readTextFile":true}}`, clientCaps{readTextFile: true}},
+		{`{"fs":{"readTextFile":"yes","writeTextFile":true},"terminal":1}`, clientCaps{writeTextFile: true}},
+		{`{"fs":[],"terminal":true}`, clientCaps{terminal: true}},
+		{`[1]`, clientCaps{}},
+	}
+	for _, tt := range tests {
+		if got := parseClientCaps(json.RawMessage(tt.raw)); got != tt.want {
+			t.Errorf("parseClientCaps(%s) = %+v, want %+v", tt.raw, got, tt.want)
+		}
+	}
+}
+
+func TestClientWorkspace_Roots(t *testing.T) {
+	ws, _ := newClientPair(t, "", nil)
+	if roots := ws.Roots(); len(roots) != 2 || roots[0] != ws.Cwd() || roots[1] != "/extra" {
+		t.Errorf("Roots = %v", roots)
+	}
+}
+
+func TestClientWorkspace_ReadThroughEditor(t *testing.T) {
+	ws, fc := newClientPair(t, allCaps, func(_ context.Context, req *jsonrpc2.Request) (any, error) {
+		if req.Method == "fs/read_text_file" {
+			return map[string]any{"content": "unsaved € text"}, nil
+		}
+		return nil, errors.New("unexpected")
+	})
+	path := filepath.Join(ws.Cwd(), "a.txt")
+	if err := os.WriteFile(path, []byte("on disk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text, err := ws.ReadTextFile(context.Background(), path)
+	if err != nil || text != "unsaved € text" {
+		t.Fatalf("ReadTextFile = %q, %v", text, err)
+	}
+	p := paramsOf(t, fc.requests()[0])
+	if p["sessionId"] != "s-1" || p["path"] != path {
+		t.Errorf("fs/read_text_file params = %v", p)
+	}
+	f, err := ws.OpenFile(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 5)
+	if n, _ := f.ReadAt(buf, 8); f.Size() != int64(len("unsaved € text")) || string(buf[:n]) != "€ t" {
+		t.Errorf("OpenFile window = %q, size %d", buf[:n], f.Size())
+	}
+	f.Close()
+	if got := fc.methods(); got != "fs/read_text_file fs/read_text_file" {
+		t.Errorf("calls = %s", got)
+	}
+}
+
+func TestClientWorkspace_HugeFileReadFromDisk(t *testing.T) {
+	ws, fc := newClientPair(t, allCaps, nil)
+	path := filepath.Join(ws.Cwd(), "big.log")
+	if err := os.WriteFile(path, []byte("start"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, engine.EditorReadLimit+1); err != nil {
+		t.Skip(err)
+	}
+	f, err := ws.OpenFile(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 5)
+	if _, err := f.ReadAt(buf, 0); err != nil || string(buf) != "start" || f.Size() != engine.EditorReadLimit+1 {
+		t.Errorf("read %q, size %d, %v", buf, f.Size(), err)
+	}
+	if got := fc.methods(); got != "" {
+		t.Errorf("a huge file went through the editor: %s", got)
+	}
+}
+
+func TestClientWorkspace_EditorReadError(t *testing.T) {
+	ws, _ := newClientPair(t, allCaps, func(context.Context, *jsonrpc2.Request) (any, error) {
+		return nil, &jsonrpc2.Error{Code: -32002, Message: "resource not found"}
+	})
+	_, err := ws.ReadTextFile(context.Background(), filepath.Join(ws.Cwd(), "gone.txt"))
+	if err == nil || !strings.Contains(err.Error(), "resource not found") {
+		t.Errorf("err = %v, want the editor's message", err)
+	}
+}
+
+func TestClientWorkspace_WriteThroughEditor(t *testing.T) {
+	ws, fc := newClientPair(t, allCaps, nil)
+	path := filepath.Join(ws.Cwd(), "sub", "new.txt")
+	if err := ws.WriteTextFile(context.Background(), path, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := fc.requests()
+	if len(reqs) != 1 || reqs[0].Method != "fs/write_text_file" {
+		t.Fatalf("calls = %s", fc.methods())
+	}
+	if p := paramsOf(t, reqs[0]); p["path"] != path || p["content"] != "hello" || p["sessionId"] != "s-1" {
+		t.Errorf("params = %v", p)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Error("the write went to disk as well as to the editor")
+	}
+}
+
+func TestClientWorkspace_DiskWithoutCapabilities(t *testing.T) {
+	ws, fc := newClientPair(t, `{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false}`, nil)
+	path := filepath.Join(ws.Cwd(), "d", "x.txt")
+	ctx := context.Background()
+	if err := ws.WriteTextFile(ctx, path, "disk"); err != nil {
+		t.Fatal(err)
+	}
+	if text, err := ws.ReadTextFile(ctx, path); err != nil || text != "disk" {
+		t.Errorf("ReadTextFile = %q, %v", text, err)
+	}
+	f, err := ws.OpenFile(ctx, path)
+	if err != nil || f.Size() != 4 {
+		t.Fatalf("OpenFile: %v", err)
+	}
+	f.Close()
+	res, err := ws.RunCommand(ctx, engine.Command{Line: "echo local; pwd", Timeout: 10 * time.Second})
+	if err != nil || res.ExitCode != 0 || res.TerminalID != "" || !strings.Contains(res.Output, "local\n"+ws.Cwd()) {
+		t.Errorf("RunCommand = %+v, %v", res, err)
+	}
+	if got := fc.methods(); got != "" {
+		t.Errorf("the client was called without advertising: %s", got)
+	}
+}
+
+// permissionAnswers answers session/request_permission with the given
+// outcomes in turn.
+func permissionAnswers(outcomes ...any) func(context.Context, *jsonrpc2.Request) (any, error) {
+	var mu sync.Mutex
+	return func(_ context.Context, req *jsonrpc2.Request) (any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if req.Method != "session/request_permission" || len(outcomes) == 0 {
+			return nil, errors.New("unexpected " + req.Method)
+		}
+		o := outcomes[0]
+		outcomes = outcomes[1:]
+		if err, ok := o.(error); ok {
+			return nil, err
+		}
+		return map[string]any{"outcome": o}, nil
+	}
+}
+
+func selected(id string) map[string]any { return map[string]any{"outcome": "selected", "optionId": id} }
+
+func permissionRequest(key string) engine.PermissionRequest {
+	old := "before"
+	return engine.PermissionRequest{Key: key, ToolCall: engine.ToolCallEvent{
+		ID: "t-1", Title: "Write a.txt", Kind: "edit", Status: engine.ToolPending,
+		RawInput:  []byte(`{"path":"a.txt","content":"after"}`),
+		Locations: []engine.Location{{Path: "/w/a.txt", Line: 1}},
+		Content: []engine.ToolContent{
+			{Diff: &engine.Diff{Path: "/w/a.txt", OldText: &old, NewText: "after"}},
+			{Diff: &engine.Diff{Path: "/w/new.txt", NewText: "fresh"}},
+		},
+	}}
+}
+
+func TestClientWorkspace_Permission(t *testing.T) {
+	ws, fc := newClientPair(t, "", permissionAnswers(
+		selected("allow_once"),
+		selected("reject_once"),
+		map[string]any{"outcome": "cancelled"},
+		selected("something_else"),
+		selected("allow_always"),
+		selected("reject_once"),
+	))
+	ctx := context.Background()
+	steps := []struct {
+		key  string
+		want bool
+	}{
+		{"write_file", true},  // allow once
+		{"write_file", false}, // reject
+		{"write_file", false}, // cancelled
+		{"write_file", false}, // an option coda did not offer
+		{"write_file", true},  // allow always: remembered
+		{"write_file", true},  // not asked
+		{"write_file", true},  // not asked
+		{"shell", false},      // another tool is asked again: reject
+	}
+	for i, s := range steps {
+		ok, err := ws.RequestPermission(ctx, permissionRequest(s.key))
+		if err != nil || ok != s.want {
+			t.Errorf("step %d (%s): allowed = %v, %v; want %v", i, s.key, ok, err, s.want)
+		}
+	}
+	reqs := fc.requests()
+	if len(reqs) != 6 {
+		t.Fatalf("asked %d times, want 6 (always remembered per tool)", len(reqs))
+	}
+	p := paramsOf(t, reqs[0])
+	tc := p["toolCall"].(map[string]any)
+	if p["sessionId"] != "s-1" || tc["toolCallId"] != "t-1" || tc["kind"] != "edit" || tc["title"] != "Write a.txt" {
+		t.Errorf("toolCall = %v", tc)
+	}
+	content := tc["content"].([]any)
+	first, second := content[0].(map[string]any), content[1].(map[string]any)
+	if first["type"] != "diff" || first["oldText"] != "before" || second["oldText"] != nil {
+		t.Errorf("content = %v", content)
+	}
+	if _, ok := second["oldText"]; !ok {
+		t.Errorf("a new file's diff lacks oldText: null: %v", second)
+	}
+	var kinds []string
+	for _, o := range p["options"].([]any) {
+		kinds = append(kinds, o.(map[string]any)["kind"].(string))
+	}
+	if strings.Join(kinds, ",") != "allow_once,allow_always,reject_once" {
+		t.Errorf("option kinds = %v", kinds)
+	}
+}
+
+func TestClientWorkspace_PermissionCancelledTurn(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	ws, _ := newClientPair(t, "", func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		<-block // the user never answers
+		return nil, nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start := time.Now()
+	ok, err := ws.RequestPermission(ctx, permissionRequest("shell"))
+	if ok || !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled turn's permission = %v, %v", ok, err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("took %s to give up", d)
+	}
+	// A client that fails the request does not allow it either.
+	ws2, _ := newClientPair(t, "", permissionAnswers(errors.New("no UI")))
+	if ok, err := ws2.RequestPermission(context.Background(), permissionRequest("shell")); ok || err == nil {
+		t.Errorf("a failed request = %v, %v", ok, err)
+	}
+}
+
+// fakeTerminal plays an editor's terminal/* methods: the command "exits"
+// with code 7 unless hang is set, in which case it runs until killed.
+type fakeTerminal struct {
+	hang   bool
+	mu     sync.Mutex
+	killed chan struct{}
+}
+
+func (ft *fakeTerminal) answer(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	switch req.Method {
+	case "terminal/create":
+		return map[string]any{"terminalId": "term-1"}, nil
+	case "terminal/wait_for_exit":
+		if ft.hang {
+			select {
+			case <-ft.killed:
+			case <-ctx.Done():
+			}
+			return map[string]any{"exitCode": nil, "signal": "SIGKILL"}, nil
+		}
+		return map[string]any{"exitCode": 7, "signal": nil}, nil
+	case "terminal/kill":
+		ft.mu.Lock()
+		defer ft.mu.Unlock()
+		select {
+		case <-ft.killed:
+		default:
+			close(ft.killed)
+		}
+		return nil, nil
+	case "terminal/output":
+		status := map[string]any{"exitCode": 7}
+		if ft.hang {
+			status = map[string]any{"exitCode": nil, "signal": "SIGKILL"}
+		}
+		return map[string]any{"output": "…last lines\n", "truncated": true, "exitStatus": status}, nil
+	case "terminal/release":
+		return nil, nil
+	}
+	return nil, errors.New("unexpected " + req.Method)
+}
+
+func TestClientWorkspace_Terminal(t *testing.T) {
+	ft := &fakeTerminal{killed: make(chan struct{})}
+	ws, fc := newClientPair(t, allCaps, ft.answer)
+	var started []string
+	var calledBeforeStart string
+	res, err := ws.RunCommand(context.Background(), engine.Command{
+		Line: "make test", Timeout: 10 * time.Second, OutputLimit: 1000,
+		Started: func(id string) { started = append(started, id); calledBeforeStart = fc.methods() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 7 || res.TerminalID != "term-1" || res.Output != "…last lines\n" || !res.Truncated || res.TimedOut {
+		t.Errorf("result = %+v", res)
+	}
+	if len(started) != 1 || started[0] != "term-1" || calledBeforeStart != "terminal/create" {
+		t.Errorf("Started %v after %q", started, calledBeforeStart)
+	}
+	if got := fc.methods(); got != "terminal/create terminal/wait_for_exit terminal/output terminal/release" {
+		t.Errorf("calls = %s", got)
+	}
+	p := paramsOf(t, fc.requests()[0])
+	args, _ := json.Marshal(p["args"])
+	if p["command"] != "sh" || string(args) != `["-c","make test"]` || p["cwd"] != ws.Cwd() || p["outputByteLimit"] != 1000.0 || p["sessionId"] != "s-1" {
+		t.Errorf("terminal/create params = %v", p)
+	}
+	for _, r := range fc.requests()[1:] {
+		if q := paramsOf(t, r); q["terminalId"] != "term-1" || q["sessionId"] != "s-1" {
+			t.Errorf("%s params = %v", r.Method, q)
+		}
+	}
+}
+
+func TestClientWorkspace_TerminalTimeout(t *testing.T) {
+	ft := &fakeTerminal{hang: true, killed: make(chan struct{})}
+	ws, fc := newClientPair(t, allCaps, ft.answer)
+	start := time.Now()
+	res, err := ws.RunCommand(context.Background(), engine.Command{Line: "sleep 1000", Timeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("a 100 ms timeout took %s", d)
+	}
+	if !res.TimedOut || res.Signal != "SIGKILL" || res.ExitCode != -1 {
+		t.Errorf("result = %+v", res)
+	}
+	if got := fc.methods(); got != "terminal/create terminal/wait_for_exit terminal/kill terminal/output terminal/release" {
+		t.Errorf("calls = %s", got)
+	}
+}
+
+func TestClientWorkspace_TerminalCancelled(t *testing.T) {
+	ft := &fakeTerminal{hang: true, killed: make(chan struct{})}
+	ws, fc := newClientPair(t, allCaps, ft.answer)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	res, err := ws.RunCommand(ctx, engine.Command{Line: "sleep 1000"})
+	if !errors.Is(err, context.Canceled) || res.TimedOut {
+		t.Errorf("RunCommand = %+v, %v; want cancelled", res, err)
+	}
+	// The terminal is still stopped and released.
+	if got := fc.methods(); got != "terminal/create terminal/wait_for_exit terminal/kill terminal/output terminal/release" {
+		t.Errorf("calls = %s", got)
+	}
+}
