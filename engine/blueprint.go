@@ -132,12 +132,14 @@ func ParseBlueprint(data []byte, source string) (*Blueprint, error) {
 		}
 		return nil, fmt.Errorf("%s: %v", source, err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		keys := make([]string, len(und))
-		for i, k := range und {
-			keys[i] = k.String()
+	var unknown []string
+	for _, k := range md.Undecoded() {
+		if !inSchema(k) {
+			unknown = append(unknown, k.String())
 		}
-		return nil, fmt.Errorf("%s: unknown key %s", source, strings.Join(keys, ", "))
+	}
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("%s: unknown key %s", source, strings.Join(unknown, ", "))
 	}
 	b.Source = source
 	seenStage := map[string]bool{}
@@ -163,6 +165,17 @@ func ParseBlueprint(data []byte, source string) (*Blueprint, error) {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	return &b, nil
+}
+
+// inSchema reports whether k lies inside an inline output schema, which is
+// free-form JSON Schema rather than blueprint keys.
+func inSchema(k toml.Key) bool {
+	for i := 0; i+1 < len(k); i++ {
+		if k[i] == "output" && k[i+1] == "schema" && i+2 < len(k) {
+			return true
+		}
+	}
+	return false
 }
 
 // check finds the errors that make a blueprint unusable.

@@ -62,9 +62,9 @@ type stageVisit struct {
 
 	iterations int
 	revisits   int
-	submitted  *Answer           // the last passing submission of this visit
-	truncated  bool              // the passing submission was cut
-	refused    map[string]string // refused content → its reasons
+	desk       *outputspec.Desk // checks submissions; remembers refused ones
+	submitted  *Answer          // the last passing submission of this visit
+	truncated  bool             // the passing submission was cut
 	lastText   string
 	written    []string
 }
@@ -214,7 +214,7 @@ func (v *stageVisit) prepare() {
 		}
 	}
 	if v.contract != nil && s.CanSubmit() {
-		v.tools = append(v.tools, ToolSpec{Name: ToolSubmitOutput, Description: v.contract.ToolDescription(), Schema: submitSchema})
+		v.tools = append(v.tools, ToolSpec{Name: ToolSubmitOutput, Description: v.contract.ToolDescription(), Schema: v.contract.ToolSchema()})
 	}
 	if targets := v.targets(); len(targets) > 0 {
 		v.tools = append(v.tools, transitionSpec(s, targets))
@@ -431,16 +431,11 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 // submit checks a submit_output call. Nothing is recorded unless it passes.
 func (v *stageVisit) submit(ctx context.Context, tc ToolCall) (ToolResult, bool) {
 	r := v.run
-	if v.refused == nil {
-		v.refused = map[string]string{}
+	if v.desk == nil {
+		v.desk = outputspec.NewDesk(v.contract)
 	}
-	key := string(tc.Arguments)
-	if reasons, ok := v.refused[key]; ok {
-		return Errorf("This submission is identical to a refused submission. It was refused because: %s", reasons), false
-	}
-	verdict := v.contract.Check(ctx, outputspec.Submission{Args: tc.Arguments, Root: r.t.Workspace.Cwd(), Stages: r.t.Agent.Order})
+	verdict := v.desk.Submit(ctx, outputspec.Submission{Args: tc.Arguments, Root: r.t.Workspace.Cwd(), Stages: r.t.Agent.Order})
 	if !verdict.Accepted {
-		v.refused[key] = verdict.Feedback
 		return ToolResult{Output: verdict.Feedback, IsError: true}, false
 	}
 	for _, w := range verdict.Warnings {
@@ -480,8 +475,6 @@ func (v *stageVisit) transition(tc ToolCall) (ToolResult, string) {
 	}
 	return Errorf("%q is not a way out of this stage. Choose one of: %s.", args.To, strings.Join(v.targets(), ", ")), ""
 }
-
-var submitSchema = json.RawMessage(`{"type":"object","properties":{"content":{"type":"string","description":"The answer itself, exactly as it should be delivered."},"artifacts":{"type":"array","description":"Files handed back with the answer: paths inside the working directory, or {name, path, type} objects.","items":{"anyOf":[{"type":"string"},{"type":"object","properties":{"name":{"type":"string"},"path":{"type":"string"},"type":{"type":"string"}},"required":["path"]}]}}},"required":["content"]}`)
 
 func transitionSpec(s *Stage, targets []string) ToolSpec {
 	enum, _ := json.Marshal(targets)

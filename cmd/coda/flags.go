@@ -1,0 +1,121 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// launchFlags are the flags shared by serving and `coda run`.
+type launchFlags struct {
+	agent        string
+	model        string
+	format       string
+	instructions string
+	example      string
+	schema       string
+	validator    string
+	config       string
+	stateDir     string
+	logLevel     string
+	logFile      string
+	trace        bool
+}
+
+func (f *launchFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.agent, "agent", "default", "a bundled agent name, or a blueprint file or directory")
+	fs.StringVar(&f.model, "model", "", "the model: anthropic:MODEL, openai:MODEL, ollama:MODEL, openrouter:MODEL, NAME:MODEL, script:PATH")
+	fs.StringVar(&f.format, "output-format", "", "the answer's format label: json, xml, csv, yaml, toml, markdown, text, a MIME type, or any label")
+	fs.StringVar(&f.instructions, "output-instructions", "", "what the answer must contain and how it is laid out")
+	fs.StringVar(&f.example, "output-example", "", "an example answer (TEXT or @FILE)")
+	fs.StringVar(&f.schema, "output-schema", "", "a JSON Schema the answer's data must satisfy (JSON or @FILE)")
+	fs.StringVar(&f.validator, "output-validator", "", "a Starlark validator script (.star)")
+	fs.StringVar(&f.config, "config", "", "the config file (default $XDG_CONFIG_HOME/coda/config.toml when it exists)")
+	fs.StringVar(&f.stateDir, "state-dir", "", "where run records go (default $XDG_STATE_HOME/coda)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.logFile, "log-file", "", "write logs to this file instead of stderr")
+	fs.BoolVar(&f.trace, "trace", false, "log every wire message")
+}
+
+// newFlagSet makes a flag set that reports errors through parse.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parseArgs parses flags wherever they stand among the positional
+// arguments (`coda result RUN-ID --raw` works) and returns the positional
+// ones. "--" ends the flags.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, usageError("%s: see `coda help` for the flags", fs.Name())
+			}
+			return nil, usageError("%v (see `coda help`)", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		if args[0] == "--" {
+			return append(positional, args[1:]...), nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+// stateDir is where run records go.
+func (f *launchFlags) stateDirectory() string {
+	if f.stateDir != "" {
+		return f.stateDir
+	}
+	return defaultStateDir()
+}
+
+func defaultStateDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "coda")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "coda")
+	}
+	return filepath.Join(os.TempDir(), "coda-state")
+}
+
+// logger builds the logger: stderr (or --log-file), never stdout.
+func (f *launchFlags) logger(stderr io.Writer) (*slog.Logger, func(), error) {
+	var level slog.Level
+	switch strings.ToLower(f.logLevel) {
+	case "debug":
+		level = slog.LevelDebug
+	case "info", "":
+		level = slog.LevelInfo
+	case "warn", "warning":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	default:
+		return nil, nil, usageError("--log-level: %q is not one of debug, info, warn, error", f.logLevel)
+	}
+	if f.trace {
+		level = slog.LevelDebug
+	}
+	w, closeFn := stderr, func() {}
+	if f.logFile != "" {
+		file, err := os.OpenFile(f.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--log-file: %w", err)
+		}
+		w, closeFn = file, func() { file.Close() }
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), closeFn, nil
+}

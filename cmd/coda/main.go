@@ -1,0 +1,104 @@
+// Command coda is an Agent Client Protocol agent whose every turn ends in one
+// validated final answer. Editors launch it as a subprocess and speak
+// JSON-RPC to it over stdio; scripts use `coda run`.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0"
+
+func main() {
+	out := os.Stdout
+	os.Stdout = os.Stderr // a stray print must never corrupt the ACP stream
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := mainCode(ctx, os.Args[1:], os.Stdin, out, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// mainCode runs coda and turns its error into an exit status, printing the
+// error as one line on stderr.
+func mainCode(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	err := run(ctx, args, stdin, stdout, stderr)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(stderr, "coda: "+ee.msg)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "coda: "+err.Error())
+	return 1
+}
+
+// exitError carries an exit status: 1 error, 2 usage, 3 no answer.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func usageError(format string, args ...any) error {
+	return &exitError{code: 2, msg: fmt.Sprintf(format, args...)}
+}
+
+// run is main without globals, so tests can drive a whole agent over pipes.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cmd, rest := "", args
+	if len(args) > 0 {
+		switch args[0] {
+		case "run", "result", "validate", "agents", "demo", "version", "serve", "help":
+			cmd, rest = args[0], args[1:]
+		}
+	}
+	switch cmd {
+	case "", "serve":
+		return serve(ctx, rest, stdin, stdout, stderr)
+	case "run":
+		return runOnce(ctx, rest, stdout, stderr)
+	case "result":
+		return result(rest, stdout, stderr)
+	case "validate":
+		return validate(rest, stdout, stderr)
+	case "agents":
+		return agentsCmd(rest, stdout)
+	case "demo":
+		return demo(ctx, rest, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "coda "+version)
+		return nil
+	case "help":
+		fmt.Fprint(stdout, usageText)
+		return nil
+	}
+	return nil
+}
+
+const usageText = `coda — an ACP agent whose every turn ends in one validated final answer
+
+  coda [flags]                      serve ACP on stdin/stdout (what an editor launches)
+  coda run [flags] TASK...          one turn without an editor; prints the final answer
+  coda result RUN-ID [--raw|--json] print a recorded run's answer
+  coda validate NAME|PATH           check a blueprint
+  coda agents                       list the bundled agents
+  coda demo                         a scripted ACP session end to end (no model, key or network)
+  coda version
+
+Flags: --agent NAME|PATH, --model SPEC, --output-format LABEL, --output-instructions TEXT,
+--output-example TEXT|@FILE, --output-schema JSON|@FILE, --output-validator FILE, --config FILE,
+--state-dir DIR, --log-level LEVEL, --log-file FILE, --trace.
+run adds --raw, --json, --cwd DIR, --yes.
+`

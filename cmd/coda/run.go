@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/coda-acp/coda/acp"
+	"github.com/coda-acp/coda/engine"
+)
+
+// runOnce is `coda run`: one turn without an editor. The answer goes to
+// stdout; progress goes to stderr.
+func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f launchFlags
+	var raw, asJSON, yes bool
+	var cwd string
+	fs := newFlagSet("run")
+	f.register(fs)
+	fs.BoolVar(&raw, "raw", false, "print the answer's bytes alone")
+	fs.BoolVar(&asJSON, "json", false, "print the answer record as JSON")
+	fs.StringVar(&cwd, "cwd", "", "the working directory (default: the current one)")
+	fs.BoolVar(&yes, "yes", false, "approve every permission request")
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if raw && asJSON {
+		return usageError("--raw and --json: choose one")
+	}
+	task := strings.TrimSpace(strings.Join(rest, " "))
+	if task == "" {
+		return usageError("run needs a task: coda run [flags] TASK...")
+	}
+	l, err := f.prepare(stderr)
+	if err != nil {
+		return err
+	}
+	defer l.closeLog()
+	if cwd != "" {
+		if l.cwd, err = filepath.Abs(cwd); err != nil {
+			return err
+		}
+	}
+	outs, err := engine.CompileOutputs(l.agent, acp.LaunchLevel(l.spec, l.cwd))
+	if err != nil {
+		return err
+	}
+	ws := &engine.LocalWorkspace{Dir: l.cwd}
+	if yes {
+		ws.Approve = func(context.Context, engine.PermissionRequest) (bool, error) { return true, nil }
+	}
+	progress := &terminalSink{w: stderr}
+	res := engine.Run(ctx, &engine.Turn{
+		RunID: engine.NewRunID(), Agent: l.agent, Outputs: outs, Prompt: task, Models: l.models,
+		UserModel: l.userModel, DefaultModel: l.defaultModel, Tools: l.tools, Workspace: ws,
+		StateDir: l.stateDir, Log: l.log,
+	}, progress)
+	progress.endLine()
+	for _, w := range res.Warnings {
+		fmt.Fprintln(stderr, "coda: warning: "+w)
+	}
+	if res.Err != nil {
+		return &exitError{code: 1, msg: fmt.Sprintf("run %s failed: %v", res.RunID, res.Err)}
+	}
+	if res.Status == engine.StatusCancelled {
+		return &exitError{code: 1, msg: fmt.Sprintf("run %s was cancelled", res.RunID)}
+	}
+	if res.Answer == nil {
+		return &exitError{code: 3, msg: fmt.Sprintf("run %s finished without an answer (%s)", res.RunID, res.Status)}
+	}
+	return printAnswer(stdout, res.Answer, raw, asJSON, false)
+}
+
+// printAnswer prints an answer: its bytes (--raw), its record (--json), or
+// by default with a heading naming the run and stage when heading is set.
+func printAnswer(w io.Writer, a *engine.Answer, raw, asJSON, heading bool) error {
+	switch {
+	case raw:
+		_, err := io.WriteString(w, a.Content)
+		return err
+	case asJSON:
+		b, err := json.MarshalIndent(a, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	if heading {
+		fmt.Fprintf(w, "# run %s · stage %s · %s", a.RunID, a.Stage, a.Format)
+		if len(a.Flags) > 0 {
+			fmt.Fprintf(w, " · flags: %s", strings.Join(a.Flags, ", "))
+		}
+		fmt.Fprint(w, "\n\n")
+	}
+	_, err := io.WriteString(w, a.Content)
+	if err == nil && !strings.HasSuffix(a.Content, "\n") {
+		_, err = io.WriteString(w, "\n")
+	}
+	return err
+}
+
+// terminalSink shows a run's progress on stderr.
+type terminalSink struct {
+	w      io.Writer
+	inLine bool
+}
+
+func (t *terminalSink) endLine() {
+	if t.inLine {
+		fmt.Fprintln(t.w)
+		t.inLine = false
+	}
+}
+
+func (t *terminalSink) Emit(_ context.Context, ev engine.Event) error {
+	switch ev.Kind {
+	case engine.EventText:
+		io.WriteString(t.w, ev.Text)
+		t.inLine = !strings.HasSuffix(ev.Text, "\n")
+	case engine.EventToolCall:
+		t.endLine()
+		fmt.Fprintf(t.w, "→ %s\n", ev.ToolCall.Title)
+	case engine.EventToolCallUpdate:
+		if ev.ToolCall.Status == engine.ToolFailed {
+			t.endLine()
+			for _, c := range ev.ToolCall.Content {
+				if c.Text != "" {
+					fmt.Fprintf(t.w, "  ✗ %s\n", firstLine(c.Text))
+				}
+			}
+		}
+	case engine.EventPlan:
+		for _, e := range ev.Plan {
+			if e.Content == ev.Stage && e.Status == engine.PlanInProgress {
+				t.endLine()
+				fmt.Fprintf(t.w, "[stage %s]\n", ev.Stage)
+			}
+		}
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}

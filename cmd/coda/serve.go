@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/coda-acp/coda/acp"
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/tools"
+	"github.com/coda-acp/coda/outputspec"
+)
+
+// launch is everything a served or one-shot run needs, checked before any
+// token is spent.
+type launch struct {
+	agent        *engine.Blueprint
+	spec         outputspec.Spec
+	cwd          string
+	models       engine.Models
+	userModel    string
+	defaultModel string
+	tools        map[string]engine.Tool
+	stateDir     string
+	log          *slog.Logger
+	closeLog     func()
+}
+
+// prepare checks the flags, blueprint, output spec, config and models. Any
+// problem is one line, before stdin is read.
+func (f *launchFlags) prepare(stderr io.Writer) (*launch, error) {
+	log, closeLog, err := f.logger(stderr)
+	if err != nil {
+		return nil, err
+	}
+	l := &launch{log: log, closeLog: closeLog, stateDir: f.stateDirectory(), userModel: f.model}
+	fail := func(err error) (*launch, error) { closeLog(); return nil, err }
+	if l.cwd, err = os.Getwd(); err != nil {
+		return fail(err)
+	}
+	if l.agent, err = loadAgent(f.agent); err != nil {
+		return fail(err)
+	}
+	if l.spec, err = outputspec.Launch(f.format, f.instructions, f.example, f.schema, f.validator); err != nil {
+		return fail(err)
+	}
+	cfg, err := loadConfig(f.config, os.Getenv)
+	if err != nil {
+		return fail(err)
+	}
+	l.models, l.defaultModel = cfg.models(), cfg.defaultModel()
+	if err := l.preflight(cfg); err != nil {
+		return fail(err)
+	}
+	l.tools = tools.Builtin()
+	return l, nil
+}
+
+// preflight checks that every stage has a model it can use: the --model
+// one where the stage allows it, else the first configured of its list.
+func (l *launch) preflight(cfg *config) error {
+	for _, name := range l.agent.Order {
+		s := l.agent.Stages[name]
+		var candidates []string
+		switch {
+		case l.userModel != "" && s.UserDefaultAllowed():
+			candidates = []string{l.userModel}
+		case len(s.Model.Models) > 0:
+			candidates = s.Model.Models
+		case l.defaultModel != "":
+			candidates = []string{l.defaultModel}
+		default:
+			return fmt.Errorf("stage %s has no model: pass --model (e.g. --model anthropic:claude-sonnet-4-5), or set default_model in the config file", name)
+		}
+		var first error
+		for _, c := range candidates {
+			err := cfg.preflight([]string{c})
+			if err == nil {
+				first = nil
+				break
+			}
+			if first == nil {
+				first = err
+			}
+		}
+		if first != nil {
+			return first
+		}
+	}
+	return nil
+}
+
+// serve runs the ACP server on stdin/stdout.
+func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	var f launchFlags
+	fs := newFlagSet("coda")
+	f.register(fs)
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError("unexpected argument %q: serving takes flags only (did you mean `coda run %s`?)", rest[0], rest[0])
+	}
+	l, err := f.prepare(stderr)
+	if err != nil {
+		return err
+	}
+	defer l.closeLog()
+	srv, err := acp.NewServer(acp.Options{
+		Agent: l.agent, Launch: l.spec, LaunchDir: l.cwd, Models: l.models,
+		UserModel: l.userModel, DefaultModel: l.defaultModel, Tools: l.tools,
+		StateDir: l.stateDir, Version: version, Log: l.log,
+	})
+	if err != nil {
+		return err
+	}
+	if f.trace {
+		stdin = &traceReader{r: bufio.NewReader(stdin), log: l.log}
+		stdout = &traceWriter{w: stdout, log: l.log}
+	}
+	l.log.Debug("serving ACP", "agent", l.agent.Agent.Name, "model", l.userModel)
+	if err := srv.Serve(ctx, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// traceReader logs each line read from the client.
+type traceReader struct {
+	r   *bufio.Reader
+	log *slog.Logger
+}
+
+func (t *traceReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if n > 0 {
+		t.log.Debug("wire ←", "data", string(p[:n]))
+	}
+	return n, err
+}
+
+// traceWriter logs each write to the client.
+type traceWriter struct {
+	w   io.Writer
+	log *slog.Logger
+}
+
+func (t *traceWriter) Write(p []byte) (int, error) {
+	t.log.Debug("wire →", "data", string(p))
+	return t.w.Write(p)
+}
