@@ -1,0 +1,440 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/anthropic"
+	"github.com/coda-acp/coda/engine/provider/openai"
+	"github.com/coda-acp/coda/engine/provider/script"
+	"github.com/coda-acp/coda/engine/provider/sse"
+)
+
+// config is the config file (config.toml): the default model and the model
+// providers, on top of the built-in ones. API keys are never in it, only
+// the names of the environment variables that hold them.
+//
+//	default_model = "anthropic:claude-sonnet-4-5"
+//
+//	[providers.local]
+//	kind = "openai"                      # "openai" (chat completions) | "anthropic" (messages)
+//	base_url = "http://localhost:8080/v1"
+//	api_key_env = "LOCAL_KEY"            # "" or absent for a server without keys
+//	headers = { "X-Team" = "docs" }
+//	max_tokens = 8192
+//	thinking_budget = 4096               # anthropic: extended thinking
+//	timeout = "2m"                       # silence before a try is abandoned; or seconds
+//	max_retries = 3                      # tries after the first
+//	context_windows = { "my-model" = 32768 }
+type config struct {
+	DefaultModel string                    `toml:"default_model"`
+	Providers    map[string]providerConfig `toml:"providers"`
+
+	getenv    func(string) string
+	providers map[string]*providerConfig                 // built-ins merged with the file's
+	sleep     func(context.Context, time.Duration) error // backoff waits; nil is a real timer (tests inject one)
+
+	mu     sync.Mutex
+	cached map[string]engine.Model // by spec: a model keeps state across calls (a script's turns)
+}
+
+// providerConfig is one [providers.NAME] table.
+type providerConfig struct {
+	Kind           string            `toml:"kind"`
+	BaseURL        string            `toml:"base_url"`
+	APIKeyEnv      *string           `toml:"api_key_env"`
+	Headers        map[string]string `toml:"headers"`
+	MaxTokens      int               `toml:"max_tokens"`
+	ThinkingBudget int               `toml:"thinking_budget"`
+	Timeout        configDuration    `toml:"timeout"`
+	MaxRetries     *int              `toml:"max_retries"`
+	ContextWindows map[string]int    `toml:"context_windows"`
+}
+
+const (
+	providerKindOpenAI    = "openai"
+	providerKindAnthropic = "anthropic"
+)
+
+// configDuration is a duration written as "90s" / "2m", or as seconds.
+type configDuration time.Duration
+
+func (d *configDuration) UnmarshalTOML(v any) error {
+	switch v := v.(type) {
+	case string:
+		p, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("%q is not a duration (write e.g. \"90s\" or \"2m\")", v)
+		}
+		*d = configDuration(p)
+	case int64:
+		*d = configDuration(time.Duration(v) * time.Second)
+	case float64:
+		*d = configDuration(v * float64(time.Second))
+	default:
+		return fmt.Errorf("want a duration such as \"90s\", got %v", v)
+	}
+	if *d < 0 {
+		return errors.New("a timeout cannot be negative")
+	}
+	return nil
+}
+
+// configBuiltinProviders are the providers that need no config.
+func configBuiltinProviders(getenv func(string) string) map[string]*providerConfig {
+	key := func(s string) *string { return &s }
+	return map[string]*providerConfig{
+		"anthropic": {Kind: providerKindAnthropic, BaseURL: anthropic.DefaultBaseURL, APIKeyEnv: key("ANTHROPIC_API_KEY")},
+		"openai":    {Kind: providerKindOpenAI, BaseURL: openai.DefaultBaseURL, APIKeyEnv: key("OPENAI_API_KEY")},
+		"ollama":    {Kind: providerKindOpenAI, BaseURL: configOllamaBase(getenv("OLLAMA_HOST")), APIKeyEnv: key("")},
+		"openrouter": {
+			Kind: providerKindOpenAI, BaseURL: "https://openrouter.ai/api/v1", APIKeyEnv: key("OPENROUTER_API_KEY"),
+			Headers: map[string]string{"HTTP-Referer": "https://github.com/coda-acp/coda", "X-Title": "coda"},
+		},
+	}
+}
+
+// configOllamaBase is Ollama's OpenAI-compatible endpoint for OLLAMA_HOST,
+// which may be "host", "host:port" or a URL, as the ollama CLI takes it.
+func configOllamaBase(host string) string {
+	host = strings.TrimSpace(host)
+	if host == "" {
+		return "http://localhost:11434/v1"
+	}
+	scheme := "http"
+	if i := strings.Index(host, "://"); i >= 0 {
+		scheme, host = host[:i], host[i+3:]
+	}
+	host = strings.TrimRight(host, "/")
+	path := ""
+	if i := strings.IndexByte(host, '/'); i >= 0 {
+		host, path = host[:i], host[i:]
+	}
+	if _, _, err := net.SplitHostPort(host); err != nil {
+		host = net.JoinHostPort(strings.Trim(host, "[]"), "11434")
+	}
+	return scheme + "://" + host + path + "/v1"
+}
+
+// configDefaultPath is $XDG_CONFIG_HOME/coda/config.toml, or
+// ~/.config/coda/config.toml; "" when neither variable is set.
+func configDefaultPath(getenv func(string) string) string {
+	if dir := getenv("XDG_CONFIG_HOME"); dir != "" {
+		return filepath.Join(dir, "coda", "config.toml")
+	}
+	if home := getenv("HOME"); home != "" {
+		return filepath.Join(home, ".config", "coda", "config.toml")
+	}
+	return ""
+}
+
+// loadConfig reads the config file at path; "" means the default path when
+// a file is there, else no file (the built-in providers only). Unknown keys
+// are errors naming the key.
+func loadConfig(path string, getenv func(string) string) (*config, error) {
+	c := &config{getenv: getenv, cached: map[string]engine.Model{}}
+	if path == "" {
+		if p := configDefaultPath(getenv); p != "" {
+			if _, err := os.Stat(p); err == nil {
+				path = p
+			}
+		}
+	}
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		md, err := toml.Decode(string(data), c)
+		if err != nil {
+			return nil, fmt.Errorf("config %s: %w", path, err)
+		}
+		if keys := md.Undecoded(); len(keys) > 0 {
+			k := keys[0].String()
+			hint := ""
+			if strings.HasSuffix(k, ".api_key") {
+				hint = ": keys are read from the environment only; name the variable with api_key_env"
+			}
+			return nil, fmt.Errorf("config %s: unknown key %s%s", path, k, hint)
+		}
+		if err := c.check(); err != nil {
+			return nil, fmt.Errorf("config %s: %w", path, err)
+		}
+	}
+	c.providers = configBuiltinProviders(getenv)
+	for name, p := range c.Providers {
+		if b, ok := c.providers[name]; ok {
+			p = b.merge(p)
+		}
+		c.providers[name] = &p
+	}
+	return c, nil
+}
+
+// check validates what the file says, naming the key at fault.
+func (c *config) check() error {
+	if c.DefaultModel != "" {
+		if _, _, err := configSplitSpec(c.DefaultModel); err != nil {
+			return fmt.Errorf("default_model: %w", err)
+		}
+	}
+	builtin := configBuiltinProviders(func(string) string { return "" })
+	for name, p := range c.Providers {
+		key := "providers." + name
+		switch {
+		case name == "script":
+			return fmt.Errorf("[%s]: the name script is reserved for script:PATH models", key)
+		case name == "" || strings.ContainsAny(name, ": "):
+			return fmt.Errorf("[%s]: a provider name cannot be empty or contain ':' or spaces", key)
+		}
+		if _, ok := builtin[name]; !ok && p.Kind == "" {
+			return fmt.Errorf("%s.kind is missing: say \"openai\" (chat completions: OpenAI, Ollama, vLLM, llama.cpp, OpenRouter) or \"anthropic\"", key)
+		}
+		if p.Kind != "" && p.Kind != providerKindOpenAI && p.Kind != providerKindAnthropic {
+			return fmt.Errorf("%s.kind = %q: want \"openai\" or \"anthropic\"", key, p.Kind)
+		}
+		if p.BaseURL != "" {
+			u, err := url.Parse(p.BaseURL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("%s.base_url = %q: want an http or https URL such as \"http://localhost:11434/v1\"", key, p.BaseURL)
+			}
+		}
+		if p.APIKeyEnv != nil && strings.ContainsAny(*p.APIKeyEnv, " =") {
+			return fmt.Errorf("%s.api_key_env = %q: want the name of an environment variable (the key itself never goes in the file)", key, *p.APIKeyEnv)
+		}
+		if p.MaxTokens < 0 || p.ThinkingBudget < 0 || (p.MaxRetries != nil && *p.MaxRetries < 0) {
+			return fmt.Errorf("%s: max_tokens, thinking_budget and max_retries cannot be negative", key)
+		}
+		for m, n := range p.ContextWindows {
+			if n <= 0 {
+				return fmt.Errorf("%s.context_windows.%q = %d: want a positive number of tokens", key, m, n)
+			}
+		}
+	}
+	return nil
+}
+
+// merge returns b with what p sets laid over it.
+func (b *providerConfig) merge(p providerConfig) providerConfig {
+	out := *b
+	if p.Kind != "" {
+		out.Kind = p.Kind
+	}
+	if p.BaseURL != "" {
+		out.BaseURL = p.BaseURL
+	}
+	if p.APIKeyEnv != nil {
+		out.APIKeyEnv = p.APIKeyEnv
+	}
+	if p.Headers != nil {
+		h := map[string]string{}
+		for k, v := range b.Headers {
+			h[k] = v
+		}
+		for k, v := range p.Headers {
+			h[k] = v
+		}
+		out.Headers = h
+	}
+	if p.MaxTokens != 0 {
+		out.MaxTokens = p.MaxTokens
+	}
+	if p.ThinkingBudget != 0 {
+		out.ThinkingBudget = p.ThinkingBudget
+	}
+	if p.Timeout != 0 {
+		out.Timeout = p.Timeout
+	}
+	if p.MaxRetries != nil {
+		out.MaxRetries = p.MaxRetries
+	}
+	if p.ContextWindows != nil {
+		out.ContextWindows = p.ContextWindows
+	}
+	return out
+}
+
+// defaultModel is the config's default_model, or "".
+func (c *config) defaultModel() string { return c.DefaultModel }
+
+// models resolves model specs against c.
+func (c *config) models() engine.Models { return configModels{c} }
+
+type configModels struct{ c *config }
+
+// Model returns the model for spec ("PROVIDER:MODEL" or "script:PATH"),
+// the same one each time for a spec. An unknown provider or a missing key
+// is an error wrapping engine.ErrModelUnavailable.
+func (m configModels) Model(spec string) (engine.Model, error) {
+	c := m.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if model, ok := c.cached[spec]; ok {
+		return model, nil
+	}
+	model, err := c.newModel(spec)
+	if err != nil {
+		return nil, err
+	}
+	c.cached[spec] = model
+	return model, nil
+}
+
+func (c *config) newModel(spec string) (engine.Model, error) {
+	name, model, err := configSplitSpec(spec)
+	if err != nil {
+		return nil, configUnavailable{err.Error()}
+	}
+	if name == "script" {
+		return script.Open(model)
+	}
+	p, key, err := c.resolve(spec, name)
+	if err != nil {
+		return nil, err
+	}
+	tries := 0
+	if p.MaxRetries != nil {
+		tries = *p.MaxRetries + 1
+	}
+	retry := sse.Retry{Tries: tries, Sleep: c.sleep}
+	window := configContextWindow(model)
+	if n, ok := p.ContextWindows[model]; ok {
+		window = n
+	}
+	switch p.Kind {
+	case providerKindAnthropic:
+		return anthropic.New(model, anthropic.Options{
+			Name: spec, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
+			MaxTokens: p.MaxTokens, ThinkingBudget: p.ThinkingBudget,
+			Timeout: time.Duration(p.Timeout), Retry: retry, ContextWindow: window,
+		}), nil
+	default:
+		return openai.New(model, openai.Options{
+			Name: spec, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
+			MaxTokens: p.MaxTokens,
+			Timeout:   time.Duration(p.Timeout), Retry: retry, ContextWindow: window,
+		}), nil
+	}
+}
+
+// resolve finds spec's provider and reads its key from the environment.
+func (c *config) resolve(spec, name string) (*providerConfig, string, error) {
+	p, ok := c.providers[name]
+	if !ok {
+		known := make([]string, 0, len(c.providers))
+		for n := range c.providers {
+			known = append(known, n)
+		}
+		slices.Sort(known)
+		return nil, "", configUnavailable{fmt.Sprintf("model %s: unknown provider %q: use one of %s, script, or add [providers.%s] to the config file",
+			spec, name, strings.Join(known, ", "), name)}
+	}
+	env := ""
+	if p.APIKeyEnv != nil {
+		env = *p.APIKeyEnv
+	}
+	if env == "" {
+		return p, "", nil
+	}
+	key := strings.TrimSpace(c.getenv(env))
+	if key == "" {
+		return nil, "", configUnavailable{fmt.Sprintf("model %s needs %s: set it in the environment (or api_key_env in [providers.%s])", spec, env, name)}
+	}
+	return p, key, nil
+}
+
+// preflight checks, before any token is spent, that every spec names a
+// known provider whose key is set (or a script file that exists). The error
+// is one line saying what to do.
+func (c *config) preflight(specs []string) error {
+	for _, spec := range specs {
+		name, model, err := configSplitSpec(spec)
+		if err != nil {
+			return err
+		}
+		if name == "script" {
+			if _, err := os.Stat(model); err != nil {
+				return fmt.Errorf("model %s: %w", spec, err)
+			}
+			continue
+		}
+		if _, _, err := c.resolve(spec, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// configSplitSpec splits "PROVIDER:MODEL" at the first colon, so that
+// "ollama:llama3.1:8b" names Ollama's "llama3.1:8b".
+func configSplitSpec(spec string) (provider, model string, err error) {
+	provider, model, ok := strings.Cut(spec, ":")
+	if !ok || provider == "" || model == "" {
+		return "", "", fmt.Errorf("model %q: want PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-5, openai:gpt-5.1, ollama:llama3.1 or script:PATH", spec)
+	}
+	return provider, model, nil
+}
+
+// configUnavailable is a model that cannot be had: the stage tries its next
+// one.
+type configUnavailable struct{ msg string }
+
+func (e configUnavailable) Error() string { return e.msg }
+func (e configUnavailable) Unwrap() error { return engine.ErrModelUnavailable }
+
+// configContextWindows are the context sizes of common models, by name
+// prefix, most specific first. A provider's context_windows overrides them.
+var configContextWindows = []struct {
+	prefix string
+	tokens int
+}{
+	{"gpt-5", 400_000},
+	{"gpt-4.1", 1_047_576},
+	{"gpt-4o", 128_000},
+	{"gpt-4-turbo", 128_000},
+	{"gpt-oss", 131_072},
+	{"o1-mini", 128_000},
+	{"o1", 200_000},
+	{"o3", 200_000},
+	{"o4-mini", 200_000},
+	{"claude-", 200_000},
+	{"gemini-2.5", 1_048_576},
+	{"gemini-2.0", 1_048_576},
+	{"deepseek-chat", 128_000},
+	{"deepseek-reasoner", 128_000},
+	{"llama3.1", 131_072},
+	{"llama3.2", 131_072},
+	{"llama3.3", 131_072},
+	{"llama-3.1", 131_072},
+	{"llama-3.2", 131_072},
+	{"llama-3.3", 131_072},
+	{"qwen2.5", 32_768},
+	{"mistral-large", 131_072},
+}
+
+// configContextWindow is model's context size from the table, or 0. A
+// vendor prefix ("anthropic/claude-…" on OpenRouter) is ignored.
+func configContextWindow(model string) int {
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:]
+	}
+	for _, w := range configContextWindows {
+		if strings.HasPrefix(m, w.prefix) {
+			return w.tokens
+		}
+	}
+	return 0
+}

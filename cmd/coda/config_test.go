@@ -1,0 +1,325 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/anthropic"
+	"github.com/coda-acp/coda/engine/provider/openai"
+)
+
+// configEnv is a getenv over a map.
+func configEnv(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLoadConfig(t *testing.T) {
+	path := writeConfig(t, `
+default_model = "local:qwen3:8b"
+
+[providers.local]
+kind = "openai"
+base_url = "http://127.0.0.1:8080/v1"
+headers = { "X-Team" = "docs" }
+max_tokens = 4096
+timeout = "90s"
+max_retries = 1
+context_windows = { "qwen3:8b" = 40960 }
+
+[providers.openai]
+api_key_env = "MY_OPENAI_KEY"
+timeout = 30
+
+[providers.openrouter]
+headers = { "X-Title" = "my editor" }
+
+[providers.gateway]
+kind = "anthropic"
+base_url = "https://llm.example.com/anthropic"
+api_key_env = "GATEWAY_KEY"
+thinking_budget = 2048
+`)
+	c, err := loadConfig(path, configEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.defaultModel(); got != "local:qwen3:8b" {
+		t.Errorf("defaultModel() = %q", got)
+	}
+	str := func(s string) *string { return &s }
+	one := 1
+	want := map[string]*providerConfig{
+		"local": {
+			Kind: "openai", BaseURL: "http://127.0.0.1:8080/v1", Headers: map[string]string{"X-Team": "docs"},
+			MaxTokens: 4096, Timeout: configDuration(90 * time.Second), MaxRetries: &one,
+			ContextWindows: map[string]int{"qwen3:8b": 40960},
+		},
+		"openai":    {Kind: "openai", BaseURL: "https://api.openai.com/v1", APIKeyEnv: str("MY_OPENAI_KEY"), Timeout: configDuration(30 * time.Second)},
+		"anthropic": {Kind: "anthropic", BaseURL: "https://api.anthropic.com", APIKeyEnv: str("ANTHROPIC_API_KEY")},
+		"ollama":    {Kind: "openai", BaseURL: "http://localhost:11434/v1", APIKeyEnv: str("")},
+		"openrouter": {
+			Kind: "openai", BaseURL: "https://openrouter.ai/api/v1", APIKeyEnv: str("OPENROUTER_API_KEY"),
+			Headers: map[string]string{"HTTP-Referer": "https://github.com/coda-acp/coda", "X-Title": "my editor"},
+		},
+		"gateway": {Kind: "anthropic", BaseURL: "https://llm.example.com/anthropic", APIKeyEnv: str("GATEWAY_KEY"), ThinkingBudget: 2048},
+	}
+	if diff := cmp.Diff(want, c.providers); diff != "" {
+		t.Errorf("providers (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadConfig_errors(t *testing.T) {
+	tests := []struct{ text, want string }{
+		{`default_modle = "x:y"`, "unknown key default_modle"},
+		{"[providers.openai]\napi_key = \"sk-1\"", "unknown key providers.openai.api_key: keys are read from the environment only"},
+		{"[providers.local]\nbase_url = \"http://x/v1\"\nknd = \"openai\"", "unknown key providers.local.knd"},
+		{"[providers.local]\nbase_url = \"http://x/v1\"", "providers.local.kind is missing"},
+		{"[providers.local]\nkind = \"gemini\"", `providers.local.kind = "gemini": want "openai" or "anthropic"`},
+		{"[providers.local]\nkind = \"openai\"\nbase_url = \"localhost:8080\"", "providers.local.base_url"},
+		{"[providers.openai]\ntimeout = \"soon\"", `"soon" is not a duration`},
+		{"[providers.openai]\nmax_retries = -1", "cannot be negative"},
+		{"[providers.script]\nkind = \"openai\"", "the name script is reserved"},
+		{"[providers.openai]\napi_key_env = \"sk-abc = 1\"", "want the name of an environment variable"},
+		{`default_model = "claude"`, "default_model: model \"claude\": want PROVIDER:MODEL"},
+		{"[providers.x]\nkind = \"openai\"\ncontext_windows = { m = 0 }", "want a positive number of tokens"},
+		{`default_model = `, "config "},
+	}
+	for _, tt := range tests {
+		path := writeConfig(t, tt.text)
+		_, err := loadConfig(path, configEnv(nil))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: error %v, want it to contain %q", tt.text, err, tt.want)
+		}
+	}
+}
+
+func TestLoadConfig_defaultPath(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "coda"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "coda", "config.toml"), []byte(`default_model = "ollama:llama3.1"`), 0o600)
+
+	c, err := loadConfig("", configEnv(map[string]string{"XDG_CONFIG_HOME": dir}))
+	if err != nil || c.defaultModel() != "ollama:llama3.1" {
+		t.Errorf("XDG_CONFIG_HOME: %v, %v", c, err)
+	}
+	// ~/.config when XDG_CONFIG_HOME is unset.
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".config", "coda"), 0o700)
+	os.WriteFile(filepath.Join(home, ".config", "coda", "config.toml"), []byte(`default_model = "openai:gpt-5.1"`), 0o600)
+	c, err = loadConfig("", configEnv(map[string]string{"HOME": home}))
+	if err != nil || c.defaultModel() != "openai:gpt-5.1" {
+		t.Errorf("HOME: %v, %v", c, err)
+	}
+	// No file: the built-in providers only.
+	c, err = loadConfig("", configEnv(map[string]string{"XDG_CONFIG_HOME": t.TempDir()}))
+	if err != nil || c.defaultModel() != "" || len(c.providers) != 4 {
+		t.Errorf("no file: %+v, %v", c, err)
+	}
+	// A named file that is missing is an error.
+	if _, err := loadConfig(filepath.Join(t.TempDir(), "nope.toml"), configEnv(nil)); err == nil {
+		t.Error("a missing --config file is not an error")
+	}
+}
+
+func TestConfigDefaultPath(t *testing.T) {
+	if got := configDefaultPath(configEnv(map[string]string{"XDG_CONFIG_HOME": "/x", "HOME": "/h"})); got != "/x/coda/config.toml" {
+		t.Errorf("got %q", got)
+	}
+	if got := configDefaultPath(configEnv(map[string]string{"HOME": "/h"})); got != "/h/.config/coda/config.toml" {
+		t.Errorf("got %q", got)
+	}
+	if got := configDefaultPath(configEnv(nil)); got != "" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestConfigOllamaBase(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                       "http://localhost:11434/v1",
+		"127.0.0.1":              "http://127.0.0.1:11434/v1",
+		"0.0.0.0:8080":           "http://0.0.0.0:8080/v1",
+		"https://ollama.example": "https://ollama.example:11434/v1",
+		"http://gpu-box:11434/":  "http://gpu-box:11434/v1",
+		"http://proxy:80/ollama": "http://proxy:80/ollama/v1",
+		"[::1]":                  "http://[::1]:11434/v1",
+	} {
+		if got := configOllamaBase(in); got != want {
+			t.Errorf("configOllamaBase(%q) = %q, want %q", in, got, want)
+		}
+	}
+	c, err := loadConfig("", configEnv(map[string]string{"OLLAMA_HOST": "gpu-box:11500"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.providers["ollama"].BaseURL; got != "http://gpu-box:11500/v1" {
+		t.Errorf("ollama base %q", got)
+	}
+}
+
+func TestConfig_models(t *testing.T) {
+	path := writeConfig(t, `
+[providers.local]
+kind = "openai"
+base_url = "http://127.0.0.1:8080/v1"
+context_windows = { "tiny" = 2048 }
+`)
+	c, err := loadConfig(path, configEnv(map[string]string{"OPENAI_API_KEY": "sk-o", "ANTHROPIC_API_KEY": "sk-a"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := c.models()
+	for spec, kind := range map[string]any{
+		"openai:gpt-5.1":              (*openai.Model)(nil),
+		"anthropic:claude-sonnet-4-5": (*anthropic.Model)(nil),
+		"ollama:llama3.1:8b":          (*openai.Model)(nil),
+		"local:tiny":                  (*openai.Model)(nil),
+	} {
+		m, err := ms.Model(spec)
+		if err != nil {
+			t.Errorf("%s: %v", spec, err)
+			continue
+		}
+		if m.Name() != spec {
+			t.Errorf("%s: Name() = %q", spec, m.Name())
+		}
+		switch kind.(type) {
+		case *openai.Model:
+			if _, ok := m.(*openai.Model); !ok {
+				t.Errorf("%s: %T, want *openai.Model", spec, m)
+			}
+		case *anthropic.Model:
+			if _, ok := m.(*anthropic.Model); !ok {
+				t.Errorf("%s: %T, want *anthropic.Model", spec, m)
+			}
+		}
+		if again, _ := ms.Model(spec); again != m {
+			t.Errorf("%s: a second Model call made a new model", spec)
+		}
+	}
+
+	for spec, want := range map[string]string{
+		"openrouter:openai/gpt-4o": "model openrouter:openai/gpt-4o needs OPENROUTER_API_KEY: set it in the environment (or api_key_env in [providers.openrouter])",
+		"gemini:gemini-2.5-pro":    `model gemini:gemini-2.5-pro: unknown provider "gemini": use one of anthropic, local, ollama, openai, openrouter, script, or add [providers.gemini] to the config file`,
+		"gpt-5.1":                  `model "gpt-5.1": want PROVIDER:MODEL`,
+	} {
+		_, err := ms.Model(spec)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", spec, err, want)
+		}
+		if !errors.Is(err, engine.ErrModelUnavailable) {
+			t.Errorf("%s: error %v does not wrap ErrModelUnavailable", spec, err)
+		}
+	}
+}
+
+func TestConfig_preflight(t *testing.T) {
+	scriptPath := filepath.Join(t.TempDir(), "model.toml")
+	os.WriteFile(scriptPath, []byte("[[turn]]\ntext = \"hi\"\n"), 0o600)
+	c, err := loadConfig("", configEnv(map[string]string{"ANTHROPIC_API_KEY": "sk-a", "XDG_CONFIG_HOME": t.TempDir()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.preflight([]string{"anthropic:claude-sonnet-4-5", "ollama:llama3.1", "script:" + scriptPath}); err != nil {
+		t.Errorf("preflight: %v", err)
+	}
+	tests := map[string]string{
+		"openai:gpt-5.1":       "model openai:gpt-5.1 needs OPENAI_API_KEY: set it in the environment (or api_key_env in [providers.openai])",
+		"script:/no/such.toml": "model script:/no/such.toml: ",
+		"foo:bar":              `unknown provider "foo"`,
+		"anthropic:":           "want PROVIDER:MODEL",
+	}
+	for spec, want := range tests {
+		err := c.preflight([]string{"anthropic:claude-sonnet-4-5", spec})
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %v, want one line containing %q", spec, err, want)
+		}
+	}
+}
+
+func TestConfigContextWindow(t *testing.T) {
+	for model, want := range map[string]int{
+		"gpt-5.1":                   400_000,
+		"gpt-4o-mini":               128_000,
+		"gpt-4.1-nano":              1_047_576,
+		"o1-mini":                   128_000,
+		"o3":                        200_000,
+		"claude-sonnet-4-5":         200_000,
+		"anthropic/claude-opus-4.1": 200_000,
+		"llama3.1:8b":               131_072,
+		"meta-llama/llama-3.3-70b":  131_072,
+		"my-finetune":               0,
+	} {
+		if got := configContextWindow(model); got != want {
+			t.Errorf("configContextWindow(%q) = %d, want %d", model, got, want)
+		}
+	}
+}
+
+// The settings of a [providers.NAME] reach the model: base URL, key
+// variable, headers, max_tokens, retries and the context window override.
+func TestConfig_models_settings(t *testing.T) {
+	var calls int
+	var got *http.Request
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		got = r.Clone(context.Background())
+		if calls == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte(`data: {"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}` + "\n\ndata: [DONE]\n\n"))
+	}))
+	defer srv.Close()
+	path := writeConfig(t, `
+[providers.lab]
+kind = "openai"
+base_url = "`+srv.URL+`/v1"
+api_key_env = "LAB_KEY"
+headers = { "X-Team" = "docs" }
+max_retries = 1
+timeout = "5s"
+context_windows = { "m1" = 32768 }
+`)
+	c, err := loadConfig(path, configEnv(map[string]string{"LAB_KEY": "lab-secret"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waits []time.Duration
+	c.sleep = func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }
+	m, err := c.models().Model("lab:m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := m.Stream(context.Background(), &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "x"}}}, func(engine.Delta) error { return nil })
+	if err != nil {
+		t.Fatal(err) // the 503 is retried once: max_retries = 1
+	}
+	if len(waits) != 1 || calls != 2 || resp.Text != "ok" || resp.Usage.ContextWindow != 32768 {
+		t.Errorf("%d calls, response %+v", calls, resp)
+	}
+	if got.URL.Path != "/v1/chat/completions" || got.Header.Get("Authorization") != "Bearer lab-secret" || got.Header.Get("X-Team") != "docs" {
+		t.Errorf("request %s %v", got.URL.Path, got.Header)
+	}
+}
