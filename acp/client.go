@@ -96,13 +96,34 @@ type (
 		Options   []permissionOption `json:"options"`
 	}
 	permissionToolCall struct {
-		ToolCallID string           `json:"toolCallId"`
-		Title      string           `json:"title,omitempty"`
-		Kind       string           `json:"kind,omitempty"`
-		Status     string           `json:"status,omitempty"`
-		RawInput   json.RawMessage  `json:"rawInput,omitempty"`
-		Locations  []map[string]any `json:"locations,omitempty"`
-		Content    []map[string]any `json:"content,omitempty"`
+		ToolCallID string               `json:"toolCallId"`
+		Title      string               `json:"title,omitempty"`
+		Kind       string               `json:"kind,omitempty"`
+		Status     string               `json:"status,omitempty"`
+		RawInput   json.RawMessage      `json:"rawInput,omitempty"`
+		Locations  []permissionLocation `json:"locations,omitempty"`
+		Content    []any                `json:"content,omitempty"`
+	}
+	permissionLocation struct {
+		Path string `json:"path"`
+		Line int    `json:"line,omitempty"`
+	}
+	diffContent struct {
+		Type    string  `json:"type"` // "diff"
+		Path    string  `json:"path"`
+		OldText *string `json:"oldText"` // null for a new file
+		NewText string  `json:"newText"`
+	}
+	terminalContent struct {
+		Type       string `json:"type"` // "terminal"
+		TerminalID string `json:"terminalId"`
+	}
+	textContent struct {
+		Type    string `json:"type"` // "content"
+		Content struct {
+			Type string `json:"type"` // "text"
+			Text string `json:"text"`
+		} `json:"content"`
 	}
 	permissionOption struct {
 		OptionID string `json:"optionId"`
@@ -248,20 +269,18 @@ func wirePermissionToolCall(tc engine.ToolCallEvent) permissionToolCall {
 		out.RawInput = json.RawMessage(tc.RawInput)
 	}
 	for _, l := range tc.Locations {
-		loc := map[string]any{"path": l.Path}
-		if l.Line > 0 {
-			loc["line"] = l.Line
-		}
-		out.Locations = append(out.Locations, loc)
+		out.Locations = append(out.Locations, permissionLocation{l.Path, max(l.Line, 0)})
 	}
 	for _, c := range tc.Content {
 		switch {
 		case c.Diff != nil:
-			out.Content = append(out.Content, map[string]any{"type": "diff", "path": c.Diff.Path, "oldText": c.Diff.OldText, "newText": c.Diff.NewText})
+			out.Content = append(out.Content, diffContent{"diff", c.Diff.Path, c.Diff.OldText, c.Diff.NewText})
 		case c.TerminalID != "":
-			out.Content = append(out.Content, map[string]any{"type": "terminal", "terminalId": c.TerminalID})
+			out.Content = append(out.Content, terminalContent{"terminal", c.TerminalID})
 		default:
-			out.Content = append(out.Content, map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": c.Text}})
+			t := textContent{Type: "content"}
+			t.Content.Type, t.Content.Text = "text", c.Text
+			out.Content = append(out.Content, t)
 		}
 	}
 	return out
