@@ -36,6 +36,7 @@ var update = flag.Bool("update", false, "rewrite the expected agent lines (-- se
 //	-- blueprint.toml --   the agent (default: one output stage, "answer")
 //	-- model.toml --       the script model (DESIGN.md §10)
 //	-- launch.json --      the launch output spec, as _meta.coda.output spells it
+//	-- options --          server options, KEY=VALUE a line: max_model_calls=N
 //	-- answers --          canned answers to coda's requests: METHOD RESULT-JSON, one a line,
 //	                       used in order per method (the last one repeats)
 //	-- files/PATH --       files put in the session's working directory ($WORK)
@@ -129,13 +130,19 @@ func runSession(t *testing.T, file string) {
 			t.Fatalf("launch.json: %v", err)
 		}
 	}
+	maxCalls := 0
+	for _, line := range strings.Split(string(sections["options"]), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok && k == "max_model_calls" {
+			maxCalls, _ = strconv.Atoi(v)
+		}
+	}
 	var logs bytes.Buffer
 	var logMu sync.Mutex
 	srv, err := acp.NewServer(acp.Options{
 		Agent: agent, Launch: launch, LaunchDir: work, Models: oneModel{model}, UserModel: "script:test",
-		Tools: tools.Builtin(), StateDir: filepath.Join(work, ".state"), Version: "test",
+		Tools: tools.Builtin(), StateDir: t.TempDir(), Version: "test",
 		Log:   slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		NewID: counter(), DrainTimeout: 5 * time.Second,
+		NewID: counter(), DrainTimeout: 5 * time.Second, MaxModelCalls: maxCalls,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -74,6 +74,8 @@ type Result struct {
 	// LastReply is the model's last text, for the session's history when
 	// there is no answer.
 	LastReply string
+	// Written lists the files the run's tools changed.
+	Written []string
 	// Err is a model or tool failure that ended the run.
 	Err error
 }
@@ -164,7 +166,7 @@ func (r *run) walk(ctx context.Context) error {
 }
 
 func (r *run) finish(ctx context.Context, err error) *Result {
-	res := &Result{RunID: r.t.RunID, StopReason: "end_turn", LastReply: r.reply}
+	res := &Result{RunID: r.t.RunID, StopReason: "end_turn", LastReply: r.reply, Written: r.written}
 	switch {
 	case errors.Is(err, context.Canceled) || (err != nil && ctx.Err() != nil):
 		res.Status, res.StopReason = StatusCancelled, "cancelled"

@@ -13,10 +13,10 @@ import (
 // written atomically, so a reader never sees half of one, and what a run
 // wrote so far survives its failure or cancellation.
 type recorder struct {
-	t      *Turn
-	dir    string // "" when no records are kept
-	start_ time.Time
-	seq    int
+	t       *Turn
+	dir     string // "" when no records are kept
+	started time.Time
+	seq     int
 	log    func(msg string, args ...any)
 }
 
@@ -65,7 +65,7 @@ type ToolUse struct {
 }
 
 func newRecorder(t *Turn) *recorder {
-	rec := &recorder{t: t, start_: time.Now().UTC()}
+	rec := &recorder{t: t, started: time.Now().UTC()}
 	if t.StateDir != "" && t.RunID != "" {
 		rec.dir = filepath.Join(t.StateDir, "runs", t.RunID)
 	}
@@ -85,7 +85,7 @@ func (rec *recorder) start() {
 }
 
 func (rec *recorder) finish(res *Result) {
-	rr := &RunRecord{Status: res.Status, StopReason: res.StopReason, Flags: res.Flags, Warnings: res.Warnings, FinalOutput: res.Answer}
+	rr := &RunRecord{Status: res.Status, StopReason: res.StopReason, Flags: res.Flags, Warnings: res.Warnings, FinalOutput: res.Answer, Files: res.Written}
 	rr.Ended = time.Now().UTC().Format(time.RFC3339Nano)
 	if res.Err != nil {
 		rr.Error = res.Err.Error()
@@ -99,9 +99,8 @@ func (rec *recorder) writeRun(rr *RunRecord) {
 	}
 	rr.RunID, rr.Session, rr.Prompt = rec.t.RunID, rec.t.SessionID, rec.t.Prompt
 	rr.Agent = rec.t.Agent.Agent.Name
-	rr.Started = rec.start_.Format(time.RFC3339Nano)
-	rr.Flags, rr.Warnings = nonNil(rr.Flags), nonNil(rr.Warnings)
-	rr.Files = nonNil(nil)
+	rr.Started = rec.started.Format(time.RFC3339Nano)
+	rr.Flags, rr.Warnings, rr.Files = nonNil(rr.Flags), nonNil(rr.Warnings), nonNil(rr.Files)
 	rec.writeJSON(filepath.Join(rec.dir, "run.json"), rr)
 }
 

@@ -157,7 +157,7 @@ func (v *stageVisit) nudge(msg string) bool {
 		return true
 	}
 	v.run.flag(FlagOutputForced)
-	v.run.warn(fmt.Sprintf("stage %s ended without the answer it owes after %d nudges", v.stage.Name, v.revisits))
+	v.run.warn(fmt.Sprintf("stage %s ended without the answer it owes (nudged %d time(s))", v.stage.Name, v.revisits))
 	return false
 }
 
@@ -469,6 +469,9 @@ func (v *stageVisit) transition(tc ToolCall) (ToolResult, string) {
 		return Errorf(`transition takes {"to": "<stage>", "reason": "<why>"}: %v`, err), ""
 	}
 	for _, t := range v.targets() {
+		if t == args.To && t == Done {
+			return ToolResult{Output: "Ending the run here."}, Done
+		}
 		if t == args.To {
 			return ToolResult{Output: "Moving on to " + args.To + "."}, args.To
 		}

@@ -1,0 +1,188 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/script"
+)
+
+type oneModel struct{ m engine.Model }
+
+func (o oneModel) Model(string) (engine.Model, error) { return o.m, nil }
+
+// events is a Sink that keeps what it receives.
+type events struct {
+	mu  sync.Mutex
+	evs []engine.Event
+	on  func(engine.Event)
+}
+
+func (e *events) Emit(_ context.Context, ev engine.Event) error {
+	e.mu.Lock()
+	e.evs = append(e.evs, ev)
+	e.mu.Unlock()
+	if e.on != nil {
+		e.on(ev)
+	}
+	return nil
+}
+
+const twoStages = `
+[agent]
+name = "two"
+[stages.explore]
+system_prompt = "Look."
+[stages.explore.transitions.report]
+hint = "Seen enough"
+[stages.report]
+mode = "output"
+`
+
+func newTurn(t *testing.T, blueprint, model string) *engine.Turn {
+	t.Helper()
+	b, err := engine.ParseBlueprint([]byte(blueprint), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := script.Parse([]byte(model), "model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := engine.CompileOutputs(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	return &engine.Turn{
+		RunID: "run-1", SessionID: "s-1", Agent: b, Outputs: outs, Prompt: "Go.",
+		Models: oneModel{script.New("script:test", sc)}, UserModel: "script:test",
+		Workspace: &engine.LocalWorkspace{Dir: dir}, StateDir: filepath.Join(dir, "state"),
+	}
+}
+
+// Cancelling in the second stage ends the run "cancelled"; the record says
+// so and keeps the first stage's files.
+func TestRun_cancelInSecondStage(t *testing.T) {
+	turn := newTurn(t, twoStages, `
+[[turn]]
+text = "Looked around."
+[[turn.tool_calls]]
+name = "transition"
+arguments = { to = "report" }
+
+[[turn]]
+delay_ms = 2000
+text = ["never ", "sent"]
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	sink := &events{on: func(ev engine.Event) {
+		if ev.Kind == engine.EventPlan && ev.Stage == "report" {
+			cancel()
+		}
+	}}
+	res := engine.Run(ctx, turn, sink)
+	if res.Status != engine.StatusCancelled || res.StopReason != "cancelled" || res.Err != nil {
+		t.Fatalf("Run = status %q, stop %q, err %v; want cancelled", res.Status, res.StopReason, res.Err)
+	}
+	rr, err := engine.ReadRun(turn.StateDir, "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rr.Status != engine.StatusCancelled || rr.FinalOutput != nil {
+		t.Errorf("run.json: status %q, finalOutput %v; want cancelled, none", rr.Status, rr.FinalOutput)
+	}
+	first := filepath.Join(engine.RunDir(turn.StateDir, "run-1"), "stages", "001-explore@1")
+	for _, f := range []string{"prompt.md", "response.md", "status.json"} {
+		if _, err := os.Stat(filepath.Join(first, f)); err != nil {
+			t.Errorf("the first stage's %s is missing: %v", f, err)
+		}
+	}
+	resp, _ := os.ReadFile(filepath.Join(first, "response.md"))
+	if !strings.Contains(string(resp), "Looked around.") {
+		t.Errorf("response.md = %q, want the stage's reply", resp)
+	}
+	var st engine.StageStatus
+	b, _ := os.ReadFile(filepath.Join(engine.RunDir(turn.StateDir, "run-1"), "stages", "002-report@1", "status.json"))
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatalf("the second stage's status.json: %v", err)
+	}
+	if st.Outcome != "ended by error" || !strings.Contains(st.Error, "canceled") {
+		t.Errorf("second stage status = %+v, want ended by the cancellation", st)
+	}
+}
+
+// An answered run records its answer in run.json, and the final answer is
+// the last event, sent once.
+func TestRun_answerRecorded(t *testing.T) {
+	turn := newTurn(t, twoStages, `
+[[turn]]
+[[turn.tool_calls]]
+name = "transition"
+arguments = { to = "report" }
+
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "All fine." }
+`)
+	sink := &events{}
+	res := engine.Run(context.Background(), turn, sink)
+	if res.Status != engine.StatusAnswered || res.Answer == nil {
+		t.Fatalf("Run = %+v, want answered", res)
+	}
+	last := sink.evs[len(sink.evs)-1]
+	if last.Kind != engine.EventFinalAnswer || last.Answer.Content != "All fine." {
+		t.Errorf("last event = %+v, want the final answer", last)
+	}
+	n := 0
+	for _, ev := range sink.evs {
+		if ev.Kind == engine.EventFinalAnswer {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d final answers sent, want 1", n)
+	}
+	rr, err := engine.ReadRun(turn.StateDir, "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(res.Answer, rr.FinalOutput); diff != "" {
+		t.Errorf("run.json finalOutput differs from the result (-want +got):\n%s", diff)
+	}
+}
+
+// A model failure ends the run "failed" with the error; what the run did so
+// far stays in the record.
+func TestRun_modelFailure(t *testing.T) {
+	turn := newTurn(t, twoStages, `
+[[turn]]
+text = "Starting."
+[[turn.tool_calls]]
+name = "transition"
+arguments = { to = "report" }
+
+[[turn]]
+error = "503 overloaded"
+`)
+	res := engine.Run(context.Background(), turn, &events{})
+	if res.Status != engine.StatusFailed || res.Err == nil || !strings.Contains(res.Err.Error(), "503 overloaded") {
+		t.Fatalf("Run = status %q err %v, want failed with the model's error", res.Status, res.Err)
+	}
+	rr, err := engine.ReadRun(turn.StateDir, "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rr.Status != engine.StatusFailed || !strings.Contains(rr.Error, "503 overloaded") {
+		t.Errorf("run.json = %+v, want failed with the error", rr)
+	}
+}
