@@ -17,7 +17,7 @@ type recorder struct {
 	dir     string // "" when no records are kept
 	started time.Time
 	seq     int
-	log    func(msg string, args ...any)
+	log     func(msg string, args ...any)
 }
 
 // RunRecord is run.json.
