@@ -137,6 +137,7 @@ func (Grep) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 type grepSearch struct {
 	re *regexp.Regexp
 	ws engine.Workspace
+	r  *bufio.Reader // reused from file to file
 
 	files, binary, matchedFiles, total int
 	shown                              []string
@@ -153,7 +154,12 @@ func (s *grepSearch) file(abs string) {
 		return
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 64<<10)
+	if s.r == nil {
+		s.r = bufio.NewReaderSize(f, 64<<10)
+	} else {
+		s.r.Reset(f)
+	}
+	r := s.r
 	if head, _ := r.Peek(sniffLen); bytes.IndexByte(head, 0) >= 0 {
 		s.binary++
 		return
