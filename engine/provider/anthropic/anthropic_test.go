@@ -21,9 +21,10 @@ import (
 const testKey = "sk-ant-api03-test-0123456789"
 
 type reply struct {
-	status int
-	file   string
-	body   string
+	status      int
+	contentType string
+	file        string
+	body        string
 }
 
 type server struct {
@@ -51,9 +52,12 @@ func newServer(t *testing.T, replies ...reply) *server {
 			s.replies = s.replies[1:]
 		}
 		s.mu.Unlock()
+		if rep.contentType == "" {
+			rep.contentType = "text/event-stream; charset=utf-8"
+		}
+		w.Header().Set("Content-Type", rep.contentType)
 		if rep.status == 0 {
 			rep.status = http.StatusOK
-			w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 		}
 		w.WriteHeader(rep.status)
 		b := []byte(rep.body)
@@ -154,6 +158,35 @@ func TestModel_Stream(t *testing.T) {
 				t.Errorf("deltas (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A gateway that answers with one JSON message instead of a stream is read
+// all the same.
+func TestModel_Stream_notStreamed(t *testing.T) {
+	s := newServer(t, reply{contentType: "application/json", body: `{
+  "id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+  "content": [
+    {"type": "thinking", "thinking": "Look first.", "signature": "sig1"},
+    {"type": "text", "text": "Reading."},
+    {"type": "tool_use", "id": "toolu_9", "name": "read_file", "input": {"path": "a.go"}}
+  ],
+  "stop_reason": "tool_use", "stop_sequence": null,
+  "usage": {"input_tokens": 40, "output_tokens": 20}
+}`})
+	var waits int
+	resp, _, err := collect(t, newModel(s, &waits), simpleRequest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &engine.Response{
+		Text: "Reading.", Thinking: "Look first.",
+		ToolCalls:  []engine.ToolCall{{ID: "toolu_9", Name: "read_file", Arguments: json.RawMessage(`{"path":"a.go"}`)}},
+		StopReason: engine.StopToolUse,
+		Usage:      engine.Usage{InputTokens: 40, OutputTokens: 20, ContextWindow: 200000},
+	}
+	if diff := cmp.Diff(want, resp); diff != "" {
+		t.Errorf("response (-want +got):\n%s", diff)
 	}
 }
 

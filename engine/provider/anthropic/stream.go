@@ -19,8 +19,12 @@ type event struct {
 	Message      *startMessage `json:"message"`       // message_start
 	ContentBlock *startBlock   `json:"content_block"` // content_block_start
 	Delta        eventDelta    `json:"delta"`         // content_block_delta, message_delta
-	Usage        *usage        `json:"usage"`         // message_delta
+	Usage        *usage        `json:"usage"`         // message_delta, message
 	Error        *apiError     `json:"error"`         // error
+
+	// A whole message, from a server that did not stream.
+	Content    []startBlock `json:"content"`
+	StopReason string       `json:"stop_reason"`
 }
 
 type startMessage struct {
@@ -114,21 +118,20 @@ func (s *stream) event(data []byte) error {
 			s.usage = e.Message.Usage
 		}
 	case "content_block_start":
-		b := s.block(e.Index)
-		if cb := e.ContentBlock; cb != nil {
-			b.typ, b.id, b.name, b.start = cb.Type, cb.ID, cb.Name, cb.Input
-			b.signature, b.data = cb.Signature, cb.Data
-			if cb.Thinking != "" {
-				if err := s.addThinking(b, cb.Thinking); err != nil {
-					return err
-				}
-			}
-			if cb.Text != "" {
-				if err := s.addText(cb.Text); err != nil {
-					return err
-				}
+		if e.ContentBlock != nil {
+			return s.startBlock(e.Index, e.ContentBlock)
+		}
+	case "message":
+		for i := range e.Content {
+			if err := s.startBlock(i, &e.Content[i]); err != nil {
+				return err
 			}
 		}
+		s.stop = e.StopReason
+		if e.Usage != nil {
+			s.usage = *e.Usage
+		}
+		s.done = true
 	case "content_block_delta":
 		b := s.block(e.Index)
 		switch d := &e.Delta; d.Type {
@@ -160,6 +163,19 @@ func (s *stream) event(data []byte) error {
 	}
 	// ping, content_block_stop and event types added later need nothing.
 	return nil
+}
+
+// startBlock begins the block at index with what its start carries: for
+// a tool_use its input (taken when no fragments follow), for text and
+// thinking any text already in it.
+func (s *stream) startBlock(index int, cb *startBlock) error {
+	b := s.block(index)
+	b.typ, b.id, b.name, b.start = cb.Type, cb.ID, cb.Name, cb.Input
+	b.signature, b.data = cb.Signature, cb.Data
+	if err := s.addThinking(b, cb.Thinking); err != nil {
+		return err
+	}
+	return s.addText(cb.Text)
 }
 
 // block is the block at index, made when first seen.

@@ -60,7 +60,9 @@ func newServer(t *testing.T, replies ...reply) *server {
 		}
 		if rep.status == 0 {
 			rep.status = http.StatusOK
-			w.Header().Set("Content-Type", "text/event-stream")
+			if w.Header().Get("Content-Type") == "" {
+				w.Header().Set("Content-Type", "text/event-stream")
+			}
 		}
 		w.WriteHeader(rep.status)
 		b := []byte(rep.body)
@@ -208,6 +210,35 @@ func TestModel_Stream(t *testing.T) {
 				t.Errorf("%d requests, want 1", s.count())
 			}
 		})
+	}
+}
+
+// A server that ignores "stream" and answers with one JSON document is
+// read all the same; a JSON error with status 200 says its message.
+func TestModel_Stream_notStreamed(t *testing.T) {
+	jsonType := map[string]string{"Content-Type": "application/json; charset=utf-8"}
+	s := newServer(t, reply{header: jsonType, file: "not_streamed.json"})
+	resp, deltas, err := collect(t, newModel(s, &sleeps{}), simpleRequest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &engine.Response{
+		Text:       "Reading it.",
+		ToolCalls:  []engine.ToolCall{{ID: "call_9", Name: "read_file", Arguments: json.RawMessage(`{"path":"a.go"}`)}},
+		StopReason: engine.StopToolUse,
+		Usage:      engine.Usage{InputTokens: 50, OutputTokens: 12, ContextWindow: 128000},
+	}
+	if diff := cmp.Diff(want, resp); diff != "" {
+		t.Errorf("response (-want +got):\n%s", diff)
+	}
+	if len(deltas) != 1 {
+		t.Errorf("deltas %v", deltas)
+	}
+
+	s = newServer(t, reply{header: jsonType, body: `{"error": {"message": "Upstream model is not available for your plan", "code": 403}}`})
+	_, _, err = collect(t, newModel(s, &sleeps{}), simpleRequest)
+	if err == nil || !strings.Contains(err.Error(), "Upstream model is not available for your plan") || s.count() != 1 {
+		t.Errorf("error %v after %d requests", err, s.count())
 	}
 }
 

@@ -24,6 +24,7 @@ type chunk struct {
 type choice struct {
 	Index        int    `json:"index"`
 	Delta        delta  `json:"delta"`
+	Message      delta  `json:"message"` // a whole reply, from a server that did not stream
 	FinishReason string `json:"finish_reason"`
 }
 
@@ -119,35 +120,45 @@ func (s *stream) chunk(data []byte) error {
 		if ch.Index != 0 {
 			continue // coda asks for one choice
 		}
-		d := &ch.Delta
-		thinking := d.ReasoningContent
-		if thinking == "" {
-			thinking = d.Reasoning
+		if err := s.delta(&ch.Delta); err != nil {
+			return err
 		}
-		if thinking != "" {
-			s.thinking.WriteString(thinking)
-			if err := s.emit(engine.Delta{Thinking: thinking}); err != nil {
-				return err
-			}
-		}
-		text := d.Content
-		if d.Refusal != "" {
-			text += d.Refusal
-			s.refused = true
-		}
-		if text != "" {
-			s.text.WriteString(text)
-			if err := s.emit(engine.Delta{Text: text}); err != nil {
-				return err
-			}
-		}
-		for j := range d.ToolCalls {
-			s.toolCall(&d.ToolCalls[j])
+		if err := s.delta(&ch.Message); err != nil {
+			return err
 		}
 		if ch.FinishReason != "" {
 			s.finish = ch.FinishReason
 			s.finished = true
 		}
+	}
+	return nil
+}
+
+// delta handles one choice's delta (or whole message).
+func (s *stream) delta(d *delta) error {
+	thinking := d.ReasoningContent
+	if thinking == "" {
+		thinking = d.Reasoning
+	}
+	if thinking != "" {
+		s.thinking.WriteString(thinking)
+		if err := s.emit(engine.Delta{Thinking: thinking}); err != nil {
+			return err
+		}
+	}
+	text := d.Content
+	if d.Refusal != "" {
+		text += d.Refusal
+		s.refused = true
+	}
+	if text != "" {
+		s.text.WriteString(text)
+		if err := s.emit(engine.Delta{Text: text}); err != nil {
+			return err
+		}
+	}
+	for j := range d.ToolCalls {
+		s.toolCall(&d.ToolCalls[j])
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -197,7 +198,7 @@ func (c *Call) Do(ctx context.Context, body []byte, read func(ctx context.Contex
 		resp, err := Post(ictx, c.Client, c.URL, c.Header, body, c.Secret)
 		if err == nil {
 			idle.Kick()
-			err = read(ictx, NewReader(idle.Reader(resp.Body)), &started)
+			err = read(ictx, NewReader(eventBody(idle.Reader(resp.Body), resp.Header)), &started)
 			resp.Body.Close()
 		}
 		switch {
@@ -218,3 +219,31 @@ func (c *Call) Do(ctx context.Context, body []byte, read func(ctx context.Contex
 	})
 	return Redact(err, c.Secret)
 }
+
+// eventBody is body as an event stream. A server that answers a streaming
+// request with one JSON document instead (a gateway's error, a server that
+// ignores "stream") is read as a stream of that one event, so the provider
+// sees its message rather than an empty stream.
+func eventBody(body io.Reader, h http.Header) io.Reader {
+	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	if mt != "application/json" {
+		return body
+	}
+	data, err := io.ReadAll(io.LimitReader(body, MaxEventSize))
+	if err != nil {
+		return errReader{err}
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(data) + 8)
+	buf.WriteString("data: ")
+	if json.Compact(&buf, data) != nil {
+		buf.Truncate(len("data: "))
+		buf.Write(bytes.ReplaceAll(bytes.TrimSpace(data), []byte("\n"), []byte("\ndata: ")))
+	}
+	buf.WriteString("\n\n")
+	return &buf
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
