@@ -131,8 +131,10 @@ func (rec *recorder) visit(stage string, n int) *visitRecord {
 	return vr
 }
 
-// call records a model call: the prompt as sent (first call) and the
-// response so far.
+// call records a model call: the prompt as sent (written at the first
+// call) and the response, kept until the visit ends. A visit's files are
+// written when it ends, however it ends, so a run costs a few file writes
+// per stage rather than per model call.
 func (vr *visitRecord) call(req *Request, resp *Response) {
 	if vr == nil || vr.dir == "" {
 		return
@@ -156,15 +158,12 @@ func (vr *visitRecord) call(req *Request, resp *Response) {
 	for _, tc := range resp.ToolCalls {
 		fmt.Fprintf(&vr.resp, "Tool call %s: %s\n\n", tc.Name, tc.Arguments)
 	}
-	vr.write("response.md", vr.resp.String())
-	vr.rec.writeJSON(filepath.Join(vr.dir, "status.json"), &vr.status)
 }
 
 func (vr *visitRecord) tool(tc ToolCall, res ToolResult) {
 	vr.status.Tools = append(vr.status.Tools, ToolUse{Name: tc.Name, Error: res.IsError})
 	if vr.dir != "" {
 		fmt.Fprintf(&vr.resp, "Result of %s%s:\n\n%s\n\n", tc.Name, map[bool]string{true: " (error)"}[res.IsError], res.Output)
-		vr.write("response.md", vr.resp.String())
 	}
 }
 
@@ -179,6 +178,7 @@ func (vr *visitRecord) finish(v *stageVisit, err error) {
 		vr.status.Outcome = "completed"
 	}
 	if vr.dir != "" {
+		vr.write("response.md", vr.resp.String())
 		vr.rec.writeJSON(filepath.Join(vr.dir, "status.json"), &vr.status)
 	}
 }
