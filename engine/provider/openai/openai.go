@@ -2,11 +2,11 @@
 // streamed, and for the servers that speak it: Ollama, vLLM, llama.cpp,
 // OpenRouter and other gateways.
 //
-// It tolerates what those servers do differently (see
-// ../shared/DEPENDENCIES.md): tool calls that arrive whole with
-// finish_reason "stop", tool call fragments without an index, reasoning
-// under reasoning_content or reasoning, errors inside a 200 stream, keep-alive
-// comments, and usage in a last chunk without choices.
+// It tolerates what those servers do differently: tool calls that arrive
+// whole with finish_reason "stop", tool call fragments without an index,
+// reasoning under reasoning_content or reasoning, errors inside a 200
+// stream, keep-alive comments, usage in a last chunk without choices, and a
+// reply sent as one JSON document despite "stream".
 package openai
 
 import (

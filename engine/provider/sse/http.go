@@ -205,7 +205,7 @@ func (c *Call) Do(ctx context.Context, body []byte, read func(ctx context.Contex
 		case err == nil:
 			return nil
 		case ctx.Err() != nil:
-			return context.Cause(ctx)
+			return ctx.Err() // not the cause: callers test errors.Is(err, context.Canceled)
 		case ictx.Err() != nil:
 			err = &Temporary{Err: context.Cause(ictx)}
 		}

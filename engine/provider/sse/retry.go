@@ -48,7 +48,7 @@ func (p Retry) Do(ctx context.Context, attempt func(ctx context.Context) error) 
 			return nil
 		}
 		if ctx.Err() != nil {
-			return context.Cause(ctx)
+			return ctx.Err()
 		}
 		var tmp *Temporary
 		if !errors.As(err, &tmp) {
@@ -105,7 +105,7 @@ func (p Retry) sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		return context.Cause(ctx)
+		return ctx.Err()
 	}
 }
 

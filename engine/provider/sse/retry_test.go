@@ -139,3 +139,14 @@ func TestRedact(t *testing.T) {
 		t.Error("Redact changed an error without the secret")
 	}
 }
+
+// A cancel with a cause still reads as context.Canceled, which is how the
+// engine tells a cancelled turn from a failed one.
+func TestRetry_Do_cancelCause(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("session/cancel"))
+	err := Retry{}.Do(ctx, func(context.Context) error { return &Temporary{Err: errors.New("x")} })
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+}
