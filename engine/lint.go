@@ -1,98 +1,484 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
+	"path"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/coda-acp/coda/outputspec"
 )
 
-// Finding severities.
+// Finding severities. `coda validate` exits 1 when any finding is an error.
 const (
 	SeverityError   = "error"
 	SeverityWarning = "warning"
 )
 
+// Finding codes, stable so scripts and tests can match them.
+const (
+	// Loading: what ParseBlueprint refuses, one finding per problem.
+	CodeTOML         = "toml"          // the file is not TOML, or a value has the wrong type
+	CodeUnknownKey   = "unknown-key"   // a key no blueprint table has
+	CodeMissingStage = "missing-stage" // agent.start or a transition names no stage
+	CodeBadValue     = "bad-value"     // a mode or on_validator_error that is not one of its choices
+	CodeNoStages     = "no-stages"     // the blueprint has no [stages.NAME]
+	CodeLoad         = "load"          // any other reason the blueprint does not load
+
+	// The answer contract.
+	CodeOutputSpec      = "output-spec"      // a schema file or validator is missing or does not compile
+	CodeSchemaUnchecked = "schema-unchecked" // a schema parses but is not a JSON Schema: answers would go unchecked
+	CodeOutputWarning   = "output-warning"   // a schema the format cannot use, a spec retired by a later one
+	CodeNoOutputStage   = "no-output-stage"  // no stage can submit an answer
+	CodeCannotAnswer    = "output-stage-cannot-answer"
+	CodeCannotCallTools = "stage-cannot-call-tools"
+
+	// The stage graph.
+	CodeUnreachable      = "unreachable-stage"
+	CodeCompleteSkips    = "allow-complete-skips-output"
+	CodeEndSkips         = "end-skips-output"
+	CodeUnknownTool      = "unknown-tool"
+	CodeNegativeLimit    = "negative-limit"
+	CodeTransitionNoHint = "transition-without-hint"
+)
+
 // A Finding is something `coda validate` reports about a blueprint.
 type Finding struct {
 	Severity string
-	Code     string // e.g. "unreachable-stage"
-	Stage    string
-	Message  string
+	Code     string
+	// Key is the blueprint key the finding is about, such as
+	// "stages.review" or "stages.review.transitions.report"; "" for the
+	// whole blueprint.
+	Key     string
+	Message string
 }
 
 func (f Finding) String() string {
 	where := ""
-	if f.Stage != "" {
-		where = " stages." + f.Stage + ":"
+	if f.Key != "" {
+		where = " " + f.Key + ":"
 	}
 	return fmt.Sprintf("%s[%s]%s %s", f.Severity, f.Code, where, f.Message)
 }
 
-// Lint checks a loaded blueprint for problems that loading does not catch:
-// its outputs' schemas and validators compile, every stage is reachable,
-// and the run cannot end without the answer it owes.
-func Lint(b *Blueprint) []Finding {
-	var out []Finding
-	add := func(sev, code, stage, format string, args ...any) {
-		out = append(out, Finding{Severity: sev, Code: code, Stage: stage, Message: fmt.Sprintf(format, args...)})
+// findings collects findings in the order they are found.
+type findings []Finding
+
+func (fs *findings) add(sev, code, key, format string, args ...any) {
+	*fs = append(*fs, Finding{Severity: sev, Code: code, Key: key, Message: fmt.Sprintf(format, args...)})
+}
+
+// LintSource checks a blueprint's text. Where ParseBlueprint stops at the
+// first problem, LintSource reports each one as a finding (every unknown
+// key, every transition to a missing stage) and, when the stages still make
+// sense without them, goes on with Lint. The blueprint is nil when it could
+// not be read at all. dir is the directory its relative paths resolve in
+// ("" for a bundled agent); tools, when non-nil, are the tools coda has.
+func LintSource(data []byte, source, dir string, tools map[string]Tool) (*Blueprint, []Finding) {
+	b, err := ParseBlueprint(data, source)
+	if err == nil {
+		b.Dir = dir
+		return b, Lint(b, tools)
 	}
-	if _, err := CompileOutputs(b); err != nil {
-		add(SeverityError, "output-spec", "", "%v", err)
+	b, fs := diagnose(data, source)
+	if len(fs) == 0 {
+		// diagnose and ParseBlueprint disagree: the load error still
+		// stands, as itself.
+		fs.add(SeverityError, CodeLoad, "", "%s", strings.TrimPrefix(err.Error(), source+": "))
+		return nil, fs
 	}
-	reached := map[string]bool{}
+	if b == nil {
+		return nil, fs
+	}
+	b.Dir = dir
+	return b, append(fs, Lint(b, tools)...)
+}
+
+// diagnose re-reads a blueprint that ParseBlueprint refused, naming every
+// problem. It returns the blueprint as well when its problems are unknown
+// keys or transitions to missing stages (dropped), which leave a stage
+// graph worth linting.
+func diagnose(data []byte, source string) (*Blueprint, findings) {
+	var fs findings
+	var b Blueprint
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&b)
+	if err != nil {
+		var msg string
+		if perr, ok := err.(toml.ParseError); ok {
+			msg = fmt.Sprintf("line %d: %s", perr.Position.Line, perr.Message)
+		} else {
+			msg = err.Error()
+		}
+		fs.add(SeverityError, CodeTOML, "", "%s", msg)
+		return nil, fs
+	}
+	for _, k := range md.Undecoded() {
+		if inSchema(k) {
+			continue
+		}
+		msg := "unknown key"
+		if s := suggest(k); s != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", s)
+		}
+		fs.add(SeverityError, CodeUnknownKey, k.String(), "%s", msg)
+	}
+	for _, k := range md.Keys() {
+		if len(k) >= 2 && k[0] == "stages" && !slices.Contains(b.Order, k[1]) {
+			b.Order = append(b.Order, k[1])
+		}
+		if len(k) == 4 && k[0] == "stages" && k[2] == "transitions" {
+			if s := b.Stages[k[1]]; s != nil {
+				s.TransitionOrder = append(s.TransitionOrder, k[3])
+			}
+		}
+	}
+	usable := true
+	if len(b.Stages) == 0 {
+		fs.add(SeverityError, CodeNoStages, "", "no stages: add a [stages.NAME] table")
+		return nil, fs
+	}
+	if b.Agent.Start != "" && b.Stages[b.Agent.Start] == nil {
+		fs.add(SeverityError, CodeMissingStage, "agent.start", "no stage is named %q; the stages are %s", b.Agent.Start, strings.Join(b.Order, ", "))
+		usable = false
+	}
+	for _, name := range b.Order {
+		s := b.Stages[name]
+		if s == nil {
+			fs.add(SeverityError, CodeLoad, "stages."+name, "the stage is empty")
+			usable = false
+			continue
+		}
+		s.Name = name
+		switch s.Mode {
+		case "", ModeAutonomous, ModeOutput:
+		default:
+			fs.add(SeverityError, CodeBadValue, "stages."+name+".mode", "%q is neither \"autonomous\" nor \"output\"", s.Mode)
+			usable = false
+		}
+		if s.Output != nil {
+			switch s.Output.OnValidatorError {
+			case "", "reject", "accept":
+			default:
+				fs.add(SeverityError, CodeBadValue, "stages."+name+".output.on_validator_error", "%q is neither \"reject\" nor \"accept\"", s.Output.OnValidatorError)
+			}
+		}
+		kept := s.TransitionOrder[:0]
+		for _, to := range s.TransitionOrder {
+			if b.Stages[to] == nil {
+				fs.add(SeverityError, CodeMissingStage, "stages."+name+".transitions."+to, "no stage is named %q; the stages are %s", to, strings.Join(b.Order, ", "))
+				continue
+			}
+			kept = append(kept, to)
+		}
+		s.TransitionOrder = kept
+	}
+	if !usable {
+		return nil, fs
+	}
+	b.Source = source
+	return &b, fs
+}
+
+// Lint checks a loaded blueprint for what loading does not catch: its
+// answer contracts compile, the models of stages that must call tools can,
+// every stage is reachable, and no path ends the run without the answer it
+// owes. tools, when non-nil, are the tools coda has, to check
+// available_tools against.
+func Lint(b *Blueprint, tools map[string]Tool) []Finding {
+	var fs findings
+	lintOutputs(&fs, b)
+	lintGraph(&fs, b)
+	for _, name := range b.Order {
+		s := b.Stages[name]
+		key := "stages." + name
+		lintModels(&fs, s)
+		if s.MaxIterations < 0 {
+			fs.add(SeverityError, CodeNegativeLimit, key+".max_iterations", "%d: give a positive number of model calls, or leave it out for %d", s.MaxIterations, DefaultMaxIterations)
+		}
+		if s.MaxRevisits != nil && *s.MaxRevisits < 0 {
+			fs.add(SeverityError, CodeNegativeLimit, key+".max_revisits", "%d: give 0 or more nudges, or leave it out for %d", *s.MaxRevisits, DefaultMaxRevisits)
+		}
+		for _, t := range s.AvailableTools {
+			switch {
+			case t == ToolSubmitOutput:
+				fs.add(SeverityError, CodeUnknownTool, key+".available_tools", "submit_output is not listed: a stage gets it from mode = \"output\" or require_output = true")
+			case t == ToolTransition:
+				fs.add(SeverityError, CodeUnknownTool, key+".available_tools", "transition is not listed: a stage gets it from its [stages.%s.transitions.NAME] tables", name)
+			case tools != nil && tools[t] == nil:
+				fs.add(SeverityError, CodeUnknownTool, key+".available_tools", "coda has no tool %q; it has %s", t, strings.Join(toolNames(tools), ", "))
+			}
+		}
+		for _, to := range s.TransitionOrder {
+			if tr := s.Transitions[to]; tr == nil || strings.TrimSpace(tr.Hint) == "" {
+				fs.add(SeverityWarning, CodeTransitionNoHint, key+".transitions."+to, "no hint: the model chooses transitions by their hints; say when to go to %s", to)
+			}
+		}
+	}
+	return fs
+}
+
+// lintOutputs compiles each answering stage's contract on its own, so a
+// problem is reported against the stage it belongs to.
+func lintOutputs(fs *findings, b *Blueprint) {
+	answers := false
+	for _, name := range b.Order {
+		s := b.Stages[name]
+		if !s.CanSubmit() {
+			continue
+		}
+		answers = true
+		key := "stages." + name + ".output"
+		one := *b
+		one.Order = []string{name}
+		outs, err := CompileOutputs(&one)
+		if err != nil {
+			fs.add(SeverityError, CodeOutputSpec, key, "%v", err)
+			continue
+		}
+		for _, w := range outs.Warnings {
+			fs.add(SeverityWarning, CodeOutputWarning, key, "%s", w)
+		}
+		c := outs.ByStage[name]
+		if c == nil {
+			continue
+		}
+		for _, w := range c.Warnings() {
+			if c.SchemaUnchecked() && strings.Contains(w, " unchecked: ") {
+				fs.add(SeverityError, CodeSchemaUnchecked, key, "%s (answers would be recorded without this check)", w)
+				continue
+			}
+			fs.add(SeverityWarning, CodeOutputWarning, key, "%s", w)
+		}
+	}
+	if !answers {
+		fs.add(SeverityWarning, CodeNoOutputStage, "", "no stage can submit an answer (mode = \"output\" or require_output = true): runs will finish without one")
+	}
+}
+
+// lintGraph checks the stage graph: every stage reachable from the start,
+// and no way for the run to end before a stage that owes the answer.
+func lintGraph(fs *findings, b *Blueprint) {
+	start := b.StartStage()
+	if start == nil {
+		return
+	}
+	reached := walkStages(b, start.Name, func(*Stage) bool { return true })
+	// bare holds the stages the run can be in without having passed a
+	// stage that owes the answer (which nudges, and then forces, it).
+	bare := walkStages(b, start.Name, func(s *Stage) bool { return !s.OwesOutput() })
+	owed := false
+	for _, name := range b.Order {
+		owed = owed || b.Stages[name].OwesOutput()
+	}
+	for _, name := range b.Order {
+		s := b.Stages[name]
+		key := "stages." + name
+		if !reached[name] {
+			fs.add(SeverityWarning, CodeUnreachable, key, "no transition reaches this stage from the start stage %s", start.Name)
+			continue
+		}
+		if !owed || s.OwesOutput() || !bare[name] {
+			continue
+		}
+		if s.AllowComplete {
+			fs.add(SeverityError, CodeCompleteSkips, key+".allow_complete", "DONE here ends the run, and a run can reach this stage before any stage that owes the answer (%s): it would end without one", strings.Join(owingStages(b), ", "))
+		}
+		if len(s.TransitionOrder) == 0 && !s.CanSubmit() {
+			fs.add(SeverityWarning, CodeEndSkips, key, "the run ends here (no transitions), and can reach this stage before any stage that owes the answer (%s): it would end without one", strings.Join(owingStages(b), ", "))
+		}
+	}
+}
+
+// walkStages returns the stages reachable from start, following the
+// transitions of the stages for which through returns true.
+func walkStages(b *Blueprint, start string, through func(*Stage) bool) map[string]bool {
+	seen := map[string]bool{}
 	var walk func(string)
 	walk = func(name string) {
-		if reached[name] || b.Stages[name] == nil {
+		s := b.Stages[name]
+		if seen[name] || s == nil {
 			return
 		}
-		reached[name] = true
-		for _, to := range b.Stages[name].TransitionOrder {
+		seen[name] = true
+		if !through(s) {
+			return
+		}
+		for _, to := range s.TransitionOrder {
 			walk(to)
 		}
 	}
-	if start := b.StartStage(); start != nil {
-		walk(start.Name)
-	}
-	endsWithOutput := false
+	walk(start)
+	return seen
+}
+
+func owingStages(b *Blueprint) []string {
+	var out []string
 	for _, name := range b.Order {
-		s := b.Stages[name]
-		if !reached[name] {
-			add(SeverityWarning, "unreachable-stage", name, "no transition reaches this stage from the start stage")
+		if b.Stages[name].OwesOutput() {
+			out = append(out, name)
 		}
-		if len(s.TransitionOrder) == 0 && s.CanSubmit() {
-			endsWithOutput = true
-		}
-		if s.AllowComplete && !s.CanSubmit() && needsOutputAfter(b, name) {
-			add(SeverityError, "allow-complete-skips-output", name, "allow_complete lets the run end here, before any stage that owes the answer")
-		}
-	}
-	if !endsWithOutput {
-		add(SeverityWarning, "no-output-stage", "", "no stage that can end the run submits an answer: runs will finish without one")
 	}
 	return out
 }
 
-// needsOutputAfter reports whether a stage that owes the answer can still
-// come after stage name (so ending at name skips it).
-func needsOutputAfter(b *Blueprint, name string) bool {
-	seen := map[string]bool{}
-	var walk func(string) bool
-	walk = func(n string) bool {
-		if seen[n] {
-			return false
+// lintModels reports stage models known to lack tool calling. A stage that
+// answers can only do so through submit_output; any other stage needs tool
+// calls for its tools and transitions.
+func lintModels(fs *findings, s *Stage) {
+	needsTools := len(s.AvailableTools) > 0 || len(s.TransitionOrder) > 0 || s.AllowComplete
+	for _, spec := range s.Model.Models {
+		why := NoToolCalling(spec)
+		if why == "" {
+			continue
 		}
-		seen[n] = true
-		s := b.Stages[n]
-		if s == nil {
-			return false
+		key := "stages." + s.Name + ".model"
+		switch {
+		case s.CanSubmit():
+			fs.add(SeverityError, CodeCannotAnswer, key, "%s cannot call tools (%s), and this stage answers only through the submit_output tool: choose a model with tool calling", spec, why)
+		case needsTools:
+			fs.add(SeverityWarning, CodeCannotCallTools, key, "%s cannot call tools (%s): this stage's tools and transitions are out of its reach", spec, why)
 		}
-		if n != name && s.OwesOutput() {
-			return true
-		}
-		for _, to := range s.TransitionOrder {
-			if walk(to) {
-				return true
-			}
-		}
-		return false
 	}
-	return walk(name)
+}
+
+// noToolModels are models known not to call tools, by provider ("" for
+// any) and a path.Match pattern over the model's base name: lowercased,
+// without an "org/" prefix or a ":tag". The list is deliberately short: a
+// model missing from it is assumed able to call tools, since a wrong entry
+// would refuse a working blueprint. Sources: OpenAI's model pages (o1-mini,
+// o1-preview, chatgpt-4o-latest: function calling not supported;
+// completions-only and embedding models), and the Ollama library, whose
+// models without the "tools" capability are refused with "does not
+// support tools" (ollama/ollama#5793, #9680).
+var noToolModels = []struct {
+	provider, pattern, why string
+}{
+	{"", "*embed*", "an embedding model: it does not chat"},
+	{"", "o1-mini*", "OpenAI's o1-mini has no function calling"},
+	{"", "o1-preview*", "OpenAI's o1-preview has no function calling"},
+	{"", "chatgpt-4o-latest", "OpenAI's chatgpt-4o-latest has no function calling"},
+	{"", "gpt-3.5-turbo-instruct*", "a completions-only model"},
+	{"", "text-davinci-*", "a completions-only model"},
+	{"", "davinci-0*", "a completions-only model"},
+	{"", "babbage-0*", "a completions-only model"},
+	{"ollama", "gemma", "Ollama's gemma has no tools capability"},
+	{"ollama", "gemma2", "Ollama's gemma2 has no tools capability"},
+	{"ollama", "gemma3", "Ollama's gemma3 has no tools capability"},
+	{"ollama", "llama2", "Ollama's llama2 has no tools capability"},
+	{"ollama", "llama3", "Ollama's llama3 has no tools capability (llama3.1 and later have)"},
+	{"ollama", "codellama", "Ollama's codellama has no tools capability"},
+	{"ollama", "phi3", "Ollama's phi3 has no tools capability"},
+	{"ollama", "llava", "Ollama's llava has no tools capability"},
+	{"ollama", "tinyllama", "Ollama's tinyllama has no tools capability"},
+	{"ollama", "deepseek-coder", "Ollama's deepseek-coder has no tools capability"},
+}
+
+// NoToolCalling reports why the model a spec ("provider:model") names is
+// known to be unable to call tools, or "" when it is not known to lack
+// them. Script models call whatever tools their script says.
+func NoToolCalling(spec string) string {
+	provider, model, ok := strings.Cut(spec, ":")
+	if !ok || provider == "script" {
+		return ""
+	}
+	base := strings.ToLower(model)
+	if i := strings.LastIndexByte(base, '/'); i >= 0 {
+		base = base[i+1:]
+	}
+	if i := strings.IndexByte(base, ':'); i >= 0 {
+		base = base[:i]
+	}
+	for _, m := range noToolModels {
+		if m.provider != "" && m.provider != provider {
+			continue
+		}
+		if ok, _ := path.Match(m.pattern, base); ok {
+			return m.why
+		}
+	}
+	return ""
+}
+
+func toolNames(tools map[string]Tool) []string {
+	names := make([]string, 0, len(tools))
+	for n := range tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// suggest names the known key closest to an unknown one, or "".
+func suggest(k toml.Key) string {
+	if len(k) == 0 {
+		return ""
+	}
+	parent, last := k[:len(k)-1], k[len(k)-1]
+	best, bestD := "", 3
+	for _, cand := range knownKeys(parent) {
+		if d := editDistance(last, cand); d < bestD {
+			best, bestD = cand, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return strings.Join(append(append([]string(nil), parent...), best), ".")
+}
+
+// knownKeys lists the keys the table at parent may hold.
+func knownKeys(parent []string) []string {
+	var t reflect.Type
+	switch {
+	case len(parent) == 0:
+		t = reflect.TypeOf(Blueprint{})
+	case len(parent) == 1 && parent[0] == "agent":
+		t = reflect.TypeOf(AgentConfig{})
+	case len(parent) == 2 && parent[0] == "agent" && parent[1] == "output",
+		len(parent) == 3 && parent[0] == "stages" && parent[2] == "output":
+		t = reflect.TypeOf(outputspec.Spec{})
+	case len(parent) >= 3 && parent[len(parent)-1] == "artifacts" && parent[len(parent)-2] == "output":
+		t = reflect.TypeOf(outputspec.ArtifactDecl{})
+	case len(parent) == 2 && parent[0] == "stages":
+		t = reflect.TypeOf(Stage{})
+	case len(parent) == 3 && parent[0] == "stages" && parent[2] == "model":
+		t = reflect.TypeOf(StageModel{})
+	case len(parent) == 4 && parent[0] == "stages" && parent[2] == "transitions":
+		t = reflect.TypeOf(Transition{})
+	default:
+		return nil
+	}
+	var keys []string
+	for i := 0; i < t.NumField(); i++ {
+		if tag := t.Field(i).Tag.Get("toml"); tag != "" && tag != "-" {
+			keys = append(keys, tag)
+		}
+	}
+	return keys
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -3,13 +3,23 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/tools"
 )
 
-// validate is `coda validate NAME|PATH`: it loads the blueprint, compiles its
-// schemas and validators, and prints what it finds. Exit 1 when any finding
-// is an error.
+// validate is `coda validate NAME|PATH`: it reads the blueprint, compiles
+// its schemas and validators, and prints one line per finding, each naming
+// the blueprint, the severity and a stable code:
+//
+//	examples/reviewer.toml: error[unreachable-stage] stages.notes: ...
+//
+// A blueprint that does not load is reported the same way. Exit 1 when any
+// finding is an error.
 func validate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("validate")
 	rest, err := parseArgs(fs, args)
@@ -19,22 +29,68 @@ func validate(args []string, stdout, stderr io.Writer) error {
 	if len(rest) != 1 {
 		return usageError("validate takes one agent name or blueprint path: coda validate NAME|PATH")
 	}
-	b, err := loadAgent(rest[0])
+	data, source, dir, err := readBlueprint(rest[0])
 	if err != nil {
-		fmt.Fprintf(stdout, "error: %v\n", err)
-		return &exitError{code: 1}
+		fmt.Fprintf(stdout, "%s: %s\n", rest[0], engine.Finding{Severity: engine.SeverityError, Code: engine.CodeLoad, Message: err.Error()})
+		return &exitError{code: 1, msg: fmt.Sprintf("%s: the blueprint could not be read", rest[0])}
 	}
-	findings := engine.Lint(b)
-	errors := 0
+	b, findings := engine.LintSource(data, source, dir, tools.Builtin())
+	errs, warnings := 0, 0
 	for _, f := range findings {
-		fmt.Fprintln(stdout, f)
+		fmt.Fprintf(stdout, "%s: %s\n", source, f)
 		if f.Severity == engine.SeverityError {
-			errors++
+			errs++
+		} else {
+			warnings++
 		}
 	}
-	if errors > 0 {
-		return &exitError{code: 1, msg: fmt.Sprintf("%s: %d error(s)", b.Source, errors)}
+	if errs > 0 {
+		return &exitError{code: 1, msg: fmt.Sprintf("%s: %s, %s", source, plural(errs, "error"), plural(warnings, "warning"))}
 	}
-	fmt.Fprintf(stdout, "%s: ok (%d stage(s), %d warning(s))\n", b.Source, len(b.Order), len(findings))
+	fmt.Fprintf(stdout, "%s: ok: %s, %s\n", source, plural(len(b.Order), "stage"), plural(warnings, "warning"))
 	return nil
+}
+
+// readBlueprint finds a blueprint's text the way loadAgent does: a bundled
+// agent's name, a file, or a directory holding blueprint.toml. It returns
+// the text, the name messages use, and the directory relative paths
+// resolve in ("" for a bundled agent).
+func readBlueprint(nameOrPath string) (data []byte, source, dir string, err error) {
+	if !strings.ContainsAny(nameOrPath, `/\.`) {
+		data, err := bundled.ReadFile(path.Join("agents", nameOrPath, "blueprint.toml"))
+		if err == nil {
+			return data, "bundled agent " + nameOrPath, "", nil
+		}
+		if _, statErr := os.Stat(nameOrPath); statErr != nil {
+			return nil, "", "", fmt.Errorf("no agent %q: the bundled agents are %s; or give a blueprint file or directory", nameOrPath, strings.Join(bundledNames(), ", "))
+		}
+	}
+	file := nameOrPath
+	if info, err := os.Stat(file); err == nil && info.IsDir() {
+		file = filepath.Join(file, "blueprint.toml")
+	}
+	data, err = os.ReadFile(file)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("blueprint %s: %w", file, unwrapPathErr(err))
+	}
+	dir, err = filepath.Abs(filepath.Dir(file))
+	if err != nil {
+		return nil, "", "", err
+	}
+	return data, file, dir, nil
+}
+
+// unwrapPathErr drops the "open PATH:" an *os.PathError repeats.
+func unwrapPathErr(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -1,0 +1,308 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// lintTools stands in for the builtin tools (engine cannot import
+// engine/tools): the names are what matters to Lint.
+var lintTools = map[string]Tool{
+	"read_file": nopTool{"read_file"}, "list_files": nopTool{"list_files"}, "grep": nopTool{"grep"},
+	"write_file": nopTool{"write_file"}, "edit_file": nopTool{"edit_file"}, "shell": nopTool{"shell"},
+}
+
+type nopTool struct{ name string }
+
+func (t nopTool) Spec() ToolSpec {
+	return ToolSpec{Name: t.name, Schema: json.RawMessage(`{"type":"object"}`)}
+}
+func (nopTool) Kind() string                              { return "other" }
+func (nopTool) Run(context.Context, *Call) (r ToolResult) { return r }
+
+// summary renders findings as "severity[code] key", the part tests pin.
+func summary(fs []Finding) []string {
+	out := []string{}
+	for _, f := range fs {
+		out = append(out, strings.TrimSpace(f.Severity+"["+f.Code+"] "+f.Key))
+	}
+	return out
+}
+
+// TestLintSource_Blueprints runs the purpose-broken blueprints of
+// testdata/blueprints, which `coda validate` is tested on too.
+func TestLintSource_Blueprints(t *testing.T) {
+	want := map[string][]string{
+		"good.toml":                 {},
+		"unreachable.toml":          {"warning[unreachable-stage] stages.notes"},
+		"cannot-answer.toml":        {"error[output-stage-cannot-answer] stages.answer.model"},
+		"allow-complete-skips.toml": {"error[allow-complete-skips-output] stages.explore.allow_complete"},
+		"missing-stage.toml": {
+			"error[missing-stage] stages.review.transitions.reprot",
+			"warning[end-skips-output] stages.review",
+			"warning[unreachable-stage] stages.report",
+		},
+		"unknown-key.toml": {
+			"error[unknown-key] agent.nmae",
+			"error[unknown-key] stages.answer.max_iteration",
+		},
+		"missing-schema.toml":   {"error[output-spec] stages.answer.output"},
+		"schema-unchecked.toml": {"error[schema-unchecked] stages.answer.output"},
+		"bad-toml.toml":         {"error[toml]"},
+		"unknown-tool.toml": {
+			"error[unknown-tool] stages.answer.available_tools",
+			"error[unknown-tool] stages.answer.available_tools",
+		},
+		"end-skips.toml": {"warning[end-skips-output] stages.quick"},
+		"bad-mode.toml":  {"error[bad-value] stages.answer.mode"},
+	}
+	files, err := filepath.Glob("../testdata/blueprints/*.toml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no blueprints in ../testdata/blueprints: %v", err)
+	}
+	for _, file := range files {
+		name := filepath.Base(file)
+		t.Run(name, func(t *testing.T) {
+			w, ok := want[name]
+			if !ok {
+				t.Fatalf("%s has no expectation in this table: add one", name)
+			}
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir, _ := filepath.Abs(filepath.Dir(file))
+			b, fs := LintSource(data, file, dir, lintTools)
+			if diff := cmp.Diff(w, summary(fs)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s\nfull: %v", diff, fs)
+			}
+			_, loadErr := ParseBlueprint(data, file)
+			if loadErr != nil && !hasError(fs) {
+				t.Errorf("ParseBlueprint refuses it (%v) but no finding is an error", loadErr)
+			}
+			if b == nil && loadErr == nil {
+				t.Errorf("LintSource returned no blueprint for one that loads")
+			}
+		})
+	}
+}
+
+func hasError(fs []Finding) bool {
+	for _, f := range fs {
+		if f.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+func TestLintSource_Cases(t *testing.T) {
+	tests := []struct {
+		name, toml string
+		want       []string
+	}{
+		{
+			name: "DONE only after the owed answer",
+			toml: `
+[stages.answer]
+mode = "output"
+[stages.answer.transitions.polish]
+hint = "h"
+[stages.polish]
+allow_complete = true
+available_tools = ["read_file"]
+[stages.polish.transitions.answer]
+hint = "h"`,
+			want: []string{},
+		},
+		{
+			name: "DONE reachable on one path that skips the answer",
+			toml: `
+[stages.triage]
+[stages.triage.transitions.answer]
+hint = "h"
+[stages.triage.transitions.tidy]
+hint = "h"
+[stages.answer]
+mode = "output"
+[stages.answer.transitions.tidy]
+hint = "h"
+[stages.tidy]
+allow_complete = true
+[stages.tidy.transitions.answer]
+hint = "h"`,
+			want: []string{"error[allow-complete-skips-output] stages.tidy.allow_complete"},
+		},
+		{
+			name: "allow_complete on the stage that owes the answer is nudged, not skipped",
+			toml: `
+[stages.answer]
+mode = "output"
+allow_complete = true
+[stages.answer.transitions.more]
+hint = "h"
+[stages.more]
+[stages.more.transitions.answer]
+hint = "h"`,
+			want: []string{},
+		},
+		{
+			name: "no answer owed: DONE is fine, but no stage answers",
+			toml: `
+[stages.edit]
+available_tools = ["write_file"]
+allow_complete = true
+[stages.edit.transitions.check]
+hint = "h"
+[stages.check]
+available_tools = ["shell"]`,
+			want: []string{"warning[no-output-stage]"},
+		},
+		{
+			name: "start names a missing stage",
+			toml: `
+[agent]
+start = "review"
+[stages.answer]
+mode = "output"`,
+			want: []string{"error[missing-stage] agent.start"},
+		},
+		{
+			name: "a model without tools on a stage with transitions",
+			toml: `
+[stages.look]
+model = { models = ["ollama:llama2"] }
+[stages.look.transitions.answer]
+hint = "h"
+[stages.answer]
+mode = "output"
+model = { models = ["anthropic:claude-sonnet-4-5", "openai:o1-mini"] }`,
+			want: []string{
+				"warning[stage-cannot-call-tools] stages.look.model",
+				"error[output-stage-cannot-answer] stages.answer.model",
+			},
+		},
+		{
+			name: "negative limits and a transition without a hint",
+			toml: `
+[stages.look]
+max_iterations = -1
+[stages.look.transitions.answer]
+[stages.answer]
+mode = "output"
+max_revisits = -2`,
+			want: []string{
+				"error[negative-limit] stages.look.max_iterations",
+				"warning[transition-without-hint] stages.look.transitions.answer",
+				"error[negative-limit] stages.answer.max_revisits",
+			},
+		},
+		{
+			name: "a stage format that retires the agent's schema",
+			toml: `
+[agent.output]
+format = "json"
+schema = { type = "object" }
+[stages.answer]
+mode = "output"
+[stages.answer.output]
+format = "xml"`,
+			want: []string{"warning[output-warning] stages.answer.output"},
+		},
+		{
+			name: "an inline schema's own keys are not unknown keys",
+			toml: `
+[stages.answer]
+mode = "output"
+[stages.answer.output]
+format = "json"
+schema = { type = "object", properties = { anything = { type = "string" } } }`,
+			want: []string{},
+		},
+		{
+			name: "several load problems at once, and the rest linted",
+			toml: `
+[stages.a]
+max_iteratons = 3
+[stages.a.transitions.b]
+hint = "h"
+[stages.a.transitions.c]
+hint = "h"
+[stages.b]
+mode = "output"
+[stages.b.ouput]
+format = "json"`,
+			want: []string{
+				"error[unknown-key] stages.a.max_iteratons",
+				"error[unknown-key] stages.b.ouput",
+				"error[unknown-key] stages.b.ouput.format",
+				"error[missing-stage] stages.a.transitions.c",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, fs := LintSource([]byte(tt.toml), "case.toml", t.TempDir(), lintTools)
+			if diff := cmp.Diff(tt.want, summary(fs)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s\nfull: %v", diff, fs)
+			}
+		})
+	}
+}
+
+func TestLintSource_Suggestions(t *testing.T) {
+	_, fs := LintSource([]byte("[stages.a]\nmode = \"output\"\nmax_iteratons = 3\n[stages.a.model]\nmodles = []\n"), "s.toml", "", nil)
+	var msgs []string
+	for _, f := range fs {
+		msgs = append(msgs, f.Key+": "+f.Message)
+	}
+	sort.Strings(msgs)
+	want := []string{
+		"stages.a.max_iteratons: unknown key (did you mean stages.a.max_iterations?)",
+		"stages.a.model.modles: unknown key (did you mean stages.a.model.models?)",
+	}
+	if diff := cmp.Diff(want, msgs); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestNoToolCalling(t *testing.T) {
+	tests := []struct {
+		spec   string
+		lacks  bool
+		reason string
+	}{
+		{"ollama:gemma3:4b", true, "gemma3"},
+		{"ollama:gemma3", true, "gemma3"},
+		{"ollama:llama3", true, "llama3"},
+		{"ollama:llama3.1:8b", false, ""},
+		{"ollama:qwen3:4b", false, ""},
+		{"ollama:nomic-embed-text", true, "embedding"},
+		{"openai:text-embedding-3-small", true, "embedding"},
+		{"openai:o1-mini", true, "o1-mini"},
+		{"openai:o1-mini-2024-09-12", true, "o1-mini"},
+		{"openrouter:openai/o1-preview", true, "o1-preview"},
+		{"openai:o1", false, ""},
+		{"openai:gpt-5.1", false, ""},
+		{"openai:GPT-3.5-Turbo-Instruct", true, "completions-only"},
+		{"anthropic:claude-sonnet-4-5", false, ""},
+		// gemma elsewhere than Ollama may be served with a tool template.
+		{"openrouter:google/gemma-3-27b-it", false, ""},
+		{"local:gemma3", false, ""},
+		{"script:/tmp/gemma3.toml", false, ""},
+		{"nonsense", false, ""},
+	}
+	for _, tt := range tests {
+		got := NoToolCalling(tt.spec)
+		if (got != "") != tt.lacks || !strings.Contains(got, tt.reason) {
+			t.Errorf("NoToolCalling(%q) = %q; want lacks=%v mentioning %q", tt.spec, got, tt.lacks, tt.reason)
+		}
+	}
+}
