@@ -145,11 +145,8 @@ func artifact(root, realRoot string, ref artifactRef) (Artifact, string) {
 	}
 	rel, _ := filepath.Rel(realRoot, real)
 	a := Artifact{Name: ref.Name, Path: filepath.ToSlash(rel)}
-	if a.Name == "" {
-		base := filepath.Base(real)
-		if filepath.Base(p) != base { // a link: name it as the model did
-			base = filepath.Base(p)
-		}
+	if a.Name == "" { // named as the model named it, even through a link
+		base := filepath.Base(p)
 		a.Name = strings.TrimSuffix(base, filepath.Ext(base))
 	}
 	if ref.Type != "" {

@@ -130,12 +130,12 @@ func (c *Contract) check(ctx context.Context, sub Submission, a args) (v Verdict
 		case err != nil && c.acceptBrokenValidator:
 			v.Flags = append(v.Flags, FlagValidatorError)
 			v.Warnings = append(v.Warnings, fmt.Sprintf("validator %s failed (%s): the answer is recorded without its check",
-				c.validatorName(), oneLine(err.Error())))
+				c.validatorName(), c.scriptError(err)))
 		case err != nil:
 			// A broken validator may depend on more than the content (a
 			// wall-clock guard), so this refusal is not remembered.
 			v, _ = no(fmt.Sprintf("The answer's validator (%s) failed on this answer: %s. Check the answer against the instructions and submit again.",
-				c.validatorName(), oneLine(err.Error())))
+				c.validatorName(), c.scriptError(err)))
 			return v, false
 		case strings.TrimSpace(reason) != "":
 			return no(sentence("The answer was refused by its validator: " + strings.TrimSpace(reason)))
@@ -209,6 +209,12 @@ func (c *Contract) formatName() string {
 		return n
 	}
 	return c.format
+}
+
+// scriptError is a validator's error on one line, naming the script by its
+// file name rather than the path it has on this machine.
+func (c *Contract) scriptError(err error) string {
+	return strings.ReplaceAll(oneLine(err.Error()), c.spec.Validator, c.validatorName())
 }
 
 func (c *Contract) validatorName() string {

@@ -288,6 +288,9 @@ func TestContract_Check_validator(t *testing.T) {
 		c := mustCompile(t, Spec{Format: "json", Validator: testdata("validators/broken.star")})
 		v := submit(c, `{}`)
 		expect(t, v, false, "The answer's validator (broken.star) failed on this answer:", "the validator itself is broken")
+		if strings.Contains(v.Feedback, testdata("validators")) {
+			t.Errorf("feedback shows the validator's path on this machine:\n%s", v.Feedback)
+		}
 	})
 	t.Run("broken, accept: recorded unchecked", func(t *testing.T) {
 		c := mustCompile(t, Spec{Format: "json", Validator: testdata("validators/broken.star"), OnValidatorError: "accept"})

@@ -3,6 +3,7 @@ package outputspec
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -69,16 +70,16 @@ func Compile(spec Spec) (*Contract, error) {
 		return nil, err
 	}
 	if spec.Validator != "" {
-		if _, err := os.Stat(spec.Validator); err != nil {
-			return nil, fmt.Errorf("validator %s", fileError(spec.Validator, err))
-		}
 		v, err := loadValidator(spec.Validator)
 		if err != nil {
 			msg := oneLine(err.Error())
-			if !strings.Contains(msg, filepath.Base(spec.Validator)) {
-				msg = spec.Validator + ": " + msg
+			switch {
+			case strings.HasPrefix(msg, spec.Validator):
+				return nil, fmt.Errorf("validator %s", msg)
+			case strings.Contains(msg, filepath.Base(spec.Validator)):
+				return nil, errors.New(msg)
 			}
-			return nil, fmt.Errorf("validator %s", msg)
+			return nil, fmt.Errorf("validator %s: %s", spec.Validator, msg)
 		}
 		c.validator = v
 	}

@@ -2,7 +2,6 @@ package outputspec
 
 import (
 	"context"
-	"errors"
 
 	"github.com/coda-acp/coda/validators"
 )
@@ -10,17 +9,14 @@ import (
 // The JSON Schema and Starlark parts of package validators, behind the few
 // calls outputspec makes of them.
 
-// errPending marks validators' script support as not built yet in this
-// tree: a validator refuses to start.
-var errPending = errors.New("not available in this build (validators is incomplete)")
-
 // A compiledSchema checks decoded data; violations come back counted and
 // formatted for the model (capped at max lines plus the total).
 type compiledSchema interface {
 	check(data any, max int) (n int, text string)
 }
 
-// A scriptValidator runs a validator's validate(content).
+// A scriptValidator runs a validator's validate(content); err != nil means
+// the validator is broken, not that it rejected the content.
 type scriptValidator interface {
 	Validate(ctx context.Context, content string) (reason string, err error)
 }
@@ -43,6 +39,12 @@ func compileSchema(src []byte) (compiledSchema, error) {
 	return schema{s}, nil
 }
 
-func loadValidator(path string) (scriptValidator, error) { return nil, errPending }
+func loadValidator(path string) (scriptValidator, error) {
+	v, err := validators.LoadValidator(path)
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
 
 func decode(format, content string) (any, error) { return validators.Decode(format, content) }
