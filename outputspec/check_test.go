@@ -376,3 +376,27 @@ func TestDesk_Submit(t *testing.T) {
 	// Another desk (another visit) has no memory.
 	expect(t, NewDesk(c).Submit(context.Background(), Submission{Args: json.RawMessage(`{"content": "{\"body\": 1}"}`)}), false, "refused by its validator")
 }
+
+func TestCompile_format(t *testing.T) {
+	for _, tt := range []struct{ label, want string }{
+		{"", "markdown"}, {" Application/JSON ", "json"}, {"yml", "yaml"}, {"text/xml", "xml"}, {"application/vnd.acme", "application/vnd.acme"},
+	} {
+		c := mustCompile(t, Spec{Format: tt.label})
+		if c.Format() != tt.want {
+			t.Errorf("Compile(%q).Format() = %q, want %q", tt.label, c.Format(), tt.want)
+		}
+		if tt.label != "" && c.Spec().Format != tt.label {
+			t.Errorf("Spec().Format = %q, want %q", c.Spec().Format, tt.label)
+		}
+	}
+}
+
+// A label with no built-in parser is carried through unchecked.
+func TestContract_Check_uncheckedLabel(t *testing.T) {
+	c := mustCompile(t, Spec{Format: "application/vnd.acme"})
+	v := submit(c, "```\nanything { at all")
+	expect(t, v, true)
+	if v.Content != "```\nanything { at all" || len(v.Flags) != 0 {
+		t.Errorf("content %q, flags %q", v.Content, v.Flags)
+	}
+}
