@@ -214,6 +214,12 @@ func (c *config) check() error {
 		if p.APIKeyEnv != nil && strings.ContainsAny(*p.APIKeyEnv, " =") {
 			return fmt.Errorf("%s.api_key_env = %q: want the name of an environment variable (the key itself never goes in the file)", key, *p.APIKeyEnv)
 		}
+		for h := range p.Headers {
+			switch strings.ToLower(h) {
+			case "authorization", "x-api-key", "api-key", "proxy-authorization":
+				return fmt.Errorf("%s.headers: %s would put a credential in the file; keys are read from the environment only: name the variable with api_key_env", key, h)
+			}
+		}
 		if p.MaxTokens < 0 || p.ThinkingBudget < 0 || (p.MaxRetries != nil && *p.MaxRetries < 0) {
 			return fmt.Errorf("%s: max_tokens, thinking_budget and max_retries cannot be negative", key)
 		}

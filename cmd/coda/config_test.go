@@ -102,6 +102,7 @@ func TestLoadConfig_errors(t *testing.T) {
 		{`default_model = "claude"`, "default_model: model \"claude\": want PROVIDER:MODEL"},
 		{"[providers.x]\nkind = \"openai\"\ncontext_windows = { m = 0 }", "want a positive number of tokens"},
 		{`default_model = `, "config "},
+		{"[providers.openai]\nheaders = { Authorization = \"Bearer sk-1\" }", "providers.openai.headers: Authorization would put a credential in the file"},
 	}
 	for _, tt := range tests {
 		path := writeConfig(t, tt.text)
