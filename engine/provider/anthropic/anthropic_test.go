@@ -318,6 +318,11 @@ func TestModel_Stream_failures(t *testing.T) {
 		replies:  []reply{{body: "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"prompt is too long: 210000 tokens > 200000 maximum\"}}\n\n"}},
 		requests: 1,
 		wantErr:  "invalid_request_error: prompt is too long",
+	}, {
+		name:     "a block index out of range",
+		replies:  []reply{{body: "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":2000000000,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"}},
+		requests: 1,
+		wantErr:  "a stream event names content block 2000000000",
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -74,6 +74,10 @@ type contentBlock struct {
 	data      string // redacted_thinking
 }
 
+// maxBlocks bounds the content block index a server can name, so that a
+// wrong one cannot make the reader allocate without end.
+const maxBlocks = 1 << 12
+
 // stream is the state of reading one reply.
 type stream struct {
 	onDelta func(engine.Delta) error
@@ -112,6 +116,9 @@ func (s *stream) event(data []byte) error {
 		return fmt.Errorf("a stream event is not JSON: %w", err)
 	}
 	e := &s.ev
+	if e.Index < 0 || e.Index >= maxBlocks {
+		return fmt.Errorf("a stream event names content block %d", e.Index)
+	}
 	switch e.Type {
 	case "message_start":
 		if e.Message != nil {
