@@ -1,0 +1,35 @@
+package anthropic
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/sse"
+)
+
+// FuzzStream feeds arbitrary bodies to the stream reader: it may fail, but
+// not panic, and a reply it accepts has tool calls with arguments.
+func FuzzStream(f *testing.F) {
+	for _, name := range []string{"text_tool_thinking.sse", "text.sse", "overloaded.sse"} {
+		b, err := os.ReadFile("testdata/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		started := false
+		s := &stream{onDelta: func(engine.Delta) error { return nil }, started: &started}
+		if err := s.read(sse.NewReader(strings.NewReader(body))); err != nil {
+			return
+		}
+		for _, tc := range s.response().ToolCalls {
+			if len(tc.Arguments) == 0 {
+				t.Fatalf("tool call %+v", tc)
+			}
+		}
+		s.thinkingBlocks()
+	})
+}
