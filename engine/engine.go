@@ -271,6 +271,12 @@ func CompileOutputs(b *Blueprint, extra ...outputspec.Level) (*Outputs, error) {
 		if err != nil {
 			return nil, err
 		}
+		for _, w := range c.Warnings() {
+			if !seen[w] {
+				seen[w] = true
+				out.Warnings = append(out.Warnings, w)
+			}
+		}
 		out.ByStage[name] = c
 	}
 	return out, nil

@@ -342,6 +342,10 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 			ev.Title, ev.Kind = "transition", "think"
 		case tool != nil && v.offered(tc.Name):
 			ev.Kind = tool.Kind()
+			if asksPermission(ev.Kind) {
+				// Until the user approves, the call is pending.
+				ev.Status = ToolPending
+			}
 			if t, ok := tool.(Titler); ok {
 				ev.Title, ev.Locations = t.Title(tc.Arguments)
 				if ev.Title == "" {
@@ -371,6 +375,9 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 			res = Errorf("There is no tool %q in this stage. The tools you can call: %s.", tc.Name, strings.Join(v.toolNames(), ", "))
 		}
 		if ctx.Err() != nil {
+			// The editor must not show the call running forever.
+			upd := &ToolCallEvent{ID: ev.ID, Status: ToolFailed, Content: []ToolContent{{Text: "Cancelled."}}}
+			_ = v.run.sink.Emit(context.WithoutCancel(ctx), Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: upd})
 			return "", false, ctx.Err()
 		}
 		upd := &ToolCallEvent{ID: ev.ID, Status: ToolCompleted, Title: res.Title, Locations: res.Locations, Content: res.Content}
@@ -387,6 +394,16 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 		v.rec.tool(tc, res)
 	}
 	return to, end, nil
+}
+
+// asksPermission reports whether tools of an ACP kind change things and
+// so wait for the user's approval.
+func asksPermission(kind string) bool {
+	switch kind {
+	case "edit", "delete", "move", "execute":
+		return true
+	}
+	return false
 }
 
 func (v *stageVisit) offered(name string) bool {

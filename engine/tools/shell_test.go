@@ -129,7 +129,9 @@ func TestShell_EditorTerminal(t *testing.T) {
 	if ws.got.Line != "make" || ws.got.Timeout != 5*time.Second || ws.got.Dir != ws.Dir || ws.got.OutputLimit != shellOutputLimit {
 		t.Errorf("command = %+v", ws.got)
 	}
-	if len(progress) != 1 || progress[0].ID != "t-9" || len(progress[0].Content) != 1 || progress[0].Content[0].TerminalID != "term-1" {
+	// First the approved call leaves "pending", then the terminal is shown.
+	if len(progress) != 2 || progress[0].Status != engine.ToolInProgress ||
+		progress[1].ID != "t-9" || len(progress[1].Content) != 1 || progress[1].Content[0].TerminalID != "term-1" {
 		t.Errorf("progress = %+v", progress)
 	}
 	if len(res.Content) != 1 || res.Content[0].TerminalID != "term-1" {

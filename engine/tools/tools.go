@@ -139,6 +139,8 @@ func ask(ctx context.Context, call *engine.Call, tool engine.Tool, title, what s
 		},
 	})
 	if ok && err == nil {
+		// Approved: the call leaves "pending" and runs.
+		call.Progress(engine.ToolCallEvent{Status: engine.ToolInProgress})
 		return nil
 	}
 	var res engine.ToolResult
