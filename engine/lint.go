@@ -240,14 +240,19 @@ func lintOutputs(fs *findings, b *Blueprint) {
 			fs.add(SeverityError, CodeOutputSpec, key, "%v", err)
 			continue
 		}
-		for _, w := range outs.Warnings {
-			fs.add(SeverityWarning, CodeOutputWarning, key, "%s", w)
-		}
 		c := outs.ByStage[name]
-		if c == nil {
-			continue
+		var compiled []string
+		if c != nil {
+			compiled = c.Warnings()
 		}
-		for _, w := range c.Warnings() {
+		// outs.Warnings may repeat the contract's own: those are reported
+		// below, with their severity.
+		for _, w := range outs.Warnings {
+			if !slices.Contains(compiled, w) {
+				fs.add(SeverityWarning, CodeOutputWarning, key, "%s", w)
+			}
+		}
+		for _, w := range compiled {
 			if c.SchemaUnchecked() && strings.Contains(w, " unchecked: ") {
 				fs.add(SeverityError, CodeSchemaUnchecked, key, "%s (answers would be recorded without this check)", w)
 				continue
