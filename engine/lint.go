@@ -40,6 +40,8 @@ const (
 
 	// The stage graph.
 	CodeUnreachable      = "unreachable-stage"
+	CodeCannotEnd        = "run-cannot-end" // no reachable stage lets the run end
+	CodePinnedNoModel    = "pinned-without-model"
 	CodeCompleteSkips    = "allow-complete-skips-output"
 	CodeEndSkips         = "end-skips-output"
 	CodeUnknownTool      = "unknown-tool"
@@ -276,9 +278,14 @@ func lintGraph(fs *findings, b *Blueprint) {
 	// bare holds the stages the run can be in without having passed a
 	// stage that owes the answer (which nudges, and then forces, it).
 	bare := walkStages(b, start.Name, func(s *Stage) bool { return !s.OwesOutput() })
-	owed := false
+	owed, canEnd := false, false
 	for _, name := range b.Order {
-		owed = owed || b.Stages[name].OwesOutput()
+		s := b.Stages[name]
+		owed = owed || s.OwesOutput()
+		canEnd = canEnd || (reached[name] && (len(s.TransitionOrder) == 0 || s.AllowComplete))
+	}
+	if !canEnd {
+		fs.add(SeverityError, CodeCannotEnd, "", "every stage the run can reach has transitions and none has allow_complete: the run can only stop at the cap on model calls; give a last stage no transitions")
 	}
 	for _, name := range b.Order {
 		s := b.Stages[name]
@@ -335,6 +342,9 @@ func owingStages(b *Blueprint) []string {
 // answers can only do so through submit_output; any other stage needs tool
 // calls for its tools and transitions.
 func lintModels(fs *findings, s *Stage) {
+	if !s.UserDefaultAllowed() && len(s.Model.Models) == 0 {
+		fs.add(SeverityWarning, CodePinnedNoModel, "stages."+s.Name+".model", "allow_user_default = false with no models: --model is ignored here, and the stage runs only when the config file sets default_model; list the models it is pinned to")
+	}
 	needsTools := len(s.AvailableTools) > 0 || len(s.TransitionOrder) > 0 || s.AllowComplete
 	for _, spec := range s.Model.Models {
 		why := NoToolCalling(spec)

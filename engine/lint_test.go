@@ -217,6 +217,39 @@ format = "xml"`,
 			want: []string{"warning[output-warning] stages.answer.output"},
 		},
 		{
+			name: "a loop with no way out",
+			toml: `
+[stages.a]
+[stages.a.transitions.b]
+hint = "h"
+[stages.b]
+mode = "output"
+[stages.b.transitions.a]
+hint = "h"`,
+			want: []string{"error[run-cannot-end]"},
+		},
+		{
+			name: "a loop left by DONE can end",
+			toml: `
+[stages.a]
+[stages.a.transitions.b]
+hint = "h"
+[stages.b]
+mode = "output"
+allow_complete = true
+[stages.b.transitions.a]
+hint = "h"`,
+			want: []string{},
+		},
+		{
+			name: "pinned against --model with nothing to pin to",
+			toml: `
+[stages.answer]
+mode = "output"
+model = { allow_user_default = false }`,
+			want: []string{"warning[pinned-without-model] stages.answer.model"},
+		},
+		{
 			name: "an inline schema's own keys are not unknown keys",
 			toml: `
 [stages.answer]
