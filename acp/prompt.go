@@ -40,22 +40,16 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 	if busy {
 		return fmt.Errorf("%w: session %s is still answering an earlier prompt: wait for its response, or send session/cancel first", ErrInvalidParams, sess.id)
 	}
-	var promptWarnings bool
 	if raw := p.Meta.output(); raw != nil {
 		spec, err := parseOutput(raw)
 		if err != nil {
 			return err
 		}
 		levels = append(levels, outputspec.Level{Name: "session/prompt _meta.coda.output", Dir: sess.cwd, Spec: spec})
-		promptWarnings = true
 	}
 	outs, err := engine.CompileOutputs(s.opts.Agent, levels...)
 	if err != nil {
-		return fmt.Errorf("%w: _meta.coda.output: %v", ErrInvalidParams, err)
-	}
-	if !promptWarnings {
-		// The session's own retirements were reported by session/new.
-		outs.Warnings = nil
+		return fmt.Errorf("%w: %v", ErrInvalidParams, err)
 	}
 
 	ctx, cancel := context.WithCancel(s.ctx)

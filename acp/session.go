@@ -62,7 +62,7 @@ func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, er
 			return nil, fmt.Errorf("%w: additionalDirectories[%d]: %q is not an absolute path", ErrInvalidParams, i, d)
 		}
 	}
-	sess := &session{id: s.opts.NewID("s"), cwd: filepath.Clean(*p.Cwd)}
+	sess := &session{cwd: filepath.Clean(*p.Cwd)}
 	if raw := p.Meta.output(); raw != nil {
 		spec, err := parseOutput(raw)
 		if err != nil {
@@ -72,11 +72,12 @@ func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, er
 	}
 	outs, err := engine.CompileOutputs(s.opts.Agent, s.levels(sess)...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: _meta.coda.output: %v", ErrInvalidParams, err)
+		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
 	}
 	for _, w := range outs.Warnings {
 		s.log.Warn(w, "session", sess.id)
 	}
+	sess.id = s.opts.NewID("s")
 	s.mu.Lock()
 	caps := s.clientCaps
 	s.mu.Unlock()
@@ -100,7 +101,7 @@ func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, er
 func parseOutput(raw json.RawMessage) (outputspec.Spec, error) {
 	spec, err := outputspec.ParseMeta(raw)
 	if err != nil {
-		return spec, fmt.Errorf("%w: _meta.coda.output: %v", ErrInvalidParams, err)
+		return spec, fmt.Errorf("%w: %v", ErrInvalidParams, err)
 	}
 	return spec, nil
 }

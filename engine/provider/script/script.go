@@ -83,8 +83,12 @@ func Parse(data []byte, source string) (*Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("script %s: %v", source, err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		return nil, fmt.Errorf("script %s: unknown key %s", source, und[0])
+	for _, k := range md.Undecoded() {
+		// Tool call arguments are free-form; everything else is checked.
+		if len(k) > 3 && k[0] == "turn" && k[1] == "tool_calls" && k[2] == "arguments" {
+			continue
+		}
+		return nil, fmt.Errorf("script %s: unknown key %s", source, k)
 	}
 	return &s, nil
 }
