@@ -357,6 +357,10 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 			return "", false, err
 		}
 		switch {
+		case resp.StopReason == StopMaxTokens && !json.Valid(tc.Arguments):
+			// Not a malformed call: the model ran out of output tokens
+			// while writing it.
+			res = Errorf("Your reply reached the model's output token limit while you were writing this %s call, so its arguments were cut off. Make it shorter and call %s again.", tc.Name, tc.Name)
 		case tc.Name == ToolSubmitOutput && v.contract != nil && v.stage.CanSubmit():
 			var accepted bool
 			res, accepted = v.submit(ctx, tc)

@@ -9,7 +9,11 @@
 //	delay_ms = 5                   # a pause before each chunk
 //	[[turn.tool_calls]]
 //	name = "submit_output"
-//	arguments = { content = '{"safe": true}' }
+//	arguments = { content = '{"safe": true}' }   # or raw_arguments = '{"content": "cut'
+//
+// A turn may also set stop_reason (e.g. "max_tokens") and error (the call
+// fails with it); context_window at the top reports a model size with each
+// call's usage.
 package script
 
 import (
@@ -30,7 +34,10 @@ import (
 
 // Script is a parsed script model.
 type Script struct {
-	Turns []Turn `toml:"turn"`
+	// ContextWindow, when set, is reported with each call's usage, as a
+	// provider does for a model whose size it knows.
+	ContextWindow int    `toml:"context_window"`
+	Turns         []Turn `toml:"turn"`
 }
 
 // A Turn is one model call's reply.
@@ -50,6 +57,9 @@ type Turn struct {
 type ToolCall struct {
 	Name      string         `toml:"name"`
 	Arguments map[string]any `toml:"arguments"`
+	// RawArguments, when set, is sent as the arguments verbatim: a model
+	// cut off mid-call sends arguments that are not JSON.
+	RawArguments string `toml:"raw_arguments"`
 }
 
 // Chunks is a turn's text: one string or a list of chunks.
@@ -188,6 +198,9 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 		if tc.Arguments == nil {
 			args = []byte("{}")
 		}
+		if tc.RawArguments != "" {
+			args = []byte(tc.RawArguments)
+		}
 		resp.ToolCalls = append(resp.ToolCalls, engine.ToolCall{ID: fmt.Sprintf("call-%d-%d", i+1, j+1), Name: tc.Name, Arguments: args})
 	}
 	if len(resp.ToolCalls) > 0 {
@@ -196,7 +209,7 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 	if t.StopReason != "" {
 		resp.StopReason = t.StopReason
 	}
-	resp.Usage = engine.Usage{InputTokens: len(lastMessage(req)) / 4, OutputTokens: len(resp.Text) / 4}
+	resp.Usage = engine.Usage{InputTokens: len(lastMessage(req)) / 4, OutputTokens: len(resp.Text) / 4, ContextWindow: m.script.ContextWindow}
 	return resp, ctx.Err()
 }
 
