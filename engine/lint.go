@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"path"
 	"reflect"
@@ -111,7 +112,8 @@ func diagnose(data []byte, source string) (*Blueprint, findings) {
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&b)
 	if err != nil {
 		var msg string
-		if perr, ok := err.(toml.ParseError); ok {
+		var perr toml.ParseError
+		if errors.As(err, &perr) {
 			msg = fmt.Sprintf("line %d: %s", perr.Position.Line, perr.Message)
 		} else {
 			msg = err.Error()

@@ -339,3 +339,26 @@ func TestNoToolCalling(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLintSource: any text gets findings without a panic, and a blueprint
+// ParseBlueprint refuses always gets an error finding (validate exits 1).
+func FuzzLintSource(f *testing.F) {
+	files, _ := filepath.Glob("../testdata/blueprints/*.toml")
+	for _, file := range files {
+		if data, err := os.ReadFile(file); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte("[stages.a]\n[stages.a.transitions.a]\n"))
+	dir := f.TempDir() // where relative schema and validator paths point: empty
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, fs := LintSource(data, "fuzz.toml", dir, lintTools)
+		if _, err := ParseBlueprint(data, "fuzz.toml"); err != nil {
+			if !hasError(fs) {
+				t.Fatalf("ParseBlueprint refuses it (%v), but no finding is an error: %v", err, fs)
+			}
+		} else if b == nil {
+			t.Fatalf("a blueprint that loads came back nil")
+		}
+	})
+}

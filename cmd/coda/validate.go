@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -82,7 +83,8 @@ func readBlueprint(nameOrPath string) (data []byte, source, dir string, err erro
 
 // unwrapPathErr drops the "open PATH:" an *os.PathError repeats.
 func unwrapPathErr(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
 		return pe.Err
 	}
 	return err
