@@ -115,8 +115,10 @@ type run struct {
 	flags    []string
 	warnings []string
 	written  []string
-	reply    string // the last model text
-	stop     string // a stop reason other than end_turn, set by a visit
+	// overwritten are files the run's tools replaced (they existed before).
+	overwritten []string
+	reply       string // the last model text
+	stop        string // a stop reason other than end_turn, set by a visit
 }
 
 // stageOutcome is what a finished stage visit leaves for later stages.

@@ -446,6 +446,12 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 		v.written = append(v.written, res.Written...)
 		v.run.written = append(v.run.written, res.Written...)
 	}
+	for _, c := range res.Content {
+		// A diff with old text replaced a file that existed.
+		if c.Diff != nil && c.Diff.OldText != nil && !res.IsError {
+			v.run.overwritten = append(v.run.overwritten, c.Diff.Path)
+		}
+	}
 	return res
 }
 
@@ -455,7 +461,7 @@ func (v *stageVisit) submit(ctx context.Context, tc ToolCall) (ToolResult, bool)
 	if v.desk == nil {
 		v.desk = outputspec.NewDesk(v.contract)
 	}
-	verdict := v.desk.Submit(ctx, outputspec.Submission{Args: tc.Arguments, Root: r.t.Workspace.Cwd(), Stages: r.t.Agent.Order})
+	verdict := v.desk.Submit(ctx, outputspec.Submission{Args: tc.Arguments, Root: r.t.Workspace.Cwd(), Stages: r.t.Agent.Order, Overwritten: r.overwritten})
 	if !verdict.Accepted {
 		return ToolResult{Output: verdict.Feedback, IsError: true}, false
 	}

@@ -54,7 +54,7 @@ var typeAliases = map[string]string{
 	"text/xml":           "application/xml",
 }
 
-func (c *Contract) checkArtifacts(root string, refs []artifactRef) ([]Artifact, []string) {
+func (c *Contract) checkArtifacts(root string, refs []artifactRef, overwritten []string) ([]Artifact, []string) {
 	var problems []string
 	arts := []Artifact{}
 	if len(refs) > 0 {
@@ -74,6 +74,10 @@ func (c *Contract) checkArtifacts(root string, refs []artifactRef) ([]Artifact, 
 				continue
 			}
 			byName[a.Name] = ref.Path
+			if c.keepExisting() && isOverwritten(realRoot, a.Path, overwritten) {
+				problems = append(problems, fmt.Sprintf("artifact %q replaced a file that existed before this run, and overwrite_artifacts is false: write the artifact to a new path", ref.Path))
+				continue
+			}
 			arts = append(arts, a)
 		}
 	}
@@ -95,6 +99,26 @@ func (c *Contract) checkArtifacts(root string, refs []artifactRef) ([]Artifact, 
 		return nil, problems
 	}
 	return arts, nil
+}
+
+// keepExisting reports whether overwrite_artifacts = false is in effect.
+func (c *Contract) keepExisting() bool {
+	return c.spec.OverwriteArtifacts != nil && !*c.spec.OverwriteArtifacts
+}
+
+// isOverwritten reports whether the artifact at rel (relative to realRoot)
+// is one of the files the run overwrote.
+func isOverwritten(realRoot, rel string, overwritten []string) bool {
+	p := filepath.Join(realRoot, filepath.FromSlash(rel))
+	for _, o := range overwritten {
+		if r, err := filepath.EvalSymlinks(o); err == nil {
+			o = r
+		}
+		if filepath.Clean(o) == p {
+			return true
+		}
+	}
+	return false
 }
 
 func realRoot(root string) (string, error) {

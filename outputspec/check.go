@@ -25,6 +25,10 @@ type Submission struct {
 	Args   json.RawMessage // the tool call's arguments
 	Root   string          // artifacts must resolve inside it
 	Stages []string        // the blueprint's stage names
+	// Overwritten lists files the run changed that existed before it
+	// (absolute paths). With overwrite_artifacts = false, none of them may
+	// be handed back as an artifact.
+	Overwritten []string
 }
 
 // A Verdict is the outcome of checking a Submission.
@@ -144,7 +148,7 @@ func (c *Contract) check(ctx context.Context, sub Submission, a args) (v Verdict
 
 	// Artifacts depend on the files at submit time, not on the content: a
 	// refusal here is not remembered.
-	arts, problems := c.checkArtifacts(sub.Root, a.artifacts)
+	arts, problems := c.checkArtifacts(sub.Root, a.artifacts, sub.Overwritten)
 	if len(problems) > 0 {
 		v, _ = no("The submission was refused for its artifacts:\n- " + strings.Join(problems, "\n- "))
 		return v, false
