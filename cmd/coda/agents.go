@@ -2,11 +2,13 @@ package main
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -33,16 +35,16 @@ func bundledNames() []string {
 
 // loadAgent loads a bundled agent by name, or a blueprint file or directory.
 func loadAgent(nameOrPath string) (*engine.Blueprint, error) {
-	if !strings.ContainsAny(nameOrPath, `/\.`) {
-		data, err := bundled.ReadFile(path.Join("agents", nameOrPath, "blueprint.toml"))
-		if err == nil {
-			return engine.ParseBlueprint(data, "bundled agent "+nameOrPath)
-		}
-		if _, statErr := os.Stat(nameOrPath); statErr != nil {
-			return nil, fmt.Errorf("no agent %q: the bundled agents are %s; or give a blueprint file or directory", nameOrPath, strings.Join(bundledNames(), ", "))
-		}
+	data, source, dir, err := readBlueprint(nameOrPath)
+	if err != nil {
+		return nil, err
 	}
-	return engine.LoadBlueprint(nameOrPath)
+	b, err := engine.ParseBlueprint(data, source)
+	if err != nil {
+		return nil, err
+	}
+	b.Dir = dir
+	return b, nil
 }
 
 // agentsCmd lists the bundled agents, one line each.
@@ -59,4 +61,42 @@ func agentsCmd(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "%-12s %s\n", name, b.Agent.Description)
 	}
 	return nil
+}
+
+// readBlueprint finds a blueprint's text the way loadAgent does: a bundled
+// agent's name, a file, or a directory holding blueprint.toml. It returns
+// the text, the name messages use, and the directory relative paths
+// resolve in ("" for a bundled agent).
+func readBlueprint(nameOrPath string) (data []byte, source, dir string, err error) {
+	if !strings.ContainsAny(nameOrPath, `/\.`) {
+		data, err := bundled.ReadFile(path.Join("agents", nameOrPath, "blueprint.toml"))
+		if err == nil {
+			return data, "bundled agent " + nameOrPath, "", nil
+		}
+		if _, statErr := os.Stat(nameOrPath); statErr != nil {
+			return nil, "", "", fmt.Errorf("no agent %q: the bundled agents are %s; or give a blueprint file or directory", nameOrPath, strings.Join(bundledNames(), ", "))
+		}
+	}
+	file := nameOrPath
+	if info, err := os.Stat(file); err == nil && info.IsDir() {
+		file = filepath.Join(file, "blueprint.toml")
+	}
+	data, err = os.ReadFile(file)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("blueprint %s: %w", file, unwrapPathErr(err))
+	}
+	dir, err = filepath.Abs(filepath.Dir(file))
+	if err != nil {
+		return nil, "", "", err
+	}
+	return data, file, dir, nil
+}
+
+// unwrapPathErr drops the "open PATH:" an *os.PathError repeats.
+func unwrapPathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

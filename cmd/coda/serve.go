@@ -57,6 +57,11 @@ func (f *launchFlags) prepare(stderr io.Writer) (*launch, error) {
 		return fail(err)
 	}
 	l.tools = tools.Builtin()
+	// What `coda validate` would say is worth a line in the log; loading
+	// has already refused what cannot run.
+	for _, f := range engine.Lint(l.agent, l.tools) {
+		l.log.Warn("blueprint: "+f.String(), "agent", l.agent.Agent.Name)
+	}
 	return l, nil
 }
 

@@ -1,13 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path"
-	"path/filepath"
-	"strings"
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/tools"
@@ -50,44 +45,6 @@ func validate(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s: ok: %s, %s\n", source, plural(len(b.Order), "stage"), plural(warnings, "warning"))
 	return nil
-}
-
-// readBlueprint finds a blueprint's text the way loadAgent does: a bundled
-// agent's name, a file, or a directory holding blueprint.toml. It returns
-// the text, the name messages use, and the directory relative paths
-// resolve in ("" for a bundled agent).
-func readBlueprint(nameOrPath string) (data []byte, source, dir string, err error) {
-	if !strings.ContainsAny(nameOrPath, `/\.`) {
-		data, err := bundled.ReadFile(path.Join("agents", nameOrPath, "blueprint.toml"))
-		if err == nil {
-			return data, "bundled agent " + nameOrPath, "", nil
-		}
-		if _, statErr := os.Stat(nameOrPath); statErr != nil {
-			return nil, "", "", fmt.Errorf("no agent %q: the bundled agents are %s; or give a blueprint file or directory", nameOrPath, strings.Join(bundledNames(), ", "))
-		}
-	}
-	file := nameOrPath
-	if info, err := os.Stat(file); err == nil && info.IsDir() {
-		file = filepath.Join(file, "blueprint.toml")
-	}
-	data, err = os.ReadFile(file)
-	if err != nil {
-		return nil, "", "", fmt.Errorf("blueprint %s: %w", file, unwrapPathErr(err))
-	}
-	dir, err = filepath.Abs(filepath.Dir(file))
-	if err != nil {
-		return nil, "", "", err
-	}
-	return data, file, dir, nil
-}
-
-// unwrapPathErr drops the "open PATH:" an *os.PathError repeats.
-func unwrapPathErr(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 func plural(n int, noun string) string {
