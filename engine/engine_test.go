@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -186,3 +187,73 @@ error = "503 overloaded"
 		t.Errorf("run.json = %+v, want failed with the error", rr)
 	}
 }
+
+// models resolves specs from a map; an unknown spec is unavailable.
+type models map[string]engine.Model
+
+func (m models) Model(spec string) (engine.Model, error) {
+	if mod := m[spec]; mod != nil {
+		return mod, nil
+	}
+	return nil, fmt.Errorf("%w: %s is not configured", engine.ErrModelUnavailable, spec)
+}
+
+// recorder is a Model that answers with a submission and keeps the
+// requests it was sent.
+type recorder struct {
+	reqs []*engine.Request
+}
+
+func (r *recorder) Name() string { return "recorder" }
+func (r *recorder) Stream(_ context.Context, req *engine.Request, _ func(engine.Delta) error) (*engine.Response, error) {
+	r.reqs = append(r.reqs, req)
+	return &engine.Response{ToolCalls: []engine.ToolCall{{ID: "c", Name: "submit_output", Arguments: json.RawMessage(`{"content":"fine"}`)}}}, nil
+}
+
+// A stage's models are tried in order: one that is not configured falls
+// through to the next; --model is ignored where the stage pins its models.
+func TestRun_modelFallback(t *testing.T) {
+	turn := newTurn(t, `
+[agent]
+name = "fallback"
+[stages.answer]
+mode = "output"
+model = { models = ["anthropic:missing", "openai:there"], allow_user_default = false }
+`, "")
+	rec := &recorder{}
+	turn.Models = models{"openai:there": rec}
+	turn.UserModel = "script:ignored"
+	res := engine.Run(context.Background(), turn, &events{})
+	if res.Status != engine.StatusAnswered || len(rec.reqs) != 1 {
+		t.Fatalf("Run = %s (%v), %d calls to the fallback; want answered through it", res.Status, res.Err, len(rec.reqs))
+	}
+}
+
+// A session's earlier turns come before the new prompt in the first stage.
+func TestRun_history(t *testing.T) {
+	turn := newTurn(t, defaultAgent, "")
+	rec := &recorder{}
+	turn.Models = models{"rec": rec}
+	turn.UserModel = "rec"
+	turn.History = []engine.Exchange{{Prompt: "What is 6×7?", Answer: "42"}}
+	turn.Prompt = "And doubled?"
+	engine.Run(context.Background(), turn, &events{})
+	if len(rec.reqs) == 0 {
+		t.Fatal("the model was not called")
+	}
+	var got []string
+	for _, m := range rec.reqs[0].Messages {
+		got = append(got, string(m.Role)+": "+m.Text)
+	}
+	want := []string{"user: What is 6×7?", "assistant: 42", "user: And doubled?"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+}
+
+const defaultAgent = `
+[agent]
+name = "one"
+[stages.answer]
+mode = "output"
+`
