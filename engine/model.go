@@ -33,6 +33,10 @@ type Message struct {
 	Thinking  string     // assistant reasoning, kept for providers that want it back
 	ToolCalls []ToolCall // assistant only
 
+	// Replay is what the provider asked to have sent back with this
+	// message (Anthropic's signed thinking blocks); opaque to the engine.
+	Replay json.RawMessage
+
 	// Tool results only.
 	ToolCallID string
 	ToolName   string
@@ -81,6 +85,9 @@ type Response struct {
 	ToolCalls  []ToolCall
 	StopReason string
 	Usage      Usage
+	// Replay is provider data to send back with this reply in later
+	// requests (see Message.Replay).
+	Replay json.RawMessage
 }
 
 // Usage counts the tokens of one model call.

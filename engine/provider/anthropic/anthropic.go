@@ -4,11 +4,11 @@ package anthropic
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/coda-acp/coda/engine"
@@ -54,12 +54,6 @@ type Model struct {
 	model string
 	opts  Options
 	call  sse.Call
-
-	// Thinking sent back must carry the signature it came with, which
-	// engine.Message has no field for: the model remembers the signed
-	// blocks of the replies it gave, by their text.
-	mu     sync.Mutex
-	signed map[string][]block
 }
 
 // New returns the model named model (e.g. "claude-sonnet-4-5").
@@ -95,7 +89,6 @@ func New(model string, opts Options) *Model {
 			Timeout: opts.Timeout,
 			Retry:   opts.Retry,
 		},
-		signed: map[string][]block{},
 	}
 }
 
@@ -125,31 +118,10 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 	}
 	resp := s.response()
 	resp.Usage.ContextWindow = m.opts.ContextWindow
-	m.remember(resp.Thinking, s.thinkingBlocks())
+	// Thinking sent back must carry the signature it came with: the signed
+	// blocks ride along with the reply as its Replay.
+	if blocks := s.thinkingBlocks(); len(blocks) > 0 {
+		resp.Replay, _ = json.Marshal(blocks)
+	}
 	return resp, nil
-}
-
-// maxSigned bounds the remembered thinking; only the latest turns are
-// ever sent back with their thinking.
-const maxSigned = 64
-
-func (m *Model) remember(thinking string, blocks []block) {
-	if thinking == "" || len(blocks) == 0 {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.signed) >= maxSigned {
-		for k := range m.signed {
-			delete(m.signed, k)
-			break
-		}
-	}
-	m.signed[thinking] = blocks
-}
-
-func (m *Model) recall(thinking string) []block {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.signed[thinking]
 }

@@ -119,6 +119,8 @@ func TestModel_Stream(t *testing.T) {
 			},
 			StopReason: engine.StopToolUse,
 			Usage:      engine.Usage{InputTokens: 1021 + 2048, OutputTokens: 89, ContextWindow: 200000},
+			// The signed thinking rides along, to be sent back as it came.
+			Replay: json.RawMessage(`[{"type":"thinking","thinking":"The user wants auth checked. Read login.go first.","signature":"EqQBCkgIBxABGAIiQL2zVb3hmPq0c+Rk1W1xkOq2gYh4u7Vt0d0jZQ=="}]`),
 		},
 		deltas: []engine.Delta{
 			{Thinking: "The user wants auth checked."}, {Thinking: " Read login.go first."},
@@ -184,6 +186,7 @@ func TestModel_Stream_notStreamed(t *testing.T) {
 		ToolCalls:  []engine.ToolCall{{ID: "toolu_9", Name: "read_file", Arguments: json.RawMessage(`{"path":"a.go"}`)}},
 		StopReason: engine.StopToolUse,
 		Usage:      engine.Usage{InputTokens: 40, OutputTokens: 20, ContextWindow: 200000},
+		Replay:     json.RawMessage(`[{"type":"thinking","thinking":"Look first.","signature":"sig1"}]`),
 	}
 	if diff := cmp.Diff(want, resp); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
@@ -205,7 +208,7 @@ func TestModel_Stream_request(t *testing.T) {
 		System: "You review code.",
 		Messages: []engine.Message{
 			{Role: engine.RoleUser, Text: "Is auth safe?"},
-			{Role: engine.RoleAssistant, Text: first.Text, Thinking: first.Thinking, ToolCalls: first.ToolCalls},
+			{Role: engine.RoleAssistant, Text: first.Text, Thinking: first.Thinking, ToolCalls: first.ToolCalls, Replay: first.Replay},
 			{Role: engine.RoleTool, ToolCallID: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", ToolName: "read_file", Text: "package auth"},
 			{Role: engine.RoleTool, ToolCallID: "toolu_01Ab9Xk2Pq7LmN4sRt6Uv8Wy", ToolName: "list_files", Text: "no such directory", IsError: true},
 			{Role: engine.RoleUser, Text: "Also check the tests."},
@@ -376,15 +379,5 @@ func TestModel_Stream_cancel(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("cancel took %s", d)
-	}
-}
-
-func TestModel_remember_bounded(t *testing.T) {
-	m := New("m", Options{})
-	for i := range maxSigned * 2 {
-		m.remember(strings.Repeat("x", i+1), []block{{Type: "thinking"}})
-	}
-	if len(m.signed) > maxSigned {
-		t.Errorf("%d remembered, want at most %d", len(m.signed), maxSigned)
 	}
 }

@@ -89,8 +89,11 @@ func (m *Model) encode(req *engine.Request) ([]byte, error) {
 		switch msg.Role {
 		case engine.RoleAssistant:
 			var blocks []block
-			if msg.Thinking != "" {
-				blocks = append(blocks, m.recall(msg.Thinking)...)
+			if len(msg.Replay) > 0 {
+				var signed []block
+				if json.Unmarshal(msg.Replay, &signed) == nil {
+					blocks = append(blocks, signed...)
+				}
 			}
 			if msg.Text != "" {
 				blocks = append(blocks, block{Type: "text", Text: msg.Text})
