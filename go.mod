@@ -14,5 +14,6 @@ require (
 	github.com/sourcegraph/jsonrpc2 v0.2.3 // indirect
 	github.com/yuin/goldmark v1.8.7 // indirect
 	go.starlark.net v0.0.0-20260908191801-89a6a09411d5 // indirect
+	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/tools v0.52.0 // indirect
 )

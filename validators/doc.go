@@ -2,4 +2,80 @@
 // format (json, xml, csv, yaml, toml, markdown), JSON Schema, and Starlark
 // validator scripts. It knows nothing of specs, models or ACP; outputspec
 // decides which checks apply and words the result for the model.
+//
+// # Well-formedness
+//
+// [Check] applies the rules of DESIGN.md §4 step 2 and returns an [*Error]
+// positioned at the line and column the parser knows, worded for the model
+// that wrote the answer. Before parsing, every format looks for the usual
+// mistakes and names them: an empty answer, a ``` code fence around it, a
+// sentence before it ("Here is the CSV:") or a remark after it, and JSON
+// (or XML) given where another format was asked ("this is JSON, but the
+// answer must be XML"). A label with no built-in parser is not checked.
+//
+// [Decode] returns a json, yaml or toml answer's data as JSON-like Go
+// values for [Schema.Validate].
+//
+// # JSON Schema
+//
+// [CompileSchema] never fetches anything: http and https loaders refuse, and
+// a $ref that does not resolve inside the schema is a compile error, as is
+// a "type" that names no JSON type. [Schema.Validate] returns the most
+// specific violations with absolute JSON Pointers; [FormatViolations] caps
+// the list for the model.
+//
+// # Starlark validators
+//
+// A validator is a Starlark file defining validate(content): it returns
+// None or "" when the answer is fine, and a string saying what is wrong
+// otherwise. Anything else (an error, a value of another type, running out
+// of steps or time) means the validator is broken: [Validator.Validate]
+// returns a [*ScriptError] and the caller applies on_validator_error.
+//
+// The dialect allows while loops, sets, top-level if/for and recursion.
+// There is no load, no file, network, clock or randomness; print goes to
+// the ScriptError's Output, not to stderr. Each call runs in a fresh thread
+// with a step budget ([DefaultMaxSteps]) and a wall-clock guard
+// ([DefaultTimeout]). There is no memory budget: callers cap the content
+// (outputspec cuts answers at 256 KiB).
+//
+// Besides Starlark's built-ins, a validator sees:
+//
+//	parse_json(text, default=...)  the JSON value: dicts (in document
+//	                               order), lists, strings, ints, floats,
+//	                               bools, None
+//	parse_yaml(text, default=...)  the first YAML document, as for JSON;
+//	                               mapping keys become strings, dates stay
+//	                               strings
+//	parse_toml(text, default=...)  a dict (keys sorted); dates and times
+//	                               become RFC 3339 strings
+//	parse_csv(text, default=...)   a list of rows, each a list of strings;
+//	                               rows may differ in length
+//	parse_xml(text, default=...)   the root element as a tree of dicts
+//	json                           go.starlark.net/lib/json: encode,
+//	                               decode, indent
+//
+// parse_xml gives each element as
+//
+//	{"tag": "finding",               # local name
+//	 "ns": "",                       # namespace URI, "" when none
+//	 "attrs": {"severity": "high"},  # document order
+//	 "text": "Unchecked error",      # its own text and CDATA, trimmed
+//	 "children": [...]}              # child elements, in order
+//
+// Attribute keys are local names; namespace declarations are "xmlns" and
+// "xmlns:p"; other namespaced attributes are "{uri}local". parse_xml
+// applies Check's XML rules (one root, no text outside it, no duplicate
+// attributes).
+//
+// The helpers' contract on bad input: the call fails, with the parser's
+// positioned message ("parse_json: line 3, column 5: ..."), which makes the
+// validator broken, not the answer wrong; the answer already passed Check
+// for its format, so a parse failure is the validator's bug. A script that
+// parses text which may be malformed passes default=, which is returned
+// instead of failing: parse_json(s, default=None).
+//
+// Errors found when compiling a validator ([LoadValidator],
+// [CompileValidator]) are one line naming the file, the line and the
+// problem: "x.star:3:5: undefined: foo".
 package validators

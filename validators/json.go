@@ -3,18 +3,179 @@ package validators
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
+// checkJSON accepts exactly one JSON value with nothing after it. The
+// common case, a good answer, costs one json.Valid; only a failure pays
+// for the diagnosis.
 func checkJSON(content string) error {
+	if json.Valid([]byte(content)) {
+		return nil
+	}
+	return diagnoseJSON(content)
+}
+
+// diagnoseJSON says why content is not one JSON value, where, and in words
+// a model can act on.
+func diagnoseJSON(content string) *Error {
+	if e := frame(content, kindJSON); e != nil {
+		return e
+	}
+	trimmed := strings.TrimSpace(content)
+	start := len(content) - len(strings.TrimLeftFunc(content, isSpace))
+	if looksXML(trimmed) {
+		return errorAt(content, start, "this is XML, but the answer must be JSON: submit the JSON value")
+	}
+	if !jsonStarts(trimmed) {
+		if other := sniff(content); other != "" {
+			return errorAt(content, start, "this is %s, but the answer must be JSON: submit the JSON value", other)
+		}
+		_, l1, _, _ := firstLines(content)
+		return errorAt(content, start, "the answer is not JSON: it starts with %s where a JSON value was expected", quote(l1))
+	}
+
 	dec := json.NewDecoder(strings.NewReader(content))
+	var raw json.RawMessage
+	err := dec.Decode(&raw)
+	var se *json.SyntaxError
+	switch {
+	case err == nil:
+		off := int(dec.InputOffset())
+		off += len(content[off:]) - len(strings.TrimLeftFunc(content[off:], isSpace))
+		rest := content[off:]
+		if rest != "" && (rest[0] == '{' || rest[0] == '[') {
+			return errorAt(content, off, "a second JSON value starts here: submit exactly one JSON value (put several in an array)")
+		}
+		line, _, _ := strings.Cut(rest, "\n")
+		return errorAt(content, off, "there is text after the JSON value (%s): submit the JSON value alone, with nothing after it", quote(strings.TrimSpace(line)))
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return unclosedJSON(content)
+	case errors.As(err, &se):
+		off := int(se.Offset) - 1
+		if strings.Contains(se.Error(), "unexpected end") {
+			return unclosedJSON(content)
+		}
+		if sniffTOML(content) {
+			return errorAt(content, start, "this is TOML, but the answer must be JSON: submit the JSON value")
+		}
+		return errorAt(content, off, "%s", se.Error())
+	}
+	return &Error{Msg: "not JSON: " + err.Error()}
+}
+
+// unclosedJSON explains a JSON text that ends before its value does: which
+// bracket or string is still open. The usual cause is a cut-off answer.
+func unclosedJSON(content string) *Error {
+	var stack []int // offsets of open brackets
+	str := -1       // offset of the open string, or -1
+	for i := 0; i < len(content); i++ {
+		c := content[i]
+		if str >= 0 {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				str = -1
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			str = i
+		case '{', '[':
+			stack = append(stack, i)
+		case '}', ']':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+	end := len(strings.TrimRightFunc(content, isSpace))
+	switch {
+	case str >= 0:
+		line, col := position(content, str)
+		return errorAt(content, end, "the JSON ends inside the string opened at line %d, column %d (was the answer cut off?): close the string and every open bracket", line, col)
+	case len(stack) > 0:
+		open := stack[len(stack)-1]
+		line, col := position(content, open)
+		more := ""
+		if len(stack) > 1 {
+			more = fmt.Sprintf(" (%d brackets are open in all)", len(stack))
+		}
+		return errorAt(content, end, "the JSON ends before the %c opened at line %d, column %d is closed%s: was the answer cut off?", content[open], line, col, more)
+	}
+	return errorAt(content, end, "the JSON ends in the middle of a value: was the answer cut off?")
+}
+
+// sniff names the format content is written in when it is clearly another
+// one than JSON: "YAML" for key: value data, "TOML" for key = value data.
+// It is only consulted on the failure path.
+func sniff(content string) string {
+	if sniffTOML(content) {
+		return "TOML"
+	}
+	if v, err := decodeYAML(content); err == nil {
+		switch v := v.(type) {
+		case map[string]any:
+			if len(v) > 0 {
+				return "YAML"
+			}
+		case []any:
+			if len(v) > 0 {
+				return "YAML"
+			}
+		}
+	}
+	return ""
+}
+
+func sniffTOML(content string) bool {
+	if !strings.Contains(content, "=") {
+		return false
+	}
+	_, err := decodeTOML(content)
+	return err == nil
+}
+
+// decodeJSON decodes one JSON value into generic Go values; numbers are
+// int64 when they are integers that fit, float64 otherwise.
+func decodeJSON(content string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(content))
+	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return &Error{Msg: "not JSON: " + err.Error()}
+		return nil, diagnoseJSON(content)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return &Error{Msg: "more than one JSON value: text after the first value"}
+		return nil, diagnoseJSON(content)
 	}
-	return nil
+	return numbers(v), nil
+}
+
+// numbers replaces json.Numbers with int64 or float64, in place.
+func numbers(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		s := string(v)
+		if !strings.ContainsAny(s, ".eE") {
+			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return i
+			}
+		}
+		f, _ := strconv.ParseFloat(s, 64)
+		return f
+	case map[string]any:
+		for k, x := range v {
+			v[k] = numbers(x)
+		}
+	case []any:
+		for i, x := range v {
+			v[i] = numbers(x)
+		}
+	}
+	return v
 }

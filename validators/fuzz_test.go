@@ -1,0 +1,206 @@
+package validators
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// seeds are the table tests' answers, shared by every fuzzer.
+var seeds = []string{
+	"", " ", "{}", "[]", `{"a": 1}`, "```json\n{}\n```", "Here is the JSON:\n{}", `{"a": [1, 2`,
+	`{"a": "x`, "<a/>", "<a><b x=\"1\" x=\"2\"/></a>", "<a>&nbsp;</a>", "<a></a><b/>", "<a>\n<b>",
+	"a,b\n1,2\n", "a,b\n\"1,2\n", "a,b\n1\"x,2\n", "| a | b |\n|---|---|\n", "a: 1\nb: [x]\n", "- a\n- b\n",
+	"---\na: 1\n---\nb: 2\n", "a: 1\na: 2\n", "just prose.", "a = 1\n[t]\nb = 2\n", "[[x]]\ny = 1979-05-27T07:32:00Z\n",
+	"# T\n\n```go\nx\n```\n", "```\nx\n", "> ```\n> x\n", "- a\n  ```\n  b\n", "````\n```\n````\n",
+	"\ufeff{}", "\x00", "{\"\\ud800\": 1}", strings.Repeat("[", 20000), strings.Repeat("- ", 5000) + "x",
+	strings.Repeat("> ", 5000) + "```", "<" + strings.Repeat("a><", 3000) + "a/>",
+}
+
+// checkInvariants holds for every format: Check never panics, fails with
+// an *Error on one line whose position lies inside the content.
+func checkInvariants(t *testing.T, format, content string) error {
+	err := Check(format, content)
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("Check(%s) returned %T: %v", format, err, err)
+	}
+	if e.Msg == "" || strings.ContainsAny(e.Msg, "\n\r") {
+		t.Fatalf("Check(%s) message %q: empty or on several lines", format, e.Msg)
+	}
+	lines := strings.Count(content, "\n") + strings.Count(content, "\r") + 1 // a lone CR ends a YAML line
+	if e.Line < 0 || e.Line > lines || e.Column < 0 || (e.Line == 0 && e.Column != 0) {
+		t.Fatalf("Check(%s) position %d:%d outside the %d lines of %q", format, e.Line, e.Column, lines, content)
+	}
+	return err
+}
+
+func addSeeds(f *testing.F) {
+	for _, s := range seeds {
+		f.Add(s)
+	}
+}
+
+func FuzzCheckJSON(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, s string) {
+		err := checkInvariants(t, "json", s)
+		if (err == nil) != json.Valid([]byte(s)) {
+			t.Fatalf("Check = %v but json.Valid = %v", err, json.Valid([]byte(s)))
+		}
+		if err == nil {
+			if _, err := Decode("json", s); err != nil {
+				t.Fatalf("Check passes but Decode fails: %v", err)
+			}
+		}
+	})
+}
+
+func FuzzCheckXML(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, s string) {
+		if checkInvariants(t, "xml", s) != nil {
+			return
+		}
+		// What passes is well-formed for encoding/xml too.
+		d := xml.NewDecoder(strings.NewReader(s))
+		d.Strict = true
+		d.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return r, nil }
+		for {
+			_, err := d.Token()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("Check passes but encoding/xml fails: %v", err)
+			}
+		}
+	})
+}
+
+func FuzzCheckCSV(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, s string) { checkInvariants(t, "csv", s) })
+}
+
+func FuzzCheckYAML(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, s string) {
+		if checkInvariants(t, "yaml", s) == nil {
+			v, err := Decode("yaml", s)
+			if err != nil {
+				t.Fatalf("Check passes but Decode fails: %v", err)
+			}
+			switch v.(type) {
+			case map[string]any, []any:
+			default:
+				t.Fatalf("Decode returned %T", v)
+			}
+		}
+	})
+}
+
+func FuzzCheckTOML(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, s string) {
+		if checkInvariants(t, "toml", s) == nil {
+			if _, err := Decode("toml", s); err != nil {
+				t.Fatalf("Check passes but Decode fails: %v", err)
+			}
+		}
+	})
+}
+
+func FuzzCheckMarkdown(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, s string) { checkInvariants(t, "markdown", s) })
+}
+
+// FuzzStarlark compiles arbitrary scripts and runs them on arbitrary
+// answers under a small budget: nothing panics, and no call outlives its
+// guards. The shipped examples run on every well-formed answer of their
+// format and must never break.
+func FuzzStarlark(f *testing.F) {
+	examples := map[string]string{"a2ui.star": "json", "csv_header.star": "csv", "xml_findings.star": "xml"}
+	var shipped []*Validator
+	var formats []string
+	for file, format := range examples {
+		src, err := os.ReadFile(filepath.Join("examples", file))
+		if err != nil {
+			f.Fatal(err)
+		}
+		v, err := CompileValidator(file, src)
+		if err != nil {
+			f.Fatal(err)
+		}
+		shipped = append(shipped, v)
+		formats = append(formats, format)
+		for _, s := range seeds[:8] {
+			f.Add(string(src), s)
+		}
+	}
+	for _, src := range []string{
+		"def validate(content):\n    while True:\n        pass\n",
+		"def validate(content):\n    return content * 1000\n",
+		"def f(n):\n    return f(n)\ndef validate(content):\n    return f(1)\n",
+		"def validate(content):\n    return str(parse_json(content, default=None))\n",
+		"def validate(content):\n    x = parse_xml(content)\n    return x['tag']\n",
+		"def validate(content):\n    return [r for r in parse_csv(content)]\n",
+		"def validate(content):\n    return parse_yaml(content)\n",
+		"def validate(content):\n    return parse_toml(content)\n",
+	} {
+		for _, s := range seeds[:10] {
+			f.Add(src, s)
+		}
+	}
+	const budget = 200_000
+	topLevel.steps, topLevel.timeout = budget, time.Second
+	f.Fuzz(func(t *testing.T, src, content string) {
+		if len(content) > 1<<16 {
+			return // the 256 KiB cap is outputspec's; keep the fuzzer fast
+		}
+		for i, v := range shipped {
+			if Check(formats[i], content) != nil {
+				continue
+			}
+			if _, err := v.Validate(context.Background(), content); err != nil {
+				t.Fatalf("%s broke on well-formed %s %q: %v", v.Name(), formats[i], content, err)
+			}
+		}
+		start := time.Now()
+		v, err := CompileValidator("fuzz.star", []byte(src))
+		if d := time.Since(start); d > 3*time.Second {
+			t.Fatalf("compiling took %v, past its guards", d)
+		}
+		if err != nil {
+			if strings.ContainsAny(err.Error(), "\n") {
+				t.Fatalf("compile error on several lines: %q", err)
+			}
+			return
+		}
+		v.MaxSteps = budget
+		v.Timeout = time.Second
+		start = time.Now()
+		reason, err := v.Validate(context.Background(), content)
+		if d := time.Since(start); d > 3*time.Second {
+			t.Fatalf("a call took %v, past its guards", d)
+		}
+		var se *ScriptError
+		if err != nil && !errors.As(err, &se) {
+			t.Fatalf("Validate error %T: %v", err, err)
+		}
+		if err != nil && reason != "" {
+			t.Fatalf("both a reason and an error")
+		}
+	})
+}

@@ -1,0 +1,290 @@
+package validators
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/text"
+)
+
+var markdown = goldmark.New(goldmark.WithExtensions(extension.GFM))
+
+// checkMarkdown accepts any Markdown except an answer wrapped whole in a
+// code fence and a code fence that is never closed. CommonMark has no
+// invalid input, so these structural mistakes are what can be checked.
+func checkMarkdown(content string) error {
+	if strings.TrimSpace(content) == "" {
+		return &Error{Msg: "the answer is empty: submit the Markdown itself"}
+	}
+	if trimmed := strings.TrimSpace(content); looksJSON(trimmed) {
+		return &Error{Line: 1, Msg: "this is JSON, but the answer must be Markdown: submit the Markdown"}
+	}
+	if e := markdownTooDeep(content); e != nil {
+		return e
+	}
+	if bracketHeavy(content) {
+		return scanFences(content)
+	}
+	src := []byte(content)
+	doc := markdown.Parser().Parse(text.NewReader(src))
+	m := mdSource{src: content, starts: lineStarts(content)}
+
+	var blocks []ast.Node
+	for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
+		blocks = append(blocks, c)
+	}
+	if e := m.wrapped(blocks); e != nil {
+		return e
+	}
+
+	var bad *Error
+	cursor := 0 // the first line (0-based) a block without position may open on
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		fb, ok := n.(*ast.FencedCodeBlock)
+		if !entering || !ok {
+			return ast.WalkContinue, nil
+		}
+		open, close := m.fenceLines(fb, cursor)
+		if open < 0 {
+			return ast.WalkContinue, nil
+		}
+		marker := fence(stripContainer(m.line(open)))
+		if marker == "" {
+			return ast.WalkContinue, nil
+		}
+		if close >= len(m.starts) || !closes(stripContainer(m.line(close)), marker) {
+			bad = &Error{Line: open + 1, Msg: fmt.Sprintf("the code fence opened here (%s) is never closed: add a closing %s line after the code (was the answer cut off?)", marker, marker)}
+			return ast.WalkStop, nil
+		}
+		cursor = close + 1
+		return ast.WalkSkipChildren, nil
+	})
+	if bad != nil {
+		return bad
+	}
+	return nil
+}
+
+// mdSource is the Markdown source split into lines by offset.
+type mdSource struct {
+	src    string
+	starts []int // offset of each line's first byte
+}
+
+func lineStarts(s string) []int {
+	starts := make([]int, 1, strings.Count(s, "\n")+1)
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' && i+1 < len(s) {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+// lineOf returns the 0-based line holding offset off.
+func (m mdSource) lineOf(off int) int {
+	return sort.Search(len(m.starts), func(i int) bool { return m.starts[i] > off }) - 1
+}
+
+// line returns line i (0-based) without its terminator.
+func (m mdSource) line(i int) string {
+	end := len(m.src)
+	if i+1 < len(m.starts) {
+		end = m.starts[i+1]
+	}
+	return strings.TrimRight(m.src[m.starts[i]:end], "\r\n")
+}
+
+// fenceLines finds the 0-based lines of a fenced block's opening fence and
+// of the line where its closing fence should be. open is -1 when the
+// opening line cannot be found.
+func (m mdSource) fenceLines(fb *ast.FencedCodeBlock, cursor int) (open, close int) {
+	lines := fb.Lines()
+	switch {
+	case fb.Info != nil:
+		open = m.lineOf(fb.Info.Segment.Start)
+	case lines.Len() > 0:
+		open = m.lineOf(lines.At(0).Start) - 1
+	default: // an empty block with no info string: search from cursor
+		open = -1
+		for i := cursor; i < len(m.starts); i++ {
+			if fence(stripContainer(m.line(i))) != "" {
+				open = i
+				break
+			}
+		}
+	}
+	if open < 0 {
+		return -1, 0
+	}
+	close = open + 1
+	if lines.Len() > 0 {
+		close = m.lineOf(lines.At(lines.Len()-1).Start) + 1
+	}
+	return open, close
+}
+
+// wrapped reports an answer that is one fenced code block, perhaps with a
+// sentence before it or a remark after it.
+func (m mdSource) wrapped(blocks []ast.Node) *Error {
+	first := func(n ast.Node) string {
+		if n.Lines().Len() == 0 {
+			return ""
+		}
+		return strings.TrimSpace(m.line(m.lineOf(n.Lines().At(0).Start)))
+	}
+	lang := func(fb *ast.FencedCodeBlock) string {
+		return strings.ToLower(string(fb.Language([]byte(m.src))))
+	}
+	var fb *ast.FencedCodeBlock
+	var lead string
+	switch len(blocks) {
+	case 1:
+		fb, _ = blocks[0].(*ast.FencedCodeBlock)
+	case 2:
+		if f, ok := blocks[1].(*ast.FencedCodeBlock); ok && blocks[0].Kind() == ast.KindParagraph && leadIn(first(blocks[0])) {
+			if l := lang(f); l == "markdown" || l == "md" {
+				fb, lead = f, first(blocks[0])
+			}
+		}
+		if f, ok := blocks[0].(*ast.FencedCodeBlock); ok && blocks[1].Kind() == ast.KindParagraph && afterword(first(blocks[1])) {
+			fb = f
+		}
+	}
+	if fb == nil {
+		return nil
+	}
+	open, _ := m.fenceLines(fb, 0)
+	marker := "```"
+	if open >= 0 {
+		if f := fence(stripContainer(m.line(open))); f != "" {
+			marker = f[:3]
+		}
+	}
+	if lead != "" {
+		return &Error{Line: open + 1, Msg: fmt.Sprintf("the answer is a sentence (%s) and a %s code fence around the Markdown: submit the Markdown itself, with no sentence before it and no fence around it", quote(lead), marker)}
+	}
+	return &Error{Line: open + 1, Msg: fmt.Sprintf("the whole answer is wrapped in a %s code fence: submit the Markdown itself, without the fence around it", marker)}
+}
+
+// maxMarkdownDepth bounds the block quotes and list items one line may
+// open: goldmark's time grows steeply with that depth ("> > > ..." or
+// "1. 1. 1. ..." of 256 KiB runs for minutes), and no real answer comes
+// near it.
+const maxMarkdownDepth = 100
+
+func markdownTooDeep(content string) *Error {
+	var bad *Error
+	lines(content, func(n int, line string) bool {
+		if depth, _ := containers(line); depth > maxMarkdownDepth {
+			bad = &Error{Line: n, Msg: fmt.Sprintf("this line nests more than %d block quotes or lists: flatten it", maxMarkdownDepth)}
+		}
+		return bad == nil
+	})
+	return bad
+}
+
+// maxBrackets bounds the "[" in one paragraph handed to goldmark, whose
+// link parsing takes time quadratic in them ("[a](" repeated over 256 KiB
+// runs for minutes; 4000 take about 0.1 s).
+const maxBrackets = 4000
+
+// bracketHeavy reports whether a run of non-blank lines holds more than
+// maxBrackets "[".
+func bracketHeavy(content string) bool {
+	if strings.Count(content, "[") <= maxBrackets {
+		return false
+	}
+	n := 0
+	heavy := false
+	lines(content, func(_ int, line string) bool {
+		if strings.TrimSpace(line) == "" {
+			n = 0
+		}
+		n += strings.Count(line, "[")
+		heavy = n > maxBrackets
+		return !heavy
+	})
+	return heavy
+}
+
+// scanFences is the line-based stand-in for the goldmark checks on input
+// goldmark would be too slow for: it follows fences through block-quote
+// and list markers, without goldmark's knowledge of indented code and
+// HTML blocks.
+func scanFences(content string) error {
+	var open, wrap string // the marker of the open fence; of the first one
+	openLine, first, last := 0, 0, 0
+	var firstClose int
+	lines(content, func(n int, line string) bool {
+		rest := stripContainer(line)
+		if strings.TrimSpace(line) != "" {
+			if first == 0 {
+				first = n
+			}
+			last = n
+		}
+		switch {
+		case open == "":
+			if f := fence(rest); f != "" && !(f[0] == '`' && strings.Contains(rest[len(f):], "`")) {
+				open, openLine = f, n
+			}
+		case closes(rest, open):
+			if openLine == first && firstClose == 0 {
+				firstClose, wrap = n, open
+			}
+			open = ""
+		}
+		return true
+	})
+	if open != "" {
+		return &Error{Line: openLine, Msg: fmt.Sprintf("the code fence opened here (%s) is never closed: add a closing %s line after the code (was the answer cut off?)", open, open)}
+	}
+	if firstClose != 0 && firstClose == last {
+		return &Error{Line: first, Msg: fmt.Sprintf("the whole answer is wrapped in a %s code fence: submit the Markdown itself, without the fence around it", wrap[:3])}
+	}
+	return nil
+}
+
+// stripContainer removes block-quote markers, list markers and indentation
+// from the start of a line, leaving what a fence would start with.
+func stripContainer(line string) string {
+	_, rest := containers(line)
+	return rest
+}
+
+// containers counts the block-quote and list markers a line starts with
+// and returns the rest of the line.
+func containers(line string) (depth int, rest string) {
+	for ; ; depth++ {
+		line = strings.TrimLeft(line, " \t")
+		switch {
+		case strings.HasPrefix(line, ">"):
+			line = line[1:]
+			continue
+		case len(line) > 1 && strings.ContainsRune("-*+", rune(line[0])) && (line[1] == ' ' || line[1] == '\t'):
+			line = line[2:]
+			continue
+		}
+		i := 0
+		for i < len(line) && i < 9 && line[i] >= '0' && line[i] <= '9' {
+			i++
+		}
+		if i > 0 && i+1 < len(line) && (line[i] == '.' || line[i] == ')') && (line[i+1] == ' ' || line[i+1] == '\t') {
+			line = line[i+2:]
+			continue
+		}
+		return depth, line
+	}
+}
+
+// closes reports whether a stripped line closes a fence opened by marker:
+// the same character, at least as many, and nothing else on the line.
+func closes(line, marker string) bool {
+	f := fence(line)
+	return f != "" && f[0] == marker[0] && len(f) >= len(marker) && strings.TrimSpace(line[len(f):]) == ""
+}

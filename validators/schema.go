@@ -1,0 +1,308 @@
+package validators
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kaptinlin/jsonschema"
+)
+
+// A Schema is a compiled JSON Schema. It is safe for concurrent use.
+type Schema struct {
+	s *jsonschema.Schema
+}
+
+// A Violation is one way the data breaks the schema.
+type Violation struct {
+	// Pointer is the absolute JSON Pointer (RFC 6901) of the offending
+	// value: "" for the root, "/items/0/name", with "~" and "/" in names
+	// escaped as "~0" and "~1".
+	Pointer string
+	Message string
+}
+
+// errNoNetwork is what the http and https loaders answer: coda never
+// fetches a schema.
+func errNoNetwork(url string) (io.ReadCloser, error) {
+	return nil, fmt.Errorf("schemas are never fetched over the network (%s)", url)
+}
+
+// CompileSchema compiles a JSON Schema (drafts 2020-12, 2019-09, 7, 6 and
+// 4). Nothing is ever fetched: a $ref to an http or https address, like any
+// other $ref that does not resolve inside the schema, is a compile error.
+// The error is one line, fit for a start-up failure or a warning.
+func CompileSchema(src []byte) (*Schema, error) {
+	if !json.Valid(src) {
+		return nil, fmt.Errorf("the schema is not JSON: %v", diagnoseJSON(string(src)))
+	}
+	if err := lintTypes(src); err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	for scheme := range c.Loaders {
+		c.RegisterLoader(scheme, errNoNetwork)
+	}
+	c.RegisterLoader("http", errNoNetwork)
+	c.RegisterLoader("https", errNoNetwork)
+	s, err := c.Compile(src)
+	if err != nil {
+		return nil, fmt.Errorf("the schema does not compile: %s", oneLine(err.Error()))
+	}
+	if refs := s.UnresolvedReferenceURIs(); len(refs) > 0 {
+		return nil, fmt.Errorf("the schema's $ref %q does not resolve (schemas are never fetched over the network: define it under $defs)", refs[0])
+	}
+	return &Schema{s: s}, nil
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}
+
+var jsonTypes = []string{"array", "boolean", "integer", "null", "number", "object", "string"}
+
+// lintTypes refuses a "type" that names no JSON type ("strng"): the library
+// compiles it, and then no answer could ever pass. The values of const,
+// enum, default and examples are data, not schemas, and are skipped.
+func lintTypes(src []byte) error {
+	var doc any
+	if err := json.Unmarshal(src, &doc); err != nil {
+		return nil // CompileSchema reports it
+	}
+	var bad string
+	var walk func(v any, path []string)
+	walk = func(v any, path []string) {
+		switch v := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				x := v[k]
+				switch k {
+				case "const", "enum", "default", "examples":
+					continue
+				case "type":
+					names, _ := x.([]any)
+					if s, ok := x.(string); ok {
+						names = []any{s}
+					}
+					for _, n := range names {
+						if s, ok := n.(string); ok && !slices.Contains(jsonTypes, s) && bad == "" {
+							bad = fmt.Sprintf("the schema's \"type\" at %s is %q, which is not a JSON type (%s)",
+								cmp.Or(pointer(append(slices.Clip(path), k)), "(root)"), s, strings.Join(jsonTypes, ", "))
+						}
+					}
+				}
+				walk(x, append(slices.Clip(path), k))
+			}
+		case []any:
+			for i, x := range v {
+				walk(x, append(slices.Clip(path), strconv.Itoa(i)))
+			}
+		}
+	}
+	walk(doc, nil)
+	if bad != "" {
+		return fmt.Errorf("%s", bad)
+	}
+	return nil
+}
+
+// Validate checks data (as Decode returns it) against the schema and
+// returns every violation, the most specific ones only, ordered by
+// pointer. Nil means the data conforms.
+func (s *Schema) Validate(data any) []Violation {
+	r := s.s.Validate(data)
+	if r.IsValid() {
+		return nil
+	}
+	var vs []Violation
+	collect(r, nil, data, true, &vs)
+	if len(vs) == 0 { // never hide a failure, however the library words it
+		vs = append(vs, Violation{Message: "the value does not match the schema"})
+	}
+	slices.SortStableFunc(vs, func(a, b Violation) int {
+		if c := comparePointers(a.Pointer, b.Pointer); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Message, b.Message)
+	})
+	return slices.CompactFunc(vs, func(a, b Violation) bool { return a == b })
+}
+
+// aggregate keywords only say that a subschema failed; the subschema's own
+// results carry the detail, so they are dropped when such results exist.
+var aggregate = map[string]bool{
+	"properties": true, "patternProperties": true, "additionalProperties": true,
+	"items": true, "prefixItems": true, "unevaluatedItems": true, "unevaluatedProperties": true,
+	"$ref": true, "$dynamicRef": true, "allOf": true, "then": true, "else": true,
+	"dependentSchemas": true, "propertyNames": true,
+}
+
+// collect walks an evaluation result, whose instance locations are relative
+// to their parent's, gathering leaf violations with absolute pointers.
+// value is the instance at path; exists is false for a property the data
+// lacks (the library evaluates a missing required property as null, which
+// "required" already reports).
+func collect(r *jsonschema.EvaluationResult, path []string, value any, exists bool, out *[]Violation) {
+	if r.IsValid() {
+		return
+	}
+	if r.InstanceLocation != "" {
+		seg := r.InstanceLocation[1:]
+		path = append(slices.Clip(path), seg)
+		value, exists = child(value, seg)
+		if !exists {
+			return
+		}
+	}
+	ptr := pointer(path)
+
+	var details []*jsonschema.EvaluationResult
+	var branches []string // what each failed anyOf/oneOf branch says
+	for _, d := range r.Details {
+		switch ep := d.EvaluationPath; {
+		case d.IsValid(), ep == "/if", strings.HasPrefix(ep, "/not"), strings.HasPrefix(ep, "/contains"):
+			// an "if" that fails is a branch taken, not a violation
+		case strings.HasPrefix(ep, "/anyOf/"), strings.HasPrefix(ep, "/oneOf/"):
+			var sub []Violation
+			collect(d, path, value, exists, &sub)
+			for _, v := range sub {
+				at := ""
+				if v.Pointer != ptr {
+					at = v.Pointer + ": "
+				}
+				branches = append(branches, at+v.Message)
+			}
+		default:
+			details = append(details, d)
+		}
+	}
+
+	keys := make([]string, 0, len(r.Errors))
+	for k := range r.Errors {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if aggregate[k] && len(details) > 0 {
+			continue
+		}
+		msg := r.Errors[k].Error()
+		switch {
+		case k == "schema": // a false schema: say what it forbids
+			msg = falseSchema(r.EvaluationPath, path)
+		case (k == "anyOf" || k == "oneOf") && len(branches) > 0:
+			slices.Sort(branches)
+			branches = slices.Compact(branches)
+			if len(branches) > 3 {
+				branches = append(branches[:3], "…")
+			}
+			msg += " (" + strings.Join(branches, "; or ") + ")"
+		}
+		*out = append(*out, Violation{Pointer: ptr, Message: msg})
+	}
+	for _, d := range details {
+		collect(d, path, value, exists, out)
+	}
+}
+
+// falseSchema words the failure of a false schema from where it sits.
+func falseSchema(evalPath string, path []string) string {
+	name := ""
+	if len(path) > 0 {
+		name = path[len(path)-1]
+	}
+	switch {
+	case strings.HasPrefix(evalPath, "/additionalProperties"), strings.HasPrefix(evalPath, "/unevaluatedProperties"),
+		strings.HasPrefix(evalPath, "/patternProperties"):
+		return fmt.Sprintf("property %q is not allowed here", name)
+	case strings.HasPrefix(evalPath, "/items"), strings.HasPrefix(evalPath, "/unevaluatedItems"),
+		strings.HasPrefix(evalPath, "/prefixItems"):
+		return "no item is allowed at this position"
+	case strings.HasPrefix(evalPath, "/properties"):
+		return fmt.Sprintf("property %q is not allowed", name)
+	}
+	return "no value is allowed here"
+}
+
+// child returns the member seg of an object or array value.
+func child(v any, seg string) (any, bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		x, ok := v[seg]
+		return x, ok
+	case []any:
+		i, err := strconv.Atoi(seg)
+		if err != nil || i < 0 || i >= len(v) {
+			return nil, false
+		}
+		return v[i], true
+	}
+	return nil, true // a type the walk does not know: keep what the library says
+}
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+// pointer joins unescaped reference tokens into a JSON Pointer.
+func pointer(path []string) string {
+	var b strings.Builder
+	for _, seg := range path {
+		b.WriteByte('/')
+		pointerEscaper.WriteString(&b, seg)
+	}
+	return b.String()
+}
+
+// comparePointers orders pointers token by token, array indexes by value.
+func comparePointers(a, b string) int {
+	for a != "" && b != "" {
+		var ta, tb string
+		ta, a = nextToken(a)
+		tb, b = nextToken(b)
+		na, ea := strconv.Atoi(ta)
+		nb, eb := strconv.Atoi(tb)
+		if ea == nil && eb == nil {
+			if c := cmp.Compare(na, nb); c != 0 {
+				return c
+			}
+		} else if c := strings.Compare(ta, tb); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func nextToken(p string) (tok, rest string) {
+	p = p[1:]
+	if i := strings.IndexByte(p, '/'); i >= 0 {
+		return p[:i], p[i:]
+	}
+	return p, ""
+}
+
+// FormatViolations lists violations one per line, "pointer: message" (the
+// root shown as "(root)"), at most max lines (no cap when max <= 0) and then
+// "... and N more (M in all)".
+func FormatViolations(vs []Violation, max int) string {
+	var b strings.Builder
+	for i, v := range vs {
+		if max > 0 && i == max {
+			fmt.Fprintf(&b, "... and %d more (%d in all)\n", len(vs)-max, len(vs))
+			break
+		}
+		p := v.Pointer
+		if p == "" {
+			p = "(root)"
+		}
+		fmt.Fprintf(&b, "%s: %s\n", p, v.Message)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}

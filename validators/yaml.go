@@ -1,0 +1,250 @@
+package validators
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// checkYAML accepts one YAML document whose top level is a mapping or a
+// sequence. Prose and a lone value are valid YAML scalars, so a scalar is
+// refused: it is what a model writes when it forgets the format.
+func checkYAML(content string) error {
+	if e := frame(content, kindYAML); e != nil {
+		return e
+	}
+	// Decoding finds what parsing leaves (an alias to no anchor, a bad
+	// merge key); its cost is about the parse's.
+	if _, err := decodeYAML(content); err != nil {
+		return err
+	}
+	return nil
+}
+
+// parseYAML parses content into its one document's body, applying the
+// rules of checkYAML.
+func parseYAML(content string) (ast.Node, *Error) {
+	body, e := parseYAMLDoc(content)
+	if e != nil {
+		return nil, e
+	}
+	data := body
+	for {
+		switch n := data.(type) {
+		case *ast.TagNode:
+			data = n.Value
+			continue
+		case *ast.AnchorNode:
+			data = n.Value
+			continue
+		}
+		break
+	}
+	switch data.Type() {
+	case ast.MappingType, ast.MappingValueType, ast.SequenceType:
+		return body, nil
+	}
+	line, col := 0, 0
+	if tk := data.GetToken(); tk != nil && tk.Position != nil {
+		line, col = tk.Position.Line, tk.Position.Column
+	}
+	return nil, &Error{Line: line, Column: col, Msg: "this is plain text or a single value, not YAML data: the answer must be a YAML mapping (key: value lines) or a sequence (- item lines)"}
+}
+
+// maxYAMLDepth bounds nesting: goccy/go-yaml takes time quadratic in the
+// depth ("[[[[..." or "- - - -..." of 256 KiB runs for minutes), and no
+// real answer comes near it.
+const maxYAMLDepth = 100
+
+// yamlTooDeep finds a line that nests deeper than maxYAMLDepth, counting
+// open flow brackets ([ and {) and the block indicators (- ? :) a line
+// starts with. It may undercount (brackets in quotes are skipped, a quote
+// in a plain scalar hides the rest of its line), never overcount a sane
+// document.
+func yamlTooDeep(content string) *Error {
+	depth := 0
+	var bad *Error
+	if i := strings.Index(content, strings.Repeat("<", maxYAMLDepth+1)); i >= 0 {
+		// goccy/go-yaml rescans a run of "<" at each of its characters
+		line, col := position(content, i)
+		return &Error{Line: line, Column: col, Msg: fmt.Sprintf("a run of more than %d \"<\" is not YAML data", maxYAMLDepth)}
+	}
+	lines(content, func(n int, line string) bool {
+		rest := strings.TrimLeft(line, " ")
+		block := 0
+		for len(rest) > 1 && strings.IndexByte("-?:", rest[0]) >= 0 && (rest[1] == ' ' || rest[1] == '\t') {
+			block++
+			rest = strings.TrimLeft(rest[2:], " \t")
+		}
+		var quote byte
+		for i := 0; i < len(line); i++ {
+			c := line[i]
+			switch {
+			case quote != 0:
+				if c == quote {
+					quote = 0
+				}
+			case c == '"' || c == '\'':
+				quote = c
+			case c == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
+				i = len(line)
+			case c == '[' || c == '{':
+				depth++
+			case (c == ']' || c == '}') && depth > 0:
+				depth--
+			}
+			if depth+block > maxYAMLDepth {
+				bad = &Error{Line: n, Msg: fmt.Sprintf("the YAML nests more than %d levels deep here: flatten it", maxYAMLDepth)}
+				return false
+			}
+		}
+		if block > maxYAMLDepth {
+			bad = &Error{Line: n, Msg: fmt.Sprintf("the YAML nests more than %d levels deep here: flatten it", maxYAMLDepth)}
+		}
+		return bad == nil
+	})
+	return bad
+}
+
+// parseYAMLDoc parses content into the body of its one document.
+func parseYAMLDoc(content string) (ast.Node, *Error) {
+	if e := yamlTooDeep(content); e != nil {
+		return nil, e
+	}
+	f, err := parser.ParseBytes([]byte(content), 0)
+	if err != nil {
+		return nil, yamlError(err)
+	}
+	var docs []*ast.DocumentNode
+	for _, d := range f.Docs {
+		if d.Body != nil {
+			docs = append(docs, d)
+		}
+	}
+	if len(docs) == 0 {
+		return nil, &Error{Msg: "the answer has no YAML data: submit the YAML document"}
+	}
+	if len(docs) > 1 {
+		line := 0
+		if tk := docs[1].GetToken(); tk != nil && tk.Position != nil {
+			line = tk.Position.Line
+		}
+		return nil, &Error{Line: line, Msg: fmt.Sprintf("a second YAML document starts here (%d in all): submit one document (put several items in a sequence)", len(docs))}
+	}
+	return docs[0].Body, nil
+}
+
+// yamlError positions a goccy/go-yaml error.
+func yamlError(err error) *Error {
+	var ye yaml.Error
+	if errors.As(err, &ye) {
+		e := &Error{Msg: ye.GetMessage()}
+		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+			e.Line, e.Column = tk.Position.Line, tk.Position.Column
+		}
+		return e
+	}
+	return &Error{Msg: err.Error()}
+}
+
+// decodeYAML decodes a YAML answer into JSON-like Go values. It applies the
+// rules of checkYAML first, so the data is a map or a slice.
+func decodeYAML(content string) (any, error) {
+	body, e := parseYAML(content)
+	if e != nil {
+		return nil, e
+	}
+	var v any
+	if err := yaml.NodeToValue(body, &v); err != nil {
+		return nil, yamlError(err)
+	}
+	return jsonLike(v), nil
+}
+
+// jsonLike normalises decoded YAML or TOML so that a JSON Schema validator
+// sees what it would see for the same data written in JSON: string keys,
+// int64 or float64 numbers, times as RFC 3339 strings.
+func jsonLike(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			v[k] = jsonLike(x)
+		}
+		return v
+	case map[any]any:
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			m[fmt.Sprint(k)] = jsonLike(x)
+		}
+		return m
+	case yaml.MapSlice:
+		m := make(map[string]any, len(v))
+		for _, it := range v {
+			m[fmt.Sprint(it.Key)] = jsonLike(it.Value)
+		}
+		return m
+	case []any:
+		for i, x := range v {
+			v[i] = jsonLike(x)
+		}
+		return v
+	case []map[string]any:
+		s := make([]any, len(v))
+		for i, x := range v {
+			s[i] = jsonLike(x)
+		}
+		return s
+	case int:
+		return int64(v)
+	case int8:
+		return int64(v)
+	case int16:
+		return int64(v)
+	case int32:
+		return int64(v)
+	case uint:
+		return uintLike(uint64(v))
+	case uint8:
+		return int64(v)
+	case uint16:
+		return int64(v)
+	case uint32:
+		return int64(v)
+	case uint64:
+		return uintLike(v)
+	case float32:
+		return float64(v)
+	case time.Time:
+		return timeString(v)
+	case fmt.Stringer: // TOML local dates and times
+		return v.String()
+	}
+	return v
+}
+
+// timeString writes a time as RFC 3339; TOML's local dates and times
+// (marked by BurntSushi/toml with these zone names) keep their local form.
+func timeString(t time.Time) string {
+	switch t.Location().String() {
+	case "datetime-local":
+		return t.Format("2006-01-02T15:04:05.999999999")
+	case "date-local":
+		return t.Format(time.DateOnly)
+	case "time-local":
+		return t.Format("15:04:05.999999999")
+	}
+	return t.Format(time.RFC3339Nano)
+}
+
+func uintLike(u uint64) any {
+	if u <= math.MaxInt64 {
+		return int64(u)
+	}
+	return float64(u)
+}
