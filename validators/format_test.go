@@ -397,17 +397,17 @@ func TestPosition(t *testing.T) {
 
 func TestLeadIn(t *testing.T) {
 	for line, want := range map[string]bool{
-		"Here is the CSV:":                    true,
+		"Here is the CSV:":                     true,
 		"Sure! Here's the YAML you asked for.": true,
-		"Certainly.":                          true,
-		"The findings from the review:":       true,
-		"ok: true":                            false,
-		"ok = true":                           false,
-		"ok,name":                             false,
-		"sure":                                false,
-		"name,severity,file,line":             false,
-		"title: The findings from the review": false,
-		"here_is: 1":                          false,
+		"Certainly.":                           true,
+		"The findings from the review:":        true,
+		"ok: true":                             false,
+		"ok = true":                            false,
+		"ok,name":                              false,
+		"sure":                                 false,
+		"name,severity,file,line":              false,
+		"title: The findings from the review":  false,
+		"here_is: 1":                           false,
 	} {
 		if got := leadIn(line); got != want {
 			t.Errorf("leadIn(%q) = %v, want %v", line, got, want)
