@@ -3,17 +3,20 @@ module github.com/coda-acp/coda
 go 1.26.5
 
 require (
-	github.com/BurntSushi/toml v1.6.0 // indirect
-	github.com/gabriel-vasile/mimetype v1.4.16 // indirect
+	github.com/BurntSushi/toml v1.6.0
+	github.com/gabriel-vasile/mimetype v1.4.16
+	github.com/goccy/go-yaml v1.19.2
+	github.com/google/go-cmp v0.7.0
+	github.com/kaptinlin/jsonschema v0.9.8
+	github.com/rogpeppe/go-internal v1.16.0
+	github.com/sourcegraph/jsonrpc2 v0.2.3
+	github.com/yuin/goldmark v1.8.7
+	go.starlark.net v0.0.0-20260908191801-89a6a09411d5
+	golang.org/x/tools v0.52.0
+)
+
+require (
 	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // indirect
-	github.com/goccy/go-yaml v1.19.2 // indirect
-	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/kaptinlin/jsonpointer v0.4.28 // indirect
-	github.com/kaptinlin/jsonschema v0.9.8 // indirect
-	github.com/rogpeppe/go-internal v1.16.0 // indirect
-	github.com/sourcegraph/jsonrpc2 v0.2.3 // indirect
-	github.com/yuin/goldmark v1.8.7 // indirect
-	go.starlark.net v0.0.0-20260908191801-89a6a09411d5 // indirect
 	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/tools v0.52.0 // indirect
 )
