@@ -41,6 +41,9 @@ import (
 type config struct {
 	DefaultModel string                    `toml:"default_model"`
 	Providers    map[string]providerConfig `toml:"providers"`
+	// MaxModelCalls caps the model calls of one turn (default 200); a turn
+	// that reaches it ends with stopReason max_turn_requests.
+	MaxModelCalls int `toml:"max_model_calls"`
 
 	getenv    func(string) string
 	providers map[string]*providerConfig                 // built-ins merged with the file's

@@ -24,10 +24,12 @@ type launch struct {
 	models       engine.Models
 	userModel    string
 	defaultModel string
-	tools        map[string]engine.Tool
-	stateDir     string
-	log          *slog.Logger
-	closeLog     func()
+	// maxModelCalls caps a turn's model calls; 0 is the engine's default.
+	maxModelCalls int
+	tools         map[string]engine.Tool
+	stateDir      string
+	log           *slog.Logger
+	closeLog      func()
 }
 
 // prepare checks the flags, blueprint, output spec, config and models. Any
@@ -52,7 +54,10 @@ func (f *launchFlags) prepare(stderr io.Writer) (*launch, error) {
 	if err != nil {
 		return fail(err)
 	}
-	l.models, l.defaultModel = cfg.models(), cfg.defaultModel()
+	l.models, l.defaultModel, l.maxModelCalls = cfg.models(), cfg.defaultModel(), cfg.MaxModelCalls
+	if l.maxModelCalls < 0 {
+		return fail(fmt.Errorf("config: max_model_calls must be positive, not %d", l.maxModelCalls))
+	}
 	if err := l.preflight(cfg); err != nil {
 		return fail(err)
 	}
@@ -119,7 +124,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	srv, err := acp.NewServer(acp.Options{
 		Agent: l.agent, Launch: l.spec, LaunchDir: l.cwd, Models: l.models,
 		UserModel: l.userModel, DefaultModel: l.defaultModel, Tools: l.tools,
-		StateDir: l.stateDir, Version: version, Log: l.log,
+		StateDir: l.stateDir, Version: version, Log: l.log, MaxModelCalls: l.maxModelCalls,
 	})
 	if err != nil {
 		return err
