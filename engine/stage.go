@@ -331,7 +331,7 @@ func (v *stageVisit) call(ctx context.Context) (*Response, error) {
 // back. It returns a transition target if one was chosen, and end=true when
 // a passing submission ends the stage.
 func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, end bool, err error) {
-	for _, tc := range resp.ToolCalls {
+	for i, tc := range resp.ToolCalls {
 		var res ToolResult
 		ev := &ToolCallEvent{ID: v.run.t.NewID("t"), Title: tc.Name, Kind: "other", Status: ToolInProgress, RawInput: rawArgs(tc.Arguments)}
 		tool := v.run.t.Tools[tc.Name]
@@ -370,6 +370,12 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 		case tc.Name == ToolTransition && len(v.targets()) > 0:
 			var target string
 			res, target = v.transition(tc)
+			if target != "" && v.owes() && !submitsAfter(resp.ToolCalls, i) && v.revisits < v.stage.Revisits() {
+				// Leaving would skip the owed answer: say so now, as the
+				// call's result, rather than pretend the move happened.
+				v.revisits++
+				res, target = Errorf("Not yet: this stage owes the answer. Call submit_output with it first, then transition to %s.", target), ""
+			}
 			if target != "" && to == "" {
 				to = target
 			}
@@ -398,6 +404,16 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 		v.rec.tool(tc, res)
 	}
 	return to, end, nil
+}
+
+// submitsAfter reports whether a submit_output call follows call i.
+func submitsAfter(calls []ToolCall, i int) bool {
+	for _, c := range calls[i+1:] {
+		if c.Name == ToolSubmitOutput {
+			return true
+		}
+	}
+	return false
 }
 
 // asksPermission reports whether tools of an ACP kind change things and
