@@ -300,7 +300,11 @@ func (v *stageVisit) call(ctx context.Context) (*Response, error) {
 			resp, err = m.Stream(ctx, req, onDelta)
 			if err == nil {
 				v.rec.call(req, resp)
-				v.messages = append(v.messages, Message{Role: RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay})
+				if resp.Text != "" || resp.Thinking != "" || len(resp.ToolCalls) > 0 {
+					// An empty reply is left out: providers refuse an
+					// assistant message with no content.
+					v.messages = append(v.messages, Message{Role: RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay})
+				}
 				if resp.Text != "" {
 					v.lastText, r.reply = resp.Text, resp.Text
 				}
