@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -257,3 +258,25 @@ name = "one"
 [stages.answer]
 mode = "output"
 `
+
+// A long session shows the model only its latest turns, each clipped at a
+// character boundary.
+func TestRun_historyBounded(t *testing.T) {
+	turn := newTurn(t, defaultAgent, "")
+	rec := &recorder{}
+	turn.Models = models{"rec": rec}
+	turn.UserModel = "rec"
+	for i := 0; i < 25; i++ {
+		turn.History = append(turn.History, engine.Exchange{Prompt: fmt.Sprintf("q%d", i), Answer: "a"})
+	}
+	turn.History[24].Answer = strings.Repeat("é", 20000) // 40,000 bytes
+	engine.Run(context.Background(), turn, &events{})
+	msgs := rec.reqs[0].Messages
+	if len(msgs) != 2*20+1 || msgs[0].Text != "q5" {
+		t.Fatalf("%d messages starting %q; want the latest 20 turns and the prompt", len(msgs), msgs[0].Text)
+	}
+	big := msgs[len(msgs)-2].Text
+	if len(big) > 9000 || !utf8.ValidString(big) || !strings.Contains(big, "more bytes") {
+		t.Errorf("the long answer came through as %d bytes (valid UTF-8: %v)", len(big), utf8.ValidString(big))
+	}
+}

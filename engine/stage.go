@@ -198,8 +198,14 @@ func (v *stageVisit) prepare() {
 	v.system = strings.TrimSpace(sys.String())
 
 	if r.visits[s.Name] == 1 && len(r.done) == 0 {
-		for _, ex := range r.t.History {
-			v.messages = append(v.messages, Message{Role: RoleUser, Text: ex.Prompt}, Message{Role: RoleAssistant, Text: ex.Answer})
+		// The session's earlier turns, the latest maxHistory of them, each
+		// clipped: a long session must not outgrow the model's context.
+		history := r.t.History
+		if len(history) > maxHistory {
+			history = history[len(history)-maxHistory:]
+		}
+		for _, ex := range history {
+			v.messages = append(v.messages, Message{Role: RoleUser, Text: clip(ex.Prompt)}, Message{Role: RoleAssistant, Text: clip(ex.Answer)})
 		}
 	}
 	v.messages = append(v.messages, Message{Role: RoleUser, Text: v.preamble() + r.t.Prompt})
@@ -230,8 +236,12 @@ func (v *stageVisit) prepare() {
 	}
 }
 
-// maxInline caps what a preamble inlines of an earlier stage's output.
+// maxInline caps what a preamble inlines of an earlier stage's output, and
+// what the conversation keeps of an earlier turn's prompt or answer.
 const maxInline = 8 << 10
+
+// maxHistory is how many of the session's earlier turns a run sees.
+const maxHistory = 20
 
 // preamble tells the stage what earlier stages produced.
 func (v *stageVisit) preamble() string {
@@ -262,7 +272,7 @@ func clip(s string) string {
 	for cut > 0 && !utf8RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut] + fmt.Sprintf("\n[… %d more bytes, kept in the run record]", len(s)-cut)
+	return s[:cut] + fmt.Sprintf("\n[… %d more bytes, cut here; the whole text is in the run record]", len(s)-cut)
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
