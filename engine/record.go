@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,7 +121,9 @@ type visitRecord struct {
 	rec    *recorder
 	dir    string
 	status StageStatus
-	resp   strings.Builder
+	// resp is response.md in pieces: the model's text is kept by
+	// reference, not copied, since a streamed reply can be megabytes.
+	resp []string
 }
 
 func (rec *recorder) visit(stage string, n int) *visitRecord {
@@ -148,22 +152,22 @@ func (vr *visitRecord) call(req *Request, resp *Response) {
 		vr.write("prompt.md", p.String())
 	}
 	vr.status.Calls = append(vr.status.Calls, CallUsage{StopReason: resp.StopReason, Usage: resp.Usage})
-	fmt.Fprintf(&vr.resp, "## Call %d\n\n", len(vr.status.Calls))
+	vr.resp = append(vr.resp, fmt.Sprintf("## Call %d\n\n", len(vr.status.Calls)))
 	if resp.Thinking != "" {
-		fmt.Fprintf(&vr.resp, "Thinking:\n\n%s\n\n", resp.Thinking)
+		vr.resp = append(vr.resp, "Thinking:\n\n", resp.Thinking, "\n\n")
 	}
 	if resp.Text != "" {
-		fmt.Fprintf(&vr.resp, "%s\n\n", resp.Text)
+		vr.resp = append(vr.resp, resp.Text, "\n\n")
 	}
 	for _, tc := range resp.ToolCalls {
-		fmt.Fprintf(&vr.resp, "Tool call %s: %s\n\n", tc.Name, tc.Arguments)
+		vr.resp = append(vr.resp, fmt.Sprintf("Tool call %s: %s\n\n", tc.Name, tc.Arguments))
 	}
 }
 
 func (vr *visitRecord) tool(tc ToolCall, res ToolResult) {
 	vr.status.Tools = append(vr.status.Tools, ToolUse{Name: tc.Name, Error: res.IsError})
 	if vr.dir != "" {
-		fmt.Fprintf(&vr.resp, "Result of %s%s:\n\n%s\n\n", tc.Name, map[bool]string{true: " (error)"}[res.IsError], res.Output)
+		vr.resp = append(vr.resp, fmt.Sprintf("Result of %s%s:\n\n", tc.Name, map[bool]string{true: " (error)"}[res.IsError]), res.Output, "\n\n")
 	}
 }
 
@@ -178,7 +182,16 @@ func (vr *visitRecord) finish(v *stageVisit, err error) {
 		vr.status.Outcome = "completed"
 	}
 	if vr.dir != "" {
-		vr.write("response.md", vr.resp.String())
+		if err := writeAtomic(filepath.Join(vr.dir, "response.md"), func(w io.Writer) error {
+			for _, s := range vr.resp {
+				if _, err := io.WriteString(w, s); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			vr.rec.log("writing the run record", "file", "response.md", "err", err)
+		}
 		vr.rec.writeJSON(filepath.Join(vr.dir, "status.json"), &vr.status)
 	}
 }
@@ -192,6 +205,14 @@ func (vr *visitRecord) write(name, content string) {
 // WriteFileAtomic writes data to path through a temporary file and a
 // rename, creating the directory.
 func WriteFileAtomic(path string, data []byte) error {
+	return writeAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeAtomic is WriteFileAtomic for content written by fill.
+func writeAtomic(path string, fill func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -199,7 +220,12 @@ func WriteFileAtomic(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
+	bw := bufio.NewWriter(f)
+	err = fill(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return err

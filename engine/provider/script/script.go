@@ -180,6 +180,11 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 		}
 	}
 	var text strings.Builder
+	n := 0
+	for _, c := range t.Text {
+		n += len(c)
+	}
+	text.Grow(n)
 	for _, c := range t.Text {
 		if err := wait(); err != nil {
 			return nil, err
