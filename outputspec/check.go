@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -109,14 +110,14 @@ func (c *Contract) check(ctx context.Context, sub Submission, a args) (v Verdict
 
 	if err := validators.Check(c.format, v.Content); err != nil {
 		// validators' messages say what to do about it.
-		return no(sentence(fmt.Sprintf("The answer is not well-formed %s: %s", c.formatName(), oneLine(err.Error()))))
+		return no(c.notWellFormed(err))
 	}
 
 	switch {
 	case c.schema != nil:
 		data, err := decode(c.format, v.Content)
 		if err != nil {
-			return no(sentence(fmt.Sprintf("The answer is not well-formed %s: %s", c.formatName(), oneLine(err.Error()))))
+			return no(c.notWellFormed(err))
 		}
 		if n, text := c.schema.check(data, maxViolations); n > 0 {
 			return no(fmt.Sprintf("The answer does not satisfy the JSON Schema (%s):\n%s", plural(n, "violation"), text))
@@ -208,6 +209,23 @@ func plural(n int, noun string) string {
 }
 
 // formatName names the format in feedback: "JSON", or the label itself.
+// notWellFormed words a well-formedness failure for the model: the format,
+// where (when the parser knows), and what to do.
+func (c *Contract) notWellFormed(err error) string {
+	var ve *validators.Error
+	if !errors.As(err, &ve) {
+		return sentence(fmt.Sprintf("The answer is not well-formed %s: %s", c.formatName(), oneLine(err.Error())))
+	}
+	where := ""
+	switch {
+	case ve.Line > 0 && ve.Column > 0:
+		where = fmt.Sprintf(" (line %d, column %d)", ve.Line, ve.Column)
+	case ve.Line > 0:
+		where = fmt.Sprintf(" (line %d)", ve.Line)
+	}
+	return sentence(fmt.Sprintf("The answer is not well-formed %s%s: %s", c.formatName(), where, oneLine(ve.Msg)))
+}
+
 func (c *Contract) formatName() string {
 	if n, ok := formatNames[c.format]; ok {
 		return n

@@ -129,7 +129,7 @@ func TestContract_ToolSchema_agreesWithCheck(t *testing.T) {
 func TestContract_Check_wellFormedBeforeSchema(t *testing.T) {
 	c := mustCompile(t, Spec{Format: "json", SchemaFile: testdata("schemas/findings.json")})
 	v := submit(c, "```json\n{\"title\": 3}\n```")
-	expect(t, v, false, "The answer is not well-formed JSON: line 1: ", "code fence")
+	expect(t, v, false, "The answer is not well-formed JSON (line 1): ", "code fence")
 	if strings.Contains(v.Feedback, "Schema") {
 		t.Errorf("schema reported before well-formedness:\n%s", v.Feedback)
 	}
