@@ -194,13 +194,13 @@ func RunLocal(ctx context.Context, c Command) (CommandResult, error) {
 		defer close(copied)
 		_, _ = io.Copy(out, pr)
 	}()
-	cmd := exec.CommandContext(runCtx, "/bin/sh", "-c", c.Line)
+	cmd := exec.CommandContext(runCtx, shellName, shellFlag, c.Line)
 	cmd.Dir = c.Dir
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout = pw // one pipe for both: the streams interleave as printed
 	cmd.Stderr = pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	ownGroup(cmd)
+	cmd.Cancel = func() error { return killGroup(cmd) }
 
 	err = cmd.Start()
 	pw.Close()
@@ -210,7 +210,7 @@ func RunLocal(ctx context.Context, c Command) (CommandResult, error) {
 		return CommandResult{ExitCode: -1}, fmt.Errorf("start %q: %w", c.Line, err)
 	}
 	waitErr := cmd.Wait()
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = killGroup(cmd)
 	select {
 	case <-copied:
 	case <-time.After(2 * time.Second):
