@@ -24,8 +24,8 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 	s.mu.Unlock()
 
 	launch := map[string]any{}
-	if spec, ok := s.launchOutputs.Spec(s.opts.Agent); ok {
-		launch = publicSpec(spec)
+	if c := s.launchOutputs.Lead(s.opts.Agent); c != nil {
+		launch = publicSpec(c)
 	}
 	advertised := make([]string, 0, len(formats))
 	for _, f := range formats {

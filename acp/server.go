@@ -2,7 +2,6 @@ package acp
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -103,7 +102,7 @@ func NewServer(opts Options) (*Server, error) {
 			if prefix == "r" {
 				return engine.NewRunID()
 			}
-			return randomID(prefix)
+			return engine.RandomID(prefix)
 		}
 	}
 	if opts.DrainTimeout <= 0 {
@@ -295,17 +294,3 @@ func missingField(name string) error {
 type slogLogger struct{ l *slog.Logger }
 
 func (l slogLogger) Printf(format string, v ...any) { l.l.Debug(fmt.Sprintf(format, v...)) }
-
-func randomID(prefix string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return prefix + "-" + hexString(b[:])
-}
-
-func hexString(b []byte) string {
-	out := make([]byte, 0, 2*len(b))
-	for _, c := range b {
-		out = append(out, hex[c>>4], hex[c&0xF])
-	}
-	return string(out)
-}

@@ -115,7 +115,10 @@ var formatChoices = []selectOption{
 // formatOption is the output_format config option, showing the format in
 // effect.
 func (s *Server) formatOption(outs *engine.Outputs) configOption {
-	current := outs.LaunchFormat(s.opts.Agent)
+	current := ""
+	if c := outs.Lead(s.opts.Agent); c != nil {
+		current = c.Format()
+	}
 	opt := configOption{
 		ID: "output_format", Name: "Answer format", Category: "_output", Type: "select",
 		Description:  "The format of the final answer coda closes each turn with",
@@ -257,8 +260,9 @@ func (s *Server) cancelRequest(req *jsonrpc2.Request) {
 }
 
 // publicSpec is a spec as advertised: what a client needs to know of it.
-func publicSpec(spec outputspec.Spec) map[string]any {
-	m := map[string]any{"format": validators.Canonical(spec.Format)}
+func publicSpec(c *outputspec.Contract) map[string]any {
+	spec := c.Spec()
+	m := map[string]any{"format": c.Format()}
 	if spec.Instructions != "" {
 		m["instructions"] = spec.Instructions
 	}

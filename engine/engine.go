@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/coda-acp/coda/outputspec"
-	"github.com/coda-acp/coda/validators"
 )
 
 // A Sink receives what a turn produces, in order. acp implements it with
@@ -80,13 +79,11 @@ type Result struct {
 	Err error
 }
 
-// Flags recorded on runs and answers.
+// Flags the engine records on runs; the checks' own (truncated,
+// schema_unchecked, validator_error) come from outputspec.
 const (
 	FlagOutputForced     = "output_forced"
 	FlagMaxIterationsHit = "max_iterations_hit"
-	FlagTruncated        = "truncated"
-	FlagSchemaUnchecked  = "schema_unchecked"
-	FlagValidatorError   = "validator_error"
 )
 
 // Run runs one prompt turn to its end and returns how it ended. The final
@@ -130,7 +127,7 @@ type stageOutcome struct {
 
 func newRun(t *Turn, sink Sink) *run {
 	if t.NewID == nil {
-		t.NewID = randomID
+		t.NewID = RandomID
 	}
 	if t.MaxModelCalls <= 0 {
 		t.MaxModelCalls = DefaultMaxModelCalls
@@ -235,6 +232,21 @@ func (r *run) emitPlan(ctx context.Context, stage, status string) error {
 	return r.sink.Emit(ctx, Event{Kind: EventPlan, Stage: stage, Plan: append([]PlanEntry(nil), r.plan...)})
 }
 
+// Lead is the contract of the blueprint's start stage, or else of its first
+// stage that answers: the one a client is told about. Nil when no stage
+// answers.
+func (o *Outputs) Lead(b *Blueprint) *outputspec.Contract {
+	if s := b.StartStage(); s != nil && o.ByStage[s.Name] != nil {
+		return o.ByStage[s.Name]
+	}
+	for _, name := range b.Order {
+		if c := o.ByStage[name]; c != nil {
+			return c
+		}
+	}
+	return nil
+}
+
 // Outputs are a blueprint's answer contracts per stage, resolved against the
 // launch, session and prompt levels and compiled.
 type Outputs struct {
@@ -284,17 +296,8 @@ func CompileOutputs(b *Blueprint, extra ...outputspec.Level) (*Outputs, error) {
 	return out, nil
 }
 
-// LaunchFormat is the canonical answer format in effect for the
-// blueprint's start stage (or its first output stage).
-func (o *Outputs) LaunchFormat(b *Blueprint) string {
-	spec, ok := o.Spec(b)
-	if !ok {
-		return ""
-	}
-	return validators.Canonical(spec.Format)
-}
-
-func randomID(prefix string) string {
+// RandomID returns prefix-XXXXXXXXXXXX, random.
+func RandomID(prefix string) string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return prefix + "-" + hex.EncodeToString(b[:])
@@ -327,19 +330,4 @@ func missing(have, add []string) []string {
 		}
 	}
 	return out
-}
-
-// Spec returns the resolved spec of the stage LaunchFormat reports on.
-func (o *Outputs) Spec(b *Blueprint) (outputspec.Spec, bool) {
-	if s := b.StartStage(); s != nil {
-		if c := o.ByStage[s.Name]; c != nil {
-			return c.Spec(), true
-		}
-	}
-	for _, name := range b.Order {
-		if c := o.ByStage[name]; c != nil {
-			return c.Spec(), true
-		}
-	}
-	return outputspec.Spec{}, false
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/coda-acp/coda/outputspec"
 )
@@ -57,7 +59,9 @@ type stageVisit struct {
 
 	system   string
 	messages []Message
-	tools    []ToolSpec
+	tools    []ToolSpec      // as the model is told of them
+	offered  map[string]Tool // the stage's own tools, by name
+	targets  []string        // the ways out: transitions in order, then DONE
 	models   []string
 
 	iterations int
@@ -144,7 +148,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 		if len(transitions) == 0 {
 			return "", nil
 		}
-		v.say("Choose what comes next: call transition with one of: " + strings.Join(v.targets(), ", ") + ".")
+		v.say("Choose what comes next: call transition with one of: " + strings.Join(v.targets, ", ") + ".")
 	}
 }
 
@@ -165,31 +169,34 @@ func (v *stageVisit) say(msg string) {
 	v.messages = append(v.messages, Message{Role: RoleUser, Text: msg})
 }
 
-func (v *stageVisit) targets() []string {
-	t := append([]string(nil), v.stage.TransitionOrder...)
-	if v.stage.AllowComplete {
-		t = append(t, Done)
+// ways lists a stage's ways out, one a line, for the model.
+func ways(s *Stage) string {
+	var b strings.Builder
+	for _, to := range s.TransitionOrder {
+		fmt.Fprintf(&b, "\n- %s: %s", to, s.Transitions[to].Hint)
 	}
-	return t
+	if s.AllowComplete {
+		fmt.Fprintf(&b, "\n- %s: the whole task is finished; end the run here", Done)
+	}
+	return b.String()
 }
 
 // prepare builds the visit's system prompt, first messages, tools and
 // model candidates.
 func (v *stageVisit) prepare() {
 	r, s := v.run, v.stage
+	v.targets = append([]string(nil), s.TransitionOrder...)
+	if s.AllowComplete {
+		v.targets = append(v.targets, Done)
+	}
 	var sys strings.Builder
 	sys.WriteString(strings.TrimSpace(s.SystemPrompt))
 	if s.Description != "" {
 		fmt.Fprintf(&sys, "\n\nThis stage (%s): %s", s.Name, s.Description)
 	}
-	if targets := v.targets(); len(targets) > 0 {
+	if len(v.targets) > 0 {
 		sys.WriteString("\n\nWhen this stage's work is done, call transition with where to go next:")
-		for _, to := range s.TransitionOrder {
-			fmt.Fprintf(&sys, "\n- %s: %s", to, s.Transitions[to].Hint)
-		}
-		if s.AllowComplete {
-			fmt.Fprintf(&sys, "\n- %s: the whole task is finished; end here", Done)
-		}
+		sys.WriteString(ways(s))
 	}
 	if v.contract != nil && s.OwesOutput() {
 		sys.WriteString("\n\n")
@@ -212,18 +219,21 @@ func (v *stageVisit) prepare() {
 
 	names := append([]string(nil), s.AvailableTools...)
 	sort.Strings(names)
+	v.offered = map[string]Tool{}
 	for _, name := range names {
 		if tool := r.t.Tools[name]; tool != nil {
+			v.offered[name] = tool
 			v.tools = append(v.tools, tool.Spec())
 		} else {
 			r.warn(fmt.Sprintf("stage %s lists tool %q, which coda does not have", s.Name, name))
 		}
 	}
-	if v.contract != nil && s.CanSubmit() {
+	if v.canSubmit() {
+		v.desk = outputspec.NewDesk(v.contract)
 		v.tools = append(v.tools, ToolSpec{Name: ToolSubmitOutput, Description: v.contract.ToolDescription(), Schema: v.contract.ToolSchema()})
 	}
-	if targets := v.targets(); len(targets) > 0 {
-		v.tools = append(v.tools, transitionSpec(s, targets))
+	if len(v.targets) > 0 {
+		v.tools = append(v.tools, transitionSpec(s, v.targets))
 	}
 
 	switch {
@@ -269,13 +279,11 @@ func clip(s string) string {
 		return s
 	}
 	cut := maxInline
-	for cut > 0 && !utf8RuneStart(s[cut]) {
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("\n[… %d more bytes, cut here; the whole text is in the run record]", len(s)-cut)
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // call makes one model call, streaming its text and reasoning to the sink.
 func (v *stageVisit) call(ctx context.Context) (*Response, error) {
@@ -304,28 +312,11 @@ func (v *stageVisit) call(ctx context.Context) (*Response, error) {
 	}
 	var lastErr error
 	for i, spec := range v.models {
-		m, err := r.t.Models.Model(spec)
+		resp, err := v.stream(ctx, spec, req, onDelta)
 		if err == nil {
-			var resp *Response
-			resp, err = m.Stream(ctx, req, onDelta)
-			if err == nil {
-				v.rec.call(req, resp)
-				if resp.Text != "" || resp.Thinking != "" || len(resp.ToolCalls) > 0 {
-					// An empty reply is left out: providers refuse an
-					// assistant message with no content.
-					v.messages = append(v.messages, Message{Role: RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay})
-				}
-				if resp.Text != "" {
-					v.lastText, r.reply = resp.Text, resp.Text
-				}
-				if resp.Usage != (Usage{}) {
-					u := resp.Usage
-					if err := r.sink.Emit(ctx, Event{Kind: EventUsage, Stage: v.stage.Name, Usage: &u}); err != nil {
-						return nil, err
-					}
-				}
-				return resp, nil
-			}
+			// A fallback that answered is asked first from now on.
+			v.models = v.models[i:]
+			return resp, v.took(ctx, req, resp)
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -341,6 +332,35 @@ func (v *stageVisit) call(ctx context.Context) (*Response, error) {
 	return nil, fmt.Errorf("stage %s: %w", v.stage.Name, lastErr)
 }
 
+// stream makes the call with the model spec names.
+func (v *stageVisit) stream(ctx context.Context, spec string, req *Request, onDelta func(Delta) error) (*Response, error) {
+	m, err := v.run.t.Models.Model(spec)
+	if err != nil {
+		return nil, err
+	}
+	return m.Stream(ctx, req, onDelta)
+}
+
+// took adds a model's reply to the visit: the record, the conversation,
+// the last text, and the usage report.
+func (v *stageVisit) took(ctx context.Context, req *Request, resp *Response) error {
+	r := v.run
+	v.rec.call(req, resp)
+	if resp.Text != "" || resp.Thinking != "" || len(resp.ToolCalls) > 0 {
+		// An empty reply is left out: providers refuse an assistant
+		// message with no content.
+		v.messages = append(v.messages, Message{Role: RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay})
+	}
+	if resp.Text != "" {
+		v.lastText, r.reply = resp.Text, resp.Text
+	}
+	if resp.Usage == (Usage{}) {
+		return nil
+	}
+	u := resp.Usage
+	return r.sink.Emit(ctx, Event{Kind: EventUsage, Stage: v.stage.Name, Usage: &u})
+}
+
 // runTools runs a response's tool calls in order and feeds their results
 // back. It returns a transition target if one was chosen, and end=true when
 // a passing submission ends the stage.
@@ -348,13 +368,15 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 	for i, tc := range resp.ToolCalls {
 		var res ToolResult
 		ev := &ToolCallEvent{ID: v.run.t.NewID("t"), Title: tc.Name, Kind: "other", Status: ToolInProgress, RawInput: rawArgs(tc.Arguments)}
-		tool := v.run.t.Tools[tc.Name]
+		isSubmit := tc.Name == ToolSubmitOutput && v.canSubmit()
+		isTransition := tc.Name == ToolTransition && len(v.targets) > 0
+		tool := v.offered[tc.Name]
 		switch {
-		case tc.Name == ToolSubmitOutput && v.contract != nil && v.stage.CanSubmit():
+		case isSubmit:
 			ev.Title = "submit_output (" + v.contract.Format() + ")"
-		case tc.Name == ToolTransition && len(v.targets()) > 0:
+		case isTransition:
 			ev.Title, ev.Kind = "transition", "think"
-		case tool != nil && v.offered(tc.Name):
+		case tool != nil:
 			ev.Kind = tool.Kind()
 			if asksPermission(ev.Kind) {
 				// Until the user approves, the call is pending.
@@ -375,13 +397,13 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 			// Not a malformed call: the model ran out of output tokens
 			// while writing it.
 			res = Errorf("Your reply reached the model's output token limit while you were writing this %s call, so its arguments were cut off. Make it shorter and call %s again.", tc.Name, tc.Name)
-		case tc.Name == ToolSubmitOutput && v.contract != nil && v.stage.CanSubmit():
+		case isSubmit:
 			var accepted bool
 			res, accepted = v.submit(ctx, tc)
 			if accepted && len(v.stage.TransitionOrder) == 0 && !v.truncated {
 				end = true
 			}
-		case tc.Name == ToolTransition && len(v.targets()) > 0:
+		case isTransition:
 			var target string
 			res, target = v.transition(tc)
 			if target != "" && v.owes() && !submitsAfter(resp.ToolCalls, i) && v.revisits < v.stage.Revisits() {
@@ -393,7 +415,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 			if target != "" && to == "" {
 				to = target
 			}
-		case tool != nil && v.offered(tc.Name):
+		case tool != nil:
 			res = v.runTool(ctx, tool, tc, ev)
 		default:
 			res = Errorf("There is no tool %q in this stage. The tools you can call: %s.", tc.Name, strings.Join(v.toolNames(), ", "))
@@ -440,14 +462,8 @@ func asksPermission(kind string) bool {
 	return false
 }
 
-func (v *stageVisit) offered(name string) bool {
-	for _, t := range v.stage.AvailableTools {
-		if t == name {
-			return true
-		}
-	}
-	return false
-}
+// canSubmit reports whether this visit offers submit_output.
+func (v *stageVisit) canSubmit() bool { return v.contract != nil && v.stage.CanSubmit() }
 
 func (v *stageVisit) toolNames() []string {
 	names := make([]string, len(v.tools))
@@ -488,9 +504,6 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 // submit checks a submit_output call. Nothing is recorded unless it passes.
 func (v *stageVisit) submit(ctx context.Context, tc ToolCall) (ToolResult, bool) {
 	r := v.run
-	if v.desk == nil {
-		v.desk = outputspec.NewDesk(v.contract)
-	}
 	verdict := v.desk.Submit(ctx, outputspec.Submission{Args: tc.Arguments, Root: r.t.Workspace.Cwd(), Stages: r.t.Agent.Order, Overwritten: r.overwritten})
 	if !verdict.Accepted {
 		return ToolResult{Output: verdict.Feedback, IsError: true}, false
@@ -525,29 +538,20 @@ func (v *stageVisit) transition(tc ToolCall) (ToolResult, string) {
 	if err := json.Unmarshal(tc.Arguments, &args); err != nil {
 		return Errorf(`transition takes {"to": "<stage>", "reason": "<why>"}: %v`, err), ""
 	}
-	for _, t := range v.targets() {
-		if t == args.To && t == Done {
-			return ToolResult{Output: "Ending the run here."}, Done
-		}
-		if t == args.To {
-			return ToolResult{Output: "Moving on to " + args.To + "."}, args.To
-		}
+	switch {
+	case !slices.Contains(v.targets, args.To):
+		return Errorf("%q is not a way out of this stage. Choose one of: %s.", args.To, strings.Join(v.targets, ", ")), ""
+	case args.To == Done:
+		return ToolResult{Output: "Ending the run here."}, Done
 	}
-	return Errorf("%q is not a way out of this stage. Choose one of: %s.", args.To, strings.Join(v.targets(), ", ")), ""
+	return ToolResult{Output: "Moving on to " + args.To + "."}, args.To
 }
 
 func transitionSpec(s *Stage, targets []string) ToolSpec {
 	enum, _ := json.Marshal(targets)
-	var desc strings.Builder
-	desc.WriteString("Move on from this stage. Choose where to go next:")
-	for _, to := range s.TransitionOrder {
-		fmt.Fprintf(&desc, "\n- %s: %s", to, s.Transitions[to].Hint)
-	}
-	if s.AllowComplete {
-		fmt.Fprintf(&desc, "\n- %s: the whole task is finished; end the run here", Done)
-	}
+	desc := "Move on from this stage. Choose where to go next:" + ways(s)
 	schema := `{"type":"object","properties":{"to":{"type":"string","enum":` + string(enum) + `},"reason":{"type":"string","description":"Why, in a sentence."}},"required":["to"]}`
-	return ToolSpec{Name: ToolTransition, Description: desc.String(), Schema: json.RawMessage(schema)}
+	return ToolSpec{Name: ToolTransition, Description: desc, Schema: json.RawMessage(schema)}
 }
 
 func rawArgs(a json.RawMessage) []byte {
