@@ -140,7 +140,7 @@ func newRun(t *Turn, sink Sink) *run {
 	if t.Outputs != nil {
 		r.warnings = append(r.warnings, t.Outputs.Warnings...)
 	}
-	r.rec = newRecorder(t)
+	r.rec = newRecorder(t, r.log)
 	return r
 }
 

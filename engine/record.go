@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,7 @@ type recorder struct {
 	dir     string // "" when no records are kept
 	started time.Time
 	seq     int
-	log     func(msg string, args ...any)
+	log     *slog.Logger
 }
 
 // RunRecord is run.json.
@@ -66,15 +67,10 @@ type ToolUse struct {
 	Error bool   `json:"error"`
 }
 
-func newRecorder(t *Turn) *recorder {
-	rec := &recorder{t: t, started: time.Now().UTC()}
+func newRecorder(t *Turn, log *slog.Logger) *recorder {
+	rec := &recorder{t: t, started: time.Now().UTC(), log: log}
 	if t.StateDir != "" && t.RunID != "" {
-		rec.dir = filepath.Join(t.StateDir, "runs", t.RunID)
-	}
-	rec.log = func(msg string, args ...any) {
-		if t.Log != nil {
-			t.Log.Warn(msg, args...)
-		}
+		rec.dir = RunDir(t.StateDir, t.RunID)
 	}
 	return rec
 }
@@ -112,7 +108,7 @@ func (rec *recorder) writeJSON(path string, v any) {
 		err = WriteFileAtomic(path, append(b, '\n'))
 	}
 	if err != nil {
-		rec.log("writing the run record", "path", path, "err", err)
+		rec.log.Warn("writing the run record", "path", path, "err", err)
 	}
 }
 
@@ -140,7 +136,7 @@ func (rec *recorder) visit(stage string, n int) *visitRecord {
 // written when it ends, however it ends, so a run costs a few file writes
 // per stage rather than per model call.
 func (vr *visitRecord) call(req *Request, resp *Response) {
-	if vr == nil || vr.dir == "" {
+	if vr.dir == "" {
 		return
 	}
 	if len(vr.status.Calls) == 0 {
@@ -190,7 +186,7 @@ func (vr *visitRecord) finish(v *stageVisit, err error) {
 			}
 			return nil
 		}); err != nil {
-			vr.rec.log("writing the run record", "file", "response.md", "err", err)
+			vr.rec.log.Warn("writing the run record", "file", "response.md", "err", err)
 		}
 		vr.rec.writeJSON(filepath.Join(vr.dir, "status.json"), &vr.status)
 	}
@@ -198,7 +194,7 @@ func (vr *visitRecord) finish(v *stageVisit, err error) {
 
 func (vr *visitRecord) write(name, content string) {
 	if err := WriteFileAtomic(filepath.Join(vr.dir, name), []byte(content)); err != nil {
-		vr.rec.log("writing the run record", "file", name, "err", err)
+		vr.rec.log.Warn("writing the run record", "file", name, "err", err)
 	}
 }
 
