@@ -71,8 +71,7 @@ type stream struct {
 	thinking strings.Builder
 	refused  bool
 	calls    []*callSlot
-	finish   string
-	finished bool
+	finish   string // the finish_reason, once one came: the reply is complete
 	usage    usage
 }
 
@@ -83,7 +82,7 @@ func (s *stream) read(r *sse.Reader) (*engine.Response, error) {
 	for {
 		ev, err := r.Next()
 		if err == io.EOF {
-			if !s.finished {
+			if s.finish == "" {
 				return nil, &sse.Temporary{Err: errors.New("the stream ended before the reply was complete")}
 			}
 			break
@@ -128,7 +127,6 @@ func (s *stream) chunk(data []byte) error {
 		}
 		if ch.FinishReason != "" {
 			s.finish = ch.FinishReason
-			s.finished = true
 		}
 	}
 	return nil
