@@ -115,12 +115,13 @@ func (c *Contract) check(ctx context.Context, sub Submission, a args) (v Verdict
 
 	switch {
 	case c.schema != nil:
-		data, err := decode(c.format, v.Content)
+		data, err := validators.Decode(c.format, v.Content)
 		if err != nil {
 			return no(c.notWellFormed(err))
 		}
-		if n, text := c.schema.check(data, maxViolations); n > 0 {
-			return no(fmt.Sprintf("The answer does not satisfy the JSON Schema (%s):\n%s", plural(n, "violation"), text))
+		if vs := c.schema.Validate(data); len(vs) > 0 {
+			return no(fmt.Sprintf("The answer does not satisfy the JSON Schema (%s):\n%s",
+				plural(len(vs), "violation"), validators.FormatViolations(vs, maxViolations)))
 		}
 	case c.schemaBroken != "":
 		v.Flags = append(v.Flags, FlagSchemaUnchecked)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/coda-acp/coda/validators"
 )
 
 func mustCompile(t testing.TB, s Spec) *Contract {
@@ -102,7 +104,7 @@ func TestContract_Check_arguments(t *testing.T) {
 // agree: compile ToolSchema and compare their verdicts over a table.
 func TestContract_ToolSchema_agreesWithCheck(t *testing.T) {
 	c := mustCompile(t, Spec{Format: "text"})
-	schema, err := compileSchema(c.ToolSchema())
+	schema, err := validators.CompileSchema(c.ToolSchema())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,8 +119,7 @@ func TestContract_ToolSchema_agreesWithCheck(t *testing.T) {
 		if err := json.Unmarshal([]byte(args), &data); err != nil {
 			t.Fatal(err)
 		}
-		n, _ := schema.check(data, 1)
-		bySchema := n == 0
+		bySchema := schema.Validate(data) == nil
 		_, problem := parseArgs(json.RawMessage(args))
 		if byCheck := problem == ""; byCheck != bySchema {
 			t.Errorf("%s: schema says valid=%v, parseArgs says %v (%q)", args, bySchema, byCheck, problem)

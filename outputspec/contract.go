@@ -31,10 +31,10 @@ type Contract struct {
 	// schemaBroken then says why (the answer is recorded unchecked).
 	schemaText   string
 	schemaName   string // "schema findings.json" or "inline schema", for messages
-	schema       compiledSchema
+	schema       *validators.Schema
 	schemaBroken string
 
-	validator             scriptValidator
+	validator             *validators.Validator
 	acceptBrokenValidator bool
 
 	warnings []string // compile-time warnings, repeated on every verdict
@@ -70,7 +70,7 @@ func Compile(spec Spec) (*Contract, error) {
 		return nil, err
 	}
 	if spec.Validator != "" {
-		v, err := loadValidator(spec.Validator)
+		v, err := validators.LoadValidator(spec.Validator)
 		if err != nil {
 			msg := oneLine(err.Error())
 			switch {
@@ -121,7 +121,7 @@ func (c *Contract) readSchema() error {
 		c.warnings = append(c.warnings, fmt.Sprintf("%s ignored: a JSON Schema checks json, yaml and toml answers, and the format is %s", c.schemaName, c.format))
 		return nil
 	}
-	s, err := compileSchema(doc)
+	s, err := validators.CompileSchema(doc)
 	if err != nil {
 		c.schemaBroken = fmt.Sprintf("%s unchecked: %s", c.schemaName, oneLine(err.Error()))
 		c.warnings = append(c.warnings, c.schemaBroken)
