@@ -34,7 +34,8 @@ type Workspace interface {
 	// WriteTextFile writes a file (through the editor when it offers to),
 	// creating missing parent directories on disk.
 	WriteTextFile(ctx context.Context, path, content string) error
-	// RequestPermission asks the user whether a tool call may go ahead. A
+	// RequestPermission asks the user whether a tool call may go ahead: a
+	// refusal is (false, nil); an error means the user could not be asked. A
 	// workspace remembers "allow always" per Key for its session. A cancelled
 	// request is not allowed.
 	RequestPermission(ctx context.Context, req PermissionRequest) (bool, error)
@@ -63,9 +64,6 @@ type PermissionRequest struct {
 	// Key groups calls for "always allow" (the tool name).
 	Key string
 }
-
-// ErrPermissionDenied is returned when the user rejects a tool call.
-var ErrPermissionDenied = errors.New("permission denied by the user")
 
 // A Command is a shell command line to run.
 type Command struct {
@@ -117,7 +115,7 @@ func (w *LocalWorkspace) ReadTextFile(_ context.Context, path string) (string, e
 }
 
 func (w *LocalWorkspace) OpenFile(_ context.Context, path string) (File, error) {
-	return OpenDiskFile(path)
+	return openDiskFile(path)
 }
 
 func (w *LocalWorkspace) WriteTextFile(_ context.Context, path, content string) error {
@@ -138,11 +136,11 @@ func (w *LocalWorkspace) RunCommand(ctx context.Context, c Command) (CommandResu
 	if c.Dir == "" {
 		c.Dir = w.Dir
 	}
-	return RunLocal(ctx, c)
+	return runLocal(ctx, c)
 }
 
-// OpenDiskFile opens a regular file on disk for windowed reads.
-func OpenDiskFile(path string) (File, error) {
+// openDiskFile opens a regular file on disk for windowed reads.
+func openDiskFile(path string) (File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -166,11 +164,12 @@ type diskFile struct {
 
 func (f *diskFile) Size() int64 { return f.size }
 
-// RunLocal runs c as a local process: `sh -c` in its own process group,
-// stdin from /dev/null, stdout and stderr captured together and capped.
+// runLocal runs c as a local process: in the platform's shell (proc_*.go)
+// and its own process group, stdin from /dev/null, stdout and stderr
+// captured together and capped.
 // The whole group is killed when ctx ends, when c.Timeout passes, and after
 // the command exits (so nothing it started in the background lingers).
-func RunLocal(ctx context.Context, c Command) (CommandResult, error) {
+func runLocal(ctx context.Context, c Command) (CommandResult, error) {
 	runCtx, cancel := ctx, context.CancelFunc(func() {})
 	if c.Timeout > 0 {
 		runCtx, cancel = context.WithTimeout(ctx, c.Timeout)

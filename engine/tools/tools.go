@@ -147,7 +147,7 @@ func ask(ctx context.Context, call *engine.Call, tool engine.Tool, title, what s
 	switch {
 	case ctx.Err() != nil:
 		res = engine.Errorf("%s was cancelled before the user answered; nothing was changed.", name)
-	case err != nil && !errors.Is(err, engine.ErrPermissionDenied):
+	case err != nil:
 		res = engine.Errorf("%s could not ask the user for permission (%v); nothing was changed.", name, err)
 	default:
 		res = engine.Errorf("The user denied %s: %s. Nothing was changed. Do not retry the same call; carry on without it or ask the user.", name, what)
