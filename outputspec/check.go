@@ -209,7 +209,6 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// formatName names the format in feedback: "JSON", or the label itself.
 // notWellFormed words a well-formedness failure for the model: the format,
 // where (when the parser knows), and what to do.
 func (c *Contract) notWellFormed(err error) string {
@@ -227,6 +226,7 @@ func (c *Contract) notWellFormed(err error) string {
 	return sentence(fmt.Sprintf("The answer is not well-formed %s%s: %s", c.formatName(), where, oneLine(ve.Msg)))
 }
 
+// formatName names the format in feedback: "JSON", or the label itself.
 func (c *Contract) formatName() string {
 	if n, ok := formatNames[c.format]; ok {
 		return n
@@ -365,9 +365,6 @@ type Desk struct {
 func NewDesk(c *Contract) *Desk {
 	return &Desk{c: c, refused: map[[sha256.Size]byte]string{}}
 }
-
-// Contract returns the contract the desk checks against.
-func (d *Desk) Contract() *Contract { return d.c }
 
 // Submit checks a submission, remembering a refused answer.
 func (d *Desk) Submit(ctx context.Context, sub Submission) Verdict {
