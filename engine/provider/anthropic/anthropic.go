@@ -5,7 +5,6 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -82,6 +81,7 @@ func New(model string, opts Options) *Model {
 		model: model,
 		opts:  opts,
 		call: sse.Call{
+			Name:    opts.Name,
 			Client:  opts.Client,
 			URL:     strings.TrimRight(opts.BaseURL, "/") + "/v1/messages",
 			Header:  h,
@@ -98,7 +98,8 @@ func (m *Model) Name() string { return m.opts.Name }
 // Stream sends req and streams the reply. A try that fails before anything
 // was passed to onDelta is retried as the Retry option allows (429, 5xx and
 // 529, overloaded_error events, connection errors, a stream broken early);
-// after that a failure ends the call. A 404 wraps engine.ErrModelUnavailable.
+// after that a failure ends the call. A 404 wraps engine.ErrModelUnavailable
+// (see sse.Call.Do).
 func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
 	body, err := m.encode(req)
 	if err != nil {
@@ -110,11 +111,7 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 		return s.read(r)
 	})
 	if err != nil {
-		var serr *sse.StatusError
-		if errors.As(err, &serr) && serr.Code == http.StatusNotFound {
-			return nil, fmt.Errorf("%s: %w: %w", m.opts.Name, engine.ErrModelUnavailable, err)
-		}
-		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
+		return nil, err
 	}
 	resp := s.response()
 	resp.Usage.ContextWindow = m.opts.ContextWindow

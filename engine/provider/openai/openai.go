@@ -11,7 +11,6 @@ package openai
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -79,6 +78,7 @@ func New(model string, opts Options) *Model {
 		model: model,
 		opts:  opts,
 		call: sse.Call{
+			Name:    opts.Name,
 			Client:  opts.Client,
 			URL:     strings.TrimRight(opts.BaseURL, "/") + "/chat/completions",
 			Header:  h,
@@ -95,7 +95,7 @@ func (m *Model) Name() string { return m.opts.Name }
 // Stream sends req and streams the reply. A try that fails before anything
 // was passed to onDelta is retried as the Retry option allows (429, 5xx,
 // connection errors, a stream broken early); after that a failure ends the
-// call. A 404 wraps engine.ErrModelUnavailable.
+// call. A 404 wraps engine.ErrModelUnavailable (see sse.Call.Do).
 func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
 	body, err := m.encode(req)
 	if err != nil {
@@ -109,11 +109,7 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 		return err
 	})
 	if err != nil {
-		var serr *sse.StatusError
-		if errors.As(err, &serr) && serr.Code == http.StatusNotFound {
-			return nil, fmt.Errorf("%s: %w: %w", m.opts.Name, engine.ErrModelUnavailable, err)
-		}
-		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
+		return nil, err
 	}
 	resp.Usage.ContextWindow = m.opts.ContextWindow
 	return resp, nil

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/coda-acp/coda/engine"
 )
 
 // A StatusError is an HTTP reply other than 200, with the provider's own
@@ -177,6 +179,7 @@ func (ir idleReader) Read(p []byte) (int, error) {
 
 // A Call is the streaming POST a provider makes for each model call.
 type Call struct {
+	Name    string       // the model's spec, which every error from Do starts with
 	Client  *http.Client // nil means http.DefaultClient
 	URL     string
 	Header  http.Header
@@ -189,7 +192,8 @@ type Call struct {
 // c.Retry allows while nothing has been passed on to the caller: read
 // reports through started whether it has. A *Temporary error from read
 // after it started is made final, saying the reply broke off. The context
-// read runs under ends when the server falls silent for c.Timeout.
+// read runs under ends when the server falls silent for c.Timeout. A 404
+// wraps engine.ErrModelUnavailable, so that a stage tries its next model.
 func (c *Call) Do(ctx context.Context, body []byte, read func(ctx context.Context, r *Reader, started *bool) error) error {
 	err := c.Retry.Do(ctx, func(ctx context.Context) error {
 		ictx, idle, stop := WithIdle(ctx, c.Timeout)
@@ -217,7 +221,15 @@ func (c *Call) Do(ctx context.Context, body []byte, read func(ctx context.Contex
 		}
 		return err
 	})
-	return Redact(err, c.Secret)
+	if err == nil {
+		return nil
+	}
+	err = Redact(err, c.Secret)
+	var serr *StatusError
+	if errors.As(err, &serr) && serr.Code == http.StatusNotFound {
+		return fmt.Errorf("%s: %w: %w", c.Name, engine.ErrModelUnavailable, err)
+	}
+	return fmt.Errorf("%s: %w", c.Name, err)
 }
 
 // eventBody is body as an event stream. A server that answers a streaming
