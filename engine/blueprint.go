@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -120,33 +118,59 @@ func (b *Blueprint) StartStage() *Stage {
 	return nil
 }
 
-// ParseBlueprint decodes a blueprint strictly: unknown keys are errors
-// naming their path. source names the file for messages.
+// ParseBlueprint decodes a blueprint strictly: unknown keys, transitions
+// to missing stages and bad values are errors naming their key. source
+// names the file for messages. All the problems found go in the one-line
+// error; `coda validate` lists them one a line.
 func ParseBlueprint(data []byte, source string) (*Blueprint, error) {
+	b, fs := parse(data, source)
+	var problems []string
+	for _, f := range fs {
+		if f.Severity != SeverityError {
+			continue
+		}
+		if f.Key != "" {
+			problems = append(problems, f.Key+": "+f.Message)
+		} else {
+			problems = append(problems, f.Message)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%s: %s", source, strings.Join(problems, "; "))
+	}
+	return b, nil
+}
+
+// parse decodes a blueprint and names every problem in it. It returns the
+// blueprint as well when the problems (unknown keys, transitions to missing
+// stages, which are dropped) leave a stage graph worth linting, and nil
+// when they do not.
+func parse(data []byte, source string) (*Blueprint, findings) {
+	var fs findings
 	var b Blueprint
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&b)
 	if err != nil {
+		msg := err.Error()
 		var perr toml.ParseError
 		if errors.As(err, &perr) {
-			return nil, fmt.Errorf("%s: line %d: %s", source, perr.Position.Line, perr.Message)
+			msg = fmt.Sprintf("line %d: %s", perr.Position.Line, perr.Message)
 		}
-		return nil, fmt.Errorf("%s: %v", source, err)
+		fs.add(SeverityError, CodeTOML, "", "%s", msg)
+		return nil, fs
 	}
-	var unknown []string
 	for _, k := range md.Undecoded() {
-		if !inSchema(k) {
-			unknown = append(unknown, k.String())
+		if inSchema(k) {
+			continue
 		}
+		msg := "unknown key"
+		if s := suggest(k); s != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", s)
+		}
+		fs.add(SeverityError, CodeUnknownKey, k.String(), "%s", msg)
 	}
-	if len(unknown) > 0 {
-		return nil, fmt.Errorf("%s: unknown key %s", source, strings.Join(unknown, ", "))
-	}
-	b.Source = source
-	seenStage := map[string]bool{}
+	// Keys come in file order: stages.NAME, stages.NAME.transitions.TO.
 	for _, k := range md.Keys() {
-		// Keys come in file order: stages.NAME, stages.NAME.transitions.TO.
-		if len(k) >= 2 && k[0] == "stages" && !seenStage[k[1]] {
-			seenStage[k[1]] = true
+		if len(k) >= 2 && k[0] == "stages" && !slices.Contains(b.Order, k[1]) {
 			b.Order = append(b.Order, k[1])
 		}
 		if len(k) == 4 && k[0] == "stages" && k[2] == "transitions" {
@@ -155,16 +179,51 @@ func ParseBlueprint(data []byte, source string) (*Blueprint, error) {
 			}
 		}
 	}
-	for name, s := range b.Stages {
+	if len(b.Stages) == 0 {
+		fs.add(SeverityError, CodeNoStages, "", "no stages: add a [stages.NAME] table")
+		return nil, fs
+	}
+	usable := true
+	if b.Agent.Start != "" && b.Stages[b.Agent.Start] == nil {
+		fs.add(SeverityError, CodeMissingStage, "agent.start", "no stage is named %q; the stages are %s", b.Agent.Start, strings.Join(b.Order, ", "))
+		usable = false
+	}
+	for _, name := range b.Order {
+		s := b.Stages[name]
 		if s == nil {
-			return nil, fmt.Errorf("%s: stages.%s is empty", source, name)
+			fs.add(SeverityError, CodeLoad, "stages."+name, "the stage is empty")
+			usable = false
+			continue
 		}
 		s.Name = name
+		switch s.Mode {
+		case "", ModeAutonomous, ModeOutput:
+		default:
+			fs.add(SeverityError, CodeBadValue, "stages."+name+".mode", "%q is neither \"autonomous\" nor \"output\"", s.Mode)
+			usable = false
+		}
+		if s.Output != nil {
+			switch s.Output.OnValidatorError {
+			case "", "reject", "accept":
+			default:
+				fs.add(SeverityError, CodeBadValue, "stages."+name+".output.on_validator_error", "%q is neither \"reject\" nor \"accept\"", s.Output.OnValidatorError)
+			}
+		}
+		kept := s.TransitionOrder[:0]
+		for _, to := range s.TransitionOrder {
+			if b.Stages[to] == nil {
+				fs.add(SeverityError, CodeMissingStage, "stages."+name+".transitions."+to, "no stage is named %q; the stages are %s", to, strings.Join(b.Order, ", "))
+				continue
+			}
+			kept = append(kept, to)
+		}
+		s.TransitionOrder = kept
 	}
-	if err := b.check(); err != nil {
-		return nil, fmt.Errorf("%s: %w", source, err)
+	if !usable {
+		return nil, fs
 	}
-	return &b, nil
+	b.Source = source
+	return &b, fs
 }
 
 // inSchema reports whether k lies inside an inline output schema, which is
@@ -176,62 +235,4 @@ func inSchema(k toml.Key) bool {
 		}
 	}
 	return false
-}
-
-// check finds the errors that make a blueprint unusable.
-func (b *Blueprint) check() error {
-	if len(b.Stages) == 0 {
-		return errors.New("no stages: add a [stages.NAME] table")
-	}
-	if b.Agent.Start != "" && b.Stages[b.Agent.Start] == nil {
-		return fmt.Errorf("agent.start names stage %q, which does not exist", b.Agent.Start)
-	}
-	for _, name := range b.Order {
-		s := b.Stages[name]
-		switch s.Mode {
-		case "", ModeAutonomous, ModeOutput:
-		default:
-			return fmt.Errorf("stages.%s.mode: %q is neither \"autonomous\" nor \"output\"", name, s.Mode)
-		}
-		for _, to := range s.TransitionOrder {
-			if b.Stages[to] == nil {
-				return fmt.Errorf("stages.%s.transitions.%s: no stage is named %q", name, to, to)
-			}
-		}
-		if s.Output != nil && s.Output.OnValidatorError != "" && s.Output.OnValidatorError != "reject" && s.Output.OnValidatorError != "accept" {
-			return fmt.Errorf("stages.%s.output.on_validator_error: %q is neither \"reject\" nor \"accept\"", name, s.Output.OnValidatorError)
-		}
-	}
-	return nil
-}
-
-// LoadBlueprint reads a blueprint from a file, or from a directory holding
-// blueprint.toml.
-func LoadBlueprint(path string) (*Blueprint, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("blueprint %s: %w", path, unwrapPathError(err))
-	}
-	if info.IsDir() {
-		path = filepath.Join(path, "blueprint.toml")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("blueprint %s: %w", path, unwrapPathError(err))
-	}
-	b, err := ParseBlueprint(data, path)
-	if err != nil {
-		return nil, err
-	}
-	abs, _ := filepath.Abs(filepath.Dir(path))
-	b.Dir = abs
-	return b, nil
-}
-
-func unwrapPathError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"path"
 	"reflect"
@@ -76,116 +74,18 @@ func (fs *findings) add(sev, code, key, format string, args ...any) {
 	*fs = append(*fs, Finding{Severity: sev, Code: code, Key: key, Message: fmt.Sprintf(format, args...)})
 }
 
-// LintSource checks a blueprint's text. Where ParseBlueprint stops at the
-// first problem, LintSource reports each one as a finding (every unknown
-// key, every transition to a missing stage) and, when the stages still make
-// sense without them, goes on with Lint. The blueprint is nil when it could
+// LintSource checks a blueprint's text. It reports each loading problem as
+// a finding (every unknown key, every transition to a missing stage) and,
+// when the stages still make sense without them, goes on with Lint. The blueprint is nil when it could
 // not be read at all. dir is the directory its relative paths resolve in
 // ("" for a bundled agent); tools, when non-nil, are the tools coda has.
 func LintSource(data []byte, source, dir string, tools map[string]Tool) (*Blueprint, []Finding) {
-	b, err := ParseBlueprint(data, source)
-	if err == nil {
-		b.Dir = dir
-		return b, Lint(b, tools)
-	}
-	b, fs := diagnose(data, source)
-	if len(fs) == 0 {
-		// diagnose and ParseBlueprint disagree: the load error still
-		// stands, as itself.
-		fs.add(SeverityError, CodeLoad, "", "%s", strings.TrimPrefix(err.Error(), source+": "))
-		return nil, fs
-	}
+	b, fs := parse(data, source)
 	if b == nil {
 		return nil, fs
 	}
 	b.Dir = dir
 	return b, append(fs, Lint(b, tools)...)
-}
-
-// diagnose re-reads a blueprint that ParseBlueprint refused, naming every
-// problem. It returns the blueprint as well when its problems are unknown
-// keys or transitions to missing stages (dropped), which leave a stage
-// graph worth linting.
-func diagnose(data []byte, source string) (*Blueprint, findings) {
-	var fs findings
-	var b Blueprint
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&b)
-	if err != nil {
-		var msg string
-		var perr toml.ParseError
-		if errors.As(err, &perr) {
-			msg = fmt.Sprintf("line %d: %s", perr.Position.Line, perr.Message)
-		} else {
-			msg = err.Error()
-		}
-		fs.add(SeverityError, CodeTOML, "", "%s", msg)
-		return nil, fs
-	}
-	for _, k := range md.Undecoded() {
-		if inSchema(k) {
-			continue
-		}
-		msg := "unknown key"
-		if s := suggest(k); s != "" {
-			msg += fmt.Sprintf(" (did you mean %s?)", s)
-		}
-		fs.add(SeverityError, CodeUnknownKey, k.String(), "%s", msg)
-	}
-	for _, k := range md.Keys() {
-		if len(k) >= 2 && k[0] == "stages" && !slices.Contains(b.Order, k[1]) {
-			b.Order = append(b.Order, k[1])
-		}
-		if len(k) == 4 && k[0] == "stages" && k[2] == "transitions" {
-			if s := b.Stages[k[1]]; s != nil {
-				s.TransitionOrder = append(s.TransitionOrder, k[3])
-			}
-		}
-	}
-	usable := true
-	if len(b.Stages) == 0 {
-		fs.add(SeverityError, CodeNoStages, "", "no stages: add a [stages.NAME] table")
-		return nil, fs
-	}
-	if b.Agent.Start != "" && b.Stages[b.Agent.Start] == nil {
-		fs.add(SeverityError, CodeMissingStage, "agent.start", "no stage is named %q; the stages are %s", b.Agent.Start, strings.Join(b.Order, ", "))
-		usable = false
-	}
-	for _, name := range b.Order {
-		s := b.Stages[name]
-		if s == nil {
-			fs.add(SeverityError, CodeLoad, "stages."+name, "the stage is empty")
-			usable = false
-			continue
-		}
-		s.Name = name
-		switch s.Mode {
-		case "", ModeAutonomous, ModeOutput:
-		default:
-			fs.add(SeverityError, CodeBadValue, "stages."+name+".mode", "%q is neither \"autonomous\" nor \"output\"", s.Mode)
-			usable = false
-		}
-		if s.Output != nil {
-			switch s.Output.OnValidatorError {
-			case "", "reject", "accept":
-			default:
-				fs.add(SeverityError, CodeBadValue, "stages."+name+".output.on_validator_error", "%q is neither \"reject\" nor \"accept\"", s.Output.OnValidatorError)
-			}
-		}
-		kept := s.TransitionOrder[:0]
-		for _, to := range s.TransitionOrder {
-			if b.Stages[to] == nil {
-				fs.add(SeverityError, CodeMissingStage, "stages."+name+".transitions."+to, "no stage is named %q; the stages are %s", to, strings.Join(b.Order, ", "))
-				continue
-			}
-			kept = append(kept, to)
-		}
-		s.TransitionOrder = kept
-	}
-	if !usable {
-		return nil, fs
-	}
-	b.Source = source
-	return &b, fs
 }
 
 // Lint checks a loaded blueprint for what loading does not catch: its
