@@ -29,12 +29,12 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("HTTP %d %s: %s", e.Code, http.StatusText(e.Code), e.Message)
 }
 
-// Post sends body as JSON to url and returns the response when it is
+// post sends body as JSON to url and returns the response when it is
 // 200 OK, with its body open for streaming. Otherwise the error is a
 // *StatusError, wrapped in *Temporary when RetryStatus says so (with the
 // server's Retry-After); a failure to connect or send is *Temporary too.
 // secret (the API key) is cut out of any message the server echoes.
-func Post(ctx context.Context, client *http.Client, url string, header http.Header, body []byte, secret string) (*http.Response, error) {
+func post(ctx context.Context, client *http.Client, url string, header http.Header, body []byte, secret string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -52,25 +52,25 @@ func Post(ctx context.Context, client *http.Client, url string, header http.Head
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
-		return nil, &Temporary{Err: Redact(err, secret)}
+		return nil, &Temporary{Err: redactError(err, secret)}
 	}
 	if resp.StatusCode == http.StatusOK {
 		return resp, nil
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	serr := &StatusError{Code: resp.StatusCode, Message: redact(ErrorMessage(msg), secret)}
+	serr := &StatusError{Code: resp.StatusCode, Message: redact(errorMessage(msg), secret)}
 	if RetryStatus(resp.StatusCode) {
-		return nil, &Temporary{Err: serr, After: RetryAfter(resp.Header, time.Now())}
+		return nil, &Temporary{Err: serr, After: retryAfter(resp.Header, time.Now())}
 	}
 	return nil, serr
 }
 
-// ErrorMessage is the message of an error body: error.message of
+// errorMessage is the message of an error body: error.message of
 // {"error": {"message": ...}} (OpenAI, Anthropic, most compatible servers),
 // the string of {"error": "..."} (Ollama's own API), or the body itself,
 // trimmed and shortened.
-func ErrorMessage(body []byte) string {
+func errorMessage(body []byte) string {
 	var v struct {
 		Error json.RawMessage `json:"error"`
 	}
@@ -99,9 +99,9 @@ func ErrorMessage(body []byte) string {
 	return s
 }
 
-// Redact returns err with secret cut out of its text, or err itself when it
-// does not contain it.
-func Redact(err error, secret string) error {
+// redactError returns err with secret cut out of its text, or err itself
+// when it does not contain it.
+func redactError(err error, secret string) error {
 	if err == nil || len(secret) < 4 || !strings.Contains(err.Error(), secret) {
 		return err
 	}
@@ -127,37 +127,37 @@ func redact(s, secret string) string {
 	return strings.ReplaceAll(s, secret, "[redacted]")
 }
 
-// An Idle cancels a context when the server sends nothing for a while: a
+// An idleTimer cancels a context when the server sends nothing for a while: a
 // timeout that a long answer streamed steadily never hits.
-type Idle struct {
+type idleTimer struct {
 	t *time.Timer
 	d time.Duration
 }
 
-// WithIdle returns a context that ends, with a cause saying so, when d passes
-// without a call to Kick; d <= 0 means never. stop releases the timer.
-func WithIdle(ctx context.Context, d time.Duration) (_ context.Context, _ *Idle, stop func()) {
+// withIdle returns a context that ends, with a cause saying so, when d passes
+// without a call to kick; d <= 0 means never. stop releases the timer.
+func withIdle(ctx context.Context, d time.Duration) (_ context.Context, _ *idleTimer, stop func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	if d <= 0 {
-		return ctx, &Idle{}, func() { cancel(nil) }
+		return ctx, &idleTimer{}, func() { cancel(nil) }
 	}
-	id := &Idle{d: d}
+	id := &idleTimer{d: d}
 	id.t = time.AfterFunc(d, func() {
 		cancel(fmt.Errorf("no reply from the server for %s", d))
 	})
 	return ctx, id, func() { id.t.Stop(); cancel(nil) }
 }
 
-// Kick restarts the wait.
-func (id *Idle) Kick() {
+// kick restarts the wait.
+func (id *idleTimer) kick() {
 	if id.t != nil {
 		id.t.Reset(id.d)
 	}
 }
 
-// Reader returns r with every read that brings bytes kicking the timer, so
+// wrap returns r with every read that brings bytes kicking the timer, so
 // that keep-alive comments count as signs of life.
-func (id *Idle) Reader(r io.Reader) io.Reader {
+func (id *idleTimer) wrap(r io.Reader) io.Reader {
 	if id.t == nil {
 		return r
 	}
@@ -166,13 +166,13 @@ func (id *Idle) Reader(r io.Reader) io.Reader {
 
 type idleReader struct {
 	r  io.Reader
-	id *Idle
+	id *idleTimer
 }
 
 func (ir idleReader) Read(p []byte) (int, error) {
 	n, err := ir.r.Read(p)
 	if n > 0 {
-		ir.id.Kick()
+		ir.id.kick()
 	}
 	return n, err
 }
@@ -184,7 +184,7 @@ type Call struct {
 	URL     string
 	Header  http.Header
 	Secret  string        // the API key: never in an error
-	Timeout time.Duration // see WithIdle; <= 0 means none
+	Timeout time.Duration // see withIdle; <= 0 means none
 	Retry   Retry
 }
 
@@ -196,13 +196,13 @@ type Call struct {
 // wraps engine.ErrModelUnavailable, so that a stage tries its next model.
 func (c *Call) Do(ctx context.Context, body []byte, read func(ctx context.Context, r *Reader, started *bool) error) error {
 	err := c.Retry.Do(ctx, func(ctx context.Context) error {
-		ictx, idle, stop := WithIdle(ctx, c.Timeout)
+		ictx, idle, stop := withIdle(ctx, c.Timeout)
 		defer stop()
 		started := false
-		resp, err := Post(ictx, c.Client, c.URL, c.Header, body, c.Secret)
+		resp, err := post(ictx, c.Client, c.URL, c.Header, body, c.Secret)
 		if err == nil {
-			idle.Kick()
-			err = read(ictx, NewReader(eventBody(idle.Reader(resp.Body), resp.Header)), &started)
+			idle.kick()
+			err = read(ictx, NewReader(eventBody(idle.wrap(resp.Body), resp.Header)), &started)
 			resp.Body.Close()
 		}
 		switch {
@@ -224,7 +224,7 @@ func (c *Call) Do(ctx context.Context, body []byte, read func(ctx context.Contex
 	if err == nil {
 		return nil
 	}
-	err = Redact(err, c.Secret)
+	err = redactError(err, c.Secret)
 	var serr *StatusError
 	if errors.As(err, &serr) && serr.Code == http.StatusNotFound {
 		return fmt.Errorf("%s: %w: %w", c.Name, engine.ErrModelUnavailable, err)

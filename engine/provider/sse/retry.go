@@ -116,9 +116,9 @@ func RetryStatus(code int) bool {
 		code == http.StatusTooManyRequests || code >= 500
 }
 
-// RetryAfter reads a response's Retry-After (seconds or an HTTP date), or the
+// retryAfter reads a response's Retry-After (seconds or an HTTP date), or the
 // retry-after-ms header some APIs send; 0 when there is none.
-func RetryAfter(h http.Header, now time.Time) time.Duration {
+func retryAfter(h http.Header, now time.Time) time.Duration {
 	if ms := h.Get("Retry-After-Ms"); ms != "" {
 		if f, err := strconv.ParseFloat(ms, 64); err == nil && f > 0 {
 			return time.Duration(f * float64(time.Millisecond))

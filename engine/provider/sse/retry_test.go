@@ -107,8 +107,8 @@ func TestRetryAfter(t *testing.T) {
 		{http.Header{"Retry-After-Ms": {"1500"}, "Retry-After": {"2"}}, 1500 * time.Millisecond},
 	}
 	for _, tt := range tests {
-		if got := RetryAfter(tt.h, now); got != tt.want {
-			t.Errorf("RetryAfter(%v) = %s, want %s", tt.h, got, tt.want)
+		if got := retryAfter(tt.h, now); got != tt.want {
+			t.Errorf("retryAfter(%v) = %s, want %s", tt.h, got, tt.want)
 		}
 	}
 }
@@ -123,20 +123,20 @@ func TestErrorMessage(t *testing.T) {
 		{strings.Repeat("x", 600), strings.Repeat("x", 500) + "…"},
 	}
 	for _, tt := range tests {
-		if got := ErrorMessage([]byte(tt.body)); got != tt.want {
-			t.Errorf("ErrorMessage(%q) = %q, want %q", tt.body, got, tt.want)
+		if got := errorMessage([]byte(tt.body)); got != tt.want {
+			t.Errorf("errorMessage(%q) = %q, want %q", tt.body, got, tt.want)
 		}
 	}
 }
 
 func TestRedact(t *testing.T) {
 	base := errors.New("bad key sk-secret-123 given")
-	err := Redact(base, "sk-secret-123")
+	err := redactError(base, "sk-secret-123")
 	if err.Error() != "bad key [redacted] given" || !errors.Is(err, base) {
-		t.Errorf("Redact = %q", err)
+		t.Errorf("redactError = %q", err)
 	}
-	if Redact(base, "") != base || Redact(nil, "x") != nil {
-		t.Error("Redact changed an error without the secret")
+	if redactError(base, "") != base || redactError(nil, "x") != nil {
+		t.Error("redactError changed an error without the secret")
 	}
 }
 
