@@ -27,10 +27,9 @@ var (
 	kindXML = kind{name: "XML", what: "the XML document",
 		starts: func(l string) bool { return l[0] == '<' },
 		opens:  func(l string) bool { return l[0] == '<' }}
-	kindCSV      = kind{name: "CSV", what: "the CSV rows"}
-	kindYAML     = kind{name: "YAML", what: "the YAML document"}
-	kindTOML     = kind{name: "TOML", what: "the TOML document"}
-	kindMarkdown = kind{name: "Markdown", what: "the Markdown"}
+	kindCSV  = kind{name: "CSV", what: "the CSV rows"}
+	kindYAML = kind{name: "YAML", what: "the YAML document"}
+	kindTOML = kind{name: "TOML", what: "the TOML document"}
 )
 
 func jsonStarts(l string) bool {
