@@ -147,7 +147,7 @@ func configDefaultPath(getenv func(string) string) string {
 // a file is there, else no file (the built-in providers only). Unknown keys
 // are errors naming the key.
 func loadConfig(path string, getenv func(string) string) (*config, error) {
-	c := &config{getenv: getenv, cached: map[string]engine.Model{}}
+	c := &config{getenv: getenv, providers: configBuiltinProviders(getenv), cached: map[string]engine.Model{}}
 	if path == "" {
 		if p := configDefaultPath(getenv); p != "" {
 			if _, err := os.Stat(p); err == nil {
@@ -176,7 +176,6 @@ func loadConfig(path string, getenv func(string) string) (*config, error) {
 			return nil, fmt.Errorf("config %s: %w", path, err)
 		}
 	}
-	c.providers = configBuiltinProviders(getenv)
 	for name, p := range c.Providers {
 		if b, ok := c.providers[name]; ok {
 			p = b.merge(p)
@@ -186,14 +185,14 @@ func loadConfig(path string, getenv func(string) string) (*config, error) {
 	return c, nil
 }
 
-// check validates what the file says, naming the key at fault.
+// check validates what the file says, naming the key at fault. c.providers
+// still holds the built-in providers alone.
 func (c *config) check() error {
 	if c.DefaultModel != "" {
 		if _, _, err := configSplitSpec(c.DefaultModel); err != nil {
 			return fmt.Errorf("default_model: %w", err)
 		}
 	}
-	builtin := configBuiltinProviders(func(string) string { return "" })
 	for name, p := range c.Providers {
 		key := "providers." + name
 		switch {
@@ -202,7 +201,7 @@ func (c *config) check() error {
 		case name == "" || strings.ContainsAny(name, ": "):
 			return fmt.Errorf("[%s]: a provider name cannot be empty or contain ':' or spaces", key)
 		}
-		if _, ok := builtin[name]; !ok && p.Kind == "" {
+		if _, ok := c.providers[name]; !ok && p.Kind == "" {
 			return fmt.Errorf("%s.kind is missing: say \"openai\" (chat completions: OpenAI, Ollama, vLLM, llama.cpp, OpenRouter) or \"anthropic\"", key)
 		}
 		if p.Kind != "" && p.Kind != providerKindOpenAI && p.Kind != providerKindAnthropic {
