@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -190,7 +191,7 @@ context_windows = { "tiny" = 2048 }
 		t.Fatal(err)
 	}
 	ms := c.models()
-	for spec, kind := range map[string]any{
+	for spec, want := range map[string]engine.Model{
 		"openai:gpt-5.1":              (*openai.Model)(nil),
 		"anthropic:claude-sonnet-4-5": (*anthropic.Model)(nil),
 		"ollama:llama3.1:8b":          (*openai.Model)(nil),
@@ -204,15 +205,8 @@ context_windows = { "tiny" = 2048 }
 		if m.Name() != spec {
 			t.Errorf("%s: Name() = %q", spec, m.Name())
 		}
-		switch kind.(type) {
-		case *openai.Model:
-			if _, ok := m.(*openai.Model); !ok {
-				t.Errorf("%s: %T, want *openai.Model", spec, m)
-			}
-		case *anthropic.Model:
-			if _, ok := m.(*anthropic.Model); !ok {
-				t.Errorf("%s: %T, want *anthropic.Model", spec, m)
-			}
+		if reflect.TypeOf(m) != reflect.TypeOf(want) {
+			t.Errorf("%s: %T, want %T", spec, m, want)
 		}
 		if again, _ := ms.Model(spec); again != m {
 			t.Errorf("%s: a second Model call made a new model", spec)
