@@ -33,7 +33,7 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 		return err
 	}
 	sess.mu.Lock()
-	levels := s.levels(sess)
+	outs := sess.outputs
 	history := append([]engine.Exchange(nil), sess.history...)
 	busy := sess.cancel != nil
 	sess.mu.Unlock()
@@ -41,21 +41,21 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 		return fmt.Errorf("%w: session %s is still answering an earlier prompt: wait for its response, or send session/cancel first", ErrInvalidParams, sess.id)
 	}
 	if raw := p.Meta.output(); raw != nil {
+		// A per-turn spec: the session's contracts, recompiled with it.
 		spec, err := parseOutput(raw)
 		if err != nil {
 			return err
 		}
-		levels = append(levels, outputspec.Level{Name: "session/prompt _meta.coda.output", Dir: sess.cwd, Spec: spec})
-	}
-	outs, err := engine.CompileOutputs(s.opts.Agent, levels...)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidParams, err)
+		levels := append(s.levels(sess.meta, sess.config), outputspec.Level{Name: "session/prompt _meta.coda.output", Dir: sess.cwd, Spec: spec})
+		if outs, err = s.compile(levels); err != nil {
+			return err
+		}
 	}
 
 	ctx, cancel := context.WithCancel(s.ctx)
 	key := idKey(req.ID)
 	sess.mu.Lock()
-	sess.cancel, sess.promptKey = cancel, key
+	sess.cancel = cancel
 	sess.mu.Unlock()
 	s.mu.Lock()
 	s.prompts[key] = sess
@@ -81,7 +81,7 @@ func (s *Server) runTurn(ctx context.Context, cancel context.CancelFunc, id json
 	release := func() {
 		cancel()
 		sess.mu.Lock()
-		sess.cancel, sess.promptKey = nil, ""
+		sess.cancel = nil
 		sess.mu.Unlock()
 		s.mu.Lock()
 		delete(s.prompts, idKey(id))

@@ -23,27 +23,44 @@ type session struct {
 	ws  engine.Workspace
 
 	mu sync.Mutex
-	// meta is the session/new _meta.coda.output level; config the
-	// output_format option's, once the user picks one.
-	meta    *outputspec.Level
-	config  string
+	// meta is the session/new _meta.coda.output level (set once); config
+	// the output_format option's, once the user picks one. Only the read
+	// loop writes either.
+	meta   *outputspec.Level
+	config string
+	// outputs are the contracts those levels give, compiled once: again
+	// only when the option changes or a prompt brings its own spec.
+	outputs *engine.Outputs
 	history []engine.Exchange
-	// The running prompt, if any.
-	cancel    context.CancelFunc
-	promptKey string
+	// cancel stops the running prompt; nil when none runs.
+	cancel context.CancelFunc
 }
 
 // levels are the session's levels of the output cascade after the
 // blueprint's: launch, session/new _meta, the config option.
-func (s *Server) levels(sess *session) []outputspec.Level {
+func (s *Server) levels(meta *outputspec.Level, config string) []outputspec.Level {
 	levels := append([]outputspec.Level(nil), s.launchLevel...)
-	if sess.meta != nil {
-		levels = append(levels, *sess.meta)
+	if meta != nil {
+		levels = append(levels, *meta)
 	}
-	if sess.config != "" {
-		levels = append(levels, outputspec.Level{Name: "the session's output_format option", Spec: outputspec.Spec{Format: sess.config}})
+	if config != "" {
+		levels = append(levels, outputspec.Level{Name: "the session's output_format option", Spec: outputspec.Spec{Format: config}})
 	}
 	return levels
+}
+
+// compile compiles the agent's contracts under levels, logging what they
+// retire. A failure is the request's fault: -32602 with the compiler's
+// one-line message.
+func (s *Server) compile(levels []outputspec.Level) (*engine.Outputs, error) {
+	outs, err := engine.CompileOutputs(s.opts.Agent, levels...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
+	}
+	for _, w := range outs.Warnings {
+		s.log.Warn(w)
+	}
+	return outs, nil
 }
 
 func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
@@ -70,13 +87,14 @@ func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, er
 		}
 		sess.meta = &outputspec.Level{Name: "session/new _meta.coda.output", Dir: sess.cwd, Spec: spec}
 	}
-	outs, err := engine.CompileOutputs(s.opts.Agent, s.levels(sess)...)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
+	outs := s.launchOutputs
+	if sess.meta != nil {
+		var err error
+		if outs, err = s.compile(s.levels(sess.meta, "")); err != nil {
+			return nil, err
+		}
 	}
-	for _, w := range outs.Warnings {
-		s.log.Warn(w, "session", sess.id)
-	}
+	sess.outputs = outs
 	sess.id = s.opts.NewID("s")
 	s.mu.Lock()
 	caps := s.clientCaps
@@ -166,23 +184,18 @@ func (s *Server) setConfigOption(req *jsonrpc2.Request) (any, error) {
 	if err := json.Unmarshal(p.Value, &value); err != nil || strings.TrimSpace(value) == "" {
 		return nil, fmt.Errorf("%w: value: output_format takes a format label such as \"json\"", ErrInvalidParams)
 	}
-	sess.mu.Lock()
-	old := sess.config
-	sess.config = validators.Canonical(value)
-	levels := s.levels(sess)
-	sess.mu.Unlock()
-	outs, err := engine.CompileOutputs(s.opts.Agent, levels...)
+	// Only the read loop changes a session's levels, so compiling from them
+	// and then storing cannot interleave with another change.
+	config := validators.Canonical(value)
+	outs, err := s.compile(s.levels(sess.meta, config))
 	if err != nil {
-		sess.mu.Lock()
-		sess.config = old
-		sess.mu.Unlock()
-		return nil, fmt.Errorf("%w: value: %v", ErrInvalidParams, err)
+		return nil, err
 	}
+	sess.mu.Lock()
+	sess.config, sess.outputs = config, outs
+	sess.mu.Unlock()
 	resp := map[string]any{"configOptions": []configOption{s.formatOption(outs)}}
 	if len(outs.Warnings) > 0 {
-		for _, w := range outs.Warnings {
-			s.log.Warn(w, "session", sess.id)
-		}
 		resp["_meta"] = map[string]any{"coda": map[string]any{"warnings": outs.Warnings}}
 	}
 	return resp, nil
