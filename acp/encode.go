@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
@@ -79,51 +80,24 @@ func appendStrings(b []byte, ss []string) []byte {
 	return append(b, ']')
 }
 
-// appendJSON appends v through encoding/json, for the cold paths.
+// appendJSON appends v through encoding/json, for the cold paths; a value
+// that cannot be encoded is written as null.
 func appendJSON(b []byte, v any) []byte {
-	out, err := marshal(v)
+	out, err := encodeJSON(b, v)
 	if err != nil {
 		return append(b, "null"...)
 	}
-	return append(b, out...)
+	return out
 }
 
-// marshal is json.Marshal without HTML escaping.
-func marshal(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
+// encodeJSON appends v as compact JSON without encoding/json's HTML
+// escaping (valid, but it makes the wire harder to read).
+func encodeJSON(b []byte, v any) ([]byte, error) {
+	buf := bytes.NewBuffer(b)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return unescapeHTML(b), nil
-}
-
-// unescapeHTML undoes encoding/json's \u003c, \u003e and \u0026 escapes,
-// which are valid but make the wire harder to read.
-func unescapeHTML(b []byte) []byte {
-	out := b[:0]
-	for i := 0; i < len(b); i++ {
-		if b[i] == '\\' && i+5 < len(b) && b[i+1] == 'u' && b[i+2] == '0' && b[i+3] == '0' {
-			switch string(b[i+4 : i+6]) {
-			case "3c":
-				out = append(out, '<')
-				i += 5
-				continue
-			case "3e":
-				out = append(out, '>')
-				i += 5
-				continue
-			case "26":
-				out = append(out, '&')
-				i += 5
-				continue
-			}
-		}
-		if b[i] == '\\' && i+1 < len(b) {
-			out = append(out, b[i], b[i+1])
-			i++
-			continue
-		}
-		out = append(out, b[i])
-	}
-	return out
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

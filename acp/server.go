@@ -79,16 +79,6 @@ type Server struct {
 	clientCaps json.RawMessage
 }
 
-// Serve serves ACP on in/out until in ends (after answering the turns in
-// flight) or ctx is done.
-func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
-	s, err := NewServer(opts)
-	if err != nil {
-		return err
-	}
-	return s.Serve(ctx, in, out)
-}
-
 // NewServer checks opts and compiles the launch output contracts.
 func NewServer(opts Options) (*Server, error) {
 	if opts.Agent == nil || opts.Models == nil {

@@ -106,13 +106,11 @@ func (s *stream) flush() error {
 // WriteObject implements jsonrpc2.ObjectStream: compact JSON, not
 // HTML-escaped.
 func (s *stream) WriteObject(obj any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(obj); err != nil {
+	b, err := encodeJSON(nil, obj)
+	if err != nil {
 		return err
 	}
-	return s.writeLine(bytes.TrimRight(buf.Bytes(), "\n"))
+	return s.writeLine(b)
 }
 
 // ReadObject implements jsonrpc2.ObjectStream. It returns only messages the
