@@ -108,13 +108,18 @@ func (c *Contract) check(ctx context.Context, sub Submission, a args) (v Verdict
 		return v, true
 	}
 
-	if err := validators.Check(c.format, v.Content); err != nil {
-		// validators' messages say what to do about it.
-		return no(c.notWellFormed(err))
-	}
-
-	switch {
-	case c.schema != nil:
+	// Well-formedness, then the schema. With a schema (only ever for a format
+	// Decode handles) one Decode does both: it applies Check's rules and
+	// fails with the same error, so the answer is parsed once, not twice.
+	// validators' messages say what to do about a malformed answer.
+	if c.schema == nil {
+		if err := validators.Check(c.format, v.Content); err != nil {
+			return no(c.notWellFormed(err))
+		}
+		if c.schemaBroken != "" {
+			v.Flags = append(v.Flags, FlagSchemaUnchecked)
+		}
+	} else {
 		data, err := validators.Decode(c.format, v.Content)
 		if err != nil {
 			return no(c.notWellFormed(err))
@@ -123,8 +128,6 @@ func (c *Contract) check(ctx context.Context, sub Submission, a args) (v Verdict
 			return no(fmt.Sprintf("The answer does not satisfy the JSON Schema (%s):\n%s",
 				plural(len(vs), "violation"), validators.FormatViolations(vs, maxViolations)))
 		}
-	case c.schemaBroken != "":
-		v.Flags = append(v.Flags, FlagSchemaUnchecked)
 	}
 
 	if c.validator != nil {

@@ -168,11 +168,13 @@ func TestContract_Check_schema(t *testing.T) {
 		c := mustCompile(t, Spec{Format: "yml", SchemaFile: findings.SchemaFile})
 		expect(t, submit(c, "title: t\nfindings:\n  - severity: low\n    line: 2\n"), true)
 		expect(t, submit(c, "title: t\nfindings:\n  - severity: low\n    line: two\n"), false, "/findings/0/line")
+		expect(t, submit(c, "```yaml\ntitle: t\n```"), false, "The answer is not well-formed YAML (line 1): ", "code fence")
 	})
 	t.Run("toml answers via their data", func(t *testing.T) {
 		c := mustCompile(t, Spec{Format: "toml", SchemaFile: findings.SchemaFile})
 		expect(t, submit(c, "title = \"t\"\n[[findings]]\nseverity = \"low\"\nline = 2\n"), true)
 		expect(t, submit(c, "title = \"t\"\n"), false, "findings")
+		expect(t, submit(c, "title: t\n"), false, "The answer is not well-formed TOML (line 1): ", "written as YAML")
 	})
 	t.Run("inline schema from a TOML table", func(t *testing.T) {
 		var bp struct {
