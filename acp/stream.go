@@ -142,6 +142,10 @@ func (s *stream) ReadObject(v any) error {
 
 // readLine reads one line of any length, without its newline.
 func (s *stream) readLine() ([]byte, error) {
+	if cap(s.line) > 1<<20 {
+		// The last line was huge: do not keep its buffer alive.
+		s.line = nil
+	}
 	s.line = s.line[:0]
 	for {
 		chunk, err := s.r.ReadSlice('\n')
@@ -151,10 +155,6 @@ func (s *stream) readLine() ([]byte, error) {
 		}
 		if n := len(s.line); n > 0 && s.line[n-1] == '\n' {
 			s.line = s.line[:n-1]
-		}
-		if cap(s.line) > 1<<20 && len(s.line) < 1<<16 {
-			// Do not keep a huge buffer alive after one huge line.
-			defer func() { s.line = nil }()
 		}
 		return s.line, err
 	}
