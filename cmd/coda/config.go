@@ -274,9 +274,6 @@ func (b *providerConfig) merge(p providerConfig) providerConfig {
 	return out
 }
 
-// defaultModel is the config's default_model, or "".
-func (c *config) defaultModel() string { return c.DefaultModel }
-
 // models resolves model specs against c.
 func (c *config) models() engine.Models { return configModels{c} }
 

@@ -63,8 +63,8 @@ thinking_budget = 2048
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.defaultModel(); got != "local:qwen3:8b" {
-		t.Errorf("defaultModel() = %q", got)
+	if got := c.DefaultModel; got != "local:qwen3:8b" {
+		t.Errorf("DefaultModel = %q", got)
 	}
 	str := func(s string) *string { return &s }
 	one := 1
@@ -122,7 +122,7 @@ func TestLoadConfig_defaultPath(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "coda", "config.toml"), []byte(`default_model = "ollama:llama3.1"`), 0o600)
 
 	c, err := loadConfig("", configEnv(map[string]string{"XDG_CONFIG_HOME": dir}))
-	if err != nil || c.defaultModel() != "ollama:llama3.1" {
+	if err != nil || c.DefaultModel != "ollama:llama3.1" {
 		t.Errorf("XDG_CONFIG_HOME: %v, %v", c, err)
 	}
 	// ~/.config when XDG_CONFIG_HOME is unset.
@@ -130,12 +130,12 @@ func TestLoadConfig_defaultPath(t *testing.T) {
 	os.MkdirAll(filepath.Join(home, ".config", "coda"), 0o700)
 	os.WriteFile(filepath.Join(home, ".config", "coda", "config.toml"), []byte(`default_model = "openai:gpt-5.1"`), 0o600)
 	c, err = loadConfig("", configEnv(map[string]string{"HOME": home}))
-	if err != nil || c.defaultModel() != "openai:gpt-5.1" {
+	if err != nil || c.DefaultModel != "openai:gpt-5.1" {
 		t.Errorf("HOME: %v, %v", c, err)
 	}
 	// No file: the built-in providers only.
 	c, err = loadConfig("", configEnv(map[string]string{"XDG_CONFIG_HOME": t.TempDir()}))
-	if err != nil || c.defaultModel() != "" || len(c.providers) != 4 {
+	if err != nil || c.DefaultModel != "" || len(c.providers) != 4 {
 		t.Errorf("no file: %+v, %v", c, err)
 	}
 	// A named file that is missing is an error.

@@ -54,7 +54,7 @@ func (f *launchFlags) prepare(stderr io.Writer) (*launch, error) {
 	if err != nil {
 		return fail(err)
 	}
-	l.models, l.defaultModel, l.maxModelCalls = cfg.models(), cfg.defaultModel(), cfg.MaxModelCalls
+	l.models, l.defaultModel, l.maxModelCalls = cfg.models(), cfg.DefaultModel, cfg.MaxModelCalls
 	if l.maxModelCalls < 0 {
 		return fail(fmt.Errorf("config: max_model_calls must be positive, not %d", l.maxModelCalls))
 	}
