@@ -94,18 +94,27 @@ func (Grep) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 
 	s := &grepSearch{re: re, ws: ws}
 	if fi.IsDir() {
-		err = walkFiles(ctx, root, g, func(abs, _ string, d fs.DirEntry) error {
-			if d.Type()&fs.ModeSymlink != 0 {
+		err = walkFiles(ctx, root, g, func(abs string, d fs.DirEntry) error {
+			// Only regular files are searched: opening a FIFO would block.
+			switch {
+			case d.Type()&fs.ModeSymlink != 0:
 				// Follow a symlinked file only to a place inside the workspace.
 				if _, err := resolve(ws, abs); err != nil {
 					return nil
 				}
+				if ti, err := os.Stat(abs); err == nil && !ti.Mode().IsRegular() {
+					return nil
+				}
+			case !d.Type().IsRegular():
+				return nil
 			}
 			s.file(abs)
 			return nil
 		})
-	} else {
+	} else if fi.Mode().IsRegular() {
 		s.file(root)
+	} else {
+		return engine.Errorf("grep: %s is not a regular file (%s)", shown, fi.Mode().Type())
 	}
 	if err != nil {
 		return engine.Errorf("grep: %s", describeErr(shown, err))

@@ -80,7 +80,7 @@ func (ListFiles) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 
 	var found []string
 	more := 0
-	err = walkFiles(ctx, root, g, func(abs, _ string, d fs.DirEntry) error {
+	err = walkFiles(ctx, root, g, func(abs string, d fs.DirEntry) error {
 		if len(found) == listMax {
 			more++
 			return nil
@@ -120,7 +120,7 @@ func (ListFiles) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 // walkFiles calls fn for every file under root (not directories) whose path
 // relative to root matches g (nil matches all), in lexical order. .git
 // directories are skipped and symlinked directories are not followed.
-func walkFiles(ctx context.Context, root string, g *glob, fn func(abs, rel string, d fs.DirEntry) error) error {
+func walkFiles(ctx context.Context, root string, g *glob, fn func(abs string, d fs.DirEntry) error) error {
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == root {
@@ -137,14 +137,12 @@ func walkFiles(ctx context.Context, root string, g *glob, fn func(abs, rel strin
 			}
 			return nil
 		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return nil
+		if g != nil {
+			rel, err := filepath.Rel(root, p)
+			if err != nil || !g.match(filepath.ToSlash(rel)) {
+				return nil
+			}
 		}
-		rel = filepath.ToSlash(rel)
-		if g != nil && !g.match(rel) {
-			return nil
-		}
-		return fn(p, rel, d)
+		return fn(p, d)
 	})
 }

@@ -42,35 +42,36 @@ const sniffLen = 8 << 10
 // diff and to edit).
 const maxEditSize = engine.EditorReadLimit
 
-// sniffDisk looks at the start of a file on disk. It returns a refusal for
-// the model when the file is binary or not UTF-8, "" when it reads as text,
-// and an error when it cannot be read (a missing file is not an error: the
-// editor may still have a buffer for it).
-func sniffDisk(path, shown string) (refusal string, err error) {
-	f, err := os.Open(path)
+// sniffDisk looks at a file on disk before it is read or changed as text. It
+// returns the file's size (-1 when it does not exist: the editor may still
+// have a buffer for it), a refusal for the model when it is not a regular
+// file or its start is binary or not UTF-8, and an error when it cannot be
+// read. Only a regular file is opened: opening a FIFO would block.
+func sniffDisk(path, shown string) (size int64, refusal string, err error) {
+	fi, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return "", nil
+		return -1, "", nil
 	}
 	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", err
+		return 0, "", err
 	}
 	if fi.IsDir() {
-		return fmt.Sprintf("%s is a directory, not a file; use list_files to see what it holds", shown), nil
+		return fi.Size(), fmt.Sprintf("%s is a directory, not a file; use list_files to see what it holds", shown), nil
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Sprintf("%s is not a regular file (%s)", shown, fi.Mode().Type()), nil
+		return fi.Size(), fmt.Sprintf("%s is not a regular file (%s)", shown, fi.Mode().Type()), nil
 	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
 	head := make([]byte, sniffLen)
 	n, err := io.ReadFull(f, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return "", err
+		return 0, "", err
 	}
-	return sniffText(head[:n], int64(n) == fi.Size(), shown), nil
+	return fi.Size(), sniffText(head[:n], int64(n) == fi.Size(), shown), nil
 }
 
 // sniffText refuses content that is not UTF-8 text, naming its type.
@@ -104,23 +105,6 @@ func trimPartialRune(b []byte) []byte {
 	}
 	return b
 }
-
-// fileSize is the size of a file on disk, or -1 when it does not exist.
-func fileSize(path string) (int64, error) {
-	fi, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return -1, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	if fi.IsDir() {
-		return 0, errIsDir
-	}
-	return fi.Size(), nil
-}
-
-var errIsDir = errors.New("is a directory")
 
 // ask requests the user's permission for a call that changes something. It
 // returns nil when the call may go ahead, else the result the model gets.

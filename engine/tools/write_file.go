@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -87,23 +86,16 @@ func (t WriteFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult
 // currentText is a file's text before a change (nil when it does not exist
 // yet), or why it must not be changed as text.
 func currentText(ctx context.Context, ws engine.Workspace, path, shown string) (*string, string) {
-	size, err := fileSize(path)
+	size, refusal, err := sniffDisk(path, shown)
 	switch {
-	case errors.Is(err, errIsDir):
-		return nil, fmt.Sprintf("%s is a directory", shown)
 	case err != nil:
 		return nil, describeErr(shown, err)
 	case size < 0:
 		return nil, ""
+	case refusal != "":
+		return nil, refusal
 	case size > maxEditSize:
 		return nil, fmt.Sprintf("%s is %d bytes, more than the %d bytes that can be changed as text", shown, size, maxEditSize)
-	}
-	refusal, err := sniffDisk(path, shown)
-	if err != nil {
-		return nil, describeErr(shown, err)
-	}
-	if refusal != "" {
-		return nil, refusal
 	}
 	text, err := ws.ReadTextFile(ctx, path)
 	if err != nil {
