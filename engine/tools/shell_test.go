@@ -72,7 +72,8 @@ func TestShell_BackgroundChildDoesNotHoldTheCall(t *testing.T) {
 	start := time.Now()
 	res := run(t, Shell{}, ws, fmt.Sprintf(`{"command": "(sleep 3; touch %s) & echo done"}`, marker))
 	wantOK(t, res)
-	if d := time.Since(start); d > time.Second {
+	// Held, the call would last the child's 3 s; anything under that is not.
+	if d := time.Since(start); d > 2500*time.Millisecond {
 		t.Errorf("a background child held the call for %s", d)
 	}
 	time.Sleep(3500*time.Millisecond - time.Since(start))
