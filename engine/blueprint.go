@@ -107,6 +107,21 @@ func (s *Stage) UserDefaultAllowed() bool {
 	return s.Model.AllowUserDefault == nil || *s.Model.AllowUserDefault
 }
 
+// ModelCandidates are the model specs the stage tries, in order: the
+// user's --model where the stage allows it, else the stage's own list, else
+// the configured default. Empty when there is none.
+func (s *Stage) ModelCandidates(userModel, defaultModel string) []string {
+	switch {
+	case userModel != "" && s.UserDefaultAllowed():
+		return []string{userModel}
+	case len(s.Model.Models) > 0:
+		return s.Model.Models
+	case defaultModel != "":
+		return []string{defaultModel}
+	}
+	return nil
+}
+
 // StartStage returns the stage a run enters.
 func (b *Blueprint) StartStage() *Stage {
 	if b.Agent.Start != "" {

@@ -236,14 +236,7 @@ func (v *stageVisit) prepare() {
 		v.tools = append(v.tools, transitionSpec(s, v.targets))
 	}
 
-	switch {
-	case r.t.UserModel != "" && s.UserDefaultAllowed():
-		v.models = []string{r.t.UserModel}
-	case len(s.Model.Models) > 0:
-		v.models = s.Model.Models
-	case r.t.DefaultModel != "":
-		v.models = []string{r.t.DefaultModel}
-	}
+	v.models = s.ModelCandidates(r.t.UserModel, r.t.DefaultModel)
 }
 
 // maxInline caps what a preamble inlines of an earlier stage's output, and

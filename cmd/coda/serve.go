@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,46 +63,37 @@ func (f *launchFlags) prepare(stderr io.Writer) (*launch, error) {
 		return fail(err)
 	}
 	l.tools = tools.Builtin()
-	// What `coda validate` would say is worth a line in the log; loading
-	// has already refused what cannot run.
-	for _, f := range engine.Lint(l.agent, l.tools) {
-		l.log.Warn("blueprint: "+f.String(), "agent", l.agent.Agent.Name)
-	}
 	return l, nil
 }
 
-// preflight checks that every stage has a model it can use: the --model
-// one where the stage allows it, else the first configured of its list.
+// preflight checks, before any token is spent, that every stage has a
+// model it can use: one of its candidates whose provider is known and has
+// its key.
 func (l *launch) preflight(cfg *config) error {
 	for _, name := range l.agent.Order {
-		s := l.agent.Stages[name]
-		var candidates []string
-		switch {
-		case l.userModel != "" && s.UserDefaultAllowed():
-			candidates = []string{l.userModel}
-		case len(s.Model.Models) > 0:
-			candidates = s.Model.Models
-		case l.defaultModel != "":
-			candidates = []string{l.defaultModel}
-		default:
+		candidates := l.agent.Stages[name].ModelCandidates(l.userModel, l.defaultModel)
+		if len(candidates) == 0 {
 			return fmt.Errorf("stage %s has no model: pass --model (e.g. --model anthropic:claude-sonnet-4-5), or set default_model in the config file", name)
 		}
-		var first error
-		for _, c := range candidates {
-			err := cfg.preflight([]string{c})
-			if err == nil {
-				first = nil
-				break
-			}
-			if first == nil {
-				first = err
-			}
-		}
-		if first != nil {
-			return first
+		if err := anyUsable(cfg, candidates); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// anyUsable returns nil when one of the specs can be used, else the first
+// one's problem.
+func anyUsable(cfg *config, specs []string) error {
+	var first error
+	for _, spec := range specs {
+		err := cfg.preflight([]string{spec})
+		if err == nil {
+			return nil
+		}
+		first = cmp.Or(first, err)
+	}
+	return first
 }
 
 // serve runs the ACP server on stdin/stdout.
