@@ -40,14 +40,15 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer l.closeLog()
+	// The --output-* paths were typed here, whatever --cwd says.
+	outs, err := engine.CompileOutputs(l.agent, acp.LaunchLevel(l.spec, l.cwd))
+	if err != nil {
+		return err
+	}
 	if cwd != "" {
 		if l.cwd, err = filepath.Abs(cwd); err != nil {
 			return err
 		}
-	}
-	outs, err := engine.CompileOutputs(l.agent, acp.LaunchLevel(l.spec, l.cwd))
-	if err != nil {
-		return err
 	}
 	ws := &engine.LocalWorkspace{Dir: l.cwd}
 	if yes {
