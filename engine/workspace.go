@@ -67,7 +67,7 @@ type PermissionRequest struct {
 
 // A Command is a shell command line to run.
 type Command struct {
-	Line string // run with `sh -c`
+	Line string // run with `/bin/sh -c` (`cmd.exe /C` on Windows; proc_*.go)
 	// Dir is the absolute working directory; "" means the workspace's Cwd.
 	Dir     string
 	Timeout time.Duration // 0: until ctx ends
