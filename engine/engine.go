@@ -268,10 +268,10 @@ func CompileOutputs(b *Blueprint, extra ...outputspec.Level) (*Outputs, error) {
 		}
 		levels := make([]outputspec.Level, 0, 2+len(extra))
 		if b.Agent.Output != nil {
-			levels = append(levels, outputspec.Level{Name: "the blueprint's [agent.output]", Dir: b.Dir, Spec: *b.Agent.Output, Blueprint: true})
+			levels = append(levels, outputspec.Level{Name: "the blueprint's [agent.output]", Dir: b.Dir, Spec: *b.Agent.Output})
 		}
 		if s.Output != nil {
-			levels = append(levels, outputspec.Level{Name: "[stages." + name + ".output]", Dir: b.Dir, Spec: *s.Output, Blueprint: true})
+			levels = append(levels, outputspec.Level{Name: "[stages." + name + ".output]", Dir: b.Dir, Spec: *s.Output})
 		}
 		levels = append(levels, extra...)
 		spec, warnings := outputspec.Resolve(levels...)

@@ -157,7 +157,7 @@ func lintOutputs(fs *findings, b *Blueprint) {
 			}
 		}
 		for _, w := range compiled {
-			if c.SchemaUnchecked() && strings.Contains(w, " unchecked: ") {
+			if w == c.SchemaUnchecked() {
 				fs.add(SeverityError, CodeSchemaUnchecked, key, "%s (answers would be recorded without this check)", w)
 				continue
 			}

@@ -206,8 +206,8 @@ func TestContract_Check_schemaFailsOpen(t *testing.T) {
 	for _, file := range []string{"schemas/unresolved_ref.json", "schemas/bad_keyword.json"} {
 		t.Run(file, func(t *testing.T) {
 			c := mustCompile(t, Spec{Format: "json", SchemaFile: testdata(file)})
-			if !c.SchemaUnchecked() {
-				t.Fatal("SchemaUnchecked() = false")
+			if c.SchemaUnchecked() == "" {
+				t.Fatal("SchemaUnchecked() is empty")
 			}
 			v := submit(c, `{"a": 1}`)
 			expect(t, v, true)

@@ -148,9 +148,10 @@ func (c *Contract) Format() string { return c.format }
 // cannot check. Every verdict carries them too, so they reach the record.
 func (c *Contract) Warnings() []string { return append([]string(nil), c.warnings...) }
 
-// SchemaUnchecked reports whether a schema is in effect but did not
-// compile, so answers go unchecked against it.
-func (c *Contract) SchemaUnchecked() bool { return c.schemaBroken != "" }
+// SchemaUnchecked is the warning for a schema that is in effect but did
+// not compile, so answers go unchecked against it; "" when there is none.
+// It is also one of Warnings.
+func (c *Contract) SchemaUnchecked() string { return c.schemaBroken }
 
 // oneLine folds a multi-line message onto one line.
 func oneLine(s string) string {

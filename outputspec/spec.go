@@ -107,10 +107,6 @@ type Level struct {
 	Name string // for warnings: "blueprint", "stage review", "launch", "session", ...
 	Dir  string // relative schema_file and validator paths resolve against it
 	Spec Spec
-	// Blueprint marks the blueprint's own levels ([agent.output] and
-	// [stages.X.output]). It is informational: retirement applies to every
-	// earlier level alike (DESIGN.md §3), and warnings name levels by Name.
-	Blueprint bool
 }
 
 // Resolve combines levels, earliest first, the later one winning per field.

@@ -15,8 +15,8 @@ var objSchema = map[string]any{"type": "object"}
 // The six levels of DESIGN.md §3 in order, as the engine and acp build them.
 func levels(agent, stage, launch, session, option, prompt Spec) []Level {
 	return []Level{
-		{Name: "blueprint", Dir: "/bp", Spec: agent, Blueprint: true},
-		{Name: "stage summary", Dir: "/bp", Spec: stage, Blueprint: true},
+		{Name: "blueprint", Dir: "/bp", Spec: agent},
+		{Name: "stage summary", Dir: "/bp", Spec: stage},
 		{Name: "launch", Dir: "/cwd", Spec: launch},
 		{Name: "session", Dir: "/cwd", Spec: session},
 		{Name: "output_format option", Spec: option},
