@@ -192,19 +192,10 @@ func window(f engine.File, offset, limit int64) (int64, []byte, error) {
 	if int64(len(buf)) <= limit {
 		return start, buf, nil // the rest of the file
 	}
-	data := buf[:limit]
-	for j := len(data) - 1; j >= 0 && j >= len(data)-utf8.UTFMax; j-- {
-		if !utf8.RuneStart(data[j]) {
-			continue
-		}
-		if need := runeLen(data[j]); need > len(data)-j {
-			if j > 0 {
-				data = data[:j]
-			} else {
-				data = buf[:min(need, len(buf))]
-			}
-		}
-		break
+	data := trimPartialRune(buf[:limit])
+	if len(data) == 0 {
+		// The window holds only part of one character: take all of it.
+		data = buf[:min(runeLen(buf[0]), len(buf))]
 	}
 	return start, data, nil
 }
