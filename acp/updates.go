@@ -69,8 +69,15 @@ func (k *updateSink) chunk(kind, messageID, text, stage string) error {
 }
 
 func (k *updateSink) toolCall(kind string, tc *engine.ToolCallEvent) error {
-	b := k.begin(kind)
-	b = append(b, `,"toolCallId":`...)
+	b := append(k.begin(kind), ',')
+	return k.end(appendToolCallFields(b, tc))
+}
+
+// appendToolCallFields appends a tool call's fields, as ACP's ToolCall and
+// ToolCallUpdate spell them, without the braces: a session/update puts
+// them beside sessionUpdate, a permission request in an object of its own.
+func appendToolCallFields(b []byte, tc *engine.ToolCallEvent) []byte {
+	b = append(b, `"toolCallId":`...)
 	b = appendString(b, tc.ID)
 	if tc.Title != "" {
 		b = append(b, `,"title":`...)
@@ -135,7 +142,7 @@ func (k *updateSink) toolCall(kind string, tc *engine.ToolCallEvent) error {
 		}
 		b = append(b, ']')
 	}
-	return k.end(b)
+	return b
 }
 
 func (k *updateSink) plan(entries []engine.PlanEntry) error {
