@@ -92,38 +92,8 @@ type (
 	}
 	permissionParams struct {
 		SessionID string             `json:"sessionId"`
-		ToolCall  permissionToolCall `json:"toolCall"`
+		ToolCall  json.RawMessage    `json:"toolCall"`
 		Options   []permissionOption `json:"options"`
-	}
-	permissionToolCall struct {
-		ToolCallID string               `json:"toolCallId"`
-		Title      string               `json:"title,omitempty"`
-		Kind       string               `json:"kind,omitempty"`
-		Status     string               `json:"status,omitempty"`
-		RawInput   json.RawMessage      `json:"rawInput,omitempty"`
-		Locations  []permissionLocation `json:"locations,omitempty"`
-		Content    []any                `json:"content,omitempty"`
-	}
-	permissionLocation struct {
-		Path string `json:"path"`
-		Line int    `json:"line,omitempty"`
-	}
-	diffContent struct {
-		Type    string  `json:"type"` // "diff"
-		Path    string  `json:"path"`
-		OldText *string `json:"oldText"` // null for a new file
-		NewText string  `json:"newText"`
-	}
-	terminalContent struct {
-		Type       string `json:"type"` // "terminal"
-		TerminalID string `json:"terminalId"`
-	}
-	textContent struct {
-		Type    string `json:"type"` // "content"
-		Content struct {
-			Type string `json:"type"` // "text"
-			Text string `json:"text"`
-		} `json:"content"`
 	}
 	permissionOption struct {
 		OptionID string `json:"optionId"`
@@ -230,7 +200,7 @@ func (w *clientWorkspace) RequestPermission(ctx context.Context, req engine.Perm
 	}
 	p := permissionParams{
 		SessionID: w.sessionID,
-		ToolCall:  wirePermissionToolCall(req.ToolCall),
+		ToolCall:  toolCallObject(&req.ToolCall),
 		Options: []permissionOption{
 			{optionAllowOnce, "Allow once", "allow_once"},
 			{optionAllowAlways, alwaysName, "allow_always"},
@@ -262,28 +232,11 @@ func (w *clientWorkspace) RequestPermission(ctx context.Context, req engine.Perm
 	}
 }
 
-// wirePermissionToolCall is the ToolCallUpdate a permission request shows.
-func wirePermissionToolCall(tc engine.ToolCallEvent) permissionToolCall {
-	out := permissionToolCall{ToolCallID: tc.ID, Title: tc.Title, Kind: tc.Kind, Status: tc.Status}
-	if json.Valid(tc.RawInput) {
-		out.RawInput = json.RawMessage(tc.RawInput)
-	}
-	for _, l := range tc.Locations {
-		out.Locations = append(out.Locations, permissionLocation{l.Path, max(l.Line, 0)})
-	}
-	for _, c := range tc.Content {
-		switch {
-		case c.Diff != nil:
-			out.Content = append(out.Content, diffContent{"diff", c.Diff.Path, c.Diff.OldText, c.Diff.NewText})
-		case c.TerminalID != "":
-			out.Content = append(out.Content, terminalContent{"terminal", c.TerminalID})
-		default:
-			t := textContent{Type: "content"}
-			t.Content.Type, t.Content.Text = "text", c.Text
-			out.Content = append(out.Content, t)
-		}
-	}
-	return out
+// toolCallObject is the ToolCallUpdate a permission request shows, encoded
+// as session/update encodes tool calls.
+func toolCallObject(tc *engine.ToolCallEvent) json.RawMessage {
+	b := appendToolCallFields([]byte{'{'}, tc)
+	return append(b, '}')
 }
 
 func (w *clientWorkspace) RunCommand(ctx context.Context, c engine.Command) (engine.CommandResult, error) {
@@ -299,8 +252,10 @@ func (w *clientWorkspace) RunCommand(ctx context.Context, c engine.Command) (eng
 	}
 	res := engine.CommandResult{ExitCode: -1}
 	var created createTerminalResult
+	// The editor runs on this machine: the same shell as a local command.
+	name, args := engine.Shell(c.Line)
 	err := w.conn.Call(ctx, "terminal/create", createTerminalParams{
-		SessionID: w.sessionID, Command: "sh", Args: []string{"-c", c.Line}, Cwd: c.Dir, OutputByteLimit: limit,
+		SessionID: w.sessionID, Command: name, Args: args, Cwd: c.Dir, OutputByteLimit: limit,
 	}, &created)
 	if err != nil {
 		if ctx.Err() != nil {

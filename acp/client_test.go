@@ -431,7 +431,7 @@ func TestClientWorkspace_Terminal(t *testing.T) {
 	}
 	p := paramsOf(t, fc.requests()[0])
 	args, _ := json.Marshal(p["args"])
-	if p["command"] != "sh" || string(args) != `["-c","make test"]` || p["cwd"] != ws.Cwd() || p["outputByteLimit"] != 1000.0 || p["sessionId"] != "s-1" {
+	if p["command"] != "/bin/sh" || string(args) != `["-c","make test"]` || p["cwd"] != ws.Cwd() || p["outputByteLimit"] != 1000.0 || p["sessionId"] != "s-1" {
 		t.Errorf("terminal/create params = %v", p)
 	}
 	for _, r := range fc.requests()[1:] {

@@ -7,8 +7,8 @@ import (
 	"syscall"
 )
 
-// The shell a command line runs in.
-const shellName, shellFlag = "/bin/sh", "-c"
+// Shell is the program and arguments that run a command line: /bin/sh -c.
+func Shell(line string) (string, []string) { return "/bin/sh", []string{"-c", line} }
 
 // ownGroup puts the command in a process group of its own, so that what it
 // starts in the background can be killed with it.

@@ -4,8 +4,8 @@ package engine
 
 import "os/exec"
 
-// The shell a command line runs in.
-const shellName, shellFlag = "cmd.exe", "/C"
+// Shell is the program and arguments that run a command line: cmd.exe /C.
+func Shell(line string) (string, []string) { return "cmd.exe", []string{"/C", line} }
 
 // ownGroup does nothing on Windows: there are no process groups to join.
 func ownGroup(*exec.Cmd) {}

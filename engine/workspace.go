@@ -193,7 +193,8 @@ func runLocal(ctx context.Context, c Command) (CommandResult, error) {
 		defer close(copied)
 		_, _ = io.Copy(out, pr)
 	}()
-	cmd := exec.CommandContext(runCtx, shellName, shellFlag, c.Line)
+	name, args := Shell(c.Line)
+	cmd := exec.CommandContext(runCtx, name, args...)
 	cmd.Dir = c.Dir
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout = pw // one pipe for both: the streams interleave as printed

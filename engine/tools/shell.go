@@ -27,7 +27,7 @@ const (
 type Shell struct{}
 
 var shellParams = params{
-	{Name: "command", Type: "string", Required: true, Description: "The command line, run with `sh -c` in the working directory."},
+	{Name: "command", Type: "string", Required: true, Description: "The command line, run by the system shell (`sh -c`; `cmd.exe /C` on Windows) in the working directory."},
 	{Name: "timeout", Type: "integer", Min: bound(1), Max: bound(shellMaxTimeout), Description: fmt.Sprintf("Seconds before the command is killed (default %d, at most %d).", shellDefaultTimeout, shellMaxTimeout)},
 }
 
