@@ -48,7 +48,14 @@ type ToolCall struct {
 	ID        string
 	Name      string
 	Arguments json.RawMessage // a JSON object; "{}" when the model sent none
+	// Dropped counts the bytes of arguments past the cap for the tool
+	// (ArgsCap) that were not kept. When it is not 0, Arguments holds only
+	// their first bytes (not JSON), and the call is refused unrun.
+	Dropped int
 }
+
+// Size is the size of the arguments the model sent, kept or not.
+func (tc *ToolCall) Size() int { return len(tc.Arguments) + tc.Dropped }
 
 // A ToolSpec is a tool as the model is told of it.
 type ToolSpec struct {

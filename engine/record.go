@@ -156,7 +156,7 @@ func (vr *visitRecord) call(req *Request, resp *Response) {
 		vr.resp = append(vr.resp, resp.Text, "\n\n")
 	}
 	for _, tc := range resp.ToolCalls {
-		vr.resp = append(vr.resp, fmt.Sprintf("Tool call %s: %s\n\n", tc.Name, tc.Arguments))
+		vr.resp = append(vr.resp, fmt.Sprintf("Tool call %s: %s\n\n", tc.Name, shownArgs(tc)))
 	}
 }
 
