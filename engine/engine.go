@@ -185,7 +185,7 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 		case len(r.written) > 0:
 			res.Status = StatusComplete
 		default:
-			res.Status = StatusCompleteNoOuput
+			res.Status = StatusCompleteNoOutput
 		}
 	}
 	res.Flags, res.Warnings = nonNil(r.flags), nonNil(r.warnings)
