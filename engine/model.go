@@ -116,3 +116,15 @@ var ErrModelUnavailable = errors.New("model unavailable")
 type Models interface {
 	Model(spec string) (Model, error)
 }
+
+// A ModelFact is what is known of a model before calling it.
+type ModelFact struct {
+	ContextWindow int // tokens; 0 when unknown
+	// NoTools says why the model cannot call tools; "" when it is not
+	// known to lack them.
+	NoTools string
+}
+
+// ModelFacts looks up what is known of the model a spec
+// ("anthropic:claude-sonnet-4-5") names. cmd/coda keeps the catalog.
+type ModelFacts func(spec string) ModelFact
