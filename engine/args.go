@@ -94,6 +94,9 @@ func trimPartialRune(b []byte) []byte {
 // Len is the size of the arguments so far, kept or not.
 func (a *ArgsBuffer) Len() int { return len(a.buf) + a.dropped }
 
+// Empty reports whether no arguments but space have come.
+func (a *ArgsBuffer) Empty() bool { return a.dropped == 0 && len(bytes.TrimSpace(a.buf)) == 0 }
+
 // ToolCall returns the call with the collected arguments, trimmed of
 // surrounding space: "{}" when there are none (or null). Arguments over
 // the cap come back cut (ToolCall.Dropped).

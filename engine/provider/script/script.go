@@ -206,7 +206,7 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 		if tc.RawArguments != "" {
 			args = []byte(tc.RawArguments)
 		}
-		resp.ToolCalls = append(resp.ToolCalls, engine.ToolCall{ID: fmt.Sprintf("call-%d-%d", i+1, j+1), Name: tc.Name, Arguments: args})
+		resp.ToolCalls = append(resp.ToolCalls, stream(tc.Name, fmt.Sprintf("call-%d-%d", i+1, j+1), args))
 	}
 	if len(resp.ToolCalls) > 0 {
 		resp.StopReason = engine.StopToolUse
@@ -216,6 +216,23 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 	}
 	resp.Usage = engine.Usage{InputTokens: len(lastMessage(req)) / 4, OutputTokens: len(resp.Text) / 4, ContextWindow: m.script.ContextWindow}
 	return resp, ctx.Err()
+}
+
+// argsPiece is the size of the fragments a scripted call's arguments are
+// streamed in, as a provider receives them.
+const argsPiece = 4 << 10
+
+// stream hands a call's arguments over as a provider does: in fragments,
+// through an engine.ArgsBuffer, so arguments past the cap are cut as a
+// real model's would be.
+func stream(name, id string, args []byte) engine.ToolCall {
+	a := engine.ArgsBuffer{Name: name}
+	for len(args) > 0 {
+		n := min(len(args), argsPiece)
+		a.Write(args[:n])
+		args = args[n:]
+	}
+	return a.ToolCall(id)
 }
 
 // lastMessage is the text of the last message the model was sent: a tool
