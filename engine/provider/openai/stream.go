@@ -225,9 +225,11 @@ func (s *stream) toolCall(tc *toolCallDelta) {
 const stringPiece = 64 << 10
 
 // writeJSONString decodes the JSON string raw into a, a piece at a time.
-// A string that is not valid JSON adds nothing, as before pieces.
-func writeJSONString(a *engine.ArgsBuffer, raw []byte) {
-	if len(raw) <= stringPiece {
+// A string that is not valid JSON adds nothing.
+func writeJSONString(a *engine.ArgsBuffer, raw []byte) { writeJSONPieces(a, raw, stringPiece) }
+
+func writeJSONPieces(a *engine.ArgsBuffer, raw []byte, size int) {
+	if len(raw) <= size {
 		var frag string
 		if json.Unmarshal(raw, &frag) == nil {
 			a.WriteString(frag)
@@ -238,10 +240,10 @@ func writeJSONString(a *engine.ArgsBuffer, raw []byte) {
 		return
 	}
 	body := raw[1 : len(raw)-1]
-	piece := make([]byte, 0, stringPiece+2)
+	piece := make([]byte, 0, size+2)
 	var frag string
 	for len(body) > 0 {
-		n := escapeBoundary(body, stringPiece)
+		n := escapeBoundary(body, size)
 		piece = append(append(append(piece[:0], '"'), body[:n]...), '"')
 		if json.Unmarshal(piece, &frag) != nil {
 			return // cannot happen: raw is valid and n ends no escape early
@@ -262,7 +264,8 @@ func escapeBoundary(body []byte, limit int) int {
 	i := 0
 	for i < len(body) {
 		step := 1
-		if body[i] == '\\' {
+		switch c := body[i]; {
+		case c == '\\':
 			step = 2
 			if body[i+1] == 'u' {
 				step = 6
@@ -271,15 +274,10 @@ func escapeBoundary(body []byte, limit int) int {
 					step = 12
 				}
 			}
+		case c >= utf8.RuneSelf:
+			_, step = utf8.DecodeRune(body[i:])
 		}
 		if i+step > limit && i > 0 {
-			j := i
-			for j > 0 && !utf8.RuneStart(body[j]) {
-				j-- // nor a character's bytes
-			}
-			if j > 0 {
-				return j
-			}
 			return i
 		}
 		i += step

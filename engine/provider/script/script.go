@@ -13,7 +13,9 @@
 //
 // A turn may also set stop_reason (e.g. "max_tokens") and error (the call
 // fails with it); context_window at the top reports a model size with each
-// call's usage.
+// call's usage. A call's arguments are handed over in fragments through an
+// engine.ArgsBuffer, as a provider's are, so arguments past the engine's
+// cap come back cut.
 package script
 
 import (
