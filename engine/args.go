@@ -50,24 +50,45 @@ type ArgsBuffer struct {
 }
 
 // WriteString adds a fragment of the arguments.
-func (a *ArgsBuffer) WriteString(s string) { write(a, s) }
+func (a *ArgsBuffer) WriteString(s string) {
+	if a.fits(len(s)) {
+		a.buf = append(a.buf, s...)
+		return
+	}
+	total := a.Len() + len(s)
+	a.buf = append(a.buf, s[:a.headRoom(len(s))]...)
+	a.overflow(total)
+}
 
 // Write adds a fragment of the arguments.
-func (a *ArgsBuffer) Write(p []byte) { write(a, p) }
-
-func write[T string | []byte](a *ArgsBuffer, p T) {
-	switch {
-	case a.dropped > 0:
-		a.dropped += len(p)
-	case len(a.buf)+len(p) <= ArgsCap(a.Name):
+func (a *ArgsBuffer) Write(p []byte) {
+	if a.fits(len(p)) {
 		a.buf = append(a.buf, p...)
-	default:
-		total := len(a.buf) + len(p)
-		if len(a.buf) < keptArgs {
-			a.buf = append(a.buf, p[:min(len(p), keptArgs-len(a.buf))]...)
-		}
-		a.cut(total)
+		return
 	}
+	total := a.Len() + len(p)
+	a.buf = append(a.buf, p[:a.headRoom(len(p))]...)
+	a.overflow(total)
+}
+
+// fits reports whether n more bytes stay within the cap.
+func (a *ArgsBuffer) fits(n int) bool { return a.dropped == 0 && len(a.buf)+n <= ArgsCap(a.Name) }
+
+// headRoom is how many of n bytes past the cap the kept head still takes.
+func (a *ArgsBuffer) headRoom(n int) int {
+	if a.dropped > 0 {
+		return 0
+	}
+	return min(n, max(0, keptArgs-len(a.buf)))
+}
+
+// overflow makes the arguments, now total bytes, a cut call.
+func (a *ArgsBuffer) overflow(total int) {
+	if a.dropped > 0 {
+		a.dropped = total - len(a.buf)
+		return
+	}
+	a.cut(total)
 }
 
 // cut keeps the first keptArgs bytes of arguments that are total bytes

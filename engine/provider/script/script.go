@@ -62,6 +62,21 @@ type ToolCall struct {
 	// RawArguments, when set, is sent as the arguments verbatim: a model
 	// cut off mid-call sends arguments that are not JSON.
 	RawArguments string `toml:"raw_arguments"`
+
+	encoded []byte // Arguments as JSON, made once by Parse
+}
+
+// encode is the call's arguments as the model sends them.
+func (tc *ToolCall) encode() ([]byte, error) {
+	switch {
+	case tc.RawArguments != "":
+		return []byte(tc.RawArguments), nil
+	case tc.encoded != nil:
+		return tc.encoded, nil
+	case tc.Arguments == nil:
+		return []byte("{}"), nil
+	}
+	return json.Marshal(tc.Arguments)
 }
 
 // Chunks is a turn's text: one string or a list of chunks.
@@ -101,6 +116,16 @@ func Parse(data []byte, source string) (*Script, error) {
 			continue
 		}
 		return nil, fmt.Errorf("script %s: unknown key %s", source, k)
+	}
+	for i := range s.Turns {
+		for j := range s.Turns[i].ToolCalls {
+			tc := &s.Turns[i].ToolCalls[j]
+			args, err := tc.encode()
+			if err != nil {
+				return nil, fmt.Errorf("script %s: turn %d: tool call %d: %v", source, i+1, j+1, err)
+			}
+			tc.encoded = args
+		}
 	}
 	return &s, nil
 }
@@ -197,16 +222,11 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 		}
 	}
 	resp.Text = text.String()
-	for j, tc := range t.ToolCalls {
-		args, err := json.Marshal(tc.Arguments)
+	for j := range t.ToolCalls {
+		tc := &t.ToolCalls[j]
+		args, err := tc.encode()
 		if err != nil {
 			return nil, fmt.Errorf("script turn %d: tool call %d: %v", i+1, j+1, err)
-		}
-		if tc.Arguments == nil {
-			args = []byte("{}")
-		}
-		if tc.RawArguments != "" {
-			args = []byte(tc.RawArguments)
 		}
 		resp.ToolCalls = append(resp.ToolCalls, stream(tc.Name, fmt.Sprintf("call-%d-%d", i+1, j+1), args))
 	}
