@@ -42,7 +42,7 @@ func (v *stageVisit) submit(ctx context.Context, tc ToolCall) (res ToolResult, e
 
 // accept makes a passing verdict the visit's answer and the run's: a later
 // passing one replaces it.
-func (v *stageVisit) accept(verdict outputspec.Verdict) *Answer {
+func (v *stageVisit) accept(verdict outputspec.Verdict) {
 	r := v.run
 	for _, w := range verdict.Warnings {
 		r.warn(w)
@@ -59,5 +59,4 @@ func (v *stageVisit) accept(verdict outputspec.Verdict) *Answer {
 	}
 	v.submitted = a
 	r.answer = a
-	return a
 }
