@@ -4,11 +4,11 @@ import "github.com/coda-acp/coda/outputspec"
 
 // Run statuses.
 const (
-	StatusAnswered        = "answered"
-	StatusComplete        = "complete"
-	StatusCompleteNoOuput = "complete (no output)"
-	StatusFailed          = "failed"
-	StatusCancelled       = "cancelled"
+	StatusAnswered         = "answered"
+	StatusComplete         = "complete"
+	StatusCompleteNoOutput = "complete (no output)"
+	StatusFailed           = "failed"
+	StatusCancelled        = "cancelled"
 )
 
 // An Answer is the answer record: one JSON shape used by `run --json`,

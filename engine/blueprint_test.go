@@ -50,3 +50,56 @@ mode = "output"
 		t.Errorf("start = %s, want the first stage", b.StartStage().Name)
 	}
 }
+
+// The start stage is agent.start when set, else the first in the file;
+// the lead contract (what a client is told) is the start stage's, else the
+// first answering stage's.
+func TestBlueprint_StartAndLead(t *testing.T) {
+	b, err := ParseBlueprint([]byte(`
+[agent]
+start = "look"
+[stages.answer]
+mode = "output"
+[stages.look]
+[stages.look.transitions.answer]
+hint = "h"
+`), "bp.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := b.StartStage(); s == nil || s.Name != "look" {
+		t.Errorf("StartStage = %+v, want look", s)
+	}
+	outs, err := CompileOutputs(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if outs.Lead(b) != outs.ByStage["answer"] || outs.Lead(b) == nil {
+		t.Error("Lead is not the answering stage's contract")
+	}
+	b.Agent.Start = "answer"
+	if outs.Lead(b) != outs.ByStage["answer"] {
+		t.Error("Lead is not the start stage's contract")
+	}
+	if (&Outputs{}).Lead(b) != nil || (&Blueprint{}).StartStage() != nil {
+		t.Error("nothing to lead or start with, yet something came back")
+	}
+}
+
+func TestFinding_String(t *testing.T) {
+	f := Finding{Severity: SeverityError, Code: CodeUnknownKey, Key: "agent.nmae", Message: "unknown key"}
+	if got := f.String(); got != "error[unknown-key] agent.nmae: unknown key" {
+		t.Errorf("String = %q", got)
+	}
+	f.Key = ""
+	if got := f.String(); got != "error[unknown-key] unknown key" {
+		t.Errorf("String = %q", got)
+	}
+}
+
+func TestNewRunID(t *testing.T) {
+	a, b := NewRunID(), NewRunID()
+	if a == b || len(a) != len("20060102-150405-abcdef") {
+		t.Errorf("NewRunID = %q, %q", a, b)
+	}
+}

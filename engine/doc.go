@@ -5,4 +5,10 @@
 // The engine knows nothing of ACP or terminals: it emits Events to a Sink,
 // reaches files and the user through a Workspace, and calls Models chosen
 // by its caller.
+//
+// Where each rule lives: engine.go (a run, its result), stage.go (a stage
+// visit's model loop), submit_output.go and transition.go (the engine's own
+// tools), repair.go (the owed answer: refusals, nudges, revisits), args.go
+// (the cap on tool arguments and how they are shown), record.go (run
+// records), lint.go (`coda validate`).
 package engine

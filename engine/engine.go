@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/coda-acp/coda/outputspec"
@@ -94,6 +95,15 @@ func Run(ctx context.Context, t *Turn, sink Sink) *Result {
 	err := r.walk(ctx)
 	res := r.finish(ctx, err)
 	r.rec.finish(res)
+	if w := r.rec.recordWarning(); w != "" && !slices.Contains(res.Warnings, w) {
+		// Only the last write, of run.json, failed: the answer is out,
+		// but the result still says so.
+		r.log.Warn(w)
+		res.Warnings = append(res.Warnings, w)
+		if res.Answer != nil {
+			res.Answer.Warnings = append(res.Answer.Warnings, w)
+		}
+	}
 	return res
 }
 
@@ -185,8 +195,11 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 		case len(r.written) > 0:
 			res.Status = StatusComplete
 		default:
-			res.Status = StatusCompleteNoOuput
+			res.Status = StatusCompleteNoOutput
 		}
+	}
+	if w := r.rec.recordWarning(); w != "" {
+		r.warn(w) // once per run, however many files failed
 	}
 	res.Flags, res.Warnings = nonNil(r.flags), nonNil(r.warnings)
 	if r.answer != nil {

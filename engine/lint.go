@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"path"
 	"reflect"
 	"slices"
 	"sort"
@@ -74,33 +73,44 @@ func (fs *findings) add(sev, code, key, format string, args ...any) {
 	*fs = append(*fs, Finding{Severity: sev, Code: code, Key: key, Message: fmt.Sprintf(format, args...)})
 }
 
+// LintOptions are what Lint checks a blueprint against besides itself.
+// The zero value checks the blueprint alone.
+type LintOptions struct {
+	// Tools are the tools coda has, to check available_tools against;
+	// nil skips that check.
+	Tools map[string]Tool
+	// Models says what is known of the models stages name (which cannot
+	// call tools); nil skips that check.
+	Models ModelFacts
+}
+
 // LintSource checks a blueprint's text. It reports each loading problem as
 // a finding (every unknown key, every transition to a missing stage) and,
-// when the stages still make sense without them, goes on with Lint. The blueprint is nil when it could
-// not be read at all. dir is the directory its relative paths resolve in
-// ("" for a bundled agent); tools, when non-nil, are the tools coda has.
-func LintSource(data []byte, source, dir string, tools map[string]Tool) (*Blueprint, []Finding) {
+// when the stages still make sense without them, goes on with Lint. The
+// blueprint is nil when it could not be read at all. dir is the directory
+// its relative paths resolve in ("" for a bundled agent).
+func LintSource(data []byte, source, dir string, opts LintOptions) (*Blueprint, []Finding) {
 	b, fs := parse(data, source)
 	if b == nil {
 		return nil, fs
 	}
 	b.Dir = dir
-	return b, append(fs, Lint(b, tools)...)
+	return b, append(fs, Lint(b, opts)...)
 }
 
 // Lint checks a loaded blueprint for what loading does not catch: its
 // answer contracts compile, the models of stages that must call tools can,
 // every stage is reachable, and no path ends the run without the answer it
-// owes. tools, when non-nil, are the tools coda has, to check
-// available_tools against.
-func Lint(b *Blueprint, tools map[string]Tool) []Finding {
+// owes.
+func Lint(b *Blueprint, opts LintOptions) []Finding {
 	var fs findings
 	lintOutputs(&fs, b)
 	lintGraph(&fs, b)
+	tools := opts.Tools
 	for _, name := range b.Order {
 		s := b.Stages[name]
 		key := "stages." + name
-		lintModels(&fs, s)
+		lintModels(&fs, s, opts.Models)
 		if s.MaxIterations < 0 {
 			fs.add(SeverityError, CodeNegativeLimit, key+".max_iterations", "%d: give a positive number of model calls, or leave it out for %d", s.MaxIterations, DefaultMaxIterations)
 		}
@@ -243,13 +253,16 @@ func owingStages(b *Blueprint) []string {
 // lintModels reports stage models known to lack tool calling. A stage that
 // answers can only do so through submit_output; any other stage needs tool
 // calls for its tools and transitions.
-func lintModels(fs *findings, s *Stage) {
+func lintModels(fs *findings, s *Stage, facts ModelFacts) {
 	if !s.UserDefaultAllowed() && len(s.Model.Models) == 0 {
 		fs.add(SeverityWarning, CodePinnedNoModel, "stages."+s.Name+".model", "allow_user_default = false with no models: --model is ignored here, and the stage runs only when the config file sets default_model; list the models it is pinned to")
 	}
+	if facts == nil {
+		return
+	}
 	needsTools := len(s.AvailableTools) > 0 || len(s.TransitionOrder) > 0 || s.AllowComplete
 	for _, spec := range s.Model.Models {
-		why := NoToolCalling(spec)
+		why := facts(spec).NoTools
 		if why == "" {
 			continue
 		}
@@ -261,64 +274,6 @@ func lintModels(fs *findings, s *Stage) {
 			fs.add(SeverityWarning, CodeCannotCallTools, key, "%s cannot call tools (%s): this stage's tools and transitions are out of its reach", spec, why)
 		}
 	}
-}
-
-// noToolModels are models known not to call tools, by provider ("" for
-// any) and a path.Match pattern over the model's base name: lowercased,
-// without an "org/" prefix or a ":tag". The list is deliberately short: a
-// model missing from it is assumed able to call tools, since a wrong entry
-// would refuse a working blueprint. Sources: OpenAI's model pages (o1-mini,
-// o1-preview, chatgpt-4o-latest: function calling not supported;
-// completions-only and embedding models), and the Ollama library, whose
-// models without the "tools" capability are refused with "does not
-// support tools" (ollama/ollama#5793, #9680).
-var noToolModels = []struct {
-	provider, pattern, why string
-}{
-	{"", "*embed*", "an embedding model: it does not chat"},
-	{"", "o1-mini*", "OpenAI's o1-mini has no function calling"},
-	{"", "o1-preview*", "OpenAI's o1-preview has no function calling"},
-	{"", "chatgpt-4o-latest", "OpenAI's chatgpt-4o-latest has no function calling"},
-	{"", "gpt-3.5-turbo-instruct*", "a completions-only model"},
-	{"", "text-davinci-*", "a completions-only model"},
-	{"", "davinci-0*", "a completions-only model"},
-	{"", "babbage-0*", "a completions-only model"},
-	{"ollama", "gemma", "Ollama's gemma has no tools capability"},
-	{"ollama", "gemma2", "Ollama's gemma2 has no tools capability"},
-	{"ollama", "gemma3", "Ollama's gemma3 has no tools capability"},
-	{"ollama", "llama2", "Ollama's llama2 has no tools capability"},
-	{"ollama", "llama3", "Ollama's llama3 has no tools capability (llama3.1 and later have)"},
-	{"ollama", "codellama", "Ollama's codellama has no tools capability"},
-	{"ollama", "phi3", "Ollama's phi3 has no tools capability"},
-	{"ollama", "llava", "Ollama's llava has no tools capability"},
-	{"ollama", "tinyllama", "Ollama's tinyllama has no tools capability"},
-	{"ollama", "deepseek-coder", "Ollama's deepseek-coder has no tools capability"},
-}
-
-// NoToolCalling reports why the model a spec ("provider:model") names is
-// known to be unable to call tools, or "" when it is not known to lack
-// them. Script models call whatever tools their script says.
-func NoToolCalling(spec string) string {
-	provider, model, ok := strings.Cut(spec, ":")
-	if !ok || provider == "script" {
-		return ""
-	}
-	base := strings.ToLower(model)
-	if i := strings.LastIndexByte(base, '/'); i >= 0 {
-		base = base[i+1:]
-	}
-	if i := strings.IndexByte(base, ':'); i >= 0 {
-		base = base[:i]
-	}
-	for _, m := range noToolModels {
-		if m.provider != "" && m.provider != provider {
-			continue
-		}
-		if ok, _ := path.Match(m.pattern, base); ok {
-			return m.why
-		}
-	}
-	return ""
 }
 
 func toolNames(tools map[string]Tool) []string {

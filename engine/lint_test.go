@@ -19,6 +19,18 @@ var lintTools = map[string]Tool{
 	"write_file": nopTool{"write_file"}, "edit_file": nopTool{"edit_file"}, "shell": nopTool{"shell"},
 }
 
+// lintFacts stands in for cmd/coda's model catalog: a few models it knows
+// cannot call tools.
+func lintFacts(spec string) ModelFact {
+	switch spec {
+	case "ollama:gemma3:4b", "ollama:llama2", "openai:o1-mini":
+		return ModelFact{NoTools: "no tools capability"}
+	}
+	return ModelFact{}
+}
+
+var lintOpts = LintOptions{Tools: lintTools, Models: lintFacts}
+
 type nopTool struct{ name string }
 
 func (t nopTool) Spec() ToolSpec {
@@ -79,7 +91,7 @@ func TestLintSource_Blueprints(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir, _ := filepath.Abs(filepath.Dir(file))
-			b, fs := LintSource(data, file, dir, lintTools)
+			b, fs := LintSource(data, file, dir, lintOpts)
 			if diff := cmp.Diff(w, summary(fs)); diff != "" {
 				t.Errorf("findings (-want +got):\n%s\nfull: %v", diff, fs)
 			}
@@ -282,7 +294,7 @@ format = "json"`,
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, fs := LintSource([]byte(tt.toml), "case.toml", t.TempDir(), lintTools)
+			_, fs := LintSource([]byte(tt.toml), "case.toml", t.TempDir(), lintOpts)
 			if diff := cmp.Diff(tt.want, summary(fs)); diff != "" {
 				t.Errorf("findings (-want +got):\n%s\nfull: %v", diff, fs)
 			}
@@ -291,7 +303,7 @@ format = "json"`,
 }
 
 func TestLintSource_Suggestions(t *testing.T) {
-	_, fs := LintSource([]byte("[stages.a]\nmode = \"output\"\nmax_iteratons = 3\n[stages.a.model]\nmodles = []\n"), "s.toml", "", nil)
+	_, fs := LintSource([]byte("[stages.a]\nmode = \"output\"\nmax_iteratons = 3\n[stages.a.model]\nmodles = []\n"), "s.toml", "", LintOptions{})
 	var msgs []string
 	for _, f := range fs {
 		msgs = append(msgs, f.Key+": "+f.Message)
@@ -303,40 +315,6 @@ func TestLintSource_Suggestions(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, msgs); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
-	}
-}
-
-func TestNoToolCalling(t *testing.T) {
-	tests := []struct {
-		spec   string
-		lacks  bool
-		reason string
-	}{
-		{"ollama:gemma3:4b", true, "gemma3"},
-		{"ollama:gemma3", true, "gemma3"},
-		{"ollama:llama3", true, "llama3"},
-		{"ollama:llama3.1:8b", false, ""},
-		{"ollama:qwen3:4b", false, ""},
-		{"ollama:nomic-embed-text", true, "embedding"},
-		{"openai:text-embedding-3-small", true, "embedding"},
-		{"openai:o1-mini", true, "o1-mini"},
-		{"openai:o1-mini-2024-09-12", true, "o1-mini"},
-		{"openrouter:openai/o1-preview", true, "o1-preview"},
-		{"openai:o1", false, ""},
-		{"openai:gpt-5.1", false, ""},
-		{"openai:GPT-3.5-Turbo-Instruct", true, "completions-only"},
-		{"anthropic:claude-sonnet-4-5", false, ""},
-		// gemma elsewhere than Ollama may be served with a tool template.
-		{"openrouter:google/gemma-3-27b-it", false, ""},
-		{"local:gemma3", false, ""},
-		{"script:/tmp/gemma3.toml", false, ""},
-		{"nonsense", false, ""},
-	}
-	for _, tt := range tests {
-		got := NoToolCalling(tt.spec)
-		if (got != "") != tt.lacks || !strings.Contains(got, tt.reason) {
-			t.Errorf("NoToolCalling(%q) = %q; want lacks=%v mentioning %q", tt.spec, got, tt.lacks, tt.reason)
-		}
 	}
 }
 
@@ -352,7 +330,7 @@ func FuzzLintSource(f *testing.F) {
 	f.Add([]byte("[stages.a]\n[stages.a.transitions.a]\n"))
 	dir := f.TempDir() // where relative schema and validator paths point: empty
 	f.Fuzz(func(t *testing.T, data []byte) {
-		b, fs := LintSource(data, "fuzz.toml", dir, lintTools)
+		b, fs := LintSource(data, "fuzz.toml", dir, lintOpts)
 		if _, err := ParseBlueprint(data, "fuzz.toml"); err != nil {
 			if !hasError(fs) {
 				t.Fatalf("ParseBlueprint refuses it (%v), but no finding is an error: %v", err, fs)

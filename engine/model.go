@@ -48,7 +48,14 @@ type ToolCall struct {
 	ID        string
 	Name      string
 	Arguments json.RawMessage // a JSON object; "{}" when the model sent none
+	// Dropped counts the bytes of arguments past the cap for the tool
+	// (ArgsCap) that were not kept. When it is not 0, Arguments holds only
+	// their first bytes (not JSON), and the call is refused unrun.
+	Dropped int
 }
+
+// Size is the size of the arguments the model sent, kept or not.
+func (tc *ToolCall) Size() int { return len(tc.Arguments) + tc.Dropped }
 
 // A ToolSpec is a tool as the model is told of it.
 type ToolSpec struct {
@@ -109,3 +116,15 @@ var ErrModelUnavailable = errors.New("model unavailable")
 type Models interface {
 	Model(spec string) (Model, error)
 }
+
+// A ModelFact is what is known of a model before calling it.
+type ModelFact struct {
+	ContextWindow int // tokens; 0 when unknown
+	// NoTools says why the model cannot call tools; "" when it is not
+	// known to lack them.
+	NoTools string
+}
+
+// ModelFacts looks up what is known of the model a spec
+// ("anthropic:claude-sonnet-4-5") names. cmd/coda keeps the catalog.
+type ModelFacts func(spec string) ModelFact

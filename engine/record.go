@@ -15,12 +15,17 @@ import (
 // A recorder writes a run's record under STATE/runs/RUN-ID. Every file is
 // written atomically, so a reader never sees half of one, and what a run
 // wrote so far survives its failure or cancellation.
+//
+// A record that cannot be written (a state directory that is read-only,
+// full, or not a directory) does not stop the run: the first failure is
+// kept in err, and the run says so once in its warnings (recordWarning).
 type recorder struct {
 	t       *Turn
 	dir     string // "" when no records are kept
 	started time.Time
 	seq     int
 	log     *slog.Logger
+	err     error // the first write that failed
 }
 
 // RunRecord is run.json.
@@ -107,9 +112,29 @@ func (rec *recorder) writeJSON(path string, v any) {
 	if err == nil {
 		err = WriteFileAtomic(path, append(b, '\n'))
 	}
-	if err != nil {
+	rec.wrote(path, err)
+}
+
+// wrote notes the outcome of writing path: the first failure is logged and
+// kept, later ones only logged at debug level.
+func (rec *recorder) wrote(path string, err error) {
+	switch {
+	case err == nil:
+	case rec.err == nil:
+		rec.err = err
 		rec.log.Warn("writing the run record", "path", path, "err", err)
+	default:
+		rec.log.Debug("writing the run record", "path", path, "err", err)
 	}
+}
+
+// recordWarning is the run's warning about a record it could not write,
+// or "".
+func (rec *recorder) recordWarning() string {
+	if rec.err == nil {
+		return ""
+	}
+	return fmt.Sprintf("the run record could not be written (%v): `coda result %s` will not find this run, or not all of it", rec.err, rec.t.RunID)
 }
 
 // visitRecord records one stage visit.
@@ -156,7 +181,7 @@ func (vr *visitRecord) call(req *Request, resp *Response) {
 		vr.resp = append(vr.resp, resp.Text, "\n\n")
 	}
 	for _, tc := range resp.ToolCalls {
-		vr.resp = append(vr.resp, fmt.Sprintf("Tool call %s: %s\n\n", tc.Name, tc.Arguments))
+		vr.resp = append(vr.resp, fmt.Sprintf("Tool call %s: %s\n\n", tc.Name, shownArgs(tc)))
 	}
 }
 
@@ -178,24 +203,22 @@ func (vr *visitRecord) finish(v *stageVisit, err error) {
 		vr.status.Outcome = "completed"
 	}
 	if vr.dir != "" {
-		if err := writeAtomic(filepath.Join(vr.dir, "response.md"), func(w io.Writer) error {
+		path := filepath.Join(vr.dir, "response.md")
+		vr.rec.wrote(path, writeAtomic(path, func(w io.Writer) error {
 			for _, s := range vr.resp {
 				if _, err := io.WriteString(w, s); err != nil {
 					return err
 				}
 			}
 			return nil
-		}); err != nil {
-			vr.rec.log.Warn("writing the run record", "file", "response.md", "err", err)
-		}
+		}))
 		vr.rec.writeJSON(filepath.Join(vr.dir, "status.json"), &vr.status)
 	}
 }
 
 func (vr *visitRecord) write(name, content string) {
-	if err := WriteFileAtomic(filepath.Join(vr.dir, name), []byte(content)); err != nil {
-		vr.rec.log.Warn("writing the run record", "file", name, "err", err)
-	}
+	path := filepath.Join(vr.dir, name)
+	vr.rec.wrote(path, WriteFileAtomic(path, []byte(content)))
 }
 
 // WriteFileAtomic writes data to path through a temporary file and a

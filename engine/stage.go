@@ -5,20 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/coda-acp/coda/outputspec"
-)
-
-// Names of the tools the engine itself provides.
-const (
-	ToolSubmitOutput = "submit_output"
-	ToolTransition   = "transition"
-	// Done is the transition target that ends the run (allow_complete).
-	Done = "DONE"
 )
 
 // visit is one stage visit: the model loop. It returns the next stage's
@@ -66,9 +57,8 @@ type stageVisit struct {
 
 	iterations int
 	revisits   int
-	desk       *outputspec.Desk // checks submissions; remembers refused ones
+	desk       *outputspec.Desk // checks submissions; remembers refused ones (repair.go)
 	submitted  *Answer          // the last passing submission of this visit
-	truncated  bool             // the passing submission was cut
 	lastText   string
 	written    []string
 }
@@ -80,10 +70,10 @@ func (v *stageVisit) answerContent() string {
 	return v.submitted.Content
 }
 
-func (v *stageVisit) owes() bool { return v.stage.OwesOutput() && v.submitted == nil }
-
 // loop runs the model until the visit ends. It returns the chosen
-// transition target, or "" to end the run.
+// transition target, or "" to end the run. Where the stage owes its
+// answer, the repair loop (repair.go) decides whether the model is asked
+// again; running out of iterations comes first (DESIGN §6).
 func (v *stageVisit) loop(ctx context.Context) (string, error) {
 	r := v.run
 	v.prepare()
@@ -92,10 +82,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 		if v.iterations >= v.stage.Iterations() {
 			r.flag(FlagMaxIterationsHit)
 			r.warn(fmt.Sprintf("stage %s used its %d iterations", v.stage.Name, v.stage.Iterations()))
-			if v.owes() {
-				r.flag(FlagOutputForced)
-				r.warn(fmt.Sprintf("stage %s ended without the answer it owes", v.stage.Name))
-			}
+			v.forceOnLimit()
 			if len(transitions) > 0 {
 				return transitions[0], nil
 			}
@@ -118,7 +105,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 				return "", err
 			}
 			if to != "" {
-				if v.owes() && v.nudge(fmt.Sprintf("You chose to move on to %s, but this stage owes the answer: call submit_output with it first.", to)) {
+				if v.owes() && v.repairLeave(to) {
 					continue
 				}
 				if to == Done {
@@ -132,18 +119,12 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 			continue
 		}
 		// A reply without a tool call ends the visit.
+		if v.owes() && v.repairReply(resp) {
+			continue
+		}
 		if resp.StopReason == StopMaxTokens {
-			if v.owes() {
-				v.say("Your reply was cut off at the model's output token limit before you submitted the answer. Call submit_output now with a shorter answer.")
-				continue
-			}
 			r.stop = "max_tokens"
 			return "", nil
-		}
-		if v.owes() {
-			if v.nudge("You have not submitted the answer yet. Call submit_output with the answer now.") {
-				continue
-			}
 		}
 		if len(transitions) == 0 {
 			return "", nil
@@ -152,43 +133,15 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 	}
 }
 
-// nudge asks the model again for the owed answer, if revisits remain. When
-// none remain it records output_forced and returns false.
-func (v *stageVisit) nudge(msg string) bool {
-	if v.revisits < v.stage.Revisits() {
-		v.revisits++
-		v.say(msg)
-		return true
-	}
-	v.run.flag(FlagOutputForced)
-	v.run.warn(fmt.Sprintf("stage %s ended without the answer it owes (nudged %d time(s))", v.stage.Name, v.revisits))
-	return false
-}
-
 func (v *stageVisit) say(msg string) {
 	v.messages = append(v.messages, Message{Role: RoleUser, Text: msg})
-}
-
-// ways lists a stage's ways out, one a line, for the model.
-func ways(s *Stage) string {
-	var b strings.Builder
-	for _, to := range s.TransitionOrder {
-		fmt.Fprintf(&b, "\n- %s: %s", to, s.Transitions[to].Hint)
-	}
-	if s.AllowComplete {
-		fmt.Fprintf(&b, "\n- %s: the whole task is finished; end the run here", Done)
-	}
-	return b.String()
 }
 
 // prepare builds the visit's system prompt, first messages, tools and
 // model candidates.
 func (v *stageVisit) prepare() {
 	r, s := v.run, v.stage
-	v.targets = append([]string(nil), s.TransitionOrder...)
-	if s.AllowComplete {
-		v.targets = append(v.targets, Done)
-	}
+	v.targets = waysOut(s)
 	var sys strings.Builder
 	sys.WriteString(strings.TrimSpace(s.SystemPrompt))
 	if s.Description != "" {
@@ -229,10 +182,9 @@ func (v *stageVisit) prepare() {
 		}
 	}
 	if v.canSubmit() {
-		v.desk = outputspec.NewDesk(v.contract)
-		v.tools = append(v.tools, ToolSpec{Name: ToolSubmitOutput, Description: v.contract.ToolDescription(), Schema: v.contract.ToolSchema()})
+		v.tools = append(v.tools, v.submitSpec())
 	}
-	if len(v.targets) > 0 {
+	if v.canTransition() {
 		v.tools = append(v.tools, transitionSpec(s, v.targets))
 	}
 
@@ -307,6 +259,7 @@ func (v *stageVisit) call(ctx context.Context) (*Response, error) {
 	for i, spec := range v.models {
 		resp, err := v.stream(ctx, spec, req, onDelta)
 		if err == nil {
+			tidyCalls(resp.ToolCalls)
 			// A fallback that answered is asked first from now on.
 			v.models = v.models[i:]
 			return resp, v.took(ctx, req, resp)
@@ -360,22 +313,22 @@ func (v *stageVisit) took(ctx context.Context, req *Request, resp *Response) err
 func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, end bool, err error) {
 	for i, tc := range resp.ToolCalls {
 		var res ToolResult
-		ev := &ToolCallEvent{ID: v.run.t.NewID("t"), Title: tc.Name, Kind: "other", Status: ToolInProgress, RawInput: rawArgs(tc.Arguments)}
+		ev := &ToolCallEvent{ID: v.run.t.NewID("t"), Title: tc.Name, Kind: "other", Status: ToolInProgress, RawInput: shownArgs(tc)}
 		isSubmit := tc.Name == ToolSubmitOutput && v.canSubmit()
-		isTransition := tc.Name == ToolTransition && len(v.targets) > 0
+		isTransition := tc.Name == ToolTransition && v.canTransition()
 		tool := v.offered[tc.Name]
 		switch {
 		case isSubmit:
-			ev.Title = "submit_output (" + v.contract.Format() + ")"
+			ev.Title = v.submitTitle()
 		case isTransition:
 			ev.Title, ev.Kind = "transition", "think"
 		case tool != nil:
 			ev.Kind = tool.Kind()
-			if asksPermission(ev.Kind) {
+			if asksPermission(ev.Kind) && tc.Dropped == 0 {
 				// Until the user approves, the call is pending.
 				ev.Status = ToolPending
 			}
-			if t, ok := tool.(Titler); ok {
+			if t, ok := tool.(Titler); ok && tc.Dropped == 0 {
 				ev.Title, ev.Locations = t.Title(tc.Arguments)
 				if ev.Title == "" {
 					ev.Title = tc.Name
@@ -386,25 +339,19 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 			return "", false, err
 		}
 		switch {
-		case resp.StopReason == StopMaxTokens && !json.Valid(tc.Arguments):
+		case tc.Dropped > 0 && !isSubmit: // submit_output refuses its own, as a refused submission
+			res = Errorf("The arguments of this %s call are too large: %d bytes, over the %d-byte cap. The call was not run. Make it smaller, or split the work into several calls.", tc.Name, tc.Size(), ArgsCap(tc.Name))
+		case resp.StopReason == StopMaxTokens && tc.Dropped == 0 && !json.Valid(tc.Arguments):
 			// Not a malformed call: the model ran out of output tokens
 			// while writing it.
 			res = Errorf("Your reply reached the model's output token limit while you were writing this %s call, so its arguments were cut off. Make it shorter and call %s again.", tc.Name, tc.Name)
 		case isSubmit:
-			var accepted bool
-			res, accepted = v.submit(ctx, tc)
-			if accepted && len(v.stage.TransitionOrder) == 0 && !v.truncated {
-				end = true
-			}
+			var ends bool
+			res, ends = v.submit(ctx, tc)
+			end = end || ends
 		case isTransition:
 			var target string
-			res, target = v.transition(tc)
-			if target != "" && v.owes() && !submitsAfter(resp.ToolCalls, i) && v.revisits < v.stage.Revisits() {
-				// Leaving would skip the owed answer: say so now, as the
-				// call's result, rather than pretend the move happened.
-				v.revisits++
-				res, target = Errorf("Not yet: this stage owes the answer. Call submit_output with it first, then transition to %s.", target), ""
-			}
+			res, target = v.transition(resp.ToolCalls, i)
 			if target != "" && to == "" {
 				to = target
 			}
@@ -435,16 +382,6 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 	return to, end, nil
 }
 
-// submitsAfter reports whether a submit_output call follows call i.
-func submitsAfter(calls []ToolCall, i int) bool {
-	for _, c := range calls[i+1:] {
-		if c.Name == ToolSubmitOutput {
-			return true
-		}
-	}
-	return false
-}
-
 // asksPermission reports whether tools of an ACP kind change things and
 // so wait for the user's approval.
 func asksPermission(kind string) bool {
@@ -454,9 +391,6 @@ func asksPermission(kind string) bool {
 	}
 	return false
 }
-
-// canSubmit reports whether this visit offers submit_output.
-func (v *stageVisit) canSubmit() bool { return v.contract != nil && v.stage.CanSubmit() }
 
 func (v *stageVisit) toolNames() []string {
 	names := make([]string, len(v.tools))
@@ -492,65 +426,4 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 		}
 	}
 	return res
-}
-
-// submit checks a submit_output call. Nothing is recorded unless it passes.
-func (v *stageVisit) submit(ctx context.Context, tc ToolCall) (ToolResult, bool) {
-	r := v.run
-	verdict := v.desk.Submit(ctx, outputspec.Submission{Args: tc.Arguments, Root: r.t.Workspace.Cwd(), Stages: r.t.Agent.Order, Overwritten: r.overwritten})
-	if !verdict.Accepted {
-		return ToolResult{Output: verdict.Feedback, IsError: true}, false
-	}
-	for _, w := range verdict.Warnings {
-		r.warn(w)
-	}
-	for _, f := range verdict.Flags {
-		r.flag(f)
-	}
-	a := &Answer{
-		Stage: v.stage.Name, Format: v.contract.Format(), Content: verdict.Content, Truncated: verdict.Truncated,
-		Flags: nonNil(verdict.Flags), Warnings: nonNil(verdict.Warnings), Artifacts: verdict.Artifacts,
-	}
-	if a.Artifacts == nil {
-		a.Artifacts = []outputspec.Artifact{}
-	}
-	v.submitted, v.truncated = a, verdict.Truncated
-	r.answer = a
-	out := "Accepted: the answer is recorded."
-	if verdict.Feedback != "" {
-		out = verdict.Feedback
-	}
-	return ToolResult{Output: out}, true
-}
-
-func (v *stageVisit) transition(tc ToolCall) (ToolResult, string) {
-	var args struct {
-		To     string `json:"to"`
-		Reason string `json:"reason"`
-	}
-	if err := json.Unmarshal(tc.Arguments, &args); err != nil {
-		return Errorf(`transition takes {"to": "<stage>", "reason": "<why>"}: %v`, err), ""
-	}
-	switch {
-	case !slices.Contains(v.targets, args.To):
-		return Errorf("%q is not a way out of this stage. Choose one of: %s.", args.To, strings.Join(v.targets, ", ")), ""
-	case args.To == Done:
-		return ToolResult{Output: "Ending the run here."}, Done
-	}
-	return ToolResult{Output: "Moving on to " + args.To + "."}, args.To
-}
-
-func transitionSpec(s *Stage, targets []string) ToolSpec {
-	enum, _ := json.Marshal(targets)
-	desc := "Move on from this stage. Choose where to go next:" + ways(s)
-	schema := `{"type":"object","properties":{"to":{"type":"string","enum":` + string(enum) + `},"reason":{"type":"string","description":"Why, in a sentence."}},"required":["to"]}`
-	return ToolSpec{Name: ToolTransition, Description: desc, Schema: json.RawMessage(schema)}
-}
-
-func rawArgs(a json.RawMessage) []byte {
-	if len(a) == 0 || !json.Valid(a) {
-		b, _ := json.Marshal(string(a))
-		return b
-	}
-	return a
 }

@@ -314,7 +314,7 @@ func (c *config) newModel(spec string) (engine.Model, error) {
 		tries = *p.MaxRetries + 1
 	}
 	retry := sse.Retry{Tries: tries, Sleep: c.sleep}
-	window := configContextWindow(model)
+	window := catalogFact(name, model).ContextWindow
 	if n, ok := p.ContextWindows[model]; ok {
 		window = n
 	}
@@ -398,48 +398,3 @@ type configUnavailable struct{ msg string }
 
 func (e configUnavailable) Error() string { return e.msg }
 func (e configUnavailable) Unwrap() error { return engine.ErrModelUnavailable }
-
-// configContextWindows are the context sizes of common models, by name
-// prefix, most specific first. A provider's context_windows overrides them.
-var configContextWindows = []struct {
-	prefix string
-	tokens int
-}{
-	{"gpt-5", 400_000},
-	{"gpt-4.1", 1_047_576},
-	{"gpt-4o", 128_000},
-	{"gpt-4-turbo", 128_000},
-	{"gpt-oss", 131_072},
-	{"o1-mini", 128_000},
-	{"o1", 200_000},
-	{"o3", 200_000},
-	{"o4-mini", 200_000},
-	{"claude-", 200_000},
-	{"gemini-2.5", 1_048_576},
-	{"gemini-2.0", 1_048_576},
-	{"deepseek-chat", 128_000},
-	{"deepseek-reasoner", 128_000},
-	{"llama3.1", 131_072},
-	{"llama3.2", 131_072},
-	{"llama3.3", 131_072},
-	{"llama-3.1", 131_072},
-	{"llama-3.2", 131_072},
-	{"llama-3.3", 131_072},
-	{"qwen2.5", 32_768},
-	{"mistral-large", 131_072},
-}
-
-// configContextWindow is model's context size from the table, or 0. A
-// vendor prefix ("anthropic/claude-…" on OpenRouter) is ignored.
-func configContextWindow(model string) int {
-	m := strings.ToLower(model)
-	if i := strings.LastIndexByte(m, '/'); i >= 0 {
-		m = m[i+1:]
-	}
-	for _, w := range configContextWindows {
-		if strings.HasPrefix(m, w.prefix) {
-			return w.tokens
-		}
-	}
-	return 0
-}

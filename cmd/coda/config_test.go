@@ -252,25 +252,6 @@ func TestConfig_preflight(t *testing.T) {
 	}
 }
 
-func TestConfigContextWindow(t *testing.T) {
-	for model, want := range map[string]int{
-		"gpt-5.1":                   400_000,
-		"gpt-4o-mini":               128_000,
-		"gpt-4.1-nano":              1_047_576,
-		"o1-mini":                   128_000,
-		"o3":                        200_000,
-		"claude-sonnet-4-5":         200_000,
-		"anthropic/claude-opus-4.1": 200_000,
-		"llama3.1:8b":               131_072,
-		"meta-llama/llama-3.3-70b":  131_072,
-		"my-finetune":               0,
-	} {
-		if got := configContextWindow(model); got != want {
-			t.Errorf("configContextWindow(%q) = %d, want %d", model, got, want)
-		}
-	}
-}
-
 // The settings of a [providers.NAME] reach the model: base URL, key
 // variable, headers, max_tokens, retries and the context window override.
 func TestConfig_models_settings(t *testing.T) {

@@ -385,7 +385,7 @@ func TestBundledAgents_Lint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, fs := engine.LintSource(data, source, dir, tools.Builtin())
+		b, fs := engine.LintSource(data, source, dir, engine.LintOptions{Tools: tools.Builtin(), Models: modelFacts})
 		for _, f := range fs {
 			t.Errorf("%s: %s", name, f)
 		}

@@ -63,12 +63,13 @@ type apiError struct {
 	Message string `json:"message"`
 }
 
-// A contentBlock is one block of the reply being assembled.
+// A contentBlock is one block of the reply being assembled. A tool_use's
+// input is held to the engine's cap as it comes (engine.ArgsBuffer).
 type contentBlock struct {
 	typ       string
-	id, name  string
-	input     strings.Builder // tool_use: the input_json_delta fragments
-	start     json.RawMessage // tool_use: the input content_block_start carried
+	id        string
+	input     engine.ArgsBuffer // tool_use: the input_json_delta fragments
+	start     engine.ArgsBuffer // tool_use: the input content_block_start carried
 	thinking  strings.Builder
 	signature string
 	data      string // redacted_thinking
@@ -177,7 +178,9 @@ func (s *stream) event(data []byte) error {
 // thinking any text already in it.
 func (s *stream) startBlock(index int, cb *startBlock) error {
 	b := s.block(index)
-	b.typ, b.id, b.name, b.start = cb.Type, cb.ID, cb.Name, cb.Input
+	b.typ, b.id = cb.Type, cb.ID
+	b.input.Name, b.start.Name = cb.Name, cb.Name
+	b.start.Write(cb.Input)
 	b.signature, b.data = cb.Signature, cb.Data
 	if err := s.addThinking(b, cb.Thinking); err != nil {
 		return err
@@ -226,16 +229,13 @@ func (s *stream) response() *engine.Response {
 		if b.typ != "tool_use" {
 			continue
 		}
-		args := strings.TrimSpace(b.input.String())
-		if args == "" {
+		input := &b.input
+		if input.Empty() {
 			// No fragments: the input is what the start carried, and an
 			// empty input means no arguments.
-			args = strings.TrimSpace(string(b.start))
+			input = &b.start
 		}
-		if args == "" || args == "null" {
-			args = "{}"
-		}
-		resp.ToolCalls = append(resp.ToolCalls, engine.ToolCall{ID: b.id, Name: b.name, Arguments: json.RawMessage(args)})
+		resp.ToolCalls = append(resp.ToolCalls, input.ToolCall(b.id))
 	}
 	switch s.stop {
 	case "max_tokens", "model_context_window_exceeded":

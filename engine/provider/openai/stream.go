@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/provider/sse"
@@ -52,12 +53,12 @@ type usage struct {
 	CompletionTokens int `json:"completion_tokens"`
 }
 
-// A callSlot collects one tool call from its fragments.
+// A callSlot collects one tool call from its fragments. Its arguments are
+// held to the engine's cap as they come (engine.ArgsBuffer).
 type callSlot struct {
 	index int // the wire index, or -1 when the server sent none
 	id    string
-	name  string
-	args  strings.Builder
+	args  engine.ArgsBuffer
 }
 
 // stream is the state of reading one reply.
@@ -205,20 +206,83 @@ func (s *stream) toolCall(tc *toolCallDelta) {
 		slot.id = tc.ID
 	}
 	if tc.Function.Name != "" {
-		slot.name = tc.Function.Name
+		slot.args.Name = tc.Function.Name
 	}
 	args := tc.Function.Arguments
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 		return
 	}
 	if args[0] == '"' {
-		var frag string
-		if json.Unmarshal(args, &frag) == nil {
-			slot.args.WriteString(frag)
-		}
+		writeJSONString(&slot.args, args)
 		return
 	}
 	slot.args.Write(args) // the whole object, sent as JSON rather than as a string
+}
+
+// stringPiece is how much of a long JSON string fragment is decoded at a
+// time, so that a server sending a call's arguments in one piece (Ollama
+// does) costs no more than this beside the arguments' cap.
+const stringPiece = 64 << 10
+
+// writeJSONString decodes the JSON string raw into a, a piece at a time.
+// A string that is not valid JSON adds nothing.
+func writeJSONString(a *engine.ArgsBuffer, raw []byte) { writeJSONPieces(a, raw, stringPiece) }
+
+func writeJSONPieces(a *engine.ArgsBuffer, raw []byte, size int) {
+	if len(raw) <= size {
+		var frag string
+		if json.Unmarshal(raw, &frag) == nil {
+			a.WriteString(frag)
+		}
+		return
+	}
+	if !json.Valid(raw) {
+		return
+	}
+	body := raw[1 : len(raw)-1]
+	piece := make([]byte, 0, size+2)
+	var frag string
+	for len(body) > 0 {
+		n := escapeBoundary(body, size)
+		piece = append(append(append(piece[:0], '"'), body[:n]...), '"')
+		if json.Unmarshal(piece, &frag) != nil {
+			return // cannot happen: raw is valid and n ends no escape early
+		}
+		a.WriteString(frag)
+		body = body[n:]
+	}
+}
+
+// escapeBoundary is the largest n <= limit (or the first escape's end, when
+// that is longer) at which the body of a JSON string can be cut without
+// splitting an escape, a surrogate pair written as two \u escapes, or a
+// character's UTF-8 bytes.
+func escapeBoundary(body []byte, limit int) int {
+	if len(body) <= limit {
+		return len(body)
+	}
+	i := 0
+	for i < len(body) {
+		step := 1
+		switch c := body[i]; {
+		case c == '\\':
+			step = 2
+			if body[i+1] == 'u' {
+				step = 6
+				if r, _ := strconv.ParseUint(string(body[i+2:i+6]), 16, 32); r >= 0xD800 && r < 0xDC00 &&
+					i+12 <= len(body) && body[i+6] == '\\' && body[i+7] == 'u' {
+					step = 12
+				}
+			}
+		case c >= utf8.RuneSelf:
+			_, step = utf8.DecodeRune(body[i:])
+		}
+		if i+step > limit && i > 0 {
+			return i
+		}
+		i += step
+	}
+	return i
 }
 
 // response is the assembled reply. Whether tools were called is read from
@@ -231,18 +295,14 @@ func (s *stream) response() *engine.Response {
 		Usage:    engine.Usage{InputTokens: s.usage.PromptTokens, OutputTokens: s.usage.CompletionTokens},
 	}
 	for i, c := range s.calls {
-		if c.name == "" && c.args.Len() == 0 {
+		if c.args.Name == "" && c.args.Len() == 0 {
 			continue
 		}
 		id := c.id
 		if id == "" {
 			id = "call_" + strconv.Itoa(i)
 		}
-		args := strings.TrimSpace(c.args.String())
-		if args == "" {
-			args = "{}"
-		}
-		resp.ToolCalls = append(resp.ToolCalls, engine.ToolCall{ID: id, Name: c.name, Arguments: json.RawMessage(args)})
+		resp.ToolCalls = append(resp.ToolCalls, c.args.ToolCall(id))
 	}
 	switch {
 	case s.finish == "length":

@@ -13,7 +13,9 @@
 //
 // A turn may also set stop_reason (e.g. "max_tokens") and error (the call
 // fails with it); context_window at the top reports a model size with each
-// call's usage.
+// call's usage. A call's arguments are handed over in fragments through an
+// engine.ArgsBuffer, as a provider's are, so arguments past the engine's
+// cap come back cut.
 package script
 
 import (
@@ -60,6 +62,21 @@ type ToolCall struct {
 	// RawArguments, when set, is sent as the arguments verbatim: a model
 	// cut off mid-call sends arguments that are not JSON.
 	RawArguments string `toml:"raw_arguments"`
+
+	encoded []byte // Arguments as JSON, made once by Parse
+}
+
+// encode is the call's arguments as the model sends them.
+func (tc *ToolCall) encode() ([]byte, error) {
+	switch {
+	case tc.RawArguments != "":
+		return []byte(tc.RawArguments), nil
+	case tc.encoded != nil:
+		return tc.encoded, nil
+	case tc.Arguments == nil:
+		return []byte("{}"), nil
+	}
+	return json.Marshal(tc.Arguments)
 }
 
 // Chunks is a turn's text: one string or a list of chunks.
@@ -99,6 +116,16 @@ func Parse(data []byte, source string) (*Script, error) {
 			continue
 		}
 		return nil, fmt.Errorf("script %s: unknown key %s", source, k)
+	}
+	for i := range s.Turns {
+		for j := range s.Turns[i].ToolCalls {
+			tc := &s.Turns[i].ToolCalls[j]
+			args, err := tc.encode()
+			if err != nil {
+				return nil, fmt.Errorf("script %s: turn %d: tool call %d: %v", source, i+1, j+1, err)
+			}
+			tc.encoded = args
+		}
 	}
 	return &s, nil
 }
@@ -195,18 +222,13 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 		}
 	}
 	resp.Text = text.String()
-	for j, tc := range t.ToolCalls {
-		args, err := json.Marshal(tc.Arguments)
+	for j := range t.ToolCalls {
+		tc := &t.ToolCalls[j]
+		args, err := tc.encode()
 		if err != nil {
 			return nil, fmt.Errorf("script turn %d: tool call %d: %v", i+1, j+1, err)
 		}
-		if tc.Arguments == nil {
-			args = []byte("{}")
-		}
-		if tc.RawArguments != "" {
-			args = []byte(tc.RawArguments)
-		}
-		resp.ToolCalls = append(resp.ToolCalls, engine.ToolCall{ID: fmt.Sprintf("call-%d-%d", i+1, j+1), Name: tc.Name, Arguments: args})
+		resp.ToolCalls = append(resp.ToolCalls, stream(tc.Name, fmt.Sprintf("call-%d-%d", i+1, j+1), args))
 	}
 	if len(resp.ToolCalls) > 0 {
 		resp.StopReason = engine.StopToolUse
@@ -216,6 +238,23 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 	}
 	resp.Usage = engine.Usage{InputTokens: len(lastMessage(req)) / 4, OutputTokens: len(resp.Text) / 4, ContextWindow: m.script.ContextWindow}
 	return resp, ctx.Err()
+}
+
+// argsPiece is the size of the fragments a scripted call's arguments are
+// streamed in, as a provider receives them.
+const argsPiece = 4 << 10
+
+// stream hands a call's arguments over as a provider does: in fragments,
+// through an engine.ArgsBuffer, so arguments past the cap are cut as a
+// real model's would be.
+func stream(name, id string, args []byte) engine.ToolCall {
+	a := engine.ArgsBuffer{Name: name}
+	for len(args) > 0 {
+		n := min(len(args), argsPiece)
+		a.Write(args[:n])
+		args = args[n:]
+	}
+	return a.ToolCall(id)
 }
 
 // lastMessage is the text of the last message the model was sent: a tool

@@ -1,0 +1,62 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/coda-acp/coda/outputspec"
+)
+
+// submit_output is the engine's tool through which a stage hands in its
+// answer (DESIGN §4, §7). A stage gets it from mode = "output" or
+// require_output; its description and schema come from the stage's
+// contract. The contract's checks run on every call and nothing is
+// recorded until one passes; what a visit does about a refusal is the
+// repair loop's (repair.go).
+const ToolSubmitOutput = "submit_output"
+
+// canSubmit reports whether this visit offers submit_output.
+func (v *stageVisit) canSubmit() bool { return v.contract != nil && v.stage.CanSubmit() }
+
+func (v *stageVisit) submitSpec() ToolSpec {
+	return ToolSpec{Name: ToolSubmitOutput, Description: v.contract.ToolDescription(), Schema: v.contract.ToolSchema()}
+}
+
+// submitTitle is how the editor shows a submit_output call.
+func (v *stageVisit) submitTitle() string { return "submit_output (" + v.contract.Format() + ")" }
+
+// submit runs a submit_output call. end reports that the submission
+// passed and ends the stage: one without transitions, unless the answer
+// was cut (then the model may submit a shorter one).
+func (v *stageVisit) submit(ctx context.Context, tc ToolCall) (res ToolResult, end bool) {
+	verdict := v.check(ctx, tc)
+	if !verdict.Accepted {
+		return ToolResult{Output: verdict.Feedback, IsError: true}, false
+	}
+	v.accept(verdict)
+	out := "Accepted: the answer is recorded."
+	if verdict.Feedback != "" {
+		out = verdict.Feedback
+	}
+	return ToolResult{Output: out}, len(v.stage.TransitionOrder) == 0 && !verdict.Truncated
+}
+
+// accept makes a passing verdict the visit's answer and the run's: a later
+// passing one replaces it.
+func (v *stageVisit) accept(verdict outputspec.Verdict) {
+	r := v.run
+	for _, w := range verdict.Warnings {
+		r.warn(w)
+	}
+	for _, f := range verdict.Flags {
+		r.flag(f)
+	}
+	a := &Answer{
+		Stage: v.stage.Name, Format: v.contract.Format(), Content: verdict.Content, Truncated: verdict.Truncated,
+		Flags: nonNil(verdict.Flags), Warnings: nonNil(verdict.Warnings), Artifacts: verdict.Artifacts,
+	}
+	if a.Artifacts == nil {
+		a.Artifacts = []outputspec.Artifact{}
+	}
+	v.submitted = a
+	r.answer = a
+}

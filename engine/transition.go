@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// transition is the engine's tool for leaving a stage (DESIGN §6). A stage
+// with transitions offers it, listing the ways out in the order the
+// blueprint gives them, then DONE under allow_complete.
+const (
+	ToolTransition = "transition"
+	// Done is the transition target that ends the run (allow_complete).
+	Done = "DONE"
+)
+
+// waysOut lists the targets a stage offers: its transitions in order, then
+// DONE when allow_complete. Any fallback is the first of them.
+func waysOut(s *Stage) []string {
+	targets := append([]string(nil), s.TransitionOrder...)
+	if s.AllowComplete {
+		targets = append(targets, Done)
+	}
+	return targets
+}
+
+// ways lists a stage's ways out, one a line, for the model.
+func ways(s *Stage) string {
+	var b strings.Builder
+	for _, to := range s.TransitionOrder {
+		fmt.Fprintf(&b, "\n- %s: %s", to, s.Transitions[to].Hint)
+	}
+	if s.AllowComplete {
+		fmt.Fprintf(&b, "\n- %s: the whole task is finished; end the run here", Done)
+	}
+	return b.String()
+}
+
+func transitionSpec(s *Stage, targets []string) ToolSpec {
+	enum, _ := json.Marshal(targets)
+	desc := "Move on from this stage. Choose where to go next:" + ways(s)
+	schema := `{"type":"object","properties":{"to":{"type":"string","enum":` + string(enum) + `},"reason":{"type":"string","description":"Why, in a sentence."}},"required":["to"]}`
+	return ToolSpec{Name: ToolTransition, Description: desc, Schema: json.RawMessage(schema)}
+}
+
+// canTransition reports whether this visit offers transition.
+func (v *stageVisit) canTransition() bool { return len(v.targets) > 0 }
+
+// transition runs call i of calls, a transition call. It returns the
+// call's result and the chosen target, or "" when the call did not move:
+// bad arguments, a target that is not a way out, or a stage that still
+// owes its answer (see holdForAnswer).
+func (v *stageVisit) transition(calls []ToolCall, i int) (ToolResult, string) {
+	var args struct {
+		To     string `json:"to"`
+		Reason string `json:"reason"`
+	}
+	if err := json.Unmarshal(calls[i].Arguments, &args); err != nil {
+		return Errorf(`transition takes {"to": "<stage>", "reason": "<why>"}: %v`, err), ""
+	}
+	if !slices.Contains(v.targets, args.To) {
+		return Errorf("%q is not a way out of this stage. Choose one of: %s.", args.To, strings.Join(v.targets, ", ")), ""
+	}
+	if res, held := v.holdForAnswer(args.To, calls[i+1:]); held {
+		return res, ""
+	}
+	if args.To == Done {
+		return ToolResult{Output: "Ending the run here."}, Done
+	}
+	return ToolResult{Output: "Moving on to " + args.To + "."}, args.To
+}
