@@ -124,11 +124,15 @@ func parseOutput(raw json.RawMessage) (outputspec.Spec, error) {
 	return spec, nil
 }
 
-// formatChoices are the output_format option's values, in offer order.
-var formatChoices = []selectOption{
-	{"markdown", "Markdown"}, {"json", "JSON"}, {"xml", "XML"}, {"csv", "CSV"},
-	{"yaml", "YAML"}, {"toml", "TOML"}, {"text", "Text"},
-}
+// formatChoices are the output_format option's values: the picker's
+// formats, in its order.
+var formatChoices = func() []selectOption {
+	var o []selectOption
+	for _, f := range validators.PickerFormats() {
+		o = append(o, selectOption{f.Label, f.Title})
+	}
+	return o
+}()
 
 // formatOption is the output_format config option, showing the format in
 // effect.

@@ -229,8 +229,8 @@ func (c *Contract) notWellFormed(err error) string {
 
 // formatName names the format in feedback: "JSON", or the label itself.
 func (c *Contract) formatName() string {
-	if n, ok := formatNames[c.format]; ok {
-		return n
+	if f, ok := validators.Lookup(c.format); ok {
+		return f.Name
 	}
 	return c.format
 }

@@ -340,6 +340,58 @@ func TestCheck_Aliases(t *testing.T) {
 	}
 }
 
+// TestFormats holds the table to what its readers rely on: every
+// spelling resolves to its entry, the picker is complete and ordered, and
+// what the model is told matches what is checked.
+func TestFormats(t *testing.T) {
+	seen := map[int]string{}
+	for _, f := range Formats() {
+		for _, l := range append([]string{f.Label}, f.Aliases...) {
+			if l != strings.ToLower(strings.TrimSpace(l)) {
+				t.Errorf("%s: spelling %q is not trimmed lower case", f.Label, l)
+			}
+			for _, spelled := range []string{l, strings.ToUpper(l), " " + l + "\n"} {
+				if got, ok := Lookup(spelled); !ok || got.Label != f.Label {
+					t.Errorf("Lookup(%q) = %q, %v; want %q", spelled, got.Label, ok, f.Label)
+				}
+				if Canonical(spelled) != f.Label {
+					t.Errorf("Canonical(%q) = %q, want %q", spelled, Canonical(spelled), f.Label)
+				}
+			}
+		}
+		if f.Name == "" {
+			t.Errorf("%s has no name", f.Label)
+		}
+		if (f.Rule != "") != f.HasParser() {
+			t.Errorf("%s: a rule (%q) is told exactly when a check enforces it (check: %v)", f.Label, f.Rule, f.HasParser())
+		}
+		if f.HasDecoder() && !f.HasParser() {
+			t.Errorf("%s decodes but has no check", f.Label)
+		}
+		if f.Picker > 0 {
+			if f.Title == "" {
+				t.Errorf("%s is in the picker without a title", f.Label)
+			}
+			if other := seen[f.Picker]; other != "" {
+				t.Errorf("%s and %s share picker place %d", other, f.Label, f.Picker)
+			}
+			seen[f.Picker] = f.Label
+		}
+	}
+	picker := PickerFormats()
+	if len(picker) != len(seen) {
+		t.Fatalf("PickerFormats has %d entries, the table %d", len(picker), len(seen))
+	}
+	for i, f := range picker {
+		if f.Picker != i+1 {
+			t.Errorf("picker place %d holds %s (place %d): places run 1, 2, 3...", i+1, f.Label, f.Picker)
+		}
+	}
+	if _, ok := Lookup("application/vnd.acme"); ok {
+		t.Error("an unknown label was found")
+	}
+}
+
 func TestError_Error(t *testing.T) {
 	for _, tc := range []struct {
 		e    Error
