@@ -4,8 +4,10 @@
 // goes through before an answer is recorded.
 //
 // The flow: each level's Spec comes from a blueprint table (TOML), the
-// --output-* flags (Launch), or _meta.coda.output (ParseMeta). Resolve
-// combines them, earliest first, into one Spec and the retirement warnings.
+// --output-* flags (Launch), or _meta.coda.output (ParseMeta); callers put
+// each in its field of Levels, and Resolve combines them in DESIGN.md §3's
+// order (Levels.ordered is that table) into one Spec and the retirement
+// warnings.
 // Compile reads and compiles its schema and validator into a Contract; an
 // error there is a start-up (or -32602) error of one line. The Contract
 // gives the model its instructions (ToolDescription, ToolSchema,
