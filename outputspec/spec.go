@@ -163,13 +163,14 @@ func (l Levels) ordered() []namedLevel {
 // non-empty list wins.
 //
 // Retirement: when a level names a format whose canonical label differs
-// from the one named by the levels before it, the schema, validator and
-// declared artifacts of those earlier levels are retired together (a check
-// written for one shape says nothing about another), and a warning says
-// what was retired, from which level, and by which level. Restating the
-// same format (any alias or case) retires nothing. When no earlier level
-// named a format, the first one that does adopts whatever checks came
-// before it: they were written for no other format.
+// from the one named by the levels before it, the example, schema,
+// validator and declared artifacts of those earlier levels are retired
+// together (an example or a check written for one shape says nothing about
+// another), and a warning says what was retired, from which level, and by
+// which level. Restating the same format (any alias or case) retires
+// nothing. When no earlier level named a format, the first one that does
+// adopts whatever example and checks came before it: they were written for
+// no other format.
 //
 // Relative schema_file and validator paths come back joined to their
 // level's Dir. When no level names a format the result is DefaultFormat.
@@ -177,11 +178,14 @@ func Resolve(levels Levels) (Spec, []string) {
 	var out Spec
 	var warnings []string
 	// where each retirable field came from, for warnings
-	var schemaFrom, validatorFrom, artifactsFrom string
+	var exampleFrom, schemaFrom, validatorFrom, artifactsFrom string
 	for _, l := range levels.ordered() {
 		s := l.Spec
 		if s.Format != "" && out.Format != "" && validators.Canonical(s.Format) != validators.Canonical(out.Format) {
 			var retired []string
+			if out.Example != "" {
+				retired = append(retired, fmt.Sprintf("example (from %s)", exampleFrom))
+			}
 			if out.Schema != nil || out.SchemaFile != "" {
 				what := "schema"
 				if out.SchemaFile != "" {
@@ -203,7 +207,7 @@ func Resolve(levels Levels) (Spec, []string) {
 				warnings = append(warnings, fmt.Sprintf("%s asks for %s where %s was in effect: retired %s",
 					l.name, validators.Canonical(s.Format), validators.Canonical(out.Format), strings.Join(retired, "; ")))
 			}
-			out.Schema, out.SchemaFile, out.Validator, out.Artifacts = nil, "", "", nil
+			out.Example, out.Schema, out.SchemaFile, out.Validator, out.Artifacts = "", nil, "", "", nil
 			out.OnValidatorError = ""
 		}
 		if s.Format != "" {
@@ -213,7 +217,7 @@ func Resolve(levels Levels) (Spec, []string) {
 			out.Instructions = s.Instructions
 		}
 		if s.Example != "" {
-			out.Example = s.Example
+			out.Example, exampleFrom = s.Example, l.name
 		}
 		if s.Schema != nil {
 			out.Schema, out.SchemaFile, schemaFrom = s.Schema, "", l.name

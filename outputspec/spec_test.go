@@ -101,12 +101,34 @@ func TestResolve(t *testing.T) {
 		{
 			name: "restating the format with an alias and another case retires nothing",
 			levels: levels(
-				Spec{Format: "json", Schema: objSchema, Validator: "v.star"},
+				Spec{Format: "json", Schema: objSchema, Validator: "v.star", Example: "{}"},
 				Spec{Format: " JSON "},
 				Spec{Format: "application/json"},
 				Spec{}, Spec{}, Spec{},
 			),
-			want: Spec{Format: "application/json", Schema: objSchema, Validator: "/bp/v.star"},
+			want: Spec{Format: "application/json", Schema: objSchema, Validator: "/bp/v.star", Example: "{}"},
+		},
+		{
+			name: "another format retires the earlier example: a JSON example is no model for XML",
+			levels: levels(
+				Spec{Format: "json", Example: `{"a": 1}`, Instructions: "kept"},
+				Spec{}, Spec{}, Spec{},
+				Spec{Format: "xml"},
+				Spec{},
+			),
+			want:     Spec{Format: "xml", Instructions: "kept"},
+			warnings: []string{"the session's output_format option asks for xml where json was in effect: retired example (from the blueprint's [agent.output])"},
+		},
+		{
+			name: "a level naming a new format with its own example keeps it",
+			levels: levels(
+				Spec{Format: "json", Example: "{}", Schema: objSchema},
+				Spec{},
+				Spec{Format: "yaml", Example: "a: 1"},
+				Spec{}, Spec{}, Spec{},
+			),
+			want:     Spec{Format: "yaml", Example: "a: 1"},
+			warnings: []string{"the launch (--output-* flags) asks for yaml where json was in effect: retired example (from the blueprint's [agent.output]); schema (from the blueprint's [agent.output])"},
 		},
 		{
 			name: "md and markdown are one format",
