@@ -40,7 +40,8 @@ type Verdict struct {
 	Content   string
 	Truncated bool
 	// Flags, Warnings and Artifacts go into the answer record; on an
-	// accepted verdict they are non-nil, possibly empty.
+	// accepted verdict they are non-nil, possibly empty. Warnings are this
+	// check's (a broken validator accepted), not the contract's own.
 	Flags     []string
 	Warnings  []string
 	Artifacts []Artifact
@@ -91,7 +92,9 @@ func (c *Contract) check(ctx context.Context, sub Submission, a args) (v Verdict
 		return refuse(fmt.Sprintf("%q is the name of a stage, not an answer: submit_output takes the answer itself in \"content\".", name)), true
 	}
 
-	v = Verdict{Content: content, Flags: []string{}, Warnings: c.Warnings(), Artifacts: []Artifact{}}
+	// The contract's own warnings (Contract.Warnings) reach the run once,
+	// when it is compiled; a verdict carries only what this check found.
+	v = Verdict{Content: content, Flags: []string{}, Warnings: []string{}, Artifacts: []Artifact{}}
 	var notes []string // told to the model whatever the outcome
 	if len(content) > MaxAnswer {
 		v.Content = cut(content, MaxAnswer)

@@ -192,8 +192,11 @@ func TestContract_Check_schema(t *testing.T) {
 		v := submit(c, "<a/>")
 		expect(t, v, true)
 		want := []string{"schema findings.json ignored: a JSON Schema checks json, yaml and toml answers, and the format is xml"}
-		if diff := cmp.Diff(want, v.Warnings); diff != "" {
+		if diff := cmp.Diff(want, c.Warnings()); diff != "" {
 			t.Errorf("warnings (-want +got):\n%s", diff)
+		}
+		if len(v.Warnings) != 0 {
+			t.Errorf("the verdict repeats the contract's warnings: %q", v.Warnings)
 		}
 		if strings.Contains(c.ToolDescription(), "JSON Schema") {
 			t.Errorf("an unapplied schema is shown to the model:\n%s", c.ToolDescription())
@@ -213,8 +216,11 @@ func TestContract_Check_schemaFailsOpen(t *testing.T) {
 			if diff := cmp.Diff([]string{FlagSchemaUnchecked}, v.Flags); diff != "" {
 				t.Errorf("flags (-want +got):\n%s", diff)
 			}
-			if len(v.Warnings) != 1 || !strings.Contains(v.Warnings[0], "schema "+filepath.Base(file)+" unchecked: ") {
-				t.Errorf("warnings = %q", v.Warnings)
+			if w := c.Warnings(); len(w) != 1 || w[0] != c.SchemaUnchecked() || !strings.Contains(w[0], "schema "+filepath.Base(file)+" unchecked: ") {
+				t.Errorf("contract warnings = %q", w)
+			}
+			if len(v.Warnings) != 0 {
+				t.Errorf("the verdict repeats the contract's warning: %q", v.Warnings)
 			}
 			// Well-formedness still applies.
 			expect(t, submit(c, `{"a": 1} trailing`), false, "not well-formed JSON")
