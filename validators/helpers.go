@@ -60,14 +60,22 @@ func parseJSONValue(th *starlark.Thread, s string) (starlark.Value, *Error) {
 	return nil, &Error{Msg: strings.TrimPrefix(err.Error(), "json.decode: ")}
 }
 
-// parseYAMLValue decodes the first YAML document; mappings keep their
-// order and their keys become strings.
+// parseYAMLValue decodes the first YAML document, its aliases bounded as
+// Check bounds them; mappings keep their order and their keys become
+// strings.
 func parseYAMLValue(_ *starlark.Thread, s string) (starlark.Value, *Error) {
-	if e := yamlTooDeep(s); e != nil {
+	docs, e := yamlDocs(s)
+	if e != nil {
+		return nil, e
+	}
+	if len(docs) == 0 {
+		return starlark.None, nil
+	}
+	if e := yamlAliasBomb(s, docs[0].Body); e != nil {
 		return nil, e
 	}
 	var v any
-	if err := yaml.UnmarshalWithOptions([]byte(s), &v, yaml.UseOrderedMap()); err != nil {
+	if err := yaml.NodeToValue(docs[0].Body, &v, yaml.UseOrderedMap()); err != nil {
 		return nil, yamlError(err)
 	}
 	return toStarlark(v), nil
