@@ -101,6 +101,32 @@ func TestCheck_JSON(t *testing.T) {
 	})
 }
 
+func TestCheck_JSONDuplicateKeys(t *testing.T) {
+	many := `{` // 40 keys, then the 7th again: past the small-object path
+	for i := range 40 {
+		many += fmt.Sprintf(`"k%d": %d, `, i, i)
+	}
+	many += `"k7": 0}`
+	runChecks(t, "json", []checkCase{
+		{"a key twice", `{"a": 1, "a": 2}`, fails(1, 10, "the key /a appears twice in one object (first at line 1, column 2): give each key once")},
+		{"named by its pointer", "{\"items\": [\n  {\"name\": \"x\"},\n  {\"name\": \"y\", \"id\": 2, \"name\": \"z\"}\n]}",
+			fails(3, 26, "the key /items/1/name appears twice in one object (first at line 3, column 4)")},
+		{"deep in objects", `{"a": {"b": {"c": 1, "d": 2, "c": 3}}}`, fails(1, 30, "the key /a/b/c appears twice")},
+		{"escaped spelling of the same key", `{"a": 1, "\u0061": 2}`, fails(1, 10, "the key /a appears twice")},
+		{"pointer escapes", `{"x/y~": 1, "x/y~": 2}`, fails(1, 13, "the key /x~1y~0 appears twice")},
+		{"many keys", many, fails(1, -1, "the key /k7 appears twice")},
+		{"after a nested object closes", `{"a": {"b": 1}, "c": [{"a": 1}], "a": 2}`, fails(1, 34, "the key /a appears twice")},
+		{"the same key in sibling objects", `[{"a": 1}, {"a": 2}, {"a": {"a": 3}}]`, ok},
+		{"values equal to keys", `{"a": "b", "b": "a", "c": ["a", "a"]}`, ok},
+		{"keys inside a string", `{"s": "{\"b\": 1, \"b\": 2}"}`, ok},
+		{"an empty key once", `{"": 1, "e": {"": 2}}`, ok},
+		{"an empty key twice", `{"": 1, "": 2}`, fails(1, 9, "the key / appears twice")},
+	})
+	if _, err := Decode("json", `{"a": [{"b": 1, "b": 2}]}`); err == nil || !strings.Contains(err.Error(), "the key /a/0/b appears twice") {
+		t.Errorf("Decode = %v, want the duplicate key refused", err)
+	}
+}
+
 func TestCheck_XML(t *testing.T) {
 	runChecks(t, "xml", []checkCase{
 		{"element", `<result><a x="1">text</a><b/></result>`, ok},

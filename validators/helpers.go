@@ -49,9 +49,13 @@ var jsonDecode = starlarkjson.Module.Members["decode"]
 
 // parseJSONValue decodes with go.starlark.net/lib/json (objects become
 // dicts in document order) and explains a failure with Check's message.
+// A key twice in one object fails as it fails Check.
 func parseJSONValue(th *starlark.Thread, s string) (starlark.Value, *Error) {
 	v, err := starlark.Call(th, jsonDecode, starlark.Tuple{starlark.String(s)}, nil)
 	if err == nil {
+		if e := jsonDuplicateKey(s); e != nil {
+			return nil, e
+		}
 		return v, nil
 	}
 	if json := checkJSON(s); json != nil {

@@ -233,6 +233,7 @@ func TestHelpers(t *testing.T) {
 func TestHelpers_Errors(t *testing.T) {
 	for _, tc := range []struct{ expr, want string }{
 		{"parse_json('{\"a\" 1}')", "parse_json: line 1, column 6: invalid character '1' after object key"},
+		{"parse_json('{\"a\": 1, \"a\": 2}')", "parse_json: line 1, column 10: the key /a appears twice in one object"},
 		{"parse_yaml('a: [1')", "parse_yaml: line 1, column 4: sequence end token ']' not found"},
 		{"parse_toml('a = ')", "parse_toml: line 1, column 4: unexpected EOF; expected value"},
 		{"parse_csv('a\\n\"b')", "parse_csv: line 2: a quoted field opened on this line is never closed"},
