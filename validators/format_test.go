@@ -202,6 +202,79 @@ func TestCheck_YAML(t *testing.T) {
 	})
 }
 
+// TestCheck_YAMLPreamble holds the line between a sentence YAML reads as
+// a key with no value and a real key: keys with spaces, keys with no
+// value, capitalised keys and keys over a sequence stay data.
+func TestCheck_YAMLPreamble(t *testing.T) {
+	const before = "starts with text before the YAML document"
+	runChecks(t, "yaml", []checkCase{
+		// Sentences, refused as preambles.
+		{"here you go", "Here you go:\nname: Ada\nage: 36\n", fails(1, 0, before+` ("Here you go:")`)},
+		{"here you go, lower case", "here you go:\nname: Ada\n", fails(1, 0, before)},
+		{"here it is, over a sequence", "Here it is:\n- a\n- b\n", fails(1, 0, before)},
+		{"your yaml", "Your YAML:\nname: Ada\n", fails(1, 0, before)},
+		{"result below", "Result below:\nname: Ada\n", fails(1, 0, before)},
+		{"as requested, the data", "The requested data:\nname: Ada\n", fails(1, 0, before)},
+		{"a sentence ends in it", "Done! Your data:\nname: Ada\n", fails(1, 0, before)},
+		{"a capitalised label", "Output:\nname: Ada\n", fails(1, 0, before+` ("Output:")`)},
+		{"the format's name as a label", "YAML:\n- a\n", ok}, // a sequence under one word may be data
+		{"the format's name over keys", "YAML:\nname: Ada\n", fails(1, 0, before)},
+		{"with blank lines after", "Here you go:\n\n\nname: Ada\n", fails(1, 0, before)},
+		{"a lead phrase", "Sure, here's the YAML:\nname: Ada\n", fails(1, 0, before)},
+		{"several words and a colon", "The data you asked for:\nname: Ada\n", fails(1, 0, before)},
+		{"and then a fence", "Here you go:\n```yaml\nname: Ada\n```\n", fails(1, 0, "wraps the YAML document in a ``` code fence")},
+
+		// Data, accepted.
+		{"keys with spaces", "first name: Ada\nlast name: Lovelace\n", ok},
+		{"a key with no value", "notes:\ntitle: Report\n", ok},
+		{"a key with spaces and no value", "first name:\nlast name: Lovelace\n", ok},
+		{"a capitalised key with spaces over a sequence", "Shopping list:\n- eggs\n- milk\n", ok},
+		{"a lower-case label word with no value", "output:\nformat: json\n", ok},
+		{"a label word over a nested block", "Output:\n  format: json\n", ok},
+		{"a label word over a sequence", "Answer:\n- 42\n", ok},
+		{"a capitalised key that is not a label", "Title:\nAuthor: Ada\n", ok},
+		{"a phrase as a value", "description: Here you go\nname: Ada\n", ok},
+		{"here as a key with a value", "here: 1\nthere: 2\n", ok},
+		{"a nested block under a sentence-like key", "Project here:\n  status: green\n", ok},
+		{"a quoted key", "\"Here you go\":\nname: Ada\n", ok},
+		{"a document marker first", "---\nname: Ada\n", ok},
+		{"an indented document", "  name: Ada\n  age: 36\n", ok},
+		{"a single line", "Here you go:\n", ok}, // a mapping of one null: nothing follows to be the data
+		{"a key holding a flow mapping", "summary: {a: 1}\n", ok},
+		{"yaml as a word in a value", "format: yaml\nfile: data.yml\n", ok},
+	})
+}
+
+// TestCheck_JSONAfterLeadIn: "Here is the JSON: {...}" is a sentence and
+// then JSON, whatever the format; YAML would read it as a key.
+func TestCheck_JSONAfterLeadIn(t *testing.T) {
+	for _, tc := range []struct{ format, content, want string }{
+		{"json", `Here is the JSON: {"a": 1}`, `starts with text before the JSON value ("Here is the JSON:"): submit the JSON value alone`},
+		{"json", "Here is the JSON: {\n  \"a\": 1\n}\n", `starts with text before the JSON value ("Here is the JSON:")`},
+		{"json", `JSON: [1, 2]`, `starts with text before the JSON value ("JSON:")`},
+		{"json", `Here is the JSON: {"a": [1, 2`, `starts with text before the JSON value`},
+		{"yaml", `Here is the JSON: {"a": 1}`, `starts with text ("Here is the JSON:") and then JSON, but the answer must be YAML: submit the YAML document alone`},
+		{"yaml", `Sure, the data: [{"a": 1}]`, `and then JSON, but the answer must be YAML`},
+		{"toml", `Here is the JSON: {"a": 1}`, `and then JSON, but the answer must be TOML`},
+		{"csv", `Here is the JSON: [{"a": 1}]`, `and then JSON, but the answer must be CSV`},
+	} {
+		err := Check(tc.format, tc.content)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Check(%s, %q) = %v, want %q", tc.format, tc.content, err, tc.want)
+		}
+	}
+	for _, tc := range []struct{ format, content string }{
+		{"yaml", `summary: {"a": 1}`},
+		{"yaml", "title: The JSON: spec\n"},
+		{"yaml", `json: {"a": 1}`},
+		{"yaml", "config: [1, 2]\n"},
+	} {
+		if err := Check(tc.format, tc.content); err != nil && strings.Contains(err.Error(), "starts with text") {
+			t.Errorf("Check(%s, %q) = %v: data called a preamble", tc.format, tc.content, err)
+		}
+	}
+}
+
 func TestCheck_TOML(t *testing.T) {
 	runChecks(t, "toml", []checkCase{
 		{"keys and tables", "a = 1\n[t]\nb = \"x\"\n", ok},
