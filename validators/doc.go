@@ -32,12 +32,14 @@
 // of steps or time) means the validator is broken: [Validator.Validate]
 // returns a [*ScriptError] and the caller applies on_validator_error.
 //
-// The dialect allows while loops, sets, top-level if/for and recursion.
-// There is no load, no file, network, clock or randomness; print goes to
-// the ScriptError's Output, not to stderr. Each call runs in a fresh thread
-// with a step budget ([DefaultMaxSteps]) and a wall-clock guard
-// ([DefaultTimeout]). There is no memory budget: callers cap the content
-// (outputspec cuts answers at 256 KiB).
+// The dialect allows while loops, sets, top-level if/for and recursion
+// (at most 10,000 calls deep). There is no load, no file, network, clock
+// or randomness; print goes to the ScriptError's Output, not to stderr.
+// Each call runs in a fresh thread with a step budget ([DefaultMaxSteps]),
+// a memory budget ([DefaultMaxMemory]) and a wall-clock guard
+// ([DefaultTimeout]). Starlark counts no bytes, so the script is rewritten
+// as it is compiled: each operation that can build a value much bigger
+// than its operands in one step is charged first (budget.go, guards.go).
 //
 // Besides Starlark's built-ins, a validator sees:
 //

@@ -19,10 +19,19 @@ var predeclared = starlark.StringDict{
 	"parse_toml": starlark.NewBuiltin("parse_toml", parseHelper(parseTOMLValue)),
 	"parse_csv":  starlark.NewBuiltin("parse_csv", parseHelper(parseCSVValue)),
 	"parse_xml":  starlark.NewBuiltin("parse_xml", parseHelper(parseXMLValue)),
-	"json":       starlarkjson.Module,
+	"json":       jsonModule,
 }
 
-func init() { predeclared.Freeze() }
+func init() {
+	// The guards of guards.go: the rewrite's, and the built-ins that
+	// build or render values, shadowed by charged ones.
+	for _, d := range []starlark.StringDict{guards, shadowed} {
+		for name, v := range d {
+			predeclared[name] = v
+		}
+	}
+	predeclared.Freeze()
+}
 
 // parseHelper makes a builtin parse_X(text, default=...) from a parser. Bad
 // text fails the script with the parser's positioned message, unless
@@ -32,6 +41,11 @@ func parseHelper(parse func(th *starlark.Thread, s string) (starlark.Value, *Err
 		var s string
 		var def starlark.Value
 		if err := starlark.UnpackArgs(b.Name(), args, kwargs, "text", &s, "default?", &def); err != nil {
+			return nil, err
+		}
+		// What a parse builds: some 32 bytes of values per byte of text
+		// at most (YAML's aliases are bounded apart).
+		if err := budgetOf(th).charge(32 * uint64(len(s))); err != nil {
 			return nil, err
 		}
 		v, e := parse(th, s)
