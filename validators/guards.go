@@ -298,7 +298,8 @@ func pure(e syntax.Expr) bool {
 	return false
 }
 
-// clone copies a pure expression, so that the resolver binds each use.
+// clone copies a pure expression (see pure), so that the resolver binds
+// each use.
 func clone(e syntax.Expr) syntax.Expr {
 	switch e := e.(type) {
 	case *syntax.Ident:
@@ -312,12 +313,6 @@ func clone(e syntax.Expr) syntax.Expr {
 		return &syntax.DotExpr{X: clone(e.X), Dot: e.Dot, NamePos: e.NamePos, Name: &syntax.Ident{NamePos: e.Name.NamePos, Name: e.Name.Name}}
 	case *syntax.IndexExpr:
 		return &syntax.IndexExpr{X: clone(e.X), Lbrack: e.Lbrack, Y: clone(e.Y), Rbrack: e.Rbrack}
-	case *syntax.CallExpr: // a guard's call, made by this rewrite from pure parts
-		c := &syntax.CallExpr{Fn: clone(e.Fn), Lparen: e.Lparen, Rparen: e.Rparen}
-		for _, a := range e.Args {
-			c.Args = append(c.Args, clone(a))
-		}
-		return c
 	}
 	panic(fmt.Sprintf("validators: clone of %T", e))
 }
@@ -665,12 +660,13 @@ var guardedMethods = map[string]func(recv starlark.Value, args starlark.Tuple, k
 
 // guardedAttr is x.name. For a method that copies it returns the method
 // wrapped so that each call is charged first.
-func guardedAttr(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
-	x, name := args[0], string(args[1].(starlark.String))
-	return guardAttr1(x, name)
+func guardedAttr(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+	return attr(args[0], string(args[1].(starlark.String)))
 }
 
-func guardAttr1(x starlark.Value, name string) (starlark.Value, error) {
+// attr is x.name as Starlark gets it, a copying method wrapped in its
+// charge.
+func attr(x starlark.Value, name string) (starlark.Value, error) {
 	ha, ok := x.(starlark.HasAttrs)
 	if !ok {
 		return nil, fmt.Errorf("%s has no .%s field or method", x.Type(), name)
@@ -821,7 +817,7 @@ var shadowed = func() starlark.StringDict {
 	d["getattr"] = starlark.NewBuiltin("getattr", func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		if len(args) == 2 && len(kwargs) == 0 {
 			if name, ok := args[1].(starlark.String); ok && guardedMethods[string(name)] != nil {
-				if m, err := guardAttr1(args[0], string(name)); err == nil {
+				if m, err := attr(args[0], string(name)); err == nil {
 					return m, nil
 				}
 			}
