@@ -93,9 +93,11 @@ func BenchmarkContract_Check_sameData(b *testing.B) {
 		b.Run(format, func(b *testing.B) {
 			b.SetBytes(int64(len(answer)))
 			b.ReportAllocs()
+			start := cpuTime()
 			for b.Loop() {
 				c.Check(context.Background(), sub)
 			}
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
