@@ -23,7 +23,12 @@
 //     other format it is still read and parsed (a bad one is still an
 //     error) but not shown or checked, with a warning on every verdict.
 //   - An artifact given as a bare path is named after its file, without the
-//     extension; declared artifacts are matched by name.
+//     extension; declared artifacts are matched by name. A type the model
+//     gives names the file in the record, but a declared type is checked
+//     against the sniffed one, which a given type may only refine where
+//     sniffing says no more than "bytes" or "text".
+//   - Retirement retires the earlier levels' example with their checks: an
+//     example of one format misleads a model asked for another.
 //   - A refusal is remembered by the Desk only when the content alone
 //     decided it (not for artifacts, whose files may appear later, nor for
 //     a broken validator, which has a wall-clock guard).

@@ -45,10 +45,11 @@
 //
 //	parse_json(text, default=...)  the JSON value: dicts (in document
 //	                               order), lists, strings, ints, floats,
-//	                               bools, None
+//	                               bools, None; a key twice in one object
+//	                               fails, as in Check
 //	parse_yaml(text, default=...)  the first YAML document, as for JSON;
 //	                               mapping keys become strings, dates stay
-//	                               strings
+//	                               strings; aliases are bounded as in Check
 //	parse_toml(text, default=...)  a dict (keys sorted); dates and times
 //	                               become RFC 3339 strings
 //	parse_csv(text, default=...)   a list of rows, each a list of strings;
