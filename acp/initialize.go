@@ -8,9 +8,6 @@ import (
 	"github.com/coda-acp/coda/validators"
 )
 
-// formats are the labels coda checks itself, advertised to clients.
-var formats = []string{"json", "xml", "csv", "yaml", "toml", "markdown"}
-
 func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 	var p initializeRequest
 	if err := params(req, &p); err != nil {
@@ -27,10 +24,11 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 	if c := s.launchOutputs.Lead(s.opts.Agent); c != nil {
 		launch = publicSpec(c)
 	}
-	advertised := make([]string, 0, len(formats))
-	for _, f := range formats {
-		if validators.HasParser(f) {
-			advertised = append(advertised, f)
+	// The labels coda checks itself.
+	var advertised []string
+	for _, f := range validators.Formats() {
+		if f.HasParser() {
+			advertised = append(advertised, f.Label)
 		}
 	}
 	version := s.opts.Version

@@ -46,7 +46,8 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 		if err != nil {
 			return err
 		}
-		levels := append(s.levels(sess.meta, sess.config), outputspec.Level{Name: "session/prompt _meta.coda.output", Dir: sess.cwd, Spec: spec})
+		levels := s.levels(sess.meta, sess.config)
+		levels.PromptMeta = &outputspec.Level{Dir: sess.cwd, Spec: spec}
 		if outs, err = s.compile(levels); err != nil {
 			return err
 		}

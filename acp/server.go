@@ -67,7 +67,7 @@ type Server struct {
 	st   *stream
 	// launchOutputs are the contracts at launch: advertised in initialize.
 	launchOutputs *engine.Outputs
-	launchLevel   []outputspec.Level
+	launchLevel   *outputspec.Level
 
 	ctx    context.Context // the connection's; turns derive from it
 	cancel context.CancelFunc
@@ -99,8 +99,8 @@ func NewServer(opts Options) (*Server, error) {
 		opts.DrainTimeout = 30 * time.Second
 	}
 	s := &Server{opts: opts, log: opts.Log, sessions: map[string]*session{}, prompts: map[string]*session{}}
-	s.launchLevel = []outputspec.Level{LaunchLevel(opts.Launch, opts.LaunchDir)}
-	outs, err := engine.CompileOutputs(opts.Agent, s.launchLevel...)
+	s.launchLevel = &outputspec.Level{Dir: opts.LaunchDir, Spec: opts.Launch}
+	outs, err := engine.CompileOutputs(opts.Agent, outputspec.Levels{Launch: s.launchLevel})
 	if err != nil {
 		return nil, err
 	}
@@ -109,12 +109,6 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	s.launchOutputs = outs
 	return s, nil
-}
-
-// LaunchLevel is the launch level of the output cascade: the --output-*
-// flags, with relative paths resolved against dir.
-func LaunchLevel(spec outputspec.Spec, dir string) outputspec.Level {
-	return outputspec.Level{Name: "the launch (--output-* flags)", Dir: dir, Spec: spec}
 }
 
 // Serve runs the connection.

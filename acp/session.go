@@ -38,22 +38,15 @@ type session struct {
 
 // levels are the session's levels of the output cascade after the
 // blueprint's: launch, session/new _meta, the config option.
-func (s *Server) levels(meta *outputspec.Level, config string) []outputspec.Level {
-	levels := append([]outputspec.Level(nil), s.launchLevel...)
-	if meta != nil {
-		levels = append(levels, *meta)
-	}
-	if config != "" {
-		levels = append(levels, outputspec.Level{Name: "the session's output_format option", Spec: outputspec.Spec{Format: config}})
-	}
-	return levels
+func (s *Server) levels(meta *outputspec.Level, config string) outputspec.Levels {
+	return outputspec.Levels{Launch: s.launchLevel, SessionMeta: meta, ConfigOption: config}
 }
 
 // compile compiles the agent's contracts under levels, logging what they
 // retire. A failure is the request's fault: -32602 with the compiler's
 // one-line message.
-func (s *Server) compile(levels []outputspec.Level) (*engine.Outputs, error) {
-	outs, err := engine.CompileOutputs(s.opts.Agent, levels...)
+func (s *Server) compile(levels outputspec.Levels) (*engine.Outputs, error) {
+	outs, err := engine.CompileOutputs(s.opts.Agent, levels)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
 	}
@@ -85,7 +78,7 @@ func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, er
 		if err != nil {
 			return nil, err
 		}
-		sess.meta = &outputspec.Level{Name: "session/new _meta.coda.output", Dir: sess.cwd, Spec: spec}
+		sess.meta = &outputspec.Level{Dir: sess.cwd, Spec: spec}
 	}
 	outs := s.launchOutputs
 	if sess.meta != nil {
@@ -124,11 +117,15 @@ func parseOutput(raw json.RawMessage) (outputspec.Spec, error) {
 	return spec, nil
 }
 
-// formatChoices are the output_format option's values, in offer order.
-var formatChoices = []selectOption{
-	{"markdown", "Markdown"}, {"json", "JSON"}, {"xml", "XML"}, {"csv", "CSV"},
-	{"yaml", "YAML"}, {"toml", "TOML"}, {"text", "Text"},
-}
+// formatChoices are the output_format option's values: the picker's
+// formats, in its order.
+var formatChoices = func() []selectOption {
+	var o []selectOption
+	for _, f := range validators.PickerFormats() {
+		o = append(o, selectOption{f.Label, f.Title})
+	}
+	return o
+}()
 
 // formatOption is the output_format config option, showing the format in
 // effect.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/provider/script"
+	"github.com/coda-acp/coda/outputspec"
 )
 
 // noop is a tool that does nothing, so the benchmark measures the engine.
@@ -51,7 +52,7 @@ format = "json"
 	if err != nil {
 		b.Fatal(err)
 	}
-	outs, err := engine.CompileOutputs(bp)
+	outs, err := engine.CompileOutputs(bp, outputspec.Levels{})
 	if err != nil {
 		b.Fatal(err)
 	}

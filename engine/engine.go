@@ -268,10 +268,11 @@ type Outputs struct {
 }
 
 // CompileOutputs resolves and compiles the answer contract of every stage
-// that can submit an answer. extra are the levels after the blueprint's
-// (launch, session, config option, prompt). An error names the file and
+// that can submit an answer. levels are the levels after the blueprint's
+// (launch, session, config option, prompt; or a child run's spawn); the
+// blueprint's own two are filled in here. An error names the file and
 // problem; it is a start-up (or request) error.
-func CompileOutputs(b *Blueprint, extra ...outputspec.Level) (*Outputs, error) {
+func CompileOutputs(b *Blueprint, levels outputspec.Levels) (*Outputs, error) {
 	out := &Outputs{ByStage: map[string]*outputspec.Contract{}}
 	seen := map[string]bool{}
 	for _, name := range b.Order {
@@ -279,15 +280,14 @@ func CompileOutputs(b *Blueprint, extra ...outputspec.Level) (*Outputs, error) {
 		if !s.CanSubmit() {
 			continue
 		}
-		levels := make([]outputspec.Level, 0, 2+len(extra))
+		levels.Agent, levels.Stage, levels.StageName = nil, nil, name
 		if b.Agent.Output != nil {
-			levels = append(levels, outputspec.Level{Name: "the blueprint's [agent.output]", Dir: b.Dir, Spec: *b.Agent.Output})
+			levels.Agent = &outputspec.Level{Dir: b.Dir, Spec: *b.Agent.Output}
 		}
 		if s.Output != nil {
-			levels = append(levels, outputspec.Level{Name: "[stages." + name + ".output]", Dir: b.Dir, Spec: *s.Output})
+			levels.Stage = &outputspec.Level{Dir: b.Dir, Spec: *s.Output}
 		}
-		levels = append(levels, extra...)
-		spec, warnings := outputspec.Resolve(levels...)
+		spec, warnings := outputspec.Resolve(levels)
 		for _, w := range warnings {
 			if !seen[w] {
 				seen[w] = true

@@ -15,6 +15,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/provider/script"
+	"github.com/coda-acp/coda/outputspec"
 )
 
 type oneModel struct{ m engine.Model }
@@ -59,7 +60,7 @@ func newTurn(t *testing.T, blueprint, model string) *engine.Turn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs, err := engine.CompileOutputs(b)
+	outs, err := engine.CompileOutputs(b, outputspec.Levels{})
 	if err != nil {
 		t.Fatal(err)
 	}

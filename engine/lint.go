@@ -149,7 +149,7 @@ func lintOutputs(fs *findings, b *Blueprint) {
 		key := "stages." + name + ".output"
 		one := *b
 		one.Order = []string{name}
-		outs, err := CompileOutputs(&one)
+		outs, err := CompileOutputs(&one, outputspec.Levels{})
 		if err != nil {
 			fs.add(SeverityError, CodeOutputSpec, key, "%v", err)
 			continue

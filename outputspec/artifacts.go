@@ -10,6 +10,7 @@ import (
 	"mime"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gabriel-vasile/mimetype"
@@ -21,8 +22,9 @@ import (
 // with the extension deciding where sniffing knows only "text" or "bytes",
 // and for markup the sniffer does not know), hashed and sized. Declared
 // artifacts are matched by name: each required one must be there, and a
-// declared type must match. Any problem refuses the whole submission; all
-// of them are listed.
+// declared type must match what the file is (its sniffed type), not what
+// the model says it is. Any problem refuses the whole submission; all of
+// them are listed.
 
 // sniffLen is how much of a file the type sniffer reads (mimetype's
 // default limit).
@@ -57,6 +59,7 @@ var typeAliases = map[string]string{
 func (c *Contract) checkArtifacts(root string, refs []artifactRef, overwritten []string) ([]Artifact, []string) {
 	var problems []string
 	arts := []Artifact{}
+	var actual []string // what each of arts is, for the declared types
 	if len(refs) > 0 {
 		realRoot, err := realRoot(root)
 		if err != nil {
@@ -64,7 +67,7 @@ func (c *Contract) checkArtifacts(root string, refs []artifactRef, overwritten [
 		}
 		byName := map[string]string{} // name → path as given, for duplicates
 		for _, ref := range refs {
-			a, problem := artifact(root, realRoot, ref)
+			a, sniffed, problem := artifact(root, realRoot, ref)
 			if problem != "" {
 				problems = append(problems, fmt.Sprintf("artifact %q %s", ref.Path, problem))
 				continue
@@ -79,20 +82,20 @@ func (c *Contract) checkArtifacts(root string, refs []artifactRef, overwritten [
 				continue
 			}
 			arts = append(arts, a)
+			actual = append(actual, contentType(sniffed, a.MimeType))
 		}
 	}
 	for _, d := range c.spec.Artifacts {
-		var got *Artifact
-		for i := range arts {
-			if arts[i].Name == d.Name {
-				got = &arts[i]
-			}
-		}
+		i := slices.IndexFunc(arts, func(a Artifact) bool { return a.Name == d.Name })
 		switch {
-		case got == nil && d.Required:
+		case i < 0 && d.Required:
 			problems = append(problems, fmt.Sprintf("the required artifact %q is missing: add {\"name\": %q, \"path\": \"...\"} to artifacts", d.Name, d.Name))
-		case got != nil && d.Type != "" && !typeMatches(d.Type, got.MimeType):
-			problems = append(problems, fmt.Sprintf("artifact %q (%s) is %s, but %q is declared %s", d.Name, got.Path, got.MimeType, d.Name, d.Type))
+		case i >= 0 && d.Type != "" && !typeMatches(d.Type, actual[i]):
+			is := actual[i]
+			if given := arts[i].MimeType; given != is {
+				is += fmt.Sprintf(" by its content (not %s as given)", given)
+			}
+			problems = append(problems, fmt.Sprintf("artifact %q (%s) is %s, but %q is declared %s", d.Name, arts[i].Path, is, d.Name, d.Type))
 		}
 	}
 	if len(problems) > 0 {
@@ -137,7 +140,9 @@ func realRoot(root string) (string, error) {
 }
 
 // artifact checks one reference; the problem completes `artifact "PATH" ...`.
-func artifact(root, realRoot string, ref artifactRef) (Artifact, string) {
+// sniffed is the file's type by its content and extension, whatever type
+// the reference gives.
+func artifact(root, realRoot string, ref artifactRef) (a Artifact, sniffed, problem string) {
 	p := ref.Path
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(root, p)
@@ -145,30 +150,30 @@ func artifact(root, realRoot string, ref artifactRef) (Artifact, string) {
 	p = filepath.Clean(p)
 	absRoot, _ := filepath.Abs(root)
 	if !within(absRoot, p) && !within(realRoot, p) {
-		return Artifact{}, "is outside the working directory"
+		return Artifact{}, "", "is outside the working directory"
 	}
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return Artifact{}, "does not exist (or is a broken link): write the file first, then submit"
+			return Artifact{}, "", "does not exist (or is a broken link): write the file first, then submit"
 		}
-		return Artifact{}, "cannot be read: " + unwrapPath(err)
+		return Artifact{}, "", "cannot be read: " + unwrapPath(err)
 	}
 	if !within(realRoot, real) {
-		return Artifact{}, "resolves outside the working directory through a symbolic link"
+		return Artifact{}, "", "resolves outside the working directory through a symbolic link"
 	}
 	info, err := os.Stat(real)
 	if err != nil {
-		return Artifact{}, "cannot be read: " + unwrapPath(err)
+		return Artifact{}, "", "cannot be read: " + unwrapPath(err)
 	}
 	if info.IsDir() {
-		return Artifact{}, "is a directory, not a file"
+		return Artifact{}, "", "is a directory, not a file"
 	}
 	if !info.Mode().IsRegular() {
-		return Artifact{}, "is not a regular file"
+		return Artifact{}, "", "is not a regular file"
 	}
 	rel, _ := filepath.Rel(realRoot, real)
-	a := Artifact{Name: ref.Name, Path: filepath.ToSlash(rel)}
+	a = Artifact{Name: ref.Name, Path: filepath.ToSlash(rel)}
 	if a.Name == "" { // named as the model named it, even through a link
 		base := filepath.Base(p)
 		a.Name = strings.TrimSuffix(base, filepath.Ext(base))
@@ -176,41 +181,58 @@ func artifact(root, realRoot string, ref artifactRef) (Artifact, string) {
 	if ref.Type != "" {
 		t, _, err := mime.ParseMediaType(ref.Type)
 		if err != nil || !strings.Contains(t, "/") || strings.Contains(t, "*") {
-			return Artifact{}, fmt.Sprintf("has type %q, which is not a MIME type (like text/markdown)", ref.Type)
+			return Artifact{}, "", fmt.Sprintf("has type %q, which is not a MIME type (like text/markdown)", ref.Type)
 		}
 		a.MimeType = t
 	}
-	if err := describe(real, &a); err != nil {
-		return Artifact{}, "cannot be read: " + unwrapPath(err)
+	if sniffed, err = describe(real, &a); err != nil {
+		return Artifact{}, "", "cannot be read: " + unwrapPath(err)
 	}
-	return a, ""
+	return a, sniffed, ""
 }
 
-// describe hashes and sizes the file, and types it when a.MimeType is unset.
-func describe(path string, a *Artifact) error {
+// describe hashes, sizes and sniffs the file, and types it by the sniffed
+// type when a.MimeType is unset.
+func describe(path string, a *Artifact) (sniffed string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer f.Close()
 	head := make([]byte, sniffLen)
 	n, err := io.ReadFull(f, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return err
+		return "", err
 	}
 	head = head[:n]
 	h := sha256.New()
 	h.Write(head)
 	rest, err := io.Copy(h, f)
 	if err != nil {
-		return err
+		return "", err
 	}
 	a.Size = int64(n) + rest
 	a.SHA256 = hex.EncodeToString(h.Sum(nil))
+	sniffed = sniff(head, filepath.Ext(path))
 	if a.MimeType == "" {
-		a.MimeType = sniff(head, filepath.Ext(path))
+		a.MimeType = sniffed
 	}
-	return nil
+	return sniffed, nil
+}
+
+// contentType is what a file is, for a declared type: its sniffed type,
+// which a given type may only refine where sniffing is generic. Bytes the
+// sniffer does not know may be any type the model names (a format newer
+// than the sniffer); text may be any text/* type, but not an image or a
+// video.
+func contentType(sniffed, given string) string {
+	switch {
+	case given == "" || given == sniffed:
+	case sniffed == "application/octet-stream",
+		sniffed == "text/plain" && strings.HasPrefix(given, "text/"):
+		return given
+	}
+	return sniffed
 }
 
 // sniff types a file by its first bytes, letting the extension decide

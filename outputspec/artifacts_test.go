@@ -26,6 +26,7 @@ func artifactRoot(t *testing.T) (root, outside string) {
 		"work/media/clip.png": pngBytes,
 		"work/data.json":      []byte(`{"a": [1, 2]}`),
 		"work/notes.yaml":     []byte("a: 1\n"),
+		"work/notes.txt":      []byte("notes\n"),
 		"work/blob":           {0, 1, 2, 3, 0xff},
 		"secret.txt":          []byte("outside"),
 	}
@@ -90,10 +91,31 @@ func TestContract_Check_artifacts(t *testing.T) {
 			want:      []Artifact{{Name: "link-in", Path: "out/report.md", MimeType: "text/markdown", Size: int64(len(report)), SHA256: sha(report)}},
 		},
 		{
-			name:      "a given type wins",
-			declared:  []ArtifactDecl{{Name: "clip", Type: "video/*", Required: true}},
+			name:      "a given type wins in the record",
 			artifacts: `[{"name": "clip", "path": "media/clip.png", "type": "Video/MP4; codecs=avc1"}]`,
 			want:      []Artifact{{Name: "clip", Path: "media/clip.png", MimeType: "video/mp4", Size: int64(len(pngBytes)), SHA256: sha(pngBytes)}},
+		},
+		{
+			name:      "a declared type is checked against what the file is, not the type given",
+			declared:  []ArtifactDecl{{Name: "clip", Type: "video/*", Required: true}},
+			artifacts: `[{"name": "clip", "path": "media/clip.png", "type": "video/mp4"}]`,
+			refused:   []string{`artifact "clip" (media/clip.png) is image/png by its content (not video/mp4 as given), but "clip" is declared video/*`},
+		},
+		{
+			name:      "text given as a video is still text",
+			declared:  []ArtifactDecl{{Name: "clip", Type: "video/*"}},
+			artifacts: `[{"name": "clip", "path": "notes.txt", "type": "video/mp4"}]`,
+			refused:   []string{`artifact "clip" (notes.txt) is text/plain by its content (not video/mp4 as given), but "clip" is declared video/*`},
+		},
+		{
+			name:     "a given type refines what sniffing cannot tell: unknown bytes, plain text",
+			declared: []ArtifactDecl{{Name: "blob", Type: "application/x-acme"}, {Name: "notes", Type: "text/x-notes"}},
+			artifacts: `[{"name": "blob", "path": "blob", "type": "application/x-acme"},` +
+				` {"name": "notes", "path": "notes.txt", "type": "text/x-notes"}]`,
+			want: []Artifact{
+				{Name: "blob", Path: "blob", MimeType: "application/x-acme", Size: 5, SHA256: sha([]byte{0, 1, 2, 3, 0xff})},
+				{Name: "notes", Path: "notes.txt", MimeType: "text/x-notes", Size: 6, SHA256: sha([]byte("notes\n"))},
+			},
 		},
 		{
 			name:      "declared types match exactly, by alias and by wildcard",

@@ -3,13 +3,11 @@ package outputspec
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/coda-acp/coda/validators"
@@ -42,7 +40,8 @@ type Verdict struct {
 	Content   string
 	Truncated bool
 	// Flags, Warnings and Artifacts go into the answer record; on an
-	// accepted verdict they are non-nil, possibly empty.
+	// accepted verdict they are non-nil, possibly empty. Warnings are this
+	// check's (a broken validator accepted), not the contract's own.
 	Flags     []string
 	Warnings  []string
 	Artifacts []Artifact
@@ -93,7 +92,9 @@ func (c *Contract) check(ctx context.Context, sub Submission, a args) (v Verdict
 		return refuse(fmt.Sprintf("%q is the name of a stage, not an answer: submit_output takes the answer itself in \"content\".", name)), true
 	}
 
-	v = Verdict{Content: content, Flags: []string{}, Warnings: c.Warnings(), Artifacts: []Artifact{}}
+	// The contract's own warnings (Contract.Warnings) reach the run once,
+	// when it is compiled; a verdict carries only what this check found.
+	v = Verdict{Content: content, Flags: []string{}, Warnings: []string{}, Artifacts: []Artifact{}}
 	var notes []string // told to the model whatever the outcome
 	if len(content) > MaxAnswer {
 		v.Content = cut(content, MaxAnswer)
@@ -231,8 +232,8 @@ func (c *Contract) notWellFormed(err error) string {
 
 // formatName names the format in feedback: "JSON", or the label itself.
 func (c *Contract) formatName() string {
-	if n, ok := formatNames[c.format]; ok {
-		return n
+	if f, ok := validators.Lookup(c.format); ok {
+		return f.Name
 	}
 	return c.format
 }
@@ -350,43 +351,4 @@ func jsonKindOf(raw json.RawMessage) string {
 		return "null"
 	}
 	return "a number"
-}
-
-// A Desk receives the submissions of one stage visit. Beyond Check it
-// remembers refused answers: an identical resubmission is answered "identical
-// to a refused submission" with the earlier reasons, without running the
-// checks again. Only refusals that depend on the content alone are
-// remembered (not those for artifacts, whose files may since have appeared).
-// A Desk is safe for concurrent use.
-type Desk struct {
-	c       *Contract
-	mu      sync.Mutex
-	refused map[[sha256.Size]byte]string
-}
-
-// NewDesk returns a Desk for one stage visit under c.
-func NewDesk(c *Contract) *Desk {
-	return &Desk{c: c, refused: map[[sha256.Size]byte]string{}}
-}
-
-// Submit checks a submission, remembering a refused answer.
-func (d *Desk) Submit(ctx context.Context, sub Submission) Verdict {
-	a, problem := parseArgs(sub.Args)
-	if problem != "" {
-		return refuse(problem)
-	}
-	key := sha256.Sum256([]byte(a.content))
-	d.mu.Lock()
-	earlier, seen := d.refused[key]
-	d.mu.Unlock()
-	if seen {
-		return Verdict{Content: a.content, Feedback: "This answer is identical to a refused submission. It was refused because:\n" + earlier}
-	}
-	v, memo := d.c.check(ctx, sub, a)
-	if !v.Accepted && memo {
-		d.mu.Lock()
-		d.refused[key] = v.Feedback
-		d.mu.Unlock()
-	}
-	return v
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -193,8 +192,11 @@ func TestContract_Check_schema(t *testing.T) {
 		v := submit(c, "<a/>")
 		expect(t, v, true)
 		want := []string{"schema findings.json ignored: a JSON Schema checks json, yaml and toml answers, and the format is xml"}
-		if diff := cmp.Diff(want, v.Warnings); diff != "" {
+		if diff := cmp.Diff(want, c.Warnings()); diff != "" {
 			t.Errorf("warnings (-want +got):\n%s", diff)
+		}
+		if len(v.Warnings) != 0 {
+			t.Errorf("the verdict repeats the contract's warnings: %q", v.Warnings)
 		}
 		if strings.Contains(c.ToolDescription(), "JSON Schema") {
 			t.Errorf("an unapplied schema is shown to the model:\n%s", c.ToolDescription())
@@ -214,8 +216,11 @@ func TestContract_Check_schemaFailsOpen(t *testing.T) {
 			if diff := cmp.Diff([]string{FlagSchemaUnchecked}, v.Flags); diff != "" {
 				t.Errorf("flags (-want +got):\n%s", diff)
 			}
-			if len(v.Warnings) != 1 || !strings.Contains(v.Warnings[0], "schema "+filepath.Base(file)+" unchecked: ") {
-				t.Errorf("warnings = %q", v.Warnings)
+			if w := c.Warnings(); len(w) != 1 || w[0] != c.SchemaUnchecked() || !strings.Contains(w[0], "schema "+filepath.Base(file)+" unchecked: ") {
+				t.Errorf("contract warnings = %q", w)
+			}
+			if len(v.Warnings) != 0 {
+				t.Errorf("the verdict repeats the contract's warning: %q", v.Warnings)
 			}
 			// Well-formedness still applies.
 			expect(t, submit(c, `{"a": 1} trailing`), false, "not well-formed JSON")
@@ -349,35 +354,6 @@ func TestCompile_errors(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestDesk_Submit(t *testing.T) {
-	root := t.TempDir()
-	c := mustCompile(t, Spec{Format: "json", Validator: testdata("validators/has_title.star"),
-		Artifacts: []ArtifactDecl{{Name: "report", Required: true}}})
-	d := NewDesk(c)
-	sub := func(args string) Verdict {
-		return d.Submit(context.Background(), Submission{Args: json.RawMessage(args), Root: root})
-	}
-	first := sub(`{"content": "{\"body\": 1}"}`)
-	expect(t, first, false, "refused by its validator")
-	again := sub(`{"content": "{\"body\": 1}", "artifacts": ["report.md"]}`)
-	expect(t, again, false, "This answer is identical to a refused submission. It was refused because:\n", first.Feedback)
-
-	// A refusal for artifacts is not remembered: the file may appear.
-	args := `{"content": "{\"title\": \"t\"}", "artifacts": ["report.md"]}`
-	expect(t, sub(args), false, `artifact "report.md" does not exist`)
-	if err := os.WriteFile(filepath.Join(root, "report.md"), []byte("# R\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	v := sub(args)
-	expect(t, v, true)
-	if len(v.Artifacts) != 1 || v.Artifacts[0].Name != "report" {
-		t.Errorf("artifacts = %+v", v.Artifacts)
-	}
-
-	// Another desk (another visit) has no memory.
-	expect(t, NewDesk(c).Submit(context.Background(), Submission{Args: json.RawMessage(`{"content": "{\"body\": 1}"}`)}), false, "refused by its validator")
 }
 
 func TestCompile_format(t *testing.T) {

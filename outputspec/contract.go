@@ -37,7 +37,7 @@ type Contract struct {
 	validator             *validators.Validator
 	acceptBrokenValidator bool
 
-	warnings []string // compile-time warnings, repeated on every verdict
+	warnings []string // compile-time warnings
 }
 
 // Compile readies spec (normally the result of Resolve) for checking.
@@ -145,7 +145,8 @@ func (c *Contract) Format() string { return c.format }
 
 // Warnings are what compiling found worth saying without refusing to start:
 // a schema that did not compile (fail-open), a schema for a format it
-// cannot check. Every verdict carries them too, so they reach the record.
+// cannot check. The caller hands them on once (engine.CompileOutputs puts
+// them in the run's warnings); verdicts do not repeat them.
 func (c *Contract) Warnings() []string { return append([]string(nil), c.warnings...) }
 
 // SchemaUnchecked is the warning for a schema that is in effect but did

@@ -4,8 +4,10 @@
 // goes through before an answer is recorded.
 //
 // The flow: each level's Spec comes from a blueprint table (TOML), the
-// --output-* flags (Launch), or _meta.coda.output (ParseMeta). Resolve
-// combines them, earliest first, into one Spec and the retirement warnings.
+// --output-* flags (Launch), or _meta.coda.output (ParseMeta); callers put
+// each in its field of Levels, and Resolve combines them in DESIGN.md §3's
+// order (Levels.ordered is that table) into one Spec and the retirement
+// warnings.
 // Compile reads and compiles its schema and validator into a Contract; an
 // error there is a start-up (or -32602) error of one line. The Contract
 // gives the model its instructions (ToolDescription, ToolSchema,
@@ -21,7 +23,12 @@
 //     other format it is still read and parsed (a bad one is still an
 //     error) but not shown or checked, with a warning on every verdict.
 //   - An artifact given as a bare path is named after its file, without the
-//     extension; declared artifacts are matched by name.
+//     extension; declared artifacts are matched by name. A type the model
+//     gives names the file in the record, but a declared type is checked
+//     against the sniffed one, which a given type may only refine where
+//     sniffing says no more than "bytes" or "text".
+//   - Retirement retires the earlier levels' example with their checks: an
+//     example of one format misleads a model asked for another.
 //   - A refusal is remembered by the Desk only when the content alone
 //     decided it (not for artifacts, whose files may appear later, nor for
 //     a broken validator, which has a wall-clock guard).

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/coda-acp/coda/validators"
 )
 
 // What the model is told (DESIGN.md §3): the format's label and what its
@@ -12,38 +14,16 @@ import (
 // and, for a stage that owes the answer, in its system prompt. Golden files
 // in testdata/ show the exact text.
 
-// formatNames are how the prompt names the built-in formats.
-var formatNames = map[string]string{
-	"json":     "JSON",
-	"xml":      "XML",
-	"csv":      "CSV",
-	"yaml":     "YAML",
-	"toml":     "TOML",
-	"markdown": "Markdown",
-	"text":     "plain text",
-}
-
-// formatRules say what each format's check enforces, so the model can get
-// it right the first time.
-var formatRules = map[string]string{
-	"json":     "exactly one JSON value, with nothing before or after it",
-	"xml":      "one root element, no text outside it, no duplicate attributes",
-	"csv":      "CSV (RFC 4180): at least one row, every row with the same number of fields",
-	"yaml":     "a YAML document whose top level is a mapping or a sequence",
-	"toml":     "a TOML document",
-	"markdown": "not wrapped whole in a code fence, every code fence closed",
-}
-
 // formatLine names the format and its rule: "JSON (`json`): exactly one ...".
 func (c *Contract) formatLine() string {
-	name, ok := formatNames[c.format]
-	if !ok {
+	f, ok := validators.Lookup(c.format)
+	switch {
+	case !ok:
 		return fmt.Sprintf("%q. coda has no built-in check for this label: follow what it names", c.format)
+	case f.Rule != "":
+		return fmt.Sprintf("%s (`%s`): %s", f.Name, c.format, f.Rule)
 	}
-	if rule := formatRules[c.format]; rule != "" {
-		return fmt.Sprintf("%s (`%s`): %s", name, c.format, rule)
-	}
-	return fmt.Sprintf("%s (`%s`)", name, c.format)
+	return fmt.Sprintf("%s (`%s`)", f.Name, c.format)
 }
 
 // ToolDescription is the submit_output tool's description.

@@ -102,36 +102,90 @@ func kindOf(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// A Level is a Spec with where it came from.
+// A Level is one level's spec, with the directory its relative
+// schema_file and validator paths resolve against.
 type Level struct {
-	Name string // for warnings: "blueprint", "stage review", "launch", "session", ...
-	Dir  string // relative schema_file and validator paths resolve against it
+	Dir  string
 	Spec Spec
 }
 
-// Resolve combines levels, earliest first, the later one winning per field.
-// Declared artifacts cascade whole: the nearest non-empty list wins.
+// Levels are the levels of the cascade that a run has, each nil (or "")
+// when absent. The blueprint's come from the engine, the editor's from
+// acp, a child run's from spawn_agent; Resolve knows their order.
+type Levels struct {
+	Agent     *Level // the blueprint's [agent.output]
+	Stage     *Level // the stage's [stages.StageName.output]
+	StageName string
+	// Spawn is a child run's launch level: spawn_agent's output_*
+	// arguments (DESIGN.md §12).
+	Spawn        *Level
+	Launch       *Level // the --output-* flags
+	SessionMeta  *Level // session/new _meta.coda.output
+	ConfigOption string // the session's output_format option: a format label
+	PromptMeta   *Level // session/prompt _meta.coda.output
+}
+
+// A named level is a Level as Resolve reads it: the name warnings give it.
+type namedLevel struct {
+	name string
+	Level
+}
+
+// ordered lists the levels present, earliest first: the table of DESIGN.md
+// §3, one row per line, and the names retirement warnings give each.
+func (l Levels) ordered() []namedLevel {
+	var config *Level
+	if l.ConfigOption != "" {
+		config = &Level{Spec: Spec{Format: l.ConfigOption}}
+	}
+	var out []namedLevel
+	for _, n := range []struct {
+		name  string
+		level *Level
+	}{
+		{"the blueprint's [agent.output]", l.Agent},
+		{"[stages." + l.StageName + ".output]", l.Stage},
+		{"spawn_agent's output_* arguments", l.Spawn},
+		{"the launch (--output-* flags)", l.Launch},
+		{"session/new _meta.coda.output", l.SessionMeta},
+		{"the session's output_format option", config},
+		{"session/prompt _meta.coda.output", l.PromptMeta},
+	} {
+		if n.level != nil {
+			out = append(out, namedLevel{n.name, *n.level})
+		}
+	}
+	return out
+}
+
+// Resolve combines the levels in DESIGN.md §3's order, the later one
+// winning per field. Declared artifacts cascade whole: the nearest
+// non-empty list wins.
 //
 // Retirement: when a level names a format whose canonical label differs
-// from the one named by the levels before it, the schema, validator and
-// declared artifacts of those earlier levels are retired together (a check
-// written for one shape says nothing about another), and a warning says
-// what was retired, from which level, and by which level. Restating the
-// same format (any alias or case) retires nothing. When no earlier level
-// named a format, the first one that does adopts whatever checks came
-// before it: they were written for no other format.
+// from the one named by the levels before it, the example, schema,
+// validator and declared artifacts of those earlier levels are retired
+// together (an example or a check written for one shape says nothing about
+// another), and a warning says what was retired, from which level, and by
+// which level. Restating the same format (any alias or case) retires
+// nothing. When no earlier level named a format, the first one that does
+// adopts whatever example and checks came before it: they were written for
+// no other format.
 //
 // Relative schema_file and validator paths come back joined to their
 // level's Dir. When no level names a format the result is DefaultFormat.
-func Resolve(levels ...Level) (Spec, []string) {
+func Resolve(levels Levels) (Spec, []string) {
 	var out Spec
 	var warnings []string
 	// where each retirable field came from, for warnings
-	var schemaFrom, validatorFrom, artifactsFrom string
-	for _, l := range levels {
+	var exampleFrom, schemaFrom, validatorFrom, artifactsFrom string
+	for _, l := range levels.ordered() {
 		s := l.Spec
 		if s.Format != "" && out.Format != "" && validators.Canonical(s.Format) != validators.Canonical(out.Format) {
 			var retired []string
+			if out.Example != "" {
+				retired = append(retired, fmt.Sprintf("example (from %s)", exampleFrom))
+			}
 			if out.Schema != nil || out.SchemaFile != "" {
 				what := "schema"
 				if out.SchemaFile != "" {
@@ -151,9 +205,9 @@ func Resolve(levels ...Level) (Spec, []string) {
 			}
 			if len(retired) > 0 {
 				warnings = append(warnings, fmt.Sprintf("%s asks for %s where %s was in effect: retired %s",
-					l.Name, validators.Canonical(s.Format), validators.Canonical(out.Format), strings.Join(retired, "; ")))
+					l.name, validators.Canonical(s.Format), validators.Canonical(out.Format), strings.Join(retired, "; ")))
 			}
-			out.Schema, out.SchemaFile, out.Validator, out.Artifacts = nil, "", "", nil
+			out.Example, out.Schema, out.SchemaFile, out.Validator, out.Artifacts = "", nil, "", "", nil
 			out.OnValidatorError = ""
 		}
 		if s.Format != "" {
@@ -163,22 +217,22 @@ func Resolve(levels ...Level) (Spec, []string) {
 			out.Instructions = s.Instructions
 		}
 		if s.Example != "" {
-			out.Example = s.Example
+			out.Example, exampleFrom = s.Example, l.name
 		}
 		if s.Schema != nil {
-			out.Schema, out.SchemaFile, schemaFrom = s.Schema, "", l.Name
+			out.Schema, out.SchemaFile, schemaFrom = s.Schema, "", l.name
 		}
 		if s.SchemaFile != "" {
-			out.Schema, out.SchemaFile, schemaFrom = nil, join(l.Dir, s.SchemaFile), l.Name
+			out.Schema, out.SchemaFile, schemaFrom = nil, join(l.Dir, s.SchemaFile), l.name
 		}
 		if s.Validator != "" {
-			out.Validator, validatorFrom = join(l.Dir, s.Validator), l.Name
+			out.Validator, validatorFrom = join(l.Dir, s.Validator), l.name
 		}
 		if s.OnValidatorError != "" {
 			out.OnValidatorError = s.OnValidatorError
 		}
 		if len(s.Artifacts) > 0 {
-			out.Artifacts, artifactsFrom = s.Artifacts, l.Name
+			out.Artifacts, artifactsFrom = s.Artifacts, l.name
 		}
 		if s.OverwriteArtifacts != nil {
 			out.OverwriteArtifacts = s.OverwriteArtifacts

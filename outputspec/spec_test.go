@@ -12,15 +12,14 @@ func ptr[T any](v T) *T { return &v }
 
 var objSchema = map[string]any{"type": "object"}
 
-// The six levels of DESIGN.md §3 in order, as the engine and acp build them.
-func levels(agent, stage, launch, session, option, prompt Spec) []Level {
-	return []Level{
-		{Name: "blueprint", Dir: "/bp", Spec: agent},
-		{Name: "stage summary", Dir: "/bp", Spec: stage},
-		{Name: "launch", Dir: "/cwd", Spec: launch},
-		{Name: "session", Dir: "/cwd", Spec: session},
-		{Name: "output_format option", Spec: option},
-		{Name: "prompt", Dir: "/cwd", Spec: prompt},
+// The six levels of DESIGN.md §3 an editor's session has, as the engine
+// and acp fill them in; option is the output_format option's format.
+func levels(agent, stage, launch, session, option, prompt Spec) Levels {
+	bp, cwd := filepath.FromSlash("/bp"), filepath.FromSlash("/cwd")
+	return Levels{
+		Agent: &Level{Dir: bp, Spec: agent}, Stage: &Level{Dir: bp, Spec: stage}, StageName: "summary",
+		Launch: &Level{Dir: cwd, Spec: launch}, SessionMeta: &Level{Dir: cwd, Spec: session},
+		ConfigOption: option.Format, PromptMeta: &Level{Dir: cwd, Spec: prompt},
 	}
 }
 
@@ -29,7 +28,7 @@ func TestResolve(t *testing.T) {
 	otherDecls := []ArtifactDecl{{Name: "clip", Type: "video/*"}}
 	tests := []struct {
 		name     string
-		levels   []Level
+		levels   Levels
 		want     Spec
 		warnings []string
 	}{
@@ -87,7 +86,7 @@ func TestResolve(t *testing.T) {
 			want: Spec{Format: "markdown", OverwriteArtifacts: ptr(false)},
 		},
 		{
-			name: "launch asks for xml where the blueprint declared json with checks: all retired",
+			name: "the launch (--output-* flags) asks for xml where the blueprint declared json with checks: all retired",
 			levels: levels(
 				Spec{Format: "json", Schema: objSchema, Artifacts: decls, Instructions: "kept"},
 				Spec{Validator: "v/findings.star", OnValidatorError: "accept"},
@@ -96,18 +95,40 @@ func TestResolve(t *testing.T) {
 			),
 			want: Spec{Format: "xml", Instructions: "kept"},
 			warnings: []string{
-				"launch asks for xml where json was in effect: retired schema (from blueprint); validator findings.star (from stage summary); declared artifacts report (from blueprint)",
+				"the launch (--output-* flags) asks for xml where json was in effect: retired schema (from the blueprint's [agent.output]); validator findings.star (from [stages.summary.output]); declared artifacts report (from the blueprint's [agent.output])",
 			},
 		},
 		{
 			name: "restating the format with an alias and another case retires nothing",
 			levels: levels(
-				Spec{Format: "json", Schema: objSchema, Validator: "v.star"},
+				Spec{Format: "json", Schema: objSchema, Validator: "v.star", Example: "{}"},
 				Spec{Format: " JSON "},
 				Spec{Format: "application/json"},
 				Spec{}, Spec{}, Spec{},
 			),
-			want: Spec{Format: "application/json", Schema: objSchema, Validator: "/bp/v.star"},
+			want: Spec{Format: "application/json", Schema: objSchema, Validator: "/bp/v.star", Example: "{}"},
+		},
+		{
+			name: "another format retires the earlier example: a JSON example is no model for XML",
+			levels: levels(
+				Spec{Format: "json", Example: `{"a": 1}`, Instructions: "kept"},
+				Spec{}, Spec{}, Spec{},
+				Spec{Format: "xml"},
+				Spec{},
+			),
+			want:     Spec{Format: "xml", Instructions: "kept"},
+			warnings: []string{"the session's output_format option asks for xml where json was in effect: retired example (from the blueprint's [agent.output])"},
+		},
+		{
+			name: "a level naming a new format with its own example keeps it",
+			levels: levels(
+				Spec{Format: "json", Example: "{}", Schema: objSchema},
+				Spec{},
+				Spec{Format: "yaml", Example: "a: 1"},
+				Spec{}, Spec{}, Spec{},
+			),
+			want:     Spec{Format: "yaml", Example: "a: 1"},
+			warnings: []string{"the launch (--output-* flags) asks for yaml where json was in effect: retired example (from the blueprint's [agent.output]); schema (from the blueprint's [agent.output])"},
 		},
 		{
 			name: "md and markdown are one format",
@@ -125,7 +146,7 @@ func TestResolve(t *testing.T) {
 				Spec{}, Spec{}, Spec{},
 			),
 			want:     Spec{Format: "yaml", SchemaFile: "/cwd/b.json", Validator: "/cwd/c.star"},
-			warnings: []string{"launch asks for yaml where json was in effect: retired schema a.json (from blueprint)"},
+			warnings: []string{"the launch (--output-* flags) asks for yaml where json was in effect: retired schema a.json (from the blueprint's [agent.output])"},
 		},
 		{
 			name: "a session's checks are retired by the config option's format",
@@ -137,7 +158,7 @@ func TestResolve(t *testing.T) {
 				Spec{},
 			),
 			want:     Spec{Format: "json"},
-			warnings: []string{"output_format option asks for json where csv was in effect: retired schema (from session); validator header.star (from launch)"},
+			warnings: []string{"the session's output_format option asks for json where csv was in effect: retired schema (from session/new _meta.coda.output); validator header.star (from the launch (--output-* flags))"},
 		},
 		{
 			name: "retirement by the prompt, after a stage override",
@@ -148,7 +169,7 @@ func TestResolve(t *testing.T) {
 				Spec{Format: "toml"},
 			),
 			want:     Spec{Format: "toml"},
-			warnings: []string{"prompt asks for toml where json was in effect: retired schema (from stage summary)"},
+			warnings: []string{"session/prompt _meta.coda.output asks for toml where json was in effect: retired schema (from [stages.summary.output])"},
 		},
 		{
 			name: "a format change with nothing to retire warns nothing",
@@ -176,17 +197,14 @@ func TestResolve(t *testing.T) {
 			),
 			want: Spec{Format: "csv"},
 			warnings: []string{
-				"launch asks for xml where json was in effect: retired schema (from blueprint)",
-				"output_format option asks for csv where xml was in effect: retired validator x.star (from launch)",
+				"the launch (--output-* flags) asks for xml where json was in effect: retired schema (from the blueprint's [agent.output])",
+				"the session's output_format option asks for csv where xml was in effect: retired validator x.star (from the launch (--output-* flags))",
 			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for i := range tt.levels {
-				tt.levels[i].Dir = filepath.FromSlash(tt.levels[i].Dir)
-			}
-			got, warnings := Resolve(tt.levels...)
+			got, warnings := Resolve(tt.levels)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("spec (-want +got):\n%s", diff)
 			}
@@ -194,6 +212,37 @@ func TestResolve(t *testing.T) {
 				t.Errorf("warnings (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestResolve_order checks Levels against DESIGN.md §3's table: each
+// level names a new format and brings a validator, so each retires the one
+// before it, and the warnings spell out the order and the names.
+func TestResolve_order(t *testing.T) {
+	l := func(format, validator string) *Level {
+		return &Level{Dir: "/d", Spec: Spec{Format: format, Validator: validator}}
+	}
+	got, warnings := Resolve(Levels{
+		PromptMeta:   l("text", "/f.star"),
+		ConfigOption: "markdown",
+		SessionMeta:  l("toml", "/e.star"),
+		Launch:       l("yaml", "/d.star"),
+		Spawn:        l("csv", "/c.star"),
+		Stage:        l("xml", "/b.star"), StageName: "s",
+		Agent: l("json", "/a.star"),
+	})
+	want := []string{
+		"[stages.s.output] asks for xml where json was in effect: retired validator a.star (from the blueprint's [agent.output])",
+		"spawn_agent's output_* arguments asks for csv where xml was in effect: retired validator b.star (from [stages.s.output])",
+		"the launch (--output-* flags) asks for yaml where csv was in effect: retired validator c.star (from spawn_agent's output_* arguments)",
+		"session/new _meta.coda.output asks for toml where yaml was in effect: retired validator d.star (from the launch (--output-* flags))",
+		"the session's output_format option asks for markdown where toml was in effect: retired validator e.star (from session/new _meta.coda.output)",
+	}
+	if diff := cmp.Diff(want, warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	if got.Format != "text" || got.Validator != "/f.star" {
+		t.Errorf("the prompt's level is last: got %q with %q", got.Format, got.Validator)
 	}
 }
 

@@ -32,21 +32,24 @@
 // of steps or time) means the validator is broken: [Validator.Validate]
 // returns a [*ScriptError] and the caller applies on_validator_error.
 //
-// The dialect allows while loops, sets, top-level if/for and recursion.
-// There is no load, no file, network, clock or randomness; print goes to
-// the ScriptError's Output, not to stderr. Each call runs in a fresh thread
-// with a step budget ([DefaultMaxSteps]) and a wall-clock guard
-// ([DefaultTimeout]). There is no memory budget: callers cap the content
-// (outputspec cuts answers at 256 KiB).
+// The dialect allows while loops, sets, top-level if/for and recursion
+// (at most 10,000 calls deep). There is no load, no file, network, clock
+// or randomness; print goes to the ScriptError's Output, not to stderr.
+// Each call runs in a fresh thread with a step budget ([DefaultMaxSteps]),
+// a memory budget ([DefaultMaxMemory]) and a wall-clock guard
+// ([DefaultTimeout]). Starlark counts no bytes, so the script is rewritten
+// as it is compiled: each operation that can build a value much bigger
+// than its operands in one step is charged first (budget.go, guards.go).
 //
 // Besides Starlark's built-ins, a validator sees:
 //
 //	parse_json(text, default=...)  the JSON value: dicts (in document
 //	                               order), lists, strings, ints, floats,
-//	                               bools, None
+//	                               bools, None; a key twice in one object
+//	                               fails, as in Check
 //	parse_yaml(text, default=...)  the first YAML document, as for JSON;
 //	                               mapping keys become strings, dates stay
-//	                               strings
+//	                               strings; aliases are bounded as in Check
 //	parse_toml(text, default=...)  a dict (keys sorted); dates and times
 //	                               become RFC 3339 strings
 //	parse_csv(text, default=...)   a list of rows, each a list of strings;

@@ -101,6 +101,32 @@ func TestCheck_JSON(t *testing.T) {
 	})
 }
 
+func TestCheck_JSONDuplicateKeys(t *testing.T) {
+	many := `{` // 40 keys, then the 7th again: past the small-object path
+	for i := range 40 {
+		many += fmt.Sprintf(`"k%d": %d, `, i, i)
+	}
+	many += `"k7": 0}`
+	runChecks(t, "json", []checkCase{
+		{"a key twice", `{"a": 1, "a": 2}`, fails(1, 10, "the key /a appears twice in one object (first at line 1, column 2): give each key once")},
+		{"named by its pointer", "{\"items\": [\n  {\"name\": \"x\"},\n  {\"name\": \"y\", \"id\": 2, \"name\": \"z\"}\n]}",
+			fails(3, 26, "the key /items/1/name appears twice in one object (first at line 3, column 4)")},
+		{"deep in objects", `{"a": {"b": {"c": 1, "d": 2, "c": 3}}}`, fails(1, 30, "the key /a/b/c appears twice")},
+		{"escaped spelling of the same key", `{"a": 1, "\u0061": 2}`, fails(1, 10, "the key /a appears twice")},
+		{"pointer escapes", `{"x/y~": 1, "x/y~": 2}`, fails(1, 13, "the key /x~1y~0 appears twice")},
+		{"many keys", many, fails(1, -1, "the key /k7 appears twice")},
+		{"after a nested object closes", `{"a": {"b": 1}, "c": [{"a": 1}], "a": 2}`, fails(1, 34, "the key /a appears twice")},
+		{"the same key in sibling objects", `[{"a": 1}, {"a": 2}, {"a": {"a": 3}}]`, ok},
+		{"values equal to keys", `{"a": "b", "b": "a", "c": ["a", "a"]}`, ok},
+		{"keys inside a string", `{"s": "{\"b\": 1, \"b\": 2}"}`, ok},
+		{"an empty key once", `{"": 1, "e": {"": 2}}`, ok},
+		{"an empty key twice", `{"": 1, "": 2}`, fails(1, 9, "the key / appears twice")},
+	})
+	if _, err := Decode("json", `{"a": [{"b": 1, "b": 2}]}`); err == nil || !strings.Contains(err.Error(), "the key /a/0/b appears twice") {
+		t.Errorf("Decode = %v, want the duplicate key refused", err)
+	}
+}
+
 func TestCheck_XML(t *testing.T) {
 	runChecks(t, "xml", []checkCase{
 		{"element", `<result><a x="1">text</a><b/></result>`, ok},
@@ -174,6 +200,79 @@ func TestCheck_YAML(t *testing.T) {
 		{"huge", bigYAML(answerCap), ok},
 		{"huge truncated", bigYAML(answerCap)[:len(bigYAML(answerCap))/2] + "\"", fails(-1, -1, "double-quoted")},
 	})
+}
+
+// TestCheck_YAMLPreamble holds the line between a sentence YAML reads as
+// a key with no value and a real key: keys with spaces, keys with no
+// value, capitalised keys and keys over a sequence stay data.
+func TestCheck_YAMLPreamble(t *testing.T) {
+	const before = "starts with text before the YAML document"
+	runChecks(t, "yaml", []checkCase{
+		// Sentences, refused as preambles.
+		{"here you go", "Here you go:\nname: Ada\nage: 36\n", fails(1, 0, before+` ("Here you go:")`)},
+		{"here you go, lower case", "here you go:\nname: Ada\n", fails(1, 0, before)},
+		{"here it is, over a sequence", "Here it is:\n- a\n- b\n", fails(1, 0, before)},
+		{"your yaml", "Your YAML:\nname: Ada\n", fails(1, 0, before)},
+		{"result below", "Result below:\nname: Ada\n", fails(1, 0, before)},
+		{"as requested, the data", "The requested data:\nname: Ada\n", fails(1, 0, before)},
+		{"a sentence ends in it", "Done! Your data:\nname: Ada\n", fails(1, 0, before)},
+		{"a capitalised label", "Output:\nname: Ada\n", fails(1, 0, before+` ("Output:")`)},
+		{"the format's name as a label", "YAML:\n- a\n", ok}, // a sequence under one word may be data
+		{"the format's name over keys", "YAML:\nname: Ada\n", fails(1, 0, before)},
+		{"with blank lines after", "Here you go:\n\n\nname: Ada\n", fails(1, 0, before)},
+		{"a lead phrase", "Sure, here's the YAML:\nname: Ada\n", fails(1, 0, before)},
+		{"several words and a colon", "The data you asked for:\nname: Ada\n", fails(1, 0, before)},
+		{"and then a fence", "Here you go:\n```yaml\nname: Ada\n```\n", fails(1, 0, "wraps the YAML document in a ``` code fence")},
+
+		// Data, accepted.
+		{"keys with spaces", "first name: Ada\nlast name: Lovelace\n", ok},
+		{"a key with no value", "notes:\ntitle: Report\n", ok},
+		{"a key with spaces and no value", "first name:\nlast name: Lovelace\n", ok},
+		{"a capitalised key with spaces over a sequence", "Shopping list:\n- eggs\n- milk\n", ok},
+		{"a lower-case label word with no value", "output:\nformat: json\n", ok},
+		{"a label word over a nested block", "Output:\n  format: json\n", ok},
+		{"a label word over a sequence", "Answer:\n- 42\n", ok},
+		{"a capitalised key that is not a label", "Title:\nAuthor: Ada\n", ok},
+		{"a phrase as a value", "description: Here you go\nname: Ada\n", ok},
+		{"here as a key with a value", "here: 1\nthere: 2\n", ok},
+		{"a nested block under a sentence-like key", "Project here:\n  status: green\n", ok},
+		{"a quoted key", "\"Here you go\":\nname: Ada\n", ok},
+		{"a document marker first", "---\nname: Ada\n", ok},
+		{"an indented document", "  name: Ada\n  age: 36\n", ok},
+		{"a single line", "Here you go:\n", ok}, // a mapping of one null: nothing follows to be the data
+		{"a key holding a flow mapping", "summary: {a: 1}\n", ok},
+		{"yaml as a word in a value", "format: yaml\nfile: data.yml\n", ok},
+	})
+}
+
+// TestCheck_JSONAfterLeadIn: "Here is the JSON: {...}" is a sentence and
+// then JSON, whatever the format; YAML would read it as a key.
+func TestCheck_JSONAfterLeadIn(t *testing.T) {
+	for _, tc := range []struct{ format, content, want string }{
+		{"json", `Here is the JSON: {"a": 1}`, `starts with text before the JSON value ("Here is the JSON:"): submit the JSON value alone`},
+		{"json", "Here is the JSON: {\n  \"a\": 1\n}\n", `starts with text before the JSON value ("Here is the JSON:")`},
+		{"json", `JSON: [1, 2]`, `starts with text before the JSON value ("JSON:")`},
+		{"json", `Here is the JSON: {"a": [1, 2`, `starts with text before the JSON value`},
+		{"yaml", `Here is the JSON: {"a": 1}`, `starts with text ("Here is the JSON:") and then JSON, but the answer must be YAML: submit the YAML document alone`},
+		{"yaml", `Sure, the data: [{"a": 1}]`, `and then JSON, but the answer must be YAML`},
+		{"toml", `Here is the JSON: {"a": 1}`, `and then JSON, but the answer must be TOML`},
+		{"csv", `Here is the JSON: [{"a": 1}]`, `and then JSON, but the answer must be CSV`},
+	} {
+		err := Check(tc.format, tc.content)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Check(%s, %q) = %v, want %q", tc.format, tc.content, err, tc.want)
+		}
+	}
+	for _, tc := range []struct{ format, content string }{
+		{"yaml", `summary: {"a": 1}`},
+		{"yaml", "title: The JSON: spec\n"},
+		{"yaml", `json: {"a": 1}`},
+		{"yaml", "config: [1, 2]\n"},
+	} {
+		if err := Check(tc.format, tc.content); err != nil && strings.Contains(err.Error(), "starts with text") {
+			t.Errorf("Check(%s, %q) = %v: data called a preamble", tc.format, tc.content, err)
+		}
+	}
 }
 
 func TestCheck_TOML(t *testing.T) {
@@ -337,6 +436,58 @@ func TestCheck_Aliases(t *testing.T) {
 		if Check(label, content) == nil {
 			t.Errorf("Check(%q, %q) = nil, want an error", label, content)
 		}
+	}
+}
+
+// TestFormats holds the table to what its readers rely on: every
+// spelling resolves to its entry, the picker is complete and ordered, and
+// what the model is told matches what is checked.
+func TestFormats(t *testing.T) {
+	seen := map[int]string{}
+	for _, f := range Formats() {
+		for _, l := range append([]string{f.Label}, f.Aliases...) {
+			if l != strings.ToLower(strings.TrimSpace(l)) {
+				t.Errorf("%s: spelling %q is not trimmed lower case", f.Label, l)
+			}
+			for _, spelled := range []string{l, strings.ToUpper(l), " " + l + "\n"} {
+				if got, ok := Lookup(spelled); !ok || got.Label != f.Label {
+					t.Errorf("Lookup(%q) = %q, %v; want %q", spelled, got.Label, ok, f.Label)
+				}
+				if Canonical(spelled) != f.Label {
+					t.Errorf("Canonical(%q) = %q, want %q", spelled, Canonical(spelled), f.Label)
+				}
+			}
+		}
+		if f.Name == "" {
+			t.Errorf("%s has no name", f.Label)
+		}
+		if (f.Rule != "") != f.HasParser() {
+			t.Errorf("%s: a rule (%q) is told exactly when a check enforces it (check: %v)", f.Label, f.Rule, f.HasParser())
+		}
+		if f.HasDecoder() && !f.HasParser() {
+			t.Errorf("%s decodes but has no check", f.Label)
+		}
+		if f.Picker > 0 {
+			if f.Title == "" {
+				t.Errorf("%s is in the picker without a title", f.Label)
+			}
+			if other := seen[f.Picker]; other != "" {
+				t.Errorf("%s and %s share picker place %d", other, f.Label, f.Picker)
+			}
+			seen[f.Picker] = f.Label
+		}
+	}
+	picker := PickerFormats()
+	if len(picker) != len(seen) {
+		t.Fatalf("PickerFormats has %d entries, the table %d", len(picker), len(seen))
+	}
+	for i, f := range picker {
+		if f.Picker != i+1 {
+			t.Errorf("picker place %d holds %s (place %d): places run 1, 2, 3...", i+1, f.Label, f.Picker)
+		}
+	}
+	if _, ok := Lookup("application/vnd.acme"); ok {
+		t.Error("an unknown label was found")
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -19,6 +20,9 @@ type kind struct {
 	// opens reports whether a trimmed line is where the data probably
 	// begins after a sentence of preamble (stricter than starts).
 	opens func(line string) bool
+	// leadKey reports whether the first line, though it parses as data,
+	// is a sentence before it (YAML reads "Here you go:" as a key).
+	leadKey func(first, next string) bool
 }
 
 var (
@@ -28,7 +32,7 @@ var (
 		starts: func(l string) bool { return l[0] == '<' },
 		opens:  func(l string) bool { return l[0] == '<' }}
 	kindCSV  = kind{name: "CSV", what: "the CSV rows"}
-	kindYAML = kind{name: "YAML", what: "the YAML document"}
+	kindYAML = kind{name: "YAML", what: "the YAML document", leadKey: yamlLeadKey}
 	kindTOML = kind{name: "TOML", what: "the TOML document"}
 )
 
@@ -210,6 +214,12 @@ func frame(content string, k kind) *Error {
 	if k.name != "XML" && looksXML(trimmed) {
 		return &Error{Line: n1, Msg: fmt.Sprintf("this is XML, but the answer must be %s: submit %s", k.name, k.what)}
 	}
+	if lead, ok := jsonAfterLeadIn(l1, content); ok {
+		if k.name == "JSON" {
+			return &Error{Line: n1, Msg: fmt.Sprintf("the answer starts with text before the JSON value (%s): submit the JSON value alone, with nothing before it", quote(lead))}
+		}
+		return &Error{Line: n1, Msg: fmt.Sprintf("the answer starts with text (%s) and then JSON, but the answer must be %s: submit %s alone, with nothing before it", quote(lead), k.name, k.what)}
+	}
 	if k.starts != nil {
 		if k.starts(l1) {
 			return nil
@@ -230,7 +240,7 @@ func frame(content string, k kind) *Error {
 		}
 		return preamble(n1, l1, found, at, k)
 	}
-	if n2 != 0 && leadIn(l1) {
+	if n2 != 0 && (leadIn(l1) || k.leadKey != nil && k.leadKey(lineAt(content, n1), lineAt(content, n2))) {
 		return preamble(n1, l1, n2, l2, k)
 	}
 	if n2 != 0 {
@@ -249,4 +259,85 @@ func preamble(n1 int, l1 string, n2 int, next string, k kind) *Error {
 			quote(l1), k.what, f[:3], n2, k.what)}
 	}
 	return &Error{Line: n1, Msg: fmt.Sprintf("the answer starts with text before %s (%s): submit %s alone, with nothing before it", k.what, quote(l1), k.what)}
+}
+
+// jsonAfterLeadIn spots a sentence that introduces JSON on its own first
+// line: "Here is the JSON: {...}". YAML reads it as a key whose value is
+// the JSON, so without this it would pass as YAML data, or be called YAML
+// where JSON was asked. lead is the sentence, up to its colon.
+func jsonAfterLeadIn(l1, content string) (lead string, ok bool) {
+	i := strings.Index(l1, ":")
+	if i < 0 {
+		return "", false
+	}
+	lead, rest := l1[:i+1], strings.TrimLeft(l1[i+1:], " \t")
+	if rest == "" || (rest[0] != '{' && rest[0] != '[') {
+		return "", false
+	}
+	r, _ := utf8.DecodeRuneInString(lead)
+	named := strings.Contains(strings.ToLower(lead), "json") && (strings.Contains(lead, " ") || unicode.IsUpper(r))
+	if !named && !leadIn(lead) {
+		return "", false // "json: {...}" is a key
+	}
+	// The JSON runs from here to the end of the answer: valid, or at least
+	// opening like JSON (an object's quoted key, an array), if it was cut.
+	// (l1 is the first line with text, so its first occurrence is it.)
+	data := strings.TrimSpace(content[strings.Index(content, l1)+len(l1)-len(rest):])
+	if json.Valid([]byte(data)) {
+		return lead, true
+	}
+	inner := strings.TrimLeft(data[1:], " \t\r\n")
+	return lead, inner != "" && (inner[0] == '"' || data[0] == '[' && strings.ContainsRune("[{\"0123456789-tfn]", rune(inner[0])))
+}
+
+// leadWords are words that make a key with no value a sentence to the
+// reader rather than data ("Here you go:", "Your YAML below:").
+var leadWords = map[string]bool{
+	"here": true, "here's": true, "heres": true, "below": true, "following": true, "follows": true,
+	"requested": true, "yaml": true, "yml": true,
+}
+
+// leadLabels are the single words a model puts above its answer as a
+// label ("Output:"), capitalised as a label is, with no value.
+var leadLabels = map[string]bool{
+	"yaml": true, "yml": true, "here": true, "output": true, "result": true, "results": true,
+	"answer": true, "response": true, "sure": true, "okay": true, "done": true,
+}
+
+// yamlLeadKey reports whether the first line of a YAML answer, which YAML
+// reads as a key with no value ("Here you go:" then the document at the
+// same indentation), is a sentence introducing the data rather than a
+// key. Keys with spaces and keys with no value are both legitimate
+// ("first name: Ada", "notes:"), so it takes more: an unindented, unquoted
+// key whose value is null, or a sequence written at its own indentation,
+// and that reads as a sentence: several words, one of which only speaks
+// to the reader (here, below, following, yaml; "you go"; a word ending a
+// sentence), or one capitalised label such as "Output:" above keys.
+func yamlLeadKey(first, next string) bool {
+	if first == "" || first[0] == ' ' || first[0] == '\t' {
+		return false
+	}
+	key, ok := strings.CutSuffix(strings.TrimRight(first, " \t"), ":")
+	if !ok || key == "" || strings.ContainsAny(key[:1], "-?&*!|>[{#'\"%@`") || strings.Contains(key, ": ") {
+		return false
+	}
+	nextIndent := len(next) - len(strings.TrimLeft(next, " "))
+	if nextIndent > 0 {
+		return false // a nested block: the key has a value
+	}
+	sequence := strings.HasPrefix(next, "- ") || next == "-"
+	words := strings.Fields(strings.ToLower(key))
+	if len(words) == 1 {
+		r, _ := utf8.DecodeRuneInString(key)
+		return !sequence && unicode.IsUpper(r) && leadLabels[strings.Trim(words[0], ",.!")]
+	}
+	for i, w := range words {
+		if leadWords[strings.Trim(w, ",.!")] || (w == "go" && i > 0 && words[i-1] == "you") {
+			return true
+		}
+		if i < len(words)-1 && (strings.HasSuffix(w, "!") || strings.HasSuffix(w, ".")) {
+			return true // a sentence ends inside the "key"
+		}
+	}
+	return false
 }

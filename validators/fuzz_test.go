@@ -22,6 +22,8 @@ var seeds = []string{
 	"# T\n\n```go\nx\n```\n", "```\nx\n", "> ```\n> x\n", "- a\n  ```\n  b\n", "````\n```\n````\n",
 	"\ufeff{}", "\x00", "{\"\\ud800\": 1}", strings.Repeat("[", 20000), strings.Repeat("- ", 5000) + "x",
 	strings.Repeat("> ", 5000) + "```", "<" + strings.Repeat("a><", 3000) + "a/>",
+	`{"a": 1, "a": 2}`, `{"a": [{"b": 1, "\u0062": 2}]}`, `[{"a": 1}, {"a": 1}]`, `{"s": "{\"b\":1,\"b\":2}"}`,
+	yamlBomb(), "a: &a [1, 2]\nb: [*a, *a]\n", "a: &x [1, *x]\n", "Here you go:\nname: x\n", "Here is the JSON: {\"a\": 1}",
 }
 
 // checkInvariants holds for every format: Check never panics, fails with
@@ -51,12 +53,71 @@ func addSeeds(f *testing.F) {
 	}
 }
 
+// duplicateKey is a second opinion on jsonDuplicateKey: encoding/json's
+// tokens, each object's keys in a set.
+func duplicateKey(s string) bool {
+	d := json.NewDecoder(strings.NewReader(s))
+	type object struct {
+		keys   map[string]bool
+		wanted bool // the next string token is a key
+	}
+	var stack []*object
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return false
+		}
+		var top *object
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		key := top != nil && top.keys != nil && top.wanted
+		switch tok := tok.(type) {
+		case json.Delim:
+			if key {
+				return false // cannot be: a key is a string
+			}
+			if top != nil && top.keys != nil {
+				top.wanted = true // the value ends where this container does
+			}
+			switch tok {
+			case '{':
+				stack = append(stack, &object{keys: map[string]bool{}, wanted: true})
+			case '[':
+				stack = append(stack, &object{})
+			default:
+				stack = stack[:len(stack)-1]
+			}
+		case string:
+			if key {
+				if top.keys[tok] {
+					return true
+				}
+				top.keys[tok] = true
+				top.wanted = false
+				continue
+			}
+			if top != nil && top.keys != nil {
+				top.wanted = true
+			}
+		default:
+			if top != nil && top.keys != nil {
+				top.wanted = true
+			}
+		}
+	}
+}
+
 func FuzzCheckJSON(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, s string) {
 		err := checkInvariants(t, "json", s)
-		if (err == nil) != json.Valid([]byte(s)) {
-			t.Fatalf("Check = %v but json.Valid = %v", err, json.Valid([]byte(s)))
+		valid := json.Valid([]byte(s)) && !duplicateKey(s)
+		if (err == nil) != valid {
+			t.Fatalf("Check = %v but valid JSON without a duplicate key = %v", err, valid)
+		}
+		if err != nil && json.Valid([]byte(s)) && !strings.Contains(err.Error(), "appears twice") {
+			t.Fatalf("valid JSON refused for another reason than a duplicate key: %v", err)
 		}
 		if err == nil {
 			if _, err := Decode("json", s); err != nil {
@@ -106,8 +167,40 @@ func FuzzCheckYAML(f *testing.F) {
 			default:
 				t.Fatalf("Decode returned %T", v)
 			}
+			// What passes is bounded once its aliases are expanded: no
+			// more values than it writes (at most one a byte) and the
+			// aliases' share.
+			if n := expanded(v, maxYAMLAliased+len(s)+1); n > maxYAMLAliased+len(s)+1 {
+				t.Fatalf("the decoded answer holds more than %d values", n)
+			}
 		}
 	})
+}
+
+// expanded counts the values in v, a shared one at each place it appears,
+// stopping past limit.
+func expanded(v any, limit int) int {
+	n := 1
+	var walk func(any)
+	walk = func(v any) {
+		if n > limit {
+			return
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			for _, x := range v {
+				n++
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				n++
+				walk(x)
+			}
+		}
+	}
+	walk(v)
+	return n
 }
 
 func FuzzCheckTOML(f *testing.F) {
@@ -158,13 +251,17 @@ func FuzzStarlark(f *testing.F) {
 		"def validate(content):\n    return [r for r in parse_csv(content)]\n",
 		"def validate(content):\n    return parse_yaml(content)\n",
 		"def validate(content):\n    return parse_toml(content)\n",
+		"def validate(content):\n    return 'x' * (1 << 29)\n",
+		"def validate(content):\n    s = content\n    while True:\n        s += s\n",
+		"def validate(content):\n    return str([[content] * 100] * 100)\n",
+		"def validate(content):\n    l = [1, 2, 3]\n    l[len(l) - 1] += 1\n    return str(l[::-1]) + content.replace('a', 'bb')\n",
 	} {
 		for _, s := range seeds[:10] {
 			f.Add(src, s)
 		}
 	}
 	const budget = 200_000
-	topLevel.steps, topLevel.timeout = budget, time.Second
+	topLevel.steps, topLevel.timeout, topLevel.memory = budget, time.Second, 16<<20
 	f.Fuzz(func(t *testing.T, src, content string) {
 		if len(content) > 1<<16 {
 			return // the 256 KiB cap is outputspec's; keep the fuzzer fast
@@ -190,6 +287,7 @@ func FuzzStarlark(f *testing.F) {
 		}
 		v.MaxSteps = budget
 		v.Timeout = time.Second
+		v.MaxMemory = 16 << 20 // keep the fuzzer's own heap small
 		start = time.Now()
 		reason, err := v.Validate(context.Background(), content)
 		if d := time.Since(start); d > 20*time.Second {

@@ -19,10 +19,19 @@ var predeclared = starlark.StringDict{
 	"parse_toml": starlark.NewBuiltin("parse_toml", parseHelper(parseTOMLValue)),
 	"parse_csv":  starlark.NewBuiltin("parse_csv", parseHelper(parseCSVValue)),
 	"parse_xml":  starlark.NewBuiltin("parse_xml", parseHelper(parseXMLValue)),
-	"json":       starlarkjson.Module,
+	"json":       jsonModule,
 }
 
-func init() { predeclared.Freeze() }
+func init() {
+	// The guards of guards.go: the rewrite's, and the built-ins that
+	// build or render values, shadowed by charged ones.
+	for _, d := range []starlark.StringDict{guards, shadowed} {
+		for name, v := range d {
+			predeclared[name] = v
+		}
+	}
+	predeclared.Freeze()
+}
 
 // parseHelper makes a builtin parse_X(text, default=...) from a parser. Bad
 // text fails the script with the parser's positioned message, unless
@@ -32,6 +41,11 @@ func parseHelper(parse func(th *starlark.Thread, s string) (starlark.Value, *Err
 		var s string
 		var def starlark.Value
 		if err := starlark.UnpackArgs(b.Name(), args, kwargs, "text", &s, "default?", &def); err != nil {
+			return nil, err
+		}
+		// What a parse builds: some 32 bytes of values per byte of text
+		// at most (YAML's aliases are bounded apart).
+		if err := budgetOf(th).charge(32 * uint64(len(s))); err != nil {
 			return nil, err
 		}
 		v, e := parse(th, s)
@@ -49,9 +63,13 @@ var jsonDecode = starlarkjson.Module.Members["decode"]
 
 // parseJSONValue decodes with go.starlark.net/lib/json (objects become
 // dicts in document order) and explains a failure with Check's message.
+// A key twice in one object fails as it fails Check.
 func parseJSONValue(th *starlark.Thread, s string) (starlark.Value, *Error) {
 	v, err := starlark.Call(th, jsonDecode, starlark.Tuple{starlark.String(s)}, nil)
 	if err == nil {
+		if e := jsonDuplicateKey(s); e != nil {
+			return nil, e
+		}
 		return v, nil
 	}
 	if json := checkJSON(s); json != nil {
@@ -60,14 +78,22 @@ func parseJSONValue(th *starlark.Thread, s string) (starlark.Value, *Error) {
 	return nil, &Error{Msg: strings.TrimPrefix(err.Error(), "json.decode: ")}
 }
 
-// parseYAMLValue decodes the first YAML document; mappings keep their
-// order and their keys become strings.
+// parseYAMLValue decodes the first YAML document, its aliases bounded as
+// Check bounds them; mappings keep their order and their keys become
+// strings.
 func parseYAMLValue(_ *starlark.Thread, s string) (starlark.Value, *Error) {
-	if e := yamlTooDeep(s); e != nil {
+	docs, e := yamlDocs(s)
+	if e != nil {
+		return nil, e
+	}
+	if len(docs) == 0 {
+		return starlark.None, nil
+	}
+	if e := yamlAliasBomb(s, docs[0].Body); e != nil {
 		return nil, e
 	}
 	var v any
-	if err := yaml.UnmarshalWithOptions([]byte(s), &v, yaml.UseOrderedMap()); err != nil {
+	if err := yaml.NodeToValue(docs[0].Body, &v, yaml.UseOrderedMap()); err != nil {
 		return nil, yamlError(err)
 	}
 	return toStarlark(v), nil

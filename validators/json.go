@@ -5,18 +5,113 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// checkJSON accepts exactly one JSON value with nothing after it. The
-// common case, a good answer, costs one json.Valid; only a failure pays
-// for the diagnosis.
+// checkJSON accepts exactly one JSON value with nothing after it, with no
+// key twice in one object. The common case, a good answer, costs one
+// json.Valid and a scan for duplicate keys; only a failure pays for the
+// diagnosis.
 func checkJSON(content string) error {
 	if json.Valid([]byte(content)) {
+		if e := jsonDuplicateKey(content); e != nil {
+			return e
+		}
 		return nil
 	}
 	return diagnoseJSON(content)
+}
+
+// jsonDuplicateKey finds the first key that appears twice in one object
+// of content, which must be valid JSON, and names it by its JSON Pointer.
+// encoding/json keeps the last of the two silently, so a schema would
+// check one value and a reader may take the other. Keys compare as
+// decoded ("a" and "\u0061" are one key).
+func jsonDuplicateKey(content string) *Error {
+	type frame struct {
+		object   bool
+		wantKey  bool           // objects: the next string is a key
+		key      string         // objects: the member being read
+		index    int            // arrays: the element being read
+		keys     []string       // objects: keys seen, while few
+		offsets  []int          // where each of keys is
+		set      map[string]int // objects: keys seen, once many
+		keyStart int
+	}
+	var stack []frame
+	for i := 0; i < len(content); i++ {
+		switch c := content[i]; c {
+		case '{', '[':
+			// Frames are reused, and with them their keys' storage.
+			if len(stack) < cap(stack) {
+				stack = stack[:len(stack)+1]
+			} else {
+				stack = append(stack, frame{})
+			}
+			top := &stack[len(stack)-1]
+			*top = frame{object: c == '{', wantKey: c == '{', keys: top.keys[:0], offsets: top.offsets[:0]}
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+		case ',':
+			if top := &stack[len(stack)-1]; top.object {
+				top.wantKey = true
+			} else {
+				top.index++
+			}
+		case '"':
+			start := i
+			escaped := false
+			for i++; content[i] != '"'; i++ {
+				if content[i] == '\\' {
+					escaped = true
+					i++
+				}
+			}
+			if len(stack) == 0 || !stack[len(stack)-1].wantKey {
+				continue // a value
+			}
+			top := &stack[len(stack)-1]
+			top.wantKey = false
+			key := content[start+1 : i]
+			if escaped {
+				_ = json.Unmarshal([]byte(content[start:i+1]), &key) // valid JSON: cannot fail
+			}
+			first, dup := -1, false
+			if top.set != nil {
+				first, dup = top.set[key]
+			} else if j := slices.Index(top.keys, key); j >= 0 {
+				first, dup = top.offsets[j], true
+			}
+			if dup {
+				var path []string
+				for _, f := range stack[:len(stack)-1] {
+					if f.object {
+						path = append(path, f.key)
+					} else {
+						path = append(path, strconv.Itoa(f.index))
+					}
+				}
+				line, col := position(content, first)
+				return errorAt(content, start, "the key %s appears twice in one object (first at line %d, column %d): give each key once",
+					pointer(append(path, key)), line, col)
+			}
+			top.key = key
+			if top.set == nil && len(top.keys) < 16 {
+				top.keys, top.offsets = append(top.keys, key), append(top.offsets, start)
+				continue
+			}
+			if top.set == nil {
+				top.set = make(map[string]int, 32)
+				for j, k := range top.keys {
+					top.set[k] = top.offsets[j]
+				}
+			}
+			top.set[key] = start
+		}
+	}
+	return nil
 }
 
 // diagnoseJSON says why content is not one JSON value, where, and in words
@@ -152,6 +247,9 @@ func decodeJSON(content string) (any, error) {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, diagnoseJSON(content)
+	}
+	if e := jsonDuplicateKey(content); e != nil {
+		return nil, e
 	}
 	return numbers(v), nil
 }

@@ -33,6 +33,7 @@ const (
 var topLevel struct {
 	steps   uint64
 	timeout time.Duration
+	memory  uint64
 }
 
 // fileOptions make Starlark a small general scripting language: while
@@ -53,6 +54,9 @@ type Validator struct {
 	// Timeout bounds the wall-clock time of one call (DefaultTimeout when
 	// 0). Set before the first call.
 	Timeout time.Duration
+	// MaxMemory bounds, in bytes, the memory one call may build up
+	// (DefaultMaxMemory when 0; see budget.go). Set before the first call.
+	MaxMemory uint64
 }
 
 // A ScriptError is a broken validator: it failed, exceeded its budget, or
@@ -87,7 +91,12 @@ func LoadValidator(path string) (*Validator, error) {
 // messages give. The script's top level runs once, here, under the same
 // budget as a call; validate must then be a function of one parameter.
 func CompileValidator(name string, src []byte) (*Validator, error) {
-	_, prog, err := starlark.SourceProgramOptions(fileOptions, name, src, predeclared.Has)
+	f, err := fileOptions.Parse(name, src, 0)
+	if err != nil {
+		return nil, err
+	}
+	guardFile(f)
+	prog, err := starlark.FileProgram(f, predeclared.Has)
 	if err != nil {
 		var el resolve.ErrorList
 		if errors.As(err, &el) && len(el) > 1 {
@@ -100,7 +109,7 @@ func CompileValidator(name string, src []byte) (*Validator, error) {
 		return nil, fmt.Errorf("%s: load is not available in validators: put everything in one file", pos)
 	}
 
-	v := &Validator{name: name, MaxSteps: topLevel.steps, Timeout: topLevel.timeout}
+	v := &Validator{name: name, MaxSteps: topLevel.steps, Timeout: topLevel.timeout, MaxMemory: topLevel.memory}
 	th, done := v.thread(context.Background(), nil)
 	globals, err := prog.Init(th, predeclared)
 	if serr := done(err); serr != nil {
@@ -123,7 +132,7 @@ func CompileValidator(name string, src []byte) (*Validator, error) {
 		return nil, fmt.Errorf("%s: validate must take exactly 1 parameter (content), it takes %d", fn.Position(), n)
 	}
 	v.fn = fn
-	v.MaxSteps, v.Timeout = 0, 0
+	v.MaxSteps, v.Timeout, v.MaxMemory = 0, 0, 0
 	return v, nil
 }
 
@@ -180,11 +189,28 @@ func (v *Validator) thread(ctx context.Context, out *strings.Builder) (*starlark
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
+	memory := v.MaxMemory
+	if memory == 0 {
+		memory = DefaultMaxMemory
+	}
+	bud := newBudget(memory)
+	th.SetLocal(budgetKey, bud)
 	var overBudget, overTime atomic.Bool
-	th.SetMaxExecutionSteps(steps)
+	// The step hook runs every stepChunk steps: the step budget, then the
+	// depth and memory the budget watches.
+	th.SetMaxExecutionSteps(min(steps, stepChunk))
 	th.OnMaxSteps = func(th *starlark.Thread) {
-		overBudget.Store(true)
-		th.Cancel("too many steps")
+		if th.ExecutionSteps() >= steps {
+			overBudget.Store(true)
+			th.Cancel("too many steps")
+			return
+		}
+		if why := bud.stepHook(th); why != "" {
+			bud.over = why
+			th.Cancel("over its budget")
+			return
+		}
+		th.SetMaxExecutionSteps(min(steps, th.ExecutionSteps()+stepChunk))
 	}
 	timer := time.AfterFunc(timeout, func() {
 		overTime.Store(true)
@@ -216,6 +242,8 @@ func (v *Validator) thread(ctx context.Context, out *strings.Builder) (*starlark
 			in = "in " + fn + ": "
 		}
 		switch {
+		case bud.over != "":
+			se.Msg = fmt.Sprintf("%s: %s%s", where, in, bud.over)
 		case overBudget.Load():
 			se.Msg = fmt.Sprintf("%s: %sthe validator exceeded its budget of %d execution steps (an endless loop?)", where, in, steps)
 		case overTime.Load():

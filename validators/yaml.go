@@ -109,8 +109,9 @@ func yamlTooDeep(content string) *Error {
 	return bad
 }
 
-// parseYAMLDoc parses content into the body of its one document.
-func parseYAMLDoc(content string) (ast.Node, *Error) {
+// yamlDocs parses content into its documents that have a body. Every
+// reader of YAML starts here, so each has the same bounds.
+func yamlDocs(content string) ([]*ast.DocumentNode, *Error) {
 	if e := yamlTooDeep(content); e != nil {
 		return nil, e
 	}
@@ -124,6 +125,16 @@ func parseYAMLDoc(content string) (ast.Node, *Error) {
 			docs = append(docs, d)
 		}
 	}
+	return docs, nil
+}
+
+// parseYAMLDoc parses content into the body of its one document, its
+// aliases bounded.
+func parseYAMLDoc(content string) (ast.Node, *Error) {
+	docs, e := yamlDocs(content)
+	if e != nil {
+		return nil, e
+	}
 	if len(docs) == 0 {
 		return nil, &Error{Msg: "the answer has no YAML data: submit the YAML document"}
 	}
@@ -134,7 +145,88 @@ func parseYAMLDoc(content string) (ast.Node, *Error) {
 		}
 		return nil, &Error{Line: line, Msg: fmt.Sprintf("a second YAML document starts here (%d in all): submit one document (put several items in a sequence)", len(docs))}
 	}
+	if e := yamlAliasBomb(content, docs[0].Body); e != nil {
+		return nil, e
+	}
 	return docs[0].Body, nil
+}
+
+// maxYAMLAliased bounds the values a YAML document's aliases may stand
+// for, beyond the values it writes out. goccy/go-yaml decodes an alias as
+// the anchor's value, shared; but every reader of the data (a JSON Schema,
+// the normalisation to JSON-like values, a validator's parse_yaml) walks
+// it in full, so 342 bytes of nine anchors of nine aliases each stand for
+// 387 million values. A real answer repeats a block a few times.
+const maxYAMLAliased = 1 << 18
+
+// yamlAliasBomb counts, in document order, the values body's aliases
+// stand for, and refuses the document at the alias that takes them past
+// maxYAMLAliased. The count is linear in the document: each anchor's size
+// is counted once, where it is defined, and an alias adds it. An alias
+// inside its own anchor stands for nothing (goccy/go-yaml decodes it as
+// null), and a redefined anchor counts from where it is redefined, as the
+// decoder resolves it.
+func yamlAliasBomb(content string, body ast.Node) *Error {
+	if !strings.Contains(content, "*") {
+		return nil // no alias
+	}
+	w := aliasCount{anchors: map[string]int{}}
+	w.walk(body)
+	return w.bomb
+}
+
+type aliasCount struct {
+	total, aliased int            // values walked, and those added by aliases
+	anchors        map[string]int // values each anchor stands for
+	bomb           *Error
+}
+
+func (w *aliasCount) walk(n ast.Node) {
+	if w.bomb != nil || n == nil {
+		return
+	}
+	switch n := n.(type) {
+	case *ast.AnchorNode:
+		name := n.Name.GetToken().Value
+		w.anchors[name] = 1 // an alias to it from inside is null
+		before := w.total
+		w.walk(n.Value)
+		w.anchors[name] = w.total - before
+	case *ast.AliasNode:
+		size, ok := w.anchors[n.Value.GetToken().Value]
+		if !ok {
+			size = 1 // decoding reports the missing anchor
+		}
+		w.total += size
+		w.aliased += size - 1
+		if w.aliased > maxYAMLAliased {
+			tk := n.GetToken()
+			w.bomb = &Error{Msg: fmt.Sprintf("the aliases in this YAML (like %s here) stand for more than %d values when expanded: write the repeated parts out, or use far fewer aliases",
+				quote("*"+n.Value.GetToken().Value), maxYAMLAliased)}
+			if tk != nil && tk.Position != nil {
+				w.bomb.Line, w.bomb.Column = tk.Position.Line, tk.Position.Column
+			}
+		}
+	case *ast.MappingNode:
+		w.total++
+		for _, v := range n.Values {
+			w.walk(v)
+		}
+	case *ast.MappingValueNode:
+		w.walk(n.Key)
+		w.walk(n.Value)
+	case *ast.MappingKeyNode:
+		w.walk(n.Value)
+	case *ast.SequenceNode:
+		w.total++
+		for _, v := range n.Values {
+			w.walk(v)
+		}
+	case *ast.TagNode:
+		w.walk(n.Value)
+	default:
+		w.total++
+	}
 }
 
 // yamlError positions a goccy/go-yaml error.

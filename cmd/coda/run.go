@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/outputspec"
 )
 
 // runOnce is `coda run`: one turn without an editor. The answer goes to
@@ -41,7 +41,7 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer l.closeLog()
 	// The --output-* paths were typed here, whatever --cwd says.
-	outs, err := engine.CompileOutputs(l.agent, acp.LaunchLevel(l.spec, l.cwd))
+	outs, err := engine.CompileOutputs(l.agent, outputspec.Levels{Launch: &outputspec.Level{Dir: l.cwd, Spec: l.spec}})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,46 @@
+package outputspec
+
+import (
+	"context"
+	"crypto/sha256"
+	"sync"
+)
+
+// A Desk receives the submissions of one stage visit. Beyond Check it
+// remembers refused answers: an identical resubmission is answered "identical
+// to a refused submission" with the earlier reasons, without running the
+// checks again. Only refusals that depend on the content alone are
+// remembered (not those for artifacts, whose files may since have appeared).
+// A Desk is safe for concurrent use.
+type Desk struct {
+	c       *Contract
+	mu      sync.Mutex
+	refused map[[sha256.Size]byte]string
+}
+
+// NewDesk returns a Desk for one stage visit under c.
+func NewDesk(c *Contract) *Desk {
+	return &Desk{c: c, refused: map[[sha256.Size]byte]string{}}
+}
+
+// Submit checks a submission, remembering a refused answer.
+func (d *Desk) Submit(ctx context.Context, sub Submission) Verdict {
+	a, problem := parseArgs(sub.Args)
+	if problem != "" {
+		return refuse(problem)
+	}
+	key := sha256.Sum256([]byte(a.content))
+	d.mu.Lock()
+	earlier, seen := d.refused[key]
+	d.mu.Unlock()
+	if seen {
+		return Verdict{Content: a.content, Feedback: "This answer is identical to a refused submission. It was refused because:\n" + earlier}
+	}
+	v, memo := d.c.check(ctx, sub, a)
+	if !v.Accepted && memo {
+		d.mu.Lock()
+		d.refused[key] = v.Feedback
+		d.mu.Unlock()
+	}
+	return v
+}
