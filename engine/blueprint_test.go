@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/coda-acp/coda/outputspec"
 )
 
 // ParseBlueprint refuses a blueprint with every problem named in one line,
@@ -70,7 +72,7 @@ hint = "h"
 	if s := b.StartStage(); s == nil || s.Name != "look" {
 		t.Errorf("StartStage = %+v, want look", s)
 	}
-	outs, err := CompileOutputs(b)
+	outs, err := CompileOutputs(b, outputspec.Levels{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/outputspec"
 )
 
 // peakMemoryLimit is what a turn may take at its peak, whole process, with
@@ -84,7 +85,7 @@ func TestRun_peakMemoryChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs, err := engine.CompileOutputs(b)
+	outs, err := engine.CompileOutputs(b, outputspec.Levels{})
 	if err != nil {
 		t.Fatal(err)
 	}
