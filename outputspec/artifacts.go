@@ -157,7 +157,15 @@ func artifact(root, realRoot string, ref artifactRef) (Artifact, string) {
 	if !within(realRoot, real) {
 		return Artifact{}, "resolves outside the working directory through a symbolic link"
 	}
-	info, err := os.Stat(real)
+	rel, _ := filepath.Rel(realRoot, real)
+	// The file is looked at through an os.Root of the working directory, so
+	// that a symlink swapped in since EvalSymlinks cannot lead outside.
+	r, err := os.OpenRoot(realRoot)
+	if err != nil {
+		return Artifact{}, "cannot be read: " + unwrapPath(err)
+	}
+	defer r.Close()
+	info, err := r.Stat(rel)
 	if err != nil {
 		return Artifact{}, "cannot be read: " + unwrapPath(err)
 	}
@@ -167,7 +175,6 @@ func artifact(root, realRoot string, ref artifactRef) (Artifact, string) {
 	if !info.Mode().IsRegular() {
 		return Artifact{}, "is not a regular file"
 	}
-	rel, _ := filepath.Rel(realRoot, real)
 	a := Artifact{Name: ref.Name, Path: filepath.ToSlash(rel)}
 	if a.Name == "" { // named as the model named it, even through a link
 		base := filepath.Base(p)
@@ -180,15 +187,16 @@ func artifact(root, realRoot string, ref artifactRef) (Artifact, string) {
 		}
 		a.MimeType = t
 	}
-	if err := describe(real, &a); err != nil {
+	if err := describe(r, rel, &a); err != nil {
 		return Artifact{}, "cannot be read: " + unwrapPath(err)
 	}
 	return a, ""
 }
 
-// describe hashes and sizes the file, and types it when a.MimeType is unset.
-func describe(path string, a *Artifact) error {
-	f, err := os.Open(path)
+// describe hashes and sizes the file at path in r, and types it when
+// a.MimeType is unset.
+func describe(r *os.Root, path string, a *Artifact) error {
+	f, err := r.Open(path)
 	if err != nil {
 		return err
 	}
