@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"regexp/syntax"
@@ -104,8 +103,7 @@ func (Grep) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 		found, err = m.tree(ctx, ws, root, g)
 	case fi.Mode().IsRegular():
 		f := &grepFile{}
-		file, err := dk.Open(root)
-		m.search(f, file, err, &grepWorker{})
+		m.open(f, dk, root, &grepWorker{})
 		found = []*grepFile{f}
 	default:
 		return engine.Errorf("grep: %s is not a regular file (%s)", shown, fi.Mode().Type())
@@ -283,13 +281,12 @@ func (m *grepMatcher) tree(ctx context.Context, ws engine.Workspace, root string
 			var w grepWorker
 			for j := range jobs {
 				if j.dir == nil {
-					file, err := dk.Open(j.name)
-					m.search(j.f, file, err, &w)
+					m.open(j.f, dk, j.name, &w)
 					continue
 				}
-				file, err := j.dir.root.Open(j.name)
-				m.search(j.f, file, err, &w)
+				n, more, err := readIn(j.dir, j.name, w.buffer())
 				j.dir.release()
+				m.search(j.f, &w, n, more, err)
 			}
 		})
 	}
@@ -334,30 +331,38 @@ type grepWorker struct {
 	br  *bufio.Reader
 }
 
-// search searches file, as it was opened, into f.
-func (m *grepMatcher) search(f *grepFile, file *os.File, err error, w *grepWorker) {
+func (w *grepWorker) buffer() []byte {
+	if w.buf == nil {
+		w.buf = make([]byte, wholeMax+1)
+	}
+	return w.buf
+}
+
+// open searches the file at path (through the workspace's roots) into f.
+func (m *grepMatcher) open(f *grepFile, dk engine.Disk, path string, w *grepWorker) {
+	file, err := dk.Open(path)
 	if err != nil {
 		f.err = err
 		return
 	}
-	defer file.Close()
-	if w.buf == nil {
-		w.buf = make([]byte, wholeMax+1)
-	}
-	n, err := io.ReadFull(file, w.buf)
-	switch {
-	case err == io.EOF || err == io.ErrUnexpectedEOF:
-		m.whole(f, w.buf[:n])
-	case err == nil: // larger than wholeMax
-		m.stream(f, io.MultiReader(bytes.NewReader(w.buf[:n]), file), w)
-	default:
-		m.stream(f, io.MultiReader(bytes.NewReader(w.buf[:n]), errorReader{err}), w)
-	}
+	n, more, err := readOpen(file, w.buffer())
+	m.search(f, w, n, more, err)
 }
 
-type errorReader struct{ err error }
-
-func (e errorReader) Read([]byte) (int, error) { return 0, e.err }
+// search searches a file into f, given what reading it gave (see readOpen):
+// whole when it fits the buffer, else as a stream of what was read and the
+// rest.
+func (m *grepMatcher) search(f *grepFile, w *grepWorker, n int, more io.ReadCloser, err error) {
+	switch {
+	case err != nil:
+		f.err = err
+	case more == nil:
+		m.whole(f, w.buf[:n])
+	default:
+		defer more.Close()
+		m.stream(f, io.MultiReader(bytes.NewReader(w.buf[:n]), more), w)
+	}
+}
 
 // whole searches a file held whole in buf. It finds what stream would, line
 // for line, but asks the prefilter where the next line worth trying is

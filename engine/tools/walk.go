@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -26,6 +27,7 @@ type walkEntry struct {
 // are done with it (release).
 type walkDir struct {
 	root *os.Root
+	list *os.File // the directory as listed, where the platform keeps it open (see listable); else nil
 	refs atomic.Int32
 }
 
@@ -33,6 +35,9 @@ func (d *walkDir) hold() { d.refs.Add(1) }
 
 func (d *walkDir) release() {
 	if d.refs.Add(-1) == 0 {
+		if d.list != nil {
+			d.list.Close()
+		}
 		d.root.Close()
 	}
 }
@@ -58,7 +63,7 @@ func walkIn(ctx context.Context, r *os.Root, rel string, g *glob, fn func(e walk
 	dir := &walkDir{root: r}
 	dir.refs.Store(1)
 	defer dir.release()
-	entries, err := readDir(r)
+	entries, err := dir.readDir()
 	if err != nil && top {
 		return err
 	}
@@ -90,16 +95,52 @@ func walkIn(ctx context.Context, r *os.Root, rel string, g *glob, fn func(e walk
 	return nil
 }
 
-// readDir lists the directory r by name, what could be read of it when it
+// readDir lists the directory by name, what could be read of it when it
 // fails part way (as os.ReadDir does).
-func readDir(r *os.Root) ([]fs.DirEntry, error) {
-	f, err := r.Open(".")
+func (d *walkDir) readDir() ([]fs.DirEntry, error) {
+	f, err := d.root.Open(".")
 	if err != nil {
 		return nil, err
 	}
-	f = listable(f)
-	defer f.Close()
-	entries, err := f.ReadDir(-1)
+	l := listable(f)
+	if l != f {
+		d.list = l // kept open to open the files in it by name (see readIn)
+	} else {
+		defer f.Close()
+	}
+	entries, err := l.ReadDir(-1)
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return entries, err
 }
+
+// readInRoot is readIn through the directory's os.Root.
+func readInRoot(dir *walkDir, name string, buf []byte) (n int, more io.ReadCloser, err error) {
+	f, err := dir.root.Open(name)
+	if err != nil {
+		return 0, nil, err
+	}
+	return readOpen(f, buf)
+}
+
+// readOpen reads f into buf, as much as fits, and says what is left: more is
+// nil when buf[:n] is the whole file; the rest of the file, to read and
+// close, when it is larger than buf; a reader of the error when reading
+// failed. err is for a file that could not be opened.
+func readOpen(f *os.File, buf []byte) (n int, more io.ReadCloser, err error) {
+	n, err = io.ReadFull(f, buf)
+	switch {
+	case err == nil:
+		return n, f, nil
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		f.Close()
+		return n, nil, nil
+	}
+	f.Close()
+	return n, failedRead{err}, nil
+}
+
+// failedRead reads as the error a read met.
+type failedRead struct{ err error }
+
+func (f failedRead) Read([]byte) (int, error) { return 0, f.err }
+func (f failedRead) Close() error             { return nil }
