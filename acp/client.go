@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -148,7 +147,7 @@ func (w *clientWorkspace) OpenFile(ctx context.Context, path string) (engine.Fil
 	}
 	// A file too large to send whole is read from disk, a window at a time;
 	// an editor would not hold it in a buffer anyway.
-	if fi, err := os.Stat(path); err == nil && (fi.IsDir() || fi.Size() > engine.EditorReadLimit) {
+	if fi, err := w.local.Disk().Stat(path); err == nil && (fi.IsDir() || fi.Size() > engine.EditorReadLimit) {
 		return w.local.OpenFile(ctx, path)
 	}
 	text, err := w.ReadTextFile(ctx, path)
@@ -168,7 +167,7 @@ func (w *clientWorkspace) WriteTextFile(ctx context.Context, path, content strin
 		return w.local.WriteTextFile(ctx, path, content)
 	}
 	// Editors differ on creating missing directories; make them first.
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := w.local.Disk().MkdirAll(filepath.Dir(path)); err != nil {
 		return err
 	}
 	if err := w.conn.Call(ctx, "fs/write_text_file", writeTextFileParams{w.sessionID, path, content}, nil); err != nil {

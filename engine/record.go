@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -256,8 +257,24 @@ func writeAtomic(path string, fill func(io.Writer) error) error {
 	return os.Rename(f.Name(), path)
 }
 
+// CheckRunID says why id cannot name a run, or nil. A run id is a name in
+// the state directory, never a path: `coda result ../../x` must not read
+// outside it.
+func CheckRunID(id string) error {
+	switch {
+	case id == "":
+		return errors.New("the run id is empty")
+	case strings.ContainsAny(id, `/\`+"\x00") || id == "." || id == ".." || !filepath.IsLocal(id):
+		return fmt.Errorf("%q is not a run id: a run id is a name, such as 20260102-150405-a1b2c3, not a path", id)
+	}
+	return nil
+}
+
 // ReadRun reads a run's run.json.
 func ReadRun(stateDir, runID string) (*RunRecord, error) {
+	if err := CheckRunID(runID); err != nil {
+		return nil, err
+	}
 	b, err := os.ReadFile(filepath.Join(RunDir(stateDir, runID), "run.json"))
 	if err != nil {
 		if os.IsNotExist(err) {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -16,8 +15,10 @@ import (
 // A Workspace is what tools need from the place a turn runs in: the editor
 // over ACP, or the local disk for `coda run`. The engine never knows which.
 //
-// Paths given to a Workspace are absolute and already confined to Roots by
-// the caller (engine/tools checks them); a Workspace does not check again.
+// Paths given to a Workspace are absolute and already checked against Roots
+// by the caller (engine/tools tells the model why one is refused); what a
+// Workspace reads or writes on the local disk it reaches through a Disk of
+// its Roots, so that the check holds at the moment of use.
 type Workspace interface {
 	// Cwd is the session's working directory (absolute).
 	Cwd() string
@@ -98,8 +99,8 @@ type CommandResult struct {
 	TerminalID string
 }
 
-// LocalWorkspace works on the local disk. Approve answers permission
-// requests; nil denies every request.
+// LocalWorkspace works on the local disk, through a Disk of its roots.
+// Approve answers permission requests; nil denies every request.
 type LocalWorkspace struct {
 	Dir     string
 	Extra   []string
@@ -109,20 +110,24 @@ type LocalWorkspace struct {
 func (w *LocalWorkspace) Cwd() string     { return w.Dir }
 func (w *LocalWorkspace) Roots() []string { return append([]string{w.Dir}, w.Extra...) }
 
+// Disk is the local disk under the workspace's roots.
+func (w *LocalWorkspace) Disk() Disk { return Disk{Roots: w.Roots()} }
+
 func (w *LocalWorkspace) ReadTextFile(_ context.Context, path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := w.Disk().ReadFile(path)
 	return string(b), err
 }
 
 func (w *LocalWorkspace) OpenFile(_ context.Context, path string) (File, error) {
-	return openDiskFile(path)
+	f, err := w.Disk().Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return diskFile(f)
 }
 
 func (w *LocalWorkspace) WriteTextFile(_ context.Context, path, content string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, []byte(content), 0o644)
+	return w.Disk().WriteFile(path, []byte(content), 0o644)
 }
 
 func (w *LocalWorkspace) RequestPermission(ctx context.Context, req PermissionRequest) (bool, error) {
@@ -139,12 +144,9 @@ func (w *LocalWorkspace) RunCommand(ctx context.Context, c Command) (CommandResu
 	return runLocal(ctx, c)
 }
 
-// openDiskFile opens a regular file on disk for windowed reads.
-func openDiskFile(path string) (File, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
+// diskFile is an open file on disk, for windowed reads; a directory is
+// closed and refused.
+func diskFile(f *os.File) (File, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -152,17 +154,17 @@ func openDiskFile(path string) (File, error) {
 	}
 	if fi.IsDir() {
 		f.Close()
-		return nil, fmt.Errorf("%s is a directory", path)
+		return nil, fmt.Errorf("%s is a directory", f.Name())
 	}
-	return &diskFile{File: f, size: fi.Size()}, nil
+	return &sizedFile{File: f, size: fi.Size()}, nil
 }
 
-type diskFile struct {
+type sizedFile struct {
 	*os.File
 	size int64
 }
 
-func (f *diskFile) Size() int64 { return f.size }
+func (f *sizedFile) Size() int64 { return f.size }
 
 // runLocal runs c as a local process: in the platform's shell (proc_*.go)
 // and its own process group, stdin from /dev/null, stdout and stderr

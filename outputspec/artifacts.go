@@ -162,7 +162,15 @@ func artifact(root, realRoot string, ref artifactRef) (a Artifact, sniffed, prob
 	if !within(realRoot, real) {
 		return Artifact{}, "", "resolves outside the working directory through a symbolic link"
 	}
-	info, err := os.Stat(real)
+	rel, _ := filepath.Rel(realRoot, real)
+	// The file is looked at through an os.Root of the working directory, so
+	// that a symlink swapped in since EvalSymlinks cannot lead outside.
+	r, err := os.OpenRoot(realRoot)
+	if err != nil {
+		return Artifact{}, "", "cannot be read: " + unwrapPath(err)
+	}
+	defer r.Close()
+	info, err := r.Stat(rel)
 	if err != nil {
 		return Artifact{}, "", "cannot be read: " + unwrapPath(err)
 	}
@@ -172,7 +180,6 @@ func artifact(root, realRoot string, ref artifactRef) (a Artifact, sniffed, prob
 	if !info.Mode().IsRegular() {
 		return Artifact{}, "", "is not a regular file"
 	}
-	rel, _ := filepath.Rel(realRoot, real)
 	a = Artifact{Name: ref.Name, Path: filepath.ToSlash(rel)}
 	if a.Name == "" { // named as the model named it, even through a link
 		base := filepath.Base(p)
@@ -185,16 +192,16 @@ func artifact(root, realRoot string, ref artifactRef) (a Artifact, sniffed, prob
 		}
 		a.MimeType = t
 	}
-	if sniffed, err = describe(real, &a); err != nil {
+	if sniffed, err = describe(r, rel, &a); err != nil {
 		return Artifact{}, "", "cannot be read: " + unwrapPath(err)
 	}
 	return a, sniffed, ""
 }
 
-// describe hashes, sizes and sniffs the file, and types it by the sniffed
-// type when a.MimeType is unset.
-func describe(path string, a *Artifact) (sniffed string, err error) {
-	f, err := os.Open(path)
+// describe hashes, sizes and sniffs the file at path in r, and types it by
+// the sniffed type when a.MimeType is unset.
+func describe(r *os.Root, path string, a *Artifact) (sniffed string, err error) {
+	f, err := r.Open(path)
 	if err != nil {
 		return "", err
 	}

@@ -36,6 +36,7 @@ import (
 //	max_tokens = 8192
 //	thinking_budget = 4096               # anthropic: extended thinking
 //	timeout = "2m"                       # silence before a try is abandoned; or seconds
+//	max_call_time = "30m"                # a whole call, tries included (default 30m)
 //	max_retries = 3                      # tries after the first
 //	context_windows = { "my-model" = 32768 }
 type config struct {
@@ -62,6 +63,7 @@ type providerConfig struct {
 	MaxTokens      int               `toml:"max_tokens"`
 	ThinkingBudget int               `toml:"thinking_budget"`
 	Timeout        configDuration    `toml:"timeout"`
+	MaxCallTime    configDuration    `toml:"max_call_time"`
 	MaxRetries     *int              `toml:"max_retries"`
 	ContextWindows map[string]int    `toml:"context_windows"`
 }
@@ -265,6 +267,9 @@ func (b *providerConfig) merge(p providerConfig) providerConfig {
 	if p.Timeout != 0 {
 		out.Timeout = p.Timeout
 	}
+	if p.MaxCallTime != 0 {
+		out.MaxCallTime = p.MaxCallTime
+	}
 	if p.MaxRetries != nil {
 		out.MaxRetries = p.MaxRetries
 	}
@@ -323,13 +328,15 @@ func (c *config) newModel(spec string) (engine.Model, error) {
 		return anthropic.New(model, anthropic.Options{
 			Name: spec, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
 			MaxTokens: p.MaxTokens, ThinkingBudget: p.ThinkingBudget,
-			Timeout: time.Duration(p.Timeout), Retry: retry, ContextWindow: window,
+			Timeout: time.Duration(p.Timeout), MaxCallTime: time.Duration(p.MaxCallTime),
+			Retry: retry, ContextWindow: window,
 		}), nil
 	default:
 		return openai.New(model, openai.Options{
 			Name: spec, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
 			MaxTokens: p.MaxTokens,
-			Timeout:   time.Duration(p.Timeout), Retry: retry, ContextWindow: window,
+			Timeout:   time.Duration(p.Timeout), MaxCallTime: time.Duration(p.MaxCallTime),
+			Retry: retry, ContextWindow: window,
 		}), nil
 	}
 }

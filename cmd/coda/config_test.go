@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -43,6 +44,7 @@ base_url = "http://127.0.0.1:8080/v1"
 headers = { "X-Team" = "docs" }
 max_tokens = 4096
 timeout = "90s"
+max_call_time = "45m"
 max_retries = 1
 context_windows = { "qwen3:8b" = 40960 }
 
@@ -71,7 +73,7 @@ thinking_budget = 2048
 	want := map[string]*providerConfig{
 		"local": {
 			Kind: "openai", BaseURL: "http://127.0.0.1:8080/v1", Headers: map[string]string{"X-Team": "docs"},
-			MaxTokens: 4096, Timeout: configDuration(90 * time.Second), MaxRetries: &one,
+			MaxTokens: 4096, Timeout: configDuration(90 * time.Second), MaxCallTime: configDuration(45 * time.Minute), MaxRetries: &one,
 			ContextWindows: map[string]int{"qwen3:8b": 40960},
 		},
 		"openai":    {Kind: "openai", BaseURL: "https://api.openai.com/v1", APIKeyEnv: str("MY_OPENAI_KEY"), Timeout: configDuration(30 * time.Second)},
@@ -98,6 +100,7 @@ func TestLoadConfig_errors(t *testing.T) {
 		{"[providers.local]\nkind = \"openai\"\nbase_url = \"localhost:8080\"", "providers.local.base_url"},
 		{"[providers.openai]\ntimeout = \"soon\"", `"soon" is not a duration`},
 		{"[providers.openai]\nmax_retries = -1", "cannot be negative"},
+		{"[providers.openai]\nmax_call_time = \"-1m\"", "cannot be negative"},
 		{"[providers.script]\nkind = \"openai\"", "the name script is reserved"},
 		{"[providers.openai]\napi_key_env = \"sk-abc = 1\"", "want the name of an environment variable"},
 		{`default_model = "claude"`, "default_model: model \"claude\": want PROVIDER:MODEL"},
@@ -297,5 +300,42 @@ context_windows = { "m1" = 32768 }
 	}
 	if got.URL.Path != "/v1/chat/completions" || got.Header.Get("Authorization") != "Bearer lab-secret" || got.Header.Get("X-Team") != "docs" {
 		t.Errorf("request %s %v", got.URL.Path, got.Header)
+	}
+}
+
+// max_call_time reaches the provider: a server that keeps a call alive with
+// keep-alive comments is stopped when it runs out.
+func TestConfig_maxCallTime(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if _, err := io.WriteString(w, ": keep-alive\n"); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}))
+	defer srv.Close()
+	for _, kind := range []string{"openai", "anthropic"} {
+		path := writeConfig(t, "[providers.lab]\nkind = \""+kind+"\"\nbase_url = \""+srv.URL+"/v1\"\napi_key_env = \"\"\nmax_call_time = \"100ms\"\n")
+		c, err := loadConfig(path, configEnv(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := c.models().Model("lab:m1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = m.Stream(context.Background(), &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "x"}}}, func(engine.Delta) error { return nil })
+		if err == nil || !strings.Contains(err.Error(), "no whole reply within 100ms (the provider's max_call_time)") {
+			t.Errorf("%s: error %v", kind, err)
+		}
 	}
 }

@@ -25,6 +25,9 @@ func result(args []string, stdout, stderr io.Writer) error {
 	if raw && asJSON {
 		return usageError("--raw and --json: choose one")
 	}
+	if err := engine.CheckRunID(rest[0]); err != nil {
+		return usageError("%v", err)
+	}
 	if stateDir == "" {
 		stateDir = defaultStateDir()
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -62,7 +61,8 @@ func (ListFiles) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 		return engine.Errorf("list_files refused: %v", err)
 	}
 	shown := display(ws, root)
-	fi, err := os.Stat(root)
+	dk := disk(ws)
+	fi, err := dk.Stat(root)
 	if err != nil {
 		return engine.Errorf("list_files: %s", describeErr(shown, err))
 	}
@@ -80,13 +80,13 @@ func (ListFiles) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 
 	var found []string
 	more := 0
-	err = walkFiles(ctx, root, g, func(abs string, d fs.DirEntry) error {
+	err = walkFiles(ctx, dk, root, g, func(e walkEntry) error {
 		if len(found) == listMax {
 			more++
 			return nil
 		}
-		name := display(ws, abs)
-		if d.Type()&fs.ModeSymlink != 0 {
+		name := display(ws, filepath.Join(root, filepath.FromSlash(e.rel)))
+		if e.typ&fs.ModeSymlink != 0 {
 			name += " (symlink)"
 		}
 		found = append(found, name)
@@ -115,34 +115,4 @@ func (ListFiles) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 		}
 	}
 	return engine.ToolResult{Output: b.String(), Title: "List " + shown, Locations: []engine.Location{{Path: root}}}
-}
-
-// walkFiles calls fn for every file under root (not directories) whose path
-// relative to root matches g (nil matches all), in lexical order. .git
-// directories are skipped and symlinked directories are not followed.
-func walkFiles(ctx context.Context, root string, g *glob, fn func(abs string, d fs.DirEntry) error) error {
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == root {
-				return err
-			}
-			return nil // an unreadable entry below root: skip it
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" && p != root {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if g != nil {
-			rel, err := filepath.Rel(root, p)
-			if err != nil || !g.match(filepath.ToSlash(rel)) {
-				return nil
-			}
-		}
-		return fn(p, d)
-	})
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -15,7 +14,9 @@ import (
 // confined to the workspace: relative paths resolve against Cwd, and the
 // path's real location (every symlink followed, also for a file that does not
 // exist yet) must lie inside one of Roots. The returned path is the one to
-// operate on; it contains no "..".
+// operate on; it contains no "..". The check is for the model's sake, to say
+// why a path is refused: the access itself goes through disk(ws), which
+// holds to the roots at the moment of use.
 func resolve(ws engine.Workspace, p string) (string, error) {
 	if strings.TrimSpace(p) == "" {
 		return "", errors.New("the path is empty")
@@ -28,14 +29,12 @@ func resolve(ws engine.Workspace, p string) (string, error) {
 		abs = filepath.Join(ws.Cwd(), abs)
 	}
 	abs = filepath.Clean(abs)
-	real, err := realPath(abs, 0)
+	real, inside, err := disk(ws).Inside(abs)
 	if err != nil {
 		return "", fmt.Errorf("cannot resolve %s: %w", p, unwrapPathError(err))
 	}
-	for _, root := range ws.Roots() {
-		if within(rootReal(root), real) {
-			return abs, nil
-		}
+	if inside {
+		return abs, nil
 	}
 	how := "is outside"
 	if real != abs {
@@ -44,70 +43,15 @@ func resolve(ws engine.Workspace, p string) (string, error) {
 	return "", fmt.Errorf("%s %s the workspace (%s); only files under it can be used", p, how, strings.Join(ws.Roots(), ", "))
 }
 
-// realPath follows every symlink in p. Components that do not exist are kept
-// as they are under their deepest existing parent's real path; a dangling
-// symlink is followed to where it points, so a write through it cannot land
-// outside the check.
-func realPath(p string, depth int) (string, error) {
-	if depth > 64 {
-		return "", errors.New("too many levels of symbolic links")
-	}
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r, nil
-	}
-	fi, err := os.Lstat(p)
-	switch {
-	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
-		target, err := os.Readlink(p)
-		if err != nil {
-			return "", err
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(p), target)
-		}
-		return realPath(filepath.Clean(target), depth+1)
-	case err == nil:
-		// It exists, yet its symlinks cannot be followed: refuse rather
-		// than guess.
-		_, err = filepath.EvalSymlinks(p)
-		return "", err
-	case errors.Is(err, fs.ErrNotExist):
-		parent := filepath.Dir(p)
-		if parent == p {
-			return p, nil
-		}
-		rp, err := realPath(parent, depth)
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(rp, filepath.Base(p)), nil
-	default:
-		return "", err
-	}
-}
-
-func rootReal(root string) string {
-	root = filepath.Clean(root)
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		return r
-	}
-	return root
-}
-
-// within reports whether p is root or lies under it.
-func within(root, p string) bool {
-	rel, err := filepath.Rel(root, p)
-	if err != nil {
-		return false
-	}
-	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
-}
+// disk is the local disk under the workspace's roots: every file a tool
+// reads or lists on disk is reached through it.
+func disk(ws engine.Workspace) engine.Disk { return engine.Disk{Roots: ws.Roots()} }
 
 // display names a resolved path for the model: relative to Cwd when it lies
 // under it, else absolute.
 func display(ws engine.Workspace, abs string) string {
 	cwd := filepath.Clean(ws.Cwd())
-	if rel, err := filepath.Rel(cwd, abs); err == nil && within(cwd, abs) {
+	if rel, err := filepath.Rel(cwd, abs); err == nil && engine.Within(cwd, abs) {
 		return filepath.ToSlash(rel)
 	}
 	return abs

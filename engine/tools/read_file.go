@@ -88,7 +88,7 @@ func (t ReadFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult 
 		return r
 	}
 
-	_, refusal, err := sniffDisk(path, shown)
+	_, refusal, err := sniffDisk(disk(ws), path, shown)
 	if err != nil {
 		return fail("read_file: %s", describeErr(shown, err))
 	}

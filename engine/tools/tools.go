@@ -47,8 +47,8 @@ const maxEditSize = engine.EditorReadLimit
 // have a buffer for it), a refusal for the model when it is not a regular
 // file or its start is binary or not UTF-8, and an error when it cannot be
 // read. Only a regular file is opened: opening a FIFO would block.
-func sniffDisk(path, shown string) (size int64, refusal string, err error) {
-	fi, err := os.Stat(path)
+func sniffDisk(d engine.Disk, path, shown string) (size int64, refusal string, err error) {
+	fi, err := d.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return -1, "", nil
 	}
@@ -61,7 +61,7 @@ func sniffDisk(path, shown string) (size int64, refusal string, err error) {
 	if !fi.Mode().IsRegular() {
 		return fi.Size(), fmt.Sprintf("%s is not a regular file (%s)", shown, fi.Mode().Type()), nil
 	}
-	f, err := os.Open(path)
+	f, err := d.Open(path)
 	if err != nil {
 		return 0, "", err
 	}

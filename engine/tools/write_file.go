@@ -86,7 +86,7 @@ func (t WriteFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult
 // currentText is a file's text before a change (nil when it does not exist
 // yet), or why it must not be changed as text.
 func currentText(ctx context.Context, ws engine.Workspace, path, shown string) (*string, string) {
-	size, refusal, err := sniffDisk(path, shown)
+	size, refusal, err := sniffDisk(disk(ws), path, shown)
 	switch {
 	case err != nil:
 		return nil, describeErr(shown, err)

@@ -38,11 +38,15 @@ type Options struct {
 	// (at least 1024, less than MaxTokens); 0 leaves it off.
 	ThinkingBudget int
 
-	// Timeout is how long the server may stay silent (before replying and
-	// between events) before the try is abandoned; 0 means 5 minutes.
+	// Timeout is how long the server may go without completing a line
+	// (before replying and between events) before the try is abandoned; 0
+	// means sse.DefaultTimeout (5 minutes).
 	Timeout time.Duration
-	Retry   sse.Retry
-	Client  *http.Client // nil means http.DefaultClient
+	// MaxCallTime bounds a whole call, every try included, however lively
+	// the server; 0 means sse.DefaultMaxCallTime (30 minutes).
+	MaxCallTime time.Duration
+	Retry       sse.Retry
+	Client      *http.Client // nil means http.DefaultClient
 
 	// ContextWindow is reported in each Response's Usage; 0 when unknown.
 	ContextWindow int
@@ -67,7 +71,7 @@ func New(model string, opts Options) *Model {
 		opts.MaxTokens = DefaultMaxTokens
 	}
 	if opts.Timeout <= 0 {
-		opts.Timeout = 5 * time.Minute
+		opts.Timeout = sse.DefaultTimeout
 	}
 	h := http.Header{}
 	for k, v := range opts.Headers {
@@ -87,6 +91,7 @@ func New(model string, opts Options) *Model {
 			Header:  h,
 			Secret:  opts.APIKey,
 			Timeout: opts.Timeout,
+			MaxTime: opts.MaxCallTime,
 			Retry:   opts.Retry,
 		},
 	}

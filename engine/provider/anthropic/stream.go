@@ -87,8 +87,8 @@ type stream struct {
 	dec      sse.JSONDecoder
 	ev       event
 	blocks   []*contentBlock
-	text     strings.Builder
-	thinking strings.Builder
+	text     sse.Text
+	thinking sse.Text
 	stop     string
 	usage    usage
 	done     bool
@@ -200,7 +200,7 @@ func (s *stream) addText(text string) error {
 	if text == "" {
 		return nil
 	}
-	s.text.WriteString(text)
+	s.text.Add(text)
 	*s.started = true
 	return s.onDelta(engine.Delta{Text: text})
 }
@@ -210,7 +210,7 @@ func (s *stream) addThinking(b *contentBlock, text string) error {
 		return nil
 	}
 	b.thinking.WriteString(text)
-	s.thinking.WriteString(text)
+	s.thinking.Add(text)
 	*s.started = true
 	return s.onDelta(engine.Delta{Thinking: text})
 }

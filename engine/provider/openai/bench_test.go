@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"runtime/metrics"
 	"strings"
 	"testing"
 
@@ -76,4 +79,70 @@ func reportPerDelta(b *testing.B, n int) {
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "deltas/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/delta")
+}
+
+// bigReply is a reply of n deltas of about 40 bytes each (the shape of
+// acpbench's 100k-chunk turn), generated as it is read so that the body
+// itself takes no memory.
+type bigReply struct {
+	n, i     int
+	buf, end []byte
+}
+
+func (r *bigReply) Read(p []byte) (int, error) {
+	for len(r.buf) == 0 {
+		switch {
+		case r.i < r.n:
+			r.end = fmt.Appendf(r.end[:0], `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"chunk %06d of the streamed reply text.. "},"finish_reason":null}]}`+"\n\n", r.i)
+		case r.i == r.n:
+			r.end = append(r.end[:0], `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n"...)
+		default:
+			return 0, io.EOF
+		}
+		r.buf = r.end
+		r.i++
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
+
+// BenchmarkStream_memory reads a 100,000-delta reply (4.2 MB of text) and
+// reports what its text costs the heap: peak-MB is the most the heap held
+// above its level before the call (sampled every 1000 deltas, garbage not
+// yet collected included: what the process's memory follows), kept-MB what
+// the Response holds once the call is over, and B/op every byte allocated.
+func BenchmarkStream_memory(b *testing.B) {
+	const deltas = 100_000
+	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	heap := func() float64 {
+		metrics.Read(samples)
+		return float64(samples[0].Value.Uint64())
+	}
+	b.ReportAllocs()
+	var peak, kept float64
+	for b.Loop() {
+		runtime.GC()
+		base := heap()
+		top := base
+		n := 0
+		started := false
+		s := stream{started: &started, onDelta: func(engine.Delta) error {
+			if n++; n%1000 == 0 {
+				top = max(top, heap())
+			}
+			return nil
+		}}
+		resp, err := s.read(sse.NewReader(&bigReply{n: deltas}))
+		if err != nil || len(resp.Text) != deltas*42 {
+			b.Fatal(err, len(resp.Text))
+		}
+		top = max(top, heap())
+		runtime.GC()
+		peak += top - base
+		kept += heap() - base
+		runtime.KeepAlive(resp)
+	}
+	b.ReportMetric(peak/float64(b.N)/1e6, "peak-MB")
+	b.ReportMetric(kept/float64(b.N)/1e6, "kept-MB")
 }

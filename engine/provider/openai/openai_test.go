@@ -521,3 +521,71 @@ func TestModel_Name(t *testing.T) {
 		t.Errorf("Name() = %q", n)
 	}
 }
+
+// A stream labelled application/json (as some gateways label it) is read
+// as the event stream it is, not refused as "not JSON".
+func TestModel_Stream_sseLabelledJSON(t *testing.T) {
+	s := newServer(t, reply{header: map[string]string{"Content-Type": "application/json"}, file: "text_parallel_tools.sse"})
+	want, _, err := collect(t, newModel(newServer(t, reply{file: "text_parallel_tools.sse"}), &sleeps{}), simpleRequest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := collect(t, newModel(s, &sleeps{}), simpleRequest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" || len(got.ToolCalls) == 0 {
+		t.Errorf("response (-as text/event-stream +as application/json):\n%s", diff)
+	}
+}
+
+// An API key in an error reply is masked before the reply is shortened:
+// wherever it falls, no piece of it reaches the error.
+func TestModel_Stream_keyInErrorAtEveryOffset(t *testing.T) {
+	const key = "sk-proj-Zq8RrT2vLx9PmW4kN7bH3cJ5dF6gA1s"
+	var mu sync.Mutex
+	body := ""
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		b := body
+		mu.Unlock()
+		if strings.HasPrefix(b, "data:") {
+			w.Header().Set("Content-Type", "text/event-stream")
+		} else {
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+		io.WriteString(w, b)
+	}))
+	defer srv.Close()
+	m := New("gpt-4o", Options{BaseURL: srv.URL, APIKey: key, Client: srv.Client(), Retry: sse.Retry{Tries: 1}})
+	for off := 0; off <= 600; off++ {
+		pad := strings.Repeat("x", off)
+		for _, b := range []string{
+			pad + key + " was refused",
+			`{"detail":"` + pad + key + `"}`,
+			`{"error":{"message":"` + pad + key + `"}}`,
+			`data: {"error":{"message":"` + pad + key + `"}}` + "\n\n",
+		} {
+			mu.Lock()
+			body = b
+			mu.Unlock()
+			_, err := m.Stream(context.Background(), simpleRequest, func(engine.Delta) error { return nil })
+			if err == nil {
+				t.Fatalf("no error for %q", b)
+			}
+			if p := leakedPiece(err.Error(), key); p != "" {
+				t.Fatalf("key at %d: %q of it is in the error %q", off, p, err)
+			}
+		}
+	}
+}
+
+// leakedPiece is a piece of at least 8 characters of key found in s, or "".
+func leakedPiece(s, key string) string {
+	for i := 0; i+8 <= len(key); i++ {
+		if strings.Contains(s, key[i:i+8]) {
+			return key[i : i+8]
+		}
+	}
+	return ""
+}

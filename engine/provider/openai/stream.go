@@ -68,8 +68,8 @@ type stream struct {
 
 	dec      sse.JSONDecoder
 	c        chunk
-	text     strings.Builder
-	thinking strings.Builder
+	text     sse.Text
+	thinking sse.Text
 	refused  bool
 	calls    []*callSlot
 	finish   string // the finish_reason, once one came: the reply is complete
@@ -140,7 +140,7 @@ func (s *stream) delta(d *delta) error {
 		thinking = d.Reasoning
 	}
 	if thinking != "" {
-		s.thinking.WriteString(thinking)
+		s.thinking.Add(thinking)
 		if err := s.emit(engine.Delta{Thinking: thinking}); err != nil {
 			return err
 		}
@@ -151,7 +151,7 @@ func (s *stream) delta(d *delta) error {
 		s.refused = true
 	}
 	if text != "" {
-		s.text.WriteString(text)
+		s.text.Add(text)
 		if err := s.emit(engine.Delta{Text: text}); err != nil {
 			return err
 		}

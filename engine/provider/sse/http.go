@@ -1,6 +1,7 @@
 package sse
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coda-acp/coda/engine"
 )
@@ -58,26 +60,41 @@ func post(ctx context.Context, client *http.Client, url string, header http.Head
 		return resp, nil
 	}
 	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	serr := &StatusError{Code: resp.StatusCode, Message: redact(errorMessage(msg), secret)}
+	serr := &StatusError{Code: resp.StatusCode, Message: errorBody(resp.Body, secret)}
 	if RetryStatus(resp.StatusCode) {
 		return nil, &Temporary{Err: serr, After: retryAfter(resp.Header, time.Now())}
 	}
 	return nil, serr
 }
 
-// errorMessage is the message of an error body: error.message of
-// {"error": {"message": ...}} (OpenAI, Anthropic, most compatible servers),
-// the string of {"error": "..."} (Ollama's own API), or the body itself,
-// trimmed and shortened.
-func errorMessage(body []byte) string {
+// How much of an error reply is read, and how much of one that is not JSON
+// is shown.
+const (
+	maxErrorBody  = 64 << 10
+	maxErrorShown = 500
+)
+
+// errorBody reads an error reply and returns its message with secret cut
+// out. The secret is masked before the message is shortened, so that the
+// cut cannot leave part of it behind. (A body cut at the read limit is not
+// JSON, and only its first maxErrorShown bytes are shown.)
+func errorBody(r io.Reader, secret string) string {
+	body, _ := io.ReadAll(io.LimitReader(r, maxErrorBody))
+	return errorMessage(body, secret)
+}
+
+// errorMessage is the message of an error body, secret masked:
+// error.message of {"error": {"message": ...}} (OpenAI, Anthropic, most
+// compatible servers), the string of {"error": "..."} (Ollama's own API), or
+// the body itself, trimmed and shortened.
+func errorMessage(body []byte, secret string) string {
 	var v struct {
 		Error json.RawMessage `json:"error"`
 	}
 	if json.Unmarshal(body, &v) == nil && len(v.Error) > 0 {
 		var s string
 		if json.Unmarshal(v.Error, &s) == nil && s != "" {
-			return s
+			return redact(s, secret)
 		}
 		var o struct {
 			Message string `json:"message"`
@@ -86,23 +103,35 @@ func errorMessage(body []byte) string {
 		if json.Unmarshal(v.Error, &o) == nil {
 			switch {
 			case o.Message != "":
-				return o.Message
+				return redact(o.Message, secret)
 			case o.Type != "":
-				return o.Type
+				return redact(o.Type, secret)
 			}
 		}
 	}
-	s := strings.TrimSpace(string(body))
-	if len(s) > 500 {
-		s = s[:500] + "…"
-	}
-	return s
+	return shorten(redact(strings.TrimSpace(string(body)), secret), maxErrorShown)
 }
+
+// shorten cuts s to at most n bytes, at a character boundary, marking the
+// cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// minSecret is the shortest secret masked: a shorter one would mask
+// ordinary text.
+const minSecret = 4
 
 // redactError returns err with secret cut out of its text, or err itself
 // when it does not contain it.
 func redactError(err error, secret string) error {
-	if err == nil || len(secret) < 4 || !strings.Contains(err.Error(), secret) {
+	if err == nil || len(secret) < minSecret || !strings.Contains(err.Error(), secret) {
 		return err
 	}
 	return redacted{msg: redact(err.Error(), secret), err: err}
@@ -121,14 +150,15 @@ func (r redacted) Error() string { return r.msg }
 func (r redacted) Unwrap() error { return r.err }
 
 func redact(s, secret string) string {
-	if len(secret) < 4 {
+	if len(secret) < minSecret {
 		return s
 	}
 	return strings.ReplaceAll(s, secret, "[redacted]")
 }
 
-// An idleTimer cancels a context when the server sends nothing for a while: a
-// timeout that a long answer streamed steadily never hits.
+// An idleTimer cancels a context when the server completes no line for a
+// while: a timeout that a long answer streamed steadily never hits, and that
+// a server trickling a byte at a time cannot keep off.
 type idleTimer struct {
 	t *time.Timer
 	d time.Duration
@@ -155,8 +185,8 @@ func (id *idleTimer) kick() {
 	}
 }
 
-// wrap returns r with every read that brings bytes kicking the timer, so
-// that keep-alive comments count as signs of life.
+// wrap returns r with every read that completes a line kicking the timer:
+// a whole line, keep-alive comments included, is the sign of life.
 func (id *idleTimer) wrap(r io.Reader) io.Reader {
 	if id.t == nil {
 		return r
@@ -171,11 +201,17 @@ type idleReader struct {
 
 func (ir idleReader) Read(p []byte) (int, error) {
 	n, err := ir.r.Read(p)
-	if n > 0 {
+	if bytes.IndexByte(p[:n], '\n') >= 0 {
 		ir.id.kick()
 	}
 	return n, err
 }
+
+// Defaults for a Call's time limits.
+const (
+	DefaultTimeout     = 5 * time.Minute
+	DefaultMaxCallTime = 30 * time.Minute
+)
 
 // A Call is the streaming POST a provider makes for each model call.
 type Call struct {
@@ -185,6 +221,9 @@ type Call struct {
 	Header  http.Header
 	Secret  string        // the API key: never in an error
 	Timeout time.Duration // see withIdle; <= 0 means none
+	// MaxTime bounds the whole call, every try and wait included, however
+	// lively the server; <= 0 means DefaultMaxCallTime.
+	MaxTime time.Duration
 	Retry   Retry
 }
 
@@ -192,11 +231,18 @@ type Call struct {
 // c.Retry allows while nothing has been passed on to the caller: read
 // reports through started whether it has. A *Temporary error from read
 // after it started is made final, saying the reply broke off. The context
-// read runs under ends when the server falls silent for c.Timeout. A 404
-// wraps engine.ErrModelUnavailable, so that a stage tries its next model.
+// read runs under ends when the server completes no line for c.Timeout, and
+// when the call has taken c.MaxTime. A 404 wraps engine.ErrModelUnavailable,
+// so that a stage tries its next model.
 func (c *Call) Do(ctx context.Context, body []byte, read func(ctx context.Context, r *Reader, started *bool) error) error {
-	err := c.Retry.Do(ctx, func(ctx context.Context) error {
-		ictx, idle, stop := withIdle(ctx, c.Timeout)
+	limit := c.MaxTime
+	if limit <= 0 {
+		limit = DefaultMaxCallTime
+	}
+	callCtx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("no whole reply within %s (the provider's max_call_time)", limit))
+	defer cancel()
+	err := c.Retry.Do(callCtx, func(callCtx context.Context) error {
+		ictx, idle, stop := withIdle(callCtx, c.Timeout)
 		defer stop()
 		started := false
 		resp, err := post(ictx, c.Client, c.URL, c.Header, body, c.Secret)
@@ -205,15 +251,19 @@ func (c *Call) Do(ctx context.Context, body []byte, read func(ctx context.Contex
 			err = read(ictx, NewReader(eventBody(idle.wrap(resp.Body), resp.Header)), &started)
 			resp.Body.Close()
 		}
+		var tmp *Temporary
 		switch {
 		case err == nil:
 			return nil
 		case ctx.Err() != nil:
 			return ctx.Err() // not the cause: callers test errors.Is(err, context.Canceled)
+		case callCtx.Err() != nil:
+			return context.Cause(callCtx) // final: no time is left for another try
 		case ictx.Err() != nil:
 			err = &Temporary{Err: context.Cause(ictx)}
+		case errors.Is(err, ErrTooLarge) && errors.As(err, &tmp):
+			return tmp.Err // another try would meet the same reply
 		}
-		var tmp *Temporary
 		if started && errors.As(err, &tmp) {
 			// The caller has seen part of this reply: another try would
 			// show it a second, different one.
@@ -223,6 +273,9 @@ func (c *Call) Do(ctx context.Context, body []byte, read func(ctx context.Contex
 	})
 	if err == nil {
 		return nil
+	}
+	if ctx.Err() == nil && callCtx.Err() != nil {
+		err = context.Cause(callCtx) // it ran out while waiting to try again
 	}
 	err = redactError(err, c.Secret)
 	var serr *StatusError
@@ -235,15 +288,24 @@ func (c *Call) Do(ctx context.Context, body []byte, read func(ctx context.Contex
 // eventBody is body as an event stream. A server that answers a streaming
 // request with one JSON document instead (a gateway's error, a server that
 // ignores "stream") is read as a stream of that one event, so the provider
-// sees its message rather than an empty stream.
+// sees its message rather than an empty stream. What the body holds decides,
+// not its label: an event stream labelled application/json is read as the
+// stream it is.
 func eventBody(body io.Reader, h http.Header) io.Reader {
 	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
 	if mt != "application/json" {
 		return body
 	}
-	data, err := io.ReadAll(io.LimitReader(body, MaxEventSize))
-	if err != nil {
+	br := bufio.NewReader(body)
+	if isEventStream(br) {
+		return br
+	}
+	data, err := io.ReadAll(io.LimitReader(br, MaxEventSize+1))
+	switch {
+	case err != nil:
 		return errReader{err}
+	case len(data) > MaxEventSize:
+		return errReader{errTooLarge}
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(data) + 8)
@@ -254,6 +316,33 @@ func eventBody(body io.Reader, h http.Header) io.Reader {
 	}
 	buf.WriteString("\n\n")
 	return &buf
+}
+
+// isEventStream reports whether br starts, after white space, the way an
+// event stream does: with a comment, or a "data:" or "event:" field. No
+// JSON document starts so. It reads no further than it must to tell.
+func isEventStream(br *bufio.Reader) bool {
+	for i := 0; i < br.Size(); i++ {
+		b, _ := br.Peek(i + 1)
+		if len(b) <= i {
+			return false
+		}
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case ':':
+			return true
+		case 'd', 'e':
+			field := []byte("data:")
+			if b[i] == 'e' {
+				field = []byte("event:")
+			}
+			p, _ := br.Peek(i + len(field))
+			return bytes.Equal(p[i:], field)
+		}
+		return false
+	}
+	return false
 }
 
 type errReader struct{ err error }

@@ -73,7 +73,7 @@ func TestReader_Next_errors(t *testing.T) {
 	}
 
 	huge := strings.NewReader("data: " + strings.Repeat("x", MaxEventSize+1))
-	if _, err := readAll(t, huge); err == nil || !strings.Contains(err.Error(), "longer than") {
+	if _, err := readAll(t, huge); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("huge line: error %v", err)
 	}
 }
@@ -94,4 +94,43 @@ func FuzzReader(f *testing.F) {
 		}
 		t.Fatalf("more events than input bytes")
 	})
+}
+
+// countingReader counts what was read from it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// A line that never ends fails the stream once it passes the cap, whatever
+// its field, without the reader taking in much more than the cap.
+func TestReader_Next_lineCap(t *testing.T) {
+	for _, prefix := range []string{"data: ", ": ", "event: ", "x"} {
+		cr := &countingReader{r: io.MultiReader(strings.NewReader(prefix), endless('x'))}
+		_, err := NewReader(cr).Next()
+		if !errors.Is(err, ErrTooLarge) {
+			t.Errorf("%q: error %v", prefix, err)
+		}
+		if cr.n > MaxEventSize+128<<10 {
+			t.Errorf("%q: read %d bytes for a cap of %d", prefix, cr.n, MaxEventSize)
+		}
+	}
+	// Many data lines that add up to more than the cap fail too.
+	line := "data: " + strings.Repeat("y", 1<<20) + "\n"
+	many := io.MultiReader(strings.NewReader(strings.Repeat(line, 64)), strings.NewReader("\n"))
+	if _, err := NewReader(many).Next(); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("many lines: error %v", err)
+	}
+	// A line of exactly the cap is read whole, into the event's data alone.
+	exact := "data: " + strings.Repeat("z", MaxEventSize) + "\r\n\r\n"
+	e, err := NewReader(strings.NewReader(exact)).Next()
+	if err != nil || len(e.Data) != MaxEventSize || e.Data[len(e.Data)-1] != 'z' {
+		t.Errorf("a line at the cap: %d bytes, %v", len(e.Data), err)
+	}
 }

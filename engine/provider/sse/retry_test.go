@@ -123,7 +123,7 @@ func TestErrorMessage(t *testing.T) {
 		{strings.Repeat("x", 600), strings.Repeat("x", 500) + "…"},
 	}
 	for _, tt := range tests {
-		if got := errorMessage([]byte(tt.body)); got != tt.want {
+		if got := errorMessage([]byte(tt.body), ""); got != tt.want {
 			t.Errorf("errorMessage(%q) = %q, want %q", tt.body, got, tt.want)
 		}
 	}
@@ -148,5 +148,42 @@ func TestRetry_Do_cancelCause(t *testing.T) {
 	err := Retry{}.Do(ctx, func(context.Context) error { return &Temporary{Err: errors.New("x")} })
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v, want context.Canceled", err)
+	}
+}
+
+// leaked reports a piece of at least 8 characters of key found in s.
+func leaked(s, key string) string {
+	for i := 0; i+8 <= len(key); i++ {
+		if strings.Contains(s, key[i:i+8]) {
+			return key[i : i+8]
+		}
+	}
+	return ""
+}
+
+// A key is masked before any cut, wherever it falls in an error reply: no
+// piece of it survives, at the display cut or at the read limit.
+func TestErrorBody_keyAtEveryOffset(t *testing.T) {
+	const key = "sk-proj-Zq8RrT2vLx9PmW4kN7bH3cJ5dF6gA1s"
+	var offsets []int
+	for off := 0; off <= 600; off++ {
+		offsets = append(offsets, off)
+	}
+	for off := maxErrorBody - 2*len(key); off <= maxErrorBody+2; off++ {
+		offsets = append(offsets, off)
+	}
+	for _, off := range offsets {
+		bodies := []string{
+			strings.Repeat("x", off) + key + strings.Repeat("y", 100),
+			strings.Repeat("é", off/2) + key,
+			`{"error":{"message":"` + strings.Repeat("x", off) + key + `"}}`,
+			`{"detail":"` + strings.Repeat("x", off) + key + `"}`,
+		}
+		for i, body := range bodies {
+			msg := errorBody(strings.NewReader(body), key)
+			if p := leaked(msg, key); p != "" {
+				t.Fatalf("body %d, key at %d: %q of the key is in %q", i, off, p, shorten(msg[max(0, len(msg)-80):], 200))
+			}
+		}
 	}
 }
