@@ -102,7 +102,7 @@ func newClientPair(t *testing.T, caps string, answer func(context.Context, *json
 	if caps != "" {
 		raw = json.RawMessage(caps)
 	}
-	ws := newClientWorkspace(agentConn, "s-1", dir, []string{"/extra"}, raw).(*clientWorkspace)
+	ws := newClientWorkspace(agentConn, "s-1", dir, []string{"/extra"}, raw, time.Minute).(*clientWorkspace)
 	return ws, fc
 }
 
@@ -472,5 +472,81 @@ func TestClientWorkspace_TerminalCancelled(t *testing.T) {
 	// The terminal is still stopped and released.
 	if got := fc.methods(); got != "terminal/create terminal/wait_for_exit terminal/kill terminal/output terminal/release" {
 		t.Errorf("calls = %s", got)
+	}
+}
+
+// A silent editor cannot hang a turn: each file and terminal call gives up
+// after the editor timeout and says so. A permission request is the
+// exception: the user may think as long as the turn runs.
+func TestClientWorkspace_editorTimeout(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	decided := make(chan struct{})
+	ws, _ := newClientPair(t, allCaps, func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		if req.Method == "session/request_permission" {
+			<-decided // the user decides after the other calls timed out
+			return map[string]any{"outcome": selected("allow_once")}, nil
+		}
+		<-block // never answers
+		return nil, nil
+	})
+	ws.timeout = 20 * time.Millisecond
+	ctx := context.Background()
+	type answer struct {
+		ok  bool
+		err error
+	}
+	permission := make(chan answer, 1)
+	go func() {
+		ok, err := ws.RequestPermission(ctx, permissionRequest("shell"))
+		permission <- answer{ok, err}
+	}()
+
+	path := filepath.Join(ws.Cwd(), "a.txt")
+	calls := map[string]func() error{
+		"fs/read_text_file":  func() error { _, err := ws.ReadTextFile(ctx, path); return err },
+		"fs/write_text_file": func() error { return ws.WriteTextFile(ctx, path, "x") },
+		"terminal/create": func() error {
+			_, err := ws.RunCommand(ctx, engine.Command{Line: "true", Timeout: time.Minute})
+			return err
+		},
+	}
+	for method, call := range calls {
+		err := call()
+		if want := "the editor did not answer " + method + " within 20ms"; err == nil || err.Error() != want {
+			t.Errorf("%s: err = %v, want %q", method, err, want)
+		}
+	}
+	close(decided)
+	if a := <-permission; !a.ok || a.err != nil {
+		t.Errorf("a permission answered after the editor timeout = %v, %v; want allowed", a.ok, a.err)
+	}
+}
+
+// When the editor disconnects (stdin ends), a call waiting for it fails at
+// once, saying why, and so do calls made afterwards.
+func TestClientWorkspace_disconnect(t *testing.T) {
+	asked := make(chan struct{})
+	block := make(chan struct{})
+	defer close(block)
+	ws, _ := newClientPair(t, allCaps, func(context.Context, *jsonrpc2.Request) (any, error) {
+		close(asked)
+		<-block // the user never decides
+		return nil, nil
+	})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := ws.RequestPermission(context.Background(), permissionRequest("shell"))
+		errc <- err
+	}()
+	<-asked
+	ws.conn.Close() // what the library does at stdin's end
+	want := "session/request_permission: the editor has disconnected (stdin closed), so it cannot answer"
+	if err := <-errc; err == nil || err.Error() != want {
+		t.Errorf("the waiting permission request: %v, want %q", err, want)
+	}
+	_, err := ws.ReadTextFile(context.Background(), filepath.Join(ws.Cwd(), "a.txt"))
+	if want := "fs/read_text_file: the editor has disconnected (stdin closed), so it cannot answer"; err == nil || err.Error() != want {
+		t.Errorf("a call after the disconnect: %v, want %q", err, want)
 	}
 }
