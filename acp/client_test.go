@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -343,22 +344,25 @@ func TestClientWorkspace_Permission(t *testing.T) {
 }
 
 func TestClientWorkspace_PermissionCancelledTurn(t *testing.T) {
-	block := make(chan struct{})
-	defer close(block)
-	ws, _ := newClientPair(t, "", func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-		<-block // the user never answers
-		return nil, nil
+	// On the bubble's clock, "promptly" is exact: at the cancel, not later.
+	synctest.Test(t, func(t *testing.T) {
+		block := make(chan struct{})
+		defer close(block)
+		ws, _ := newClientPair(t, "", func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+			<-block // the user never answers
+			return nil, nil
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		start := time.Now()
+		ok, err := ws.RequestPermission(ctx, permissionRequest("shell"))
+		if ok || !errors.Is(err, context.Canceled) {
+			t.Errorf("a cancelled turn's permission = %v, %v", ok, err)
+		}
+		if d := time.Since(start); d != 50*time.Millisecond {
+			t.Errorf("gave up %s after the request, want at the cancel (50ms)", d)
+		}
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(50*time.Millisecond, cancel)
-	start := time.Now()
-	ok, err := ws.RequestPermission(ctx, permissionRequest("shell"))
-	if ok || !errors.Is(err, context.Canceled) {
-		t.Errorf("a cancelled turn's permission = %v, %v", ok, err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("took %s to give up", d)
-	}
 	// A client that fails the request does not allow it either.
 	ws2, _ := newClientPair(t, "", permissionAnswers(errors.New("no UI")))
 	if ok, err := ws2.RequestPermission(context.Background(), permissionRequest("shell")); ok || err == nil {
@@ -442,37 +446,41 @@ func TestClientWorkspace_Terminal(t *testing.T) {
 }
 
 func TestClientWorkspace_TerminalTimeout(t *testing.T) {
-	ft := &fakeTerminal{hang: true, killed: make(chan struct{})}
-	ws, fc := newClientPair(t, allCaps, ft.answer)
-	start := time.Now()
-	res, err := ws.RunCommand(context.Background(), engine.Command{Line: "sleep 1000", Timeout: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("a 100 ms timeout took %s", d)
-	}
-	if !res.TimedOut || res.Signal != "SIGKILL" || res.ExitCode != -1 {
-		t.Errorf("result = %+v", res)
-	}
-	if got := fc.methods(); got != "terminal/create terminal/wait_for_exit terminal/kill terminal/output terminal/release" {
-		t.Errorf("calls = %s", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ft := &fakeTerminal{hang: true, killed: make(chan struct{})}
+		ws, fc := newClientPair(t, allCaps, ft.answer)
+		start := time.Now()
+		res, err := ws.RunCommand(context.Background(), engine.Command{Line: "sleep 1000", Timeout: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 100*time.Millisecond {
+			t.Errorf("a 100 ms timeout took %s", d)
+		}
+		if !res.TimedOut || res.Signal != "SIGKILL" || res.ExitCode != -1 {
+			t.Errorf("result = %+v", res)
+		}
+		if got := fc.methods(); got != "terminal/create terminal/wait_for_exit terminal/kill terminal/output terminal/release" {
+			t.Errorf("calls = %s", got)
+		}
+	})
 }
 
 func TestClientWorkspace_TerminalCancelled(t *testing.T) {
-	ft := &fakeTerminal{hang: true, killed: make(chan struct{})}
-	ws, fc := newClientPair(t, allCaps, ft.answer)
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(50*time.Millisecond, cancel)
-	res, err := ws.RunCommand(ctx, engine.Command{Line: "sleep 1000"})
-	if !errors.Is(err, context.Canceled) || res.TimedOut {
-		t.Errorf("RunCommand = %+v, %v; want cancelled", res, err)
-	}
-	// The terminal is still stopped and released.
-	if got := fc.methods(); got != "terminal/create terminal/wait_for_exit terminal/kill terminal/output terminal/release" {
-		t.Errorf("calls = %s", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ft := &fakeTerminal{hang: true, killed: make(chan struct{})}
+		ws, fc := newClientPair(t, allCaps, ft.answer)
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		res, err := ws.RunCommand(ctx, engine.Command{Line: "sleep 1000"})
+		if !errors.Is(err, context.Canceled) || res.TimedOut {
+			t.Errorf("RunCommand = %+v, %v; want cancelled", res, err)
+		}
+		// The terminal is still stopped and released.
+		if got := fc.methods(); got != "terminal/create terminal/wait_for_exit terminal/kill terminal/output terminal/release" {
+			t.Errorf("calls = %s", got)
+		}
+	})
 }
 
 // A silent editor cannot hang a turn: each file and terminal call gives up
