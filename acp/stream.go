@@ -150,7 +150,7 @@ func (s *stream) tooLong(head []byte, n int, v any) bool {
 	if s.trace != nil {
 		s.trace.Debug("wire ← (over the limit, dropped)", "bytes", n, "start", string(head))
 	}
-	msg := fmt.Sprintf("invalid request: the message is %d bytes, over the limit of %d (--max-message-bytes)", n, s.max)
+	size := fmt.Sprintf("%d bytes, over the limit of %d (--max-message-bytes)", n, s.max)
 	id, request, response := peekEnvelope(head)
 	if !validID(id) || isNull(id) {
 		id = nil
@@ -158,13 +158,13 @@ func (s *stream) tooLong(head []byte, n int, v any) bool {
 	switch {
 	case response && id != nil:
 		b := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":`, id, codeInvalidRequest)
-		b = appendString(b, "the client's answer is "+msg[len("invalid request: the message is "):])
+		b = appendString(b, "the client's answer is "+size)
 		b = append(b, "}}"...)
 		return json.Unmarshal(b, v) == nil
 	case request && id != nil:
-		s.writeError(id, codeInvalidRequest, msg)
+		s.writeError(id, codeInvalidRequest, "invalid request: the message is "+size)
 	default:
-		s.writeError(nil, codeInvalidRequest, msg)
+		s.writeError(nil, codeInvalidRequest, "invalid request: the message is "+size)
 	}
 	return false
 }
