@@ -30,7 +30,9 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 //     until stdin ends or ctx is done (coda was signalled);
 //  2. disconnect: no new turn starts, and the JSON-RPC connection closes, so
 //     coda's calls to the editor (permission, fs/*, terminal/*) that are
-//     waiting fail at once, as new ones do: no answer can come any more;
+//     waiting fail at once, as new ones do: no answer can come any more.
+//     After a signal the turns are cancelled first (step 4 comes early), so
+//     none takes the closing for an editor gone away and carries on;
 //  3. drain: when stdin ended, the turns still running get DrainTimeout to
 //     finish; after a signal, none;
 //  4. cancel: the turns still running are cancelled; each answers its
@@ -79,10 +81,13 @@ func (c *conn) serve(ctx context.Context, h jsonrpc2.Handler) error {
 
 	// 2. Disconnect. At stdin's end the library has closed the connection
 	// already, failing the calls that were waiting; after a signal it is
-	// closed here.
+	// closed here, once the turns are cancelled.
 	c.mu.Lock()
 	c.closing = true
 	c.mu.Unlock()
+	if signalled {
+		c.cancelTurns()
+	}
 	rpc.Close()
 
 	// 3. Drain.
