@@ -11,9 +11,9 @@ import (
 // BenchmarkUpdateSink_chunk measures encoding and writing one streamed text
 // chunk as a session/update: the hot path of a turn.
 func BenchmarkUpdateSink_chunk(b *testing.B) {
-	st := newStream(eofReader{}, io.Discard)
-	defer st.Close()
-	k := &updateSink{st: st, sessionID: "s-7f3a"}
+	out := newOutput(io.Discard, nil)
+	defer out.close()
+	k := &updateSink{out: out, sessionID: "s-7f3a"}
 	ev := engine.Event{Kind: engine.EventText, Stage: "answer", MessageID: "m-1", Text: "chunk 000123 of the stream, with \"quotes\" "}
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -26,7 +26,3 @@ func BenchmarkUpdateSink_chunk(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "updates/s")
 }
-
-type eofReader struct{}
-
-func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }

@@ -30,6 +30,8 @@ type clientWorkspace struct {
 	sessionID string
 	caps      clientCaps
 	local     engine.LocalWorkspace // the disk and local processes
+	// timeout bounds each file and terminal call (Options.EditorTimeout).
+	timeout time.Duration
 
 	mu     sync.Mutex
 	always map[string]bool // permission keys the user allowed always
@@ -40,17 +42,18 @@ type clientCaps struct {
 	readTextFile, writeTextFile, terminal bool
 }
 
-// cleanupTimeout bounds the calls that tidy up an editor terminal after its
-// command was stopped (kill, output, release), which must run even when the
-// turn's context has ended.
-const cleanupTimeout = 5 * time.Second
+// cancelledCleanupTimeout bounds the calls that tidy up an editor terminal
+// (kill, output, release) once the turn was cancelled: they still run, but
+// must not hold up the turn's "cancelled" answer for long.
+const cancelledCleanupTimeout = 5 * time.Second
 
-func newClientWorkspace(conn *jsonrpc2.Conn, sessionID, cwd string, additional []string, clientCaps json.RawMessage) engine.Workspace {
+func newClientWorkspace(conn *jsonrpc2.Conn, sessionID, cwd string, additional []string, clientCaps json.RawMessage, timeout time.Duration) engine.Workspace {
 	return &clientWorkspace{
 		conn:      conn,
 		sessionID: sessionID,
 		caps:      parseClientCaps(clientCaps),
 		local:     engine.LocalWorkspace{Dir: cwd, Extra: append([]string(nil), additional...)},
+		timeout:   timeout,
 		always:    map[string]bool{},
 	}
 }
@@ -135,8 +138,8 @@ func (w *clientWorkspace) ReadTextFile(ctx context.Context, path string) (string
 		return w.local.ReadTextFile(ctx, path)
 	}
 	var res readTextFileResult
-	if err := w.conn.Call(ctx, "fs/read_text_file", readTextFileParams{w.sessionID, path}, &res); err != nil {
-		return "", clientError("fs/read_text_file", err)
+	if err := w.call(ctx, "fs/read_text_file", readTextFileParams{w.sessionID, path}, &res); err != nil {
+		return "", err
 	}
 	return res.Content, nil
 }
@@ -170,10 +173,7 @@ func (w *clientWorkspace) WriteTextFile(ctx context.Context, path, content strin
 	if err := w.local.Disk().MkdirAll(filepath.Dir(path)); err != nil {
 		return err
 	}
-	if err := w.conn.Call(ctx, "fs/write_text_file", writeTextFileParams{w.sessionID, path, content}, nil); err != nil {
-		return clientError("fs/write_text_file", err)
-	}
-	return nil
+	return w.call(ctx, "fs/write_text_file", writeTextFileParams{w.sessionID, path, content}, nil)
 }
 
 // Permission option ids, as offered to the client.
@@ -206,12 +206,10 @@ func (w *clientWorkspace) RequestPermission(ctx context.Context, req engine.Perm
 			{optionRejectOnce, "Reject", "reject_once"},
 		},
 	}
+	// No timeout: the user may think as long as the turn runs.
 	var res permissionResult
 	if err := w.conn.Call(ctx, "session/request_permission", p, &res); err != nil {
-		if ctx.Err() != nil {
-			return false, ctx.Err()
-		}
-		return false, clientError("session/request_permission", err)
+		return false, callError(ctx, "session/request_permission", err)
 	}
 	if res.Outcome.Outcome != "selected" {
 		return false, nil // cancelled
@@ -253,14 +251,11 @@ func (w *clientWorkspace) RunCommand(ctx context.Context, c engine.Command) (eng
 	var created createTerminalResult
 	// The editor runs on this machine: the same shell as a local command.
 	name, args := engine.Shell(c.Line)
-	err := w.conn.Call(ctx, "terminal/create", createTerminalParams{
+	err := w.call(ctx, "terminal/create", createTerminalParams{
 		SessionID: w.sessionID, Command: name, Args: args, Cwd: c.Dir, OutputByteLimit: limit,
 	}, &created)
 	if err != nil {
-		if ctx.Err() != nil {
-			return res, ctx.Err()
-		}
-		return res, clientError("terminal/create", err)
+		return res, err
 	}
 	term := terminalParams{w.sessionID, created.TerminalID}
 	res.TerminalID = created.TerminalID
@@ -278,15 +273,18 @@ func (w *clientWorkspace) RunCommand(ctx context.Context, c engine.Command) (eng
 
 	// Tidy up even when the turn was cancelled: stop the command, collect
 	// its output, and release the terminal (the tool call has embedded it).
-	cleanup, done := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer done()
+	cleanup := w.timeout
+	if ctx.Err() != nil {
+		cleanup = min(cleanup, cancelledCleanupTimeout)
+	}
+	tidy := context.WithoutCancel(ctx)
 	stopped := waitErr != nil && runCtx.Err() != nil
 	if stopped {
-		_ = w.conn.Call(cleanup, "terminal/kill", term, nil)
+		_ = w.callWithin(tidy, cleanup, "terminal/kill", term, nil)
 	}
 	var out terminalOutputResult
-	outErr := w.conn.Call(cleanup, "terminal/output", term, &out)
-	_ = w.conn.Call(cleanup, "terminal/release", term, nil)
+	outErr := w.callWithin(tidy, cleanup, "terminal/output", term, &out)
+	_ = w.callWithin(tidy, cleanup, "terminal/release", term, nil)
 
 	res.Output, res.Truncated = out.Output, out.Truncated
 	if waitErr != nil && out.ExitStatus != nil {
@@ -305,18 +303,42 @@ func (w *clientWorkspace) RunCommand(ctx context.Context, c engine.Command) (eng
 		res.TimedOut = true
 		return res, nil
 	case waitErr != nil:
-		return res, clientError("terminal/wait_for_exit", waitErr)
+		return res, callError(ctx, "terminal/wait_for_exit", waitErr)
 	case outErr != nil:
-		return res, clientError("terminal/output", outErr)
+		return res, outErr
 	}
 	return res, nil
 }
 
-// clientError says which client call failed; a JSON-RPC error from the
-// client keeps its message.
-func clientError(method string, err error) error {
+// call makes a file or terminal call to the editor, which must answer
+// within the editor timeout.
+func (w *clientWorkspace) call(ctx context.Context, method string, params, result any) error {
+	return w.callWithin(ctx, w.timeout, method, params, result)
+}
+
+func (w *clientWorkspace) callWithin(ctx context.Context, timeout time.Duration, method string, params, result any) error {
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := w.conn.Call(callCtx, method, params, result)
+	if err != nil && ctx.Err() == nil && callCtx.Err() != nil {
+		return fmt.Errorf("the editor did not answer %s within %s", method, timeout)
+	}
+	return callError(ctx, method, err)
+}
+
+// callError says why a call to the editor failed. The turn's own end
+// (cancelled, or past a tool's timeout) is returned as it is, so the engine
+// sees a cancellation; a JSON-RPC error from the editor keeps its message.
+func callError(ctx context.Context, method string, err error) error {
 	var rpcErr *jsonrpc2.Error
-	if errors.As(err, &rpcErr) {
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, jsonrpc2.ErrClosed):
+		return fmt.Errorf("%s: the editor has disconnected (stdin closed), so it cannot answer", method)
+	case errors.As(err, &rpcErr):
 		return fmt.Errorf("the editor refused %s: %s", method, rpcErr.Message)
 	}
 	return fmt.Errorf("%s: %w", method, err)

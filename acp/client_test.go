@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -102,7 +103,7 @@ func newClientPair(t *testing.T, caps string, answer func(context.Context, *json
 	if caps != "" {
 		raw = json.RawMessage(caps)
 	}
-	ws := newClientWorkspace(agentConn, "s-1", dir, []string{"/extra"}, raw).(*clientWorkspace)
+	ws := newClientWorkspace(agentConn, "s-1", dir, []string{"/extra"}, raw, time.Minute).(*clientWorkspace)
 	return ws, fc
 }
 
@@ -343,22 +344,25 @@ func TestClientWorkspace_Permission(t *testing.T) {
 }
 
 func TestClientWorkspace_PermissionCancelledTurn(t *testing.T) {
-	block := make(chan struct{})
-	defer close(block)
-	ws, _ := newClientPair(t, "", func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-		<-block // the user never answers
-		return nil, nil
+	// On the bubble's clock, "promptly" is exact: at the cancel, not later.
+	synctest.Test(t, func(t *testing.T) {
+		block := make(chan struct{})
+		defer close(block)
+		ws, _ := newClientPair(t, "", func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+			<-block // the user never answers
+			return nil, nil
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		start := time.Now()
+		ok, err := ws.RequestPermission(ctx, permissionRequest("shell"))
+		if ok || !errors.Is(err, context.Canceled) {
+			t.Errorf("a cancelled turn's permission = %v, %v", ok, err)
+		}
+		if d := time.Since(start); d != 50*time.Millisecond {
+			t.Errorf("gave up %s after the request, want at the cancel (50ms)", d)
+		}
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(50*time.Millisecond, cancel)
-	start := time.Now()
-	ok, err := ws.RequestPermission(ctx, permissionRequest("shell"))
-	if ok || !errors.Is(err, context.Canceled) {
-		t.Errorf("a cancelled turn's permission = %v, %v", ok, err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("took %s to give up", d)
-	}
 	// A client that fails the request does not allow it either.
 	ws2, _ := newClientPair(t, "", permissionAnswers(errors.New("no UI")))
 	if ok, err := ws2.RequestPermission(context.Background(), permissionRequest("shell")); ok || err == nil {
@@ -442,35 +446,115 @@ func TestClientWorkspace_Terminal(t *testing.T) {
 }
 
 func TestClientWorkspace_TerminalTimeout(t *testing.T) {
-	ft := &fakeTerminal{hang: true, killed: make(chan struct{})}
-	ws, fc := newClientPair(t, allCaps, ft.answer)
-	start := time.Now()
-	res, err := ws.RunCommand(context.Background(), engine.Command{Line: "sleep 1000", Timeout: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("a 100 ms timeout took %s", d)
-	}
-	if !res.TimedOut || res.Signal != "SIGKILL" || res.ExitCode != -1 {
-		t.Errorf("result = %+v", res)
-	}
-	if got := fc.methods(); got != "terminal/create terminal/wait_for_exit terminal/kill terminal/output terminal/release" {
-		t.Errorf("calls = %s", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ft := &fakeTerminal{hang: true, killed: make(chan struct{})}
+		ws, fc := newClientPair(t, allCaps, ft.answer)
+		start := time.Now()
+		res, err := ws.RunCommand(context.Background(), engine.Command{Line: "sleep 1000", Timeout: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 100*time.Millisecond {
+			t.Errorf("a 100 ms timeout took %s", d)
+		}
+		if !res.TimedOut || res.Signal != "SIGKILL" || res.ExitCode != -1 {
+			t.Errorf("result = %+v", res)
+		}
+		if got := fc.methods(); got != "terminal/create terminal/wait_for_exit terminal/kill terminal/output terminal/release" {
+			t.Errorf("calls = %s", got)
+		}
+	})
 }
 
 func TestClientWorkspace_TerminalCancelled(t *testing.T) {
-	ft := &fakeTerminal{hang: true, killed: make(chan struct{})}
-	ws, fc := newClientPair(t, allCaps, ft.answer)
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(50*time.Millisecond, cancel)
-	res, err := ws.RunCommand(ctx, engine.Command{Line: "sleep 1000"})
-	if !errors.Is(err, context.Canceled) || res.TimedOut {
-		t.Errorf("RunCommand = %+v, %v; want cancelled", res, err)
+	synctest.Test(t, func(t *testing.T) {
+		ft := &fakeTerminal{hang: true, killed: make(chan struct{})}
+		ws, fc := newClientPair(t, allCaps, ft.answer)
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		res, err := ws.RunCommand(ctx, engine.Command{Line: "sleep 1000"})
+		if !errors.Is(err, context.Canceled) || res.TimedOut {
+			t.Errorf("RunCommand = %+v, %v; want cancelled", res, err)
+		}
+		// The terminal is still stopped and released.
+		if got := fc.methods(); got != "terminal/create terminal/wait_for_exit terminal/kill terminal/output terminal/release" {
+			t.Errorf("calls = %s", got)
+		}
+	})
+}
+
+// A silent editor cannot hang a turn: each file and terminal call gives up
+// after the editor timeout and says so. A permission request is the
+// exception: the user may think as long as the turn runs.
+func TestClientWorkspace_editorTimeout(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	decided := make(chan struct{})
+	ws, _ := newClientPair(t, allCaps, func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		if req.Method == "session/request_permission" {
+			<-decided // the user decides after the other calls timed out
+			return map[string]any{"outcome": selected("allow_once")}, nil
+		}
+		<-block // never answers
+		return nil, nil
+	})
+	ws.timeout = 20 * time.Millisecond
+	ctx := context.Background()
+	type answer struct {
+		ok  bool
+		err error
 	}
-	// The terminal is still stopped and released.
-	if got := fc.methods(); got != "terminal/create terminal/wait_for_exit terminal/kill terminal/output terminal/release" {
-		t.Errorf("calls = %s", got)
+	permission := make(chan answer, 1)
+	go func() {
+		ok, err := ws.RequestPermission(ctx, permissionRequest("shell"))
+		permission <- answer{ok, err}
+	}()
+
+	path := filepath.Join(ws.Cwd(), "a.txt")
+	calls := map[string]func() error{
+		"fs/read_text_file":  func() error { _, err := ws.ReadTextFile(ctx, path); return err },
+		"fs/write_text_file": func() error { return ws.WriteTextFile(ctx, path, "x") },
+		"terminal/create": func() error {
+			_, err := ws.RunCommand(ctx, engine.Command{Line: "true", Timeout: time.Minute})
+			return err
+		},
+	}
+	for method, call := range calls {
+		err := call()
+		if want := "the editor did not answer " + method + " within 20ms"; err == nil || err.Error() != want {
+			t.Errorf("%s: err = %v, want %q", method, err, want)
+		}
+	}
+	close(decided)
+	if a := <-permission; !a.ok || a.err != nil {
+		t.Errorf("a permission answered after the editor timeout = %v, %v; want allowed", a.ok, a.err)
+	}
+}
+
+// When the editor disconnects (stdin ends), a call waiting for it fails at
+// once, saying why, and so do calls made afterwards.
+func TestClientWorkspace_disconnect(t *testing.T) {
+	asked := make(chan struct{})
+	block := make(chan struct{})
+	defer close(block)
+	ws, _ := newClientPair(t, allCaps, func(context.Context, *jsonrpc2.Request) (any, error) {
+		close(asked)
+		<-block // the user never decides
+		return nil, nil
+	})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := ws.RequestPermission(context.Background(), permissionRequest("shell"))
+		errc <- err
+	}()
+	<-asked
+	ws.conn.Close() // what the library does at stdin's end
+	want := "session/request_permission: the editor has disconnected (stdin closed), so it cannot answer"
+	if err := <-errc; err == nil || err.Error() != want {
+		t.Errorf("the waiting permission request: %v, want %q", err, want)
+	}
+	_, err := ws.ReadTextFile(context.Background(), filepath.Join(ws.Cwd(), "a.txt"))
+	if want := "fs/read_text_file: the editor has disconnected (stdin closed), so it cannot answer"; err == nil || err.Error() != want {
+		t.Errorf("a call after the disconnect: %v, want %q", err, want)
 	}
 }

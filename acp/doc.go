@@ -4,5 +4,18 @@
 // turns, cancel), and the mapping of engine events to session/update
 // notifications, encoded by hand on the hot path.
 //
+// Where each part lives:
+//
+//	conn.go        a connection's whole life: serve, disconnect, drain, cancel, wait, flush, close
+//	stream.go      the line reader: one message a line, bad and over-long lines answered, never fatal
+//	output.go      the protocol stream out: one line a message, under one lock, flushed when idle
+//	server.go      Options, the method table, replies and the JSON-RPC error codes
+//	initialize.go  initialize and authenticate
+//	session.go     sessions: new, set_config_option, close, cancel, and their bounded history
+//	prompt.go      a prompt turn: started on the read loop, run and answered in its own goroutine
+//	client.go      the editor as a workspace: fs/*, terminal/*, session/request_permission
+//	updates.go     engine events as session/update notifications
+//	encode.go      the hand-written JSON encoders, model-supplied JSON made compact
+//
 // Only this package writes to the protocol stream.
 package acp

@@ -101,3 +101,54 @@ func encodeJSON(b []byte, v any) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
+
+// appendCompact appends raw JSON written by a model (tool arguments) as one
+// compact value: whitespace between tokens is dropped, so the message stays
+// one line whatever the model's layout, and strings get appendString's
+// escapes for U+2028, U+2029 and invalid UTF-8. Anything that is not one
+// valid JSON value goes as a JSON string.
+func appendCompact(b, raw []byte) []byte {
+	if !json.Valid(raw) {
+		return appendString(b, string(raw))
+	}
+	inString, escaped := false, false
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		switch {
+		case !inString:
+			switch c {
+			case ' ', '\t', '\n', '\r':
+			case '"':
+				inString = true
+				b = append(b, c)
+			default:
+				b = append(b, c)
+			}
+		case escaped:
+			escaped = false
+			b = append(b, c)
+		case c == '\\':
+			escaped = true
+			b = append(b, c)
+		case c == '"':
+			inString = false
+			b = append(b, c)
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(raw[i:])
+			switch {
+			case r == utf8.RuneError && size == 1:
+				b = append(b, `\ufffd`...)
+			case r == '\u2028' || r == '\u2029':
+				b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			default:
+				b = append(b, raw[i:i+size]...)
+			}
+			i += size
+			continue
+		default:
+			b = append(b, c)
+		}
+		i++
+	}
+	return b
+}

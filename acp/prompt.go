@@ -35,7 +35,7 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 	sess.mu.Lock()
 	outs := sess.outputs
 	history := append([]engine.Exchange(nil), sess.history...)
-	busy := sess.cancel != nil
+	busy := sess.running != nil
 	sess.mu.Unlock()
 	if busy {
 		return fmt.Errorf("%w: session %s is still answering an earlier prompt: wait for its response, or send session/cancel first", ErrInvalidParams, sess.id)
@@ -53,13 +53,16 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 		}
 	}
 
-	ctx, cancel := context.WithCancel(s.ctx)
-	key := idKey(req.ID)
+	ctx, cancel, err := s.conn.begin()
+	if err != nil {
+		return err
+	}
+	r := &running{cancel: cancel, done: make(chan struct{})}
 	sess.mu.Lock()
-	sess.cancel = cancel
+	sess.running = r
 	sess.mu.Unlock()
 	s.mu.Lock()
-	s.prompts[key] = sess
+	s.prompts[idKey(req.ID)] = sess
 	s.mu.Unlock()
 
 	turn := &engine.Turn{
@@ -69,20 +72,23 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 		Tools: s.opts.Tools, Workspace: sess.ws, StateDir: s.opts.StateDir,
 		NewID: s.opts.NewID, MaxModelCalls: s.opts.MaxModelCalls, Log: s.log,
 	}
-	s.turns.Add(1)
-	go s.runTurn(ctx, cancel, req.ID, sess, turn)
+	go s.runTurn(ctx, r, req.ID, sess, turn)
 	return nil
 }
 
-func (s *Server) runTurn(ctx context.Context, cancel context.CancelFunc, id jsonrpc2.ID, sess *session, turn *engine.Turn) {
-	defer s.turns.Done()
+// runTurn runs a prompt turn and answers the prompt, whatever happens.
+func (s *Server) runTurn(ctx context.Context, r *running, id jsonrpc2.ID, sess *session, turn *engine.Turn) {
+	// After the answer: a session/close waiting for this turn answers,
+	// then the connection stops owing this answer.
+	defer s.conn.end()
+	defer close(r.done)
 	// release frees the session for its next prompt. It runs before the
 	// reply is written, so a client that sends the next prompt as soon as it
 	// reads the reply never finds the session busy.
 	release := func() {
-		cancel()
+		r.cancel()
 		sess.mu.Lock()
-		sess.cancel = nil
+		sess.running = nil
 		sess.mu.Unlock()
 		s.mu.Lock()
 		delete(s.prompts, idKey(id))
@@ -95,7 +101,7 @@ func (s *Server) runTurn(ctx context.Context, cancel context.CancelFunc, id json
 			s.replyError(id, codeInternalError, fmt.Sprintf("internal error: the turn failed inside coda (%v); the session is still usable", p), map[string]any{"runId": turn.RunID})
 		}
 	}()
-	sink := &updateSink{st: s.st, sessionID: sess.id, cwd: sess.cwd}
+	sink := &updateSink{out: s.conn.out, sessionID: sess.id, cwd: sess.cwd}
 	res := engine.Run(ctx, turn, sink)
 
 	ex := engine.Exchange{Prompt: turn.Prompt, Answer: res.LastReply}
@@ -103,9 +109,7 @@ func (s *Server) runTurn(ctx context.Context, cancel context.CancelFunc, id json
 		ex.Answer = res.Answer.Content
 	}
 	if res.Status != engine.StatusCancelled {
-		sess.mu.Lock()
-		sess.history = append(sess.history, ex)
-		sess.mu.Unlock()
+		sess.remember(ex)
 	}
 	release()
 	coda := map[string]any{

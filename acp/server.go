@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"strconv"
@@ -41,6 +40,18 @@ type Options struct {
 	// DrainTimeout bounds how long in-flight turns may run after stdin
 	// closes before they are cancelled (default 30s).
 	DrainTimeout time.Duration
+	// EditorTimeout bounds each call coda makes to the editor for files
+	// and terminals (fs/*, terminal/create, output, kill, release), so a
+	// silent editor cannot hang a turn (default 60s). A permission request
+	// waits for the user as long as the turn runs; terminal/wait_for_exit,
+	// as long as the command's own timeout.
+	EditorTimeout time.Duration
+	// MaxMessageBytes is the longest line read from the client (default
+	// DefaultMaxMessageBytes, 64 MiB). A longer one is answered -32600
+	// without being held whole, and the connection goes on.
+	MaxMessageBytes int
+	// Trace logs every message read and written, whole, at debug level.
+	Trace bool
 }
 
 // Errors mapped to JSON-RPC codes; wrap them with %w.
@@ -60,18 +71,15 @@ func codeOf(err error) int {
 	return codeInternalError
 }
 
-// A Server serves one ACP connection.
+// A Server serves one ACP connection: the method table and the sessions.
+// The connection's life (serving, draining, shutting down) is conn's.
 type Server struct {
 	opts Options
 	log  *slog.Logger
-	st   *stream
+	conn *conn // set by Serve, before the first message is read
 	// launchOutputs are the contracts at launch: advertised in initialize.
 	launchOutputs *engine.Outputs
 	launchLevel   *outputspec.Level
-
-	ctx    context.Context // the connection's; turns derive from it
-	cancel context.CancelFunc
-	turns  sync.WaitGroup
 
 	mu         sync.Mutex
 	sessions   map[string]*session
@@ -98,6 +106,12 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 30 * time.Second
 	}
+	if opts.EditorTimeout <= 0 {
+		opts.EditorTimeout = 60 * time.Second
+	}
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
 	s := &Server{opts: opts, log: opts.Log, sessions: map[string]*session{}, prompts: map[string]*session{}}
 	s.launchLevel = &outputspec.Level{Dir: opts.LaunchDir, Spec: opts.Launch}
 	outs, err := engine.CompileOutputs(opts.Agent, outputspec.Levels{Launch: s.launchLevel})
@@ -111,35 +125,6 @@ func NewServer(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Serve runs the connection.
-func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	s.ctx, s.cancel = context.WithCancel(ctx)
-	defer s.cancel()
-	s.st = newStream(in, out)
-	s.st.atEOF = s.drain
-	conn := jsonrpc2.NewConn(s.ctx, s.st, s, jsonrpc2.SetLogger(slogLogger{s.log}))
-	select {
-	case <-conn.DisconnectNotify():
-	case <-ctx.Done():
-		conn.Close()
-	}
-	s.st.Close()
-	return nil
-}
-
-// drain runs when stdin ends: in-flight turns are answered first; after
-// DrainTimeout they are cancelled (and then answered "cancelled").
-func (s *Server) drain() {
-	done := make(chan struct{})
-	go func() { s.turns.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(s.opts.DrainTimeout):
-		s.log.Warn("stdin closed; cancelling the turns still running")
-		s.cancel()
-		<-done
-	}
-}
 
 // Handle implements jsonrpc2.Handler. Messages are handled in wire order on
 // the read loop; only a prompt turn runs in its own goroutine.
@@ -177,7 +162,10 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 	case "session/set_config_option":
 		result, err = s.setConfigOption(req)
 	case "session/close":
-		result, err = s.closeSession(req)
+		// Answered once the session's turn, if one runs, has answered.
+		if err = s.closeSession(req); err == nil {
+			return
+		}
 	case "session/prompt":
 		// Answered by the turn when it ends, or now if refused.
 		if err = s.prompt(req); err == nil {
@@ -211,7 +199,7 @@ func (s *Server) reply(id jsonrpc2.ID, result any) {
 		b = appendJSON(b, result)
 	}
 	b = append(b, '}')
-	if err := s.st.writeLine(b); err != nil {
+	if err := s.conn.out.writeLine(b); err != nil {
 		s.log.Debug("writing a reply", "err", err)
 	}
 }
@@ -230,7 +218,7 @@ func (s *Server) replyError(id jsonrpc2.ID, code int, msg string, data any) {
 		b = appendJSON(b, data)
 	}
 	b = append(b, "}}"...)
-	if err := s.st.writeLine(b); err != nil {
+	if err := s.conn.out.writeLine(b); err != nil {
 		s.log.Debug("writing a reply", "err", err)
 	}
 }
@@ -273,8 +261,3 @@ func params(req *jsonrpc2.Request, v any) error {
 func missingField(name string) error {
 	return fmt.Errorf("%w: %s is required", ErrInvalidParams, name)
 }
-
-// slogLogger adapts slog to jsonrpc2's logger.
-type slogLogger struct{ l *slog.Logger }
-
-func (l slogLogger) Printf(format string, v ...any) { l.l.Debug(fmt.Sprintf(format, v...)) }

@@ -31,9 +31,34 @@ type session struct {
 	// outputs are the contracts those levels give, compiled once: again
 	// only when the option changes or a prompt brings its own spec.
 	outputs *engine.Outputs
+	// history is what of the earlier turns the next one can use
+	// (engine.KeepHistory): a long session's memory stays bounded.
 	history []engine.Exchange
-	// cancel stops the running prompt; nil when none runs.
+	// running is the prompt turn in progress; nil when none runs.
+	running *running
+}
+
+// running is a session's prompt turn in progress.
+type running struct {
 	cancel context.CancelFunc
+	done   chan struct{} // closed once the prompt is answered
+}
+
+// remember adds a finished turn to the session's history, keeping only what
+// the next turn can use.
+func (s *session) remember(ex engine.Exchange) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.history = engine.KeepHistory(append(s.history, ex))
+}
+
+// cancelTurn cancels the session's running prompt, if any.
+func (s *session) cancelTurn() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running != nil {
+		s.running.cancel()
+	}
 }
 
 // levels are the session's levels of the output cascade after the
@@ -92,7 +117,7 @@ func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, er
 	s.mu.Lock()
 	caps := s.clientCaps
 	s.mu.Unlock()
-	sess.ws = newClientWorkspace(conn, sess.id, sess.cwd, p.AdditionalDirectories, caps)
+	sess.ws = newClientWorkspace(conn, sess.id, sess.cwd, p.AdditionalDirectories, caps, s.opts.EditorTimeout)
 
 	s.mu.Lock()
 	s.sessions[sess.id] = sess
@@ -198,24 +223,33 @@ func (s *Server) setConfigOption(req *jsonrpc2.Request) (any, error) {
 	return resp, nil
 }
 
-func (s *Server) closeSession(req *jsonrpc2.Request) (any, error) {
+// closeSession handles session/close. A running prompt is cancelled, and
+// the close is answered only after it: the prompt's "cancelled" answer comes
+// first, and nothing is sent for the session after the close's answer.
+func (s *Server) closeSession(req *jsonrpc2.Request) error {
 	var p sessionRequest
 	if err := params(req, &p); err != nil {
-		return nil, err
+		return err
 	}
 	sess, err := s.session(p.SessionID)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	sess.mu.Lock()
-	if sess.cancel != nil {
-		sess.cancel()
-	}
-	sess.mu.Unlock()
 	s.mu.Lock()
 	delete(s.sessions, sess.id)
 	s.mu.Unlock()
-	return map[string]any{}, nil
+	answer := func() { s.reply(req.ID, map[string]any{}) }
+	// Under the session's lock the turn cannot finish between the check
+	// and conn.after, which needs the turn still owed.
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if r := sess.running; r != nil {
+		r.cancel()
+		s.conn.after(r.done, answer)
+		return nil
+	}
+	answer()
+	return nil
 }
 
 // cancelSession handles session/cancel: the running prompt stops and is
@@ -233,11 +267,7 @@ func (s *Server) cancelSession(req *jsonrpc2.Request) {
 		s.log.Warn("session/cancel for an unknown session", "session", *p.SessionID)
 		return
 	}
-	sess.mu.Lock()
-	if sess.cancel != nil {
-		sess.cancel()
-	}
-	sess.mu.Unlock()
+	sess.cancelTurn()
 }
 
 // cancelRequest handles $/cancel_request: a running session/prompt with
@@ -259,14 +289,9 @@ func (s *Server) cancelRequest(req *jsonrpc2.Request) {
 	s.mu.Lock()
 	sess := s.prompts[idKey(id)]
 	s.mu.Unlock()
-	if sess == nil {
-		return
+	if sess != nil {
+		sess.cancelTurn()
 	}
-	sess.mu.Lock()
-	if sess.cancel != nil {
-		sess.cancel()
-	}
-	sess.mu.Unlock()
 }
 
 // publicSpec is a spec as advertised: what a client needs to know of it.

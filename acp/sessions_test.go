@@ -16,8 +16,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/tools/txtar"
 
 	"github.com/coda-acp/coda/acp"
@@ -38,17 +40,24 @@ var update = flag.Bool("update", false, "rewrite the expected agent lines (-- se
 //	-- launch.json --      the launch output spec, as _meta.coda.output spells it
 //	-- options --          server options, KEY=VALUE a line: max_model_calls=N
 //	-- answers --          canned answers to coda's requests: METHOD RESULT-JSON, one a line,
-//	                       used in order per method (the last one repeats)
+//	                       used in order per method (the last one repeats); METHOD - never
+//	                       answers
 //	-- files/PATH --       files put in the session's working directory ($WORK)
 //	-- client --           what the client sends, one line each, in order. Directives:
 //	                         await TEXT    wait until coda has sent a line containing TEXT
-//	                         sleep DUR     pause
 //	                         big N         send a request line of N bytes
 //	                         hex HEX       send these bytes as a line
 //	                         close         close stdin early
 //	-- server --           every line coda sends, in order ($WORK for the working directory)
 //
-// Every line coda sends is checked against the ACP schema.
+// Any other section, or a section twice, is an error. Every line coda sends
+// is checked against the ACP schema.
+//
+// Each session runs in a synctest bubble: the script model's delays, the
+// drain after stdin closes and await's hang detector run on the bubble's
+// clock, which moves only when every goroutine is waiting. A model "still
+// streaming" is still streaming however slow the machine is, and a 5 MiB
+// line takes what it takes.
 func TestSessions(t *testing.T) {
 	files, err := filepath.Glob("../testdata/sessions/*.txtar")
 	if err != nil || len(files) == 0 {
@@ -58,9 +67,78 @@ func TestSessions(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			runSession(t, file)
+			synctest.Test(t, func(t *testing.T) { runSession(t, file) })
 		})
 	}
+}
+
+// sessionSections are the sections a session archive may have, besides
+// files/PATH.
+var sessionSections = map[string]bool{
+	"blueprint.toml": true, "model.toml": true, "launch.json": true, "options": true,
+	"answers": true, "client": true, "server": true,
+}
+
+// loadSession reads a session archive, refusing unknown and repeated
+// sections (a misspelt section would otherwise be silently ignored).
+func loadSession(file string) (*txtar.Archive, map[string][]byte, error) {
+	ar, err := txtar.ParseFile(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	sections := map[string][]byte{}
+	for _, f := range ar.Files {
+		if !sessionSections[f.Name] && !strings.HasPrefix(f.Name, "files/") {
+			return nil, nil, fmt.Errorf("%s: unknown section %q", file, f.Name)
+		}
+		if _, dup := sections[f.Name]; dup {
+			return nil, nil, fmt.Errorf("%s: section %q appears twice", file, f.Name)
+		}
+		sections[f.Name] = f.Data
+	}
+	return ar, sections, nil
+}
+
+func TestLoadSession(t *testing.T) {
+	tests := []struct{ archive, err string }{
+		{"-- model.toml --\n-- client --\n-- server --\n-- files/a/b.txt --\nhi\n", ""},
+		{"-- client --\n-- sever --\n", `unknown section "sever"`},
+		{"-- client --\n-- client --\n", `section "client" appears twice`},
+		{"-- files/a --\n-- files/a --\n", `section "files/a" appears twice`},
+	}
+	for _, tt := range tests {
+		file := filepath.Join(t.TempDir(), "s.txtar")
+		if err := os.WriteFile(file, []byte(tt.archive), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := loadSession(file)
+		if (err == nil) != (tt.err == "") || (err != nil && !strings.HasSuffix(err.Error(), tt.err)) {
+			t.Errorf("loadSession(%q) = %v, want %q", tt.archive, err, tt.err)
+		}
+	}
+}
+
+// sessionOptions reads the options section: KEY=VALUE a line.
+func sessionOptions(t *testing.T, data []byte) (maxCalls int) {
+	t.Helper()
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(line, "=")
+		switch k {
+		case "max_model_calls":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("options: %s: %v", line, err)
+			}
+			maxCalls = n
+		default:
+			t.Fatalf("options: unknown option %q", line)
+		}
+	}
+	return maxCalls
 }
 
 const defaultBlueprint = `
@@ -89,23 +167,20 @@ func counter() func(string) string {
 }
 
 func runSession(t *testing.T, file string) {
-	ar, err := txtar.ParseFile(file)
+	ar, sections, err := loadSession(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sections := map[string][]byte{}
 	work := t.TempDir()
 	work, _ = filepath.EvalSymlinks(work)
-	for _, f := range ar.Files {
-		if rel, ok := strings.CutPrefix(f.Name, "files/"); ok {
+	for name, data := range sections {
+		if rel, ok := strings.CutPrefix(name, "files/"); ok {
 			p := filepath.Join(work, rel)
 			os.MkdirAll(filepath.Dir(p), 0o755)
-			if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			if err := os.WriteFile(p, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			continue
 		}
-		sections[f.Name] = f.Data
 	}
 	bp := sections["blueprint.toml"]
 	if bp == nil {
@@ -130,19 +205,14 @@ func runSession(t *testing.T, file string) {
 			t.Fatalf("launch.json: %v", err)
 		}
 	}
-	maxCalls := 0
-	for _, line := range strings.Split(string(sections["options"]), "\n") {
-		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok && k == "max_model_calls" {
-			maxCalls, _ = strconv.Atoi(v)
-		}
-	}
+	maxCalls := sessionOptions(t, sections["options"])
 	var logs bytes.Buffer
 	var logMu sync.Mutex
 	srv, err := acp.NewServer(acp.Options{
 		Agent: agent, Launch: launch, LaunchDir: work, Models: oneModel{model}, UserModel: "script:test",
 		Tools: tools.Builtin(), StateDir: t.TempDir(), Version: "test",
 		Log:   slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		NewID: counter(), DrainTimeout: 5 * time.Second, MaxModelCalls: maxCalls,
+		NewID: counter(), MaxModelCalls: maxCalls,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -155,32 +225,20 @@ func runSession(t *testing.T, file string) {
 		}
 	}()
 
-	toServer, clientW := io.Pipe()
-	clientR, fromServer := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		served <- srv.Serve(context.Background(), toServer, fromServer)
-		fromServer.Close()
-	}()
-
-	c := &client{t: t, w: clientW, work: work, methods: map[string]string{}, answers: parseAnswers(t, sections["answers"])}
-	c.cond = sync.NewCond(&c.mu)
-	readDone := make(chan struct{})
-	go func() { c.read(clientR); close(readDone) }()
-
+	c, served := serve(t, context.Background(), srv, work, parseAnswers(t, sections["answers"]))
 	for _, line := range strings.Split(string(sections["client"]), "\n") {
 		if t.Failed() {
 			break
 		}
 		c.do(line)
 	}
-	clientW.Close()
-	select {
-	case <-served:
-	case <-time.After(15 * time.Second):
-		t.Fatal("coda did not exit after stdin closed")
+	c.closeInput()
+	// Serve returns once every prompt is answered (a hang shows as the
+	// bubble's deadlock, or as the drain timing out on its clock).
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
 	}
-	<-readDone
+	c.wait()
 
 	got := strings.Join(c.received, "\n")
 	got = strings.ReplaceAll(got, work, "$WORK")
@@ -202,9 +260,25 @@ func runSession(t *testing.T, file string) {
 		return
 	}
 	want := string(sections["server"])
-	if got != want {
-		t.Errorf("coda's lines differ (-want +got):\n%s", lineDiff(want, got))
+	if diff := cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n")); diff != "" {
+		t.Errorf("coda's lines differ (-want +got):\n%s", diff)
 	}
+}
+
+// serve runs srv.Serve over pipes, with a client playing the editor; the
+// channel gets Serve's result once it returns.
+func serve(t *testing.T, ctx context.Context, srv *acp.Server, work string, answers map[string][]string) (*client, <-chan error) {
+	toServer, clientW := io.Pipe()
+	clientR, fromServer := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- srv.Serve(ctx, toServer, fromServer)
+		fromServer.Close()
+	}()
+	c := &client{t: t, w: clientW, work: work, methods: map[string]string{}, answers: answers, readDone: make(chan struct{})}
+	c.cond = sync.NewCond(&c.mu)
+	go func() { c.read(clientR); close(c.readDone) }()
+	return c, served
 }
 
 type lockedWriter struct {
@@ -223,17 +297,42 @@ type client struct {
 	t    *testing.T
 	work string
 
-	wmu sync.Mutex
-	w   io.WriteCloser
+	wmu         sync.Mutex
+	w           io.WriteCloser
+	inputClosed bool // after closeInput, answers to coda's requests are dropped
 
 	mu       sync.Mutex
 	cond     *sync.Cond
 	received []string
-	seen     int // received lines already matched by an await
+	at       []time.Time // when each line was received
+	seen     int         // received lines already matched by an await
 	closed   bool
 	methods  map[string]string // request id → method, for checking responses
 	answers  map[string][]string
+	readDone chan struct{}
 }
+
+// closeInput closes coda's stdin.
+func (c *client) closeInput() {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.inputClosed = true
+	c.w.Close()
+}
+
+// wait waits until coda's stdout is closed and read to its end.
+func (c *client) wait() { <-c.readDone }
+
+// lines returns what coda has sent so far, and when each line came.
+func (c *client) lines() ([]string, []time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.received...), append([]time.Time(nil), c.at...)
+}
+
+// noAnswer, as a canned answer, leaves coda's request unanswered: an
+// editor that never answers (or a user who never decides).
+const noAnswer = "-"
 
 func parseAnswers(t *testing.T, data []byte) map[string][]string {
 	out := map[string][]string{}
@@ -243,8 +342,8 @@ func parseAnswers(t *testing.T, data []byte) map[string][]string {
 			continue
 		}
 		method, result, ok := strings.Cut(line, " ")
-		if !ok || !json.Valid([]byte(result)) {
-			t.Fatalf("answers: %q is not METHOD RESULT-JSON", line)
+		if !ok || (result != noAnswer && !json.Valid([]byte(result))) {
+			t.Fatalf("answers: %q is not METHOD RESULT-JSON or METHOD %s", line, noAnswer)
 		}
 		out[method] = append(out[method], result)
 	}
@@ -254,6 +353,9 @@ func parseAnswers(t *testing.T, data []byte) map[string][]string {
 func (c *client) send(b []byte) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if c.inputClosed {
+		return
+	}
 	if _, err := c.w.Write(append(b, '\n')); err != nil {
 		c.t.Errorf("writing to coda: %v", err)
 	}
@@ -269,12 +371,6 @@ func (c *client) do(line string) {
 	switch verb {
 	case "await":
 		c.await(strings.ReplaceAll(arg, "$WORK", c.work))
-	case "sleep":
-		d, err := time.ParseDuration(arg)
-		if err != nil {
-			t.Fatalf("sleep %q: %v", arg, err)
-		}
-		time.Sleep(d)
 	case "big":
 		n, _ := strconv.Atoi(arg)
 		head := `{"jsonrpc":"2.0","id":"big","method":"coda/big","params":{"pad":"`
@@ -287,7 +383,7 @@ func (c *client) do(line string) {
 		}
 		c.send(b)
 	case "close":
-		c.w.Close()
+		c.closeInput()
 	default:
 		line = strings.ReplaceAll(trimmed, "$WORK", c.work)
 		var m struct {
@@ -304,9 +400,10 @@ func (c *client) do(line string) {
 }
 
 // await waits until coda sends a line containing text, after the lines
-// earlier awaits matched.
+// earlier awaits matched. Its hang detector runs on the bubble's clock: it
+// fires only when nothing else can happen for a minute of it.
 func (c *client) await(text string) {
-	deadline := time.AfterFunc(10*time.Second, func() {
+	deadline := time.AfterFunc(time.Minute, func() {
 		c.mu.Lock()
 		c.closed = true
 		c.cond.Broadcast()
@@ -354,6 +451,7 @@ func (c *client) read(r io.Reader) {
 		}
 		c.mu.Lock()
 		c.received = append(c.received, string(line))
+		c.at = append(c.at, time.Now())
 		c.cond.Broadcast()
 		c.mu.Unlock()
 		if m.Method != "" && len(m.ID) > 0 {
@@ -378,30 +476,14 @@ func (c *client) answer(id json.RawMessage, method string) {
 	}
 	c.mu.Unlock()
 	var reply string
-	if result == "" {
+	switch result {
+	case noAnswer:
+		return
+	case "":
 		reply = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"the test client has no answer for %s"}}`, id, method)
-	} else {
+	default:
 		result = strings.ReplaceAll(result, "$WORK", c.work)
 		reply = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)
 	}
 	go c.send([]byte(reply))
-}
-
-// lineDiff shows the lines that differ, with a little context.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, wl, gl)
-		}
-	}
-	return b.String()
 }

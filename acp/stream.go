@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"io"
-	"sync"
+	"log/slog"
 	"unicode/utf8"
 )
 
@@ -19,88 +19,41 @@ const (
 	codeInternalError  = -32603
 )
 
-// stream is coda's jsonrpc2.ObjectStream: one compact JSON object per line.
-// Unlike the library's codecs it never closes the connection over a bad
-// line: it answers -32700 or -32600 itself and reads on.
+// DefaultMaxMessageBytes is the longest line coda reads whole when
+// Options.MaxMessageBytes is not set.
+const DefaultMaxMessageBytes = 64 << 20
+
+// headBytes is how much of an over-long line is kept, to find its id.
+const headBytes = 4 << 10
+
+// stream is coda's jsonrpc2.ObjectStream: it reads the client's lines and
+// writes through the connection's output. Unlike the library's codecs it
+// never closes the connection over a bad line: it answers -32700 or -32600
+// itself and reads on.
 //
-// All writes (the library's, coda's own replies and notifications) go
-// through one buffered writer under one mutex. A flusher goroutine empties
-// the buffer as soon as the writer is idle, so a burst of notifications
-// costs one write system call, not one each.
+// A line longer than max is never held whole: past the limit it is read and
+// dropped, and answered -32600. Its id is read from its first bytes when they
+// hold it before any member too long to read there (clients write "id"
+// before "params"): a request is answered with its own id, so the client is
+// not left waiting; an answer to one of coda's calls fails that call; anything
+// else is answered with id null.
 type stream struct {
-	r *bufio.Reader
-
-	mu      sync.Mutex
-	w       *bufio.Writer
-	out     io.Writer
-	err     error // the first write error; later writes fail with it
-	pending bool  // a flush is scheduled
-	kick    chan struct{}
-	closed  chan struct{}
-	once    sync.Once
-
+	r    *bufio.Reader
+	out  *output
+	max  int
 	line []byte // reused read buffer
-
-	// atEOF, when set, runs before ReadObject reports the end of input:
-	// the server waits there for in-flight turns to be answered.
-	atEOF func()
+	// peak is the largest capacity line has reached: what a line cost in
+	// memory at most (tests check it stays within max).
+	peak int
+	// trace, when set, logs every line read, whole (--trace).
+	trace *slog.Logger
 }
 
-func newStream(in io.Reader, out io.Writer) *stream {
-	s := &stream{
-		r:      bufio.NewReaderSize(in, 64<<10),
-		w:      bufio.NewWriterSize(out, 64<<10),
-		out:    out,
-		kick:   make(chan struct{}, 1),
-		closed: make(chan struct{}),
+func newStream(in io.Reader, out *output, max int, trace *slog.Logger) *stream {
+	if max <= 0 {
+		max = DefaultMaxMessageBytes
 	}
-	go s.flusher()
-	return s
-}
-
-func (s *stream) flusher() {
-	for {
-		select {
-		case <-s.kick:
-		case <-s.closed:
-			return
-		}
-		s.mu.Lock()
-		s.pending = false
-		if s.err == nil {
-			s.err = s.w.Flush()
-		}
-		s.mu.Unlock()
-	}
-}
-
-// writeLine writes one message (without its newline) and schedules a flush.
-func (s *stream) writeLine(b []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err != nil {
-		return s.err
-	}
-	s.w.Write(b)
-	s.w.WriteByte('\n')
-	if !s.pending {
-		s.pending = true
-		select {
-		case s.kick <- struct{}{}:
-		default:
-		}
-	}
-	return nil
-}
-
-// flush writes out whatever is buffered, now.
-func (s *stream) flush() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err == nil {
-		s.err = s.w.Flush()
-	}
-	return s.err
+	return &stream{r: bufio.NewReaderSize(in, 64<<10), out: out, max: max, trace: trace}
 }
 
 // WriteObject implements jsonrpc2.ObjectStream: compact JSON, not
@@ -110,15 +63,28 @@ func (s *stream) WriteObject(obj any) error {
 	if err != nil {
 		return err
 	}
-	return s.writeLine(b)
+	return s.out.writeLine(b)
 }
+
+// Close implements jsonrpc2.ObjectStream. The library calls it when it
+// closes the connection (at stdin's end); the output stays open, because
+// only the connection's owner knows when every answer has been written.
+func (s *stream) Close() error { return nil }
 
 // ReadObject implements jsonrpc2.ObjectStream. It returns only messages the
 // library can decode; everything else is answered here.
 func (s *stream) ReadObject(v any) error {
 	for {
-		line, err := s.readLine()
-		if len(bytes.TrimSpace(line)) > 0 {
+		line, long, err := s.readLine()
+		switch {
+		case long > 0:
+			if s.tooLong(line, long, v) {
+				return nil
+			}
+		case len(bytes.TrimSpace(line)) > 0:
+			if s.trace != nil {
+				s.trace.Debug("wire ←", "message", string(line))
+			}
 			if msg := s.screen(line); msg != nil {
 				if jerr := json.Unmarshal(line, v); jerr == nil {
 					return nil
@@ -128,36 +94,111 @@ func (s *stream) ReadObject(v any) error {
 			}
 		}
 		if err != nil {
-			if s.atEOF != nil {
-				s.atEOF()
-			}
-			s.flush()
-			if errors.Is(err, io.EOF) {
-				return io.EOF
-			}
 			return err
 		}
 	}
 }
 
-// readLine reads one line of any length, without its newline.
-func (s *stream) readLine() ([]byte, error) {
+// readLine reads the next line, without its newline. A line longer than
+// s.max is not kept: readLine returns its first bytes and its length as
+// long, having read and dropped the rest.
+func (s *stream) readLine() (line []byte, long int, err error) {
 	if cap(s.line) > 1<<20 {
-		// The last line was huge: do not keep its buffer alive.
+		// The last line was large: do not keep its buffer alive.
 		s.line = nil
 	}
 	s.line = s.line[:0]
 	for {
 		chunk, err := s.r.ReadSlice('\n')
-		s.line = append(s.line, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
+		body := bytes.TrimSuffix(chunk, []byte("\n"))
+		switch {
+		case long > 0:
+			long += len(body)
+		case len(s.line)+len(body) > s.max:
+			// Over the limit: keep the start, to find the id, and drop
+			// the rest as it comes.
+			long = len(s.line) + len(body)
+			head := append(make([]byte, 0, headBytes), s.line[:min(len(s.line), headBytes)]...)
+			s.line = append(head, body[:min(len(body), headBytes-len(head))]...)
+		default:
+			s.grow(len(body))
+			s.line = append(s.line, body...)
 		}
-		if n := len(s.line); n > 0 && s.line[n-1] == '\n' {
-			s.line = s.line[:n-1]
+		if err != bufio.ErrBufferFull {
+			return s.line, long, err
 		}
-		return s.line, err
 	}
+}
+
+// grow makes room for n more bytes of a line, never past the limit, so a
+// line costs no more memory than the limit allows.
+func (s *stream) grow(n int) {
+	need := len(s.line) + n
+	if need <= cap(s.line) {
+		return
+	}
+	buf := make([]byte, len(s.line), max(need, min(2*cap(s.line), s.max)))
+	copy(buf, s.line)
+	s.line = buf
+	s.peak = max(s.peak, cap(buf))
+}
+
+// tooLong answers a line over the limit, of which head is the start and n
+// the length. It reports whether it set v to a message for the library: an
+// error answering one of coda's own calls, which then fails at once.
+func (s *stream) tooLong(head []byte, n int, v any) bool {
+	if s.trace != nil {
+		s.trace.Debug("wire ← (over the limit, dropped)", "bytes", n, "start", string(head))
+	}
+	size := fmt.Sprintf("%d bytes, over the limit of %d (--max-message-bytes)", n, s.max)
+	id, request, response := peekEnvelope(head)
+	if !validID(id) || isNull(id) {
+		id = nil
+	}
+	switch {
+	case response && id != nil:
+		b := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":`, id, codeInvalidRequest)
+		b = appendString(b, "the client's answer is "+size)
+		b = append(b, "}}"...)
+		return json.Unmarshal(b, v) == nil
+	case request && id != nil:
+		s.writeError(id, codeInvalidRequest, "invalid request: the message is "+size)
+	default:
+		s.writeError(nil, codeInvalidRequest, "invalid request: the message is "+size)
+	}
+	return false
+}
+
+// peekEnvelope reads what it can of a message's envelope from its first
+// bytes: its id, and whether it is a request (it has a method) or a
+// response (a result or an error). It stops at the first member it cannot
+// read whole.
+func peekEnvelope(head []byte) (id json.RawMessage, request, response bool) {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false, false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		key, ok := tok.(string)
+		if err != nil || !ok {
+			break
+		}
+		switch key {
+		case "method":
+			request = true
+		case "result", "error":
+			response = true
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			break
+		}
+		if key == "id" {
+			id = raw
+		}
+	}
+	return id, request, response
 }
 
 // envelope is what screen reads of a message.
@@ -252,11 +293,5 @@ func (s *stream) writeError(id json.RawMessage, code int, msg string) error {
 	b = append(b, `,"message":`...)
 	b = appendString(b, msg)
 	b = append(b, "}}"...)
-	return s.writeLine(b)
-}
-
-// Close implements jsonrpc2.ObjectStream.
-func (s *stream) Close() error {
-	s.once.Do(func() { close(s.closed) })
-	return s.flush()
+	return s.out.writeLine(b)
 }

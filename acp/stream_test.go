@@ -5,9 +5,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/sourcegraph/jsonrpc2"
 )
 
@@ -26,9 +29,43 @@ func (d *decoded) UnmarshalJSON(b []byte) error {
 	return resp.UnmarshalJSON(b)
 }
 
-// FuzzStream_ReadObject feeds arbitrary input to the line reader: it must
-// never panic, every line it answers itself must be one JSON object, and
-// it must read to the end (never give up early, as the library's codecs do).
+// readAll reads in through a stream with the given line limit, and returns
+// what it handed on and what it answered itself.
+func readAll(t testing.TB, in io.Reader, max int) (handed []string, answered []string, s *stream) {
+	t.Helper()
+	var buf bytes.Buffer
+	out := newOutput(&buf, nil)
+	s = newStream(in, out, max, nil)
+	for {
+		var d decoded
+		err := s.ReadObject(&d)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("ReadObject: %v", err)
+		}
+		if !json.Valid(d.raw) {
+			t.Fatalf("handed on a line that is not JSON: %q", d.raw)
+		}
+		handed = append(handed, string(d.raw))
+	}
+	if err := out.close(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(&buf)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		answered = append(answered, sc.Text())
+	}
+	return handed, answered, s
+}
+
+// FuzzStream_ReadObject feeds arbitrary input to the line reader, with a
+// small line limit so over-long lines are fuzzed too: it must never panic,
+// every line it answers itself must be a JSON error object, it must read to
+// the end (never give up early, as the library's codecs do), and a line
+// must never cost more memory than the limit.
 func FuzzStream_ReadObject(f *testing.F) {
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
@@ -38,38 +75,153 @@ func FuzzStream_ReadObject(f *testing.F) {
 		`{"jsonrpc":"2.0","id":-7,"result":{}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"a","result":1}`,
 		"\xff\xfe\n\n   \n{}",
-		`{"jsonrpc":"1.0","id":"x","method":"a"}`,
+		`{"jsonrpc":"2.0","id":"x","method":"a"}`,
 		`{"jsonrpc":"2.0","id":99999999999999999999,"method":"a"}`,
+		`{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"pad":"` + strings.Repeat("a", 200) + `"}}` + "\n{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"x\"}",
+		`{"jsonrpc":"2.0","id":6,"result":{"content":"` + strings.Repeat("b", 200) + `"}}`,
 	} {
 		f.Add([]byte(seed))
 	}
+	const limit = 128
 	f.Fuzz(func(t *testing.T, in []byte) {
-		var out bytes.Buffer
-		s := newStream(bytes.NewReader(in), &out)
-		for {
-			var d decoded
-			err := s.ReadObject(&d)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("ReadObject: %v", err)
-			}
-			if !json.Valid(d.raw) {
-				t.Fatalf("handed on a line that is not JSON: %q", d.raw)
-			}
-		}
-		s.Close()
-		sc := bufio.NewScanner(&out)
-		sc.Buffer(nil, 1<<24)
-		for sc.Scan() {
+		_, answered, s := readAll(t, bytes.NewReader(in), limit)
+		for _, line := range answered {
 			var m map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				t.Fatalf("answered with a line that is not a JSON object: %q", sc.Bytes())
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatalf("answered with a line that is not a JSON object: %q", line)
 			}
 			if _, ok := m["error"]; !ok {
-				t.Fatalf("answered with something other than an error: %q", sc.Bytes())
+				t.Fatalf("answered with something other than an error: %q", line)
 			}
 		}
+		if s.peak > limit {
+			t.Fatalf("a line took a %d-byte buffer; the limit is %d", s.peak, limit)
+		}
 	})
+}
+
+// A line over the limit is answered -32600, with the request's id when its
+// first bytes hold it, and reading goes on; an over-long answer to one of
+// coda's calls fails that call.
+func TestStream_overLongLine(t *testing.T) {
+	pad := strings.Repeat("a", 5000) // longer than the head kept of a line
+	next := `{"jsonrpc":"2.0","id":99,"method":"initialize","params":{}}`
+	tests := []struct {
+		name     string
+		line     string
+		handed   []string
+		answered []string
+	}{{
+		name:     "a request, id first",
+		line:     `{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"pad":"` + pad + `"}}`,
+		answered: []string{`{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"invalid request: the message is %d bytes, over the limit of 256 (--max-message-bytes)"}}`},
+	}, {
+		name:     "a request with a string id",
+		line:     `{"id":"p-1","jsonrpc":"2.0","method":"session/prompt","params":{"pad":"` + pad + `"}}`,
+		answered: []string{`{"jsonrpc":"2.0","id":"p-1","error":{"code":-32600,"message":"invalid request: the message is %d bytes, over the limit of 256 (--max-message-bytes)"}}`},
+	}, {
+		name:     "the id after the long member",
+		line:     `{"jsonrpc":"2.0","method":"session/prompt","params":{"pad":"` + pad + `"},"id":8}`,
+		answered: []string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the message is %d bytes, over the limit of 256 (--max-message-bytes)"}}`},
+	}, {
+		name:     "no method seen: not known to be a request",
+		line:     `{"jsonrpc":"2.0","id":9,"params":{"pad":"` + pad + `"},"method":"x"}`,
+		answered: []string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the message is %d bytes, over the limit of 256 (--max-message-bytes)"}}`},
+	}, {
+		name:     "not JSON at all",
+		line:     strings.Repeat("x", 10000),
+		answered: []string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the message is %d bytes, over the limit of 256 (--max-message-bytes)"}}`},
+	}, {
+		name:   "an answer to one of coda's calls",
+		line:   `{"jsonrpc":"2.0","id":3,"result":{"content":"` + pad + `"}}`,
+		handed: []string{`{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"the client's answer is %d bytes, over the limit of 256 (--max-message-bytes)"}}`},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			handed, answered, s := readAll(t, strings.NewReader(tt.line+"\n"+next+"\n"), 256)
+			// The messages name the line's length.
+			for i := range tt.handed {
+				tt.handed[i] = fmt.Sprintf(tt.handed[i], len(tt.line))
+			}
+			for i := range tt.answered {
+				tt.answered[i] = fmt.Sprintf(tt.answered[i], len(tt.line))
+			}
+			if diff := cmp.Diff(append(tt.handed, next), handed); diff != "" {
+				t.Errorf("handed on (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.answered, answered); diff != "" {
+				t.Errorf("answered (-want +got):\n%s", diff)
+			}
+			if s.peak > 256 {
+				t.Errorf("the line took a %d-byte buffer; the limit is 256", s.peak)
+			}
+		})
+	}
+	// A line of exactly the limit is read whole.
+	exact := `{"jsonrpc":"2.0","id":1,"method":"x","params":{"p":"` + strings.Repeat("c", 200) + `"}}`
+	handed, answered, _ := readAll(t, strings.NewReader(exact+"\n"), len(exact))
+	if len(handed) != 1 || len(answered) != 0 {
+		t.Errorf("a line of exactly the limit: handed %d, answered %v", len(handed), answered)
+	}
+}
+
+// hugeLine is a reader of one request line of n bytes (a prompt padded with
+// "a"), then rest, made as it is read: the test itself holds no such line.
+type hugeLine struct {
+	head, tail, rest string
+	pad, read        int64
+}
+
+func newHugeLine(n int64, rest string) *hugeLine {
+	head := `{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{"sessionId":"s-1","prompt":[{"type":"text","text":"`
+	tail := `"}]}}` + "\n"
+	return &hugeLine{head: head, tail: tail, rest: rest, pad: n - int64(len(head)+len(tail)-1)}
+}
+
+var padBlock = bytes.Repeat([]byte("a"), 64<<10)
+
+func (h *hugeLine) Read(p []byte) (int, error) {
+	var n int
+	switch {
+	case h.head != "":
+		n = copy(p, h.head)
+		h.head = h.head[n:]
+	case h.pad > 0:
+		n = copy(p[:min(int64(len(p)), h.pad)], padBlock)
+		h.pad -= int64(n)
+	case h.tail != "":
+		n = copy(p, h.tail)
+		h.tail = h.tail[n:]
+	case h.rest != "":
+		n = copy(p, h.rest)
+		h.rest = h.rest[n:]
+	default:
+		return 0, io.EOF
+	}
+	h.read += int64(n)
+	return n, nil
+}
+
+// A 100 MiB line is answered and dropped without being held: the reader's
+// buffer never passes the limit (64 MiB by default, or a lower one), every
+// byte is read, and the next message is served.
+func TestStream_hugeLineMemory(t *testing.T) {
+	next := `{"jsonrpc":"2.0","id":10,"method":"initialize","params":{}}` + "\n"
+	for _, limit := range []int{DefaultMaxMessageBytes, 1 << 20} {
+		in := newHugeLine(100<<20, next)
+		handed, answered, s := readAll(t, in, limit)
+		if in.read != 100<<20+1+int64(len(next)) {
+			t.Errorf("limit %d: read %d bytes, want all %d", limit, in.read, 100<<20+1+len(next))
+		}
+		if len(handed) != 1 || !strings.Contains(handed[0], `"id":10`) {
+			t.Errorf("limit %d: handed on %d messages, want the one after the huge line", limit, len(handed))
+		}
+		if len(answered) != 1 || !strings.HasPrefix(answered[0], `{"jsonrpc":"2.0","id":9,"error":{"code":-32600,`) {
+			t.Errorf("limit %d: answered %.200q", limit, answered)
+		}
+		if s.peak > limit {
+			t.Errorf("limit %d: the line took a %d-byte buffer", limit, s.peak)
+		}
+		t.Logf("limit %d: largest line buffer %d bytes for a %d-byte line", limit, s.peak, 100<<20)
+	}
 }

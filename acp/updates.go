@@ -12,7 +12,7 @@ import (
 // encoded by hand: a streamed chunk costs one append pass and no
 // allocation beyond the reused buffer.
 type updateSink struct {
-	st        *stream
+	out       *output
 	sessionID string
 	buf       []byte
 	// Workspace root, for artifact URIs.
@@ -53,7 +53,7 @@ func (k *updateSink) begin(kind string) []byte {
 func (k *updateSink) end(b []byte) error {
 	b = append(b, "}}}"...)
 	k.buf = b
-	return k.st.writeLine(b)
+	return k.out.writeLine(b)
 }
 
 func (k *updateSink) chunk(kind, messageID, text, stage string) error {
@@ -92,8 +92,10 @@ func appendToolCallFields(b []byte, tc *engine.ToolCallEvent) []byte {
 		b = appendString(b, tc.Status)
 	}
 	if tc.RawInput != nil {
+		// The model wrote these arguments: re-encoded compactly, so its
+		// whitespace cannot split the message over lines.
 		b = append(b, `,"rawInput":`...)
-		b = append(b, tc.RawInput...)
+		b = appendCompact(b, tc.RawInput)
 	}
 	if len(tc.Locations) > 0 {
 		b = append(b, `,"locations":[`...)

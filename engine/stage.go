@@ -219,15 +219,22 @@ func (v *stageVisit) preamble() string {
 	return b.String()
 }
 
+// clip cuts s to maxInline bytes at a character boundary, saying how much
+// was cut. The note fits within maxInline too, so clipping twice changes
+// nothing (acp keeps a session's history clipped: KeepHistory).
 func clip(s string) string {
 	if len(s) <= maxInline {
 		return s
 	}
-	cut := maxInline
+	note := func(n int) string {
+		return fmt.Sprintf("\n[… %d more bytes, cut here; the whole text is in the run record]", n)
+	}
+	// len(s) has at least as many digits as what is cut.
+	cut := maxInline - len(note(len(s)))
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut] + fmt.Sprintf("\n[… %d more bytes, cut here; the whole text is in the run record]", len(s)-cut)
+	return s[:cut] + note(len(s)-cut)
 }
 
 // call makes one model call, streaming its text and reasoning to the sink.

@@ -1,13 +1,13 @@
 // Package acptest helps tests check what coda sends against the official
-// ACP wire schema.
+// ACP wire schema, kept in testdata (see testdata/SOURCE.md) so that a plain
+// clone can run the tests.
 package acptest
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -15,18 +15,24 @@ import (
 	"github.com/kaptinlin/jsonschema"
 )
 
-// SchemaEnv names the environment variable that overrides the schema path.
+// SchemaEnv names the environment variable that, when set, is the path of
+// the ACP schema to check against instead of the one kept here.
 const SchemaEnv = "CODA_ACP_SCHEMA"
 
-// SchemaPath is the ACP v1 schema: $CODA_ACP_SCHEMA, else shared/ beside
-// the repository (../shared/acp/v1/schema.json from its root).
-func SchemaPath() string {
+//go:embed testdata/v1/schema.json
+var keptSchema []byte
+
+// schema returns the ACP v1 schema: $CODA_ACP_SCHEMA's file, else the copy
+// kept in testdata.
+func schema() ([]byte, error) {
 	if p := os.Getenv(SchemaEnv); p != "" {
-		return p
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("reading the ACP schema %s names: %w", SchemaEnv, err)
+		}
+		return data, nil
 	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	return filepath.Join(root, "..", "shared", "acp", "v1", "schema.json")
+	return keptSchema, nil
 }
 
 var (
@@ -45,11 +51,11 @@ func def(name string) (*jsonschema.Schema, error) {
 		return sch, nil
 	}
 	if rootDefs == nil && rootErr == nil {
-		data, err := os.ReadFile(SchemaPath())
+		data, err := schema()
 		if err != nil {
-			rootErr = fmt.Errorf("reading the ACP schema (set %s): %w", SchemaEnv, err)
-		} else if err := json.Unmarshal(data, &rootDefs); err != nil {
 			rootErr = err
+		} else if err := json.Unmarshal(data, &rootDefs); err != nil {
+			rootErr = fmt.Errorf("the ACP schema: %w", err)
 		}
 	}
 	if rootErr != nil {

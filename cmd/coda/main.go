@@ -19,10 +19,50 @@ var version = "0.1.0"
 func main() {
 	out := os.Stdout
 	os.Stdout = os.Stderr // a stray print must never corrupt the ACP stream
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifySignals(context.Background())
 	code := mainCode(ctx, os.Args[1:], os.Stdin, out, os.Stderr)
 	stop()
+	if sig, ok := context.Cause(ctx).(caughtSignal); ok {
+		code = sig.exitCode()
+	}
 	os.Exit(code)
+}
+
+// notifySignals returns a context that SIGINT or SIGTERM cancels, with the
+// signal as its cause. The commands then wind down (a served connection
+// answers every prompt in flight "cancelled" and flushes) and coda exits
+// 128+N, as a shell reports a process a signal ended: 130 for SIGINT, 143
+// for SIGTERM. A second signal is not caught: it ends coda at once.
+func notifySignals(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	caught := make(chan os.Signal, 1)
+	signal.Notify(caught, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-caught:
+			signal.Stop(caught)
+			cancel(caughtSignal{sig})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(caught)
+		close(done)
+		cancel(nil)
+	}
+}
+
+// caughtSignal is the cause of a context a signal cancelled.
+type caughtSignal struct{ os.Signal }
+
+func (c caughtSignal) Error() string { return "caught " + c.Signal.String() }
+
+func (c caughtSignal) exitCode() int {
+	if n, ok := c.Signal.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return 1
 }
 
 // mainCode runs coda and turns its error into an exit status, printing the
@@ -100,5 +140,5 @@ const usageText = `coda — an ACP agent whose every turn ends in one validated 
 Flags: --agent NAME|PATH, --model SPEC, --output-format LABEL, --output-instructions TEXT,
 --output-example TEXT|@FILE, --output-schema JSON|@FILE, --output-validator FILE, --config FILE,
 --state-dir DIR, --log-level LEVEL, --log-file FILE, --trace.
-run adds --raw, --json, --cwd DIR, --yes.
+Serving adds --max-message-bytes N; run adds --raw, --json, --cwd DIR, --yes.
 `

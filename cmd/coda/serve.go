@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -101,12 +99,16 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	var f launchFlags
 	fs := newFlagSet("coda")
 	f.register(fs)
+	maxMessage := fs.Int("max-message-bytes", acp.DefaultMaxMessageBytes, "the longest message (line) read from the editor; a longer one is answered with an error and skipped")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
 		return usageError("unexpected argument %q: serving takes flags only (did you mean `coda run %s`?)", rest[0], rest[0])
+	}
+	if *maxMessage < 1<<10 {
+		return usageError("--max-message-bytes: %d is too small (at least 1024)", *maxMessage)
 	}
 	l, err := f.prepare(stderr)
 	if err != nil {
@@ -117,42 +119,11 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		Agent: l.agent, Launch: l.spec, LaunchDir: l.cwd, Models: l.models,
 		UserModel: l.userModel, DefaultModel: l.defaultModel, Tools: l.tools,
 		StateDir: l.stateDir, Version: version, Log: l.log, MaxModelCalls: l.maxModelCalls,
+		MaxMessageBytes: *maxMessage, Trace: f.trace,
 	})
 	if err != nil {
 		return err
 	}
-	if f.trace {
-		stdin = &traceReader{r: bufio.NewReader(stdin), log: l.log}
-		stdout = &traceWriter{w: stdout, log: l.log}
-	}
 	l.log.Debug("serving ACP", "agent", l.agent.Agent.Name, "model", l.userModel)
-	if err := srv.Serve(ctx, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
-}
-
-// traceReader logs each line read from the client.
-type traceReader struct {
-	r   *bufio.Reader
-	log *slog.Logger
-}
-
-func (t *traceReader) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	if n > 0 {
-		t.log.Debug("wire ←", "data", string(p[:n]))
-	}
-	return n, err
-}
-
-// traceWriter logs each write to the client.
-type traceWriter struct {
-	w   io.Writer
-	log *slog.Logger
-}
-
-func (t *traceWriter) Write(p []byte) (int, error) {
-	t.log.Debug("wire →", "data", string(p))
-	return t.w.Write(p)
+	return srv.Serve(ctx, stdin, stdout)
 }

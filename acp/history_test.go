@@ -1,0 +1,100 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/coda-acp/coda/engine"
+)
+
+// answerModel answers every call at once.
+type answerModel struct{}
+
+func (answerModel) Name() string { return "answer" }
+func (answerModel) Stream(context.Context, *engine.Request, func(engine.Delta) error) (*engine.Response, error) {
+	return &engine.Response{StopReason: engine.StopToolUse, ToolCalls: []engine.ToolCall{
+		{ID: "s", Name: engine.ToolSubmitOutput, Arguments: json.RawMessage(`{"content":"ok"}`)},
+	}}, nil
+}
+
+type answerModels struct{}
+
+func (answerModels) Model(string) (engine.Model, error) { return answerModel{}, nil }
+
+// A long session keeps only what its next turn can use: after 100 turns of
+// 1 MiB prompts, its history holds the latest 20 exchanges, clipped, not
+// 100 MiB; and the heap, after a collection, shows no more than that.
+func TestSession_historyBounded(t *testing.T) {
+	agent, err := engine.ParseBlueprint([]byte("[agent]\nname = \"t\"\n[stages.answer]\nmode = \"output\"\n"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer(Options{Agent: agent, Models: answerModels{}, UserModel: "answer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The turns are driven through the method table directly: the wire's
+	// JSON passes over each 1 MiB line would only slow the test (and are
+	// the line reader's business, tested on their own).
+	srv.conn = newConn(srv.opts, strings.NewReader(""), io.Discard)
+	defer srv.conn.out.close()
+	newSession := &jsonrpc2.Request{Method: "session/new", Params: rawParams(fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, t.TempDir()))}
+	res, err := srv.newSession(nil, newSession)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessionID := res.(map[string]any)["sessionId"].(string)
+	sess := srv.sessions[sessionID]
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	prompt := strings.Repeat("a", 1<<20)
+	for i := range 100 {
+		req := &jsonrpc2.Request{Method: "session/prompt", ID: jsonrpc2.ID{Num: uint64(i)},
+			Params: rawParams(fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":"%d %s"}]}`, sessionID, i, prompt))}
+		if err := srv.prompt(req); err != nil {
+			t.Fatal(err)
+		}
+		sess.mu.Lock()
+		r := sess.running // nil when the turn has finished already
+		sess.mu.Unlock()
+		if r != nil {
+			<-r.done
+		}
+	}
+
+	sess.mu.Lock()
+	retained, turns := 0, len(sess.history)
+	for _, ex := range sess.history {
+		retained += len(ex.Prompt) + len(ex.Answer)
+	}
+	oldest := sess.history[0].Prompt[:3]
+	sess.mu.Unlock()
+	if turns != 20 || oldest != "80 " {
+		t.Errorf("the session keeps %d turns from %q on, want the latest 20 (from turn 80)", turns, oldest)
+	}
+	if limit := 20 * 2 * (8 << 10); retained > limit {
+		t.Errorf("the session keeps %d bytes of history, want at most %d", retained, limit)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("history: %d turns, %d bytes; heap grew %d bytes over 100 turns of 1 MiB prompts", turns, retained, grown)
+	if grown > 32<<20 {
+		t.Errorf("the heap grew %d MiB over the session, want well under the 100 MiB of prompts", grown>>20)
+	}
+	runtime.KeepAlive(srv)
+}
+
+func rawParams(s string) *json.RawMessage {
+	raw := json.RawMessage(s)
+	return &raw
+}

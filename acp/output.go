@@ -1,0 +1,102 @@
+package acp
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+)
+
+// errOutputClosed fails a write after the connection flushed and closed its
+// output: nothing more can be said to the client.
+var errOutputClosed = errors.New("acp: the output is closed")
+
+// output is the protocol stream: every message coda sends (replies,
+// notifications, its own requests) is one line written here, under one
+// mutex, so lines never interleave. A flusher goroutine empties the buffer
+// as soon as the writer is idle, so a burst of notifications costs one write
+// system call, not one each.
+//
+// Only the connection's owner (conn) closes it, after every answer owed has
+// been written.
+type output struct {
+	mu      sync.Mutex
+	w       *bufio.Writer
+	err     error // the first write error, or errOutputClosed; later writes fail with it
+	pending bool  // a flush is scheduled
+	kick    chan struct{}
+	stop    chan struct{} // closed by close: the flusher returns
+	stopped chan struct{} // closed when the flusher has returned
+	// trace, when set, logs every line written, whole (--trace).
+	trace *slog.Logger
+}
+
+func newOutput(w io.Writer, trace *slog.Logger) *output {
+	o := &output{
+		w:       bufio.NewWriterSize(w, 64<<10),
+		kick:    make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+		stopped: make(chan struct{}),
+		trace:   trace,
+	}
+	go o.flusher()
+	return o
+}
+
+func (o *output) flusher() {
+	defer close(o.stopped)
+	for {
+		select {
+		case <-o.kick:
+		case <-o.stop:
+			return
+		}
+		o.mu.Lock()
+		o.pending = false
+		if o.err == nil {
+			o.err = o.w.Flush()
+		}
+		o.mu.Unlock()
+	}
+}
+
+// writeLine writes one message (without its newline) and schedules a flush.
+func (o *output) writeLine(b []byte) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.err != nil {
+		return o.err
+	}
+	if o.trace != nil {
+		o.trace.Debug("wire →", "message", string(b))
+	}
+	o.w.Write(b)
+	o.w.WriteByte('\n')
+	if !o.pending {
+		o.pending = true
+		select {
+		case o.kick <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// close flushes what is buffered and stops the flusher; later writes fail
+// with errOutputClosed. It returns the first write error, if any.
+func (o *output) close() error {
+	close(o.stop)
+	<-o.stopped
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.err == nil {
+		o.err = o.w.Flush()
+	}
+	err := o.err
+	o.err = errOutputClosed
+	if errors.Is(err, errOutputClosed) {
+		return nil
+	}
+	return err
+}
