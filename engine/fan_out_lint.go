@@ -71,10 +71,12 @@ func lintDelegation(fs *findings, b *Blueprint, opts LintOptions) {
 		if opts.Agents == nil {
 			continue
 		}
+		seen := map[string]bool{}
 		for _, agent := range s.Spawn {
-			if strings.TrimSpace(agent) == "" {
-				continue
+			if strings.TrimSpace(agent) == "" || seen[agent] {
+				continue // a bad value, reported by checkDelegation
 			}
+			seen[agent] = true
 			if _, err := opts.Agents(agent, b.Dir); err != nil {
 				fs.add(SeverityError, CodeSpawnUnresolved, key+".spawn", "%q does not load: %v", agent, err)
 			}
