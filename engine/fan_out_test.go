@@ -550,3 +550,40 @@ func TestFanOut_workerContractIgnoresLaunch(t *testing.T) {
 		t.Errorf("the lead contract is %s, want the merge stage's, not the worker's", got)
 	}
 }
+
+// Workers' permission requests reach the user one at a time, so that an
+// "allow always" given to one covers those waiting behind it.
+func TestFanOut_permissionsOneAtATime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		bp := strings.Replace(fmt.Sprintf(fanBlueprint, "max_workers = 4"), "[stages.check]\n", "[stages.check]\navailable_tools = [\"write_file\"]\n", 1)
+		var script strings.Builder
+		script.WriteString("[[turn]]\n[[turn.tool_calls]]\nname = \"fan_out\"\narguments = { tasks = [{ prompt = \"1\" }, { prompt = \"2\" }, { prompt = \"3\" }, { prompt = \"4\" }] }\n")
+		for i := 1; i <= 4; i++ {
+			fmt.Fprintf(&script, "[[turn]]\nfor = \"w%d\"\n[[turn.tool_calls]]\nname = \"write_file\"\narguments = { path = \"f%d.txt\", content = \"x\" }\n", i, i)
+			fmt.Fprintf(&script, "[[turn]]\nfor = \"w%d\"\n[[turn.tool_calls]]\nname = \"submit_output\"\narguments = { content = '{\"file\": \"f%d.txt\", \"ok\": true}' }\n", i, i)
+		}
+		turn := newTurn(t, bp, script.String())
+		turn.Tools = builtinTools()
+		var mu sync.Mutex
+		asking, most, asked := 0, 0, 0
+		turn.Workspace.(*engine.LocalWorkspace).Approve = func(context.Context, engine.PermissionRequest) (bool, error) {
+			mu.Lock()
+			asking++
+			asked++
+			most = max(most, asking)
+			mu.Unlock()
+			time.Sleep(time.Second) // the user thinks
+			mu.Lock()
+			asking--
+			mu.Unlock()
+			return true, nil
+		}
+		res := engine.Run(context.Background(), turn, &events{})
+		if len(res.Workers) != 4 || res.Workers[3].Status != engine.StatusAnswered {
+			t.Fatalf("workers = %+v", res.Workers)
+		}
+		if asked != 4 || most != 1 {
+			t.Errorf("%d requests, at most %d at once; want 4, one at a time", asked, most)
+		}
+	})
+}
