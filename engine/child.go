@@ -90,6 +90,18 @@ func (r *run) newSub(s subSpec) *run {
 	return c
 }
 
+// keepAnswer writes a sub-run's whole answer into its record, as answer:
+// what a report cuts, `run:workers/wN/answer` (or children/cN) reads
+// whole.
+// The parent writes it, so that a failure shows in the parent's warnings.
+func (r *run) keepAnswer(sub *run, content string) {
+	if sub.rec.dir == "" {
+		return
+	}
+	path := filepath.Join(sub.rec.dir, "answer")
+	r.rec.wrote(path, WriteFileAtomic(path, []byte(content)))
+}
+
 // taskLabel is how a sub-run's task is shown: its id when it has one,
 // else the first line of its prompt, shortened.
 func taskLabel(id, prompt string) string {

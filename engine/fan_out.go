@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -139,19 +138,20 @@ type worker struct {
 	name  string
 	task  fanOutTask
 	label string
-	run   *run
-	res   *Result // nil when it never ran
+	sub   *run
+	res   *Result // nil until it ends; for good when it never started
 
 	content string // the answer, or the fallback: its last message's text
 	failed  string // why it counts as failed; "" when it succeeded
 }
 
-// settle decides what the worker's result counts as.
-func (w *worker) settle(stage *Stage) {
+// settle decides what the worker's result counts as. notRun says why a
+// worker that never started did not.
+func (w *worker) settle(stage *Stage, notRun string) {
 	res := w.res
 	switch {
 	case res == nil:
-		w.failed = "not run: an earlier worker failed, and on_worker_failure = \"fail\""
+		w.failed = "not run: " + notRun
 	case res.Answer != nil:
 		w.content = res.Answer.Content
 	case res.Status == StatusCancelled:
@@ -196,11 +196,7 @@ func (v *stageVisit) fanOut(ctx context.Context, tc ToolCall, ev *ToolCallEvent)
 	agent := workerView(r.t.Agent, fo.Worker)
 	workers := make([]*worker, len(tasks))
 	for i, t := range tasks {
-		name := fmt.Sprintf("w%d", len(r.sub.workers)+i+1)
-		workers[i] = &worker{name: name, task: t, label: taskLabel(t.ID, t.Prompt)}
-		if t.ID == "" {
-			workers[i].task.ID = name
-		}
+		workers[i] = &worker{name: fmt.Sprintf("w%d", len(r.sub.workers)+i+1), task: t, label: taskLabel(t.ID, t.Prompt)}
 	}
 
 	fanCtx, stopAll := context.WithCancel(ctx)
@@ -215,8 +211,8 @@ func (v *stageVisit) fanOut(ctx context.Context, tc ToolCall, ev *ToolCallEvent)
 	start := func() {
 		for next < len(workers) && running < fo.workers() && fanCtx.Err() == nil && !(failFast && failed > 0) {
 			w := workers[next]
-			w.run = r.newSub(subSpec{kind: "workers", name: w.name, task: tasks[next].ID, agent: agent, outputs: r.t.Outputs, prompt: w.task.Prompt})
-			go func() { done <- ended{w, w.run.run(fanCtx)} }()
+			w.sub = r.newSub(subSpec{kind: "workers", name: w.name, task: w.task.ID, agent: agent, outputs: r.t.Outputs, prompt: w.task.Prompt})
+			go func() { done <- ended{w, w.sub.run(fanCtx)} }()
 			next++
 			running++
 		}
@@ -237,12 +233,12 @@ func (v *stageVisit) fanOut(ctx context.Context, tc ToolCall, ev *ToolCallEvent)
 		w.res = e.res
 		running--
 		finished++
-		w.settle(stage)
+		w.settle(stage, "")
 		if w.failed != "" {
 			failed++
 		}
 		if w.content != "" {
-			r.keepAnswer(w.run, w.content)
+			r.keepAnswer(w.sub, w.content)
 		}
 		start()
 		progress := fmt.Sprintf("%d of %d workers done", finished, len(workers))
@@ -253,10 +249,14 @@ func (v *stageVisit) fanOut(ctx context.Context, tc ToolCall, ev *ToolCallEvent)
 		emit(r.workerPlan(workers, next))
 	}
 
+	notRun := "the fan-out was stopped"
+	if failFast && failed > 0 {
+		notRun = "an earlier worker failed, and on_worker_failure = \"fail\""
+	}
 	var firstFailed *worker
 	for _, w := range workers {
 		if w.res == nil {
-			w.settle(stage)
+			w.settle(stage, notRun)
 		}
 		if w.failed != "" && firstFailed == nil {
 			firstFailed = w
@@ -317,17 +317,6 @@ func (r *run) workerPlan(workers []*worker, started int) Event {
 	}
 	// No Stage: an update of the workers enters no stage.
 	return Event{Kind: EventPlan, Plan: append([]PlanEntry(nil), r.plan...)}
-}
-
-// keepAnswer writes a sub-run's whole answer into its record, as answer:
-// what a report or a preamble cuts, `run:workers/wN/answer` reads whole.
-// The parent writes it, so that a failure shows in the parent's warnings.
-func (r *run) keepAnswer(sub *run, content string) {
-	if sub.rec.dir == "" {
-		return
-	}
-	path := filepath.Join(sub.rec.dir, "answer")
-	r.rec.wrote(path, WriteFileAtomic(path, []byte(content)))
 }
 
 // fanOutReport is fan_out's result: a count, then one section per worker

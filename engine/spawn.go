@@ -38,7 +38,7 @@ type child struct {
 	name  string // c1, c2, …
 	agent string // as the spawn list names it
 	label string
-	run   *run
+	sub   *run
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when res is set
@@ -130,12 +130,12 @@ func (v *stageVisit) spawn(ctx context.Context, tc ToolCall) ToolResult {
 		return Errorf("The answer shape you asked for cannot be used: %v", err)
 	}
 	c := &child{name: fmt.Sprintf("c%d", len(r.sub.children)+1), agent: a.Agent, label: taskLabel("", a.Prompt), done: make(chan struct{})}
-	c.run = r.newSub(subSpec{kind: "children", name: c.name, agent: b, outputs: outs, prompt: a.Prompt})
+	c.sub = r.newSub(subSpec{kind: "children", name: c.name, agent: b, outputs: outs, prompt: a.Prompt})
 	var cctx context.Context
 	cctx, c.cancel = context.WithCancel(ctx)
 	r.sub.children = append(r.sub.children, c)
 	go func() {
-		c.res = c.run.run(cctx)
+		c.res = c.sub.run(cctx)
 		close(c.done)
 	}()
 	out := fmt.Sprintf("Started %s (%s). It runs alongside you; call wait_for_agent with id %q for its answer.", c.name, a.Agent, c.name)
@@ -218,7 +218,7 @@ func (r *run) settleChild(c *child) {
 	}
 	c.settled = true
 	if c.res.Answer != nil {
-		r.keepAnswer(c.run, c.res.Answer.Content)
+		r.keepAnswer(c.sub, c.res.Answer.Content)
 	}
 	r.written = append(r.written, c.res.Written...)
 }
