@@ -37,6 +37,9 @@ type Options struct {
 	// ("t") ids. Nil makes random ones; tests inject counters.
 	NewID         func(prefix string) string
 	MaxModelCalls int
+	// Agents loads the agents a stage may spawn (engine.AgentLoader); nil
+	// refuses spawn_agent.
+	Agents engine.AgentLoader
 	// DrainTimeout bounds how long in-flight turns may run after stdin
 	// closes before they are cancelled (default 30s).
 	DrainTimeout time.Duration
@@ -124,7 +127,6 @@ func NewServer(opts Options) (*Server, error) {
 	s.launchOutputs = outs
 	return s, nil
 }
-
 
 // Handle implements jsonrpc2.Handler. Messages are handled in wire order on
 // the read loop; only a prompt turn runs in its own goroutine.

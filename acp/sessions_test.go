@@ -212,7 +212,7 @@ func runSession(t *testing.T, file string) {
 		Agent: agent, Launch: launch, LaunchDir: work, Models: oneModel{model}, UserModel: "script:test",
 		Tools: tools.Builtin(), StateDir: t.TempDir(), Version: "test",
 		Log:   slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		NewID: counter(), MaxModelCalls: maxCalls,
+		NewID: counter(), MaxModelCalls: maxCalls, Agents: sessionAgents,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -486,4 +486,19 @@ func (c *client) answer(id json.RawMessage, method string) {
 		reply = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)
 	}
 	go c.send([]byte(reply))
+}
+
+// sessionAgents loads the agents a session's blueprint spawns: blueprint
+// files of the session (files/NAME), next to the blueprint.
+func sessionAgents(name, fromDir string) (*engine.Blueprint, error) {
+	data, err := os.ReadFile(filepath.Join(fromDir, name))
+	if err != nil {
+		return nil, err
+	}
+	b, err := engine.ParseBlueprint(data, name)
+	if err != nil {
+		return nil, err
+	}
+	b.Dir = fromDir
+	return b, nil
 }

@@ -56,6 +56,13 @@ type Stage struct {
 	Transitions     map[string]*Transition `toml:"transitions"`
 	Output          *outputspec.Spec       `toml:"output"`
 	TransitionOrder []string               `toml:"-"`
+
+	// Delegation (DESIGN §12): a [stages.X.fan_out] table offers fan_out
+	// (fan_out.go); allow_as_worker lets fan_out run this stage; spawn
+	// offers spawn_agent and wait_for_agent (spawn.go).
+	FanOut        *FanOut  `toml:"fan_out"`
+	AllowAsWorker bool     `toml:"allow_as_worker"`
+	Spawn         []string `toml:"spawn"`
 }
 
 // StageModel is a stage's `model = { models = [...] }`.
@@ -224,6 +231,7 @@ func parse(data []byte, source string) (*Blueprint, findings) {
 				fs.add(SeverityError, CodeBadValue, "stages."+name+".output.on_validator_error", "%q is neither \"reject\" nor \"accept\"", s.Output.OnValidatorError)
 			}
 		}
+		checkDelegation(&fs, s)
 		kept := s.TransitionOrder[:0]
 		for _, to := range s.TransitionOrder {
 			if b.Stages[to] == nil {

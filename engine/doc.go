@@ -10,5 +10,9 @@
 // visit's model loop), submit_output.go and transition.go (the engine's own
 // tools), repair.go (the owed answer: refusals, nudges, revisits), args.go
 // (the cap on tool arguments and how they are shown), record.go (run
-// records), lint.go (`coda validate`).
+// records), lint.go (`coda validate`). Runs started by a run (DESIGN §12):
+// child.go (a sub-run: what it shares with its parent, its sink, workspace
+// and record), fan_out.go (the fan_out tool, its workers and report),
+// spawn.go (spawn_agent and wait_for_agent), fan_out_lint.go (what loading
+// and `coda validate` check of them).
 package engine

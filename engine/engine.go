@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/coda-acp/coda/outputspec"
@@ -61,6 +62,9 @@ type Turn struct {
 	NewID         func(prefix string) string
 	MaxModelCalls int
 	Log           *slog.Logger
+	// Agents loads the agents a stage's spawn list names (spawn.go); nil
+	// refuses every spawn_agent call.
+	Agents AgentLoader
 }
 
 // A Result is how a run ended.
@@ -78,6 +82,9 @@ type Result struct {
 	Written []string
 	// Err is a model or tool failure that ended the run.
 	Err error
+	// Workers and Children are the run's fan_out workers and spawned
+	// children, as run.json lists them (DESIGN §12).
+	Workers, Children []SubRun
 }
 
 // Flags the engine records on runs; the checks' own (truncated,
@@ -90,10 +97,16 @@ const (
 // Run runs one prompt turn to its end and returns how it ended. The final
 // answer, when there is one, is emitted once, last, from here.
 func Run(ctx context.Context, t *Turn, sink Sink) *Result {
-	r := newRun(t, sink)
+	return newRun(t, guard(t.Agent, sink)).run(ctx)
+}
+
+// run runs r to its end: the turn's own run, or a worker or child.
+func (r *run) run(ctx context.Context) *Result {
 	r.rec.start()
 	err := r.walk(ctx)
+	r.endChildren(ctx)
 	res := r.finish(ctx, err)
+	res.Workers, res.Children = r.sub.workers, r.childRecords()
 	r.rec.finish(res)
 	if w := r.rec.recordWarning(); w != "" && !slices.Contains(res.Warnings, w) {
 		// Only the last write, of run.json, failed: the answer is out,
@@ -113,7 +126,7 @@ type run struct {
 	sink  Sink
 	log   *slog.Logger
 	rec   *recorder
-	calls int // model calls so far, run-wide
+	share *tree // what the run shares with its workers and children
 
 	plan     []PlanEntry
 	visits   map[string]int
@@ -126,6 +139,8 @@ type run struct {
 	overwritten []string
 	reply       string // the last model text
 	stop        string // a stop reason other than end_turn, set by a visit
+	// sub is the run's place among workers and children (child.go).
+	sub delegation
 }
 
 // stageOutcome is what a finished stage visit leaves for later stages.
@@ -133,6 +148,7 @@ type stageOutcome struct {
 	stage    string
 	response string
 	answer   string
+	reports  []string // the visit's fan_out reports
 }
 
 func newRun(t *Turn, sink Sink) *run {
@@ -147,6 +163,7 @@ func newRun(t *Turn, sink Sink) *run {
 		log = slog.Default()
 	}
 	r := &run{t: t, sink: sink, log: log.With("run", t.RunID), visits: map[string]int{}}
+	r.share = newTree(t, sink)
 	if t.Outputs != nil {
 		r.warnings = append(r.warnings, t.Outputs.Warnings...)
 	}
@@ -156,6 +173,28 @@ func newRun(t *Turn, sink Sink) *run {
 
 // errMaxCalls ends a run that used its model-call budget.
 var errMaxCalls = errors.New("the run used its model-call budget")
+
+// A tree is what a run shares with its workers and children, and theirs
+// (DESIGN §12): one model-call budget, the turn's sink and its workspace
+// (so its permission memory). Cancellation reaches them through their
+// contexts, derived from the run's; their records nest in the run's.
+type tree struct {
+	calls atomic.Int64 // model calls so far, tree-wide
+	max   int64
+	sink  Sink
+	ws    Workspace
+	// perm lets one permission request of a worker or child out at a
+	// time, so that "allow always" answered once covers those queued.
+	perm chan struct{}
+}
+
+func newTree(t *Turn, sink Sink) *tree {
+	return &tree{max: int64(t.MaxModelCalls), sink: sink, ws: t.Workspace, perm: make(chan struct{}, 1)}
+}
+
+// spend takes one model call from the budget, reporting false when none
+// is left.
+func (t *tree) spend() bool { return t.calls.Add(1) <= t.max }
 
 // walk enters the start stage and follows transitions until a stage ends
 // the run.
@@ -253,7 +292,7 @@ func (o *Outputs) Lead(b *Blueprint) *outputspec.Contract {
 		return o.ByStage[s.Name]
 	}
 	for _, name := range b.Order {
-		if c := o.ByStage[name]; c != nil {
+		if c := o.ByStage[name]; c != nil && !b.Stages[name].AllowAsWorker {
 			return c
 		}
 	}
@@ -287,7 +326,7 @@ func CompileOutputs(b *Blueprint, levels outputspec.Levels) (*Outputs, error) {
 		if s.Output != nil {
 			levels.Stage = &outputspec.Level{Dir: b.Dir, Spec: *s.Output}
 		}
-		spec, warnings := outputspec.Resolve(levels)
+		spec, warnings := outputspec.Resolve(stageLevels(s, levels))
 		for _, w := range warnings {
 			if !seen[w] {
 				seen[w] = true

@@ -82,6 +82,8 @@ type LintOptions struct {
 	// Models says what is known of the models stages name (which cannot
 	// call tools); nil skips that check.
 	Models ModelFacts
+	// Agents loads the agents spawn lists name; nil skips that check.
+	Agents AgentLoader
 }
 
 // LintSource checks a blueprint's text. It reports each loading problem as
@@ -106,6 +108,7 @@ func Lint(b *Blueprint, opts LintOptions) []Finding {
 	var fs findings
 	lintOutputs(&fs, b)
 	lintGraph(&fs, b)
+	lintDelegation(&fs, b, opts)
 	tools := opts.Tools
 	for _, name := range b.Order {
 		s := b.Stages[name]
@@ -123,6 +126,8 @@ func Lint(b *Blueprint, opts LintOptions) []Finding {
 				fs.add(SeverityError, CodeUnknownTool, key+".available_tools", "submit_output is not listed: a stage gets it from mode = \"output\" or require_output = true")
 			case t == ToolTransition:
 				fs.add(SeverityError, CodeUnknownTool, key+".available_tools", "transition is not listed: a stage gets it from its [stages.%s.transitions.NAME] tables", name)
+			case delegationTool(t):
+				lintListed(&fs, s, t)
 			case tools != nil && tools[t] == nil:
 				fs.add(SeverityError, CodeUnknownTool, key+".available_tools", "coda has no tool %q; it has %s", t, strings.Join(toolNames(tools), ", "))
 			}
@@ -203,7 +208,9 @@ func lintGraph(fs *findings, b *Blueprint) {
 		s := b.Stages[name]
 		key := "stages." + name
 		if !reached[name] {
-			fs.add(SeverityWarning, CodeUnreachable, key, "no transition reaches this stage from the start stage %s", start.Name)
+			if !workedFrom(b, name, reached) {
+				fs.add(SeverityWarning, CodeUnreachable, key, "no transition reaches this stage from the start stage %s", start.Name)
+			}
 			continue
 		}
 		if !owed || s.OwesOutput() || !bare[name] {
@@ -322,6 +329,8 @@ func knownKeys(parent []string) []string {
 		t = reflect.TypeOf(StageModel{})
 	case len(parent) == 4 && parent[0] == "stages" && parent[2] == "transitions":
 		t = reflect.TypeOf(Transition{})
+	case len(parent) == 3 && parent[0] == "stages" && parent[2] == "fan_out":
+		t = reflect.TypeOf(FanOut{})
 	default:
 		return nil
 	}

@@ -69,6 +69,10 @@ type Request struct {
 	System   string
 	Messages []Message
 	Tools    []ToolSpec
+	// Caller names the worker or child making the call; zero for the
+	// turn's own run. Providers ignore it; the script model serves each
+	// caller its own turns.
+	Caller Caller
 }
 
 // A Delta is a streamed piece of the model's reply. Exactly one field is set.

@@ -45,6 +45,10 @@ type RunRecord struct {
 	Files      []string `json:"filesWritten"`
 	// FinalOutput is the answer record, or null.
 	FinalOutput *Answer `json:"finalOutput"`
+	// Workers and Children are the run's fan_out workers and spawned
+	// children; their records are under workers/NAME and children/NAME.
+	Workers  []SubRun `json:"workers,omitempty"`
+	Children []SubRun `json:"children,omitempty"`
 }
 
 // StageStatus is a stage visit's status.json.
@@ -89,7 +93,8 @@ func (rec *recorder) start() {
 }
 
 func (rec *recorder) finish(res *Result) {
-	rr := &RunRecord{Status: res.Status, StopReason: res.StopReason, Flags: res.Flags, Warnings: res.Warnings, FinalOutput: res.Answer, Files: res.Written}
+	rr := &RunRecord{Status: res.Status, StopReason: res.StopReason, Flags: res.Flags, Warnings: res.Warnings, FinalOutput: res.Answer, Files: res.Written,
+		Workers: res.Workers, Children: res.Children}
 	rr.Ended = time.Now().UTC().Format(time.RFC3339Nano)
 	if res.Err != nil {
 		rr.Error = res.Err.Error()
@@ -275,16 +280,22 @@ func ReadRun(stateDir, runID string) (*RunRecord, error) {
 	if err := CheckRunID(runID); err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(filepath.Join(RunDir(stateDir, runID), "run.json"))
+	rr, err := readRunFile(RunDir(stateDir, runID), runID)
+	if os.IsNotExist(err) {
+		return nil, fmt.Errorf("no run %q in %s", runID, filepath.Join(stateDir, "runs"))
+	}
+	return rr, err
+}
+
+// readRunFile reads the run.json in dir; name names the run in messages.
+func readRunFile(dir, name string) (*RunRecord, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
 	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("no run %q in %s", runID, filepath.Join(stateDir, "runs"))
-		}
 		return nil, err
 	}
 	var rr RunRecord
 	if err := json.Unmarshal(b, &rr); err != nil {
-		return nil, fmt.Errorf("run %s: run.json: %v", runID, err)
+		return nil, fmt.Errorf("run %s: run.json: %v", name, err)
 	}
 	return &rr, nil
 }

@@ -23,7 +23,7 @@ func (r *run) visit(ctx context.Context, s *Stage) (string, error) {
 	v.rec = r.rec.visit(s.Name, v.n)
 	next, err := v.loop(ctx)
 	v.rec.finish(v, err)
-	r.done = append(r.done, stageOutcome{stage: s.Name, response: v.lastText, answer: v.answerContent()})
+	r.done = append(r.done, stageOutcome{stage: s.Name, response: v.lastText, answer: v.answerContent(), reports: v.reports})
 	if err != nil {
 		return "", err
 	}
@@ -61,6 +61,7 @@ type stageVisit struct {
 	submitted  *Answer          // the last passing submission of this visit
 	lastText   string
 	written    []string
+	reports    []string // fan_out reports, for later stages
 }
 
 func (v *stageVisit) answerContent() string {
@@ -88,7 +89,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 			}
 			return "", nil
 		}
-		if r.calls >= r.t.MaxModelCalls {
+		if !r.share.spend() {
 			return "", errMaxCalls
 		}
 		resp, err := v.call(ctx)
@@ -174,6 +175,9 @@ func (v *stageVisit) prepare() {
 	sort.Strings(names)
 	v.offered = map[string]Tool{}
 	for _, name := range names {
+		if delegates(s, name) {
+			continue // offered below, from the stage's own tables
+		}
 		if tool := r.t.Tools[name]; tool != nil {
 			v.offered[name] = tool
 			v.tools = append(v.tools, tool.Spec())
@@ -184,6 +188,7 @@ func (v *stageVisit) prepare() {
 	if v.canSubmit() {
 		v.tools = append(v.tools, v.submitSpec())
 	}
+	v.tools = append(v.tools, v.delegationSpecs()...)
 	if v.canTransition() {
 		v.tools = append(v.tools, transitionSpec(s, v.targets))
 	}
@@ -214,6 +219,10 @@ func (v *stageVisit) preamble() string {
 		if o.answer != "" {
 			fmt.Fprintf(&b, "Answer:\n%s\n", clip(o.answer))
 		}
+		for _, rep := range o.reports {
+			// Not clipped: each worker's share is cut at report_bytes.
+			fmt.Fprintf(&b, "Fan-out report:\n%s\n", rep)
+		}
 	}
 	b.WriteString("\n## The task\n")
 	return b.String()
@@ -243,9 +252,8 @@ func (v *stageVisit) call(ctx context.Context) (*Response, error) {
 	if len(v.models) == 0 {
 		return nil, fmt.Errorf("stage %s has no model: give the stage model = { models = [...] } or pass --model", v.stage.Name)
 	}
-	req := &Request{System: v.system, Messages: v.messages, Tools: v.tools}
+	req := &Request{System: v.system, Messages: v.messages, Tools: v.tools, Caller: r.sub.caller}
 	v.iterations++
-	r.calls++
 	textID, thoughtID := "", ""
 	onDelta := func(d Delta) error {
 		if d.Text != "" {
@@ -323,12 +331,16 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 		ev := &ToolCallEvent{ID: v.run.t.NewID("t"), Title: tc.Name, Kind: "other", Status: ToolInProgress, RawInput: shownArgs(tc)}
 		isSubmit := tc.Name == ToolSubmitOutput && v.canSubmit()
 		isTransition := tc.Name == ToolTransition && v.canTransition()
+		isDelegation := delegates(v.stage, tc.Name)
 		tool := v.offered[tc.Name]
+		var stop error // a fan_out whose failed worker ends the run
 		switch {
 		case isSubmit:
 			ev.Title = v.submitTitle()
 		case isTransition:
 			ev.Title, ev.Kind = "transition", "think"
+		case isDelegation && tc.Dropped == 0:
+			ev.Title = delegationTitle(tc)
 		case tool != nil:
 			ev.Kind = tool.Kind()
 			if asksPermission(ev.Kind) && tc.Dropped == 0 {
@@ -362,6 +374,8 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 			if target != "" && to == "" {
 				to = target
 			}
+		case isDelegation:
+			res, stop = v.delegate(ctx, tc, ev)
 		case tool != nil:
 			res = v.runTool(ctx, tool, tc, ev)
 		default:
@@ -385,6 +399,9 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 		}
 		v.messages = append(v.messages, Message{Role: RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: res.Output, IsError: res.IsError})
 		v.rec.tool(tc, res)
+		if stop != nil {
+			return "", false, stop
+		}
 	}
 	return to, end, nil
 }

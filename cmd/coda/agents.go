@@ -47,6 +47,16 @@ func loadAgent(nameOrPath string) (*engine.Blueprint, error) {
 	return b, nil
 }
 
+// loadSpawned loads an agent a stage's spawn list names (an
+// engine.AgentLoader): a bundled agent's name, or a blueprint path
+// relative to the spawning blueprint's directory.
+func loadSpawned(name, fromDir string) (*engine.Blueprint, error) {
+	if fromDir != "" && strings.ContainsAny(name, `/\.`) && !filepath.IsAbs(name) {
+		name = filepath.Join(fromDir, name)
+	}
+	return loadAgent(name)
+}
+
 // agentsCmd lists the bundled agents, one line each.
 func agentsCmd(args []string, stdout io.Writer) error {
 	fs := newFlagSet("agents")

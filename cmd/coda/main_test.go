@@ -371,7 +371,7 @@ func cmdSetJSON(ts *testscript.TestScript, neg bool, args []string) {
 // what users copy.
 func TestBundledAgents_Lint(t *testing.T) {
 	names := bundledNames()
-	for _, want := range []string{"default", "researcher", "reviewer"} {
+	for _, want := range []string{"data-analyst", "default", "researcher", "reviewer"} {
 		found := false
 		for _, n := range names {
 			found = found || n == want

@@ -58,7 +58,7 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	res := engine.Run(ctx, &engine.Turn{
 		RunID: engine.NewRunID(), Agent: l.agent, Outputs: outs, Prompt: task, Models: l.models,
 		UserModel: l.userModel, DefaultModel: l.defaultModel, Tools: l.tools, Workspace: ws,
-		StateDir: l.stateDir, Log: l.log, MaxModelCalls: l.maxModelCalls,
+		StateDir: l.stateDir, Log: l.log, MaxModelCalls: l.maxModelCalls, Agents: loadSpawned,
 	}, progress)
 	progress.endLine()
 	for _, w := range res.Warnings {

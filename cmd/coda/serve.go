@@ -119,7 +119,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		Agent: l.agent, Launch: l.spec, LaunchDir: l.cwd, Models: l.models,
 		UserModel: l.userModel, DefaultModel: l.defaultModel, Tools: l.tools,
 		StateDir: l.stateDir, Version: version, Log: l.log, MaxModelCalls: l.maxModelCalls,
-		MaxMessageBytes: *maxMessage, Trace: f.trace,
+		MaxMessageBytes: *maxMessage, Trace: f.trace, Agents: loadSpawned,
 	})
 	if err != nil {
 		return err

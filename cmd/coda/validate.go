@@ -30,7 +30,7 @@ func validate(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%s: %s\n", rest[0], engine.Finding{Severity: engine.SeverityError, Code: engine.CodeLoad, Message: err.Error()})
 		return &exitError{code: 1, msg: fmt.Sprintf("%s: the blueprint could not be read", rest[0])}
 	}
-	b, findings := engine.LintSource(data, source, dir, engine.LintOptions{Tools: tools.Builtin(), Models: modelFacts})
+	b, findings := engine.LintSource(data, source, dir, engine.LintOptions{Tools: tools.Builtin(), Models: modelFacts, Agents: loadSpawned})
 	errs, warnings := 0, 0
 	for _, f := range findings {
 		fmt.Fprintf(stdout, "%s: %s\n", source, f)

@@ -13,7 +13,13 @@
 //
 // A turn may also set stop_reason (e.g. "max_tokens") and error (the call
 // fails with it); context_window at the top reports a model size with each
-// call's usage. A call's arguments are handed over in fragments through an
+// call's usage.
+//
+// A turn with for = "ID" serves only the worker or child (DESIGN §12) whose
+// name ("w1", "c2", nested "c1/w2") or fan_out task id is ID; turns without
+// for serve the turn's own run. Each caller plays its own turns in order,
+// however the engine interleaves them, so a fan-out replays
+// deterministically. A call's arguments are handed over in fragments through an
 // engine.ArgsBuffer, as a provider's are, so arguments past the engine's
 // cap come back cut.
 package script
@@ -44,6 +50,8 @@ type Script struct {
 
 // A Turn is one model call's reply.
 type Turn struct {
+	// For names the worker or child this turn serves; "" is the main run.
+	For       string     `toml:"for"`
 	Expect    string     `toml:"expect"`
 	Thinking  string     `toml:"thinking"`
 	Text      Chunks     `toml:"text"`
@@ -146,7 +154,7 @@ func Open(path string) (engine.Model, error) {
 // New returns a Model replaying s. A Model keeps its position across calls,
 // and across the turns of a session, so a script can span several prompts.
 func New(name string, s *Script) *Model {
-	return &Model{name: name, script: s}
+	return &Model{name: name, script: s, played: map[string]int{}}
 }
 
 // Model replays a Script.
@@ -154,8 +162,35 @@ type Model struct {
 	name   string
 	script *Script
 
-	mu   sync.Mutex
-	next int
+	mu     sync.Mutex
+	played map[string]int // turns played, per caller name ("" is the main run)
+}
+
+// serves reports whether a turn whose for is f serves caller c.
+func serves(f string, c engine.Caller) bool {
+	if f == "" || c.Name == "" {
+		return f == c.Name
+	}
+	return f == c.Name || f == c.Task
+}
+
+// take finds c's next turn and counts it played. It returns the turn's
+// index, or -1 when c has none left, and how many c played before it.
+func (m *Model) take(c engine.Caller) (int, int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k, seen := m.played[c.Name], 0
+	for i := range m.script.Turns {
+		if !serves(m.script.Turns[i].For, c) {
+			continue
+		}
+		if seen == k {
+			m.played[c.Name]++
+			return i, k
+		}
+		seen++
+	}
+	return -1, k
 }
 
 // ErrExhausted is returned when the script has no turn left.
@@ -164,14 +199,12 @@ var ErrExhausted = errors.New("the script model has no turn left")
 func (m *Model) Name() string { return m.name }
 
 func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
-	m.mu.Lock()
-	i := m.next
-	if i < len(m.script.Turns) {
-		m.next++
-	}
-	m.mu.Unlock()
-	if i >= len(m.script.Turns) {
-		return nil, fmt.Errorf("%w (%d turns played; the run asked for another)", ErrExhausted, i)
+	i, played := m.take(req.Caller)
+	if i < 0 {
+		if req.Caller.Name != "" {
+			return nil, fmt.Errorf("%w for %s (%d of its turns played; it asked for another)", ErrExhausted, req.Caller.Name, played)
+		}
+		return nil, fmt.Errorf("%w (%d turns played; the run asked for another)", ErrExhausted, played)
 	}
 	t := &m.script.Turns[i]
 	if t.Expect != "" {

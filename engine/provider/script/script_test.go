@@ -89,3 +89,47 @@ func TestParse_unknownKey(t *testing.T) {
 		t.Errorf("Parse = %v, want the unknown key named", err)
 	}
 }
+
+// Turns with for serve only the caller they name, by name or task id, each
+// caller its own in order; turns without for serve the main run, which
+// never gets a worker's.
+func TestModel_Stream_for(t *testing.T) {
+	s, err := Parse([]byte(`
+[[turn]]
+text = "main 1"
+[[turn]]
+for = "w1"
+text = "w1 first"
+[[turn]]
+for = "src/a.go"
+text = "a.go first"
+[[turn]]
+for = "w1"
+text = "w1 second"
+[[turn]]
+text = "main 2"
+[[turn]]
+for = "c1/w2"
+text = "nested"
+`), "for")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New("script:for", s)
+	say := func(c engine.Caller) string {
+		resp, err := m.Stream(context.Background(), &engine.Request{Caller: c}, func(engine.Delta) error { return nil })
+		if err != nil {
+			return err.Error()
+		}
+		return resp.Text
+	}
+	w1 := engine.Caller{Name: "w1"}
+	a := engine.Caller{Name: "w2", Task: "src/a.go"}
+	got := []string{say(w1), say(engine.Caller{}), say(a), say(w1), say(engine.Caller{}), say(engine.Caller{Name: "c1/w2"}), say(w1), say(engine.Caller{})}
+	want := []string{"w1 first", "main 1", "a.go first", "w1 second", "main 2", "nested",
+		"the script model has no turn left for w1 (2 of its turns played; it asked for another)",
+		"the script model has no turn left (2 turns played; the run asked for another)"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,299 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/coda-acp/coda/outputspec"
+)
+
+// A sub-run is a run started by another (DESIGN §12): a fan_out worker
+// (fan_out.go) or a spawned child (spawn.go). It is a run of its own, with
+// its own stages, answer and record under its parent's (workers/wN,
+// children/cN), and shares the turn's tree: the model-call budget, the
+// workspace and its permission memory, and the sink, through which only
+// what changes the user's files reaches the editor. Its context derives
+// from its parent's, so a cancel reaches every one.
+
+// MaxDepth is how deep sub-runs nest: a child's child's child, and no
+// further.
+const MaxDepth = 3
+
+// A Caller names the sub-run making a model call: its name, with its
+// parents' when nested ("c1/w2"), and the fan_out task id it was given.
+// The turn's own run is the zero Caller.
+type Caller struct {
+	Name string
+	Task string
+}
+
+// A SubRun is a worker or child as run.json lists it.
+type SubRun struct {
+	Name   string   `json:"name"`
+	Task   string   `json:"task"`
+	Agent  string   `json:"agent,omitempty"` // a child's agent
+	Status string   `json:"status"`
+	Flags  []string `json:"flags"`
+}
+
+// delegation is a run's own part in the tree: where it sits, and the
+// workers and children it started.
+type delegation struct {
+	depth  int
+	caller Caller // zero for the turn's own run
+	// workers are the run's fan_out workers so far, across its fan_out
+	// calls, in task order: names go on from one call to the next.
+	workers  []SubRun
+	children []*child // spawn.go
+}
+
+// subSpec is what a sub-run is started with.
+type subSpec struct {
+	kind    string // "workers" or "children": its record's directory
+	name    string // w1, c1
+	task    string // a worker's task id, as fan_out was given it
+	agent   *Blueprint
+	outputs *Outputs
+	prompt  string
+}
+
+// newSub makes a sub-run of r. It shares r's tree; its workspace and sink
+// name it to the user.
+func (r *run) newSub(s subSpec) *run {
+	name := s.name
+	if r.sub.caller.Name != "" {
+		name = r.sub.caller.Name + "/" + s.name
+	}
+	label := "[" + name + "] "
+	t := &Turn{
+		RunID: r.t.RunID + "/" + s.kind + "/" + s.name, SessionID: r.t.SessionID,
+		Agent: s.agent, Outputs: s.outputs, Prompt: s.prompt,
+		Models: r.t.Models, UserModel: r.t.UserModel, DefaultModel: r.t.DefaultModel, Tools: r.t.Tools,
+		Workspace: &subWorkspace{Workspace: r.share.ws, perm: r.share.perm, label: label},
+		NewID:     r.t.NewID, MaxModelCalls: r.t.MaxModelCalls, Log: r.t.Log, Agents: r.t.Agents,
+	}
+	if r.rec.dir != "" {
+		// RunDir(StateDir, RunID) is then runs/RUN/workers/wN: the record
+		// nests in its parent's.
+		t.StateDir = r.t.StateDir
+	}
+	c := newRun(t, &subSink{to: r.share.sink, label: label, shown: map[string]bool{}})
+	c.share = r.share
+	c.sub.depth = r.sub.depth + 1
+	c.sub.caller = Caller{Name: name, Task: s.task}
+	return c
+}
+
+// keepAnswer writes a sub-run's whole answer into its record, as answer:
+// what a report cuts, `run:workers/wN/answer` (or children/cN) reads
+// whole.
+// The parent writes it, so that a failure shows in the parent's warnings.
+func (r *run) keepAnswer(sub *run, content string) {
+	if sub.rec.dir == "" {
+		return
+	}
+	path := filepath.Join(sub.rec.dir, "answer")
+	r.rec.wrote(path, WriteFileAtomic(path, []byte(content)))
+}
+
+// taskLabel is how a sub-run's task is shown: its id when it has one,
+// else the first line of its prompt, shortened.
+func taskLabel(id, prompt string) string {
+	if id != "" {
+		return id
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(prompt), "\n")
+	const most = 60
+	if len(line) <= most {
+		return line
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(line[cut]) {
+		cut--
+	}
+	return line[:cut] + "…"
+}
+
+// guard makes sink safe for the concurrent Emits of workers and children
+// when the blueprint can start any; otherwise it is left as it is.
+func guard(b *Blueprint, sink Sink) Sink {
+	for _, s := range b.Stages {
+		if s.FanOut != nil || len(s.Spawn) > 0 {
+			return &lockedSink{to: sink}
+		}
+	}
+	return sink
+}
+
+type lockedSink struct {
+	mu sync.Mutex
+	to Sink
+}
+
+func (l *lockedSink) Emit(ctx context.Context, ev Event) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.to.Emit(ctx, ev)
+}
+
+// subSink is a sub-run's sink. Its text, reasoning, plan and answer stay
+// in its record: many at once would interleave in the editor, and the
+// parent's tool call reports their progress. What reaches the editor are
+// its tool calls that change something or ask permission (edits, shell),
+// titled with the sub-run's name, so that the user sees what is done to
+// their files and what a permission request is about.
+type subSink struct {
+	to    Sink
+	label string // "[w2] "
+
+	mu    sync.Mutex
+	shown map[string]bool // the tool calls passed on, by id
+}
+
+func (s *subSink) Emit(ctx context.Context, ev Event) error {
+	switch ev.Kind {
+	case EventToolCall, EventToolCallUpdate:
+	default:
+		return nil
+	}
+	tc := *ev.ToolCall
+	s.mu.Lock()
+	pass := s.shown[tc.ID]
+	if ev.Kind == EventToolCall && asksPermission(tc.Kind) {
+		pass = true
+		s.shown[tc.ID] = true
+	}
+	if tc.Status == ToolCompleted || tc.Status == ToolFailed {
+		delete(s.shown, tc.ID)
+	}
+	s.mu.Unlock()
+	if !pass {
+		return nil
+	}
+	if tc.Title != "" {
+		tc.Title = s.label + tc.Title
+	}
+	ev.ToolCall = &tc
+	return s.to.Emit(ctx, ev)
+}
+
+// subWorkspace is the turn's workspace as a sub-run uses it: its
+// permission requests name the sub-run, and go to the user one at a time,
+// so that "allow always" answered for one covers those waiting behind it.
+type subWorkspace struct {
+	Workspace
+	perm  chan struct{}
+	label string
+}
+
+func (w *subWorkspace) RequestPermission(ctx context.Context, req PermissionRequest) (bool, error) {
+	select {
+	case w.perm <- struct{}{}:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	defer func() { <-w.perm }()
+	req.ToolCall.Title = w.label + req.ToolCall.Title
+	return w.Workspace.RequestPermission(ctx, req)
+}
+
+// stageLevels are the levels a stage's contract resolves from: a worker
+// stage answers to its blueprint alone (agent and stage), never to the
+// launch, whose spec shapes the run's final answer (DESIGN §12).
+func stageLevels(s *Stage, levels outputspec.Levels) outputspec.Levels {
+	if !s.AllowAsWorker {
+		return levels
+	}
+	return outputspec.Levels{Agent: levels.Agent, Stage: levels.Stage, StageName: levels.StageName}
+}
+
+// ReadSubRun reads the run.json of a worker or child of a recorded run:
+// path names it from the run down, such as "workers/w1" or
+// "children/c1/workers/w2".
+func ReadSubRun(stateDir, runID, path string) (*RunRecord, error) {
+	parts := strings.Split(path, "/")
+	if len(parts)%2 != 0 {
+		return nil, fmt.Errorf("%q does not name a worker or child", path)
+	}
+	for i := 0; i < len(parts); i += 2 {
+		if parts[i] != "workers" && parts[i] != "children" {
+			return nil, fmt.Errorf("%q does not name a worker or child", path)
+		}
+		if err := CheckRunID(parts[i+1]); err != nil {
+			return nil, fmt.Errorf("%q is not a worker or child name", parts[i+1])
+		}
+	}
+	if _, err := ReadRun(stateDir, runID); err != nil {
+		return nil, err
+	}
+	rr, err := readRunFile(filepath.Join(RunDir(stateDir, runID), filepath.FromSlash(path)), runID+"/"+path)
+	if os.IsNotExist(err) {
+		return nil, fmt.Errorf("run %s has no %s", runID, path)
+	}
+	return rr, err
+}
+
+// delegates reports whether the stage offers the named tool of the
+// engine's for starting sub-runs: fan_out from its fan_out table,
+// spawn_agent and wait_for_agent from its spawn list.
+func delegates(s *Stage, name string) bool {
+	switch name {
+	case ToolFanOut:
+		return s.FanOut != nil
+	case ToolSpawnAgent, ToolWaitForAgent:
+		return len(s.Spawn) > 0
+	}
+	return false
+}
+
+// delegationSpecs are the stage's tools for starting sub-runs.
+func (v *stageVisit) delegationSpecs() []ToolSpec {
+	var specs []ToolSpec
+	if delegates(v.stage, ToolFanOut) {
+		specs = append(specs, v.fanOutSpec())
+	}
+	if delegates(v.stage, ToolSpawnAgent) {
+		specs = append(specs, v.spawnSpecs()...)
+	}
+	return specs
+}
+
+// delegationTitle is how the editor shows a call of one of them.
+func delegationTitle(tc ToolCall) string {
+	var a struct {
+		Tasks []json.RawMessage `json:"tasks"`
+		Agent string            `json:"agent"`
+		ID    string            `json:"id"`
+	}
+	_ = json.Unmarshal(tc.Arguments, &a)
+	switch {
+	case tc.Name == ToolFanOut && len(a.Tasks) == 1:
+		return "fan_out: 1 task"
+	case tc.Name == ToolFanOut && len(a.Tasks) > 1:
+		return fmt.Sprintf("fan_out: %d tasks", len(a.Tasks))
+	case tc.Name == ToolSpawnAgent && a.Agent != "":
+		return "spawn_agent: " + a.Agent
+	case tc.Name == ToolWaitForAgent && a.ID != "":
+		return "wait_for_agent: " + a.ID
+	}
+	return tc.Name
+}
+
+// delegate runs a call of one of them. stop is an error that ends the run
+// (a failed worker under on_worker_failure = "fail").
+func (v *stageVisit) delegate(ctx context.Context, tc ToolCall, ev *ToolCallEvent) (res ToolResult, stop error) {
+	switch tc.Name {
+	case ToolFanOut:
+		return v.fanOut(ctx, tc, ev)
+	case ToolSpawnAgent:
+		return v.spawn(ctx, tc), nil
+	default:
+		return v.wait(ctx, tc), nil
+	}
+}

@@ -1,0 +1,81 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/script"
+	"github.com/coda-acp/coda/outputspec"
+)
+
+// BenchmarkFanOut runs 16 workers whose script model takes a fixed delay
+// per call (a stand-in for a model's latency), all at once
+// (max_workers = 16) and one at a time (max_workers = 1), the same work
+// through the same engine. With a delay the fan-out's wall time should
+// approach one worker's, not the sum of all sixteen; with none it is the
+// engine's own cost of running workers. Compare with benchstat:
+//
+//	go test ./engine -run '^$' -bench FanOut -count 7 | tee fan.txt
+func BenchmarkFanOut(b *testing.B) {
+	const workers = 16
+	for _, delay := range []int{0, 20} {
+		var sc strings.Builder
+		sc.WriteString("[[turn]]\n[[turn.tool_calls]]\nname = \"fan_out\"\narguments = { tasks = [")
+		for i := 1; i <= workers; i++ {
+			fmt.Fprintf(&sc, "{ prompt = \"slice %d\" },", i)
+		}
+		sc.WriteString("] }\n")
+		for i := 1; i <= workers; i++ {
+			fmt.Fprintf(&sc, "[[turn]]\nfor = \"w%d\"\ndelay_ms = %d\ntext = \"working\"\n[[turn.tool_calls]]\nname = \"submit_output\"\narguments = { content = '{\"slice\": %d}' }\n", i, delay, i)
+		}
+		sc.WriteString("[[turn]]\ntext = \"merged\"\n")
+		parsed, err := script.Parse([]byte(sc.String()), "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, at := range []int{workers, 1} {
+			bp, err := engine.ParseBlueprint([]byte(fmt.Sprintf(`
+[agent]
+name = "bench"
+[stages.plan]
+[stages.plan.fan_out]
+worker = "slice"
+max_workers = %d
+[stages.slice]
+allow_as_worker = true
+require_output = true
+[stages.slice.output]
+format = "json"
+`, at)), "bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			outs, err := engine.CompileOutputs(bp, outputspec.Levels{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			name := "fanout"
+			if at == 1 {
+				name = "serial"
+			}
+			b.Run(fmt.Sprintf("delay=%dms/%s", delay, name), func(b *testing.B) {
+				dir := b.TempDir()
+				b.ReportAllocs()
+				for b.Loop() {
+					turn := &engine.Turn{
+						RunID: "r", Agent: bp, Outputs: outs, Prompt: "go",
+						Models: oneModel{script.New("script:bench", parsed)}, UserModel: "script:bench",
+						Workspace: &engine.LocalWorkspace{Dir: dir},
+					}
+					res := engine.Run(context.Background(), turn, engine.SinkFunc(func(context.Context, engine.Event) error { return nil }))
+					if res.Err != nil || len(res.Workers) != workers || res.Workers[workers-1].Status != engine.StatusAnswered {
+						b.Fatalf("run %s: %v, workers %+v", res.Status, res.Err, res.Workers)
+					}
+				}
+			})
+		}
+	}
+}

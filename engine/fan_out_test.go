@@ -1,0 +1,589 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/tools"
+	"github.com/coda-acp/coda/outputspec"
+)
+
+// ids makes stable ids: t-1, t-2, m-1, ...
+func ids() func(string) string {
+	var mu sync.Mutex
+	n := map[string]int{}
+	return func(prefix string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		n[prefix]++
+		return fmt.Sprintf("%s-%d", prefix, n[prefix])
+	}
+}
+
+func builtinTools() map[string]engine.Tool { return tools.Builtin() }
+
+// launchLevels is a launch asking for format.
+func launchLevels(format string) outputspec.Levels {
+	return outputspec.Levels{Launch: &outputspec.Level{Spec: outputspec.Spec{Format: format}}}
+}
+
+// fanBlueprint fans out to a JSON worker stage that must answer, then
+// merges in an output stage.
+const fanBlueprint = `
+[agent]
+name = "fan"
+[stages.plan]
+available_tools = ["fan_out"]
+[stages.plan.fan_out]
+worker = "check"
+report_bytes = 300
+%s
+[stages.plan.transitions.merge]
+hint = "Every slice is back"
+
+[stages.check]
+allow_as_worker = true
+require_output = true
+max_revisits = 0
+[stages.check.output]
+format = "json"
+schema = { type = "object", required = ["file", "ok"] }
+
+[stages.merge]
+mode = "output"
+`
+
+// long is worker c.go's answer: longer than report_bytes.
+var long = `{"file": "c.go", "ok": false, "notes": "` + strings.Repeat("é", 400) + `"}`
+
+// threeWorkers: a.go answers, the second (no id) owes its answer and
+// fails, c.go answers long and is cut. Delays set the order they finish.
+var threeWorkers = `
+[[turn]]
+[[turn.tool_calls]]
+name = "fan_out"
+arguments = { tasks = [ { id = "a.go", prompt = "Check a.go" }, { prompt = "Check b.go\nand more" }, { id = "c.go", prompt = "Check c.go" } ] }
+
+[[turn]]
+for = "a.go"
+expect = "Check a.go"
+delay_ms = 10
+text = "Checked a.go."
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = '{"file": "a.go", "ok": true}' }
+
+[[turn]]
+for = "w2"
+delay_ms = 20
+text = "I could not check b.go."
+
+[[turn]]
+for = "c.go"
+delay_ms = 30
+text = "Checked c.go."
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = '` + long + `' }
+
+[[turn]]
+expect = "[fan_out results: 2 succeeded, 1 failed]"
+[[turn.tool_calls]]
+name = "transition"
+arguments = { to = "merge" }
+
+[[turn]]
+expect = "## worker w2 FAILED (Check b.go)"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "a.go is fine; c.go is not; b.go was not checked." }
+`
+
+// A three-worker fan-out: the report says who answered and who failed, in
+// task order, cuts the long answer pointing at its record, and the merge
+// stage sees it in its preamble (its script turn's expect). The editor
+// sees one fan_out call counting workers done, and a plan entry per worker.
+func TestFanOut_report(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		turn := newTurn(t, fmt.Sprintf(fanBlueprint, ""), threeWorkers)
+		turn.NewID = ids()
+		sink := &events{}
+		res := engine.Run(context.Background(), turn, sink)
+		if res.Status != engine.StatusAnswered || res.Err != nil {
+			t.Fatalf("Run = %s (%v), want answered", res.Status, res.Err)
+		}
+
+		var report string
+		var calls, updates []string
+		var lastPlan []engine.PlanEntry
+		for _, ev := range sink.evs {
+			switch ev.Kind {
+			case engine.EventToolCall:
+				calls = append(calls, ev.ToolCall.Title)
+			case engine.EventToolCallUpdate:
+				if ev.ToolCall.ID != "t-1" {
+					continue
+				}
+				for _, c := range ev.ToolCall.Content {
+					if ev.ToolCall.Status == engine.ToolCompleted {
+						report = c.Text
+					} else {
+						updates = append(updates, c.Text)
+					}
+				}
+			case engine.EventPlan:
+				lastPlan = ev.Plan
+			}
+		}
+		if diff := cmp.Diff([]string{"fan_out: 3 tasks", "transition", "submit_output (markdown)"}, calls); diff != "" {
+			t.Errorf("tool calls the editor saw (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"1 of 3 workers done", "2 of 3 workers done (1 failed)", "3 of 3 workers done (1 failed)"}, updates); diff != "" {
+			t.Errorf("fan_out progress (-want +got):\n%s", diff)
+		}
+		wantPlan := []engine.PlanEntry{
+			{Content: "plan", Status: engine.PlanCompleted},
+			{Content: "worker w1: a.go", Status: engine.PlanCompleted},
+			{Content: "worker w2: Check b.go", Status: engine.PlanCompleted},
+			{Content: "worker w3: c.go", Status: engine.PlanCompleted},
+			{Content: "merge", Status: engine.PlanCompleted},
+		}
+		if diff := cmp.Diff(wantPlan, lastPlan); diff != "" {
+			t.Errorf("the last plan (-want +got):\n%s", diff)
+		}
+
+		cut := strings.Index(long, "é")
+		head := long[:cut] + strings.Repeat("é", (300-cut-len("\n[… 7xx more bytes cut here; the whole answer is at run:workers/w3/answer]"))/2)
+		want := "[fan_out results: 2 succeeded, 1 failed]\n" +
+			"\n## worker w1 (a.go)\n" + `{"file": "a.go", "ok": true}` + "\n" +
+			"\n## worker w2 FAILED (Check b.go)\nworker finished without the final output its stage requires\n" +
+			"\n## worker w3 (c.go)\n" + head + fmt.Sprintf("\n[… %d more bytes cut here; the whole answer is at run:workers/w3/answer]", len(long)-len(head)) + "\n"
+		if diff := cmp.Diff(want, report); diff != "" {
+			t.Errorf("the report (-want +got):\n%s", diff)
+		}
+		w3 := report[max(strings.Index(report, "## worker w3"), 0):]
+		if n := len(w3) - len("## worker w3 (c.go)\n") - 1; n > 300 {
+			t.Errorf("w3's section is %d bytes, over report_bytes", n)
+		}
+
+		// The records: each worker's run, its whole answer, and the list.
+		rr, err := engine.ReadRun(turn.StateDir, "run-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantWorkers := []engine.SubRun{
+			{Name: "w1", Task: "a.go", Status: engine.StatusAnswered, Flags: []string{}},
+			{Name: "w2", Task: "Check b.go", Status: engine.StatusCompleteNoOutput, Flags: []string{engine.FlagOutputForced}},
+			{Name: "w3", Task: "c.go", Status: engine.StatusAnswered, Flags: []string{}},
+		}
+		if diff := cmp.Diff(wantWorkers, rr.Workers); diff != "" {
+			t.Errorf("run.json workers (-want +got):\n%s", diff)
+		}
+		whole, err := os.ReadFile(filepath.Join(engine.RunDir(turn.StateDir, "run-1"), "workers", "w3", "answer"))
+		if err != nil || string(whole) != long {
+			t.Errorf("workers/w3/answer = %q (%v), want the whole answer", whole, err)
+		}
+		if _, err := os.Stat(filepath.Join(engine.RunDir(turn.StateDir, "run-1"), "workers", "w2", "answer")); !os.IsNotExist(err) {
+			t.Errorf("a failed worker has an answer file (%v)", err)
+		}
+		w1, err := engine.ReadSubRun(turn.StateDir, "run-1", "workers/w1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w1.RunID != "run-1/workers/w1" || w1.Prompt != "Check a.go" || w1.FinalOutput == nil || w1.FinalOutput.Format != "json" {
+			t.Errorf("workers/w1/run.json = %+v, want its own run answering in json", w1)
+		}
+		if _, err := os.Stat(filepath.Join(engine.RunDir(turn.StateDir, "run-1"), "workers", "w1", "stages", "001-check@1", "status.json")); err != nil {
+			t.Errorf("the worker's stage record: %v", err)
+		}
+		if _, err := engine.ReadSubRun(turn.StateDir, "run-1", "workers/w9"); err == nil || !strings.Contains(err.Error(), "has no workers/w9") {
+			t.Errorf("ReadSubRun of a missing worker = %v", err)
+		}
+		if _, err := engine.ReadSubRun(turn.StateDir, "run-1", "workers/../../x"); err == nil {
+			t.Error("ReadSubRun read a path out of the record")
+		}
+	})
+}
+
+// A failed worker under on_worker_failure = "fail" ends the run failed,
+// naming the first failed worker in task order, even when a later one
+// failed first.
+func TestFanOut_failRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		turn := newTurn(t, fmt.Sprintf(fanBlueprint, `on_worker_failure = "fail"`), `
+[[turn]]
+[[turn.tool_calls]]
+name = "fan_out"
+arguments = { tasks = [ { id = "a", prompt = "A" }, { id = "b", prompt = "B" }, { id = "c", prompt = "C" } ] }
+
+[[turn]]
+for = "a"
+delay_ms = 10
+text = "Checked."
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = '{"file": "a", "ok": true}' }
+
+[[turn]]
+for = "b"
+delay_ms = 30
+text = "No."
+
+[[turn]]
+for = "c"
+delay_ms = 20
+error = "503 overloaded"
+`)
+		turn.NewID = ids()
+		sink := &events{}
+		res := engine.Run(context.Background(), turn, sink)
+		if res.Status != engine.StatusFailed || res.Err == nil {
+			t.Fatalf("Run = %s (%v), want failed", res.Status, res.Err)
+		}
+		if msg := res.Err.Error(); !strings.Contains(msg, "worker w2 (b) failed: worker finished without the final output its stage requires") || !strings.Contains(msg, `on_worker_failure = "fail"`) {
+			t.Errorf("the run's error = %q, want it to name w2, the first failed in task order", msg)
+		}
+		var status string
+		for _, ev := range sink.evs {
+			if ev.Kind == engine.EventToolCallUpdate && ev.ToolCall.ID == "t-1" && ev.ToolCall.Status != engine.ToolInProgress {
+				status = ev.ToolCall.Status
+			}
+		}
+		if status != engine.ToolFailed {
+			t.Errorf("the fan_out call ended %q, want failed", status)
+		}
+		rr, _ := engine.ReadRun(turn.StateDir, "run-1")
+		if rr == nil || len(rr.Workers) != 3 || rr.Workers[2].Status != engine.StatusFailed {
+			t.Errorf("run.json workers = %+v", rr)
+		}
+	})
+}
+
+// Once a worker failed under "fail", no further worker starts.
+func TestFanOut_failStopsStarting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		turn := newTurn(t, fmt.Sprintf(fanBlueprint, "on_worker_failure = \"fail\"\nmax_workers = 1"), `
+[[turn]]
+[[turn.tool_calls]]
+name = "fan_out"
+arguments = { tasks = [ { prompt = "A" }, { prompt = "B" } ] }
+
+[[turn]]
+for = "w1"
+text = "No."
+`)
+		res := engine.Run(context.Background(), turn, &events{})
+		if res.Status != engine.StatusFailed || !strings.Contains(res.Err.Error(), "worker w1 (A) failed") {
+			t.Fatalf("Run = %s (%v)", res.Status, res.Err)
+		}
+		want := []engine.SubRun{
+			{Name: "w1", Task: "A", Status: engine.StatusCompleteNoOutput, Flags: []string{engine.FlagOutputForced}},
+			{Name: "w2", Task: "B", Status: "not run", Flags: []string{}},
+		}
+		if diff := cmp.Diff(want, res.Workers); diff != "" {
+			t.Errorf("workers (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// A cancel mid-fan-out stops every worker at once (on the bubble's clock:
+// no time passes), and the run ends cancelled, each worker's record too.
+func TestFanOut_cancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var script strings.Builder
+		script.WriteString("[[turn]]\n[[turn.tool_calls]]\nname = \"fan_out\"\narguments = { tasks = [")
+		for i := 1; i <= 16; i++ {
+			fmt.Fprintf(&script, "{ prompt = \"task %d\" },", i)
+		}
+		script.WriteString("] }\n")
+		for i := 1; i <= 16; i++ {
+			fmt.Fprintf(&script, "[[turn]]\nfor = \"w%d\"\ndelay_ms = 60000\ntext = \"never\"\n", i)
+		}
+		turn := newTurn(t, fmt.Sprintf(fanBlueprint, "max_workers = 16"), script.String())
+		ctx, cancel := context.WithCancel(context.Background())
+		var cancelled time.Time
+		sink := &events{on: func(ev engine.Event) {
+			if ev.Kind == engine.EventPlan && len(ev.Plan) == 17 && cancelled.IsZero() {
+				go func() {
+					synctest.Wait() // every worker is in its model call
+					cancelled = time.Now()
+					cancel()
+				}()
+			}
+		}}
+		res := engine.Run(ctx, turn, sink)
+		if took := time.Since(cancelled); took >= 100*time.Millisecond {
+			t.Errorf("the run ended %v after the cancel, want under 100ms", took)
+		}
+		if res.Status != engine.StatusCancelled || res.StopReason != "cancelled" {
+			t.Fatalf("Run = %s/%s (%v), want cancelled", res.Status, res.StopReason, res.Err)
+		}
+		if len(res.Workers) != 16 {
+			t.Fatalf("%d workers recorded, want 16", len(res.Workers))
+		}
+		for _, w := range res.Workers {
+			if w.Status != engine.StatusCancelled {
+				t.Errorf("worker %s ended %q, want cancelled", w.Name, w.Status)
+			}
+		}
+		for _, ev := range sink.evs {
+			if ev.Kind == engine.EventToolCallUpdate && strings.Contains(fmt.Sprint(ev.ToolCall.Content), "workers done") {
+				t.Errorf("progress reported after the cancel: %+v", ev.ToolCall.Content)
+			}
+		}
+	})
+}
+
+// Sixteen workers at once, each reading a file and answering, under the
+// race detector: one budget, one sink, one workspace.
+func TestFanOut_sixteen(t *testing.T) {
+	var script strings.Builder
+	script.WriteString("[[turn]]\n[[turn.tool_calls]]\nname = \"fan_out\"\narguments = { tasks = [")
+	for i := 1; i <= 16; i++ {
+		fmt.Fprintf(&script, "{ id = \"f%d.txt\", prompt = \"Read f%d.txt\" },", i, i)
+	}
+	script.WriteString("] }\n")
+	for i := 1; i <= 16; i++ {
+		fmt.Fprintf(&script, `
+[[turn]]
+for = "f%d.txt"
+[[turn.tool_calls]]
+name = "read_file"
+arguments = { path = "f%d.txt" }
+[[turn]]
+for = "f%d.txt"
+expect = "content %d"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = '{"file": "f%d.txt", "ok": true}' }
+`, i, i, i, i, i)
+	}
+	script.WriteString("[[turn]]\nexpect = \"[fan_out results: 16 succeeded, 0 failed]\"\n")
+	bp := strings.Replace(fmt.Sprintf(fanBlueprint, "max_workers = 16"), "[stages.check]\n", "[stages.check]\navailable_tools = [\"read_file\"]\n", 1)
+	bp = strings.Replace(bp, "[stages.plan.transitions.merge]\nhint = \"Every slice is back\"\n", "", 1)
+	turn := newTurn(t, bp, script.String())
+	turn.Tools = builtinTools()
+	for i := 1; i <= 16; i++ {
+		os.WriteFile(filepath.Join(turn.Workspace.Cwd(), fmt.Sprintf("f%d.txt", i)), []byte(fmt.Sprintf("content %d\n", i)), 0o644)
+	}
+	res := engine.Run(context.Background(), turn, &events{})
+	if res.Err != nil || len(res.Workers) != 16 {
+		t.Fatalf("Run = %s (%v), %d workers", res.Status, res.Err, len(res.Workers))
+	}
+	for _, w := range res.Workers {
+		if w.Status != engine.StatusAnswered {
+			t.Errorf("worker %s: %s", w.Name, w.Status)
+		}
+	}
+}
+
+// Workers take their model calls from the run's budget: with room for the
+// fan_out call and two more, the third worker finds none and fails, and so
+// does the run's next call.
+func TestFanOut_sharedBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		turn := newTurn(t, fmt.Sprintf(fanBlueprint, "max_workers = 1"), `
+[[turn]]
+[[turn.tool_calls]]
+name = "fan_out"
+arguments = { tasks = [ { prompt = "A" }, { prompt = "B" }, { prompt = "C" } ] }
+[[turn]]
+for = "w1"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = '{"file": "a", "ok": true}' }
+[[turn]]
+for = "w2"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = '{"file": "b", "ok": true}' }
+`)
+		turn.MaxModelCalls = 3
+		res := engine.Run(context.Background(), turn, &events{})
+		if res.StopReason != "max_turn_requests" {
+			t.Errorf("the run stopped %q, want max_turn_requests", res.StopReason)
+		}
+		if len(res.Workers) != 3 || res.Workers[2].Status != engine.StatusCompleteNoOutput {
+			t.Errorf("workers = %+v, want the third without an answer", res.Workers)
+		}
+	})
+}
+
+// A worker's tool calls that change files reach the editor named after the
+// worker, and so does its permission request; its reads and its text stay
+// in its record.
+func TestFanOut_workerEditsShown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		bp := strings.Replace(fmt.Sprintf(fanBlueprint, ""), "[stages.check]\n", "[stages.check]\navailable_tools = [\"write_file\", \"read_file\"]\n", 1)
+		turn := newTurn(t, bp, `
+[[turn]]
+[[turn.tool_calls]]
+name = "fan_out"
+arguments = { tasks = [ { prompt = "Write it" } ] }
+[[turn]]
+for = "w1"
+text = "Reading first."
+[[turn.tool_calls]]
+name = "read_file"
+arguments = { path = "missing.txt" }
+[[turn]]
+for = "w1"
+[[turn.tool_calls]]
+name = "write_file"
+arguments = { path = "out.txt", content = "hello" }
+[[turn]]
+for = "w1"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = '{"file": "out.txt", "ok": true}' }
+[[turn]]
+expect = "1 succeeded"
+[[turn.tool_calls]]
+name = "transition"
+arguments = { to = "merge" }
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "done" }
+`)
+		turn.Tools = builtinTools()
+		var mu sync.Mutex
+		var asked []string
+		turn.Workspace.(*engine.LocalWorkspace).Approve = func(_ context.Context, req engine.PermissionRequest) (bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			asked = append(asked, req.ToolCall.Title)
+			return true, nil
+		}
+		sink := &events{}
+		res := engine.Run(context.Background(), turn, sink)
+		if res.Status != engine.StatusAnswered {
+			t.Fatalf("Run = %s (%v)", res.Status, res.Err)
+		}
+		var titles []string
+		for _, ev := range sink.evs {
+			switch ev.Kind {
+			case engine.EventToolCall:
+				titles = append(titles, ev.ToolCall.Title)
+			case engine.EventText:
+				if strings.Contains(ev.Text, "Reading first") {
+					t.Errorf("the worker's text reached the editor: %q", ev.Text)
+				}
+			}
+		}
+		if diff := cmp.Diff([]string{"fan_out: 1 task", "[w1] Write out.txt", "transition", "submit_output (markdown)"}, titles); diff != "" {
+			t.Errorf("tool calls the editor saw (-want +got):\n%s", diff)
+		}
+		if len(asked) != 1 || !strings.HasPrefix(asked[0], "[w1] ") {
+			t.Errorf("permission asked for %q, want one naming the worker", asked)
+		}
+		if len(res.Written) != 1 || !strings.HasSuffix(res.Written[0], "out.txt") {
+			t.Errorf("the run's written files = %v, want the worker's", res.Written)
+		}
+	})
+}
+
+// fan_out's arguments are checked: the model is told what is wrong, and
+// nothing starts.
+func TestFanOut_badTasks(t *testing.T) {
+	tests := []struct{ args, want string }{
+		{`{ tasks = [] }`, "at least one task"},
+		{`{ tasks = [ { prompt = "" } ] }`, "Task 1 has no prompt"},
+		{`{ tasks = [ { id = "x", prompt = "a" }, { id = "x", prompt = "b" } ] }`, `Tasks 1 and 2 have the same id "x"`},
+		{`{ tasks = [ { id = "w2", prompt = "a" }, { prompt = "b" } ] }`, `id "w2" is another worker's name`},
+		{`{ tasks = "all" }`, "fan_out takes"},
+		{`{ tasks = [` + strings.Repeat(`{ prompt = "p" },`, 65) + `] }`, "at most 64 tasks; this call has 65"},
+	}
+	for _, tt := range tests {
+		turn := newTurn(t, fmt.Sprintf(fanBlueprint, ""), `
+[[turn]]
+[[turn.tool_calls]]
+name = "fan_out"
+arguments = `+tt.args+`
+[[turn]]
+expect = "`+strings.ReplaceAll(tt.want, `"`, `\"`)+`"
+text = "ok"
+`)
+		turn.MaxModelCalls = 2
+		res := engine.Run(context.Background(), turn, &events{})
+		if res.Err != nil && !strings.Contains(res.Err.Error(), "no turn left") {
+			t.Errorf("%s: %v", tt.args, res.Err)
+		}
+		if len(res.Workers) != 0 {
+			t.Errorf("%s: workers started: %+v", tt.args, res.Workers)
+		}
+	}
+}
+
+// Workers answer to the blueprint's contract for their stage, never to the
+// launch's: a launch asking for XML shapes the run's answer, not theirs,
+// and retires nothing of theirs.
+func TestFanOut_workerContractIgnoresLaunch(t *testing.T) {
+	b, err := engine.ParseBlueprint([]byte(fmt.Sprintf(fanBlueprint, "")), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := engine.CompileOutputs(b, launchLevels("xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := outs.ByStage["check"].Format(); got != "json" {
+		t.Errorf("the worker stage's format = %s, want its own json", got)
+	}
+	if got := outs.ByStage["merge"].Format(); got != "xml" {
+		t.Errorf("the merge stage's format = %s, want the launch's xml", got)
+	}
+	if len(outs.Warnings) != 0 {
+		t.Errorf("warnings = %q, want none (nothing of the worker's is retired)", outs.Warnings)
+	}
+	if got := outs.Lead(b).Format(); got != "xml" {
+		t.Errorf("the lead contract is %s, want the merge stage's, not the worker's", got)
+	}
+}
+
+// Workers' permission requests reach the user one at a time, so that an
+// "allow always" given to one covers those waiting behind it.
+func TestFanOut_permissionsOneAtATime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		bp := strings.Replace(fmt.Sprintf(fanBlueprint, "max_workers = 4"), "[stages.check]\n", "[stages.check]\navailable_tools = [\"write_file\"]\n", 1)
+		var script strings.Builder
+		script.WriteString("[[turn]]\n[[turn.tool_calls]]\nname = \"fan_out\"\narguments = { tasks = [{ prompt = \"1\" }, { prompt = \"2\" }, { prompt = \"3\" }, { prompt = \"4\" }] }\n")
+		for i := 1; i <= 4; i++ {
+			fmt.Fprintf(&script, "[[turn]]\nfor = \"w%d\"\n[[turn.tool_calls]]\nname = \"write_file\"\narguments = { path = \"f%d.txt\", content = \"x\" }\n", i, i)
+			fmt.Fprintf(&script, "[[turn]]\nfor = \"w%d\"\n[[turn.tool_calls]]\nname = \"submit_output\"\narguments = { content = '{\"file\": \"f%d.txt\", \"ok\": true}' }\n", i, i)
+		}
+		turn := newTurn(t, bp, script.String())
+		turn.Tools = builtinTools()
+		var mu sync.Mutex
+		asking, most, asked := 0, 0, 0
+		turn.Workspace.(*engine.LocalWorkspace).Approve = func(context.Context, engine.PermissionRequest) (bool, error) {
+			mu.Lock()
+			asking++
+			asked++
+			most = max(most, asking)
+			mu.Unlock()
+			time.Sleep(time.Second) // the user thinks
+			mu.Lock()
+			asking--
+			mu.Unlock()
+			return true, nil
+		}
+		res := engine.Run(context.Background(), turn, &events{})
+		if len(res.Workers) != 4 || res.Workers[3].Status != engine.StatusAnswered {
+			t.Fatalf("workers = %+v", res.Workers)
+		}
+		if asked != 4 || most != 1 {
+			t.Errorf("%d requests, at most %d at once; want 4, one at a time", asked, most)
+		}
+	})
+}

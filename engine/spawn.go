@@ -1,0 +1,259 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/coda-acp/coda/outputspec"
+)
+
+// spawn_agent and wait_for_agent are the engine's tools for sub-agents
+// (DESIGN §12). A stage whose spawn list names agents offers both:
+// spawn_agent starts a child, a sub-run (child.go) of one of those agents
+// with its own prompt, and returns its id at once; the child runs
+// alongside its parent; wait_for_agent returns the child's answer record.
+// The spawn's output_* are the child's launch level of the cascade, so a
+// child asked for another format than its blueprint's has that
+// blueprint's schema and validator retired, and the call's result says
+// so.
+const (
+	ToolSpawnAgent   = "spawn_agent"
+	ToolWaitForAgent = "wait_for_agent"
+)
+
+// MaxChildren is how many of a run's children run at once.
+const MaxChildren = 4
+
+// An AgentLoader loads the agent a spawn entry names: a bundled agent's
+// name, or a blueprint file or directory, relative to fromDir (the
+// spawning blueprint's directory; "" for a bundled agent). cmd/coda
+// implements it, where the bundled agents are.
+type AgentLoader func(name, fromDir string) (*Blueprint, error)
+
+// A child is a spawned sub-run.
+type child struct {
+	name  string // c1, c2, …
+	agent string // as the spawn list names it
+	label string
+	sub   *run
+
+	cancel context.CancelFunc
+	done   chan struct{} // closed when res is set
+	res    *Result
+
+	settled bool // its answer kept and its files counted in the parent's
+}
+
+func (c *child) running() bool {
+	select {
+	case <-c.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (v *stageVisit) spawnSpecs() []ToolSpec {
+	r, s := v.run, v.stage
+	var d strings.Builder
+	fmt.Fprintf(&d, "Start another agent on a task of its own. It runs alongside you, and this call returns its id (c1, c2, …) at once; call %s with the id when you need its answer. "+
+		"The agent sees nothing of this conversation: the prompt must say everything it needs. At most %d of the agents you start run at once. "+
+		"output_format, output_instructions and output_schema ask for its answer in the shape you need; without them it answers as it is built to. The agents you can start:", ToolWaitForAgent, MaxChildren)
+	for _, name := range s.Spawn {
+		fmt.Fprintf(&d, "\n- %s", name)
+		if r.t.Agents == nil {
+			continue
+		}
+		if b, err := r.t.Agents(name, r.t.Agent.Dir); err == nil && b.Agent.Description != "" {
+			fmt.Fprintf(&d, ": %s", b.Agent.Description)
+		}
+	}
+	enum, _ := json.Marshal(s.Spawn)
+	spawnSchema := `{"type":"object","properties":{"agent":{"type":"string","enum":` + string(enum) + `},` +
+		`"prompt":{"type":"string","description":"The agent's whole task."},` +
+		`"output_format":{"type":"string","description":"The answer's format label: json, xml, csv, yaml, toml, markdown, text, or any label."},` +
+		`"output_instructions":{"type":"string","description":"What the answer must contain and how it is laid out."},` +
+		`"output_schema":{"type":"object","description":"A JSON Schema the answer's data must satisfy."}},"required":["agent","prompt"]}`
+	waitSchema := `{"type":"object","properties":{"id":{"type":"string","description":"The id spawn_agent returned, such as c1."}},"required":["id"]}`
+	return []ToolSpec{
+		{Name: ToolSpawnAgent, Description: d.String(), Schema: json.RawMessage(spawnSchema)},
+		{Name: ToolWaitForAgent, Description: "Wait until an agent you started with spawn_agent has finished, and get its answer record: status, format, content (the answer), flags and warnings. " +
+			"A status other than \"answered\" means it has no answer; its warnings say why.", Schema: json.RawMessage(waitSchema)},
+	}
+}
+
+// spawn runs a spawn_agent call.
+func (v *stageVisit) spawn(ctx context.Context, tc ToolCall) ToolResult {
+	r := v.run
+	var a struct {
+		Agent              string          `json:"agent"`
+		Prompt             string          `json:"prompt"`
+		OutputFormat       string          `json:"output_format"`
+		OutputInstructions string          `json:"output_instructions"`
+		OutputSchema       json.RawMessage `json:"output_schema"`
+	}
+	if err := json.Unmarshal(tc.Arguments, &a); err != nil {
+		return Errorf(`spawn_agent takes {"agent": "...", "prompt": "...", "output_format": "...", "output_instructions": "...", "output_schema": {...}}: %v`, err)
+	}
+	switch {
+	case !slices.Contains(v.stage.Spawn, a.Agent):
+		return Errorf("%q is not an agent this stage can start. It can start: %s.", a.Agent, strings.Join(v.stage.Spawn, ", "))
+	case strings.TrimSpace(a.Prompt) == "":
+		return Errorf("spawn_agent needs a prompt: the agent's whole task.")
+	case r.sub.depth >= MaxDepth:
+		return Errorf("spawn_agent cannot start an agent here: runs started by other runs nest at most %d deep, and this one is that deep. Do the work yourself.", MaxDepth)
+	case r.t.Agents == nil:
+		return Errorf("spawn_agent cannot start agents in this run.")
+	}
+	if running := r.runningChildren(); len(running) >= MaxChildren {
+		return Errorf("%d agents you started are still running, the most at once (%s): call wait_for_agent for one of them first.", len(running), strings.Join(running, ", "))
+	}
+	spec := outputspec.Spec{Format: strings.TrimSpace(a.OutputFormat), Instructions: a.OutputInstructions}
+	if schema, problem := spawnSchema(a.OutputSchema); problem != "" {
+		return Errorf("%s", problem)
+	} else if schema != nil {
+		spec.Schema = schema
+	}
+	b, err := r.t.Agents(a.Agent, r.t.Agent.Dir)
+	if err != nil {
+		return Errorf("The agent %s could not be loaded: %v", a.Agent, err)
+	}
+	var levels outputspec.Levels
+	if spec.Format != "" || spec.Instructions != "" || spec.Schema != nil {
+		levels.Spawn = &outputspec.Level{Dir: r.t.Workspace.Cwd(), Spec: spec}
+	}
+	outs, err := CompileOutputs(b, levels)
+	if err != nil {
+		return Errorf("The answer shape you asked for cannot be used: %v", err)
+	}
+	c := &child{name: fmt.Sprintf("c%d", len(r.sub.children)+1), agent: a.Agent, label: taskLabel("", a.Prompt), done: make(chan struct{})}
+	c.sub = r.newSub(subSpec{kind: "children", name: c.name, agent: b, outputs: outs, prompt: a.Prompt})
+	var cctx context.Context
+	cctx, c.cancel = context.WithCancel(ctx)
+	r.sub.children = append(r.sub.children, c)
+	go func() {
+		c.res = c.sub.run(cctx)
+		close(c.done)
+	}()
+	out := fmt.Sprintf("Started %s (%s). It runs alongside you; call wait_for_agent with id %q for its answer.", c.name, a.Agent, c.name)
+	if len(outs.Warnings) > 0 {
+		out += "\n\nWarnings:\n- " + strings.Join(outs.Warnings, "\n- ")
+	}
+	return ToolResult{Output: out}
+}
+
+// spawnSchema reads spawn_agent's output_schema: an object, or a string
+// holding one (models often send JSON as a string). It returns why it is
+// refused, or "".
+func spawnSchema(raw json.RawMessage) (map[string]any, string) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, ""
+	}
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		if strings.TrimSpace(text) == "" {
+			return nil, ""
+		}
+		raw = json.RawMessage(text)
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		return nil, fmt.Sprintf("output_schema must be a JSON Schema object: %v", err)
+	}
+	return schema, ""
+}
+
+// wait runs a wait_for_agent call. A cancelled wait returns at once; the
+// visit then ends cancelled.
+func (v *stageVisit) wait(ctx context.Context, tc ToolCall) ToolResult {
+	r := v.run
+	var a struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(tc.Arguments, &a); err != nil {
+		return Errorf(`wait_for_agent takes {"id": "c1"}: %v`, err)
+	}
+	var c *child
+	names := make([]string, len(r.sub.children))
+	for i, x := range r.sub.children {
+		names[i] = x.name
+		if x.name == strings.TrimSpace(a.ID) {
+			c = x
+		}
+	}
+	if c == nil {
+		if len(names) == 0 {
+			return Errorf("There is no agent %q: you have started none. Start one with spawn_agent.", a.ID)
+		}
+		return Errorf("There is no agent %q. The agents you started: %s.", a.ID, strings.Join(names, ", "))
+	}
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		return Errorf("Cancelled.")
+	}
+	r.settleChild(c)
+	b, _ := json.Marshal(answerRecord(c.res))
+	return ToolResult{Output: string(b)}
+}
+
+func (r *run) runningChildren() []string {
+	var names []string
+	for _, c := range r.sub.children {
+		if c.running() {
+			names = append(names, c.name)
+		}
+	}
+	return names
+}
+
+// settleChild keeps a finished child's answer in its record and counts
+// the files it wrote as its parent's, once.
+func (r *run) settleChild(c *child) {
+	if c.settled {
+		return
+	}
+	c.settled = true
+	if c.res.Answer != nil {
+		r.keepAnswer(c.sub, c.res.Answer.Content)
+	}
+	r.written = append(r.written, c.res.Written...)
+}
+
+// endChildren stops the children still running when their parent's run
+// ends: nobody is left to wait for their answers. It returns once each
+// has stopped.
+func (r *run) endChildren(ctx context.Context) {
+	for _, c := range r.sub.children {
+		if c.running() && ctx.Err() == nil {
+			r.warn(fmt.Sprintf("the agent %s (%s) was still running when the run ended, and was stopped", c.name, c.agent))
+		}
+		c.cancel()
+		<-c.done
+		r.settleChild(c)
+	}
+}
+
+func (r *run) childRecords() []SubRun {
+	var out []SubRun
+	for _, c := range r.sub.children {
+		out = append(out, SubRun{Name: c.name, Task: c.label, Agent: c.agent, Status: c.res.Status, Flags: nonNil(c.res.Flags)})
+	}
+	return out
+}
+
+// answerRecord is a run's answer record (DESIGN §1), also when it has no
+// answer: then its content is empty, and a failure is among its warnings.
+func answerRecord(res *Result) Answer {
+	if res.Answer != nil {
+		return *res.Answer
+	}
+	a := Answer{RunID: res.RunID, Status: res.Status, Flags: nonNil(res.Flags), Warnings: append([]string{}, res.Warnings...), Artifacts: []outputspec.Artifact{}}
+	if res.Err != nil {
+		a.Warnings = append(a.Warnings, "the run failed: "+res.Err.Error())
+	}
+	return a
+}

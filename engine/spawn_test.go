@@ -1,0 +1,280 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/coda-acp/coda/engine"
+)
+
+// agents is an AgentLoader over blueprint texts by name.
+func agents(t *testing.T, texts map[string]string) engine.AgentLoader {
+	return func(name, _ string) (*engine.Blueprint, error) {
+		text, ok := texts[name]
+		if !ok {
+			return nil, fmt.Errorf("no agent %q", name)
+		}
+		return engine.ParseBlueprint([]byte(text), name)
+	}
+}
+
+const spawner = `
+[agent]
+name = "lead"
+[stages.work]
+mode = "output"
+spawn = ["finder"]
+`
+
+// finder answers in JSON against a schema of its own.
+const finder = `
+[agent]
+name = "finder"
+description = "Finds things"
+[agent.output]
+format = "json"
+schema = { type = "object", required = ["found"] }
+[stages.find]
+mode = "output"
+`
+
+// A spawned child runs with the spawn's output_* as its launch level: asked
+// for XML, its blueprint's JSON schema is retired, and the spawn's result
+// says so. wait_for_agent returns its answer record; its record nests in
+// the parent's.
+func TestSpawn_overriddenFormat(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		turn := newTurn(t, spawner, `
+[[turn]]
+[[turn.tool_calls]]
+name = "spawn_agent"
+arguments = { agent = "finder", prompt = "Find the config.", output_format = "xml", output_instructions = "One <found> element." }
+
+[[turn]]
+expect = "Started c1 (finder)"
+[[turn.tool_calls]]
+name = "wait_for_agent"
+arguments = { id = "c1" }
+
+[[turn]]
+for = "c1"
+expect = "Find the config."
+delay_ms = 50
+text = "Looking."
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "<found>config.toml</found>" }
+
+[[turn]]
+expect = '"content":"\u003cfound\u003econfig.toml\u003c/found\u003e"'
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "It is config.toml." }
+`)
+		turn.Agents = agents(t, map[string]string{"finder": finder})
+		turn.NewID = ids()
+		sink := &events{}
+		res := engine.Run(context.Background(), turn, sink)
+		if res.Status != engine.StatusAnswered {
+			t.Fatalf("Run = %s (%v)", res.Status, res.Err)
+		}
+		var spawned, waited string
+		for _, ev := range sink.evs {
+			if ev.Kind != engine.EventToolCallUpdate || len(ev.ToolCall.Content) == 0 {
+				continue
+			}
+			switch ev.ToolCall.ID {
+			case "t-1":
+				spawned = ev.ToolCall.Content[0].Text
+			case "t-2":
+				waited = ev.ToolCall.Content[0].Text
+			}
+		}
+		if !strings.HasPrefix(spawned, "Started c1 (finder).") || !strings.Contains(spawned, "Warnings:\n- spawn_agent's output_* arguments asks for xml where json was in effect: retired schema (from the blueprint's [agent.output])") {
+			t.Errorf("spawn_agent's result = %q, want the id and the retirement", spawned)
+		}
+		var rec engine.Answer
+		if err := json.Unmarshal([]byte(waited), &rec); err != nil {
+			t.Fatalf("wait_for_agent's result is not an answer record: %v\n%s", err, waited)
+		}
+		if rec.RunID != "run-1/children/c1" || rec.Status != engine.StatusAnswered || rec.Format != "xml" || rec.Content != "<found>config.toml</found>" || rec.Stage != "find" {
+			t.Errorf("answer record = %+v", rec)
+		}
+		if len(rec.Warnings) == 0 || !strings.Contains(rec.Warnings[0], "retired") {
+			t.Errorf("the child's warnings = %q, want the retirement", rec.Warnings)
+		}
+		want := []engine.SubRun{{Name: "c1", Task: "Find the config.", Agent: "finder", Status: engine.StatusAnswered, Flags: []string{}}}
+		if diff := cmp.Diff(want, res.Children); diff != "" {
+			t.Errorf("children (-want +got):\n%s", diff)
+		}
+		rr, err := engine.ReadRun(turn.StateDir, "run-1")
+		if err != nil || len(rr.Children) != 1 {
+			t.Fatalf("run.json children: %+v (%v)", rr, err)
+		}
+		c1, err := engine.ReadSubRun(turn.StateDir, "run-1", "children/c1")
+		if err != nil || c1.FinalOutput == nil || c1.Agent != "finder" {
+			t.Errorf("children/c1/run.json = %+v (%v)", c1, err)
+		}
+		answer, err := os.ReadFile(filepath.Join(engine.RunDir(turn.StateDir, "run-1"), "children", "c1", "answer"))
+		if err != nil || string(answer) != "<found>config.toml</found>" {
+			t.Errorf("children/c1/answer = %q (%v)", answer, err)
+		}
+	})
+}
+
+// At most four children run at once: the fifth spawn is refused, saying
+// which are running; a child never waited for is stopped when the run
+// ends, with a warning.
+func TestSpawn_limits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var s strings.Builder
+		s.WriteString("[[turn]]\n")
+		for i := 0; i < 5; i++ {
+			s.WriteString("[[turn.tool_calls]]\nname = \"spawn_agent\"\narguments = { agent = \"finder\", prompt = \"Go.\" }\n")
+		}
+		for i := 1; i <= 4; i++ {
+			fmt.Fprintf(&s, "[[turn]]\nfor = \"c%d\"\ndelay_ms = 600000\ntext = \"slow\"\n", i)
+		}
+		s.WriteString(`
+[[turn]]
+expect = "4 agents you started are still running, the most at once (c1, c2, c3, c4): call wait_for_agent for one of them first."
+[[turn.tool_calls]]
+name = "spawn_agent"
+arguments = { agent = "nobody", prompt = "Go." }
+[[turn]]
+expect = '"nobody" is not an agent this stage can start. It can start: finder.'
+[[turn.tool_calls]]
+name = "wait_for_agent"
+arguments = { id = "c9" }
+[[turn]]
+expect = 'There is no agent "c9". The agents you started: c1, c2, c3, c4.'
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Gave up." }
+`)
+		turn := newTurn(t, spawner, s.String())
+		turn.Agents = agents(t, map[string]string{"finder": finder})
+		res := engine.Run(context.Background(), turn, &events{})
+		if res.Status != engine.StatusAnswered {
+			t.Fatalf("Run = %s (%v)", res.Status, res.Err)
+		}
+		if len(res.Children) != 4 {
+			t.Fatalf("children = %+v, want 4", res.Children)
+		}
+		for _, c := range res.Children {
+			if c.Status != engine.StatusCancelled {
+				t.Errorf("child %s ended %s, want cancelled at the run's end", c.Name, c.Status)
+			}
+		}
+		found := 0
+		for _, w := range res.Warnings {
+			if strings.Contains(w, "was still running when the run ended, and was stopped") {
+				found++
+			}
+		}
+		if found != 4 {
+			t.Errorf("warnings = %q, want one per stopped child", res.Warnings)
+		}
+	})
+}
+
+// Children nest three deep and no further.
+func TestSpawn_depth(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		self := `
+[agent]
+name = "self"
+[stages.go]
+mode = "output"
+spawn = ["self"]
+`
+		turn := newTurn(t, self, `
+[[turn]]
+[[turn.tool_calls]]
+name = "spawn_agent"
+arguments = { agent = "self", prompt = "Deeper." }
+[[turn.tool_calls]]
+name = "wait_for_agent"
+arguments = { id = "c1" }
+[[turn]]
+for = "c1"
+[[turn.tool_calls]]
+name = "spawn_agent"
+arguments = { agent = "self", prompt = "Deeper." }
+[[turn.tool_calls]]
+name = "wait_for_agent"
+arguments = { id = "c1" }
+[[turn]]
+for = "c1/c1"
+[[turn.tool_calls]]
+name = "spawn_agent"
+arguments = { agent = "self", prompt = "Deeper." }
+[[turn.tool_calls]]
+name = "wait_for_agent"
+arguments = { id = "c1" }
+[[turn]]
+for = "c1/c1/c1"
+[[turn.tool_calls]]
+name = "spawn_agent"
+arguments = { agent = "self", prompt = "Deeper." }
+[[turn]]
+for = "c1/c1/c1"
+expect = "nest at most 3 deep"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "bottom" }
+[[turn]]
+for = "c1/c1"
+expect = '"content":"bottom"'
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "middle" }
+[[turn]]
+for = "c1"
+expect = '"content":"middle"'
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "top" }
+[[turn]]
+expect = '"content":"top"'
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "done" }
+`)
+		turn.Agents = agents(t, map[string]string{"self": self})
+		res := engine.Run(context.Background(), turn, &events{})
+		if res.Status != engine.StatusAnswered || res.Answer.Content != "done" {
+			t.Fatalf("Run = %s (%v)", res.Status, res.Err)
+		}
+		deep, err := engine.ReadSubRun(turn.StateDir, "run-1", "children/c1/children/c1/children/c1")
+		if err != nil || deep.FinalOutput == nil || deep.FinalOutput.Content != "bottom" {
+			t.Errorf("the deepest child's record = %+v (%v)", deep, err)
+		}
+	})
+}
+
+// Without a way to load agents, spawn_agent is refused as its result.
+func TestSpawn_noLoader(t *testing.T) {
+	turn := newTurn(t, spawner, `
+[[turn]]
+[[turn.tool_calls]]
+name = "spawn_agent"
+arguments = { agent = "finder", prompt = "Go." }
+[[turn]]
+expect = "cannot start agents in this run"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "alone" }
+`)
+	if res := engine.Run(context.Background(), turn, &events{}); res.Status != engine.StatusAnswered {
+		t.Fatalf("Run = %s (%v)", res.Status, res.Err)
+	}
+}
