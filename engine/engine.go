@@ -61,6 +61,12 @@ type Turn struct {
 	NewID         func(prefix string) string
 	MaxModelCalls int
 	Log           *slog.Logger
+
+	// Taint is what the launch says of the taint gate (taint.go);
+	// PromptSources are the prompt's embedded resources, which the gate
+	// takes in when their paths are private.
+	Taint         TaintLaunch
+	PromptSources []Source
 }
 
 // A Result is how a run ended.
@@ -78,6 +84,8 @@ type Result struct {
 	Written []string
 	// Err is a model or tool failure that ended the run.
 	Err error
+	// Taint counts the taint gate's decisions; nil when the gate is off.
+	Taint *TaintCounts
 }
 
 // Flags the engine records on runs; the checks' own (truncated,
@@ -124,8 +132,9 @@ type run struct {
 	written  []string
 	// overwritten are files the run's tools replaced (they existed before).
 	overwritten []string
-	reply       string // the last model text
-	stop        string // a stop reason other than end_turn, set by a visit
+	reply       string      // the last model text
+	stop        string      // a stop reason other than end_turn, set by a visit
+	taint       *taintState // nil when the gate is off
 }
 
 // stageOutcome is what a finished stage visit leaves for later stages.
@@ -151,6 +160,7 @@ func newRun(t *Turn, sink Sink) *run {
 		r.warnings = append(r.warnings, t.Outputs.Warnings...)
 	}
 	r.rec = newRecorder(t, r.log)
+	r.taint = newTaint(r)
 	return r
 }
 
@@ -202,6 +212,7 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 		r.warn(w) // once per run, however many files failed
 	}
 	res.Flags, res.Warnings = nonNil(r.flags), nonNil(r.warnings)
+	res.Taint = r.taint.snapshot()
 	if r.answer != nil {
 		a := *r.answer
 		a.RunID, a.Status = r.t.RunID, res.Status

@@ -45,6 +45,8 @@ type RunRecord struct {
 	Files      []string `json:"filesWritten"`
 	// FinalOutput is the answer record, or null.
 	FinalOutput *Answer `json:"finalOutput"`
+	// Taint counts the taint gate's decisions; only when it is on.
+	Taint *TaintCounts `json:"taint,omitempty"`
 }
 
 // StageStatus is a stage visit's status.json.
@@ -89,7 +91,7 @@ func (rec *recorder) start() {
 }
 
 func (rec *recorder) finish(res *Result) {
-	rr := &RunRecord{Status: res.Status, StopReason: res.StopReason, Flags: res.Flags, Warnings: res.Warnings, FinalOutput: res.Answer, Files: res.Written}
+	rr := &RunRecord{Status: res.Status, StopReason: res.StopReason, Flags: res.Flags, Warnings: res.Warnings, FinalOutput: res.Answer, Files: res.Written, Taint: res.Taint}
 	rr.Ended = time.Now().UTC().Format(time.RFC3339Nano)
 	if res.Err != nil {
 		rr.Error = res.Err.Error()
@@ -189,7 +191,11 @@ func (vr *visitRecord) call(req *Request, resp *Response) {
 func (vr *visitRecord) tool(tc ToolCall, res ToolResult) {
 	vr.status.Tools = append(vr.status.Tools, ToolUse{Name: tc.Name, Error: res.IsError})
 	if vr.dir != "" {
-		vr.resp = append(vr.resp, fmt.Sprintf("Result of %s%s:\n\n", tc.Name, map[bool]string{true: " (error)"}[res.IsError]), res.Output, "\n\n")
+		out := res.Output
+		if res.private != "" {
+			out = "[withheld from the record: this result carries content of " + res.private + ", private under the taint gate]"
+		}
+		vr.resp = append(vr.resp, fmt.Sprintf("Result of %s%s:\n\n", tc.Name, map[bool]string{true: " (error)"}[res.IsError]), out, "\n\n")
 	}
 }
 

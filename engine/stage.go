@@ -61,6 +61,7 @@ type stageVisit struct {
 	submitted  *Answer          // the last passing submission of this visit
 	lastText   string
 	written    []string
+	callID     string // the tool call being run, as the editor knows it
 }
 
 func (v *stageVisit) answerContent() string {
@@ -318,12 +319,14 @@ func (v *stageVisit) took(ctx context.Context, req *Request, resp *Response) err
 // back. It returns a transition target if one was chosen, and end=true when
 // a passing submission ends the stage.
 func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, end bool, err error) {
+	defer func() { v.callID = "" }()
 	for i, tc := range resp.ToolCalls {
 		var res ToolResult
 		ev := &ToolCallEvent{ID: v.run.t.NewID("t"), Title: tc.Name, Kind: "other", Status: ToolInProgress, RawInput: shownArgs(tc)}
 		isSubmit := tc.Name == ToolSubmitOutput && v.canSubmit()
 		isTransition := tc.Name == ToolTransition && v.canTransition()
 		tool := v.offered[tc.Name]
+		v.callID = ev.ID
 		switch {
 		case isSubmit:
 			ev.Title = v.submitTitle()
@@ -421,7 +424,11 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 			_ = v.run.sink.Emit(ctx, Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: &p})
 		},
 	}
+	if refused, stop := v.gateEgress(ctx, tool, tc, ev); stop {
+		return refused
+	}
 	res = tool.Run(ctx, call)
+	res.private = v.run.taint.read(res.Sources)
 	if len(res.Written) > 0 {
 		v.written = append(v.written, res.Written...)
 		v.run.written = append(v.run.written, res.Written...)

@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"hash/maphash"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// privateLines remembers what of the private content a run read, to find
+// it again in what a sink would send. It keeps no secret in the clear: each
+// line of private text yields fragments (the whole line; the value of a
+// `KEY=VALUE` line; each secret-looking word), remembered by hash and
+// length, found by the first anchorLen bytes they start with; and the
+// line's masked form, to quote it. Fragments and payloads are compared with
+// every white space removed, so a line the model wrapped or re-indented is
+// still found. Memory is bounded: past maxPrivateLines lines or
+// maxFragments fragments, later lines are not remembered and full is set,
+// and the gate then treats every sink call as carrying private content (it
+// can no longer show that one does not).
+type privateLines struct {
+	seed    maphash.Seed
+	anchors map[uint64][]fragment // by the fragment's first anchorLen bytes
+	bloom   []uint64              // anchors seen, one bit each: most payload positions stop here
+	known   map[uint64]bool       // fragment hashes, to keep each once
+	lines   []privateLine
+	frags   int
+	full    bool
+}
+
+// A fragment is a piece of a private line to look for.
+type fragment struct {
+	hash uint64 // of its squashed text
+	n    uint32 // its length in bytes
+	line uint32 // index in lines
+}
+
+// A privateLine is a line of private text, as it is quoted.
+type privateLine struct {
+	masked string
+	source int // index in the run's sources
+}
+
+// Bounds on what privateLines remembers.
+const (
+	maxPrivateLines = 1 << 16
+	maxFragments    = 1 << 17
+	// anchorLen is the shortest fragment: shorter lines say too little to
+	// be told from ordinary text.
+	anchorLen  = 6
+	bloomShift = 20
+	bloomBits  = 1 << bloomShift
+)
+
+// add remembers the lines of text, read from the run's source number
+// source.
+func (p *privateLines) add(text string, source int) {
+	if p.anchors == nil {
+		p.seed = maphash.MakeSeed()
+		p.anchors = map[uint64][]fragment{}
+		p.known = map[uint64]bool{}
+		p.bloom = make([]uint64, bloomBits/64)
+	}
+	var buf []byte
+	for line := range strings.Lines(text) {
+		if p.full {
+			return
+		}
+		buf = squash(buf[:0], line)
+		if utf8.RuneCount(buf) < anchorLen || p.known[p.hash(buf)] {
+			continue // too short, or a line already remembered
+		}
+		if len(p.lines) >= maxPrivateLines || p.frags+3 > maxFragments {
+			p.full = true
+			return
+		}
+		idx := uint32(len(p.lines))
+		p.lines = append(p.lines, privateLine{masked: MaskLine(line), source: source})
+		p.fragment(buf, idx)
+		line = strings.TrimSpace(line)
+		if m := keyValue.FindStringIndex(line); m != nil {
+			v := strings.Trim(strings.TrimRight(line[m[1]:], ",;"), `"'`)
+			if secretLike(v) {
+				p.fragment(squash(nil, v), idx)
+			}
+			continue
+		}
+		for _, w := range strings.FieldsFunc(line, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("\"'`,;()[]{}<>", r) }) {
+			if secretLike(w) && len(w) < len(buf) {
+				if p.frags >= maxFragments {
+					p.full = true
+					return
+				}
+				p.fragment(squash(nil, w), idx)
+			}
+		}
+	}
+}
+
+// secretLike reports whether a value or word, found in ordinary text, would
+// most likely have come from the private line: long, or mixing letters with
+// digits or symbols (`sk-live-…`, `hunter22`), not a word such as
+// `production` or `localhost`.
+func secretLike(w string) bool {
+	n := utf8.RuneCountInString(w)
+	if n >= 16 {
+		return true
+	}
+	if n < 8 {
+		return false
+	}
+	var letter, digit, other bool
+	for _, r := range w {
+		switch {
+		case unicode.IsLetter(r):
+			letter = true
+		case unicode.IsDigit(r):
+			digit = true
+		default:
+			other = true
+		}
+	}
+	classes := 0
+	for _, b := range []bool{letter, digit, other} {
+		if b {
+			classes++
+		}
+	}
+	return classes >= 2
+}
+
+func (p *privateLines) fragment(sq []byte, line uint32) {
+	if len(sq) < anchorLen {
+		return
+	}
+	h := p.hash(sq)
+	if p.known[h] {
+		return
+	}
+	p.known[h] = true
+	a := anchor(sq, 0)
+	p.bloom[bloomIndex(a)/64] |= 1 << (bloomIndex(a) % 64)
+	p.anchors[a] = append(p.anchors[a], fragment{hash: h, n: uint32(len(sq)), line: line})
+	p.frags++
+}
+
+func (p *privateLines) hash(b []byte) uint64 { return maphash.Bytes(p.seed, b) }
+
+// find returns the private lines found in the payloads, each once, in the
+// order they were read.
+func (p *privateLines) find(payloads ...string) []uint32 {
+	if len(p.anchors) == 0 {
+		return nil
+	}
+	var found []uint32
+	seen := map[uint32]bool{}
+	var sq []byte
+	for _, s := range payloads {
+		sq = squash(sq[:0], s)
+		for i := 0; i+anchorLen <= len(sq); i++ {
+			a := anchor(sq, i)
+			if p.bloom[bloomIndex(a)/64]&(1<<(bloomIndex(a)%64)) == 0 {
+				continue
+			}
+			for _, f := range p.anchors[a] {
+				end := i + int(f.n)
+				if end > len(sq) || seen[f.line] || p.hash(sq[i:end]) != f.hash {
+					continue
+				}
+				seen[f.line] = true
+				found = append(found, f.line)
+			}
+		}
+	}
+	slices.Sort(found)
+	return found
+}
+
+// squash appends s to dst without its white space.
+func squash(dst []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\v' && c != '\f' {
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsSpace(r) {
+			dst = append(dst, s[i:i+n]...)
+		}
+		i += n
+	}
+	return dst
+}
+
+// anchor is the anchorLen bytes of b at i, as a number.
+func anchor(b []byte, i int) uint64 {
+	var a uint64
+	for _, c := range b[i : i+anchorLen] {
+		a = a<<8 | uint64(c)
+	}
+	return a
+}
+
+func bloomIndex(a uint64) uint64 { return (a * 0x9E3779B97F4A7C15) >> (64 - bloomShift) }
