@@ -65,16 +65,21 @@ func CheckPrivate(patterns []string) error {
 // messages: relative to the working directory when it lies under it, else
 // absolute. A relative path is taken against the working directory.
 func (p *privatePaths) private(path string) (name string, ok bool) {
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(p.cwd, path)
+	raw := path
+	if !filepath.IsAbs(raw) {
+		raw = p.cwd + string(filepath.Separator) + raw
 	}
-	path = filepath.Clean(path)
+	path = filepath.Clean(raw)
 	name = p.name(path)
 	if p.matches(path) {
 		return name, true
 	}
-	if real, err := realPath(path, 0); err == nil && real != path && p.matches(real) {
-		return name, true
+	// Where the path really leads, taken as cleaned (what a tool opens)
+	// and as written (a `..` after a symlink climbs out of its target).
+	for _, q := range []string{path, raw} {
+		if real, err := realPath(q, 0); err == nil && real != path && p.matches(real) {
+			return name, true
+		}
 	}
 	return name, false
 }

@@ -10,7 +10,8 @@ import (
 
 // privateLines remembers what of the private content a run read, to find
 // it again in what a sink would send. It keeps no secret in the clear: each
-// line of private text yields fragments (the whole line; the value of a
+// line of private text yields fragments (the whole line, unless it is a
+// comment, a key without a value, or ordinary words; the value of a
 // `KEY=VALUE` line; each secret-looking word), remembered by hash and
 // length, found by the first anchorLen bytes they start with; and the
 // line's masked form, to quote it. Fragments and payloads are compared with
@@ -62,52 +63,72 @@ func (p *privateLines) add(text string, source int) {
 		p.known = map[uint64]bool{}
 		p.bloom = make([]uint64, bloomBits/64)
 	}
-	var buf []byte
+	var frags [][]byte
 	for line := range strings.Lines(text) {
-		if p.full {
-			return
+		frags = p.fragments(frags[:0], line)
+		if len(frags) == 0 {
+			continue // nothing worth finding, or all of it known
 		}
-		buf = squash(buf[:0], line)
-		if utf8.RuneCount(buf) < anchorLen || p.known[p.hash(buf)] {
-			continue // too short, or a line already remembered
-		}
-		if len(p.lines) >= maxPrivateLines || p.frags+3 > maxFragments {
+		if len(p.lines) >= maxPrivateLines || p.frags+len(frags) > maxFragments {
 			p.full = true
 			return
 		}
 		idx := uint32(len(p.lines))
 		p.lines = append(p.lines, privateLine{masked: MaskLine(line), source: source})
-		p.fragment(buf, idx)
-		line = strings.TrimSpace(line)
-		if m := keyValue.FindStringIndex(line); m != nil {
-			v := strings.Trim(strings.TrimRight(line[m[1]:], ",;"), `"'`)
-			if secretLike(v) {
-				p.fragment(squash(nil, v), idx)
-			}
-			continue
-		}
-		for _, w := range strings.FieldsFunc(line, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("\"'`,;()[]{}<>", r) }) {
-			if secretLike(w) && len(w) < len(buf) {
-				if p.frags >= maxFragments {
-					p.full = true
-					return
-				}
-				p.fragment(squash(nil, w), idx)
-			}
+		for _, f := range frags {
+			p.fragment(f, idx)
 		}
 	}
 }
 
+// fragments appends to dst what of a line is worth finding and not yet
+// known, squashed: the whole line, unless it is a comment, a key without a
+// value, or ordinary words; a value; secret-looking words.
+func (p *privateLines) fragments(dst [][]byte, line string) [][]byte {
+	add := func(sq []byte) {
+		if len(sq) < anchorLen || utf8.RuneCount(sq) < anchorLen || p.known[p.hash(sq)] {
+			return
+		}
+		for _, f := range dst {
+			if string(f) == string(sq) {
+				return
+			}
+		}
+		dst = append(dst, sq)
+	}
+	whole := squash(nil, line)
+	line = strings.TrimSpace(line)
+	if m := keyValue.FindStringIndex(line); m != nil {
+		v := strings.Trim(strings.TrimRight(line[m[1]:], ",;"), `"'`)
+		if v != "" {
+			add(whole)
+		}
+		if secretLike(v, 6) {
+			add(squash(nil, v))
+		}
+		return dst
+	}
+	if !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "//") && secretLike(string(whole), 8) {
+		add(whole)
+	}
+	for _, w := range strings.FieldsFunc(line, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("\"'`,;()[]{}<>", r) }) {
+		if secretLike(w, 8) && len(w) < len(whole) {
+			add(squash(nil, w))
+		}
+	}
+	return dst
+}
+
 // secretLike reports whether a value or word, found in ordinary text, would
-// most likely have come from the private line: long, or mixing letters with
-// digits or symbols (`sk-live-…`, `hunter22`), not a word such as
-// `production` or `localhost`.
-func secretLike(w string) bool {
+// most likely have come from the private line: long, or of at least min
+// characters mixing letters with digits or symbols (`sk-live-…`,
+// `hunter2`), not a word such as `production` or `localhost`.
+func secretLike(w string, min int) bool {
 	n := utf8.RuneCountInString(w)
 	if n >= 16 {
 		return true
 	}
-	if n < 8 {
+	if n < min {
 		return false
 	}
 	var letter, digit, other bool
@@ -130,14 +151,9 @@ func secretLike(w string) bool {
 	return classes >= 2
 }
 
+// fragment remembers sq, a fragment of line not yet known.
 func (p *privateLines) fragment(sq []byte, line uint32) {
-	if len(sq) < anchorLen {
-		return
-	}
 	h := p.hash(sq)
-	if p.known[h] {
-		return
-	}
 	p.known[h] = true
 	a := anchor(sq, 0)
 	p.bloom[bloomIndex(a)/64] |= 1 << (bloomIndex(a) % 64)
