@@ -279,7 +279,7 @@ func (v *stageVisit) taintRequest(c sinkCall, rec TaintAudit) PermissionRequest 
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s would carry content read from %s.", upperFirst(c.what), privateNames(rec.Sources, false))
 	if len(rec.Matches) > 0 {
-		b.WriteString("\nLines of them it contains (masked):")
+		b.WriteString("\nPrivate lines in it (masked):")
 		for _, m := range rec.Matches {
 			b.WriteString("\n  " + m)
 		}

@@ -287,7 +287,7 @@ arguments = { content = "Clean." }
 				Key: "taint:submit_output", Always: "Always allow submit_output to carry private content in this session",
 				ToolCall: engine.ToolCallEvent{
 					ID: req.ToolCall.ID, Title: "Send content read from .env (submit_output)?", Kind: "other",
-					Content: []engine.ToolContent{{Text: "This answer would carry content read from the private file .env.\nLines of them it contains (masked):\n  " + maskedLine}},
+					Content: []engine.ToolContent{{Text: "This answer would carry content read from the private file .env.\nPrivate lines in it (masked):\n  " + maskedLine}},
 				},
 			}
 			if diff := cmp.Diff(wantReq, req); diff != "" || req.ToolCall.ID == "" {
