@@ -22,19 +22,11 @@ import (
 // can no longer show that one does not).
 type privateLines struct {
 	seed    maphash.Seed
-	anchors map[uint64][]fragment // by the fragment's first anchorLen bytes
-	bloom   []uint64              // anchors seen, one bit each: most payload positions stop here
-	known   map[uint64]bool       // fragment hashes, to keep each once
+	frags   map[uint64]uint32   // a fragment's hash → its line
+	anchors map[uint64][]uint32 // a fragment's first anchorLen bytes → the lengths of fragments that start so
+	bloom   []uint64            // anchors seen, one bit each: most payload positions stop here
 	lines   []privateLine
-	frags   int
 	full    bool
-}
-
-// A fragment is a piece of a private line to look for.
-type fragment struct {
-	hash uint64 // of its squashed text
-	n    uint32 // its length in bytes
-	line uint32 // index in lines
 }
 
 // A privateLine is a line of private text, as it is quoted.
@@ -52,6 +44,7 @@ const (
 	anchorLen  = 6
 	bloomShift = 20
 	bloomBits  = 1 << bloomShift
+	anchorMask = 1<<(8*anchorLen) - 1
 )
 
 // add remembers the lines of text, read from the run's source number
@@ -59,8 +52,8 @@ const (
 func (p *privateLines) add(text string, source int) {
 	if p.anchors == nil {
 		p.seed = maphash.MakeSeed()
-		p.anchors = map[uint64][]fragment{}
-		p.known = map[uint64]bool{}
+		p.frags = map[uint64]uint32{}
+		p.anchors = map[uint64][]uint32{}
 		p.bloom = make([]uint64, bloomBits/64)
 	}
 	var frags [][]byte
@@ -69,7 +62,7 @@ func (p *privateLines) add(text string, source int) {
 		if len(frags) == 0 {
 			continue // nothing worth finding, or all of it known
 		}
-		if len(p.lines) >= maxPrivateLines || p.frags+len(frags) > maxFragments {
+		if len(p.lines) >= maxPrivateLines || len(p.frags)+len(frags) > maxFragments {
 			p.full = true
 			return
 		}
@@ -86,7 +79,7 @@ func (p *privateLines) add(text string, source int) {
 // value, or ordinary words; a value; secret-looking words.
 func (p *privateLines) fragments(dst [][]byte, line string) [][]byte {
 	add := func(sq []byte) {
-		if len(sq) < anchorLen || utf8.RuneCount(sq) < anchorLen || p.known[p.hash(sq)] {
+		if len(sq) < anchorLen || utf8.RuneCount(sq) < anchorLen || p.known(sq) {
 			return
 		}
 		for _, f := range dst {
@@ -98,8 +91,8 @@ func (p *privateLines) fragments(dst [][]byte, line string) [][]byte {
 	}
 	whole := squash(nil, line)
 	line = strings.TrimSpace(line)
-	if m := keyValue.FindStringIndex(line); m != nil {
-		v := strings.Trim(strings.TrimRight(line[m[1]:], ",;"), `"'`)
+	if at := valueAt(line); at >= 0 {
+		v := strings.Trim(strings.TrimRight(line[at:], ",;"), `"'`)
 		if v != "" {
 			add(whole)
 		}
@@ -153,12 +146,20 @@ func secretLike(w string, min int) bool {
 
 // fragment remembers sq, a fragment of line not yet known.
 func (p *privateLines) fragment(sq []byte, line uint32) {
-	h := p.hash(sq)
-	p.known[h] = true
+	p.frags[p.hash(sq)] = line
 	a := anchor(sq, 0)
-	p.bloom[bloomIndex(a)/64] |= 1 << (bloomIndex(a) % 64)
-	p.anchors[a] = append(p.anchors[a], fragment{hash: h, n: uint32(len(sq)), line: line})
-	p.frags++
+	if n := uint32(len(sq)); !slices.Contains(p.anchors[a], n) {
+		p.anchors[a] = append(p.anchors[a], n)
+	}
+	h1, h2 := bloomIndex(a)
+	p.bloom[h1/64] |= 1 << (h1 % 64)
+	p.bloom[h2/64] |= 1 << (h2 % 64)
+}
+
+// known reports whether sq is already a fragment.
+func (p *privateLines) known(sq []byte) bool {
+	_, ok := p.frags[p.hash(sq)]
+	return ok
 }
 
 func (p *privateLines) hash(b []byte) uint64 { return maphash.Bytes(p.seed, b) }
@@ -166,26 +167,39 @@ func (p *privateLines) hash(b []byte) uint64 { return maphash.Bytes(p.seed, b) }
 // find returns the private lines found in the payloads, each once, in the
 // order they were read.
 func (p *privateLines) find(payloads ...string) []uint32 {
-	if len(p.anchors) == 0 {
+	if len(p.frags) == 0 {
 		return nil
 	}
 	var found []uint32
-	seen := map[uint32]bool{}
+	var seen map[uint32]bool // made at the first line found
 	var sq []byte
 	for _, s := range payloads {
 		sq = squash(sq[:0], s)
-		for i := 0; i+anchorLen <= len(sq); i++ {
-			a := anchor(sq, i)
-			if p.bloom[bloomIndex(a)/64]&(1<<(bloomIndex(a)%64)) == 0 {
+		var a uint64
+		for i, c := range sq {
+			// a is the anchorLen bytes ending at i, rolled on.
+			a = (a<<8 | uint64(c)) & anchorMask
+			if i < anchorLen-1 {
 				continue
 			}
-			for _, f := range p.anchors[a] {
-				end := i + int(f.n)
-				if end > len(sq) || seen[f.line] || p.hash(sq[i:end]) != f.hash {
+			if h1, h2 := bloomIndex(a); p.bloom[h1/64]&(1<<(h1%64)) == 0 || p.bloom[h2/64]&(1<<(h2%64)) == 0 {
+				continue
+			}
+			start := i + 1 - anchorLen
+			for _, n := range p.anchors[a] {
+				end := start + int(n)
+				if end > len(sq) {
 					continue
 				}
-				seen[f.line] = true
-				found = append(found, f.line)
+				line, ok := p.frags[p.hash(sq[start:end])]
+				if !ok || seen[line] {
+					continue
+				}
+				if seen == nil {
+					seen = map[uint32]bool{}
+				}
+				seen[line] = true
+				found = append(found, line)
 			}
 		}
 	}
@@ -193,25 +207,32 @@ func (p *privateLines) find(payloads ...string) []uint32 {
 	return found
 }
 
-// squash appends s to dst without its white space.
+// squash appends s to dst without its white space, copying the runs
+// between spaces whole.
 func squash(dst []byte, s string) []byte {
+	dst = slices.Grow(dst, len(s))
+	from := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\v' && c != '\f' {
-				dst = append(dst, c)
+			if asciiSpace[c] {
+				dst = append(dst, s[from:i]...)
+				from = i + 1
 			}
 			i++
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if !unicode.IsSpace(r) {
-			dst = append(dst, s[i:i+n]...)
+		if unicode.IsSpace(r) {
+			dst = append(dst, s[from:i]...)
+			from = i + n
 		}
 		i += n
 	}
-	return dst
+	return append(dst, s[from:]...)
 }
+
+var asciiSpace = [utf8.RuneSelf]bool{' ': true, '\t': true, '\n': true, '\r': true, '\v': true, '\f': true}
 
 // anchor is the anchorLen bytes of b at i, as a number.
 func anchor(b []byte, i int) uint64 {
@@ -222,4 +243,8 @@ func anchor(b []byte, i int) uint64 {
 	return a
 }
 
-func bloomIndex(a uint64) uint64 { return (a * 0x9E3779B97F4A7C15) >> (64 - bloomShift) }
+// bloomIndex is an anchor's two bits in the bloom filter.
+func bloomIndex(a uint64) (uint64, uint64) {
+	h := a * 0x9E3779B97F4A7C15
+	return h >> (64 - bloomShift), (h >> (64 - 2*bloomShift)) & (bloomBits - 1)
+}

@@ -55,11 +55,11 @@ func TestPrivateLines_find(t *testing.T) {
 func TestPrivateLines_once(t *testing.T) {
 	var p privateLines
 	p.add(envFile, 0)
-	n, f := len(p.lines), p.frags
+	n, f := len(p.lines), len(p.frags)
 	p.add(envFile, 1)
 	p.add("  API_KEY = sk-proj-4fGh82kLmN0pQrStUvWxYz12f3\n", 1)
-	if len(p.lines) != n || p.frags != f {
-		t.Errorf("after re-reading: %d lines, %d fragments; want %d, %d", len(p.lines), p.frags, n, f)
+	if len(p.lines) != n || len(p.frags) != f {
+		t.Errorf("after re-reading: %d lines, %d fragments; want %d, %d", len(p.lines), len(p.frags), n, f)
 	}
 }
 
@@ -71,8 +71,8 @@ func TestPrivateLines_bounded(t *testing.T) {
 		fmt.Fprintf(&b, "KEY_%d=value-%08d\n", i, i)
 	}
 	p.add(b.String(), 0)
-	if !p.full || len(p.lines) > maxPrivateLines || p.frags > maxFragments {
-		t.Errorf("full=%v, %d lines, %d fragments; want full, at most %d, %d", p.full, len(p.lines), p.frags, maxPrivateLines, maxFragments)
+	if !p.full || len(p.lines) > maxPrivateLines || len(p.frags) > maxFragments {
+		t.Errorf("full=%v, %d lines, %d fragments; want full, at most %d, %d", p.full, len(p.lines), len(p.frags), maxPrivateLines, maxFragments)
 	}
 	if got := p.find("KEY_7=value-00000007"); len(got) != 1 {
 		t.Errorf("a line remembered before the bound is not found: %v", got)

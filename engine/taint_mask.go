@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -17,8 +16,8 @@ import (
 // away. Words without a letter or digit (`-----`, `{`) are kept.
 func MaskLine(line string) string {
 	line = strings.TrimSpace(line)
-	if m := keyValue.FindStringSubmatchIndex(line); m != nil {
-		return line[:m[3]] + maskValue(line[m[3]:])
+	if at := valueAt(line); at >= 0 {
+		return line[:at] + maskValue(line[at:])
 	}
 	words := strings.Fields(line)
 	for i, w := range words {
@@ -29,9 +28,40 @@ func MaskLine(line string) string {
 	return strings.Join(words, " ")
 }
 
-// keyValue finds a line's key and separator: `KEY=`, `export KEY=`,
-// `key: `, `"key": `. Group 1 ends where the value starts.
-var keyValue = regexp.MustCompile(`^((?:export\s+)?["']?[A-Za-z_][A-Za-z0-9_.\-]*["']?\s*[:=]\s*)`)
+// valueAt returns where the value of a `KEY=VALUE` line starts (after
+// `KEY=`, `export KEY=`, `key: `, `"key": `), or -1 when line (trimmed) is
+// not one.
+func valueAt(line string) int {
+	i := 0
+	if rest, ok := strings.CutPrefix(line, "export"); ok && len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t') {
+		i = len(line) - len(strings.TrimLeft(rest, " \t"))
+	}
+	if i < len(line) && (line[i] == '"' || line[i] == '\'') {
+		i++
+	}
+	if i >= len(line) || !(line[i] == '_' || isASCIILetter(line[i])) {
+		return -1
+	}
+	for i < len(line) && (line[i] == '_' || line[i] == '.' || line[i] == '-' || isASCIILetter(line[i]) || '0' <= line[i] && line[i] <= '9') {
+		i++
+	}
+	if i < len(line) && (line[i] == '"' || line[i] == '\'') {
+		i++
+	}
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	if i >= len(line) || (line[i] != '=' && line[i] != ':') {
+		return -1
+	}
+	i++
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 // maskLong is the shortest value or word of which MaskLine shows anything.
 const maskLong = 12
