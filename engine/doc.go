@@ -10,5 +10,8 @@
 // visit's model loop), submit_output.go and transition.go (the engine's own
 // tools), repair.go (the owed answer: refusals, nudges, revisits), args.go
 // (the cap on tool arguments and how they are shown), record.go (run
-// records), lint.go (`coda validate`).
+// records), lint.go (`coda validate`), taint*.go (the taint gate: taint.go
+// its settings and decisions, taint_glob.go private paths, taint_lines.go
+// what was read and finding it again, taint_mask.go masking, taint_audit.go
+// its records), glob.go (the one matcher of relative paths).
 package engine

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -127,6 +128,10 @@ type taintState struct {
 	lines   privateLines
 	counts  TaintCounts
 	audit   map[*visitRecord][]TaintAudit
+	// declined are the calls the user refused, by sink and payload: the
+	// same call again is refused without asking again.
+	declined map[uint64]bool
+	seed     maphash.Seed
 }
 
 // newTaint sets up the gate for a run, or returns nil when it is off.
@@ -147,7 +152,7 @@ func newTaint(r *run) *taintState {
 		r.warn(fmt.Sprintf("taint: %v; guarding the default private paths instead", err))
 		paths, _ = newPrivatePaths(DefaultPrivate, cwd, roots, foldCase)
 	}
-	ts := &taintState{policy: cfg.Policy, paths: paths, unattended: t.Taint.Unattended, waive: t.Taint.Waive, audit: map[*visitRecord][]TaintAudit{}}
+	ts := &taintState{policy: cfg.Policy, paths: paths, unattended: t.Taint.Unattended, waive: t.Taint.Waive, audit: map[*visitRecord][]TaintAudit{}, seed: maphash.MakeSeed()}
 	ts.read(t.PromptSources)
 	return ts
 }
@@ -238,6 +243,8 @@ func (v *stageVisit) gate(ctx context.Context, c sinkCall) gateOutcome {
 		rec.Reason = "nobody was there to ask, and --yes waived the gate"
 	case ts.unattended:
 		rec.DecidedBy, rec.Reason = decidedByPolicy, "nobody was there to ask (coda run without --yes)"
+	case ts.wasDeclined(c):
+		rec.DecidedBy = decidedByUser
 	default:
 		ok, err := v.run.t.Workspace.RequestPermission(ctx, v.taintRequest(c, rec))
 		switch {
@@ -247,6 +254,9 @@ func (v *stageVisit) gate(ctx context.Context, c sinkCall) gateOutcome {
 			rec.DecidedBy, rec.Reason = decidedByPolicy, fmt.Sprintf("the user could not be asked (%v)", err)
 		default:
 			out.allowed, rec.DecidedBy = ok, decidedByUser
+			if !ok {
+				ts.decline(c)
+			}
 		}
 	}
 	rec.Decision = decisionDenied
@@ -257,6 +267,37 @@ func (v *stageVisit) gate(ctx context.Context, c sinkCall) gateOutcome {
 	}
 	v.audit(rec, out.waived)
 	return out
+}
+
+// callKey identifies a call by its sink and what it would send.
+func (ts *taintState) callKey(c sinkCall) uint64 {
+	var h maphash.Hash
+	h.SetSeed(ts.seed)
+	h.WriteString(c.sink)
+	for _, p := range c.payload {
+		h.WriteByte(0)
+		h.WriteString(p)
+	}
+	for _, p := range c.carried {
+		h.WriteByte(1)
+		h.WriteString(p)
+	}
+	return h.Sum64()
+}
+
+func (ts *taintState) decline(c sinkCall) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.declined == nil {
+		ts.declined = map[uint64]bool{}
+	}
+	ts.declined[ts.callKey(c)] = true
+}
+
+func (ts *taintState) wasDeclined(c sinkCall) bool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.declined[ts.callKey(c)]
 }
 
 // Who decided, and what.

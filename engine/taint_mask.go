@@ -13,11 +13,12 @@ import (
 // characters (`API_KEY=sk-…f3`); any other line shows each of its words the
 // same way. A value or word shorter than maskLong characters shows nothing
 // of itself (`PORT=…`): a few characters of a short secret would give it
-// away. Words without a letter or digit (`-----`, `{`) are kept.
+// away. Words without a letter or digit (`-----`, `{`) are kept. What is
+// shown is cut at maskMax characters.
 func MaskLine(line string) string {
 	line = strings.TrimSpace(line)
 	if at := valueAt(line); at >= 0 {
-		return line[:at] + maskValue(line[at:])
+		return cutMasked(line[:at] + maskValue(line[at:]))
 	}
 	words := strings.Fields(line)
 	for i, w := range words {
@@ -25,7 +26,18 @@ func MaskLine(line string) string {
 			words[i] = maskWord(w)
 		}
 	}
-	return strings.Join(words, " ")
+	return cutMasked(strings.Join(words, " "))
+}
+
+// maskMax is the most of a masked line shown, in characters: a long line
+// is quoted to be recognised, not read.
+const maskMax = 120
+
+func cutMasked(s string) string {
+	if utf8.RuneCountInString(s) <= maskMax {
+		return s
+	}
+	return string([]rune(s)[:maskMax-2]) + " …"
 }
 
 // valueAt returns where the value of a `KEY=VALUE` line starts (after

@@ -48,3 +48,15 @@ func TestMaskLine_hidesSecrets(t *testing.T) {
 		}
 	}
 }
+
+// A long line is quoted cut: the audit keeps a bounded line per line read.
+func TestMaskLine_long(t *testing.T) {
+	got := MaskLine(strings.Repeat("word ", 1000))
+	if n := len([]rune(got)); n != maskMax || !strings.HasSuffix(got, " …") {
+		t.Errorf("MaskLine(5000 chars) = %d chars %q…, want %d ending in \" …\"", n, got[:20], maskMax)
+	}
+	got = MaskLine("KEY=" + strings.Repeat("x", 500))
+	if got != "KEY=xxx…xx" {
+		t.Errorf("MaskLine(KEY=500 x) = %q", got)
+	}
+}

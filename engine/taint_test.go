@@ -267,17 +267,29 @@ func TestTaint_allow(t *testing.T) {
 }
 
 // ask asks the user, naming the source and quoting the line masked; a
-// refusal is the model's to work around, an approval records the answer.
+// refusal is the model's to work around (the same answer again is refused
+// without asking again), an approval records the answer.
 func TestTaint_ask(t *testing.T) {
-	for _, approve := range []bool{false, true} {
-		t.Run(fmt.Sprint("approve=", approve), func(t *testing.T) {
-			f := newTaintFixture(t, "[agent.taint]\npolicy = \"ask\"\n", readEnv+leakAnswer+`
+	declined := `
+[[turn]]
+expect = "so it was not recorded: the user declined it."
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "The key is ` + secretKey + `." }
+
 [[turn]]
 expect = "the user declined it"
 [[turn.tool_calls]]
 name = "submit_output"
 arguments = { content = "Clean." }
-`, func(engine.PermissionRequest) bool { return approve })
+`
+	for _, approve := range []bool{false, true} {
+		t.Run(fmt.Sprint("approve=", approve), func(t *testing.T) {
+			model := readEnv + leakAnswer
+			if !approve {
+				model += declined
+			}
+			f := newTaintFixture(t, "[agent.taint]\npolicy = \"ask\"\n", model, func(engine.PermissionRequest) bool { return approve })
 			res := f.run(t)
 			if len(f.asks) != 1 {
 				t.Fatalf("%d permission requests, want 1", len(f.asks))
@@ -293,19 +305,45 @@ arguments = { content = "Clean." }
 			if diff := cmp.Diff(wantReq, req); diff != "" || req.ToolCall.ID == "" {
 				t.Errorf("request (-want +got):\n%s", diff)
 			}
-			want, content, by := "denied", "Clean.", "user"
+			denied := engine.TaintAudit{Sink: "submit_output", Sources: []string{".env"}, Matches: []string{maskedLine}, Policy: "ask", Decision: "denied", DecidedBy: "user"}
+			want, content := []engine.TaintAudit{denied, denied}, "Clean."
 			if approve {
-				want, content = "allowed", "The key is "+secretKey+"."
+				allowed := denied
+				allowed.Decision = "allowed"
+				want, content = []engine.TaintAudit{allowed}, "The key is "+secretKey+"."
 			}
 			if res.Answer == nil || res.Answer.Content != content {
 				t.Errorf("answer = %+v, want %q", res.Answer, content)
 			}
-			recs := f.audit(t)
-			if len(recs) != 1 || recs[0].Decision != want || recs[0].DecidedBy != by {
-				t.Errorf("audit = %+v, want %s by %s", recs, want, by)
+			if diff := cmp.Diff(want, f.audit(t)); diff != "" {
+				t.Errorf("audit (-want +got):\n%s", diff)
 			}
 			f.noSecret(t)
 		})
+	}
+}
+
+// edit_file on a private file makes what the model put in it private.
+func TestTaint_editSource(t *testing.T) {
+	f := newTaintFixture(t, "[agent.taint]\npolicy = \"deny\"\n", `
+[[turn]]
+[[turn.tool_calls]]
+name = "edit_file"
+arguments = { path = ".env", old = "PORT=5432", new = "DB_PASSWORD=n3w-Passw0rd-2024" }
+
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "I set the password to n3w-Passw0rd-2024." }
+
+[[turn]]
+expect = "DB_PASSWORD=n3w…24"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "I set a new database password in .env." }
+`, func(req engine.PermissionRequest) bool { return req.Key == "edit_file" })
+	if res := f.run(t); res.Answer == nil || res.Answer.Content != "I set a new database password in .env." {
+		t.Errorf("answer = %+v", res.Answer)
 	}
 }
 
