@@ -84,7 +84,11 @@ type TaintLaunch struct {
 // DefaultPrivate.
 func (l TaintLaunch) Resolve(b *Blueprint) TaintConfig {
 	out := TaintConfig{Policy: TaintOff, Private: DefaultPrivate}
-	for _, c := range []*TaintConfig{l.Config, b.Agent.Taint} {
+	var agent *TaintConfig
+	if b != nil {
+		agent = b.Agent.Taint
+	}
+	for _, c := range []*TaintConfig{l.Config, agent} {
 		if c == nil {
 			continue
 		}
