@@ -194,7 +194,10 @@ func (w *clientWorkspace) RequestPermission(ctx context.Context, req engine.Perm
 		return false, err
 	}
 	alwaysName := "Always allow"
-	if req.Key != "" {
+	switch {
+	case req.Always != "":
+		alwaysName = req.Always
+	case req.Key != "":
 		alwaysName = fmt.Sprintf("Always allow %s in this session", req.Key)
 	}
 	p := permissionParams{

@@ -16,6 +16,7 @@
 //	client.go      the editor as a workspace: fs/*, terminal/*, session/request_permission
 //	updates.go     engine events as session/update notifications
 //	encode.go      the hand-written JSON encoders, model-supplied JSON made compact
+//	taint.go       the prompt's embedded resources, as sources for the taint gate
 //
 // Only this package writes to the protocol stream.
 package acp

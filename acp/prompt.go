@@ -71,7 +71,7 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 		UserModel: s.opts.UserModel, DefaultModel: s.opts.DefaultModel,
 		Tools: s.opts.Tools, Workspace: sess.ws, StateDir: s.opts.StateDir,
 		NewID: s.opts.NewID, MaxModelCalls: s.opts.MaxModelCalls, Log: s.log,
-		Agents: s.opts.Agents,
+		Agents: s.opts.Agents, Taint: s.opts.Taint, PromptSources: promptSources(p.Prompt),
 	}
 	go s.runTurn(ctx, r, req.ID, sess, turn)
 	return nil

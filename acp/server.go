@@ -55,6 +55,9 @@ type Options struct {
 	MaxMessageBytes int
 	// Trace logs every message read and written, whole, at debug level.
 	Trace bool
+	// Taint is what the launch says of the taint gate (config.toml's
+	// [taint], --taint); the blueprint's [agent.taint] comes between.
+	Taint engine.TaintLaunch
 }
 
 // Errors mapped to JSON-RPC codes; wrap them with %w.

@@ -33,6 +33,8 @@ type AgentConfig struct {
 	Description string           `toml:"description"`
 	Start       string           `toml:"start"`
 	Output      *outputspec.Spec `toml:"output"`
+	// Taint is [agent.taint]: the taint gate for this agent (taint.go).
+	Taint *TaintConfig `toml:"taint"`
 }
 
 // Stage modes.
@@ -205,6 +207,7 @@ func parse(data []byte, source string) (*Blueprint, findings) {
 		fs.add(SeverityError, CodeNoStages, "", "no stages: add a [stages.NAME] table")
 		return nil, fs
 	}
+	checkTaint(&fs, b.Agent.Taint)
 	usable := true
 	if b.Agent.Start != "" && b.Stages[b.Agent.Start] == nil {
 		fs.add(SeverityError, CodeMissingStage, "agent.start", "no stage is named %q; the stages are %s", b.Agent.Start, strings.Join(b.Order, ", "))

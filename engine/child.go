@@ -85,6 +85,10 @@ func (r *run) newSub(s subSpec) *run {
 	}
 	c := newRun(t, &subSink{to: r.share.sink, label: label, shown: map[string]bool{}})
 	c.share = r.share
+	// The taint gate is the turn's: what a worker or child reads taints the
+	// whole turn (its answer reaches the parent's report), and its egress
+	// tools meet the turn's policy.
+	c.taint = r.taint
 	c.sub.depth = r.sub.depth + 1
 	c.sub.caller = Caller{Name: name, Task: s.task}
 	return c

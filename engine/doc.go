@@ -14,5 +14,9 @@
 // child.go (a sub-run: what it shares with its parent, its sink, workspace
 // and record), fan_out.go (the fan_out tool, its workers and report),
 // spawn.go (spawn_agent and wait_for_agent), fan_out_lint.go (what loading
-// and `coda validate` check of them).
+// and `coda validate` check of them). The taint gate (DESIGN §13):
+// taint.go (its settings and decisions), taint_glob.go (private paths),
+// taint_lines.go (what was read and finding it again), taint_mask.go
+// (masking), taint_audit.go (its records); glob.go is the one matcher of
+// relative paths.
 package engine

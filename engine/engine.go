@@ -65,6 +65,12 @@ type Turn struct {
 	// Agents loads the agents a stage's spawn list names (spawn.go); nil
 	// refuses every spawn_agent call.
 	Agents AgentLoader
+
+	// Taint is what the launch says of the taint gate (taint.go);
+	// PromptSources are the prompt's embedded resources, which the gate
+	// takes in when their paths are private.
+	Taint         TaintLaunch
+	PromptSources []Source
 }
 
 // A Result is how a run ended.
@@ -85,6 +91,8 @@ type Result struct {
 	// Workers and Children are the run's fan_out workers and spawned
 	// children, as run.json lists them (DESIGN §12).
 	Workers, Children []SubRun
+	// Taint counts the taint gate's decisions; nil when the gate is off.
+	Taint *TaintCounts
 }
 
 // Flags the engine records on runs; the checks' own (truncated,
@@ -137,8 +145,9 @@ type run struct {
 	written  []string
 	// overwritten are files the run's tools replaced (they existed before).
 	overwritten []string
-	reply       string // the last model text
-	stop        string // a stop reason other than end_turn, set by a visit
+	reply       string      // the last model text
+	stop        string      // a stop reason other than end_turn, set by a visit
+	taint       *taintState // nil when the gate is off
 	// sub is the run's place among workers and children (child.go).
 	sub delegation
 }
@@ -168,6 +177,7 @@ func newRun(t *Turn, sink Sink) *run {
 		r.warnings = append(r.warnings, t.Outputs.Warnings...)
 	}
 	r.rec = newRecorder(t, r.log)
+	r.taint = newTaint(r)
 	return r
 }
 
@@ -241,6 +251,7 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 		r.warn(w) // once per run, however many files failed
 	}
 	res.Flags, res.Warnings = nonNil(r.flags), nonNil(r.warnings)
+	res.Taint = r.taint.snapshot()
 	if r.answer != nil {
 		a := *r.answer
 		a.RunID, a.Status = r.t.RunID, res.Status

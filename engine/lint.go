@@ -45,6 +45,9 @@ const (
 	CodeUnknownTool      = "unknown-tool"
 	CodeNegativeLimit    = "negative-limit"
 	CodeTransitionNoHint = "transition-without-hint"
+
+	// The taint gate.
+	CodeTaintAllow = "taint-allow-only-records" // policy = "allow" gates nothing
 )
 
 // A Finding is something `coda validate` reports about a blueprint.
@@ -109,6 +112,7 @@ func Lint(b *Blueprint, opts LintOptions) []Finding {
 	lintOutputs(&fs, b)
 	lintGraph(&fs, b)
 	lintDelegation(&fs, b, opts)
+	lintTaint(&fs, b)
 	tools := opts.Tools
 	for _, name := range b.Order {
 		s := b.Stages[name]
@@ -318,6 +322,8 @@ func knownKeys(parent []string) []string {
 		t = reflect.TypeOf(Blueprint{})
 	case len(parent) == 1 && parent[0] == "agent":
 		t = reflect.TypeOf(AgentConfig{})
+	case len(parent) == 2 && parent[0] == "agent" && parent[1] == "taint":
+		t = reflect.TypeOf(TaintConfig{})
 	case len(parent) == 2 && parent[0] == "agent" && parent[1] == "output",
 		len(parent) == 3 && parent[0] == "stages" && parent[2] == "output":
 		t = reflect.TypeOf(outputspec.Spec{})

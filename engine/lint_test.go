@@ -291,6 +291,40 @@ format = "json"`,
 				"error[missing-stage] stages.a.transitions.c",
 			},
 		},
+		{
+			name: "the taint gate on to guard",
+			toml: `
+[agent.taint]
+policy = "ask"
+private = ["**/.env", "config/**"]
+[stages.answer]
+mode = "output"`,
+			want: []string{},
+		},
+		{
+			name: "the taint gate on only to record",
+			toml: `
+[agent.taint]
+policy = "allow"
+[stages.answer]
+mode = "output"`,
+			want: []string{"warning[taint-allow-only-records] agent.taint.policy"},
+		},
+		{
+			name: "a taint policy that is none, a private glob that is none, a key misspelt",
+			toml: `
+[agent.taint]
+policy = "block"
+private = ["[a-"]
+privte = []
+[stages.answer]
+mode = "output"`,
+			want: []string{
+				"error[unknown-key] agent.taint.privte",
+				"error[bad-value] agent.taint.policy",
+				"error[bad-value] agent.taint.private",
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -303,13 +337,14 @@ format = "json"`,
 }
 
 func TestLintSource_Suggestions(t *testing.T) {
-	_, fs := LintSource([]byte("[stages.a]\nmode = \"output\"\nmax_iteratons = 3\n[stages.a.model]\nmodles = []\n"), "s.toml", "", LintOptions{})
+	_, fs := LintSource([]byte("[agent.taint]\npolicy = \"ask\"\nprivat = []\n[stages.a]\nmode = \"output\"\nmax_iteratons = 3\n[stages.a.model]\nmodles = []\n"), "s.toml", "", LintOptions{})
 	var msgs []string
 	for _, f := range fs {
 		msgs = append(msgs, f.Key+": "+f.Message)
 	}
 	sort.Strings(msgs)
 	want := []string{
+		"agent.taint.privat: unknown key (did you mean agent.taint.private?)",
 		"stages.a.max_iteratons: unknown key (did you mean stages.a.max_iterations?)",
 		"stages.a.model.modles: unknown key (did you mean stages.a.model.models?)",
 	}

@@ -49,6 +49,8 @@ type RunRecord struct {
 	// children; their records are under workers/NAME and children/NAME.
 	Workers  []SubRun `json:"workers,omitempty"`
 	Children []SubRun `json:"children,omitempty"`
+	// Taint counts the taint gate's decisions; only when it is on.
+	Taint *TaintCounts `json:"taint,omitempty"`
 }
 
 // StageStatus is a stage visit's status.json.
@@ -94,7 +96,7 @@ func (rec *recorder) start() {
 
 func (rec *recorder) finish(res *Result) {
 	rr := &RunRecord{Status: res.Status, StopReason: res.StopReason, Flags: res.Flags, Warnings: res.Warnings, FinalOutput: res.Answer, Files: res.Written,
-		Workers: res.Workers, Children: res.Children}
+		Workers: res.Workers, Children: res.Children, Taint: res.Taint}
 	rr.Ended = time.Now().UTC().Format(time.RFC3339Nano)
 	if res.Err != nil {
 		rr.Error = res.Err.Error()
@@ -194,7 +196,11 @@ func (vr *visitRecord) call(req *Request, resp *Response) {
 func (vr *visitRecord) tool(tc ToolCall, res ToolResult) {
 	vr.status.Tools = append(vr.status.Tools, ToolUse{Name: tc.Name, Error: res.IsError})
 	if vr.dir != "" {
-		vr.resp = append(vr.resp, fmt.Sprintf("Result of %s%s:\n\n", tc.Name, map[bool]string{true: " (error)"}[res.IsError]), res.Output, "\n\n")
+		out := res.Output
+		if res.private != "" {
+			out = "[withheld from the record: this result carries content of " + res.private + ", private under the taint gate]"
+		}
+		vr.resp = append(vr.resp, fmt.Sprintf("Result of %s%s:\n\n", tc.Name, map[bool]string{true: " (error)"}[res.IsError]), out, "\n\n")
 	}
 }
 

@@ -32,7 +32,8 @@ func (v *stageVisit) check(ctx context.Context, tc ToolCall) outputspec.Verdict 
 		v.desk = outputspec.NewDesk(v.contract)
 	}
 	r := v.run
-	return v.desk.Submit(ctx, outputspec.Submission{Args: tc.Arguments, Root: r.t.Workspace.Cwd(), Stages: r.t.Agent.Order, Overwritten: r.overwritten})
+	verdict := v.desk.Submit(ctx, outputspec.Submission{Args: tc.Arguments, Root: r.t.Workspace.Cwd(), Stages: r.t.Agent.Order, Overwritten: r.overwritten})
+	return v.gateAnswer(ctx, verdict) // the taint gate, before a passing answer is recorded
 }
 
 // repairReply is what follows a reply without a tool call in a visit that

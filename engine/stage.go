@@ -62,6 +62,7 @@ type stageVisit struct {
 	lastText   string
 	written    []string
 	reports    []string // fan_out reports, for later stages
+	callID     string   // the tool call being run, as the editor knows it
 }
 
 func (v *stageVisit) answerContent() string {
@@ -326,6 +327,7 @@ func (v *stageVisit) took(ctx context.Context, req *Request, resp *Response) err
 // back. It returns a transition target if one was chosen, and end=true when
 // a passing submission ends the stage.
 func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, end bool, err error) {
+	defer func() { v.callID = "" }()
 	for i, tc := range resp.ToolCalls {
 		var res ToolResult
 		ev := &ToolCallEvent{ID: v.run.t.NewID("t"), Title: tc.Name, Kind: "other", Status: ToolInProgress, RawInput: shownArgs(tc)}
@@ -334,6 +336,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 		isDelegation := delegates(v.stage, tc.Name)
 		tool := v.offered[tc.Name]
 		var stop error // a fan_out whose failed worker ends the run
+		v.callID = ev.ID
 		switch {
 		case isSubmit:
 			ev.Title = v.submitTitle()
@@ -376,6 +379,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 			}
 		case isDelegation:
 			res, stop = v.delegate(ctx, tc, ev)
+			res.private = v.run.taint.carries(res.Output)
 		case tool != nil:
 			res = v.runTool(ctx, tool, tc, ev)
 		default:
@@ -438,7 +442,11 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 			_ = v.run.sink.Emit(ctx, Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: &p})
 		},
 	}
+	if refused, stop := v.gateEgress(ctx, tool, tc, ev); stop {
+		return refused
+	}
 	res = tool.Run(ctx, call)
+	res.private = v.run.taint.read(res.Sources)
 	if len(res.Written) > 0 {
 		v.written = append(v.written, res.Written...)
 		v.run.written = append(v.run.written, res.Written...)

@@ -49,6 +49,12 @@ type ToolResult struct {
 	Content   []ToolContent
 	// Written lists files the call changed, for the run record.
 	Written []string
+	// Sources are the files whose content the result carries to the model
+	// (what was read, grep's matching lines, an edit's text), for the
+	// taint gate.
+	Sources []Source
+
+	private string // the private sources it carries, named, for the record
 }
 
 // Errorf builds a failed ToolResult for the model.

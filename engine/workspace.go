@@ -64,6 +64,9 @@ type PermissionRequest struct {
 	ToolCall ToolCallEvent
 	// Key groups calls for "always allow" (the tool name).
 	Key string
+	// Always names what "always allow" covers, for the option the user
+	// picks; "" says "Always allow KEY in this session".
+	Always string
 }
 
 // A Command is a shell command line to run.

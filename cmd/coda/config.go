@@ -39,12 +39,19 @@ import (
 //	max_call_time = "30m"                # a whole call, tries included (default 30m)
 //	max_retries = 3                      # tries after the first
 //	context_windows = { "my-model" = 32768 }
+//
+//	[taint]                              # the taint gate (DESIGN §13); off by default
+//	policy = "ask"                       # "off" | "allow" | "deny" | "ask"
+//	private = ["**/.env", "**/*.pem"]    # default: engine.DefaultPrivate
 type config struct {
 	DefaultModel string                    `toml:"default_model"`
 	Providers    map[string]providerConfig `toml:"providers"`
 	// MaxModelCalls caps the model calls of one turn (default 200); a turn
 	// that reaches it ends with stopReason max_turn_requests.
 	MaxModelCalls int `toml:"max_model_calls"`
+	// Taint is [taint]: the taint gate, unless the blueprint or --taint
+	// says otherwise.
+	Taint *engine.TaintConfig `toml:"taint"`
 
 	getenv    func(string) string
 	providers map[string]*providerConfig                 // built-ins merged with the file's
@@ -190,6 +197,14 @@ func loadConfig(path string, getenv func(string) string) (*config, error) {
 // check validates what the file says, naming the key at fault. c.providers
 // still holds the built-in providers alone.
 func (c *config) check() error {
+	if c.Taint != nil {
+		if err := engine.CheckTaintPolicy(c.Taint.Policy); err != nil {
+			return fmt.Errorf("taint.policy: %w", err)
+		}
+		if err := engine.CheckPrivate(c.Taint.Private); err != nil {
+			return fmt.Errorf("taint.private: %w", err)
+		}
+	}
 	if c.DefaultModel != "" {
 		if _, _, err := configSplitSpec(c.DefaultModel); err != nil {
 			return fmt.Errorf("default_model: %w", err)

@@ -25,6 +25,7 @@ type launchFlags struct {
 	logLevel     string
 	logFile      string
 	trace        bool
+	taint        string
 }
 
 func (f *launchFlags) register(fs *flag.FlagSet) {
@@ -40,6 +41,7 @@ func (f *launchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFile, "log-file", "", "write logs to this file instead of stderr")
 	fs.BoolVar(&f.trace, "trace", false, "log every wire message")
+	fs.StringVar(&f.taint, "taint", "", "the taint gate's policy: off, allow, deny or ask (wins over the blueprint's and the config file's)")
 }
 
 // newFlagSet makes a flag set that reports errors through parse.

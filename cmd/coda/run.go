@@ -54,11 +54,14 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if yes {
 		ws.Approve = func(context.Context, engine.PermissionRequest) (bool, error) { return true, nil }
 	}
+	// Nobody is there to ask: the taint gate's `ask` denies, unless --yes.
+	taint := l.taint
+	taint.Unattended, taint.Waive = true, yes
 	progress := &terminalSink{w: stderr}
 	res := engine.Run(ctx, &engine.Turn{
 		RunID: engine.NewRunID(), Agent: l.agent, Outputs: outs, Prompt: task, Models: l.models,
 		UserModel: l.userModel, DefaultModel: l.defaultModel, Tools: l.tools, Workspace: ws,
-		StateDir: l.stateDir, Log: l.log, MaxModelCalls: l.maxModelCalls, Agents: loadSpawned,
+		StateDir: l.stateDir, Log: l.log, MaxModelCalls: l.maxModelCalls, Agents: loadSpawned, Taint: taint,
 	}, progress)
 	progress.endLine()
 	for _, w := range res.Warnings {

@@ -27,6 +27,7 @@ type launch struct {
 	maxModelCalls int
 	tools         map[string]engine.Tool
 	stateDir      string
+	taint         engine.TaintLaunch // config.toml's [taint] and --taint
 	log           *slog.Logger
 	closeLog      func()
 }
@@ -40,6 +41,9 @@ func (f *launchFlags) prepare(stderr io.Writer) (*launch, error) {
 	}
 	l := &launch{log: log, closeLog: closeLog, stateDir: f.stateDirectory(), userModel: f.model}
 	fail := func(err error) (*launch, error) { closeLog(); return nil, err }
+	if err := engine.CheckTaintPolicy(f.taint); err != nil {
+		return fail(usageError("--taint: %v", err))
+	}
 	if l.cwd, err = os.Getwd(); err != nil {
 		return fail(err)
 	}
@@ -54,6 +58,7 @@ func (f *launchFlags) prepare(stderr io.Writer) (*launch, error) {
 		return fail(err)
 	}
 	l.models, l.defaultModel, l.maxModelCalls = cfg.models(), cfg.DefaultModel, cfg.MaxModelCalls
+	l.taint = engine.TaintLaunch{Config: cfg.Taint, Policy: f.taint}
 	if l.maxModelCalls < 0 {
 		return fail(fmt.Errorf("config: max_model_calls must be positive, not %d", l.maxModelCalls))
 	}
@@ -119,7 +124,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		Agent: l.agent, Launch: l.spec, LaunchDir: l.cwd, Models: l.models,
 		UserModel: l.userModel, DefaultModel: l.defaultModel, Tools: l.tools,
 		StateDir: l.stateDir, Version: version, Log: l.log, MaxModelCalls: l.maxModelCalls,
-		MaxMessageBytes: *maxMessage, Trace: f.trace, Agents: loadSpawned,
+		MaxMessageBytes: *maxMessage, Trace: f.trace, Agents: loadSpawned, Taint: l.taint,
 	})
 	if err != nil {
 		return err

@@ -115,6 +115,8 @@ func (t EditFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult 
 		Locations: locs,
 		Content:   diff,
 		Written:   []string{path},
+		// The text the model replaced and put in: private, if the file is.
+		Sources: []engine.Source{{Path: path, Text: old + "\n" + repl}},
 	}
 }
 

@@ -133,7 +133,7 @@ func (Grep) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 	for _, p := range s.unreadable {
 		fmt.Fprintf(&b, "[not searched: %s]\n", p)
 	}
-	return engine.ToolResult{Output: b.String(), Title: fmt.Sprintf("Search %s for %q", shown, a.Pattern), Locations: s.locations}
+	return engine.ToolResult{Output: b.String(), Title: fmt.Sprintf("Search %s for %q", shown, a.Pattern), Locations: s.locations, Sources: s.sources}
 }
 
 // A grepFile is what searching one file found. Its path is known by rel
@@ -169,6 +169,7 @@ type grepTotals struct {
 	shown                              []string
 	locations                          []engine.Location
 	unreadable                         []string
+	sources                            []engine.Source // each file's lines shown, for the taint gate
 }
 
 // grepSummary adds up the files in the order they were found, keeping the
@@ -194,11 +195,17 @@ func grepSummary(ws engine.Workspace, root string, found []*grepFile) grepTotals
 			if len(s.locations) < grepMaxLocations {
 				s.locations = append(s.locations, engine.Location{Path: abs, Line: f.first})
 			}
+			var text strings.Builder
 			for _, l := range f.lines {
 				if len(s.shown) == grepMaxMatches {
 					break
 				}
 				s.shown = append(s.shown, fmt.Sprintf("%s:%d: %s", name, l.n, l.text))
+				text.WriteString(l.text)
+				text.WriteByte('\n')
+			}
+			if text.Len() > 0 {
+				s.sources = append(s.sources, engine.Source{Path: abs, Text: text.String()})
 			}
 		}
 		switch {

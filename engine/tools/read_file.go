@@ -148,6 +148,7 @@ func (t ReadFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult 
 		Locations: locs,
 		// The editor is shown what was read, not the JSON around it.
 		Content: []engine.ToolContent{{Text: string(data)}},
+		Sources: []engine.Source{{Path: path, Text: res.Content}},
 	}
 }
 

@@ -42,6 +42,10 @@ func (Shell) Spec() engine.ToolSpec {
 
 func (Shell) Kind() string { return "execute" }
 
+// Egress says a command can send what it carries off the machine: in a
+// tainted run it meets the taint gate first.
+func (Shell) Egress() bool { return true }
+
 func (Shell) Title(args json.RawMessage) (string, []engine.Location) {
 	var a shellArgs
 	if shellParams.decode(args, &a) != nil {

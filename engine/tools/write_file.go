@@ -80,6 +80,8 @@ func (t WriteFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult
 		Locations: locs,
 		Content:   diff,
 		Written:   []string{path},
+		// What the model put in the file: private, if the file is.
+		Sources: []engine.Source{{Path: path, Text: a.Content}},
 	}
 }
 

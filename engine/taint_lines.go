@@ -1,0 +1,250 @@
+package engine
+
+import (
+	"hash/maphash"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// privateLines remembers what of the private content a run read, to find
+// it again in what a sink would send. It keeps no secret in the clear: each
+// line of private text yields fragments (the whole line, unless it is a
+// comment, a key without a value, or ordinary words; the value of a
+// `KEY=VALUE` line; each secret-looking word), remembered by hash and
+// length, found by the first anchorLen bytes they start with; and the
+// line's masked form, to quote it. Fragments and payloads are compared with
+// every white space removed, so a line the model wrapped or re-indented is
+// still found. Memory is bounded: past maxPrivateLines lines or
+// maxFragments fragments, later lines are not remembered and full is set,
+// and the gate then treats every sink call as carrying private content (it
+// can no longer show that one does not).
+type privateLines struct {
+	seed    maphash.Seed
+	frags   map[uint64]uint32   // a fragment's hash → its line
+	anchors map[uint64][]uint32 // a fragment's first anchorLen bytes → the lengths of fragments that start so
+	bloom   []uint64            // anchors seen, one bit each: most payload positions stop here
+	lines   []privateLine
+	full    bool
+}
+
+// A privateLine is a line of private text, as it is quoted.
+type privateLine struct {
+	masked string
+	source int // index in the run's sources
+}
+
+// Bounds on what privateLines remembers.
+const (
+	maxPrivateLines = 1 << 16
+	maxFragments    = 1 << 17
+	// anchorLen is the shortest fragment: shorter lines say too little to
+	// be told from ordinary text.
+	anchorLen  = 6
+	bloomShift = 20
+	bloomBits  = 1 << bloomShift
+	anchorMask = 1<<(8*anchorLen) - 1
+)
+
+// add remembers the lines of text, read from the run's source number
+// source.
+func (p *privateLines) add(text string, source int) {
+	if p.anchors == nil {
+		p.seed = maphash.MakeSeed()
+		p.frags = map[uint64]uint32{}
+		p.anchors = map[uint64][]uint32{}
+		p.bloom = make([]uint64, bloomBits/64)
+	}
+	var frags [][]byte
+	for line := range strings.Lines(text) {
+		frags = p.fragments(frags[:0], line)
+		if len(frags) == 0 {
+			continue // nothing worth finding, or all of it known
+		}
+		if len(p.lines) >= maxPrivateLines || len(p.frags)+len(frags) > maxFragments {
+			p.full = true
+			return
+		}
+		idx := uint32(len(p.lines))
+		p.lines = append(p.lines, privateLine{masked: MaskLine(line), source: source})
+		for _, f := range frags {
+			p.fragment(f, idx)
+		}
+	}
+}
+
+// fragments appends to dst what of a line is worth finding and not yet
+// known, squashed: the whole line, unless it is a comment, a key without a
+// value, or ordinary words; a value; secret-looking words.
+func (p *privateLines) fragments(dst [][]byte, line string) [][]byte {
+	add := func(sq []byte) {
+		if len(sq) < anchorLen || utf8.RuneCount(sq) < anchorLen || p.known(sq) {
+			return
+		}
+		for _, f := range dst {
+			if string(f) == string(sq) {
+				return
+			}
+		}
+		dst = append(dst, sq)
+	}
+	whole := squash(nil, line)
+	line = strings.TrimSpace(line)
+	if at := valueAt(line); at >= 0 {
+		v := strings.Trim(strings.TrimRight(line[at:], ",;"), `"'`)
+		if v != "" {
+			add(whole)
+		}
+		if secretLike(v, 6) {
+			add(squash(nil, v))
+		}
+		return dst
+	}
+	if !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "//") && secretLike(string(whole), 8) {
+		add(whole)
+	}
+	for _, w := range strings.FieldsFunc(line, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("\"'`,;()[]{}<>", r) }) {
+		if secretLike(w, 8) && len(w) < len(whole) {
+			add(squash(nil, w))
+		}
+	}
+	return dst
+}
+
+// secretLike reports whether a value or word, found in ordinary text, would
+// most likely have come from the private line: long, or of at least min
+// characters mixing letters with digits or symbols (`sk-live-…`,
+// `hunter2`), not a word such as `production` or `localhost`.
+func secretLike(w string, min int) bool {
+	n := utf8.RuneCountInString(w)
+	if n >= 16 {
+		return true
+	}
+	if n < min {
+		return false
+	}
+	var letter, digit, other bool
+	for _, r := range w {
+		switch {
+		case unicode.IsLetter(r):
+			letter = true
+		case unicode.IsDigit(r):
+			digit = true
+		default:
+			other = true
+		}
+	}
+	classes := 0
+	for _, b := range []bool{letter, digit, other} {
+		if b {
+			classes++
+		}
+	}
+	return classes >= 2
+}
+
+// fragment remembers sq, a fragment of line not yet known.
+func (p *privateLines) fragment(sq []byte, line uint32) {
+	p.frags[p.hash(sq)] = line
+	a := anchor(sq, 0)
+	if n := uint32(len(sq)); !slices.Contains(p.anchors[a], n) {
+		p.anchors[a] = append(p.anchors[a], n)
+	}
+	h1, h2 := bloomIndex(a)
+	p.bloom[h1/64] |= 1 << (h1 % 64)
+	p.bloom[h2/64] |= 1 << (h2 % 64)
+}
+
+// known reports whether sq is already a fragment.
+func (p *privateLines) known(sq []byte) bool {
+	_, ok := p.frags[p.hash(sq)]
+	return ok
+}
+
+func (p *privateLines) hash(b []byte) uint64 { return maphash.Bytes(p.seed, b) }
+
+// find returns the private lines found in the payloads, each once, in the
+// order they were read.
+func (p *privateLines) find(payloads ...string) []uint32 {
+	if len(p.frags) == 0 {
+		return nil
+	}
+	var found []uint32
+	var seen map[uint32]bool // made at the first line found
+	var sq []byte
+	for _, s := range payloads {
+		sq = squash(sq[:0], s)
+		var a uint64
+		for i, c := range sq {
+			// a is the anchorLen bytes ending at i, rolled on.
+			a = (a<<8 | uint64(c)) & anchorMask
+			if i < anchorLen-1 {
+				continue
+			}
+			if h1, h2 := bloomIndex(a); p.bloom[h1/64]&(1<<(h1%64)) == 0 || p.bloom[h2/64]&(1<<(h2%64)) == 0 {
+				continue
+			}
+			start := i + 1 - anchorLen
+			for _, n := range p.anchors[a] {
+				end := start + int(n)
+				if end > len(sq) {
+					continue
+				}
+				line, ok := p.frags[p.hash(sq[start:end])]
+				if !ok || seen[line] {
+					continue
+				}
+				if seen == nil {
+					seen = map[uint32]bool{}
+				}
+				seen[line] = true
+				found = append(found, line)
+			}
+		}
+	}
+	slices.Sort(found)
+	return found
+}
+
+// squash appends s to dst without its white space, copying the runs
+// between spaces whole.
+func squash(dst []byte, s string) []byte {
+	dst = slices.Grow(dst, len(s))
+	from := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if asciiSpace[c] {
+				dst = append(dst, s[from:i]...)
+				from = i + 1
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			dst = append(dst, s[from:i]...)
+			from = i + n
+		}
+		i += n
+	}
+	return append(dst, s[from:]...)
+}
+
+var asciiSpace = [utf8.RuneSelf]bool{' ': true, '\t': true, '\n': true, '\r': true, '\v': true, '\f': true}
+
+// anchor is the anchorLen bytes of b at i, as a number.
+func anchor(b []byte, i int) uint64 {
+	var a uint64
+	for _, c := range b[i : i+anchorLen] {
+		a = a<<8 | uint64(c)
+	}
+	return a
+}
+
+// bloomIndex is an anchor's two bits in the bloom filter.
+func bloomIndex(a uint64) (uint64, uint64) {
+	h := a * 0x9E3779B97F4A7C15
+	return h >> (64 - bloomShift), (h >> (64 - 2*bloomShift)) & (bloomBits - 1)
+}
