@@ -56,6 +56,12 @@ type Stage struct {
 	Transitions     map[string]*Transition `toml:"transitions"`
 	Output          *outputspec.Spec       `toml:"output"`
 	TransitionOrder []string               `toml:"-"`
+
+	// The repair loop and answers from every model (DESIGN §15):
+	// repair.go, reply.go, unavailable.go.
+	MaxRepairs       *int  `toml:"max_repairs"`
+	AnswerFromReply  *bool `toml:"answer_from_reply"`
+	AllowUnavailable *bool `toml:"allow_unavailable"`
 }
 
 // StageModel is a stage's `model = { models = [...] }`.

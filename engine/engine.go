@@ -61,6 +61,13 @@ type Turn struct {
 	NewID         func(prefix string) string
 	MaxModelCalls int
 	Log           *slog.Logger
+
+	// ModelFacts says what is known of a model before calling it (which
+	// cannot call tools: DESIGN §15); nil knows nothing.
+	ModelFacts ModelFacts
+	// ToolSupport is what the session has learned of its models' tool
+	// calling (notools.go); nil learns for this run alone.
+	ToolSupport *ToolSupport
 }
 
 // A Result is how a run ended.
@@ -78,6 +85,11 @@ type Result struct {
 	Written []string
 	// Err is a model or tool failure that ended the run.
 	Err error
+	// NoAnswer says in one line why the run has no answer; "" when it has
+	// one (noanswer.go). Unavailable is the model's reason when it declared
+	// the answer unavailable (status unavailable).
+	NoAnswer    string
+	Unavailable string
 }
 
 // Flags the engine records on runs; the checks' own (truncated,
@@ -85,6 +97,11 @@ type Result struct {
 const (
 	FlagOutputForced     = "output_forced"
 	FlagMaxIterationsHit = "max_iterations_hit"
+	// FlagAnswerFromReply: the answer is a reply checked as a submission
+	// (reply.go); FlagRepairsExhausted: a visit stopped repairing refused
+	// submissions (repair.go).
+	FlagAnswerFromReply  = "answer_from_reply"
+	FlagRepairsExhausted = "repairs_exhausted"
 )
 
 // Run runs one prompt turn to its end and returns how it ended. The final
@@ -126,6 +143,9 @@ type run struct {
 	overwritten []string
 	reply       string // the last model text
 	stop        string // a stop reason other than end_turn, set by a visit
+
+	ending  // how a run without an answer ends (noanswer.go, unavailable.go)
+	kept    // artifact copies in the run record (keep.go)
 }
 
 // stageOutcome is what a finished stage visit leaves for later stages.
@@ -133,6 +153,10 @@ type stageOutcome struct {
 	stage    string
 	response string
 	answer   string
+	// dir is the visit's record as a run: path ("stages/002-review@1");
+	// "" when no record is kept. artifacts are its answer's files.
+	dir       string
+	artifacts []outputspec.Artifact
 }
 
 func newRun(t *Turn, sink Sink) *run {
@@ -145,6 +169,9 @@ func newRun(t *Turn, sink Sink) *run {
 	log := t.Log
 	if log == nil {
 		log = slog.Default()
+	}
+	if t.ToolSupport == nil {
+		t.ToolSupport = NewToolSupport()
 	}
 	r := &run{t: t, sink: sink, log: log.With("run", t.RunID), visits: map[string]int{}}
 	if t.Outputs != nil {
@@ -188,6 +215,9 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 	if r.stop != "" && res.Status == "" {
 		res.StopReason = r.stop
 	}
+	if res.Status == "" && r.unavailable != "" {
+		res.Status, res.Unavailable = StatusUnavailable, r.unavailable
+	}
 	if res.Status == "" {
 		switch {
 		case r.answer != nil:
@@ -202,7 +232,7 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 		r.warn(w) // once per run, however many files failed
 	}
 	res.Flags, res.Warnings = nonNil(r.flags), nonNil(r.warnings)
-	if r.answer != nil {
+	if r.answer != nil && res.Status != StatusUnavailable {
 		a := *r.answer
 		a.RunID, a.Status = r.t.RunID, res.Status
 		a.Flags = nonNil(append(append([]string(nil), a.Flags...), missing(a.Flags, r.flags)...))
@@ -213,6 +243,9 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 		if err := r.sink.Emit(context.WithoutCancel(ctx), Event{Kind: EventFinalAnswer, Stage: a.Stage, MessageID: r.t.NewID("m"), Answer: &a}); err != nil {
 			r.log.Warn("sending the final answer", "err", err)
 		}
+	}
+	if res.Answer == nil {
+		r.closeWithoutAnswer(ctx, res)
 	}
 	return res
 }
@@ -227,6 +260,9 @@ func (r *run) flag(f string) {
 }
 
 func (r *run) warn(w string) {
+	if slices.Contains(r.warnings, w) {
+		return // each warning once, however often its cause recurs
+	}
 	r.log.Warn(w)
 	r.warnings = append(r.warnings, w)
 }

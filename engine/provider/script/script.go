@@ -13,7 +13,9 @@
 //
 // A turn may also set stop_reason (e.g. "max_tokens") and error (the call
 // fails with it); context_window at the top reports a model size with each
-// call's usage. A call's arguments are handed over in fragments through an
+// call's usage, and tools = false plays a server that refuses tools: a
+// call that offers any fails with an error wrapping
+// engine.ErrToolsUnsupported, as Ollama's "does not support tools" does. A call's arguments are handed over in fragments through an
 // engine.ArgsBuffer, as a provider's are, so arguments past the engine's
 // cap come back cut.
 package script
@@ -40,6 +42,9 @@ type Script struct {
 	// provider does for a model whose size it knows.
 	ContextWindow int    `toml:"context_window"`
 	Turns         []Turn `toml:"turn"`
+	// Tools = false refuses every call that offers tools, as a server
+	// whose model cannot call them does; such a call plays no turn.
+	Tools *bool `toml:"tools"`
 }
 
 // A Turn is one model call's reply.
@@ -164,6 +169,9 @@ var ErrExhausted = errors.New("the script model has no turn left")
 func (m *Model) Name() string { return m.name }
 
 func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+	if m.script.Tools != nil && !*m.script.Tools && len(req.Tools) > 0 {
+		return nil, fmt.Errorf("%s: HTTP 400 Bad Request: the model does not support tools: %w", m.name, engine.ErrToolsUnsupported)
+	}
 	m.mu.Lock()
 	i := m.next
 	if i < len(m.script.Turns) {
