@@ -144,8 +144,8 @@ type run struct {
 	reply       string // the last model text
 	stop        string // a stop reason other than end_turn, set by a visit
 
-	ending  // how a run without an answer ends (noanswer.go, unavailable.go)
-	kept    // artifact copies in the run record (keep.go)
+	ending // how a run without an answer ends (noanswer.go, unavailable.go)
+	kept   // artifact copies in the run record (keep.go)
 }
 
 // stageOutcome is what a finished stage visit leaves for later stages.

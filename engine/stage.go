@@ -49,14 +49,14 @@ type stageVisit struct {
 	rec      *visitRecord
 
 	system   string
-	// systemBare is the system prompt for a model called without tools
-	// (notools.go), made when one is first called.
-	systemBare string
-	messages   []Message
+	messages []Message
 	tools    []ToolSpec      // as the model is told of them
 	offered  map[string]Tool // the stage's own tools, by name
 	targets  []string        // the ways out: transitions in order, then DONE
 	models   []string
+	// systemBare is the system prompt for a model called without tools
+	// (notools.go), made when one is first called.
+	systemBare string
 
 	iterations int
 	revisits   int
