@@ -52,6 +52,9 @@ type Options struct {
 	MaxMessageBytes int
 	// Trace logs every message read and written, whole, at debug level.
 	Trace bool
+	// ModelFacts says what is known of models before calling them (which
+	// cannot call tools); nil knows nothing.
+	ModelFacts engine.ModelFacts
 }
 
 // Errors mapped to JSON-RPC codes; wrap them with %w.

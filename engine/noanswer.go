@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -58,6 +59,8 @@ func (r *run) whyNoAnswer(res *Result) string {
 		return "the model's reply was cut off at its output token limit"
 	case r.forced != "" && r.exhausted:
 		return fmt.Sprintf("stage %s stopped repairing its refused answers (%s); the last was refused because: %s", r.forced, FlagRepairsExhausted, oneLine(r.refusal, 200))
+	case r.forced != "" && slices.Contains(r.flags, FlagMaxIterationsHit):
+		return fmt.Sprintf("stage %s used its iterations without submitting one (%s, %s)", r.forced, FlagMaxIterationsHit, FlagOutputForced)
 	case r.forced != "":
 		return fmt.Sprintf("stage %s ended without submitting one (%s)", r.forced, FlagOutputForced)
 	case !answers(r.t.Agent):

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -77,7 +78,8 @@ func (v *stageVisit) request(spec string) *Request {
 // learnNoTools remembers for the session that spec's server refused tools,
 // warning the first time.
 func (v *stageVisit) learnNoTools(spec string, err error) {
-	if v.run.t.ToolSupport.learn(spec, err.Error()) {
-		v.run.warn(fmt.Sprintf("%s cannot call tools (%v): coda calls it without tools for the rest of the session; its stages answer by reply, and a stage with transitions goes on to its first", spec, err))
+	said := strings.TrimPrefix(err.Error(), spec+": ") // providers' errors start with the spec
+	if v.run.t.ToolSupport.learn(spec, said) {
+		v.run.warn(fmt.Sprintf("%s cannot call tools (its server says: %s): coda calls it without tools for the rest of the session; its stages answer by reply, and a stage with transitions goes on to its first", spec, said))
 	}
 }

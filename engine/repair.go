@@ -85,8 +85,11 @@ func (v *stageVisit) refusal(key, feedback string) bool {
 	r := v.run
 	v.rep.refused++
 	v.rep.justRefused = true
-	r.refusal = feedback
 	again := key == v.rep.last
+	if !again {
+		// A repeat's refusal only says it repeats: keep the reasons.
+		r.refusal = feedback
+	}
 	v.rep.last = key
 	if v.rep.exhausted {
 		return true

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -43,19 +44,22 @@ func (v *stageVisit) repairReply(ctx context.Context, resp *Response) bool {
 		v.accept(verdict)
 		return false
 	}
-	if v.refusal(refusalKey(verdict, args), verdict.Feedback) {
+	if v.refusal(refusalKey(args), verdict.Feedback) {
 		return v.lastAttempt()
 	}
 	return v.nudge("Your reply was checked as the answer and refused:\n" + verdict.Feedback + "\n" + v.howToAnswer("the corrected answer") + ".")
 }
 
-// refusalKey is what identifies a refused submission: the answer's text,
-// or the arguments when they held none.
-func refusalKey(verdict outputspec.Verdict, args json.RawMessage) string {
-	if verdict.Content != "" {
-		return "content\x00" + verdict.Content
+// refusalKey is what identifies a refused submission: its arguments, as
+// JSON without the model's whitespace (a reply's are its text as content).
+// Artifacts belong to it: an answer resubmitted with other files is
+// another submission.
+func refusalKey(args json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, args) != nil {
+		return string(args)
 	}
-	return "args\x00" + string(args)
+	return b.String()
 }
 
 // howToAnswer tells the model how to hand in what ("the answer"), by the

@@ -711,7 +711,8 @@ arguments = { content = "ok" }
 }
 
 // A refused submission goes back with its reasons; the identical one again
-// is named as such; a passing one is recorded.
+// is named as such, and, being the second in a row, stops the repairs: the
+// model's one last attempt passes and is recorded.
 func TestRun_refusedThenAccepted(t *testing.T) {
 	turn, _ := scripted(t, answerStage+"[stages.answer.output]\nformat = \"json\"\n", `
 [[turn]]
@@ -726,7 +727,7 @@ name = "submit_output"
 arguments = { content = "not json" }
 
 [[turn]]
-expect = "This answer is identical to a refused submission."
+expect = "This is your last attempt in this stage."
 [[turn.tool_calls]]
 name = "submit_output"
 arguments = { content = '{"ok": true}' }
@@ -734,7 +735,11 @@ arguments = { content = '{"ok": true}' }
 	sink := &events{}
 	res := engine.Run(context.Background(), turn, sink)
 	ended(t, res, engine.StatusAnswered, "end_turn")
+	flagsAre(t, res, engine.FlagRepairsExhausted)
 	calls, last := toolCalls(sink.evs)
+	if got := resultText(last[calls[1].ID]); !strings.HasPrefix(got, "This answer is identical to a refused submission.") {
+		t.Errorf("the repeat's result: %q", got)
+	}
 	if calls[0].Title != "submit_output (json)" || last[calls[0].ID].Status != engine.ToolFailed || last[calls[2].ID].Status != engine.ToolCompleted {
 		t.Errorf("calls %+v; last %+v", calls, last)
 	}

@@ -34,7 +34,7 @@ func (v *stageVisit) submit(ctx context.Context, tc ToolCall) (res ToolResult, e
 		return v.unavailable(verdict.Unavailable), false
 	}
 	if !verdict.Accepted {
-		v.refusal(refusalKey(verdict, tc.Arguments), verdict.Feedback)
+		v.refusal(refusalKey(tc.Arguments), verdict.Feedback)
 		return ToolResult{Output: verdict.Feedback, IsError: true}, false
 	}
 	v.accept(verdict)

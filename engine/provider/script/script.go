@@ -170,7 +170,7 @@ func (m *Model) Name() string { return m.name }
 
 func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
 	if m.script.Tools != nil && !*m.script.Tools && len(req.Tools) > 0 {
-		return nil, fmt.Errorf("%s: HTTP 400 Bad Request: the model does not support tools: %w", m.name, engine.ErrToolsUnsupported)
+		return nil, toolsRefused{m.name}
 	}
 	m.mu.Lock()
 	i := m.next
@@ -247,6 +247,16 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 	resp.Usage = engine.Usage{InputTokens: len(lastMessage(req)) / 4, OutputTokens: len(resp.Text) / 4, ContextWindow: m.script.ContextWindow}
 	return resp, ctx.Err()
 }
+
+// toolsRefused is a tools = false script's answer to a call that offers
+// tools, worded as Ollama words it.
+type toolsRefused struct{ name string }
+
+func (e toolsRefused) Error() string {
+	return e.name + ": HTTP 400 Bad Request: " + strings.TrimPrefix(e.name, "script:") + " does not support tools"
+}
+
+func (toolsRefused) Unwrap() error { return engine.ErrToolsUnsupported }
 
 // argsPiece is the size of the fragments a scripted call's arguments are
 // streamed in, as a provider receives them.
