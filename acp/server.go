@@ -128,7 +128,6 @@ func NewServer(opts Options) (*Server, error) {
 	return s, nil
 }
 
-
 // Handle implements jsonrpc2.Handler. Messages are handled in wire order on
 // the read loop; only a prompt turn runs in its own goroutine.
 func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {

@@ -45,3 +45,15 @@ func (res *Result) Record() *Answer {
 		Artifacts: []outputspec.Artifact{}, NoAnswer: res.NoAnswer, Unavailable: res.Unavailable,
 	}
 }
+
+// Record is the run's answer record as Result.Record makes it, read back
+// from its run.json.
+func (rr *RunRecord) Record() *Answer {
+	if rr.FinalOutput != nil {
+		return rr.FinalOutput
+	}
+	return &Answer{
+		RunID: rr.RunID, Status: rr.Status, Flags: nonNil(rr.Flags), Warnings: nonNil(rr.Warnings),
+		Artifacts: []outputspec.Artifact{}, NoAnswer: rr.NoAnswer, Unavailable: rr.Unavailable,
+	}
+}
