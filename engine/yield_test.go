@@ -65,8 +65,10 @@ func submit(content string) string {
 
 func reply(text string) string { return "[[turn]]\ntext = " + tomlString(text) + "\n" }
 
-func fenced(f yieldFormat) string  { return "```" + f.name + "\n" + f.valid + "\n```" }
-func preamble(f yieldFormat) string { return "Here is the " + strings.ToUpper(f.name) + ":\n\n" + f.valid }
+func fenced(f yieldFormat) string { return "```" + f.name + "\n" + f.valid + "\n```" }
+func preamble(f yieldFormat) string {
+	return "Here is the " + strings.ToUpper(f.name) + ":\n\n" + f.valid
+}
 
 var yieldModels = []yieldModel{
 	{name: "tool, clean", valid: true, turns: func(f yieldFormat) []string { return []string{submit(f.valid)} }},
