@@ -113,5 +113,5 @@ func (ListFiles) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 			fmt.Fprintf(&b, "[%d more not shown; narrow the path or the pattern]\n", more)
 		}
 	}
-	return engine.ToolResult{Output: b.String(), Title: "List " + shown, Locations: []engine.Location{{Path: root}}}
+	return engine.ToolResult{Output: b.String(), Title: "List " + shown, Locations: located(ws, root)}
 }

@@ -71,6 +71,15 @@ func target(call *engine.Call, p string) (engine.Workspace, string, error) {
 	return ws, path, nil
 }
 
+// located is the editor's location for a path a tool used: none for a file
+// of the run's record, which is coda's, not the project's.
+func located(ws engine.Workspace, abs string) []engine.Location {
+	if _, isRun := ws.(*engine.RunFiles); isRun {
+		return nil
+	}
+	return []engine.Location{{Path: abs}}
+}
+
 // disk is the local disk under the workspace's roots: every file a tool
 // reads or lists on disk is reached through it.
 func disk(ws engine.Workspace) engine.Disk { return engine.Disk{Roots: ws.Roots()} }

@@ -80,7 +80,7 @@ func (t ReadFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult 
 		return engine.Errorf("read_file refused: %v", err)
 	}
 	shown := display(ws, path)
-	locs := []engine.Location{{Path: path}}
+	locs := located(ws, path)
 	fail := func(format string, args ...any) engine.ToolResult {
 		r := engine.Errorf(format, args...)
 		r.Locations = locs
