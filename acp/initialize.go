@@ -21,8 +21,9 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 	s.mu.Unlock()
 
 	launch := map[string]any{}
-	if c := s.launchOutputs.Lead(s.opts.Agent); c != nil {
-		launch = publicSpec(c)
+	lead := s.launchOutputs.Lead(s.opts.Agent)
+	if lead != nil {
+		launch = publicSpec(lead)
 	}
 	// The labels coda checks itself.
 	var advertised []string
@@ -48,7 +49,7 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 				"additionalDirectories": map[string]any{},
 			},
 			"_meta": map[string]any{"coda": map[string]any{
-				"finalOutput": true,
+				"finalOutput": lead != nil, // an agent with no stage that answers gives none
 				"formats":     advertised,
 				"jsonSchema":  true,
 				"validators":  []string{"starlark"},

@@ -72,6 +72,7 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 		Tools: s.opts.Tools, Workspace: sess.ws, StateDir: s.opts.StateDir,
 		NewID: s.opts.NewID, MaxModelCalls: s.opts.MaxModelCalls, Log: s.log,
 		Agents: s.opts.Agents, Taint: s.opts.Taint, PromptSources: promptSources(p.Prompt),
+		ModelFacts: s.opts.ModelFacts, ToolSupport: sess.toolSupport,
 	}
 	go s.runTurn(ctx, r, req.ID, sess, turn)
 	return nil
@@ -117,6 +118,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, id jsonrpc2.ID, sess *
 		"runId": res.RunID, "status": res.Status, "flags": res.Flags, "warnings": res.Warnings,
 		"finalOutput": res.Answer,
 	}
+	noAnswerMeta(coda, res)
 	if res.Err != nil && !errors.Is(res.Err, context.Canceled) {
 		s.log.Error("turn failed", "session", sess.id, "run", res.RunID, "err", res.Err)
 		s.replyError(id, codeInternalError, "the turn failed: "+res.Err.Error(), coda)
@@ -165,4 +167,16 @@ func renderPrompt(blocks []contentBlock) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// noAnswerMeta adds to a prompt response's _meta.coda what a run without
+// an answer says of it: why (noAnswer), and the model's reason when it
+// declared the answer unavailable. finalOutput stays null.
+func noAnswerMeta(coda map[string]any, res *engine.Result) {
+	if res.NoAnswer != "" {
+		coda["noAnswer"] = res.NoAnswer
+	}
+	if res.Unavailable != "" {
+		coda["unavailable"] = res.Unavailable
+	}
 }

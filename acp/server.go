@@ -58,6 +58,9 @@ type Options struct {
 	// Taint is what the launch says of the taint gate (config.toml's
 	// [taint], --taint); the blueprint's [agent.taint] comes between.
 	Taint engine.TaintLaunch
+	// ModelFacts says what is known of models before calling them (which
+	// cannot call tools); nil knows nothing.
+	ModelFacts engine.ModelFacts
 }
 
 // Errors mapped to JSON-RPC codes; wrap them with %w.

@@ -36,6 +36,10 @@ type session struct {
 	history []engine.Exchange
 	// running is the prompt turn in progress; nil when none runs.
 	running *running
+	// toolSupport is what the session has learned of its models' tool
+	// calling (engine.ToolSupport): a model whose server refused tools is
+	// called without them for the rest of the session.
+	toolSupport *engine.ToolSupport
 }
 
 // running is a session's prompt turn in progress.
@@ -97,7 +101,7 @@ func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, er
 			return nil, fmt.Errorf("%w: additionalDirectories[%d]: %q is not an absolute path", ErrInvalidParams, i, d)
 		}
 	}
-	sess := &session{cwd: filepath.Clean(*p.Cwd)}
+	sess := &session{cwd: filepath.Clean(*p.Cwd), toolSupport: engine.NewToolSupport()}
 	if raw := p.Meta.output(); raw != nil {
 		spec, err := parseOutput(raw)
 		if err != nil {

@@ -35,6 +35,8 @@ func (k *updateSink) Emit(_ context.Context, ev engine.Event) error {
 		return k.usage(ev.Usage)
 	case engine.EventFinalAnswer:
 		return k.finalAnswer(ev)
+	case engine.EventNoAnswer:
+		return k.noAnswer(ev)
 	}
 	return nil
 }
@@ -225,6 +227,36 @@ func (k *updateSink) finalAnswer(ev engine.Event) error {
 		}
 	}
 	return nil
+}
+
+// noAnswer sends the closing message of a run without an answer: one
+// agent_message_chunk with its own messageId, saying why in one line, so
+// the person in the editor sees that no answer came (DESIGN §8).
+func (k *updateSink) noAnswer(ev engine.Event) error {
+	b := k.begin("agent_message_chunk")
+	b = append(b, `,"messageId":`...)
+	b = appendString(b, ev.MessageID)
+	b = append(b, `,"content":{"type":"text","text":`...)
+	b = appendString(b, ev.Text)
+	b = append(b, `},"_meta":{"coda":{"phase":"no_answer"`...)
+	if ev.Stage != "" {
+		b = append(b, `,"stage":`...)
+		b = appendString(b, ev.Stage)
+	}
+	if a := ev.Answer; a != nil {
+		b = append(b, `,"runId":`...)
+		b = appendString(b, a.RunID)
+		b = append(b, `,"status":`...)
+		b = appendString(b, a.Status)
+		b = append(b, `,"flags":`...)
+		b = appendStrings(b, a.Flags)
+		if a.Unavailable != "" {
+			b = append(b, `,"unavailable":`...)
+			b = appendString(b, a.Unavailable)
+		}
+	}
+	b = append(b, "}}"...)
+	return k.end(b)
 }
 
 // fileURI makes a file:// URI for an artifact path relative to root.

@@ -9,6 +9,9 @@ const (
 	StatusCompleteNoOutput = "complete (no output)"
 	StatusFailed           = "failed"
 	StatusCancelled        = "cancelled"
+	// StatusUnavailable: the model declared the answer unavailable
+	// (DESIGN §15); the run has no answer, and says why.
+	StatusUnavailable = "unavailable"
 )
 
 // An Answer is the answer record: one JSON shape used by `run --json`,
@@ -23,4 +26,34 @@ type Answer struct {
 	Flags     []string              `json:"flags"`
 	Warnings  []string              `json:"warnings"`
 	Artifacts []outputspec.Artifact `json:"artifacts"`
+	// NoAnswer says why there is no answer, in a record made for a run
+	// without one (Result.Record); Unavailable is the model's reason when
+	// it declared the answer unavailable.
+	NoAnswer    string `json:"noAnswer,omitempty"`
+	Unavailable string `json:"unavailable,omitempty"`
+}
+
+// Record is the run's answer record: its answer, or for a run without one
+// a record with its status, flags, warnings and why, with empty content
+// (DESIGN §1: `coda run --json` prints one for every run that started).
+func (res *Result) Record() *Answer {
+	if res.Answer != nil {
+		return res.Answer
+	}
+	return &Answer{
+		RunID: res.RunID, Status: res.Status, Flags: nonNil(res.Flags), Warnings: nonNil(res.Warnings),
+		Artifacts: []outputspec.Artifact{}, NoAnswer: res.NoAnswer, Unavailable: res.Unavailable,
+	}
+}
+
+// Record is the run's answer record as Result.Record makes it, read back
+// from its run.json.
+func (rr *RunRecord) Record() *Answer {
+	if rr.FinalOutput != nil {
+		return rr.FinalOutput
+	}
+	return &Answer{
+		RunID: rr.RunID, Status: rr.Status, Flags: nonNil(rr.Flags), Warnings: nonNil(rr.Warnings),
+		Artifacts: []outputspec.Artifact{}, NoAnswer: rr.NoAnswer, Unavailable: rr.Unavailable,
+	}
 }

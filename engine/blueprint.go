@@ -65,6 +65,11 @@ type Stage struct {
 	FanOut        *FanOut  `toml:"fan_out"`
 	AllowAsWorker bool     `toml:"allow_as_worker"`
 	Spawn         []string `toml:"spawn"`
+	// The repair loop and answers from every model (DESIGN §15):
+	// repair.go, reply.go, unavailable.go.
+	MaxRepairs       *int  `toml:"max_repairs"`
+	AnswerFromReply  *bool `toml:"answer_from_reply"`
+	AllowUnavailable *bool `toml:"allow_unavailable"`
 }
 
 // StageModel is a stage's `model = { models = [...] }`.

@@ -8,9 +8,14 @@
 //
 // Where each rule lives: engine.go (a run, its result), stage.go (a stage
 // visit's model loop), submit_output.go and transition.go (the engine's own
-// tools), repair.go (the owed answer: refusals, nudges, revisits), args.go
-// (the cap on tool arguments and how they are shown), record.go (run
-// records), lint.go (`coda validate`). Runs started by a run (DESIGN §12):
+// tools), repair.go (the owed answer: refusals, nudges, revisits, the repair
+// budget), reply.go (a reply checked as the answer), unavailable.go (the
+// model's "cannot"), notools.go (models without tool calling), noanswer.go
+// (the closing message of a run without an answer), runfs.go (run:PATH, the
+// run's own record as later stages read it), keep.go (artifact copies in
+// the record), args.go (the cap on tool arguments and how they are shown),
+// record.go (run records), lint.go (`coda validate`). Runs started by a run
+// (DESIGN §12):
 // child.go (a sub-run: what it shares with its parent, its sink, workspace
 // and record), fan_out.go (the fan_out tool, its workers and report),
 // spawn.go (spawn_agent and wait_for_agent), fan_out_lint.go (what loading

@@ -71,6 +71,13 @@ type Turn struct {
 	// takes in when their paths are private.
 	Taint         TaintLaunch
 	PromptSources []Source
+
+	// ModelFacts says what is known of a model before calling it (which
+	// cannot call tools: DESIGN §15); nil knows nothing.
+	ModelFacts ModelFacts
+	// ToolSupport is what the session has learned of its models' tool
+	// calling (notools.go); nil learns for this run alone.
+	ToolSupport *ToolSupport
 }
 
 // A Result is how a run ended.
@@ -93,6 +100,11 @@ type Result struct {
 	Workers, Children []SubRun
 	// Taint counts the taint gate's decisions; nil when the gate is off.
 	Taint *TaintCounts
+	// NoAnswer says in one line why the run has no answer; "" when it has
+	// one (noanswer.go). Unavailable is the model's reason when it declared
+	// the answer unavailable (status unavailable).
+	NoAnswer    string
+	Unavailable string
 }
 
 // Flags the engine records on runs; the checks' own (truncated,
@@ -100,6 +112,11 @@ type Result struct {
 const (
 	FlagOutputForced     = "output_forced"
 	FlagMaxIterationsHit = "max_iterations_hit"
+	// FlagAnswerFromReply: the answer is a reply checked as a submission
+	// (reply.go); FlagRepairsExhausted: a visit stopped repairing refused
+	// submissions (repair.go).
+	FlagAnswerFromReply  = "answer_from_reply"
+	FlagRepairsExhausted = "repairs_exhausted"
 )
 
 // Run runs one prompt turn to its end and returns how it ended. The final
@@ -150,6 +167,9 @@ type run struct {
 	taint       *taintState // nil when the gate is off
 	// sub is the run's place among workers and children (child.go).
 	sub delegation
+
+	ending // how a run without an answer ends (noanswer.go, unavailable.go)
+	kept   // artifact copies in the run record (keep.go)
 }
 
 // stageOutcome is what a finished stage visit leaves for later stages.
@@ -158,6 +178,10 @@ type stageOutcome struct {
 	response string
 	answer   string
 	reports  []string // the visit's fan_out reports
+	// dir is the visit's record as a run: path ("stages/002-review@1");
+	// "" when no record is kept. artifacts are its answer's files.
+	dir       string
+	artifacts []outputspec.Artifact
 }
 
 func newRun(t *Turn, sink Sink) *run {
@@ -170,6 +194,9 @@ func newRun(t *Turn, sink Sink) *run {
 	log := t.Log
 	if log == nil {
 		log = slog.Default()
+	}
+	if t.ToolSupport == nil {
+		t.ToolSupport = NewToolSupport()
 	}
 	r := &run{t: t, sink: sink, log: log.With("run", t.RunID), visits: map[string]int{}}
 	r.share = newTree(t, sink)
@@ -237,6 +264,9 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 	if r.stop != "" && res.Status == "" {
 		res.StopReason = r.stop
 	}
+	if res.Status == "" && r.unavailable != "" {
+		res.Status, res.Unavailable = StatusUnavailable, r.unavailable
+	}
 	if res.Status == "" {
 		switch {
 		case r.answer != nil:
@@ -252,7 +282,7 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 	}
 	res.Flags, res.Warnings = nonNil(r.flags), nonNil(r.warnings)
 	res.Taint = r.taint.snapshot()
-	if r.answer != nil {
+	if r.answer != nil && res.Status != StatusUnavailable {
 		a := *r.answer
 		a.RunID, a.Status = r.t.RunID, res.Status
 		a.Flags = nonNil(append(append([]string(nil), a.Flags...), missing(a.Flags, r.flags)...))
@@ -263,6 +293,9 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 		if err := r.sink.Emit(context.WithoutCancel(ctx), Event{Kind: EventFinalAnswer, Stage: a.Stage, MessageID: r.t.NewID("m"), Answer: &a}); err != nil {
 			r.log.Warn("sending the final answer", "err", err)
 		}
+	}
+	if res.Answer == nil {
+		r.closeWithoutAnswer(ctx, res)
 	}
 	return res
 }
@@ -277,6 +310,9 @@ func (r *run) flag(f string) {
 }
 
 func (r *run) warn(w string) {
+	if slices.Contains(r.warnings, w) {
+		return // each warning once, however often its cause recurs
+	}
 	r.log.Warn(w)
 	r.warnings = append(r.warnings, w)
 }

@@ -50,7 +50,7 @@ hint = "Seen enough"
 mode = "output"
 `
 
-func newTurn(t *testing.T, blueprint, model string) *engine.Turn {
+func newTurn(t testing.TB, blueprint, model string) *engine.Turn {
 	t.Helper()
 	b, err := engine.ParseBlueprint([]byte(blueprint), "test")
 	if err != nil {

@@ -11,6 +11,10 @@ const (
 	EventPlan                                // the stages and their statuses
 	EventFinalAnswer                         // the run's validated answer; sent once, last
 	EventUsage                               // tokens used after a model call
+	// EventNoAnswer closes a run without an answer, in place of
+	// EventFinalAnswer: Text says why in one line, Answer is the run's
+	// record without content (Result.Record). Sent once, last.
+	EventNoAnswer
 )
 
 // An Event is one thing a turn produced. It is a plain value so that the
@@ -18,12 +22,12 @@ const (
 type Event struct {
 	Kind      EventKind
 	Stage     string
-	MessageID string // EventText, EventThought, EventFinalAnswer
-	Text      string // EventText, EventThought
+	MessageID string // EventText, EventThought, EventFinalAnswer, EventNoAnswer
+	Text      string // EventText, EventThought, EventNoAnswer
 
 	ToolCall *ToolCallEvent // EventToolCall, EventToolCallUpdate
 	Plan     []PlanEntry    // EventPlan
-	Answer   *Answer        // EventFinalAnswer
+	Answer   *Answer        // EventFinalAnswer, EventNoAnswer
 	Usage    *Usage         // EventUsage
 }
 

@@ -124,6 +124,9 @@ func Lint(b *Blueprint, opts LintOptions) []Finding {
 		if s.MaxRevisits != nil && *s.MaxRevisits < 0 {
 			fs.add(SeverityError, CodeNegativeLimit, key+".max_revisits", "%d: give 0 or more nudges, or leave it out for %d", *s.MaxRevisits, DefaultMaxRevisits)
 		}
+		if s.MaxRepairs != nil && *s.MaxRepairs < 0 {
+			fs.add(SeverityError, CodeNegativeLimit, key+".max_repairs", "%d: give 0 or more repairs of refused answers, or leave it out for %d", *s.MaxRepairs, DefaultMaxRepairs)
+		}
 		for _, t := range s.AvailableTools {
 			switch {
 			case t == ToolSubmitOutput:
@@ -261,9 +264,11 @@ func owingStages(b *Blueprint) []string {
 	return out
 }
 
-// lintModels reports stage models known to lack tool calling. A stage that
-// answers can only do so through submit_output; any other stage needs tool
-// calls for its tools and transitions.
+// lintModels reports stage models known to lack tool calling (DESIGN
+// §15). Such a model is called without tools: it answers by reply, so an
+// answering stage is fine unless it takes no replies
+// (answer_from_reply = false); but a stage that needs tools to move on
+// (transitions to choose, DONE, tools to use) loses them.
 func lintModels(fs *findings, s *Stage, facts ModelFacts) {
 	if !s.UserDefaultAllowed() && len(s.Model.Models) == 0 {
 		fs.add(SeverityWarning, CodePinnedNoModel, "stages."+s.Name+".model", "allow_user_default = false with no models: --model is ignored here, and the stage runs only when the config file sets default_model; list the models it is pinned to")
@@ -271,7 +276,6 @@ func lintModels(fs *findings, s *Stage, facts ModelFacts) {
 	if facts == nil {
 		return
 	}
-	needsTools := len(s.AvailableTools) > 0 || len(s.TransitionOrder) > 0 || s.AllowComplete
 	for _, spec := range s.Model.Models {
 		why := facts(spec).NoTools
 		if why == "" {
@@ -279,12 +283,23 @@ func lintModels(fs *findings, s *Stage, facts ModelFacts) {
 		}
 		key := "stages." + s.Name + ".model"
 		switch {
-		case s.CanSubmit():
-			fs.add(SeverityError, CodeCannotAnswer, key, "%s cannot call tools (%s), and this stage answers only through the submit_output tool: choose a model with tool calling", spec, why)
-		case needsTools:
-			fs.add(SeverityWarning, CodeCannotCallTools, key, "%s cannot call tools (%s): this stage's tools and transitions are out of its reach", spec, why)
+		case s.CanSubmit() && !s.AnswersFromReply():
+			fs.add(SeverityError, CodeCannotAnswer, key, "%s cannot call tools (%s), and this stage takes its answer only through the submit_output tool (answer_from_reply = false): choose a model with tool calling, or let a reply be the answer", spec, why)
+		case len(s.TransitionOrder) > 0 || s.AllowComplete:
+			fs.add(SeverityWarning, CodeCannotCallTools, key, "%s cannot call tools (%s): it cannot choose where to go next, so this stage always goes on to its first way out (%s)%s", spec, why, waysOut(s)[0], toolsOutOfReach(s))
+		case len(s.AvailableTools) > 0:
+			fs.add(SeverityWarning, CodeCannotCallTools, key, "%s cannot call tools (%s)%s", spec, why, toolsOutOfReach(s))
 		}
 	}
+}
+
+// toolsOutOfReach names the stage's tools a model without tool calling
+// cannot use, after a comma; "" when there are none.
+func toolsOutOfReach(s *Stage) string {
+	if len(s.AvailableTools) == 0 {
+		return ""
+	}
+	return ", and its tools (" + strings.Join(s.AvailableTools, ", ") + ") are out of its reach"
 }
 
 func toolNames(tools map[string]Tool) []string {

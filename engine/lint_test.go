@@ -196,9 +196,27 @@ hint = "h"
 [stages.answer]
 mode = "output"
 model = { models = ["anthropic:claude-sonnet-4-5", "openai:o1-mini"] }`,
+			// The answering stage takes the model's reply as its answer.
+			want: []string{"warning[stage-cannot-call-tools] stages.look.model"},
+		},
+		{
+			name: "a model without tools where replies are not answers, or where it must move on",
+			toml: `
+[stages.answer]
+mode = "output"
+answer_from_reply = false
+model = { models = ["openai:o1-mini"] }
+[stages.answer.transitions.check]
+hint = "h"
+[stages.check]
+mode = "output"
+available_tools = ["read_file"]
+model = { models = ["openai:o1-mini"] }
+max_repairs = -1`,
 			want: []string{
-				"warning[stage-cannot-call-tools] stages.look.model",
 				"error[output-stage-cannot-answer] stages.answer.model",
+				"warning[stage-cannot-call-tools] stages.check.model",
+				"error[negative-limit] stages.check.max_repairs",
 			},
 		},
 		{

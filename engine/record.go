@@ -51,6 +51,10 @@ type RunRecord struct {
 	Children []SubRun `json:"children,omitempty"`
 	// Taint counts the taint gate's decisions; only when it is on.
 	Taint *TaintCounts `json:"taint,omitempty"`
+	// NoAnswer says why there is none; Unavailable is the model's reason
+	// when it declared the answer unavailable (noanswer.go).
+	NoAnswer    string `json:"noAnswer,omitempty"`
+	Unavailable string `json:"unavailable,omitempty"`
 }
 
 // StageStatus is a stage visit's status.json.
@@ -59,6 +63,7 @@ type StageStatus struct {
 	Visit      int         `json:"visit"`
 	Iterations int         `json:"iterations"`
 	Revisits   int         `json:"revisits"`
+	Repairs    int         `json:"repairs"` // refused submissions (repair.go)
 	Outcome    string      `json:"outcome"`
 	Error      string      `json:"error,omitempty"`
 	Answered   bool        `json:"answered"`
@@ -96,7 +101,8 @@ func (rec *recorder) start() {
 
 func (rec *recorder) finish(res *Result) {
 	rr := &RunRecord{Status: res.Status, StopReason: res.StopReason, Flags: res.Flags, Warnings: res.Warnings, FinalOutput: res.Answer, Files: res.Written,
-		Workers: res.Workers, Children: res.Children, Taint: res.Taint}
+		Workers: res.Workers, Children: res.Children, Taint: res.Taint,
+		NoAnswer: res.NoAnswer, Unavailable: res.Unavailable}
 	rr.Ended = time.Now().UTC().Format(time.RFC3339Nano)
 	if res.Err != nil {
 		rr.Error = res.Err.Error()
@@ -116,9 +122,9 @@ func (rec *recorder) writeRun(rr *RunRecord) {
 }
 
 func (rec *recorder) writeJSON(path string, v any) {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := MarshalRecord(v)
 	if err == nil {
-		err = WriteFileAtomic(path, append(b, '\n'))
+		err = WriteFileAtomic(path, b)
 	}
 	rec.wrote(path, err)
 }
@@ -205,7 +211,7 @@ func (vr *visitRecord) tool(tc ToolCall, res ToolResult) {
 }
 
 func (vr *visitRecord) finish(v *stageVisit, err error) {
-	vr.status.Iterations, vr.status.Revisits = v.iterations, v.revisits
+	vr.status.Iterations, vr.status.Revisits, vr.status.Repairs = v.iterations, v.nudgesSent(), v.rep.refused
 	vr.status.Answered = v.submitted != nil
 	vr.status.Files = nonNil(v.written)
 	switch {
@@ -225,6 +231,7 @@ func (vr *visitRecord) finish(v *stageVisit, err error) {
 			return nil
 		}))
 		vr.rec.writeJSON(filepath.Join(vr.dir, "status.json"), &vr.status)
+		vr.writeTexts(v)
 	}
 }
 

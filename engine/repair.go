@@ -7,15 +7,58 @@ import (
 	"github.com/coda-acp/coda/outputspec"
 )
 
-// The repair loop (DESIGN §4, §6): a stage that owes an answer is held to
-// it. Every submission goes through check, so a refused one goes back to
-// the model with its reasons, and the visit's Desk names an identical
-// resubmission as one. A visit that would end without the answer (a
-// reply without a tool call, a reply cut at the token limit, a transition)
-// is nudged and the model asked again, up to max_revisits times; after
-// that the run carries on, flagged output_forced. Each nudge costs an
-// iteration, and running out of iterations ends the visit first
-// (stageVisit.loop).
+// The repair loop (DESIGN §4, §6, §15): a stage that owes an answer is
+// held to it. Every submission (a submit_output call, or a reply checked
+// as the answer: reply.go) goes through check, so a refused one goes back
+// to the model with its reasons, and the visit's Desk names an identical
+// resubmission as one. A visit that would end without the answer (a reply
+// that is not one, a reply cut at the token limit, a transition) is nudged
+// and the model asked again, up to max_revisits times; after that the run
+// carries on, flagged output_forced. Each nudge costs an iteration, and
+// running out of iterations ends the visit first (stageVisit.loop).
+//
+// The repair budget: refused submissions in one visit, replies included,
+// are capped by max_repairs (default 4). Past it, or at the second
+// identical refused submission in a row, the visit stops repairing (flag
+// repairs_exhausted), and the owed-output rule decides with one nudge at
+// most: if a revisit remains, the model is told once more why the answer
+// was refused and that this is its last attempt; the next refusal, or a
+// reply that is not the answer, ends the visit without it (output_forced),
+// and the model is not called again in this visit. A model stuck repeating
+// itself so costs one call past the point it was caught, not the rest of
+// max_iterations.
+
+// DefaultMaxRepairs is the refused submissions a visit repairs.
+const DefaultMaxRepairs = 4
+
+// Repairs is how many refused submissions a visit of the stage repairs.
+func (s *Stage) Repairs() int {
+	if s.MaxRepairs != nil {
+		return *s.MaxRepairs
+	}
+	return DefaultMaxRepairs
+}
+
+// repairs is a visit's account of its refused submissions.
+type repairs struct {
+	refused int // submissions refused in this visit
+	// last is the key of the last submission when it was refused ("" after
+	// an accepted one): the same key twice in a row stops the repairs.
+	last string
+	// exhausted: the visit stopped repairing; lastChance: its one nudge
+	// since then was sent. justRefused: a submission of the response being
+	// handled was refused (repairTools looks).
+	exhausted   bool
+	lastChance  bool
+	justRefused bool
+	// halted ends the visit now, for haltTo ("" ends the run): the model
+	// declared the answer unavailable, or the repairs ran out.
+	halted bool
+	haltTo string
+	// pending counts nudges said but not yet sent by a model call:
+	// status.json counts only those that were sent.
+	pending int
+}
 
 // owes reports whether the visit still owes its answer.
 func (v *stageVisit) owes() bool { return v.stage.OwesOutput() && v.submitted == nil }
@@ -36,16 +79,74 @@ func (v *stageVisit) check(ctx context.Context, tc ToolCall) outputspec.Verdict 
 	return v.gateAnswer(ctx, verdict) // the taint gate, before a passing answer is recorded
 }
 
-// repairReply is what follows a reply without a tool call in a visit that
-// owes its answer. It reports whether the model is asked again.
-func (v *stageVisit) repairReply(resp *Response) bool {
-	if resp.StopReason == StopMaxTokens {
-		// Not the model's choice: it ran out of room. This costs an
-		// iteration but no revisit.
-		v.say("Your reply was cut off at the model's output token limit before you submitted the answer. Call submit_output now with a shorter answer.")
+// refusal counts a refused submission; key identifies what was submitted
+// (the answer's text, or the arguments when they did not parse). It
+// reports whether the visit has stopped repairing.
+func (v *stageVisit) refusal(key, feedback string) bool {
+	r := v.run
+	v.rep.refused++
+	v.rep.justRefused = true
+	again := key == v.rep.last
+	if !again {
+		// A repeat's refusal only says it repeats: keep the reasons.
+		r.refusal = feedback
+	}
+	v.rep.last = key
+	if v.rep.exhausted {
 		return true
 	}
-	return v.nudge("You have not submitted the answer yet. Call submit_output with the answer now.")
+	switch {
+	case again:
+		r.warn(fmt.Sprintf("stage %s stopped repairing: the model submitted the same refused answer twice in a row", v.stage.Name))
+	case v.rep.refused > v.stage.Repairs():
+		r.warn(fmt.Sprintf("stage %s stopped repairing: %d refused submissions, past max_repairs = %d", v.stage.Name, v.rep.refused, v.stage.Repairs()))
+	default:
+		return false
+	}
+	v.rep.exhausted = true
+	r.exhausted = true
+	r.flag(FlagRepairsExhausted)
+	return true
+}
+
+// accepted notes a passing submission: a refusal after it starts a new row.
+func (v *stageVisit) accepted() { v.rep.last = "" }
+
+// lastAttempt is what follows a refusal once the visit has stopped
+// repairing: the one nudge nudge still allows, carrying the reasons; else
+// the visit ends now, without the answer. It reports whether the model is
+// asked again.
+func (v *stageVisit) lastAttempt() bool {
+	if v.nudge(fmt.Sprintf("Your answer was refused again, because:\n%s\nThis is your last attempt in this stage. %s.", v.run.refusal, v.howToAnswer("a corrected answer"))) {
+		return true
+	}
+	v.halt(v.fallback())
+	return false
+}
+
+// repairTools is what follows a response whose submit_output calls were
+// refused: the results carry the reasons, so the model simply tries again,
+// until the visit stops repairing (lastAttempt).
+func (v *stageVisit) repairTools() {
+	if !v.rep.justRefused {
+		return
+	}
+	v.rep.justRefused = false
+	if v.owes() && v.rep.exhausted && !v.rep.halted {
+		v.lastAttempt()
+	}
+}
+
+// halt ends the visit now, going on to to ("" ends the run).
+func (v *stageVisit) halt(to string) { v.rep.halted, v.rep.haltTo = true, to }
+
+// fallback is where a visit goes when the model cannot choose: the first
+// way out, or the run's end when that is DONE or there is none.
+func (v *stageVisit) fallback() string {
+	if len(v.targets) == 0 || v.targets[0] == Done {
+		return ""
+	}
+	return v.targets[0]
 }
 
 // repairLeave is what follows the model's choice to leave for to while
@@ -60,10 +161,11 @@ func (v *stageVisit) repairLeave(to string) bool {
 // rather than pretending the move happened. It costs a revisit; with none
 // left the transition goes through (and repairLeave forces the output).
 func (v *stageVisit) holdForAnswer(to string, later []ToolCall) (ToolResult, bool) {
-	if !v.owes() || submits(later) || v.revisits >= v.stage.Revisits() {
+	if !v.owes() || submits(later) || v.revisits >= v.stage.Revisits() || v.rep.exhausted {
 		return ToolResult{}, false
 	}
 	v.revisits++
+	v.rep.pending++
 	return Errorf("Not yet: this stage owes the answer. Call submit_output with it first, then transition to %s.", to), true
 }
 
@@ -77,24 +179,38 @@ func submits(calls []ToolCall) bool {
 	return false
 }
 
-// nudge asks the model again for the owed answer, if revisits remain. When
-// none remain it records output_forced and returns false.
+// nudge asks the model again for the owed answer, if revisits remain, and
+// once at most after the visit stopped repairing. Else it records
+// output_forced and returns false.
 func (v *stageVisit) nudge(msg string) bool {
-	if v.revisits < v.stage.Revisits() {
+	if v.revisits < v.stage.Revisits() && !(v.rep.exhausted && v.rep.lastChance) {
+		v.rep.lastChance = v.rep.exhausted
 		v.revisits++
+		v.rep.pending++
 		v.say(msg)
 		return true
 	}
-	v.run.flag(FlagOutputForced)
-	v.run.warn(fmt.Sprintf("stage %s ended without the answer it owes (nudged %d time(s))", v.stage.Name, v.revisits))
+	v.force()
 	return false
 }
+
+// force records that the visit ends without the answer it owes.
+func (v *stageVisit) force() {
+	r := v.run
+	r.flag(FlagOutputForced)
+	r.forced = v.stage.Name
+	r.warn(fmt.Sprintf("stage %s ended without the answer it owes (nudged %d time(s))", v.stage.Name, v.nudgesSent()))
+}
+
+// nudgesSent counts the nudges a model call carried.
+func (v *stageVisit) nudgesSent() int { return v.revisits - v.rep.pending }
 
 // forceOnLimit records output_forced for a visit that ran out of
 // iterations still owing its answer.
 func (v *stageVisit) forceOnLimit() {
 	if v.owes() {
 		v.run.flag(FlagOutputForced)
+		v.run.forced = v.stage.Name
 		v.run.warn(fmt.Sprintf("stage %s ended without the answer it owes", v.stage.Name))
 	}
 }

@@ -132,10 +132,14 @@ name = "one"
 mode = "output"
 `
 
+// noReplyStage takes no reply as the answer, so its model's prose is
+// nudged: the owed-output rule alone.
+const noReplyStage = answerStage + "answer_from_reply = false\n"
+
 // A stage that owes the answer and replies without submitting is nudged
 // and asked again; the nudge costs a revisit and an iteration.
 func TestRun_owedOutputNudged(t *testing.T) {
-	turn, sp := scripted(t, answerStage, `
+	turn, sp := scripted(t, noReplyStage, `
 [[turn]]
 text = "Let me think."
 
@@ -160,7 +164,7 @@ arguments = { content = "Done." }
 // Past max_revisits the run carries on without the answer, flagged
 // output_forced, and the model is not asked again.
 func TestRun_nudgesExhausted(t *testing.T) {
-	turn, sp := scripted(t, answerStage+"max_revisits = 1\n", `
+	turn, sp := scripted(t, noReplyStage+"max_revisits = 1\n", `
 [[turn]]
 text = "Hmm."
 [[turn]]
@@ -178,7 +182,7 @@ text = "Still thinking."
 
 // max_revisits = 0 forces the output at the first reply without it.
 func TestRun_noRevisits(t *testing.T) {
-	turn, _ := scripted(t, answerStage+"max_revisits = 0\n", `
+	turn, _ := scripted(t, noReplyStage+"max_revisits = 0\n", `
 [[turn]]
 text = "No."
 `)
@@ -192,7 +196,7 @@ text = "No."
 // visit first: both max_iterations_hit and output_forced are recorded
 // (DESIGN §6), though revisits remain.
 func TestRun_iterationsBeforeNudges(t *testing.T) {
-	turn, sp := scripted(t, answerStage+"max_iterations = 2\nmax_revisits = 5\n", `
+	turn, sp := scripted(t, noReplyStage+"max_iterations = 2\nmax_revisits = 5\n", `
 [[turn]]
 text = "One."
 [[turn]]
@@ -209,8 +213,10 @@ text = "Two."
 	if len(sp.reqs) != 2 {
 		t.Errorf("%d model calls, want 2", len(sp.reqs))
 	}
-	if st := stageStatus(t, turn, "001-answer@1"); st.Revisits != 2 || st.Iterations != 2 {
-		t.Errorf("status.json = %+v; want 2 revisits in 2 iterations", st)
+	// The second nudge was said but never sent: status.json counts only
+	// the one a model call carried.
+	if st := stageStatus(t, turn, "001-answer@1"); st.Revisits != 1 || st.Iterations != 2 {
+		t.Errorf("status.json = %+v; want 1 revisit (sent) in 2 iterations", st)
 	}
 }
 
@@ -705,7 +711,8 @@ arguments = { content = "ok" }
 }
 
 // A refused submission goes back with its reasons; the identical one again
-// is named as such; a passing one is recorded.
+// is named as such, and, being the second in a row, stops the repairs: the
+// model's one last attempt passes and is recorded.
 func TestRun_refusedThenAccepted(t *testing.T) {
 	turn, _ := scripted(t, answerStage+"[stages.answer.output]\nformat = \"json\"\n", `
 [[turn]]
@@ -720,7 +727,7 @@ name = "submit_output"
 arguments = { content = "not json" }
 
 [[turn]]
-expect = "This answer is identical to a refused submission."
+expect = "This is your last attempt in this stage."
 [[turn.tool_calls]]
 name = "submit_output"
 arguments = { content = '{"ok": true}' }
@@ -728,7 +735,11 @@ arguments = { content = '{"ok": true}' }
 	sink := &events{}
 	res := engine.Run(context.Background(), turn, sink)
 	ended(t, res, engine.StatusAnswered, "end_turn")
+	flagsAre(t, res, engine.FlagRepairsExhausted)
 	calls, last := toolCalls(sink.evs)
+	if got := resultText(last[calls[1].ID]); !strings.HasPrefix(got, "This answer is identical to a refused submission.") {
+		t.Errorf("the repeat's result: %q", got)
+	}
 	if calls[0].Title != "submit_output (json)" || last[calls[0].ID].Status != engine.ToolFailed || last[calls[2].ID].Status != engine.ToolCompleted {
 		t.Errorf("calls %+v; last %+v", calls, last)
 	}

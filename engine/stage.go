@@ -23,7 +23,7 @@ func (r *run) visit(ctx context.Context, s *Stage) (string, error) {
 	v.rec = r.rec.visit(s.Name, v.n)
 	next, err := v.loop(ctx)
 	v.rec.finish(v, err)
-	r.done = append(r.done, stageOutcome{stage: s.Name, response: v.lastText, answer: v.answerContent(), reports: v.reports})
+	r.done = append(r.done, v.outcome())
 	if err != nil {
 		return "", err
 	}
@@ -54,9 +54,14 @@ type stageVisit struct {
 	offered  map[string]Tool // the stage's own tools, by name
 	targets  []string        // the ways out: transitions in order, then DONE
 	models   []string
+	// systemBare is the system prompt for a model called without tools
+	// (notools.go), made when one is first called.
+	systemBare string
 
 	iterations int
 	revisits   int
+	rep        repairs          // refused submissions and the repair budget (repair.go)
+	toolless   bool             // the last call was made without tools (notools.go)
 	desk       *outputspec.Desk // checks submissions; remembers refused ones (repair.go)
 	submitted  *Answer          // the last passing submission of this visit
 	lastText   string
@@ -106,6 +111,10 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 			if err != nil {
 				return "", err
 			}
+			v.repairTools()
+			if v.rep.halted {
+				return v.rep.haltTo, nil
+			}
 			if to != "" {
 				if v.owes() && v.repairLeave(to) {
 					continue
@@ -121,8 +130,11 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 			continue
 		}
 		// A reply without a tool call ends the visit.
-		if v.owes() && v.repairReply(resp) {
+		if v.owes() && v.repairReply(ctx, resp) {
 			continue
+		}
+		if v.rep.halted {
+			return v.rep.haltTo, nil
 		}
 		if resp.StopReason == StopMaxTokens {
 			r.stop = "max_tokens"
@@ -130,6 +142,10 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 		}
 		if len(transitions) == 0 {
 			return "", nil
+		}
+		if v.toolless {
+			// It cannot call transition: the first way out (notools.go).
+			return v.fallback(), nil
 		}
 		v.say("Choose what comes next: call transition with one of: " + strings.Join(v.targets, ", ") + ".")
 	}
@@ -144,20 +160,7 @@ func (v *stageVisit) say(msg string) {
 func (v *stageVisit) prepare() {
 	r, s := v.run, v.stage
 	v.targets = waysOut(s)
-	var sys strings.Builder
-	sys.WriteString(strings.TrimSpace(s.SystemPrompt))
-	if s.Description != "" {
-		fmt.Fprintf(&sys, "\n\nThis stage (%s): %s", s.Name, s.Description)
-	}
-	if len(v.targets) > 0 {
-		sys.WriteString("\n\nWhen this stage's work is done, call transition with where to go next:")
-		sys.WriteString(ways(s))
-	}
-	if v.contract != nil && s.OwesOutput() {
-		sys.WriteString("\n\n")
-		sys.WriteString(v.contract.SystemPrompt())
-	}
-	v.system = strings.TrimSpace(sys.String())
+	v.system = v.systemPrompt(true)
 
 	if r.visits[s.Name] == 1 && len(r.done) == 0 {
 		// The session's earlier turns, the latest maxHistory of them, each
@@ -197,6 +200,27 @@ func (v *stageVisit) prepare() {
 	v.models = s.ModelCandidates(r.t.UserModel, r.t.DefaultModel)
 }
 
+// systemPrompt is the visit's system prompt for a model that calls tools,
+// or one that does not (which is told neither of transition nor of
+// submit_output: notools.go).
+func (v *stageVisit) systemPrompt(tools bool) string {
+	s := v.stage
+	var sys strings.Builder
+	sys.WriteString(strings.TrimSpace(s.SystemPrompt))
+	if s.Description != "" {
+		fmt.Fprintf(&sys, "\n\nThis stage (%s): %s", s.Name, s.Description)
+	}
+	if tools && len(v.targets) > 0 {
+		sys.WriteString("\n\nWhen this stage's work is done, call transition with where to go next:")
+		sys.WriteString(ways(s))
+	}
+	if v.contract != nil && s.OwesOutput() {
+		sys.WriteString("\n\n")
+		sys.WriteString(v.contract.SystemPromptFor(v.ways(tools)))
+	}
+	return strings.TrimSpace(sys.String())
+}
+
 // maxInline caps what a preamble inlines of an earlier stage's output, and
 // what the conversation keeps of an earlier turn's prompt or answer.
 const maxInline = 8 << 10
@@ -215,15 +239,16 @@ func (v *stageVisit) preamble() string {
 	for _, o := range done {
 		fmt.Fprintf(&b, "\n### Stage %s\n", o.stage)
 		if o.response != "" {
-			fmt.Fprintf(&b, "Last response:\n%s\n", clip(o.response))
+			fmt.Fprintf(&b, "Last response:\n%s\n", clipAt(o.response, o.dir, lastResponseFile))
 		}
 		if o.answer != "" {
-			fmt.Fprintf(&b, "Answer:\n%s\n", clip(o.answer))
+			fmt.Fprintf(&b, "Answer:\n%s\n", clipAt(o.answer, o.dir, answerFile))
 		}
 		for _, rep := range o.reports {
 			// Not clipped: each worker's share is cut at report_bytes.
 			fmt.Fprintf(&b, "Fan-out report:\n%s\n", rep)
 		}
+		writeArtifacts(&b, o.artifacts)
 	}
 	b.WriteString("\n## The task\n")
 	return b.String()
@@ -233,11 +258,16 @@ func (v *stageVisit) preamble() string {
 // was cut. The note fits within maxInline too, so clipping twice changes
 // nothing (acp keeps a session's history clipped: KeepHistory).
 func clip(s string) string {
+	return clipNoted(s, "the whole text is in the run record")
+}
+
+// clipNoted is clip with where saying where the whole text is.
+func clipNoted(s, where string) string {
 	if len(s) <= maxInline {
 		return s
 	}
 	note := func(n int) string {
-		return fmt.Sprintf("\n[… %d more bytes, cut here; the whole text is in the run record]", n)
+		return fmt.Sprintf("\n[… %d more bytes, cut here; %s]", n, where)
 	}
 	// len(s) has at least as many digits as what is cut.
 	cut := maxInline - len(note(len(s)))
@@ -253,8 +283,8 @@ func (v *stageVisit) call(ctx context.Context) (*Response, error) {
 	if len(v.models) == 0 {
 		return nil, fmt.Errorf("stage %s has no model: give the stage model = { models = [...] } or pass --model", v.stage.Name)
 	}
-	req := &Request{System: v.system, Messages: v.messages, Tools: v.tools, Caller: r.sub.caller}
 	v.iterations++
+	v.rep.pending = 0 // this call carries them
 	textID, thoughtID := "", ""
 	onDelta := func(d Delta) error {
 		if d.Text != "" {
@@ -273,8 +303,16 @@ func (v *stageVisit) call(ctx context.Context) (*Response, error) {
 	}
 	var lastErr error
 	for i, spec := range v.models {
+		req := v.request(spec)
 		resp, err := v.stream(ctx, spec, req, onDelta)
+		if errors.Is(err, ErrToolsUnsupported) && len(req.Tools) > 0 && textID == "" && ctx.Err() == nil {
+			// The server refused the tools: the same call without them.
+			v.learnNoTools(spec, err)
+			req = v.request(spec)
+			resp, err = v.stream(ctx, spec, req, onDelta)
+		}
 		if err == nil {
+			v.toolless = len(req.Tools) == 0
 			tidyCalls(resp.ToolCalls)
 			// A fallback that answered is asked first from now on.
 			v.models = v.models[i:]
@@ -436,7 +474,7 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 		}
 	}()
 	call := &Call{
-		ID: ev.ID, Args: tc.Arguments, Stage: v.stage.Name, Workspace: v.run.t.Workspace,
+		ID: ev.ID, Args: tc.Arguments, Stage: v.stage.Name, Workspace: v.run.t.Workspace, RunDir: v.run.rec.dir,
 		Progress: func(p ToolCallEvent) {
 			p.ID = ev.ID
 			_ = v.run.sink.Emit(ctx, Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: &p})

@@ -18,7 +18,8 @@ const ToolSubmitOutput = "submit_output"
 func (v *stageVisit) canSubmit() bool { return v.contract != nil && v.stage.CanSubmit() }
 
 func (v *stageVisit) submitSpec() ToolSpec {
-	return ToolSpec{Name: ToolSubmitOutput, Description: v.contract.ToolDescription(), Schema: v.contract.ToolSchema()}
+	w := v.ways(true)
+	return ToolSpec{Name: ToolSubmitOutput, Description: v.contract.ToolDescriptionFor(w), Schema: v.contract.ToolSchemaFor(w)}
 }
 
 // submitTitle is how the editor shows a submit_output call.
@@ -29,7 +30,11 @@ func (v *stageVisit) submitTitle() string { return "submit_output (" + v.contrac
 // was cut (then the model may submit a shorter one).
 func (v *stageVisit) submit(ctx context.Context, tc ToolCall) (res ToolResult, end bool) {
 	verdict := v.check(ctx, tc)
+	if verdict.Unavailable != "" {
+		return v.unavailable(verdict.Unavailable), false
+	}
 	if !verdict.Accepted {
+		v.refusal(refusalKey(tc.Arguments), verdict.Feedback)
 		return ToolResult{Output: verdict.Feedback, IsError: true}, false
 	}
 	v.accept(verdict)
@@ -44,6 +49,8 @@ func (v *stageVisit) submit(ctx context.Context, tc ToolCall) (res ToolResult, e
 // passing one replaces it.
 func (v *stageVisit) accept(verdict outputspec.Verdict) {
 	r := v.run
+	v.accepted()
+	r.keepArtifacts(verdict.Artifacts)
 	for _, w := range verdict.Warnings {
 		r.warn(w)
 	}

@@ -527,8 +527,16 @@ text = "I cannot answer without it."
 	if res.Answer != nil {
 		t.Errorf("answer recorded: %+v", res.Answer)
 	}
-	if recs := f.audit(t); len(recs) != 1 || !recs[0].Unchecked || !slices.Equal(recs[0].Sources, []string{"secrets/big.env"}) {
-		t.Errorf("audit = %+v", recs)
+	// The submission, then the reply (checked as the answer, DESIGN §15):
+	// each is gated, neither can be shown free of what was read.
+	recs := f.audit(t)
+	if len(recs) != 2 {
+		t.Fatalf("audit = %+v, want the submission and the reply", recs)
+	}
+	for _, rec := range recs {
+		if !rec.Unchecked || rec.Decision != "denied" || !slices.Equal(rec.Sources, []string{"secrets/big.env"}) {
+			t.Errorf("audit record = %+v", rec)
+		}
 	}
 }
 

@@ -36,6 +36,9 @@ type Call struct {
 	// Progress reports an update (content, locations) while the tool runs;
 	// never nil.
 	Progress func(ToolCallEvent)
+	// RunDir is the run's own record, which tools read as run:PATH
+	// (RunFiles); "" when the run keeps none.
+	RunDir string
 }
 
 // A ToolResult is what a tool call produced.

@@ -45,6 +45,10 @@ type Verdict struct {
 	Flags     []string
 	Warnings  []string
 	Artifacts []Artifact
+	// Unavailable is the reason of a submission that declares the answer
+	// unavailable (submit_output's `unavailable`): neither accepted nor
+	// refused, it is the caller's to honour or refuse (DESIGN §15).
+	Unavailable string
 }
 
 // An Artifact is a file handed back with the answer.
@@ -54,12 +58,19 @@ type Artifact struct {
 	MimeType string `json:"mimeType"`
 	Size     int64  `json:"size"`
 	SHA256   string `json:"sha256"`
+	// RunPath is where the run record keeps a copy of the file, as a
+	// run: path ("run:artifacts/report.md"); empty when none was kept.
+	// The engine sets it; a check never does.
+	RunPath string `json:"runPath,omitempty"`
 }
 
 // args are submit_output's arguments, parsed.
 type args struct {
 	content   string
 	artifacts []artifactRef
+	// unavailable is set when the submission declares the answer
+	// unavailable instead of giving it; content is then empty.
+	unavailable string
 }
 
 // An artifactRef is one entry of `artifacts`: a path, or {name, path, type}.
@@ -75,6 +86,9 @@ func (c *Contract) Check(ctx context.Context, sub Submission) Verdict {
 	a, problem := parseArgs(sub.Args)
 	if problem != "" {
 		return refuse(problem)
+	}
+	if a.unavailable != "" {
+		return Verdict{Unavailable: a.unavailable}
 	}
 	v, _ := c.check(ctx, sub, a)
 	return v
@@ -250,7 +264,10 @@ func (c *Contract) validatorName() string {
 }
 
 // parseArgs checks the arguments against the tool's schema (ToolSchema),
-// returning a message for the model when they do not fit it.
+// returning a message for the model when they do not fit it. `content`
+// and `unavailable` exclude each other, which the schema cannot say
+// (providers refuse combinators at a tool schema's top level), so only
+// this check says it.
 func parseArgs(raw json.RawMessage) (args, string) {
 	const shape = `submit_output takes {"content": "<the answer>", "artifacts": [optional paths or {"name", "path", "type"}]}`
 	var a args
@@ -264,13 +281,16 @@ func parseArgs(raw json.RawMessage) (args, string) {
 	}
 	var extra []string
 	for k := range fields {
-		if k != "content" && k != "artifacts" {
+		if k != "content" && k != "artifacts" && k != "unavailable" {
 			extra = append(extra, fmt.Sprintf("%q", k))
 		}
 	}
 	if len(extra) > 0 {
 		slices.Sort(extra)
 		return a, fmt.Sprintf("Unknown argument %s: %s.", strings.Join(extra, ", "), shape)
+	}
+	if ru, ok := fields["unavailable"]; ok && string(ru) != "null" {
+		return parseUnavailable(fields, ru)
 	}
 	rc, ok := fields["content"]
 	if !ok || string(rc) == "null" {
@@ -292,6 +312,28 @@ func parseArgs(raw json.RawMessage) (args, string) {
 			a.artifacts = append(a.artifacts, ref)
 		}
 	}
+	return a, ""
+}
+
+// parseUnavailable reads a submission that declares the answer
+// unavailable: a reason, and no answer beside it.
+func parseUnavailable(fields map[string]json.RawMessage, ru json.RawMessage) (args, string) {
+	var a args
+	var reason string
+	if err := json.Unmarshal(ru, &reason); err != nil {
+		return a, `"unavailable" must be a string saying why the answer cannot be given, not ` + jsonKindOf(ru) + "."
+	}
+	if strings.TrimSpace(reason) == "" {
+		return a, `"unavailable" is empty: say why the answer cannot be given, or submit the answer in "content".`
+	}
+	var content string
+	if rc, ok := fields["content"]; ok && string(rc) != "null" && (json.Unmarshal(rc, &content) != nil || strings.TrimSpace(content) != "") {
+		return a, `Give either "content" (the answer) or "unavailable" (why there is none), not both.`
+	}
+	if ra, ok := fields["artifacts"]; ok && string(ra) != "null" && string(ra) != "[]" {
+		return a, `"artifacts" go with an answer: a submission that declares it "unavailable" hands back no files.`
+	}
+	a.unavailable = strings.TrimSpace(reason)
 	return a, ""
 }
 

@@ -29,6 +29,9 @@ func (d *Desk) Submit(ctx context.Context, sub Submission) Verdict {
 	if problem != "" {
 		return refuse(problem)
 	}
+	if a.unavailable != "" {
+		return Verdict{Unavailable: a.unavailable}
+	}
 	key := sha256.Sum256([]byte(a.content))
 	d.mu.Lock()
 	earlier, seen := d.refused[key]

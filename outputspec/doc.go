@@ -32,4 +32,14 @@
 //   - A refusal is remembered by the Desk only when the content alone
 //     decided it (not for artifacts, whose files may appear later, nor for
 //     a broken validator, which has a wall-clock guard).
+//   - submit_output may declare the answer unavailable instead of giving
+//     it (`unavailable`: the reason): a Verdict that is neither accepted nor
+//     refused, for the caller to honour. It excludes `content` (an empty
+//     one aside) and artifacts; the schema offered with it cannot say so
+//     (providers refuse combinators at a tool schema's top level), so only
+//     parseArgs does, and `content` is then not required by the schema.
+//   - What the model is told depends on the Ways a stage takes its answer
+//     (the tool, a reply, or both; `unavailable` or not): SystemPromptFor,
+//     ToolDescriptionFor and ToolSchemaFor; the plain methods are the tool
+//     alone.
 package outputspec

@@ -26,23 +26,65 @@ func (c *Contract) formatLine() string {
 	return fmt.Sprintf("%s (`%s`)", f.Name, c.format)
 }
 
-// ToolDescription is the submit_output tool's description.
-func (c *Contract) ToolDescription() string {
+// Ways are how a stage visit may hand in its answer (DESIGN §15); they
+// decide what the model is told. The zero value offers nothing: use
+// ToolWays for the submit_output tool alone.
+type Ways struct {
+	// Tool: the model calls tools, and submit_output is offered.
+	Tool bool
+	// Reply: a reply with the answer alone is checked as the answer.
+	Reply bool
+	// Unavailable: submit_output may declare the answer unavailable
+	// (needs Tool).
+	Unavailable bool
+}
+
+// ToolWays is the submit_output tool alone.
+var ToolWays = Ways{Tool: true}
+
+// ToolDescription is the submit_output tool's description, for ToolWays.
+func (c *Contract) ToolDescription() string { return c.ToolDescriptionFor(ToolWays) }
+
+// ToolDescriptionFor is the submit_output tool's description when the
+// stage offers w.
+func (c *Contract) ToolDescriptionFor(w Ways) string {
 	var b strings.Builder
 	b.WriteString("Submit the final answer. Call it when the answer is ready. A refused answer comes back with the reasons: fix them and call again; a later accepted answer replaces an earlier one.\n\n")
 	fmt.Fprintf(&b, "Format: %s.", c.formatLine())
 	c.writeSpec(&b)
 	b.WriteString("\n\n`content` is the answer itself and nothing else: no code fence around it, no preamble, no closing remarks.")
+	if w.Unavailable {
+		b.WriteString("\n\n" + unavailableLine)
+	}
 	return b.String()
 }
 
+// unavailableLine tells the model how to say that it cannot answer.
+const unavailableLine = "If the answer cannot be produced from what you have (a file that does not exist, a question the data does not cover), call submit_output with `unavailable` set to the reason instead of `content`. Never make an answer up."
+
 // SystemPrompt is the section added to the system prompt of a stage that
-// owes the answer. It claims authority over presentation only.
-func (c *Contract) SystemPrompt() string {
+// owes the answer, for ToolWays. It claims authority over presentation
+// only.
+func (c *Contract) SystemPrompt() string { return c.SystemPromptFor(ToolWays) }
+
+// SystemPromptFor is SystemPrompt for a stage that offers w: it says each
+// way the answer may be handed in.
+func (c *Contract) SystemPromptFor(w Ways) string {
 	var b strings.Builder
 	b.WriteString("## The answer\n\n")
-	fmt.Fprintf(&b, "This stage owes the final answer. When it is ready, call submit_output with it. Format: %s.", c.formatLine())
+	switch {
+	case w.Tool && w.Reply:
+		b.WriteString("This stage owes the final answer. When it is ready, hand it in: call submit_output with it, or reply with the answer alone, nothing before or after it.")
+	case w.Reply:
+		b.WriteString("This stage owes the final answer. When it is ready, reply with the answer alone: nothing before or after it, no code fence around it.")
+	default:
+		b.WriteString("This stage owes the final answer. When it is ready, call submit_output with it.")
+	}
+	fmt.Fprintf(&b, " Format: %s.", c.formatLine())
 	c.writeSpec(&b)
+	if w.Tool && w.Unavailable {
+		b.WriteString("\n\n" + unavailableLine)
+	}
 	b.WriteString("\n\nThis answer specification governs the answer's presentation: its length, its structure, what it leads with. Where the instructions above disagree with it about presentation, follow this specification. It does not change the task: do what the instructions above ask, and present the result this way.")
 	return b.String()
 }
@@ -79,7 +121,10 @@ func (c *Contract) writeSpec(b *strings.Builder) {
 
 // toolSchema is the JSON Schema of submit_output's arguments; check.go's
 // parseArgs enforces exactly this, with messages written for the model.
-const toolSchema = `{
+// toolSchemaUnavailable adds `unavailable`; `content` is then no longer
+// required, and parseArgs alone says that the two exclude each other.
+const (
+	toolSchemaHead = `{
   "type": "object",
   "properties": {
     "content": {
@@ -104,16 +149,37 @@ const toolSchema = `{
           }
         ]
       }
-    }
+    }`
+	toolSchema = toolSchemaHead + `
   },
   "required": ["content"],
   "additionalProperties": false
 }`
+	toolSchemaUnavailable = toolSchemaHead + `,
+    "unavailable": {
+      "type": "string",
+      "minLength": 1,
+      "description": "Instead of content: why the answer cannot be produced from what you have. Never together with content."
+    }
+  },
+  "additionalProperties": false
+}`
+)
 
-var compactToolSchema = compact([]byte(toolSchema))
+var (
+	compactToolSchema            = compact([]byte(toolSchema))
+	compactToolSchemaUnavailable = compact([]byte(toolSchemaUnavailable))
+)
 
 // ToolSchema is the JSON Schema of submit_output's arguments: `content`, a
 // string, required; `artifacts`, an array of paths or {name, path, type}.
-func (c *Contract) ToolSchema() json.RawMessage {
+func (c *Contract) ToolSchema() json.RawMessage { return c.ToolSchemaFor(ToolWays) }
+
+// ToolSchemaFor is ToolSchema for a stage that offers w: with
+// w.Unavailable it has `unavailable` too, and `content` is optional.
+func (c *Contract) ToolSchemaFor(w Ways) json.RawMessage {
+	if w.Unavailable {
+		return append(json.RawMessage(nil), compactToolSchemaUnavailable...)
+	}
 	return append(json.RawMessage(nil), compactToolSchema...)
 }

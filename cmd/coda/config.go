@@ -39,6 +39,10 @@ import (
 //	max_call_time = "30m"                # a whole call, tries included (default 30m)
 //	max_retries = 3                      # tries after the first
 //	context_windows = { "my-model" = 32768 }
+//	tools = false                        # its models cannot call tools: they answer by reply
+//
+//	[providers.local.models."gemma3:4b"]  # one model's own facts, over its provider's
+//	tools = false
 //
 //	[taint]                              # the taint gate (DESIGN §13); off by default
 //	policy = "ask"                       # "off" | "allow" | "deny" | "ask"
@@ -73,6 +77,15 @@ type providerConfig struct {
 	MaxCallTime    configDuration    `toml:"max_call_time"`
 	MaxRetries     *int              `toml:"max_retries"`
 	ContextWindows map[string]int    `toml:"context_windows"`
+	// Tools = false: the provider's models cannot call tools (DESIGN §15);
+	// Models holds one model's own, which win (models.go: modelFacts).
+	Tools  *bool                  `toml:"tools"`
+	Models map[string]modelConfig `toml:"models"`
+}
+
+// modelConfig is one [providers.NAME.models."MODEL"] table.
+type modelConfig struct {
+	Tools *bool `toml:"tools"`
 }
 
 const (
@@ -291,6 +304,12 @@ func (b *providerConfig) merge(p providerConfig) providerConfig {
 	if p.ContextWindows != nil {
 		out.ContextWindows = p.ContextWindows
 	}
+	if p.Tools != nil {
+		out.Tools = p.Tools
+	}
+	if p.Models != nil {
+		out.Models = p.Models
+	}
 	return out
 }
 
@@ -334,10 +353,7 @@ func (c *config) newModel(spec string) (engine.Model, error) {
 		tries = *p.MaxRetries + 1
 	}
 	retry := sse.Retry{Tries: tries, Sleep: c.sleep}
-	window := catalogFact(name, model).ContextWindow
-	if n, ok := p.ContextWindows[model]; ok {
-		window = n
-	}
+	window := c.modelFacts(spec).ContextWindow
 	switch p.Kind {
 	case providerKindAnthropic:
 		return anthropic.New(model, anthropic.Options{

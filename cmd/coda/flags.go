@@ -59,7 +59,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, usageError("%s: see `coda help` for the flags", fs.Name())
+				return nil, &helpShown{usageOf(fs)} // help.go
 			}
 			return nil, usageError("%v (see `coda help`)", err)
 		}

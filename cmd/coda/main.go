@@ -72,6 +72,11 @@ func mainCode(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err == nil {
 		return 0
 	}
+	var help *helpShown
+	if errors.As(err, &help) {
+		io.WriteString(stdout, help.text)
+		return 0
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
@@ -83,7 +88,8 @@ func mainCode(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	return 1
 }
 
-// exitError carries an exit status: 1 error, 2 usage, 3 no answer.
+// exitError carries an exit status: 1 error, 2 usage, 3 no answer, 4 the
+// model declared the answer unavailable.
 type exitError struct {
 	code int
 	msg  string
@@ -118,11 +124,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "demo":
 		return demo(ctx, rest, stdout, stderr)
 	case "version":
+		if _, err := parseArgs(newFlagSet("version"), rest); err != nil {
+			return err
+		}
 		fmt.Fprintln(stdout, "coda "+version)
 		return nil
 	case "help":
-		fmt.Fprint(stdout, usageText)
-		return nil
+		return helpCmd(ctx, rest, stdout, stderr)
 	}
 	return nil
 }
@@ -131,14 +139,10 @@ const usageText = `coda — an ACP agent whose every turn ends in one validated 
 
   coda [flags]                      serve ACP on stdin/stdout (what an editor launches)
   coda run [flags] TASK...          one turn without an editor; prints the final answer
-  coda result RUN-ID [--raw|--json] print a recorded run's answer
+  coda result [RUN-ID] [flags]      print a recorded run's answer; without RUN-ID, list the latest runs
   coda validate NAME|PATH           check a blueprint
   coda agents                       list the bundled agents
   coda demo                         a scripted ACP session end to end (no model, key or network)
   coda version
-
-Flags: --agent NAME|PATH, --model SPEC, --output-format LABEL, --output-instructions TEXT,
---output-example TEXT|@FILE, --output-schema JSON|@FILE, --output-validator FILE, --config FILE,
---state-dir DIR, --log-level LEVEL, --log-file FILE, --trace.
-Serving adds --max-message-bytes N; run adds --raw, --json, --cwd DIR, --yes.
+  coda help [CMD]                   this text, or a command's flags (also CMD --help)
 `

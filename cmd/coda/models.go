@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path"
 	"strings"
 
@@ -77,6 +78,36 @@ func modelFacts(spec string) engine.ModelFact {
 		return engine.ModelFact{}
 	}
 	return catalogFact(provider, model)
+}
+
+// modelFacts is what is known of the model spec names: the catalog, with
+// the config over it. A provider's context_windows gives a model's size;
+// tools = false on the provider, or on the model ([providers.NAME.models.
+// "MODEL"], which wins either way), says it cannot call tools, and
+// tools = true says it can, whatever the catalog thinks.
+func (c *config) modelFacts(spec string) engine.ModelFact {
+	f := modelFacts(spec)
+	name, model, ok := strings.Cut(spec, ":")
+	p := c.providers[name]
+	if !ok || p == nil {
+		return f
+	}
+	if n, ok := p.ContextWindows[model]; ok {
+		f.ContextWindow = n
+	}
+	key := "providers." + name
+	tools := p.Tools
+	if m, ok := p.Models[model]; ok && m.Tools != nil {
+		key, tools = fmt.Sprintf("providers.%s.models.%q", name, model), m.Tools
+	}
+	switch {
+	case tools == nil:
+	case *tools:
+		f.NoTools = ""
+	default:
+		f.NoTools = fmt.Sprintf("the config says so: [%s] tools = false", key)
+	}
+	return f
 }
 
 // catalogFact is the first catalog entry for model served by provider.

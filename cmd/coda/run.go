@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -62,21 +61,48 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		RunID: engine.NewRunID(), Agent: l.agent, Outputs: outs, Prompt: task, Models: l.models,
 		UserModel: l.userModel, DefaultModel: l.defaultModel, Tools: l.tools, Workspace: ws,
 		StateDir: l.stateDir, Log: l.log, MaxModelCalls: l.maxModelCalls, Agents: loadSpawned, Taint: taint,
+		ModelFacts: l.facts,
 	}, progress)
 	progress.endLine()
 	for _, w := range res.Warnings {
 		fmt.Fprintln(stderr, "coda: warning: "+w)
 	}
-	if res.Err != nil {
-		return &exitError{code: 1, msg: fmt.Sprintf("run %s failed: %v", res.RunID, res.Err)}
+	// --json prints the record of every run that started, so a pipeline
+	// always gets one JSON object; the exit status still says how it ended.
+	switch {
+	case asJSON:
+		if err := printAnswer(stdout, res.Record(), false, true, false); err != nil {
+			return err
+		}
+	case res.Answer != nil:
+		if err := printAnswer(stdout, res.Answer, raw, false, false); err != nil {
+			return err
+		}
 	}
-	if res.Status == engine.StatusCancelled {
-		return &exitError{code: 1, msg: fmt.Sprintf("run %s was cancelled", res.RunID)}
+	return runEnd(stderr, res)
+}
+
+// runEnd ends `coda run` with the run's id on stderr, in a line of its own
+// when it answered, else in the error that gives the exit status: 1
+// failed or cancelled, 3 no answer, 4 the answer declared unavailable.
+func runEnd(stderr io.Writer, res *engine.Result) error {
+	id := res.RunID
+	switch {
+	case res.Err != nil:
+		return &exitError{code: 1, msg: fmt.Sprintf("run %s failed: %v", id, res.Err)}
+	case res.Status == engine.StatusCancelled:
+		return &exitError{code: 1, msg: fmt.Sprintf("run %s was cancelled", id)}
+	case res.Status == engine.StatusUnavailable:
+		return &exitError{code: 4, msg: fmt.Sprintf("run %s: the model declared the answer unavailable: %s", id, res.Unavailable)}
+	case res.Answer == nil:
+		return &exitError{code: 3, msg: fmt.Sprintf("run %s finished without an answer (%s): %s", id, res.Status, res.NoAnswer)}
 	}
-	if res.Answer == nil {
-		return &exitError{code: 3, msg: fmt.Sprintf("run %s finished without an answer (%s)", res.RunID, res.Status)}
+	line := fmt.Sprintf("coda: run %s answered", id)
+	if len(res.Answer.Flags) > 0 {
+		line += " (" + strings.Join(res.Answer.Flags, ", ") + ")"
 	}
-	return printAnswer(stdout, res.Answer, raw, asJSON, false)
+	_, err := fmt.Fprintln(stderr, line)
+	return err
 }
 
 // printAnswer prints an answer: its bytes (--raw), its record (--json), or
@@ -87,11 +113,11 @@ func printAnswer(w io.Writer, a *engine.Answer, raw, asJSON, heading bool) error
 		_, err := io.WriteString(w, a.Content)
 		return err
 	case asJSON:
-		b, err := json.MarshalIndent(a, "", "  ")
+		b, err := engine.MarshalRecord(a)
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
+		_, err = w.Write(b)
 		return err
 	}
 	if heading {
@@ -112,6 +138,7 @@ func printAnswer(w io.Writer, a *engine.Answer, raw, asJSON, heading bool) error
 type terminalSink struct {
 	w      io.Writer
 	inLine bool
+	msgID  string // the model message being shown
 }
 
 func (t *terminalSink) endLine() {
@@ -124,6 +151,10 @@ func (t *terminalSink) endLine() {
 func (t *terminalSink) Emit(_ context.Context, ev engine.Event) error {
 	switch ev.Kind {
 	case engine.EventText:
+		if ev.MessageID != t.msgID {
+			t.endLine() // each model message starts on a line of its own
+			t.msgID = ev.MessageID
+		}
 		io.WriteString(t.w, ev.Text)
 		t.inLine = !strings.HasSuffix(ev.Text, "\n")
 	case engine.EventToolCall:

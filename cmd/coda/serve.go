@@ -26,6 +26,7 @@ type launch struct {
 	// maxModelCalls caps a turn's model calls; 0 is the engine's default.
 	maxModelCalls int
 	tools         map[string]engine.Tool
+	facts         engine.ModelFacts // what is known of models (models.go)
 	stateDir      string
 	taint         engine.TaintLaunch // config.toml's [taint] and --taint
 	log           *slog.Logger
@@ -53,12 +54,16 @@ func (f *launchFlags) prepare(stderr io.Writer) (*launch, error) {
 	if l.spec, err = outputspec.Launch(f.format, f.instructions, f.example, f.schema, f.validator); err != nil {
 		return fail(err)
 	}
+	if err := f.checkAnswers(l.agent); err != nil {
+		return fail(err)
+	}
 	cfg, err := loadConfig(f.config, os.Getenv)
 	if err != nil {
 		return fail(err)
 	}
 	l.models, l.defaultModel, l.maxModelCalls = cfg.models(), cfg.DefaultModel, cfg.MaxModelCalls
 	l.taint = engine.TaintLaunch{Config: cfg.Taint, Policy: f.taint}
+	l.facts = cfg.modelFacts
 	if l.maxModelCalls < 0 {
 		return fail(fmt.Errorf("config: max_model_calls must be positive, not %d", l.maxModelCalls))
 	}
@@ -124,7 +129,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		Agent: l.agent, Launch: l.spec, LaunchDir: l.cwd, Models: l.models,
 		UserModel: l.userModel, DefaultModel: l.defaultModel, Tools: l.tools,
 		StateDir: l.stateDir, Version: version, Log: l.log, MaxModelCalls: l.maxModelCalls,
-		MaxMessageBytes: *maxMessage, Trace: f.trace, Agents: loadSpawned, Taint: l.taint,
+		MaxMessageBytes: *maxMessage, Trace: f.trace, Agents: loadSpawned, Taint: l.taint, ModelFacts: l.facts,
 	})
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/tools"
@@ -18,7 +19,12 @@ import (
 // finding is an error.
 func validate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("validate")
+	configPath := fs.String("config", "", "the config file, for what it says of models (tools = false)")
 	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(*configPath, os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -30,7 +36,7 @@ func validate(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%s: %s\n", rest[0], engine.Finding{Severity: engine.SeverityError, Code: engine.CodeLoad, Message: err.Error()})
 		return &exitError{code: 1, msg: fmt.Sprintf("%s: the blueprint could not be read", rest[0])}
 	}
-	b, findings := engine.LintSource(data, source, dir, engine.LintOptions{Tools: tools.Builtin(), Models: modelFacts, Agents: loadSpawned})
+	b, findings := engine.LintSource(data, source, dir, engine.LintOptions{Tools: tools.Builtin(), Models: cfg.modelFacts, Agents: loadSpawned})
 	errs, warnings := 0, 0
 	for _, f := range findings {
 		fmt.Fprintf(stdout, "%s: %s\n", source, f)

@@ -55,8 +55,7 @@ func (ListFiles) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 	if err := listFilesParams.decode(call.Args, &a); err != nil {
 		return engine.Errorf("list_files: %v", err)
 	}
-	ws := call.Workspace
-	root, err := resolve(ws, cmp.Or(a.Path, "."))
+	ws, root, err := target(call, cmp.Or(a.Path, "."))
 	if err != nil {
 		return engine.Errorf("list_files refused: %v", err)
 	}
@@ -114,5 +113,5 @@ func (ListFiles) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 			fmt.Fprintf(&b, "[%d more not shown; narrow the path or the pattern]\n", more)
 		}
 	}
-	return engine.ToolResult{Output: b.String(), Title: "List " + shown, Locations: []engine.Location{{Path: root}}}
+	return engine.ToolResult{Output: b.String(), Title: "List " + shown, Locations: located(ws, root)}
 }

@@ -43,6 +43,43 @@ func resolve(ws engine.Workspace, p string) (string, error) {
 	return "", fmt.Errorf("%s %s the workspace (%s); only files under it can be used", p, how, strings.Join(ws.Roots(), ", "))
 }
 
+// target is the workspace a path the model gave lies in, and the path
+// resolved there: run:PATH names a file of the run's own record (DESIGN
+// §15), read only through engine.RunFiles and confined to it; any other
+// path, the session's workspace (resolve).
+func target(call *engine.Call, p string) (engine.Workspace, string, error) {
+	rest, isRun := strings.CutPrefix(p, engine.RunPrefix)
+	if !isRun {
+		path, err := resolve(call.Workspace, p)
+		return call.Workspace, path, err
+	}
+	if call.RunDir == "" {
+		return nil, "", fmt.Errorf("%s: this run keeps no record (coda runs without a state directory), so there is nothing under run: to read", p)
+	}
+	ws := engine.NewRunFiles(call.RunDir)
+	rel := filepath.FromSlash(strings.TrimSpace(rest))
+	if rel == "" {
+		rel = "."
+	}
+	if !filepath.IsLocal(rel) && rel != "." {
+		return nil, "", fmt.Errorf("%s is outside the run's record: a run: path is relative to it, such as run:stages or run:artifacts", p)
+	}
+	path, err := resolve(ws, rel)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s leads outside the run's record", p)
+	}
+	return ws, path, nil
+}
+
+// located is the editor's location for a path a tool used: none for a file
+// of the run's record, which is coda's, not the project's.
+func located(ws engine.Workspace, abs string) []engine.Location {
+	if _, isRun := ws.(*engine.RunFiles); isRun {
+		return nil
+	}
+	return []engine.Location{{Path: abs}}
+}
+
 // disk is the local disk under the workspace's roots: every file a tool
 // reads or lists on disk is reached through it.
 func disk(ws engine.Workspace) engine.Disk { return engine.Disk{Roots: ws.Roots()} }
@@ -51,6 +88,13 @@ func disk(ws engine.Workspace) engine.Disk { return engine.Disk{Roots: ws.Roots(
 // under it, else absolute.
 func display(ws engine.Workspace, abs string) string {
 	cwd := filepath.Clean(ws.Cwd())
+	if _, isRun := ws.(*engine.RunFiles); isRun {
+		rel, _ := filepath.Rel(cwd, abs)
+		if rel == "." {
+			rel = ""
+		}
+		return engine.RunPrefix + filepath.ToSlash(rel)
+	}
 	if rel, err := filepath.Rel(cwd, abs); err == nil && engine.Within(cwd, abs) {
 		return filepath.ToSlash(rel)
 	}

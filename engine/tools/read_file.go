@@ -75,13 +75,12 @@ func (t ReadFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult 
 	if err := readFileParams.decode(call.Args, &a); err != nil {
 		return engine.Errorf("read_file: %v", err)
 	}
-	ws := call.Workspace
-	path, err := resolve(ws, a.Path)
+	ws, path, err := target(call, a.Path)
 	if err != nil {
 		return engine.Errorf("read_file refused: %v", err)
 	}
 	shown := display(ws, path)
-	locs := []engine.Location{{Path: path}}
+	locs := located(ws, path)
 	fail := func(format string, args ...any) engine.ToolResult {
 		r := engine.Errorf(format, args...)
 		r.Locations = locs

@@ -379,6 +379,27 @@ func TestModel_Stream_failures(t *testing.T) {
 		requests: 1,
 		wantErr:  "HTTP 400 Bad Request: Invalid 'messages[1].content': string too long.",
 	}, {
+		// Recorded bodies of servers whose model cannot take tools: the
+		// error wraps engine.ErrToolsUnsupported and is never retried,
+		// llama.cpp's 500 included (the engine calls again without tools).
+		name:     "Ollama: the model does not support tools",
+		replies:  []reply{{status: 400, header: map[string]string{"Content-Type": "application/json"}, file: "ollama_no_tools.json"}},
+		requests: 1,
+		wantErr:  "openai:gpt-4o: HTTP 400 Bad Request: registry.ollama.ai/library/gemma3:4b does not support tools",
+		is:       engine.ErrToolsUnsupported,
+	}, {
+		name:     "llama.cpp without --jinja",
+		replies:  []reply{{status: 500, file: "llamacpp_no_jinja.json"}},
+		requests: 1,
+		wantErr:  "HTTP 500 Internal Server Error: tools param requires --jinja flag",
+		is:       engine.ErrToolsUnsupported,
+	}, {
+		name:     "vLLM without auto tool choice",
+		replies:  []reply{{status: 400, file: "vllm_no_auto_tool_choice.json"}},
+		requests: 1,
+		wantErr:  `HTTP 400 Bad Request: "auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`,
+		is:       engine.ErrToolsUnsupported,
+	}, {
 		name:     "an error in the stream before anything was streamed is retried",
 		replies:  []reply{{file: "early_error.sse"}, {file: "text.sse"}},
 		requests: 2,
@@ -428,6 +449,9 @@ func TestModel_Stream_failures(t *testing.T) {
 				}
 				if tt.is == nil && errors.Is(err, engine.ErrModelUnavailable) {
 					t.Errorf("error %v says the model is unavailable", err)
+				}
+				if tt.is != engine.ErrToolsUnsupported && errors.Is(err, engine.ErrToolsUnsupported) {
+					t.Errorf("error %v says the model cannot take tools", err)
 				}
 			}
 			if s.count() != tt.requests {

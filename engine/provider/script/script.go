@@ -13,7 +13,9 @@
 //
 // A turn may also set stop_reason (e.g. "max_tokens") and error (the call
 // fails with it); context_window at the top reports a model size with each
-// call's usage.
+// call's usage, and tools = false plays a server that refuses tools: a
+// call that offers any fails with an error wrapping
+// engine.ErrToolsUnsupported, as Ollama's "does not support tools" does.
 //
 // A turn with for = "ID" serves only the worker or child (DESIGN §12) whose
 // name ("w1", "c2", nested "c1/w2") or fan_out task id is ID; turns without
@@ -46,6 +48,9 @@ type Script struct {
 	// provider does for a model whose size it knows.
 	ContextWindow int    `toml:"context_window"`
 	Turns         []Turn `toml:"turn"`
+	// Tools = false refuses every call that offers tools, as a server
+	// whose model cannot call them does; such a call plays no turn.
+	Tools *bool `toml:"tools"`
 }
 
 // A Turn is one model call's reply.
@@ -199,6 +204,9 @@ var ErrExhausted = errors.New("the script model has no turn left")
 func (m *Model) Name() string { return m.name }
 
 func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+	if m.script.Tools != nil && !*m.script.Tools && len(req.Tools) > 0 {
+		return nil, toolsRefused{m.name}
+	}
 	i, played := m.take(req.Caller)
 	if i < 0 {
 		if req.Caller.Name != "" {
@@ -272,6 +280,16 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 	resp.Usage = engine.Usage{InputTokens: len(lastMessage(req)) / 4, OutputTokens: len(resp.Text) / 4, ContextWindow: m.script.ContextWindow}
 	return resp, ctx.Err()
 }
+
+// toolsRefused is a tools = false script's answer to a call that offers
+// tools, worded as Ollama words it.
+type toolsRefused struct{ name string }
+
+func (e toolsRefused) Error() string {
+	return e.name + ": HTTP 400 Bad Request: " + strings.TrimPrefix(e.name, "script:") + " does not support tools"
+}
+
+func (toolsRefused) Unwrap() error { return engine.ErrToolsUnsupported }
 
 // argsPiece is the size of the fragments a scripted call's arguments are
 // streamed in, as a provider receives them.

@@ -61,6 +61,10 @@ func post(ctx context.Context, client *http.Client, url string, header http.Head
 	}
 	defer resp.Body.Close()
 	serr := &StatusError{Code: resp.StatusCode, Message: errorBody(resp.Body, secret)}
+	if toolsRefused(serr) {
+		// Another try would meet the same refusal (llama.cpp's is a 500).
+		return nil, ToolsUnsupported{serr}
+	}
 	if RetryStatus(resp.StatusCode) {
 		return nil, &Temporary{Err: serr, After: retryAfter(resp.Header, time.Now())}
 	}
@@ -85,11 +89,14 @@ func errorBody(r io.Reader, secret string) string {
 
 // errorMessage is the message of an error body, secret masked:
 // error.message of {"error": {"message": ...}} (OpenAI, Anthropic, most
-// compatible servers), the string of {"error": "..."} (Ollama's own API), or
-// the body itself, trimmed and shortened.
+// compatible servers), the string of {"error": "..."} (Ollama's own API),
+// the message of {"object": "error", "message": ...} (vLLM), or the body
+// itself, trimmed and shortened.
 func errorMessage(body []byte, secret string) string {
 	var v struct {
-		Error json.RawMessage `json:"error"`
+		Error   json.RawMessage `json:"error"`
+		Object  string          `json:"object"`
+		Message string          `json:"message"`
 	}
 	if json.Unmarshal(body, &v) == nil && len(v.Error) > 0 {
 		var s string
@@ -108,6 +115,9 @@ func errorMessage(body []byte, secret string) string {
 				return redact(o.Type, secret)
 			}
 		}
+	}
+	if v.Object == "error" && v.Message != "" {
+		return redact(v.Message, secret)
 	}
 	return shorten(redact(strings.TrimSpace(string(body)), secret), maxErrorShown)
 }

@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/coda-acp/coda/outputspec"
+)
+
+// Artifact copies (DESIGN §15): each accepted artifact up to
+// MaxArtifactCopy is copied into the run's record, runs/RUN/artifacts/,
+// when its submission passes, so that `coda result RUN --artifacts DIR`
+// can hand it back after the workspace has changed, and later stages can
+// read it as run:artifacts/NAME. The answer record keeps the workspace
+// path, and the copy's run: path beside it (Artifact.RunPath). Copies are
+// named after the file, made safe, one name per workspace path in a run:
+// a later submission of the same file replaces its copy, and two files of
+// the same name get distinct ones.
+
+// MaxArtifactCopy is the largest artifact copied into a run's record.
+const MaxArtifactCopy = 10 << 20
+
+// artifactsDir is where a run's record keeps artifact copies.
+const artifactsDir = "artifacts"
+
+// kept is what a run has copied into its record.
+type kept struct {
+	copies map[string]string // workspace path → name under artifacts/
+	taken  map[string]bool   // names in use
+}
+
+// keepArtifacts copies arts into the run's record and sets their RunPath.
+// A file it cannot copy is said once in the warnings and keeps no RunPath.
+func (r *run) keepArtifacts(arts []outputspec.Artifact) {
+	if r.rec.dir == "" {
+		return
+	}
+	for i := range arts {
+		a := &arts[i]
+		if a.Size > MaxArtifactCopy {
+			r.warn(fmt.Sprintf("artifact %s (%s) is %d bytes, over the %d MiB the run record keeps: `coda result --artifacts` cannot hand it back", a.Name, a.Path, a.Size, MaxArtifactCopy>>20))
+			continue
+		}
+		name := r.copyName(a.Path)
+		sum, err := r.copyArtifact(a.Path, filepath.Join(r.rec.dir, artifactsDir, name))
+		if err != nil {
+			r.warn(fmt.Sprintf("artifact %s (%s) was not kept in the run record: %v", a.Name, a.Path, err))
+			continue
+		}
+		if sum != a.SHA256 {
+			r.warn(fmt.Sprintf("artifact %s (%s) changed after it was checked: the run record keeps it as it is now", a.Name, a.Path))
+		}
+		a.RunPath = RunPrefix + artifactsDir + "/" + name
+	}
+}
+
+// copyName is the name under artifacts/ of the workspace file p: its
+// base name made safe, and distinct from every other file's in this run.
+func (r *run) copyName(p string) string {
+	if name, ok := r.kept.copies[p]; ok {
+		return name
+	}
+	if r.kept.copies == nil {
+		r.kept.copies, r.kept.taken = map[string]string{}, map[string]bool{}
+	}
+	base := safeName(path.Base(p))
+	ext := path.Ext(base)
+	stem := strings.TrimSuffix(base, ext)
+	name := base
+	for n := 2; r.kept.taken[name]; n++ {
+		name = fmt.Sprintf("%s-%d%s", stem, n, ext)
+	}
+	r.kept.copies[p], r.kept.taken[name] = name, true
+	return name
+}
+
+// safeName keeps letters, digits, '.', '-' and '_' of a file name, and
+// never starts it with a dot.
+func safeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	name := strings.TrimLeft(string(b), ".")
+	if name == "" {
+		return "artifact"
+	}
+	return name
+}
+
+// copyArtifact copies the workspace file p (relative to the working
+// directory, slash-separated) to dst, reading it through the workspace's
+// roots, and returns the sha256 of what it copied.
+func (r *run) copyArtifact(p, dst string) (string, error) {
+	ws := r.t.Workspace
+	src := filepath.Join(ws.Cwd(), filepath.FromSlash(p))
+	f, err := (Disk{Roots: ws.Roots()}).Open(src)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	err = writeAtomic(dst, func(w io.Writer) error {
+		n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(f, MaxArtifactCopy+1))
+		if err == nil && n > MaxArtifactCopy {
+			err = errors.New("it grew past the size kept")
+		}
+		return err
+	})
+	return hex.EncodeToString(h.Sum(nil)), err
+}

@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// Models without tools (DESIGN §15). A model known to lack tool calling
+// (Turn.ModelFacts: the catalog, or `tools = false` in the config) is
+// called without tools: no submit_output, no transition, none of the
+// stage's tools. Its stages answer by reply (reply.go), and a stage with
+// transitions goes on to the first of them (it cannot choose). A server
+// that answers that the model does not support tools (a provider's error
+// wrapping ErrToolsUnsupported) has that call made again without them, a
+// warning, and the fact remembered for the session (ToolSupport), so the
+// rest of the session calls that model without tools from the start.
+
+// ErrToolsUnsupported is wrapped by providers when the server refuses a
+// request because the model cannot call tools (Ollama's "does not support
+// tools", llama.cpp without --jinja, vLLM without auto tool choice).
+var ErrToolsUnsupported = errors.New("the model does not support tools")
+
+// ToolSupport is what a session has learned of its models' tool calling:
+// which model specs their servers refused tools for. acp keeps one per
+// session, `coda run` one per run. Safe for concurrent use.
+type ToolSupport struct {
+	mu    sync.Mutex
+	lacks map[string]string // spec → what the server said
+}
+
+// NewToolSupport returns a ToolSupport that has learned nothing.
+func NewToolSupport() *ToolSupport { return &ToolSupport{lacks: map[string]string{}} }
+
+// Lacks says why the model spec names cannot call tools, as its server
+// said; "" when no server has said so.
+func (t *ToolSupport) Lacks(spec string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.lacks[spec]
+}
+
+// learn records that spec's server refused tools; it reports whether this
+// is news.
+func (t *ToolSupport) learn(spec, why string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, known := t.lacks[spec]; known {
+		return false
+	}
+	t.lacks[spec] = why
+	return true
+}
+
+// toolsFor reports whether the model spec names is called with tools.
+func (v *stageVisit) toolsFor(spec string) bool {
+	t := v.run.t
+	if t.ModelFacts != nil && t.ModelFacts(spec).NoTools != "" {
+		return false
+	}
+	return t.ToolSupport.Lacks(spec) == ""
+}
+
+// request is the visit's next model call as the model spec names takes
+// it: with the stage's tools and the prompt that names them, or without
+// tools and with the prompt for answering by reply.
+func (v *stageVisit) request(spec string) *Request {
+	if v.toolsFor(spec) {
+		return &Request{System: v.system, Messages: v.messages, Tools: v.tools, Caller: v.run.sub.caller}
+	}
+	if v.systemBare == "" {
+		v.systemBare = v.systemPrompt(false)
+	}
+	return &Request{System: v.systemBare, Messages: v.messages, Caller: v.run.sub.caller}
+}
+
+// learnNoTools remembers for the session that spec's server refused tools,
+// warning the first time.
+func (v *stageVisit) learnNoTools(spec string, err error) {
+	said := strings.TrimPrefix(err.Error(), spec+": ") // providers' errors start with the spec
+	if v.run.t.ToolSupport.learn(spec, said) {
+		v.run.warn(fmt.Sprintf("%s cannot call tools (its server says: %s): coda calls it without tools for the rest of the session; its stages answer by reply, and a stage with transitions goes on to its first", spec, said))
+	}
+}

@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/coda-acp/coda/outputspec"
+)
+
+// What later stages can read (DESIGN §15). A run's own record is readable
+// by its tools as run:PATH (read_file and list_files; engine/tools), read
+// only and confined to the run's directory: RunFiles is that directory as
+// a Workspace whose every access goes through os.Root (Disk). Each stage
+// visit writes its whole last response and its answer into its record, so
+// that a preamble that clips them at maxInline names where the whole text
+// is: "[… N more bytes, cut here; the whole text is at
+// run:stages/002-review@1/answer]".
+
+// RunPrefix starts a path that names a file of the run's own record.
+const RunPrefix = "run:"
+
+// The files of a visit's record that hold its texts whole.
+const (
+	answerFile       = "answer"
+	lastResponseFile = "last_response"
+)
+
+// ErrReadOnly refuses a change to the run's record through RunFiles.
+var ErrReadOnly = errors.New("the run's record (run:) is read-only")
+
+// RunFiles is a run's record directory as a read-only Workspace.
+type RunFiles struct{ dir string }
+
+// NewRunFiles returns the record at dir (RunDir) as a read-only Workspace.
+func NewRunFiles(dir string) *RunFiles { return &RunFiles{dir: filepath.Clean(dir)} }
+
+func (f *RunFiles) Cwd() string     { return f.dir }
+func (f *RunFiles) Roots() []string { return []string{f.dir} }
+func (f *RunFiles) disk() Disk      { return Disk{Roots: f.Roots()} }
+
+func (f *RunFiles) ReadTextFile(_ context.Context, path string) (string, error) {
+	b, err := f.disk().ReadFile(path)
+	return string(b), err
+}
+
+func (f *RunFiles) OpenFile(_ context.Context, path string) (File, error) {
+	file, err := f.disk().Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return diskFile(file)
+}
+
+func (f *RunFiles) WriteTextFile(context.Context, string, string) error { return ErrReadOnly }
+
+func (f *RunFiles) RequestPermission(context.Context, PermissionRequest) (bool, error) {
+	return false, ErrReadOnly
+}
+
+func (f *RunFiles) RunCommand(context.Context, Command) (CommandResult, error) {
+	return CommandResult{}, ErrReadOnly
+}
+
+// runPath is the visit's record as a run: path without the prefix
+// ("stages/002-review@1"); "" when no record is kept.
+func (vr *visitRecord) runPath() string {
+	if vr.dir == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(vr.rec.dir, vr.dir)
+	if err != nil {
+		return ""
+	}
+	return filepath.ToSlash(rel)
+}
+
+// writeTexts writes the visit's last response and its answer, whole.
+func (vr *visitRecord) writeTexts(v *stageVisit) {
+	if v.lastText != "" {
+		vr.write(lastResponseFile, v.lastText)
+	}
+	if v.submitted != nil {
+		vr.write(answerFile, v.submitted.Content)
+	}
+}
+
+// outcome is what the finished visit leaves for later stages.
+func (v *stageVisit) outcome() stageOutcome {
+	o := stageOutcome{stage: v.stage.Name, response: v.lastText, answer: v.answerContent(), dir: v.rec.runPath(), reports: v.reports}
+	if v.submitted != nil {
+		o.artifacts = v.submitted.Artifacts
+	}
+	return o
+}
+
+// clipAt is clip for a text kept whole as file in the record at dir (a
+// visit's run: path): the note names where, or says the rest is not kept.
+func clipAt(s, dir, file string) string {
+	if dir == "" {
+		return clipNoted(s, "the rest is not kept (the run keeps no record)")
+	}
+	return clipNoted(s, "the whole text is at "+RunPrefix+dir+"/"+file)
+}
+
+// writeArtifacts lists an answer's artifacts for a later stage: each
+// one's name, type, workspace path, and the copy in the run's record.
+func writeArtifacts(b *strings.Builder, arts []outputspec.Artifact) {
+	if len(arts) == 0 {
+		return
+	}
+	b.WriteString("Artifacts:\n")
+	for _, a := range arts {
+		fmt.Fprintf(b, "- %s (%s): %s", a.Name, a.MimeType, a.Path)
+		if a.RunPath != "" {
+			fmt.Fprintf(b, ", kept at %s", a.RunPath)
+		}
+		b.WriteString("\n")
+	}
+}
+
+// MarshalRecord encodes a record (run.json, an answer record) as people
+// and pipelines read it: indented, ending in a newline, and with <, >
+// and & as they are, not HTML-escaped.
+func MarshalRecord(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
