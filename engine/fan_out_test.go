@@ -587,3 +587,58 @@ func TestFanOut_permissionsOneAtATime(t *testing.T) {
 		}
 	})
 }
+
+// The merge stage reads a worker's whole answer, which the report cut, at
+// the run: path the report names (DESIGN §12, §15).
+func TestFanOut_mergeReadsWholeAnswer(t *testing.T) {
+	turn := newTurn(t, `
+[agent]
+name = "fan"
+[stages.plan]
+available_tools = ["fan_out"]
+[stages.plan.fan_out]
+worker = "check"
+report_bytes = 256
+[stages.plan.transitions.merge]
+hint = "Every slice is back"
+[stages.check]
+allow_as_worker = true
+require_output = true
+[stages.merge]
+mode = "output"
+available_tools = ["read_file"]
+`, `
+[[turn]]
+[[turn.tool_calls]]
+name = "fan_out"
+arguments = { tasks = [ { id = "big", prompt = "Say a lot" } ] }
+
+[[turn]]
+for = "big"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "`+strings.Repeat("word ", 200)+`the end" }
+
+[[turn]]
+expect = "run:workers/w1/answer"
+[[turn.tool_calls]]
+name = "transition"
+arguments = { to = "merge" }
+
+[[turn]]
+[[turn.tool_calls]]
+name = "read_file"
+arguments = { path = "run:workers/w1/answer" }
+
+[[turn]]
+expect = "the end"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Read it all." }
+`)
+	turn.Tools = builtinTools()
+	res := engine.Run(context.Background(), turn, &events{})
+	if res.Status != engine.StatusAnswered || res.Err != nil {
+		t.Fatalf("Run = %s (%v), want answered", res.Status, res.Err)
+	}
+}
