@@ -175,6 +175,9 @@ func (v *stageVisit) prepare() {
 	v.offered = map[string]Tool{}
 	for _, name := range names {
 		if tool := r.t.Tools[name]; tool != nil {
+			if r.t.Withhold != nil && r.t.Withhold(tool) {
+				continue
+			}
 			v.offered[name] = tool
 			v.tools = append(v.tools, tool.Spec())
 		} else {
