@@ -53,7 +53,8 @@ var update = flag.Bool("update", false, "rewrite the expected agent lines (-- se
 //	                         restart       close stdin, wait for coda to finish, and go on
 //	                                       with a new coda over the same state directory
 //	                                       (a restart: the same model and id counter)
-//	-- server --           every line coda sends, in order ($WORK for the working directory)
+//	-- server --           every line coda sends, in order ($WORK for the working directory,
+//	                       $STATE for the state directory)
 //
 // Any other section, or a section twice, is an error. Every line coda sends
 // is checked against the ACP schema.
@@ -268,6 +269,7 @@ func runSession(t *testing.T, file string) {
 
 	got := strings.Join(c.received, "\n")
 	got = strings.ReplaceAll(got, work, "$WORK")
+	got = strings.ReplaceAll(got, state, "$STATE")
 	if got != "" {
 		got += "\n"
 	}
