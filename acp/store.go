@@ -191,6 +191,9 @@ func readHeader(path, id string) (*sessionFile, error) {
 			return corrupt(fmt.Errorf("%s: %v", tok, err))
 		}
 	}
+	if _, err := dec.Token(); err != nil {
+		return corrupt(err)
+	}
 	return &f, f.check(id)
 }
 
