@@ -39,9 +39,15 @@ import (
 //	max_call_time = "30m"                # a whole call, tries included (default 30m)
 //	max_retries = 3                      # tries after the first
 //	context_windows = { "my-model" = 32768 }
+//
+//	[picker]
+//	models = ["openai:gpt-5.1", "ollama:qwen3"]   # more choices in the editor's model picker
 type config struct {
 	DefaultModel string                    `toml:"default_model"`
 	Providers    map[string]providerConfig `toml:"providers"`
+	Picker       struct {
+		Models []string `toml:"models"`
+	} `toml:"picker"`
 	// MaxModelCalls caps the model calls of one turn (default 200); a turn
 	// that reaches it ends with stopReason max_turn_requests.
 	MaxModelCalls int `toml:"max_model_calls"`
@@ -193,6 +199,11 @@ func (c *config) check() error {
 	if c.DefaultModel != "" {
 		if _, _, err := configSplitSpec(c.DefaultModel); err != nil {
 			return fmt.Errorf("default_model: %w", err)
+		}
+	}
+	for i, m := range c.Picker.Models {
+		if _, _, err := configSplitSpec(m); err != nil {
+			return fmt.Errorf("picker.models[%d]: %w", i, err)
 		}
 	}
 	for name, p := range c.Providers {
@@ -362,7 +373,7 @@ func (c *config) resolve(spec, name string) (*providerConfig, string, error) {
 	}
 	key := strings.TrimSpace(c.getenv(env))
 	if key == "" {
-		return nil, "", configUnavailable{fmt.Sprintf("model %s needs %s: set it in the environment (or api_key_env in [providers.%s])", spec, env, name)}
+		return nil, "", missingKey{configUnavailable{fmt.Sprintf("model %s needs %s: set it in the environment (or api_key_env in [providers.%s])", spec, env, name)}}
 	}
 	return p, key, nil
 }
@@ -405,3 +416,7 @@ type configUnavailable struct{ msg string }
 
 func (e configUnavailable) Error() string { return e.msg }
 func (e configUnavailable) Unwrap() error { return engine.ErrModelUnavailable }
+
+// missingKey is a model whose API key is not in the environment: when
+// serving, coda starts anyway and asks for it (auth.go).
+type missingKey struct{ configUnavailable }
