@@ -188,14 +188,10 @@ func (s *Server) loadSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request, replay 
 // readSession reads a session's file for load and resume, saying plainly
 // why it cannot be used.
 func (s *Server) readSession(id string) (*sessionFile, []storedExchange, error) {
-	f, err := s.store.read(id)
-	if err == nil {
-		var exs []storedExchange
-		if exs, err = f.exchanges(); err == nil {
-			return f, exs, nil
-		}
-	}
+	f, exs, err := s.store.readAll(id)
 	switch {
+	case err == nil:
+		return f, exs, nil
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil, fmt.Errorf("%w: unknown session %q", ErrInvalidParams, id)
 	case errors.Is(err, errCorrupt):

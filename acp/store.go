@@ -130,15 +130,24 @@ func (f *sessionFile) check(id string) error {
 	return nil
 }
 
-// exchanges decodes the file's exchanges.
-func (f *sessionFile) exchanges() ([]storedExchange, error) {
-	out := make([]storedExchange, len(f.Exchanges))
-	for i, raw := range f.Exchanges {
-		if err := json.Unmarshal(raw, &out[i]); err != nil {
-			return nil, fmt.Errorf("%w: exchange %d: %v", errCorrupt, i+1, err)
-		}
+// readAll reads a session's file with its exchanges decoded, in one pass:
+// what load and resume need. Errors are read's.
+func (st *store) readAll(id string) (*sessionFile, []storedExchange, error) {
+	data, err := os.ReadFile(st.path(id))
+	if err != nil {
+		return nil, nil, err
 	}
-	return out, nil
+	var f struct {
+		sessionFile
+		Exchanges []storedExchange `json:"exchanges"` // instead of the raw ones
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", errCorrupt, err)
+	}
+	if err := f.check(id); err != nil {
+		return nil, nil, err
+	}
+	return &f.sessionFile, f.Exchanges, nil
 }
 
 // readHeader reads the fields before the exchanges: what session/list
