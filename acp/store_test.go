@@ -352,3 +352,28 @@ func TestDeleteSession_duringTurn(t *testing.T) {
 		t.Errorf("the deleted session's file is back: %v", err)
 	}
 }
+
+// A session restored by another process keeps its session/new output
+// level and its option values.
+func TestRestore_levelsAndOptions(t *testing.T) {
+	state, cwd := t.TempDir(), t.TempDir()
+	srv := testServer(t, state, Options{PickerModels: []string{"answer:other"}})
+	id := call(t, srv, "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[],"_meta":{"coda":{"output":{"format":"json","instructions":"Keys sorted."}}}}`, cwd)).(map[string]any)["sessionId"].(string)
+	sess := srv.sessions[id]
+	for option, value := range map[string]string{optionModel: "answer:other", optionMode: modeAutoEdit} {
+		if _, err := srv.setOption(sess, option, value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.saveSession(sess, nil)
+
+	again := testServer(t, state, Options{PickerModels: []string{"answer:other"}})
+	call(t, again, "session/load", fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, cwd))
+	got := again.sessions[id]
+	if got.meta == nil || got.meta.Spec.Instructions != "Keys sorted." || got.outputs.Lead(again.opts.Agent).Format() != "json" {
+		t.Errorf("restored output level %+v, format %s", got.meta, got.outputs.Lead(again.opts.Agent).Format())
+	}
+	if got.model != "answer:other" || got.mode != modeAutoEdit || again.userModel(got) != "answer:other" {
+		t.Errorf("restored model %q, mode %q", got.model, got.mode)
+	}
+}
