@@ -25,6 +25,8 @@ import (
 // its file, as a new process would, unless a turn runs in it: then the load
 // is refused until the turn has answered. A load or resume may give another
 // cwd than the session had (the project moved): the session goes on there.
+// A file that cannot be read as a session's is refused -32602, naming the
+// file (-32000 would tell a client to authenticate).
 
 // keepsSessions reports whether sessions outlive coda: they need a state
 // directory.
