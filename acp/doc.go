@@ -10,8 +10,15 @@
 //	stream.go      the line reader: one message a line, bad and over-long lines answered, never fatal
 //	output.go      the protocol stream out: one line a message, under one lock, flushed when idle
 //	server.go      Options, the method table, replies and the JSON-RPC error codes
-//	initialize.go  initialize and authenticate
+//	initialize.go  initialize
+//	auth.go        the "env" auth method, authenticate, a turn that cannot reach a model (-32000)
 //	session.go     sessions: new, set_config_option, close, cancel, and their bounded history
+//	store.go       the sessions' files, STATE/sessions/ID.json: layout, atomic writes, session ids
+//	load.go        saving a session; session/load, resume, delete; the replay; titles
+//	list.go        session/list: newest first, cwd, cursor pages
+//	modes.go       the pickers: output_format, model and mode options, set_mode, what a mode does
+//	commands.go    slash commands: /format, /mode, /model
+//	mcp_hook.go    where a session's MCP servers start and stop
 //	prompt.go      a prompt turn: started on the read loop, run and answered in its own goroutine
 //	client.go      the editor as a workspace: fs/*, terminal/*, session/request_permission
 //	updates.go     engine events as session/update notifications

@@ -50,7 +50,7 @@ func TestSession_historyBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessionID := res.(map[string]any)["sessionId"].(string)
+	sessionID := res.(replyThen).result.(map[string]any)["sessionId"].(string)
 	sess := srv.sessions[sessionID]
 
 	var before, after runtime.MemStats

@@ -1,8 +1,6 @@
 package acp
 
 import (
-	"fmt"
-
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/coda-acp/coda/validators"
@@ -42,12 +40,9 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 		"protocolVersion": ProtocolVersion,
 		"agentInfo":       map[string]any{"name": "coda", "title": "coda", "version": version},
 		"agentCapabilities": map[string]any{
-			"loadSession":        false,
-			"promptCapabilities": map[string]any{"image": false, "audio": false, "embeddedContext": true},
-			"sessionCapabilities": map[string]any{
-				"close":                 map[string]any{},
-				"additionalDirectories": map[string]any{},
-			},
+			"loadSession":         s.keepsSessions(),
+			"promptCapabilities":  map[string]any{"image": false, "audio": false, "embeddedContext": true},
+			"sessionCapabilities": s.sessionCapabilities(),
 			"_meta": map[string]any{"coda": map[string]any{
 				"finalOutput": lead != nil, // an agent with no stage that answers gives none
 				"formats":     advertised,
@@ -56,19 +51,6 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 				"output":      launch,
 			}},
 		},
-		"authMethods": []any{},
+		"authMethods": s.authMethods(),
 	}, nil
-}
-
-// authenticate answers per the spec: coda advertises no auth methods, so
-// every method id is unknown.
-func (s *Server) authenticate(req *jsonrpc2.Request) (any, error) {
-	var p authenticateRequest
-	if err := params(req, &p); err != nil {
-		return nil, err
-	}
-	if p.MethodID == nil {
-		return nil, missingField("methodId")
-	}
-	return nil, fmt.Errorf("%w: methodId: coda needs no authentication and offers no method %q", ErrInvalidParams, *p.MethodID)
 }

@@ -40,6 +40,10 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 	if busy {
 		return fmt.Errorf("%w: session %s is still answering an earlier prompt: wait for its response, or send session/cancel first", ErrInvalidParams, sess.id)
 	}
+	if name, arg, ok := parseCommand(p.Prompt); ok {
+		s.runCommand(req, sess, name, arg)
+		return nil
+	}
 	if raw := p.Meta.output(); raw != nil {
 		// A per-turn spec: the session's contracts, recompiled with it.
 		spec, err := parseOutput(raw)
@@ -57,7 +61,7 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 	if err != nil {
 		return err
 	}
-	r := &running{cancel: cancel, done: make(chan struct{})}
+	r := &running{cancel: cancel, done: make(chan struct{}), prompt: p.Prompt}
 	sess.mu.Lock()
 	sess.running = r
 	sess.mu.Unlock()
@@ -68,8 +72,8 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 	turn := &engine.Turn{
 		RunID: s.opts.NewID("r"), SessionID: sess.id, Agent: s.opts.Agent, Outputs: outs,
 		Prompt: text, History: history, Models: s.opts.Models,
-		UserModel: s.opts.UserModel, DefaultModel: s.opts.DefaultModel,
-		Tools: s.opts.Tools, Workspace: sess.ws, StateDir: s.opts.StateDir,
+		UserModel: s.userModel(sess), DefaultModel: s.opts.DefaultModel,
+		Tools: s.opts.Tools, Withhold: withhold(sess.mode), Workspace: sess.ws, StateDir: s.opts.StateDir,
 		NewID: s.opts.NewID, MaxModelCalls: s.opts.MaxModelCalls, Log: s.log,
 		Agents: s.opts.Agents, Taint: s.opts.Taint, PromptSources: promptSources(p.Prompt),
 		ModelFacts: s.opts.ModelFacts, ToolSupport: sess.toolSupport,
@@ -103,7 +107,17 @@ func (s *Server) runTurn(ctx context.Context, r *running, id jsonrpc2.ID, sess *
 			s.replyError(id, codeInternalError, fmt.Sprintf("internal error: the turn failed inside coda (%v); the session is still usable", p), map[string]any{"runId": turn.RunID})
 		}
 	}()
-	sink := &updateSink{out: s.conn.out, sessionID: sess.id, cwd: sess.cwd}
+	var closing [][]byte
+	sink := &updateSink{out: s.conn.out, sessionID: sess.id, cwd: sess.cwd, keep: func(line []byte) {
+		if u := closingUpdate(line); u != nil {
+			closing = append(closing, u)
+		}
+	}}
+	if err := s.startTurn(sess, turn, r.prompt); err != nil {
+		release()
+		s.replyError(id, codeOf(err), err.Error(), nil)
+		return
+	}
 	res := engine.Run(ctx, turn, sink)
 
 	ex := engine.Exchange{Prompt: turn.Prompt, Answer: res.LastReply}
@@ -114,6 +128,9 @@ func (s *Server) runTurn(ctx context.Context, r *running, id jsonrpc2.ID, sess *
 		sess.remember(ex)
 	}
 	release()
+	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, closing, res.Status); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 	coda := map[string]any{
 		"runId": res.RunID, "status": res.Status, "flags": res.Flags, "warnings": res.Warnings,
 		"finalOutput": res.Answer,

@@ -43,6 +43,24 @@ type sessionRequest struct {
 	SessionID *string `json:"sessionId"`
 }
 
+// loadSessionRequest is session/load's and session/resume's params.
+type loadSessionRequest struct {
+	SessionID             *string         `json:"sessionId"`
+	Cwd                   *string         `json:"cwd"`
+	AdditionalDirectories []string        `json:"additionalDirectories"`
+	MCPServers            json.RawMessage `json:"mcpServers"`
+}
+
+type listSessionsRequest struct {
+	Cwd    *string `json:"cwd"`
+	Cursor *string `json:"cursor"`
+}
+
+type setModeRequest struct {
+	SessionID *string `json:"sessionId"`
+	ModeID    *string `json:"modeId"`
+}
+
 type setConfigOptionRequest struct {
 	SessionID *string         `json:"sessionId"`
 	ConfigID  *string         `json:"configId"`

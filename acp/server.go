@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -61,12 +62,35 @@ type Options struct {
 	// ModelFacts says what is known of models before calling them (which
 	// cannot call tools); nil knows nothing.
 	ModelFacts engine.ModelFacts
+
+	// Models beyond the launch's (auth.go, modes.go).
+
+	// FindDefault, when DefaultModel is "", looks for one (a local Ollama
+	// that answers); "" when there is none. With wait false it answers at
+	// once, "" while it is still looking; with wait it may take a moment,
+	// so acp waits only in a turn's goroutine or in authenticate (auth.go).
+	FindDefault func(wait bool) string
+	// PickerModels are more models the model option offers (config.toml's
+	// [picker] models), after the launch's.
+	PickerModels []string
+	// CheckModel says whether a model spec can be used: nil, an error
+	// wrapping ErrAuthRequired when its key is not set (the message names
+	// the variable), or another error when the spec itself is wrong. Nil
+	// takes every PROVIDER:MODEL.
+	CheckModel func(spec string) error
+	// Reach says why a turn could not reach a model when the user's model
+	// is userModel and the default defaultModel, or nil when it can: the
+	// message says what to set. Nil takes every turn as reachable.
+	Reach func(userModel, defaultModel string) error
 }
 
 // Errors mapped to JSON-RPC codes; wrap them with %w.
 var (
 	ErrInvalidParams  = errors.New("invalid params")
 	ErrMethodNotFound = errors.New("method not found")
+	// ErrAuthRequired is ACP's -32000: no model can be reached until the
+	// user sets what the message names.
+	ErrAuthRequired = errors.New("authentication required")
 )
 
 // codeOf maps an error to its JSON-RPC code: one table for the transport.
@@ -76,6 +100,8 @@ func codeOf(err error) int {
 		return codeInvalidParams
 	case errors.Is(err, ErrMethodNotFound):
 		return codeMethodNotFound
+	case errors.Is(err, ErrAuthRequired):
+		return codeAuthRequired
 	}
 	return codeInternalError
 }
@@ -89,6 +115,9 @@ type Server struct {
 	// launchOutputs are the contracts at launch: advertised in initialize.
 	launchOutputs *engine.Outputs
 	launchLevel   *outputspec.Level
+
+	// store keeps the sessions' files (store.go).
+	store *store
 
 	mu         sync.Mutex
 	sessions   map[string]*session
@@ -122,6 +151,10 @@ func NewServer(opts Options) (*Server, error) {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes
 	}
 	s := &Server{opts: opts, log: opts.Log, sessions: map[string]*session{}, prompts: map[string]*session{}}
+	s.store = &store{}
+	if opts.StateDir != "" {
+		s.store.dir = filepath.Join(opts.StateDir, "sessions")
+	}
 	s.launchLevel = &outputspec.Level{Dir: opts.LaunchDir, Spec: opts.Launch}
 	outs, err := engine.CompileOutputs(opts.Agent, outputspec.Levels{Launch: s.launchLevel})
 	if err != nil {
@@ -169,6 +202,19 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		result, err = s.newSession(conn, req)
 	case "session/set_config_option":
 		result, err = s.setConfigOption(req)
+	case "session/set_mode":
+		result, err = s.setMode(req)
+	case "session/load":
+		result, err = s.loadSession(conn, req, true)
+	case "session/resume":
+		result, err = s.loadSession(conn, req, false)
+	case "session/list":
+		result, err = s.listSessions(req)
+	case "session/delete":
+		// Answered once the session's turn, if one runs, has answered.
+		if err = s.deleteSession(req); err == nil {
+			return
+		}
 	case "session/close":
 		// Answered once the session's turn, if one runs, has answered.
 		if err = s.closeSession(req); err == nil {
@@ -192,7 +238,19 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		s.replyError(req.ID, code, err.Error(), nil)
 		return
 	}
+	if t, ok := result.(replyThen); ok {
+		s.reply(req.ID, t.result)
+		t.then()
+		return
+	}
 	s.reply(req.ID, result)
+}
+
+// replyThen is a result with what to send once it is answered: the
+// notifications about a session the client learns of from the answer.
+type replyThen struct {
+	result any
+	then   func()
 }
 
 // reply writes a result response.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -40,12 +41,27 @@ type session struct {
 	// calling (engine.ToolSupport): a model whose server refused tools is
 	// called without them for the rest of the session.
 	toolSupport *engine.ToolSupport
+
+	// What the session's file keeps besides (store.go), and the pickers
+	// (modes.go): the session/new _meta.coda.output as sent, the model
+	// picked ("" is the launch's), the mode, the title.
+	additional []string
+	metaRaw    json.RawMessage
+	model      string
+	mode       string
+	title      string
+	createdAt  time.Time
+	// saving orders the writes of the session's file; gone, set under it
+	// by session/delete, stops them.
+	saving sync.Mutex
+	gone   bool
 }
 
 // running is a session's prompt turn in progress.
 type running struct {
 	cancel context.CancelFunc
-	done   chan struct{} // closed once the prompt is answered
+	done   chan struct{}  // closed once the prompt is answered
+	prompt []contentBlock // as the client sent it, for the session's file
 }
 
 // remember adds a finished turn to the session's history, keeping only what
@@ -90,19 +106,13 @@ func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, er
 	if err := params(req, &p); err != nil {
 		return nil, err
 	}
-	if p.Cwd == nil {
-		return nil, missingField("cwd")
+	cwd, err := checkDirs(p.Cwd, p.AdditionalDirectories)
+	if err != nil {
+		return nil, err
 	}
-	if !filepath.IsAbs(*p.Cwd) {
-		return nil, fmt.Errorf("%w: cwd: %q is not an absolute path", ErrInvalidParams, *p.Cwd)
-	}
-	for i, d := range p.AdditionalDirectories {
-		if !filepath.IsAbs(d) {
-			return nil, fmt.Errorf("%w: additionalDirectories[%d]: %q is not an absolute path", ErrInvalidParams, i, d)
-		}
-	}
-	sess := &session{cwd: filepath.Clean(*p.Cwd), toolSupport: engine.NewToolSupport()}
+	sess := &session{cwd: cwd, additional: p.AdditionalDirectories, mode: modeAsk, createdAt: time.Now(), toolSupport: engine.NewToolSupport()}
 	if raw := p.Meta.output(); raw != nil {
+		sess.metaRaw = raw
 		spec, err := parseOutput(raw)
 		if err != nil {
 			return nil, err
@@ -118,23 +128,19 @@ func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, er
 	}
 	sess.outputs = outs
 	sess.id = s.opts.NewID("s")
-	s.mu.Lock()
-	caps := s.clientCaps
-	s.mu.Unlock()
-	sess.ws = newClientWorkspace(conn, sess.id, sess.cwd, p.AdditionalDirectories, caps, s.opts.EditorTimeout)
+	s.workspace(conn, sess)
+	if err := s.startMCP(sess, p.MCPServers); err != nil {
+		return nil, err
+	}
 
 	s.mu.Lock()
 	s.sessions[sess.id] = sess
 	s.mu.Unlock()
 
-	resp := map[string]any{
-		"sessionId":     sess.id,
-		"configOptions": []configOption{s.formatOption(outs)},
-	}
-	if len(outs.Warnings) > 0 {
-		resp["_meta"] = map[string]any{"coda": map[string]any{"warnings": outs.Warnings}}
-	}
-	return resp, nil
+	warning := s.saveSession(sess, nil)
+	resp := s.sessionResponse(sess, warning)
+	resp["sessionId"] = sess.id
+	return s.thenAnnounce(sess, resp), nil
 }
 
 // parseOutput reads a _meta.coda.output spec; unknown fields are errors.
@@ -203,26 +209,23 @@ func (s *Server) setConfigOption(req *jsonrpc2.Request) (any, error) {
 	if p.ConfigID == nil {
 		return nil, missingField("configId")
 	}
-	if *p.ConfigID != "output_format" {
-		return nil, fmt.Errorf("%w: configId: coda has no option %q (it has output_format)", ErrInvalidParams, *p.ConfigID)
-	}
 	var value string
 	if err := json.Unmarshal(p.Value, &value); err != nil || strings.TrimSpace(value) == "" {
-		return nil, fmt.Errorf("%w: value: output_format takes a format label such as \"json\"", ErrInvalidParams)
+		return nil, fmt.Errorf("%w: value: %s takes a string value such as %q", ErrInvalidParams, *p.ConfigID, optionExample(*p.ConfigID))
 	}
-	// Only the read loop changes a session's levels, so compiling from them
-	// and then storing cannot interleave with another change.
-	config := validators.Canonical(value)
-	outs, err := s.compile(s.levels(sess.meta, config))
+	warnings, err := s.setOption(sess, *p.ConfigID, strings.TrimSpace(value))
 	if err != nil {
 		return nil, err
 	}
-	sess.mu.Lock()
-	sess.config, sess.outputs = config, outs
-	sess.mu.Unlock()
-	resp := map[string]any{"configOptions": []configOption{s.formatOption(outs)}}
-	if len(outs.Warnings) > 0 {
-		resp["_meta"] = map[string]any{"coda": map[string]any{"warnings": outs.Warnings}}
+	if *p.ConfigID == optionMode {
+		s.notifyMode(sess)
+	}
+	if w := s.saveSession(sess, nil); w != "" {
+		warnings = append(warnings, w)
+	}
+	resp := map[string]any{"configOptions": s.configOptions(sess)}
+	if len(warnings) > 0 {
+		resp["_meta"] = map[string]any{"coda": map[string]any{"warnings": warnings}}
 	}
 	return resp, nil
 }
@@ -242,7 +245,13 @@ func (s *Server) closeSession(req *jsonrpc2.Request) error {
 	s.mu.Lock()
 	delete(s.sessions, sess.id)
 	s.mu.Unlock()
-	answer := func() { s.reply(req.ID, map[string]any{}) }
+	s.afterTurn(sess, func() { s.reply(req.ID, map[string]any{}) })
+	return nil
+}
+
+// afterTurn cancels the session's running prompt, if any, and sends answer
+// once that prompt has answered; at once when none runs.
+func (s *Server) afterTurn(sess *session, answer func()) {
 	// Under the session's lock the turn cannot finish between the check
 	// and conn.after, which needs the turn still owed.
 	sess.mu.Lock()
@@ -250,10 +259,9 @@ func (s *Server) closeSession(req *jsonrpc2.Request) error {
 	if r := sess.running; r != nil {
 		r.cancel()
 		s.conn.after(r.done, answer)
-		return nil
+		return
 	}
 	answer()
-	return nil
 }
 
 // cancelSession handles session/cancel: the running prompt stops and is

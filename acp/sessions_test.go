@@ -43,12 +43,18 @@ var update = flag.Bool("update", false, "rewrite the expected agent lines (-- se
 //	                       used in order per method (the last one repeats); METHOD - never
 //	                       answers
 //	-- files/PATH --       files put in the session's working directory ($WORK)
+//	-- state/PATH --       files put in coda's state directory ($WORK in them expanded):
+//	                       state/sessions/ID.json is a kept session
 //	-- client --           what the client sends, one line each, in order. Directives:
 //	                         await TEXT    wait until coda has sent a line containing TEXT
 //	                         big N         send a request line of N bytes
 //	                         hex HEX       send these bytes as a line
 //	                         close         close stdin early
-//	-- server --           every line coda sends, in order ($WORK for the working directory)
+//	                         restart       close stdin, wait for coda to finish, and go on
+//	                                       with a new coda over the same state directory
+//	                                       (a restart: the same model and id counter)
+//	-- server --           every line coda sends, in order ($WORK for the working directory,
+//	                       $STATE for the state directory)
 //
 // Any other section, or a section twice, is an error. Every line coda sends
 // is checked against the ACP schema.
@@ -88,7 +94,7 @@ func loadSession(file string) (*txtar.Archive, map[string][]byte, error) {
 	}
 	sections := map[string][]byte{}
 	for _, f := range ar.Files {
-		if !sessionSections[f.Name] && !strings.HasPrefix(f.Name, "files/") {
+		if !sessionSections[f.Name] && !strings.HasPrefix(f.Name, "files/") && !strings.HasPrefix(f.Name, "state/") {
 			return nil, nil, fmt.Errorf("%s: unknown section %q", file, f.Name)
 		}
 		if _, dup := sections[f.Name]; dup {
@@ -105,6 +111,8 @@ func TestLoadSession(t *testing.T) {
 		{"-- client --\n-- sever --\n", `unknown section "sever"`},
 		{"-- client --\n-- client --\n", `section "client" appears twice`},
 		{"-- files/a --\n-- files/a --\n", `section "files/a" appears twice`},
+		{"-- state/sessions/s-1.json --\n{}\n", ""},
+		{"-- state/sessions/s-1.json --\n{}\n-- statefoo --\n", `unknown section "statefoo"`},
 	}
 	for _, tt := range tests {
 		file := filepath.Join(t.TempDir(), "s.txtar")
@@ -173,9 +181,16 @@ func runSession(t *testing.T, file string) {
 	}
 	work := t.TempDir()
 	work, _ = filepath.EvalSymlinks(work)
+	state := t.TempDir()
 	for name, data := range sections {
+		p := ""
 		if rel, ok := strings.CutPrefix(name, "files/"); ok {
-			p := filepath.Join(work, rel)
+			p = filepath.Join(work, rel)
+		}
+		if rel, ok := strings.CutPrefix(name, "state/"); ok {
+			p, data = filepath.Join(state, rel), []byte(strings.ReplaceAll(string(data), "$WORK", work))
+		}
+		if p != "" {
 			os.MkdirAll(filepath.Dir(p), 0o755)
 			if err := os.WriteFile(p, data, 0o644); err != nil {
 				t.Fatal(err)
@@ -208,14 +223,18 @@ func runSession(t *testing.T, file string) {
 	maxCalls := sessionOptions(t, sections["options"])
 	var logs bytes.Buffer
 	var logMu sync.Mutex
-	srv, err := acp.NewServer(acp.Options{
-		Agent: agent, Launch: launch, LaunchDir: work, Models: oneModel{model}, UserModel: "script:test",
-		Tools: tools.Builtin(), StateDir: t.TempDir(), Version: "test",
-		Log:   slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		NewID: counter(), MaxModelCalls: maxCalls, Agents: sessionAgents,
-	})
-	if err != nil {
-		t.Fatal(err)
+	ids := counter()
+	newServer := func() *acp.Server {
+		srv, err := acp.NewServer(acp.Options{
+			Agent: agent, Launch: launch, LaunchDir: work, Models: oneModel{model}, UserModel: "script:test",
+			Tools: tools.Builtin(), StateDir: state, Version: "test",
+			Log:   slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			NewID: ids, MaxModelCalls: maxCalls, Agents: sessionAgents,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return srv
 	}
 	defer func() {
 		if t.Failed() {
@@ -225,7 +244,15 @@ func runSession(t *testing.T, file string) {
 		}
 	}()
 
-	c, served := serve(t, context.Background(), srv, work, parseAnswers(t, sections["answers"]))
+	c, served := serve(t, context.Background(), newServer(), work, parseAnswers(t, sections["answers"]))
+	c.restart = func() {
+		c.closeInput()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		c.wait()
+		served = c.connect(context.Background(), newServer())
+	}
 	for _, line := range strings.Split(string(sections["client"]), "\n") {
 		if t.Failed() {
 			break
@@ -242,6 +269,7 @@ func runSession(t *testing.T, file string) {
 
 	got := strings.Join(c.received, "\n")
 	got = strings.ReplaceAll(got, work, "$WORK")
+	got = strings.ReplaceAll(got, state, "$STATE")
 	if got != "" {
 		got += "\n"
 	}
@@ -268,6 +296,14 @@ func runSession(t *testing.T, file string) {
 // serve runs srv.Serve over pipes, with a client playing the editor; the
 // channel gets Serve's result once it returns.
 func serve(t *testing.T, ctx context.Context, srv *acp.Server, work string, answers map[string][]string) (*client, <-chan error) {
+	c := &client{t: t, work: work, methods: map[string]string{}, answers: answers}
+	c.cond = sync.NewCond(&c.mu)
+	return c, c.connect(ctx, srv)
+}
+
+// connect serves srv to the client over new pipes: the lines it sends go
+// on after those already received.
+func (c *client) connect(ctx context.Context, srv *acp.Server) <-chan error {
 	toServer, clientW := io.Pipe()
 	clientR, fromServer := io.Pipe()
 	served := make(chan error, 1)
@@ -275,10 +311,16 @@ func serve(t *testing.T, ctx context.Context, srv *acp.Server, work string, answ
 		served <- srv.Serve(ctx, toServer, fromServer)
 		fromServer.Close()
 	}()
-	c := &client{t: t, w: clientW, work: work, methods: map[string]string{}, answers: answers, readDone: make(chan struct{})}
-	c.cond = sync.NewCond(&c.mu)
-	go func() { c.read(clientR); close(c.readDone) }()
-	return c, served
+	c.wmu.Lock()
+	c.w, c.inputClosed = clientW, false
+	c.wmu.Unlock()
+	c.mu.Lock()
+	c.closed = false
+	c.mu.Unlock()
+	done := make(chan struct{})
+	c.readDone = done
+	go func() { c.read(clientR); close(done) }()
+	return served
 }
 
 type lockedWriter struct {
@@ -310,6 +352,9 @@ type client struct {
 	methods  map[string]string // request id → method, for checking responses
 	answers  map[string][]string
 	readDone chan struct{}
+	// restart, when set, starts a new coda over the same state (the
+	// restart directive).
+	restart func()
 }
 
 // closeInput closes coda's stdin.
@@ -384,6 +429,11 @@ func (c *client) do(line string) {
 		c.send(b)
 	case "close":
 		c.closeInput()
+	case "restart":
+		if c.restart == nil {
+			t.Fatalf("restart: this client cannot restart coda")
+		}
+		c.restart()
 	default:
 		line = strings.ReplaceAll(trimmed, "$WORK", c.work)
 		var m struct {

@@ -17,6 +17,7 @@ const (
 	codeMethodNotFound = -32601
 	codeInvalidParams  = -32602
 	codeInternalError  = -32603
+	codeAuthRequired   = -32000
 )
 
 // DefaultMaxMessageBytes is the longest line coda reads whole when

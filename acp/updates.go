@@ -17,6 +17,9 @@ type updateSink struct {
 	buf       []byte
 	// Workspace root, for artifact URIs.
 	cwd string
+	// keep, when set, sees every line written (to keep the closing
+	// chunks for the session's file: closingUpdate).
+	keep func(line []byte)
 }
 
 func (k *updateSink) Emit(_ context.Context, ev engine.Event) error {
@@ -55,6 +58,9 @@ func (k *updateSink) begin(kind string) []byte {
 func (k *updateSink) end(b []byte) error {
 	b = append(b, "}}}"...)
 	k.buf = b
+	if k.keep != nil {
+		k.keep(b)
+	}
 	return k.out.writeLine(b)
 }
 

@@ -54,6 +54,10 @@ type Turn struct {
 
 	Tools     map[string]Tool
 	Workspace Workspace
+	// Withhold, when set, holds back the tools it answers true for: they
+	// are not offered, and a stage listing them is not warned about (a
+	// session's read-only mode).
+	Withhold func(Tool) bool
 
 	// StateDir holds run records (STATE/runs/RUN-ID); empty writes none.
 	StateDir string

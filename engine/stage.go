@@ -183,6 +183,9 @@ func (v *stageVisit) prepare() {
 			continue // offered below, from the stage's own tables
 		}
 		if tool := r.t.Tools[name]; tool != nil {
+			if r.t.Withhold != nil && r.t.Withhold(tool) {
+				continue
+			}
 			v.offered[name] = tool
 			v.tools = append(v.tools, tool.Spec())
 		} else {

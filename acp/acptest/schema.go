@@ -115,6 +115,11 @@ var (
 		"session/prompt":            "PromptResponse",
 		"session/set_config_option": "SetSessionConfigOptionResponse",
 		"session/close":             "CloseSessionResponse",
+		"session/load":              "LoadSessionResponse",
+		"session/resume":            "ResumeSessionResponse",
+		"session/list":              "ListSessionsResponse",
+		"session/delete":            "DeleteSessionResponse",
+		"session/set_mode":          "SetSessionModeResponse",
 	}
 )
 

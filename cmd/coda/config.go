@@ -47,9 +47,15 @@ import (
 //	[taint]                              # the taint gate (DESIGN §13); off by default
 //	policy = "ask"                       # "off" | "allow" | "deny" | "ask"
 //	private = ["**/.env", "**/*.pem"]    # default: engine.DefaultPrivate
+//
+//	[picker]
+//	models = ["openai:gpt-5.1", "ollama:qwen3"]   # more choices in the editor's model picker
 type config struct {
 	DefaultModel string                    `toml:"default_model"`
 	Providers    map[string]providerConfig `toml:"providers"`
+	Picker       struct {
+		Models []string `toml:"models"`
+	} `toml:"picker"`
 	// MaxModelCalls caps the model calls of one turn (default 200); a turn
 	// that reaches it ends with stopReason max_turn_requests.
 	MaxModelCalls int `toml:"max_model_calls"`
@@ -223,6 +229,11 @@ func (c *config) check() error {
 			return fmt.Errorf("default_model: %w", err)
 		}
 	}
+	for i, m := range c.Picker.Models {
+		if _, _, err := configSplitSpec(m); err != nil {
+			return fmt.Errorf("picker.models[%d]: %w", i, err)
+		}
+	}
 	for name, p := range c.Providers {
 		key := "providers." + name
 		switch {
@@ -393,7 +404,7 @@ func (c *config) resolve(spec, name string) (*providerConfig, string, error) {
 	}
 	key := strings.TrimSpace(c.getenv(env))
 	if key == "" {
-		return nil, "", configUnavailable{fmt.Sprintf("model %s needs %s: set it in the environment (or api_key_env in [providers.%s])", spec, env, name)}
+		return nil, "", missingKey{configUnavailable{fmt.Sprintf("model %s needs %s: set it in the environment (or api_key_env in [providers.%s])", spec, env, name)}}
 	}
 	return p, key, nil
 }
@@ -436,3 +447,7 @@ type configUnavailable struct{ msg string }
 
 func (e configUnavailable) Error() string { return e.msg }
 func (e configUnavailable) Unwrap() error { return engine.ErrModelUnavailable }
+
+// missingKey is a model whose API key is not in the environment: when
+// serving, coda starts anyway and asks for it (auth.go).
+type missingKey struct{ configUnavailable }

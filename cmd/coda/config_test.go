@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,9 @@ kind = "anthropic"
 base_url = "https://llm.example.com/anthropic"
 api_key_env = "GATEWAY_KEY"
 thinking_budget = 2048
+
+[picker]
+models = ["gateway:claude-opus-4-1", "ollama:qwen3"]
 `)
 	c, err := loadConfig(path, configEnv(nil))
 	if err != nil {
@@ -67,6 +71,9 @@ thinking_budget = 2048
 	}
 	if got := c.DefaultModel; got != "local:qwen3:8b" {
 		t.Errorf("DefaultModel = %q", got)
+	}
+	if got := c.Picker.Models; !slices.Equal(got, []string{"gateway:claude-opus-4-1", "ollama:qwen3"}) {
+		t.Errorf("Picker.Models = %q", got)
 	}
 	str := func(s string) *string { return &s }
 	one := 1
@@ -104,6 +111,8 @@ func TestLoadConfig_errors(t *testing.T) {
 		{"[providers.script]\nkind = \"openai\"", "the name script is reserved"},
 		{"[providers.openai]\napi_key_env = \"sk-abc = 1\"", "want the name of an environment variable"},
 		{`default_model = "claude"`, "default_model: model \"claude\": want PROVIDER:MODEL"},
+		{"[picker]\nmodels = [\"openai:gpt-5.1\", \"gpt-4o\"]", "picker.models[1]: model \"gpt-4o\": want PROVIDER:MODEL"},
+		{"[picker]\nmodel = [\"openai:gpt-5.1\"]", "unknown key picker.model"},
 		{"[providers.x]\nkind = \"openai\"\ncontext_windows = { m = 0 }", "want a positive number of tokens"},
 		{`default_model = `, "config "},
 		{"[providers.openai]\nheaders = { Authorization = \"Bearer sk-1\" }", "providers.openai.headers: Authorization would put a credential in the file"},

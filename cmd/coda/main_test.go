@@ -52,6 +52,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_COMMITTER_NAME", "t")
 			env.Setenv("GIT_COMMITTER_EMAIL", "t@example.com")
 			env.Setenv("BLUEPRINTS", blueprints)
+			// No local Ollama answers here (port 1 refuses at once), whatever
+			// runs on the machine: a script without a model has none.
+			env.Setenv("OLLAMA_HOST", "127.0.0.1:1")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -142,7 +145,7 @@ func exitCode(err error) int {
 // from the script.
 var scriptEnvNames = []string{
 	"PATH", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "TMPDIR", "GORACE", "GOCOVERDIR",
-	"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY",
+	"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "OLLAMA_HOST",
 }
 
 // cmdNoInput runs a program whose stdin is a pipe that stays open and

@@ -34,7 +34,7 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if task == "" {
 		return usageError("run needs a task: coda run [flags] TASK...")
 	}
-	l, err := f.prepare(stderr)
+	l, err := f.prepare(stderr, false)
 	if err != nil {
 		return err
 	}

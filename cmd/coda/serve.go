@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -31,11 +32,19 @@ type launch struct {
 	taint         engine.TaintLaunch // config.toml's [taint] and --taint
 	log           *slog.Logger
 	closeLog      func()
+
+	// Serving's models beyond the launch's (auth.go): the picker's list,
+	// the look for a default, the checks behind the auth method.
+	pickerModels []string
+	finder       *defaultFinder
+	checkModel   func(spec string) error
+	reach        func(userModel, defaultModel string) error
 }
 
 // prepare checks the flags, blueprint, output spec, config and models. Any
-// problem is one line, before stdin is read.
-func (f *launchFlags) prepare(stderr io.Writer) (*launch, error) {
+// problem is one line, before stdin is read; except that when serving, a
+// missing model or key is not: coda serves, and says what to set.
+func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	log, closeLog, err := f.logger(stderr)
 	if err != nil {
 		return nil, err
@@ -67,7 +76,35 @@ func (f *launchFlags) prepare(stderr io.Writer) (*launch, error) {
 	if l.maxModelCalls < 0 {
 		return fail(fmt.Errorf("config: max_model_calls must be positive, not %d", l.maxModelCalls))
 	}
-	if err := l.preflight(cfg); err != nil {
+	l.pickerModels = cfg.Picker.Models
+	l.checkModel = func(spec string) error { return authError(cfg.preflight([]string{spec})) }
+	l.reach = func(userModel, defaultModel string) error { return l.preflight(cfg, userModel, defaultModel) }
+	if l.userModel == "" && l.defaultModel == "" {
+		l.defaultModel = envDefault(os.Getenv)
+	}
+	ollama := func() string {
+		spec, err := probeOllama(context.Background(), cfg.providers["ollama"].BaseURL)
+		if err != nil {
+			log.Debug("no local Ollama to default to", "err", err)
+		}
+		return spec
+	}
+	err = l.preflight(cfg, l.userModel, l.defaultModel)
+	switch {
+	case err == nil:
+	case errors.Is(err, errNoModel) && serving:
+		l.finder = startFinder(ollama)
+		log.Info("no model is configured: looking for a local Ollama; until one answers, prompts ask for a key", "hint", err)
+	case errors.Is(err, errNoModel):
+		if l.defaultModel = ollama(); l.defaultModel == "" {
+			return fail(err)
+		}
+		if err := l.preflight(cfg, l.userModel, l.defaultModel); err != nil {
+			return fail(err)
+		}
+	case serving && servable(err):
+		log.Warn("serving without a usable model: prompts are answered \"authentication required\" until it is set", "problem", err)
+	default:
 		return fail(err)
 	}
 	l.tools = tools.Builtin()
@@ -75,13 +112,13 @@ func (f *launchFlags) prepare(stderr io.Writer) (*launch, error) {
 }
 
 // preflight checks, before any token is spent, that every stage has a
-// model it can use: one of its candidates whose provider is known and has
-// its key.
-func (l *launch) preflight(cfg *config) error {
+// model it can use with this user model and default: one of its candidates
+// whose provider is known and has its key.
+func (l *launch) preflight(cfg *config, userModel, defaultModel string) error {
 	for _, name := range l.agent.Order {
-		candidates := l.agent.Stages[name].ModelCandidates(l.userModel, l.defaultModel)
+		candidates := l.agent.Stages[name].ModelCandidates(userModel, defaultModel)
 		if len(candidates) == 0 {
-			return fmt.Errorf("stage %s has no model: pass --model (e.g. --model anthropic:claude-sonnet-4-5), or set default_model in the config file", name)
+			return noModelError{name}
 		}
 		if err := anyUsable(cfg, candidates); err != nil {
 			return err
@@ -120,17 +157,22 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if *maxMessage < 1<<10 {
 		return usageError("--max-message-bytes: %d is too small (at least 1024)", *maxMessage)
 	}
-	l, err := f.prepare(stderr)
+	l, err := f.prepare(stderr, true)
 	if err != nil {
 		return err
 	}
 	defer l.closeLog()
-	srv, err := acp.NewServer(acp.Options{
+	opts := acp.Options{
 		Agent: l.agent, Launch: l.spec, LaunchDir: l.cwd, Models: l.models,
 		UserModel: l.userModel, DefaultModel: l.defaultModel, Tools: l.tools,
 		StateDir: l.stateDir, Version: version, Log: l.log, MaxModelCalls: l.maxModelCalls,
 		MaxMessageBytes: *maxMessage, Trace: f.trace, Agents: loadSpawned, Taint: l.taint, ModelFacts: l.facts,
-	})
+		PickerModels: l.pickerModels, CheckModel: l.checkModel, Reach: l.reach,
+	}
+	if l.finder != nil {
+		opts.FindDefault = l.finder.find
+	}
+	srv, err := acp.NewServer(opts)
 	if err != nil {
 		return err
 	}

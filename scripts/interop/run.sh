@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run.sh: the interop check of coda with real ACP clients on Node — the official
-# TypeScript SDK (sdk-client.mjs) and acpx (acpx.sh). Go tests never need Node;
+# TypeScript SDK (sdk-client.mjs) and acpx (acpx.sh, acpx-session.sh). Go tests never need Node;
 # this is run by hand or by CI that has Node and npm:
 #
 #   bash scripts/interop/run.sh
@@ -49,6 +49,7 @@ run_check() {
 
 run_check sdk-client node "$here/sdk-client.mjs" "$work/coda"
 run_check acpx bash "$here/acpx.sh" "$work/coda"
+run_check acpx-session bash "$here/acpx-session.sh" "$work/coda"
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

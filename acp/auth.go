@@ -1,0 +1,85 @@
+package acp
+
+import (
+	"fmt"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/coda-acp/coda/engine"
+)
+
+// Auth, and serving without a key. coda always starts when an editor
+// launches it; initialize offers one auth method, "env": the model's API key
+// is read from the environment coda was started with. A running process
+// cannot read a changed environment, so "set" means set when coda started
+// (config.toml, like the environment, is read at start-up too): authenticate
+// succeeds when a model can be reached, and otherwise answers -32000 saying
+// what to set, as a prompt that cannot reach a model does; the session stays
+// usable (a model whose key is set can be picked with the model option or
+// /model).
+
+// authMethodEnv is the id of coda's one auth method.
+const authMethodEnv = "env"
+
+// authMethods are initialize's authMethods: AuthMethodAgent entries.
+func (s *Server) authMethods() []map[string]any {
+	description := "coda reads model API keys from the environment it starts with (ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY, or a provider's api_key_env in config.toml); the configured model's is set"
+	if err := s.reach(s.opts.UserModel, s.defaultModel(false)); err != nil {
+		description = err.Error()
+	}
+	return []map[string]any{{"id": authMethodEnv, "name": "API key from the environment", "description": description}}
+}
+
+// authenticate handles authenticate: it succeeds when the launch's model
+// can be reached.
+func (s *Server) authenticate(req *jsonrpc2.Request) (any, error) {
+	var p authenticateRequest
+	if err := params(req, &p); err != nil {
+		return nil, err
+	}
+	if p.MethodID == nil {
+		return nil, missingField("methodId")
+	}
+	if *p.MethodID != authMethodEnv {
+		return nil, fmt.Errorf("%w: methodId: coda offers no method %q (it offers %q)", ErrInvalidParams, *p.MethodID, authMethodEnv)
+	}
+	if err := s.reach(s.opts.UserModel, s.defaultModel(true)); err != nil {
+		return nil, err
+	}
+	return map[string]any{}, nil
+}
+
+// defaultModel is the model for stages that name none: the configured one,
+// else the one FindDefault finds. With wait false it does not wait for a
+// search still under way.
+func (s *Server) defaultModel(wait bool) string {
+	if s.opts.DefaultModel != "" || s.opts.FindDefault == nil {
+		return s.opts.DefaultModel
+	}
+	return s.opts.FindDefault(wait)
+}
+
+// reach says why a turn whose user model is userModel cannot reach a model:
+// an ErrAuthRequired error whose words say what to set, or nil.
+func (s *Server) reach(userModel, defaultModel string) error {
+	if s.opts.Reach == nil {
+		return nil
+	}
+	if err := s.opts.Reach(userModel, defaultModel); err != nil {
+		return fmt.Errorf("%w: %v (coda reads the environment and config.toml when it starts: restart the agent after setting it, or pick a model whose key is set with /model)", ErrAuthRequired, err)
+	}
+	return nil
+}
+
+// startTurn is what a prompt's turn does before it runs, off the read
+// loop: it finds the default model (waiting for a search under way) and
+// refuses the prompt, -32000, when no model can be reached; then it names
+// the session after its first prompt.
+func (s *Server) startTurn(sess *session, turn *engine.Turn, prompt []contentBlock) error {
+	turn.DefaultModel = s.defaultModel(true)
+	if err := s.reach(turn.UserModel, turn.DefaultModel); err != nil {
+		return err
+	}
+	s.nameSession(sess, prompt)
+	return nil
+}

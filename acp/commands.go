@@ -1,0 +1,119 @@
+package acp
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// Slash commands: /format, /mode and /model, offered to the client with
+// available_commands_update and handled by coda itself, without a model
+// call. A prompt that starts with "/" and names none of them is an ordinary
+// prompt: it may be a path ("/etc/hosts is empty, why?"), and a model can
+// still make sense of one it does not know.
+
+// slashCommands are the commands, as available_commands_update lists them.
+var slashCommands = []map[string]any{
+	{"name": "format", "description": "Set the answer's format for this session: json, xml, csv, yaml, toml, markdown, text, or any label", "input": map[string]any{"hint": "LABEL"}},
+	{"name": "mode", "description": "Set the mode: ask (ask before edits and shell), auto-edit (edit inside the workspace without asking), read-only (no edits, no shell)", "input": map[string]any{"hint": "ask | auto-edit | read-only"}},
+	{"name": "model", "description": "Set the model for this session", "input": map[string]any{"hint": "PROVIDER:MODEL"}},
+}
+
+// thenAnnounce answers resp, then tells the client the session's commands:
+// sent after the answer, once the client knows the session.
+func (s *Server) thenAnnounce(sess *session, resp any) replyThen {
+	return replyThen{resp, func() {
+		s.writeUpdate(sess.id, appendJSON(nil, map[string]any{"sessionUpdate": "available_commands_update", "availableCommands": slashCommands}))
+	}}
+}
+
+// parseCommand reads a prompt that is one of coda's slash commands: one
+// text block, "/NAME" then its argument.
+func parseCommand(blocks []contentBlock) (name, arg string, ok bool) {
+	if len(blocks) != 1 || blocks[0].Type != "text" {
+		return "", "", false
+	}
+	text, ok := strings.CutPrefix(strings.TrimSpace(blocks[0].Text), "/")
+	if !ok {
+		return "", "", false
+	}
+	name, arg, _ = strings.Cut(text, " ")
+	if i := strings.IndexFunc(name, unicode.IsSpace); i >= 0 {
+		name, arg = name[:i], text[i:]
+	}
+	switch name {
+	case "format", "mode", "model":
+		return name, strings.TrimSpace(arg), true
+	}
+	return "", "", false
+}
+
+// runCommand answers a slash command: the option set (and the client told,
+// config_option_update, and current_mode_update for the mode), a one-line
+// confirmation as an agent_message_chunk, then the prompt's answer,
+// end_turn. A value coda cannot take is said in the confirmation's place:
+// the user typed it in the conversation, so the answer goes there.
+func (s *Server) runCommand(req *jsonrpc2.Request, sess *session, name, arg string) {
+	ids := map[string]string{"format": optionFormat, "mode": optionMode, "model": optionModel}
+	var text string
+	var warnings []string
+	switch {
+	case arg == "":
+		text = s.describeOption(sess, ids[name])
+	default:
+		var err error
+		if warnings, err = s.setOption(sess, ids[name], arg); err != nil {
+			text = strings.TrimPrefix(err.Error(), ErrInvalidParams.Error()+": ")
+			break
+		}
+		s.notifyOptions(sess)
+		if name == "mode" {
+			s.notifyMode(sess)
+		}
+		if w := s.saveSession(sess, nil); w != "" {
+			warnings = append(warnings, w)
+		}
+		text = s.describeOption(sess, ids[name])
+	}
+	b := append([]byte(nil), `{"sessionUpdate":"agent_message_chunk","messageId":`...)
+	b = appendString(b, s.opts.NewID("m"))
+	b = append(b, `,"content":{"type":"text","text":`...)
+	b = appendString(b, text)
+	b = append(b, `},"_meta":{"coda":{"phase":"command","command":`...)
+	b = appendString(b, name)
+	b = append(b, "}}}"...)
+	s.writeUpdate(sess.id, b)
+	s.reply(req.ID, map[string]any{"stopReason": "end_turn", "_meta": map[string]any{"coda": map[string]any{
+		"status": "command", "command": name, "warnings": nonNilStrings(warnings), "finalOutput": nil,
+	}}})
+}
+
+// describeOption says an option's value and what else it takes, in a line.
+func (s *Server) describeOption(sess *session, id string) string {
+	for _, o := range s.configOptions(sess) {
+		if o.ID != id {
+			continue
+		}
+		var values []string
+		for _, v := range o.Options {
+			values = append(values, v.Value)
+		}
+		switch id {
+		case optionFormat:
+			return fmt.Sprintf("Answer format: %s. Choices: %s, or any label.", o.CurrentValue, strings.Join(values, ", "))
+		case optionMode:
+			return fmt.Sprintf("Mode: %s. Choices: %s.", o.CurrentValue, strings.Join(values, ", "))
+		}
+		return fmt.Sprintf("Model: %s. Choices: %s, or any PROVIDER:MODEL.", o.CurrentValue, strings.Join(values, ", "))
+	}
+	return "No model is set: /model PROVIDER:MODEL sets one, e.g. /model " + optionExample(optionModel) + "."
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

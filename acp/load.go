@@ -1,0 +1,402 @@
+package acp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/outputspec"
+)
+
+// Sessions that last: saving a session to its file, and session/load,
+// session/resume and session/delete (session/list is list.go's).
+//
+// Loading a session that is open in this process restores it afresh from
+// its file, as a new process would, unless a turn runs in it: then the load
+// is refused until the turn has answered. A load or resume may give another
+// cwd than the session had (the project moved): the session goes on there.
+// A file that cannot be read as a session's is refused -32602, naming the
+// file (-32000 would tell a client to authenticate).
+
+// keepsSessions reports whether sessions outlive coda: they need a state
+// directory.
+func (s *Server) keepsSessions() bool { return s.store.dir != "" }
+
+// sessionCapabilities are initialize's agentCapabilities.sessionCapabilities.
+func (s *Server) sessionCapabilities() map[string]any {
+	caps := map[string]any{"close": map[string]any{}, "additionalDirectories": map[string]any{}}
+	if s.keepsSessions() {
+		caps["list"], caps["resume"], caps["delete"] = map[string]any{}, map[string]any{}, map[string]any{}
+	}
+	return caps
+}
+
+// checkDirs checks a session's cwd and additional directories: absolute
+// paths, the cwd required. It returns the cwd, cleaned.
+func checkDirs(cwd *string, additional []string) (string, error) {
+	if cwd == nil {
+		return "", missingField("cwd")
+	}
+	if !filepath.IsAbs(*cwd) {
+		return "", fmt.Errorf("%w: cwd: %q is not an absolute path", ErrInvalidParams, *cwd)
+	}
+	for i, d := range additional {
+		if !filepath.IsAbs(d) {
+			return "", fmt.Errorf("%w: additionalDirectories[%d]: %q is not an absolute path", ErrInvalidParams, i, d)
+		}
+	}
+	return filepath.Clean(*cwd), nil
+}
+
+// saveSession writes the session's file, with ex appended when not nil.
+// A failure is logged and returned as a warning for the client: it never
+// fails the request or the turn.
+func (s *Server) saveSession(sess *session, ex *storedExchange) string {
+	if !s.keepsSessions() {
+		return ""
+	}
+	sess.saving.Lock()
+	defer sess.saving.Unlock()
+	if sess.gone {
+		return ""
+	}
+	f, err := s.store.read(sess.id)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		f = &sessionFile{}
+	case err != nil:
+		s.log.Warn("a session's file cannot be read: set aside as .corrupt, and a new one begun", "session", sess.id, "err", err)
+		if err := s.store.setAside(sess.id); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("setting a session's file aside", "session", sess.id, "err", err)
+		}
+		f = &sessionFile{}
+	}
+	sess.mu.Lock()
+	f.Version, f.ID, f.Cwd, f.AdditionalDirectories = sessionFileVersion, sess.id, sess.cwd, sess.additional
+	f.Title, f.CreatedAt, f.Output = sess.title, sess.createdAt, sess.metaRaw
+	f.Options = storedOptions{OutputFormat: sess.config, Model: sess.model, Mode: sess.mode}
+	sess.mu.Unlock()
+	f.UpdatedAt = time.Now().UTC()
+	if ex != nil {
+		raw, err := json.Marshal(ex)
+		if err != nil {
+			return s.saveFailed(sess, err)
+		}
+		f.Exchanges = append(f.Exchanges, raw)
+	}
+	if f.Exchanges == nil {
+		f.Exchanges = []json.RawMessage{}
+	}
+	if err := s.store.write(f); err != nil {
+		return s.saveFailed(sess, err)
+	}
+	return ""
+}
+
+func (s *Server) saveFailed(sess *session, err error) string {
+	w := fmt.Sprintf("session %s could not be saved (%v): it will not be restored after coda restarts", sess.id, err)
+	s.log.Warn(w)
+	return w
+}
+
+// saveTurn records a finished turn in the session's file: the prompt as the
+// user sent it, the exchange the next turns see, and the closing chunks as
+// they were sent. A cancelled turn leaves no exchange, as it leaves none in
+// the session's history. It returns a warning when the file could not be
+// written.
+func (s *Server) saveTurn(sess *session, prompt []contentBlock, runID string, ex engine.Exchange, closing [][]byte, status string) string {
+	if status == engine.StatusCancelled {
+		return s.saveSession(sess, nil)
+	}
+	stored := &storedExchange{Prompt: shownPrompt(prompt), History: engine.KeepHistory([]engine.Exchange{ex})[0], RunID: runID}
+	for _, c := range closing {
+		stored.Closing = append(stored.Closing, json.RawMessage(c))
+	}
+	return s.saveSession(sess, stored)
+}
+
+// loadSession handles session/load (replay set) and session/resume: the
+// session is restored from its file; load first replays its history.
+func (s *Server) loadSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request, replay bool) (any, error) {
+	var p loadSessionRequest
+	if err := params(req, &p); err != nil {
+		return nil, err
+	}
+	if p.SessionID == nil {
+		return nil, missingField("sessionId")
+	}
+	id := *p.SessionID
+	if err := checkSessionID(id); err != nil {
+		return nil, err
+	}
+	cwd, err := checkDirs(p.Cwd, p.AdditionalDirectories)
+	if err != nil {
+		return nil, err
+	}
+	if !s.keepsSessions() {
+		return nil, fmt.Errorf("%w: coda runs without a state directory, so it keeps no sessions", ErrInvalidParams)
+	}
+	s.mu.Lock()
+	old := s.sessions[id]
+	s.mu.Unlock()
+	if old != nil {
+		old.mu.Lock()
+		busy := old.running != nil
+		old.mu.Unlock()
+		if busy {
+			return nil, fmt.Errorf("%w: session %s is answering a prompt: wait for its response (or cancel it), then %s it", ErrInvalidParams, id, req.Method)
+		}
+	}
+	f, exs, err := s.readSession(id)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := s.restore(conn, f, exs, cwd, p.AdditionalDirectories)
+	if err != nil {
+		return nil, err
+	}
+	if old != nil {
+		s.mu.Lock()
+		delete(s.sessions, id)
+		s.mu.Unlock()
+		s.stopMCP(old)
+	}
+	if err := s.startMCP(sess, p.MCPServers); err != nil {
+		return nil, err
+	}
+	if replay {
+		s.replay(id, exs)
+	}
+	s.mu.Lock()
+	s.sessions[id] = sess
+	s.mu.Unlock()
+	warning := ""
+	if cwd != f.Cwd || !slices.Equal(p.AdditionalDirectories, f.AdditionalDirectories) {
+		warning = s.saveSession(sess, nil)
+	}
+	return s.thenAnnounce(sess, s.sessionResponse(sess, warning)), nil
+}
+
+// readSession reads a session's file for load and resume, saying plainly
+// why it cannot be used.
+func (s *Server) readSession(id string) (*sessionFile, []storedExchange, error) {
+	f, exs, err := s.store.readAll(id)
+	switch {
+	case err == nil:
+		return f, exs, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil, fmt.Errorf("%w: unknown session %q", ErrInvalidParams, id)
+	case errors.Is(err, errCorrupt):
+		s.log.Warn("a session's file is corrupt", "session", id, "file", s.store.path(id), "err", err)
+		return nil, nil, fmt.Errorf("%w: session %s cannot be restored: its file %s is corrupt (%v); session/delete removes it", ErrInvalidParams, id, s.store.path(id), strings.TrimPrefix(err.Error(), errCorrupt.Error()+": "))
+	}
+	return nil, nil, fmt.Errorf("reading session %s: %w", id, err)
+}
+
+// restore makes a session of its file, in cwd: its output levels and
+// options as they were, and the history its next turn can use.
+func (s *Server) restore(conn *jsonrpc2.Conn, f *sessionFile, exs []storedExchange, cwd string, additional []string) (*session, error) {
+	sess := &session{
+		id: f.ID, cwd: cwd, additional: additional, metaRaw: f.Output,
+		config: f.Options.OutputFormat, model: f.Options.Model, mode: f.Options.Mode,
+		title: f.Title, createdAt: f.CreatedAt, toolSupport: engine.NewToolSupport(),
+	}
+	if !knownMode(sess.mode) {
+		sess.mode = modeAsk
+	}
+	if len(f.Output) > 0 {
+		spec, err := parseOutput(f.Output)
+		if err != nil {
+			return nil, fmt.Errorf("session %s cannot be restored: its output spec: %w", f.ID, err)
+		}
+		sess.meta = &outputspec.Level{Dir: cwd, Spec: spec}
+	}
+	sess.outputs = s.launchOutputs
+	if sess.meta != nil || sess.config != "" {
+		outs, err := s.compile(s.levels(sess.meta, sess.config))
+		if err != nil {
+			return nil, fmt.Errorf("session %s cannot be restored: %w", f.ID, err)
+		}
+		sess.outputs = outs
+	}
+	history := make([]engine.Exchange, len(exs))
+	for i, ex := range exs {
+		history[i] = ex.History
+	}
+	sess.history = engine.KeepHistory(history)
+	s.workspace(conn, sess)
+	return sess, nil
+}
+
+// workspace gives a session its workspace: the editor's, in the session's
+// directories, its permission requests answered by the session's mode.
+func (s *Server) workspace(conn *jsonrpc2.Conn, sess *session) {
+	s.mu.Lock()
+	caps := s.clientCaps
+	s.mu.Unlock()
+	sess.ws = newClientWorkspace(conn, sess.id, sess.cwd, sess.additional, caps, s.opts.EditorTimeout)
+	s.bindMode(sess)
+}
+
+// replay sends a session's history: each prompt as user_message_chunks,
+// then the chunks its turn closed with, as they were first sent.
+func (s *Server) replay(id string, exs []storedExchange) {
+	b := make([]byte, 0, 4<<10)
+	for _, ex := range exs {
+		for _, c := range ex.Prompt {
+			b = append(b[:0], `{"sessionUpdate":"user_message_chunk","content":`...)
+			b = appendShown(b, c)
+			b = append(b, '}')
+			s.writeUpdate(id, b)
+		}
+		for _, u := range ex.Closing {
+			s.writeUpdate(id, u)
+		}
+	}
+}
+
+// appendShown encodes a stored prompt block as a ContentBlock.
+func appendShown(b []byte, c shownBlock) []byte {
+	if c.Type != "resource_link" {
+		b = append(b, `{"type":"text","text":`...)
+		b = appendString(b, c.Text)
+		return append(b, '}')
+	}
+	b = append(b, `{"type":"resource_link","uri":`...)
+	b = appendString(b, c.URI)
+	b = append(b, `,"name":`...)
+	b = appendString(b, c.Name)
+	if c.Title != "" {
+		b = append(b, `,"title":`...)
+		b = appendString(b, c.Title)
+	}
+	if c.MimeType != "" {
+		b = append(b, `,"mimeType":`...)
+		b = appendString(b, c.MimeType)
+	}
+	return append(b, '}')
+}
+
+// writeUpdate sends a session/update whose update object is update,
+// already encoded.
+func (s *Server) writeUpdate(sessionID string, update []byte) {
+	b := make([]byte, 0, len(update)+96)
+	b = append(b, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":`...)
+	b = appendString(b, sessionID)
+	b = append(b, `,"update":`...)
+	b = append(b, update...)
+	b = append(b, "}}"...)
+	if err := s.conn.out.writeLine(b); err != nil {
+		s.log.Debug("writing a session/update", "err", err)
+	}
+}
+
+// deleteSession handles session/delete: the session's file is removed
+// (its run records stay), and the session closed if it is open, as
+// session/close closes it.
+func (s *Server) deleteSession(req *jsonrpc2.Request) error {
+	var p sessionRequest
+	if err := params(req, &p); err != nil {
+		return err
+	}
+	if p.SessionID == nil {
+		return missingField("sessionId")
+	}
+	id := *p.SessionID
+	if err := checkSessionID(id); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	sess := s.sessions[id]
+	delete(s.sessions, id)
+	s.mu.Unlock()
+	if sess != nil {
+		sess.saving.Lock()
+		sess.gone = true
+		sess.saving.Unlock()
+		s.stopMCP(sess)
+	}
+	if s.keepsSessions() {
+		err := os.Remove(s.store.path(id))
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && sess == nil:
+			return fmt.Errorf("%w: unknown session %q", ErrInvalidParams, id)
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("deleting session %s: %w", id, err)
+		}
+	} else if sess == nil {
+		return fmt.Errorf("%w: unknown session %q", ErrInvalidParams, id)
+	}
+	answer := func() { s.reply(req.ID, map[string]any{}) }
+	if sess == nil {
+		answer()
+		return nil
+	}
+	s.afterTurn(sess, answer)
+	return nil
+}
+
+// maxTitle is the longest title, in characters.
+const maxTitle = 80
+
+// titleOf is a session's title: its first prompt's first line, trimmed and
+// cut at a word near maxTitle characters.
+func titleOf(blocks []contentBlock) string {
+	for _, c := range blocks {
+		text := c.Text
+		if c.Type == "resource_link" {
+			text = c.Name
+		}
+		for line := range strings.Lines(text) {
+			if line = strings.TrimSpace(line); line != "" {
+				return cutTitle(line)
+			}
+		}
+	}
+	return ""
+}
+
+func cutTitle(line string) string {
+	if utf8.RuneCountInString(line) <= maxTitle {
+		return line
+	}
+	cut, n := 0, 0
+	for i := range line {
+		if n == maxTitle-1 {
+			cut = i
+			break
+		}
+		n++
+	}
+	if sp := strings.LastIndexByte(line[:cut], ' '); sp > cut*3/4 {
+		cut = sp
+	}
+	return strings.TrimRight(line[:cut], " ,.;:-") + "…"
+}
+
+// nameSession titles a session after its first prompt and tells the client
+// (session_info_update), before the turn's first update.
+func (s *Server) nameSession(sess *session, prompt []contentBlock) {
+	sess.mu.Lock()
+	title := sess.title
+	if title == "" {
+		title = titleOf(prompt)
+		sess.title = title
+	} else {
+		title = ""
+	}
+	sess.mu.Unlock()
+	if title != "" {
+		s.writeUpdate(sess.id, appendJSON(nil, map[string]any{"sessionUpdate": "session_info_update", "title": title}))
+	}
+}

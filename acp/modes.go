@@ -1,0 +1,307 @@
+package acp
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/validators"
+)
+
+// The editor's pickers: a session's config options output_format, model and
+// mode, the same modes for the older session/set_mode, and what a mode
+// does to a turn.
+
+// The config option ids.
+const (
+	optionFormat = "output_format"
+	optionModel  = "model"
+	optionMode   = "mode"
+)
+
+// The modes.
+const (
+	modeAsk      = "ask"
+	modeAutoEdit = "auto-edit"
+	modeReadOnly = "read-only"
+)
+
+// sessionModes are the modes, in the order a picker shows them.
+var sessionModes = []struct{ id, name, description string }{
+	{modeAsk, "Ask", "Ask before every edit and shell command"},
+	{modeAutoEdit, "Auto-edit", "Edit files inside the workspace without asking; shell commands still ask"},
+	{modeReadOnly, "Read-only", "Read and search only: no file changes, no shell"},
+}
+
+func knownMode(id string) bool {
+	return slices.ContainsFunc(sessionModes, func(m struct{ id, name, description string }) bool { return m.id == id })
+}
+
+// modeNames lists the modes for messages: "ask, auto-edit, read-only".
+func modeNames() string {
+	names := make([]string, len(sessionModes))
+	for i, m := range sessionModes {
+		names[i] = m.id
+	}
+	return strings.Join(names, ", ")
+}
+
+// optionExample is a value the option takes, for error messages.
+func optionExample(id string) string {
+	switch id {
+	case optionModel:
+		return "anthropic:claude-sonnet-4-5"
+	case optionMode:
+		return modeAsk
+	}
+	return "json"
+}
+
+// setOption sets one of the session's options, as set_config_option and
+// the slash commands do; it returns the warnings the change gives (formats
+// retiring a blueprint's checks). Only the read loop changes a session's
+// options, so compiling from its levels and then storing cannot interleave
+// with another change.
+func (s *Server) setOption(sess *session, id, value string) ([]string, error) {
+	switch id {
+	case optionFormat:
+		config := validators.Canonical(value)
+		outs, err := s.compile(s.levels(sess.meta, config))
+		if err != nil {
+			return nil, err
+		}
+		sess.mu.Lock()
+		sess.config, sess.outputs = config, outs
+		sess.mu.Unlock()
+		return outs.Warnings, nil
+	case optionModel:
+		if err := s.checkModel(value); err != nil {
+			return nil, err
+		}
+		// Picking the launch's model is going back to it: stages that pin
+		// their own models keep them.
+		if value == s.launchModel() {
+			value = ""
+		}
+		sess.mu.Lock()
+		sess.model = value
+		sess.mu.Unlock()
+		return nil, nil
+	case optionMode:
+		if !knownMode(value) {
+			return nil, fmt.Errorf("%w: coda has no mode %q (it has %s)", ErrInvalidParams, value, modeNames())
+		}
+		sess.mu.Lock()
+		sess.mode = value
+		sess.mu.Unlock()
+		return nil, nil
+	}
+	return nil, fmt.Errorf("%w: configId: coda has no option %q (it has %s, %s and %s)", ErrInvalidParams, id, optionFormat, optionModel, optionMode)
+}
+
+// checkModel refuses a model spec coda cannot use at all (not
+// PROVIDER:MODEL, an unknown provider). One whose key is missing is taken:
+// the prompt then says what to set.
+func (s *Server) checkModel(spec string) error {
+	provider, model, ok := strings.Cut(spec, ":")
+	if !ok || provider == "" || model == "" {
+		return fmt.Errorf("%w: model %q: want PROVIDER:MODEL, e.g. %s", ErrInvalidParams, spec, optionExample(optionModel))
+	}
+	if s.opts.CheckModel == nil {
+		return nil
+	}
+	if err := s.opts.CheckModel(spec); err != nil && !errors.Is(err, ErrAuthRequired) {
+		return fmt.Errorf("%w: %v", ErrInvalidParams, err)
+	}
+	return nil
+}
+
+// launchModel is the model a session uses until it picks one: --model,
+// else the default model (configured, or found).
+func (s *Server) launchModel() string {
+	return cmp.Or(s.opts.UserModel, s.defaultModel(false))
+}
+
+// userModel is the model a session's turns take as the user's.
+func (s *Server) userModel(sess *session) string {
+	return cmp.Or(sess.model, s.opts.UserModel)
+}
+
+// configOptions are the session's options, as the client shows them.
+func (s *Server) configOptions(sess *session) []configOption {
+	sess.mu.Lock()
+	outs, model, mode := sess.outputs, sess.model, sess.mode
+	sess.mu.Unlock()
+	opts := []configOption{s.formatOption(outs)}
+	if m, ok := s.modelOption(model); ok {
+		opts = append(opts, m)
+	}
+	return append(opts, modeOption(mode))
+}
+
+// modelOption is the model option: the launch's model, then config.toml's
+// [picker] models, then the session's own pick when it is none of those.
+// Without any model there is nothing to show (the auth method says what to
+// set; /model still sets one).
+func (s *Server) modelOption(picked string) (configOption, bool) {
+	current := cmp.Or(picked, s.launchModel())
+	var choices []selectOption
+	add := func(spec string) {
+		if spec != "" && !slices.ContainsFunc(choices, func(o selectOption) bool { return o.Value == spec }) {
+			choices = append(choices, selectOption{spec, spec})
+		}
+	}
+	add(s.launchModel())
+	for _, m := range s.opts.PickerModels {
+		add(m)
+	}
+	add(current)
+	if current == "" {
+		return configOption{}, false
+	}
+	return configOption{
+		ID: optionModel, Name: "Model", Category: "model", Type: "select",
+		Description:  "The model for stages that take the user's model (PROVIDER:MODEL)",
+		CurrentValue: current, Options: choices,
+	}, true
+}
+
+func modeOption(mode string) configOption {
+	opt := configOption{
+		ID: optionMode, Name: "Mode", Category: "mode", Type: "select",
+		Description:  "ask: ask before edits and shell; auto-edit: edit inside the workspace without asking; read-only: no edits, no shell",
+		CurrentValue: mode,
+	}
+	for _, m := range sessionModes {
+		opt.Options = append(opt.Options, selectOption{m.id, m.name})
+	}
+	return opt
+}
+
+// modeState is the session's modes as session/set_mode clients read them.
+func modeState(mode string) map[string]any {
+	modes := make([]map[string]any, len(sessionModes))
+	for i, m := range sessionModes {
+		modes[i] = map[string]any{"id": m.id, "name": m.name, "description": m.description}
+	}
+	return map[string]any{"currentModeId": mode, "availableModes": modes}
+}
+
+// sessionResponse is what session/new, load and resume answer besides
+// the id: the options, the modes, and the warnings (warning, when not "",
+// is one more).
+func (s *Server) sessionResponse(sess *session, warning string) map[string]any {
+	sess.mu.Lock()
+	warnings, mode := sess.outputs.Warnings, sess.mode
+	sess.mu.Unlock()
+	if warning != "" {
+		warnings = append(slices.Clip(warnings), warning)
+	}
+	resp := map[string]any{"configOptions": s.configOptions(sess), "modes": modeState(mode)}
+	if len(warnings) > 0 {
+		resp["_meta"] = map[string]any{"coda": map[string]any{"warnings": warnings}}
+	}
+	return resp
+}
+
+// setMode handles session/set_mode: the same modes as the mode option.
+func (s *Server) setMode(req *jsonrpc2.Request) (any, error) {
+	var p setModeRequest
+	if err := params(req, &p); err != nil {
+		return nil, err
+	}
+	sess, err := s.session(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if p.ModeID == nil {
+		return nil, missingField("modeId")
+	}
+	if _, err := s.setOption(sess, optionMode, *p.ModeID); err != nil {
+		return nil, err
+	}
+	// A client that shows config options learns of the change here.
+	s.notifyOptions(sess)
+	resp := map[string]any{}
+	if w := s.saveSession(sess, nil); w != "" {
+		resp["_meta"] = map[string]any{"coda": map[string]any{"warnings": []string{w}}}
+	}
+	return resp, nil
+}
+
+// notifyOptions sends config_option_update: the options changed by
+// another route than set_config_option.
+func (s *Server) notifyOptions(sess *session) {
+	s.writeUpdate(sess.id, appendJSON(nil, map[string]any{
+		"sessionUpdate": "config_option_update", "configOptions": s.configOptions(sess),
+	}))
+}
+
+// notifyMode sends current_mode_update: the mode changed by another route
+// than session/set_mode.
+func (s *Server) notifyMode(sess *session) {
+	sess.mu.Lock()
+	mode := sess.mode
+	sess.mu.Unlock()
+	s.writeUpdate(sess.id, appendJSON(nil, map[string]any{"sessionUpdate": "current_mode_update", "currentModeId": mode}))
+}
+
+// bindMode lets the session's mode answer permission requests: in
+// auto-edit, edits inside the workspace are allowed without asking.
+func (s *Server) bindMode(sess *session) {
+	if w, ok := sess.ws.(*clientWorkspace); ok {
+		w.autoApprove = func(req engine.PermissionRequest) bool {
+			sess.mu.Lock()
+			mode := sess.mode
+			sess.mu.Unlock()
+			// The taint gate's questions are never the mode's to answer.
+			return mode == modeAutoEdit && req.ToolCall.Kind == "edit" && !strings.HasPrefix(req.Key, "taint:") &&
+				inside(w.Roots(), req.ToolCall.Locations)
+		}
+	}
+}
+
+// inside reports whether every location lies under one of roots (and
+// there is at least one): an edit whose place is unknown still asks.
+func inside(roots []string, locs []engine.Location) bool {
+	if len(locs) == 0 {
+		return false
+	}
+	for _, l := range locs {
+		if !slices.ContainsFunc(roots, func(root string) bool { return within(root, l.Path) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// within reports whether path is root or under it.
+func within(root, path string) bool {
+	if !filepath.IsAbs(path) {
+		return false
+	}
+	rel, err := filepath.Rel(root, filepath.Clean(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// withhold is what a mode holds back from a turn: read-only offers only
+// the tools that look (read, search, think, fetch), so nothing is changed
+// and nothing runs.
+func withhold(mode string) func(engine.Tool) bool {
+	if mode != modeReadOnly {
+		return nil
+	}
+	return func(t engine.Tool) bool {
+		switch t.Kind() {
+		case "read", "search", "think", "fetch":
+			return false
+		}
+		return true
+	}
+}

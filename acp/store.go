@@ -1,0 +1,316 @@
+package acp
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/coda-acp/coda/engine"
+)
+
+// The sessions' files: STATE/sessions/ID.json, one a session, rewritten
+// whole (to a temporary file, then renamed over the old one) at session/new,
+// after every turn and whenever an option changes. A reader never sees half
+// a file.
+//
+// The header fields come before the exchanges, so session/list reads only
+// the start of each file (readHeader); a corrupt exchange is found by
+// session/load, which decodes them all.
+
+// sessionFileVersion is the layout written; a file of a later one is
+// refused rather than misread.
+const sessionFileVersion = 1
+
+// sessionFile is a session's file.
+type sessionFile struct {
+	Version               int       `json:"version"`
+	ID                    string    `json:"id"`
+	Cwd                   string    `json:"cwd"`
+	AdditionalDirectories []string  `json:"additionalDirectories,omitempty"`
+	Title                 string    `json:"title,omitempty"`
+	CreatedAt             time.Time `json:"createdAt"`
+	UpdatedAt             time.Time `json:"updatedAt"`
+	// Output is the session/new _meta.coda.output level, as the client
+	// sent it.
+	Output  json.RawMessage `json:"output,omitempty"`
+	Options storedOptions   `json:"options"`
+	// Exchanges are storedExchange objects, every one the session had,
+	// oldest first. A rewrite keeps them as they are, undecoded.
+	Exchanges []json.RawMessage `json:"exchanges"`
+}
+
+// storedOptions are the session's config option values; "" is the default.
+type storedOptions struct {
+	OutputFormat string `json:"output_format,omitempty"`
+	Model        string `json:"model,omitempty"`
+	Mode         string `json:"mode,omitempty"`
+}
+
+// storedExchange is one finished turn.
+type storedExchange struct {
+	// Prompt is the user's prompt as session/load shows it again: text
+	// and links (an embedded resource is kept as a link to it).
+	Prompt []shownBlock `json:"prompt"`
+	// History is the turn as the next turns see it (engine.KeepHistory):
+	// the prompt the model read and the answer, clipped.
+	History engine.Exchange `json:"history"`
+	RunID   string          `json:"runId,omitempty"`
+	// Closing are the update objects of the chunks the turn closed with,
+	// exactly as they were sent: the final answer and its artifacts'
+	// links, or the no-answer line.
+	Closing []json.RawMessage `json:"closing,omitempty"`
+}
+
+// maxSessionID bounds a session id: it is a file name.
+const maxSessionID = 128
+
+// checkSessionID refuses a session id that is not a plain name (letters,
+// digits, '-', '_' and '.', not leading '.', no "..", at most 128 bytes)
+// before it is used as a file name.
+func checkSessionID(id string) error {
+	bad := id == "" || len(id) > maxSessionID || id[0] == '.' || strings.Contains(id, "..")
+	for i := 0; i < len(id) && !bad; i++ {
+		c := id[i]
+		bad = !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.')
+	}
+	if bad {
+		shown := id
+		if len(shown) > 40 {
+			shown = shown[:40] + "…"
+		}
+		return fmt.Errorf("%w: sessionId %q is not a session id coda made (letters, digits, '-', '_' and '.', at most %d)", ErrInvalidParams, shown, maxSessionID)
+	}
+	return nil
+}
+
+// errCorrupt marks a session file that cannot be read as one.
+var errCorrupt = errors.New("corrupt session file")
+
+// store reads and writes the sessions' files in dir.
+type store struct {
+	dir string // STATE/sessions; "" when coda keeps no state
+}
+
+func (st *store) path(id string) string { return filepath.Join(st.dir, id+".json") }
+
+// read reads a session's whole file. A missing file is fs.ErrNotExist; one
+// that is not a session file wraps errCorrupt.
+func (st *store) read(id string) (*sessionFile, error) {
+	data, err := os.ReadFile(st.path(id))
+	if err != nil {
+		return nil, err
+	}
+	var f sessionFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
+	}
+	if err := f.check(id); err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+// check refuses a decoded file that does not describe session id.
+func (f *sessionFile) check(id string) error {
+	switch {
+	case f.Version != sessionFileVersion:
+		return fmt.Errorf("%w: version %d (this coda reads version %d)", errCorrupt, f.Version, sessionFileVersion)
+	case f.ID != id:
+		return fmt.Errorf("%w: it holds session %q", errCorrupt, f.ID)
+	case !filepath.IsAbs(f.Cwd):
+		return fmt.Errorf("%w: cwd %q is not an absolute path", errCorrupt, f.Cwd)
+	}
+	return nil
+}
+
+// readAll reads a session's file with its exchanges decoded, in one pass:
+// what load and resume need. Errors are read's.
+func (st *store) readAll(id string) (*sessionFile, []storedExchange, error) {
+	data, err := os.ReadFile(st.path(id))
+	if err != nil {
+		return nil, nil, err
+	}
+	var f struct {
+		sessionFile
+		Exchanges []storedExchange `json:"exchanges"` // instead of the raw ones
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", errCorrupt, err)
+	}
+	if err := f.check(id); err != nil {
+		return nil, nil, err
+	}
+	return &f.sessionFile, f.Exchanges, nil
+}
+
+// readHeader reads the fields before the exchanges: what session/list
+// shows. It stops at "exchanges", so a long session costs no more to list
+// than a short one.
+func readHeader(path, id string) (*sessionFile, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(file, 4<<10))
+	var f sessionFile
+	corrupt := func(err error) (*sessionFile, error) {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return corrupt(fmt.Errorf("not a JSON object (%v)", err))
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return corrupt(err)
+		}
+		var v any
+		switch tok {
+		case "exchanges":
+			return &f, f.check(id)
+		case "version":
+			v = &f.Version
+		case "id":
+			v = &f.ID
+		case "cwd":
+			v = &f.Cwd
+		case "additionalDirectories":
+			v = &f.AdditionalDirectories
+		case "title":
+			v = &f.Title
+		case "createdAt":
+			v = &f.CreatedAt
+		case "updatedAt":
+			v = &f.UpdatedAt
+		default:
+			v = new(json.RawMessage)
+		}
+		if err := dec.Decode(v); err != nil {
+			return corrupt(fmt.Errorf("%s: %v", tok, err))
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return corrupt(err)
+	}
+	return &f, f.check(id)
+}
+
+// write writes f whole, atomically: a reader sees the old file or the new
+// one, never a mix.
+func (st *store) write(f *sessionFile) error {
+	if err := os.MkdirAll(st.dir, 0o700); err != nil {
+		return err
+	}
+	data, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(st.dir, "."+f.ID+".*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), st.path(f.ID))
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// setAside renames a corrupt file out of the way (ID.json.corrupt), so a
+// rewrite does not destroy what may still be read by hand.
+func (st *store) setAside(id string) error {
+	return os.Rename(st.path(id), st.path(id)+".corrupt")
+}
+
+// shownBlock is a prompt block as the session's file keeps it.
+type shownBlock struct {
+	Type     string `json:"type"` // "text" or "resource_link"
+	Text     string `json:"text,omitempty"`
+	URI      string `json:"uri,omitempty"`
+	Name     string `json:"name,omitempty"`
+	Title    string `json:"title,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+}
+
+// shownPrompt is the prompt as session/load replays it: text and links;
+// an embedded resource becomes a link to it, so the file does not keep a
+// copy of every file the user attached, and other content a one-word
+// stand-in.
+func shownPrompt(blocks []contentBlock) []shownBlock {
+	out := make([]shownBlock, 0, len(blocks))
+	for _, c := range blocks {
+		switch c.Type {
+		case "text":
+			out = append(out, shownBlock{Type: "text", Text: c.Text})
+		case "resource_link":
+			out = append(out, shownBlock{Type: "resource_link", URI: c.URI, Name: c.Name, Title: c.Title, MimeType: c.MimeType})
+		case "resource":
+			if c.Resource != nil {
+				out = append(out, shownBlock{Type: "resource_link", URI: c.Resource.URI, Name: linkName(c.Resource.URI), MimeType: c.Resource.MimeType})
+			}
+		default:
+			out = append(out, shownBlock{Type: "text", Text: "[" + c.Type + "]"})
+		}
+	}
+	return out
+}
+
+// linkName is a resource's name for its link: the last element of its URI.
+func linkName(uri string) string {
+	name := uri
+	if i := strings.LastIndexByte(strings.TrimRight(uri, "/"), '/'); i >= 0 {
+		name = strings.TrimRight(uri, "/")[i+1:]
+	}
+	if name == "" {
+		return uri
+	}
+	return name
+}
+
+// closingUpdate returns the update object of a session/update line that
+// is a closing chunk (an agent_message_chunk whose _meta.coda.phase is
+// neither empty nor "commentary"), or nil. Streamed commentary, the hot
+// path, is told apart by its tail without decoding.
+func closingUpdate(line []byte) []byte {
+	const prefix = `,"update":{"sessionUpdate":"agent_message_chunk"`
+	i := bytes.Index(line, []byte(prefix))
+	if i < 0 || !bytes.HasSuffix(line, []byte("}}")) {
+		return nil
+	}
+	update := line[i+len(`,"update":`) : len(line)-2]
+	tail := update[max(0, len(update)-256):]
+	if bytes.Contains(tail, []byte(`{"coda":{"phase":"commentary"`)) {
+		return nil
+	}
+	var u struct {
+		Meta struct {
+			Coda struct {
+				Phase string `json:"phase"`
+			} `json:"coda"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(update, &u) != nil || u.Meta.Coda.Phase == "" || u.Meta.Coda.Phase == "commentary" {
+		return nil
+	}
+	return bytes.Clone(update)
+}

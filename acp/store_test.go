@@ -1,0 +1,379 @@
+package acp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/coda-acp/coda/engine"
+)
+
+func TestCheckSessionID(t *testing.T) {
+	for _, id := range []string{"s-1", "s-0a1b2c3d4e5f", "A_b.c-9", strings.Repeat("x", maxSessionID)} {
+		if err := checkSessionID(id); err != nil {
+			t.Errorf("checkSessionID(%q) = %v, want nil", id, err)
+		}
+	}
+	for _, id := range []string{"", "../s-1", "s/1", `s\1`, "..", "a..b", ".hidden", "s-1\x00", "s 1", "é", strings.Repeat("x", maxSessionID+1)} {
+		if err := checkSessionID(id); !errors.Is(err, ErrInvalidParams) {
+			t.Errorf("checkSessionID(%q) = %v, want invalid params", id, err)
+		}
+	}
+}
+
+// readHeader reads what list needs and stops at the exchanges: what comes
+// after them is never read, however long (or broken) it is.
+func TestReadHeader_stopsAtExchanges(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s-1.json")
+	head := `{"version":1,"id":"s-1","cwd":"/w","title":"T","unknownField":{"a":[1,2]},"createdAt":"2024-01-01T00:00:00Z","updatedAt":"2024-02-01T00:00:00Z","output":{"format":"json"},"options":{"mode":"ask"},"exchanges":[`
+	if err := os.WriteFile(path, []byte(head+"this is not JSON at all"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := readHeader(path, "s-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Cwd != "/w" || f.Title != "T" || !f.UpdatedAt.Equal(time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("header = %+v", f)
+	}
+	for name, content := range map[string]string{
+		"not JSON":     "nope",
+		"cut":          `{"version":1,"id":"s-1","cwd":"/w"`,
+		"wrong id":     `{"version":1,"id":"s-2","cwd":"/w","exchanges":[]}`,
+		"relative cwd": `{"version":1,"id":"s-1","cwd":"w","exchanges":[]}`,
+		"version":      `{"version":2,"id":"s-1","cwd":"/w","exchanges":[]}`,
+		"bad time":     `{"version":1,"id":"s-1","cwd":"/w","updatedAt":"yesterday","exchanges":[]}`,
+	} {
+		os.WriteFile(path, []byte(content), 0o600)
+		if _, err := readHeader(path, "s-1"); !errors.Is(err, errCorrupt) {
+			t.Errorf("%s: readHeader = %v, want a corrupt file", name, err)
+		}
+	}
+}
+
+// write replaces the file whole and leaves no temporary file behind.
+func TestStore_writeAtomic(t *testing.T) {
+	st := &store{dir: filepath.Join(t.TempDir(), "sessions")}
+	for i := range 3 {
+		f := &sessionFile{Version: sessionFileVersion, ID: "s-1", Cwd: "/w", Title: fmt.Sprint(i), Exchanges: []json.RawMessage{}}
+		if err := st.write(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := st.read("s-1")
+	if err != nil || got.Title != "2" {
+		t.Fatalf("read = %+v, %v; want the last write", got, err)
+	}
+	entries, _ := os.ReadDir(st.dir)
+	if len(entries) != 1 {
+		t.Errorf("the sessions directory holds %d entries, want the one file", len(entries))
+	}
+}
+
+// closingUpdate keeps the chunks a turn closes with, whatever their phase
+// (final_answer, no_answer, one to come), and nothing streamed.
+func TestClosingUpdate(t *testing.T) {
+	line := func(update string) []byte {
+		return []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":` + update + `}}`)
+	}
+	kept := []string{
+		`{"sessionUpdate":"agent_message_chunk","messageId":"m-2","content":{"type":"text","text":"x"},"_meta":{"coda":{"phase":"final_answer","format":"json"}}}`,
+		`{"sessionUpdate":"agent_message_chunk","messageId":"m-2","content":{"type":"text","text":"No answer."},"_meta":{"coda":{"status":"failed","phase":"no_answer"}}}`,
+	}
+	for _, u := range kept {
+		if got := closingUpdate(line(u)); string(got) != u {
+			t.Errorf("closingUpdate kept %s, want %s", got, u)
+		}
+	}
+	for _, u := range []string{
+		`{"sessionUpdate":"agent_message_chunk","messageId":"m-1","content":{"type":"text","text":"\"phase\":\"final_answer\""},"_meta":{"coda":{"phase":"commentary","stage":"answer"}}}`,
+		`{"sessionUpdate":"agent_thought_chunk","messageId":"m-1","content":{"type":"text","text":"x"},"_meta":{"coda":{"phase":"final_answer"}}}`,
+		`{"sessionUpdate":"tool_call","toolCallId":"t-1","rawInput":{"_meta":{"coda":{"phase":"final_answer"}}}}`,
+		`{"sessionUpdate":"agent_message_chunk","messageId":"m-1","content":{"type":"text","text":"x"}}`,
+	} {
+		if got := closingUpdate(line(u)); got != nil {
+			t.Errorf("closingUpdate kept %s", got)
+		}
+	}
+}
+
+func TestTitleOf(t *testing.T) {
+	long := strings.Repeat("word ", 30)
+	tests := []struct {
+		blocks []contentBlock
+		want   string
+	}{
+		{[]contentBlock{{Type: "text", Text: "\n\n  Fix the login bug  \nin auth.go"}}, "Fix the login bug"},
+		{[]contentBlock{{Type: "resource_link", Name: "main.go", URI: "file:///w/main.go"}, {Type: "text", Text: "why?"}}, "main.go"},
+		{[]contentBlock{{Type: "text", Text: "   "}, {Type: "text", Text: "second"}}, "second"},
+		{[]contentBlock{{Type: "text", Text: strings.Repeat("é", 200)}}, strings.Repeat("é", maxTitle-1) + "…"},
+		{[]contentBlock{{Type: "text", Text: long}}, strings.TrimSpace(long[:75]) + "…"},
+	}
+	for _, tt := range tests {
+		if got := titleOf(tt.blocks); got != tt.want {
+			t.Errorf("titleOf(%v) = %q, want %q", tt.blocks, got, tt.want)
+		}
+	}
+}
+
+func TestParseCommand(t *testing.T) {
+	tests := []struct {
+		text, name, arg string
+		ok              bool
+	}{
+		{"/format json", "format", "json", true},
+		{"  /mode\tauto-edit ", "mode", "auto-edit", true},
+		{"/model", "model", "", true},
+		{"/model  openai:gpt-5.1\n", "model", "openai:gpt-5.1", true},
+		{"/etc/hosts is empty", "", "", false},
+		{"/formats json", "", "", false},
+		{"format json", "", "", false},
+	}
+	for _, tt := range tests {
+		name, arg, ok := parseCommand([]contentBlock{{Type: "text", Text: tt.text}})
+		if name != tt.name || arg != tt.arg || ok != tt.ok {
+			t.Errorf("parseCommand(%q) = %q, %q, %v; want %q, %q, %v", tt.text, name, arg, ok, tt.name, tt.arg, tt.ok)
+		}
+	}
+	if _, _, ok := parseCommand([]contentBlock{{Type: "text", Text: "/mode ask"}, {Type: "text", Text: "more"}}); ok {
+		t.Error("a prompt of two blocks is not a command")
+	}
+}
+
+func TestInside(t *testing.T) {
+	roots := []string{"/w", "/lib"}
+	tests := []struct {
+		paths []string
+		want  bool
+	}{
+		{[]string{"/w/a.txt"}, true},
+		{[]string{"/w/sub/b.txt", "/lib/c.go"}, true},
+		{[]string{"/w/../etc/passwd"}, false},
+		{[]string{"/wx/a.txt"}, false},
+		{[]string{"/w/a.txt", "/tmp/b"}, false},
+		{[]string{"a.txt"}, false},
+		{nil, false},
+	}
+	for _, tt := range tests {
+		var locs []engine.Location
+		for _, p := range tt.paths {
+			locs = append(locs, engine.Location{Path: p})
+		}
+		if got := inside(roots, locs); got != tt.want {
+			t.Errorf("inside(%v) = %v, want %v", tt.paths, got, tt.want)
+		}
+	}
+}
+
+// testServer is a server over state whose turns answer at once, driven
+// through the method table.
+func testServer(t testing.TB, state string, opts Options) *Server {
+	t.Helper()
+	agent, err := engine.ParseBlueprint([]byte("[agent]\nname = \"t\"\n[stages.answer]\nmode = \"output\"\navailable_tools = [\"read_file\", \"write_file\", \"shell\"]\n"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Agent, opts.Models, opts.StateDir = agent, answerModels{}, state
+	if opts.UserModel == "" {
+		opts.UserModel = "answer:model"
+	}
+	srv, err := NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.conn = newConn(srv.opts, strings.NewReader(""), io.Discard)
+	t.Cleanup(func() { srv.conn.out.close() })
+	return srv
+}
+
+func call(t testing.TB, srv *Server, method, params string) any {
+	t.Helper()
+	req := &jsonrpc2.Request{Method: method, Params: rawParams(params)}
+	var res any
+	var err error
+	switch method {
+	case "session/new":
+		res, err = srv.newSession(nil, req)
+	case "session/load":
+		res, err = srv.loadSession(nil, req, true)
+	case "session/list":
+		res, err = srv.listSessions(req)
+	default:
+		t.Fatalf("call: %s", method)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	if r, ok := res.(replyThen); ok {
+		return r.result
+	}
+	return res
+}
+
+// promptAndWait runs one turn through the method table.
+func promptAndWait(t testing.TB, srv *Server, sessionID, text string) {
+	t.Helper()
+	req := &jsonrpc2.Request{Method: "session/prompt", Params: rawParams(fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":%q}]}`, sessionID, text))}
+	if err := srv.prompt(req); err != nil {
+		t.Fatal(err)
+	}
+	sess := srv.sessions[sessionID]
+	sess.mu.Lock()
+	r := sess.running
+	sess.mu.Unlock()
+	if r != nil {
+		<-r.done
+	}
+}
+
+// The file keeps every exchange; a restored session's history, like a
+// live one's, only what its next turn can use.
+func TestRestore_historyBounded(t *testing.T) {
+	state := t.TempDir()
+	srv := testServer(t, state, Options{})
+	id := call(t, srv, "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, t.TempDir())).(map[string]any)["sessionId"].(string)
+	for i := range 30 {
+		promptAndWait(t, srv, id, fmt.Sprintf("turn %d", i))
+	}
+	f, err := srv.store.read(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Exchanges) != 30 {
+		t.Errorf("the file keeps %d exchanges, want 30", len(f.Exchanges))
+	}
+
+	again := testServer(t, state, Options{})
+	call(t, again, "session/load", fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, f.Cwd))
+	sess := again.sessions[id]
+	if len(sess.history) != 20 || sess.history[0].Prompt != "turn 10" || sess.history[19].Answer != "ok" {
+		t.Errorf("restored history: %d exchanges from %q, want the latest 20 from \"turn 10\"", len(sess.history), sess.history[0].Prompt)
+	}
+}
+
+// session/list pages through 120 sessions 50 at a time, newest first,
+// each once, also when a session is saved between two pages.
+func TestListSessions_pages(t *testing.T) {
+	state := t.TempDir()
+	srv := testServer(t, state, Options{})
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 120 {
+		f := &sessionFile{Version: sessionFileVersion, ID: fmt.Sprintf("s-%03d", i), Cwd: "/w", UpdatedAt: base.Add(time.Duration(i%60) * time.Minute), Exchanges: []json.RawMessage{}}
+		if err := srv.store.write(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]bool{}
+	var last *sessionInfo
+	cursor, pages := "", 0
+	for {
+		params := `{}`
+		if cursor != "" {
+			params = fmt.Sprintf(`{"cursor":%q}`, cursor)
+		}
+		resp := call(t, srv, "session/list", params).(map[string]any)
+		pages++
+		for _, info := range resp["sessions"].([]*sessionInfo) {
+			if seen[info.SessionID] {
+				t.Errorf("%s listed twice", info.SessionID)
+			}
+			seen[info.SessionID] = true
+			if last != nil && newestFirst(last, info) > 0 {
+				t.Errorf("%s (%s) listed after %s (%s)", info.SessionID, info.UpdatedAt, last.SessionID, last.UpdatedAt)
+			}
+			last = info
+		}
+		if pages == 1 {
+			// A session saved now is newer than the page read: it is not
+			// on the next pages, and moves nothing on them.
+			srv.store.write(&sessionFile{Version: sessionFileVersion, ID: "s-new", Cwd: "/w", UpdatedAt: base.Add(time.Hour), Exchanges: []json.RawMessage{}})
+		}
+		next, ok := resp["nextCursor"].(string)
+		if !ok {
+			break
+		}
+		cursor = next
+	}
+	if pages != 3 || len(seen) != 120 || seen["s-new"] {
+		t.Errorf("%d pages, %d sessions (s-new listed: %v); want 3 pages of the 120", pages, len(seen), seen["s-new"])
+	}
+}
+
+// A save that finds its file corrupt sets it aside and starts anew; one
+// that cannot write warns, and the session goes on.
+func TestSaveSession_corruptAndFailing(t *testing.T) {
+	state := t.TempDir()
+	srv := testServer(t, state, Options{})
+	id := call(t, srv, "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, t.TempDir())).(map[string]any)["sessionId"].(string)
+	path := srv.store.path(id)
+	os.WriteFile(path, []byte("garbage"), 0o600)
+	promptAndWait(t, srv, id, "hello")
+	if b, _ := os.ReadFile(path + ".corrupt"); string(b) != "garbage" {
+		t.Errorf("the corrupt file was not set aside: %q", b)
+	}
+	if f, err := srv.store.read(id); err != nil || len(f.Exchanges) != 1 {
+		t.Errorf("after the save: %v, %v; want a file with the one exchange", f, err)
+	}
+
+	blocked := t.TempDir()
+	os.WriteFile(filepath.Join(blocked, "sessions"), []byte("a file where the directory goes"), 0o600)
+	srv = testServer(t, blocked, Options{})
+	resp := call(t, srv, "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, t.TempDir())).(map[string]any)
+	warnings, _ := json.Marshal(resp["_meta"])
+	if !strings.Contains(string(warnings), "could not be saved") {
+		t.Errorf("session/new _meta = %s, want the save's warning", warnings)
+	}
+	promptAndWait(t, srv, resp["sessionId"].(string), "still usable")
+}
+
+// A session deleted while its turn runs is not written again when the
+// turn ends.
+func TestDeleteSession_duringTurn(t *testing.T) {
+	srv := testServer(t, t.TempDir(), Options{})
+	id := call(t, srv, "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, t.TempDir())).(map[string]any)["sessionId"].(string)
+	sess := srv.sessions[id]
+	// The turn's save, coming after the delete, finds the session gone.
+	if err := srv.deleteSession(&jsonrpc2.Request{Method: "session/delete", Params: rawParams(fmt.Sprintf(`{"sessionId":%q}`, id))}); err != nil {
+		t.Fatal(err)
+	}
+	if w := srv.saveTurn(sess, nil, "r-1", engine.Exchange{Prompt: "p", Answer: "a"}, nil, engine.StatusAnswered); w != "" {
+		t.Fatal(w)
+	}
+	if _, err := os.Stat(srv.store.path(id)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the deleted session's file is back: %v", err)
+	}
+}
+
+// A session restored by another process keeps its session/new output
+// level and its option values.
+func TestRestore_levelsAndOptions(t *testing.T) {
+	state, cwd := t.TempDir(), t.TempDir()
+	srv := testServer(t, state, Options{PickerModels: []string{"answer:other"}})
+	id := call(t, srv, "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[],"_meta":{"coda":{"output":{"format":"json","instructions":"Keys sorted."}}}}`, cwd)).(map[string]any)["sessionId"].(string)
+	sess := srv.sessions[id]
+	for option, value := range map[string]string{optionModel: "answer:other", optionMode: modeAutoEdit} {
+		if _, err := srv.setOption(sess, option, value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.saveSession(sess, nil)
+
+	again := testServer(t, state, Options{PickerModels: []string{"answer:other"}})
+	call(t, again, "session/load", fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, cwd))
+	got := again.sessions[id]
+	if got.meta == nil || got.meta.Spec.Instructions != "Keys sorted." || got.outputs.Lead(again.opts.Agent).Format() != "json" {
+		t.Errorf("restored output level %+v, format %s", got.meta, got.outputs.Lead(again.opts.Agent).Format())
+	}
+	if got.model != "answer:other" || got.mode != modeAutoEdit || again.userModel(got) != "answer:other" {
+		t.Errorf("restored model %q, mode %q", got.model, got.mode)
+	}
+}
