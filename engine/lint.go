@@ -123,6 +123,11 @@ func Lint(b *Blueprint, opts LintOptions) []Finding {
 				fs.add(SeverityError, CodeUnknownTool, key+".available_tools", "submit_output is not listed: a stage gets it from mode = \"output\" or require_output = true")
 			case t == ToolTransition:
 				fs.add(SeverityError, CodeUnknownTool, key+".available_tools", "transition is not listed: a stage gets it from its [stages.%s.transitions.NAME] tables", name)
+			case IsMCPRef(t):
+				// MCP servers come with the session: only the form is checked.
+				if why := CheckMCPRef(t); why != "" {
+					fs.add(SeverityError, CodeUnknownTool, key+".available_tools", "%q names no MCP server: %s", t, why)
+				}
 			case tools != nil && tools[t] == nil:
 				fs.add(SeverityError, CodeUnknownTool, key+".available_tools", "coda has no tool %q; it has %s", t, strings.Join(toolNames(tools), ", "))
 			}
