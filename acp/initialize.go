@@ -42,7 +42,8 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 		"agentInfo":       map[string]any{"name": "coda", "title": "coda", "version": version},
 		"agentCapabilities": map[string]any{
 			"loadSession":        false,
-			"promptCapabilities": map[string]any{"image": false, "audio": false, "embeddedContext": true},
+			"promptCapabilities": map[string]any{"image": true, "audio": false, "embeddedContext": true},
+			"mcpCapabilities":    map[string]any{"http": true, "sse": false},
 			"sessionCapabilities": map[string]any{
 				"close":                 map[string]any{},
 				"additionalDirectories": map[string]any{},

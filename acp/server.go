@@ -52,6 +52,13 @@ type Options struct {
 	MaxMessageBytes int
 	// Trace logs every message read and written, whole, at debug level.
 	Trace bool
+	// MCPStartWait bounds how long a prompt waits for its session's MCP
+	// servers still starting (default 10s); MCPStartTimeout how long a
+	// server may take to start (default 2 minutes); MCPCallTimeout each
+	// call of an MCP tool (default 2 minutes).
+	MCPStartWait    time.Duration
+	MCPStartTimeout time.Duration
+	MCPCallTimeout  time.Duration
 }
 
 // Errors mapped to JSON-RPC codes; wrap them with %w.
@@ -85,6 +92,10 @@ type Server struct {
 	sessions   map[string]*session
 	prompts    map[string]*session // a running prompt's request id → its session
 	clientCaps json.RawMessage
+	// mcpSets are the sessions' MCP servers (mcp.go), stopped with the
+	// connection; once mcpClosing is set none starts.
+	mcpSets    map[*mcpSet]bool
+	mcpClosing bool
 }
 
 // NewServer checks opts and compiles the launch output contracts.
@@ -112,6 +123,9 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes
 	}
+	if opts.MCPStartWait <= 0 {
+		opts.MCPStartWait = 10 * time.Second
+	}
 	s := &Server{opts: opts, log: opts.Log, sessions: map[string]*session{}, prompts: map[string]*session{}}
 	s.launchLevel = &outputspec.Level{Dir: opts.LaunchDir, Spec: opts.Launch}
 	outs, err := engine.CompileOutputs(opts.Agent, outputspec.Levels{Launch: s.launchLevel})
@@ -124,7 +138,6 @@ func NewServer(opts Options) (*Server, error) {
 	s.launchOutputs = outs
 	return s, nil
 }
-
 
 // Handle implements jsonrpc2.Handler. Messages are handled in wire order on
 // the read loop; only a prompt turn runs in its own goroutine.

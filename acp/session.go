@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -36,6 +37,8 @@ type session struct {
 	history []engine.Exchange
 	// running is the prompt turn in progress; nil when none runs.
 	running *running
+	// mcp are the session's MCP servers (mcp.go); nil without any.
+	mcp *mcpSet
 }
 
 // running is a session's prompt turn in progress.
@@ -118,6 +121,9 @@ func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, er
 	caps := s.clientCaps
 	s.mu.Unlock()
 	sess.ws = newClientWorkspace(conn, sess.id, sess.cwd, p.AdditionalDirectories, caps, s.opts.EditorTimeout)
+	if err := s.startMCP(sess, p.MCPServers); err != nil {
+		return nil, err
+	}
 
 	s.mu.Lock()
 	s.sessions[sess.id] = sess
@@ -127,8 +133,8 @@ func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, er
 		"sessionId":     sess.id,
 		"configOptions": []configOption{s.formatOption(outs)},
 	}
-	if len(outs.Warnings) > 0 {
-		resp["_meta"] = map[string]any{"coda": map[string]any{"warnings": outs.Warnings}}
+	if warnings := slices.Concat(outs.Warnings, sess.mcpWarnings()); len(warnings) > 0 {
+		resp["_meta"] = map[string]any{"coda": map[string]any{"warnings": warnings}}
 	}
 	return resp, nil
 }
@@ -239,16 +245,19 @@ func (s *Server) closeSession(req *jsonrpc2.Request) error {
 	delete(s.sessions, sess.id)
 	s.mu.Unlock()
 	answer := func() { s.reply(req.ID, map[string]any{}) }
+	// Its MCP servers stop meanwhile; the close is answered once they are
+	// gone.
+	stopped := s.stopMCP(sess)
 	// Under the session's lock the turn cannot finish between the check
 	// and conn.after, which needs the turn still owed.
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if r := sess.running; r != nil {
 		r.cancel()
-		s.conn.after(r.done, answer)
+		s.conn.after(both(r.done, stopped), answer)
 		return nil
 	}
-	answer()
+	s.conn.afterOrNow(stopped, answer)
 	return nil
 }
 

@@ -138,7 +138,8 @@ func Start(ctx context.Context, s Server, opts Options) (*Conn, error) {
 		default:
 			err = c.startError(err)
 		}
-		c.stop()
+		// A server that never finished starting has nothing to wind down.
+		c.stop(0)
 		return nil, err
 	}
 	go c.watch()
@@ -189,8 +190,26 @@ func (c *Conn) watch() {
 	close(c.done)
 }
 
+// settle waits a moment for a connection that failed a call to be known
+// as ended, if it is ending, so that Err says why.
+func (c *Conn) settle() {
+	select {
+	case <-c.done:
+	case <-time.After(closeGrace):
+	}
+}
+
 // Name is the server's name, as the editor gave it.
 func (c *Conn) Name() string { return c.server.Name }
+
+// ToolNames are the names of the server's tools, as it gave them.
+func (c *Conn) ToolNames() []string {
+	names := make([]string, len(c.tools))
+	for i, t := range c.tools {
+		names[i] = t.Name
+	}
+	return names
+}
 
 // Done is closed once the connection has ended, by Close or by itself.
 func (c *Conn) Done() <-chan struct{} { return c.done }
@@ -223,15 +242,15 @@ func (c *Conn) Close() {
 		<-c.closeErr
 		return
 	}
-	c.stop()
+	c.stop(closeGrace)
 	<-c.done
 	close(c.closeErr)
 }
 
-// stop closes the session and stops the process. The SDK's close waits for
-// the calls in flight; it gets the process's grace, and the process is
+// stop closes the session and stops the process, which gets grace to exit
+// by itself. The SDK's close waits for the calls in flight; the process is
 // stopped meanwhile, which ends those calls.
-func (c *Conn) stop() {
+func (c *Conn) stop(grace time.Duration) {
 	closed := make(chan struct{})
 	go func() {
 		defer close(closed)
@@ -240,7 +259,7 @@ func (c *Conn) stop() {
 		}
 	}()
 	if c.proc != nil {
-		c.proc.stop(closeGrace)
+		c.proc.stop(grace)
 	}
 	select {
 	case <-closed:

@@ -205,7 +205,10 @@ func TestStart_fails(t *testing.T) {
 func TestConn_dies(t *testing.T) {
 	c, pid := start(t, mcp.Options{})
 	m := tools(c)
-	_ = call(context.Background(), m["test__crash"], approving(t, nil), `{}`, nil)
+	res := call(context.Background(), m["test__crash"], approving(t, nil), `{}`, nil)
+	if !res.IsError || !strings.Contains(res.Output, "The MCP server test stopped during the test__crash call (it exited with status 3") {
+		t.Errorf("crash = %+v", res)
+	}
 	<-c.Done()
 	if err := c.Err(); err == nil || !strings.Contains(err.Error(), "exited with status 3") || !strings.Contains(err.Error(), "crashing on purpose") {
 		t.Errorf("Err() = %v", err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/coda-acp/coda/engine"
@@ -87,15 +88,23 @@ func (t *Tool) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 	callCtx, cancel := context.WithTimeout(ctx, t.conn.opts.CallTimeout)
 	defer cancel()
 	res, err := t.conn.session.CallTool(callCtx, &sdk.CallToolParams{Name: t.def.Name, Arguments: json.RawMessage(call.Args)})
+	var refused *jsonrpc.Error // the server's own answer
+	transport := err != nil && ctx.Err() == nil && callCtx.Err() == nil && !errors.As(err, &refused)
+	if transport {
+		// The server may have just died: then Err says how.
+		t.conn.settle()
+	}
 	switch {
 	case ctx.Err() != nil:
 		return engine.Errorf("%s was cancelled.", t.name)
 	case callCtx.Err() != nil:
 		return engine.Errorf("The MCP server %s did not answer %s within %s; the call was abandoned.", t.conn.server.Name, t.name, t.conn.opts.CallTimeout)
-	case errors.Is(err, sdk.ErrConnectionClosed) || t.conn.Err() != nil:
-		return engine.Errorf("The MCP server %s stopped, so %s could not be called.", t.conn.server.Name, t.name)
+	case transport && t.conn.Err() != nil:
+		return engine.Errorf("The MCP server %s stopped during the %s call (%v).", t.conn.server.Name, t.name, t.conn.Err())
+	case refused != nil:
+		return engine.Errorf("The MCP server %s refused the %s call: %s", t.conn.server.Name, t.name, refused.Message)
 	case err != nil:
-		return engine.Errorf("The MCP server %s refused the %s call: %v", t.conn.server.Name, t.name, err)
+		return engine.Errorf("The %s call to the MCP server %s failed: %v", t.name, t.conn.server.Name, err)
 	}
 	return engine.ToolResult{Output: resultText(res), IsError: res.IsError}
 }
