@@ -2,15 +2,12 @@ package acp_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,119 +15,13 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/coda-acp/coda/acp"
-	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/mcp/mcptest"
-	"github.com/coda-acp/coda/engine/provider/script"
-	"github.com/coda-acp/coda/engine/tools"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	mcptest.Cleanup()
 	os.Exit(code)
-}
-
-// mcpAgent offers every MCP server's tools, as the bundled default agent
-// does.
-const mcpAgent = `
-[agent]
-name = "mcp"
-[stages.answer]
-mode = "output"
-system_prompt = "Answer."
-available_tools = ["read_file", "mcp"]
-`
-
-// mcpConn is a served connection with a scripted model, outside a synctest
-// bubble: MCP servers are real processes.
-type mcpConn struct {
-	*client
-	t      *testing.T
-	work   string
-	served <-chan error
-	logs   *strings.Builder
-}
-
-func serveMCP(t *testing.T, model string, opts acp.Options, answers ...string) *mcpConn {
-	t.Helper()
-	work, _ := filepath.EvalSymlinks(t.TempDir())
-	agent, err := engine.ParseBlueprint([]byte(mcpAgent), "blueprint.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := script.Parse([]byte(model), "model.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &strings.Builder{}
-	var logMu sync.Mutex
-	opts.Agent, opts.Models, opts.UserModel = agent, oneModel{script.New("script:test", sc)}, "script:test"
-	opts.Tools, opts.StateDir, opts.Version, opts.NewID = tools.Builtin(), t.TempDir(), "test", counter()
-	opts.Log = slog.New(slog.NewTextHandler(lockedWriter{logs, &logMu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv, err := acp.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, served := serve(t, context.Background(), srv, work, parseAnswers(t, []byte(strings.Join(answers, "\n"))))
-	m := &mcpConn{client: c, t: t, work: work, served: served, logs: logs}
-	t.Cleanup(func() {
-		m.end()
-		if t.Failed() {
-			logMu.Lock()
-			t.Logf("coda's log:\n%s", logs.String())
-			logMu.Unlock()
-		}
-	})
-	m.send([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`))
-	m.await(`"id":0`)
-	return m
-}
-
-// end closes coda's stdin and waits until Serve has returned: every
-// server stopped.
-func (m *mcpConn) end() {
-	select {
-	case <-m.readDone:
-		return
-	default:
-	}
-	m.closeInput()
-	select {
-	case err := <-m.served:
-		if err != nil {
-			m.t.Errorf("Serve: %v", err)
-		}
-	case <-time.After(time.Minute):
-		m.t.Fatalf("Serve did not return within a minute of stdin closing")
-	}
-	m.wait()
-}
-
-// request sends a request and waits for its answer.
-func (m *mcpConn) request(id int, method string, params any) string {
-	m.t.Helper()
-	p, _ := json.Marshal(params)
-	m.do(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, p))
-	return m.answer(id)
-}
-
-// answer waits for the response to request id.
-func (m *mcpConn) answer(id int) string {
-	m.t.Helper()
-	prefix := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,`, id)
-	m.await(prefix)
-	return m.find(prefix)
-}
-
-// find is the last line coda sent that holds text; "" when none.
-func (m *mcpConn) find(text string) string {
-	lines, _ := m.lines()
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.Contains(lines[i], text) {
-			return lines[i]
-		}
-	}
-	return ""
 }
 
 // stdio is a stdio server entry for the test server.
@@ -159,7 +50,7 @@ func prompt(session, text string) map[string]any {
 // stops the server: its process is gone when the close is answered.
 func TestMCP_stdioToolCall(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pid")
-	m := serveMCP(t, `
+	m := serveLive(t, `
 [[turn]]
 [[turn.tool_calls]]
 name = "test__echo"
@@ -215,7 +106,7 @@ func TestMCP_stdinEOF(t *testing.T) {
 	ready, slow := filepath.Join(dir, "ready.pid"), filepath.Join(dir, "slow.pid")
 	gate := filepath.Join(dir, "gate")
 	mcptest.Fifo(t, gate)
-	m := serveMCP(t, `
+	m := serveLive(t, `
 [[turn]]
 [[turn.tool_calls]]
 name = "submit_output"
@@ -252,7 +143,7 @@ func TestMCP_newDoesNotWait(t *testing.T) {
 		gates[i] = filepath.Join(dir, fmt.Sprint("gate", i))
 		mcptest.Fifo(t, gates[i])
 	}
-	m := serveMCP(t, `
+	m := serveLive(t, `
 [[turn]]
 [[turn.tool_calls]]
 name = "slow__echo"
@@ -288,7 +179,7 @@ arguments = { content = "ok" }
 
 // A wrong-typed mcpServers is -32602 naming the field; no session starts.
 func TestMCP_invalidServers(t *testing.T) {
-	m := serveMCP(t, ``, acp.Options{})
+	m := serveLive(t, ``, acp.Options{})
 	tests := []struct{ servers, field string }{
 		{`{}`, "mcpServers: expected an array"},
 		{`[1]`, "mcpServers[0]: expected an object"},
@@ -321,7 +212,7 @@ func TestMCP_invalidServers(t *testing.T) {
 // whose command does not exist in session/new's own response, one that
 // exits in the next prompt's; one that dies later in the prompt after.
 func TestMCP_failingServers(t *testing.T) {
-	m := serveMCP(t, `
+	m := serveLive(t, `
 [[turn]]
 [[turn.tool_calls]]
 name = "ok__crash"
@@ -364,7 +255,7 @@ arguments = { content = "done" }
 func TestMCP_cancel(t *testing.T) {
 	started := filepath.Join(t.TempDir(), "started")
 	mcptest.Fifo(t, started)
-	m := serveMCP(t, fmt.Sprintf(`
+	m := serveLive(t, fmt.Sprintf(`
 [[turn]]
 [[turn.tool_calls]]
 name = "test__block"
@@ -414,7 +305,7 @@ func TestMCP_http(t *testing.T) {
 		h.ServeHTTP(w, r)
 	}))
 	defer ts.Close()
-	m := serveMCP(t, `
+	m := serveLive(t, `
 [[turn]]
 [[turn.tool_calls]]
 name = "web__echo"
@@ -443,7 +334,7 @@ func TestMCP_lateServer(t *testing.T) {
 	dir := t.TempDir()
 	pidfile, gate := filepath.Join(dir, "pid"), filepath.Join(dir, "gate")
 	mcptest.Fifo(t, gate)
-	m := serveMCP(t, `
+	m := serveLive(t, `
 [[turn]]
 expect = "Go."
 [[turn.tool_calls]]

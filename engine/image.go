@@ -48,6 +48,21 @@ func (im Image) StandIn() string {
 	return fmt.Sprintf("[The user attached an image (%s, %s); this model cannot see images.]", im.MIMEType, ByteSize(len(im.Data)))
 }
 
+// TextWithStandIns is a message's text for a model that cannot see
+// images: each image's StandIn, then the text.
+func (m *Message) TextWithStandIns() string {
+	if len(m.Images) == 0 {
+		return m.Text
+	}
+	var b strings.Builder
+	for _, im := range m.Images {
+		b.WriteString(im.StandIn())
+		b.WriteString("\n\n")
+	}
+	b.WriteString(m.Text)
+	return strings.TrimRight(b.String(), "\n")
+}
+
 // historyNote is what later turns read in an image's place: images are
 // sent in their own turn only.
 func (im Image) historyNote() string {

@@ -39,6 +39,10 @@ import (
 //	max_call_time = "30m"                # a whole call, tries included (default 30m)
 //	max_retries = 3                      # tries after the first
 //	context_windows = { "my-model" = 32768 }
+//	vision = false                       # its models cannot see images (each is sent as a line of text)
+//
+//	[providers.local.models."llava"]     # one model's own facts (vision.go)
+//	vision = true
 type config struct {
 	DefaultModel string                    `toml:"default_model"`
 	Providers    map[string]providerConfig `toml:"providers"`
@@ -66,6 +70,10 @@ type providerConfig struct {
 	MaxCallTime    configDuration    `toml:"max_call_time"`
 	MaxRetries     *int              `toml:"max_retries"`
 	ContextWindows map[string]int    `toml:"context_windows"`
+
+	// Whether its models see images, and one model's own facts (vision.go).
+	Vision *bool                  `toml:"vision"`
+	Models map[string]modelConfig `toml:"models"`
 }
 
 const (
@@ -276,6 +284,12 @@ func (b *providerConfig) merge(p providerConfig) providerConfig {
 	if p.ContextWindows != nil {
 		out.ContextWindows = p.ContextWindows
 	}
+	if p.Vision != nil {
+		out.Vision = p.Vision
+	}
+	if p.Models != nil {
+		out.Models = p.Models
+	}
 	return out
 }
 
@@ -329,14 +343,14 @@ func (c *config) newModel(spec string) (engine.Model, error) {
 			Name: spec, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
 			MaxTokens: p.MaxTokens, ThinkingBudget: p.ThinkingBudget,
 			Timeout: time.Duration(p.Timeout), MaxCallTime: time.Duration(p.MaxCallTime),
-			Retry: retry, ContextWindow: window,
+			Retry: retry, ContextWindow: window, NoVision: !p.sees(model),
 		}), nil
 	default:
 		return openai.New(model, openai.Options{
 			Name: spec, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
 			MaxTokens: p.MaxTokens,
 			Timeout:   time.Duration(p.Timeout), MaxCallTime: time.Duration(p.MaxCallTime),
-			Retry: retry, ContextWindow: window,
+			Retry: retry, ContextWindow: window, NoVision: !p.sees(model),
 		}), nil
 	}
 }
