@@ -32,14 +32,17 @@ type process struct {
 }
 
 // inherited are the variables a server gets from coda's environment, as the
-// MCP SDKs give them: enough to find programs and a home, and none of
+// MCP SDKs give them (and what reaching the network through a proxy
+// takes): enough to find programs, a home and the internet, and none of
 // coda's own keys. The editor's env entries come on top.
 var inherited = func() []string {
+	net := []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+		"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS"}
 	if runtime.GOOS == "windows" {
-		return []string{"APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT", "PROCESSOR_ARCHITECTURE",
-			"PROGRAMFILES", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "TMP", "USERNAME", "USERPROFILE"}
+		return append(net, "APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT", "PROCESSOR_ARCHITECTURE",
+			"PROGRAMFILES", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "TMP", "USERNAME", "USERPROFILE")
 	}
-	return []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR"}
+	return append(net, "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ")
 }()
 
 // environ is a server's environment: the inherited variables, then the
