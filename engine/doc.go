@@ -10,5 +10,8 @@
 // visit's model loop), submit_output.go and transition.go (the engine's own
 // tools), repair.go (the owed answer: refusals, nudges, revisits), args.go
 // (the cap on tool arguments and how they are shown), record.go (run
-// records), lint.go (`coda validate`).
+// records), lint.go (`coda validate`), image.go (a prompt's images, and
+// what stands in for them), mcp_tools.go (how stages name MCP servers'
+// tools; engine/mcp runs them), egress.go (tools that may carry data off
+// the machine).
 package engine
