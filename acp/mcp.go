@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -94,7 +96,13 @@ func (s *Server) startMCP(sess *session, raw json.RawMessage) error {
 			continue
 		}
 		if srv.URL == "" {
-			if _, err := exec.LookPath(srv.Command); err != nil {
+			// A relative path with a directory in it runs from the session's
+			// directory, as the process will.
+			path := srv.Command
+			if !filepath.IsAbs(path) && strings.ContainsRune(path, filepath.Separator) {
+				path = filepath.Join(srv.Dir, path)
+			}
+			if _, err := exec.LookPath(path); err != nil {
 				set.warn(s, sess, fmt.Sprintf("MCP server %s was not started: %v", srv.Name, err))
 				continue
 			}

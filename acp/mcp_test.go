@@ -65,7 +65,14 @@ expect = "Echo: again"
 name = "submit_output"
 arguments = { content = "The server said hi." }
 `, acp.Options{}, `session/request_permission {"outcome":{"outcome":"selected","optionId":"allow_always"}}`)
-	resp := m.request(1, "session/new", newSession(stdio(t, "test", [2]string{"CODA_MCP_PIDFILE", pidfile})))
+	// The command relative to the session's directory, as a path with a
+	// directory in it runs.
+	server := stdio(t, "test", [2]string{"CODA_MCP_PIDFILE", pidfile})
+	if err := os.Symlink(server["command"].(string), filepath.Join(m.work, "mcpserver")); err != nil {
+		t.Fatal(err)
+	}
+	server["command"] = "./mcpserver"
+	resp := m.request(1, "session/new", newSession(server))
 	if strings.Contains(resp, "warnings") {
 		t.Fatalf("session/new: %s", resp)
 	}
