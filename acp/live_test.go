@@ -36,6 +36,14 @@ type liveConn struct {
 	work   string
 	served <-chan error
 	logs   *strings.Builder
+	logMu  *sync.Mutex
+}
+
+// log is what coda has logged so far.
+func (m *liveConn) log() string {
+	m.logMu.Lock()
+	defer m.logMu.Unlock()
+	return m.logs.String()
 }
 
 func serveLive(t *testing.T, model string, opts acp.Options, answers ...string) *liveConn {
@@ -49,26 +57,23 @@ func serveLive(t *testing.T, model string, opts acp.Options, answers ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &strings.Builder{}
-	var logMu sync.Mutex
+	logs, logMu := &strings.Builder{}, &sync.Mutex{}
 	opts.Agent, opts.Models, opts.UserModel = agent, oneModel{script.New("script:test", sc)}, "script:test"
 	opts.Tools, opts.Version, opts.NewID = tools.Builtin(), "test", counter()
 	if opts.StateDir == "" {
 		opts.StateDir = t.TempDir()
 	}
-	opts.Log = slog.New(slog.NewTextHandler(lockedWriter{logs, &logMu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	opts.Log = slog.New(slog.NewTextHandler(lockedWriter{logs, logMu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv, err := acp.NewServer(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c, served := serve(t, context.Background(), srv, work, parseAnswers(t, []byte(strings.Join(answers, "\n"))))
-	m := &liveConn{client: c, t: t, work: work, served: served, logs: logs}
+	m := &liveConn{client: c, t: t, work: work, served: served, logs: logs, logMu: logMu}
 	t.Cleanup(func() {
 		m.end()
 		if t.Failed() {
-			logMu.Lock()
-			t.Logf("coda's log:\n%s", logs.String())
-			logMu.Unlock()
+			t.Logf("coda's log:\n%s", m.log())
 		}
 	})
 	m.send([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`))

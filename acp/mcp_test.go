@@ -253,7 +253,7 @@ arguments = { content = "done" }
 	if !strings.Contains(resp, `"status":"answered"`) || !strings.Contains(resp, "MCP server ok stopped: it exited with status 3; its stderr ends: crashing on purpose; its tools are no longer offered") {
 		t.Errorf("second prompt: %s", resp)
 	}
-	if !strings.Contains(m.logs.String(), "MCP server ok stopped") {
+	if !strings.Contains(m.log(), "MCP server ok stopped") {
 		t.Errorf("the crash was not logged")
 	}
 }
