@@ -63,6 +63,11 @@ func serveLive(t *testing.T, model string, opts acp.Options, answers ...string) 
 	if opts.StateDir == "" {
 		opts.StateDir = t.TempDir()
 	}
+	if opts.MCPStartWait == 0 {
+		// A prompt waits for its servers as long as a loaded machine may
+		// take to start them: only a hang would run out.
+		opts.MCPStartWait = time.Minute
+	}
 	opts.Log = slog.New(slog.NewTextHandler(lockedWriter{logs, logMu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv, err := acp.NewServer(opts)
 	if err != nil {
