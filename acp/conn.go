@@ -21,7 +21,11 @@ import (
 // background until it ends, but nothing read is answered any more.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s.conn = newConn(s.opts, in, out)
-	return s.conn.serve(ctx, s)
+	err := s.conn.serve(ctx, s)
+	// 7. Stop the sessions' MCP servers: every turn that could call them
+	// has answered.
+	s.stopAllMCP()
+	return err
 }
 
 // A conn is the whole life of one connection, in the order it happens:
@@ -39,7 +43,8 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 //     prompt "cancelled" and finishes its run record;
 //  5. wait: until every answer owed is written (each prompt's, and each
 //     session/close's that waits for its session's turn);
-//  6. flush and close the output.
+//  6. flush and close the output;
+//  7. stop the sessions' MCP servers (Serve returns once they are gone).
 //
 // Turns run under the connection's own context, turns: the JSON-RPC library
 // never sees it (it would close the stream when it ends), and only step 4
@@ -150,6 +155,28 @@ func (c *conn) end() { c.owed.Done() }
 // have found nothing owed already.
 func (c *conn) after(done <-chan struct{}, answer func()) {
 	c.owed.Add(1)
+	go func() {
+		defer c.owed.Done()
+		<-done
+		answer()
+	}()
+}
+
+// afterOrNow writes an answer once done is closed, off the read loop, when
+// no turn owes it (a session/close's that waits for its MCP servers to
+// stop). Once the connection is shutting down nothing new is owed: it
+// answers at once, and the servers stop with the connection.
+func (c *conn) afterOrNow(done <-chan struct{}, answer func()) {
+	c.mu.Lock()
+	closing := c.closing
+	if !closing {
+		c.owed.Add(1)
+	}
+	c.mu.Unlock()
+	if closing {
+		answer()
+		return
+	}
 	go func() {
 		defer c.owed.Done()
 		<-done

@@ -41,7 +41,8 @@ func (s *Server) initialize(req *jsonrpc2.Request) (any, error) {
 		"agentInfo":       map[string]any{"name": "coda", "title": "coda", "version": version},
 		"agentCapabilities": map[string]any{
 			"loadSession":         s.keepsSessions(),
-			"promptCapabilities":  map[string]any{"image": false, "audio": false, "embeddedContext": true},
+			"promptCapabilities":  map[string]any{"image": true, "audio": false, "embeddedContext": true},
+			"mcpCapabilities":     map[string]any{"http": true, "sse": false},
 			"sessionCapabilities": s.sessionCapabilities(),
 			"_meta": map[string]any{"coda": map[string]any{
 				"finalOutput": lead != nil, // an agent with no stage that answers gives none

@@ -324,7 +324,6 @@ func (s *Server) deleteSession(req *jsonrpc2.Request) error {
 		sess.saving.Lock()
 		sess.gone = true
 		sess.saving.Unlock()
-		s.stopMCP(sess)
 	}
 	if s.keepsSessions() {
 		err := os.Remove(s.store.path(id))
@@ -342,7 +341,7 @@ func (s *Server) deleteSession(req *jsonrpc2.Request) error {
 		answer()
 		return nil
 	}
-	s.afterTurn(sess, answer)
+	s.afterTurn(sess, s.stopMCP(sess), answer)
 	return nil
 }
 

@@ -200,8 +200,9 @@ func (s *Server) sessionResponse(sess *session, warning string) map[string]any {
 	sess.mu.Lock()
 	warnings, mode := sess.outputs.Warnings, sess.mode
 	sess.mu.Unlock()
+	warnings = slices.Concat(warnings, sess.mcpWarnings())
 	if warning != "" {
-		warnings = append(slices.Clip(warnings), warning)
+		warnings = append(warnings, warning)
 	}
 	resp := map[string]any{"configOptions": s.configOptions(sess), "modes": modeState(mode)}
 	if len(warnings) > 0 {

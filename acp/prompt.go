@@ -32,6 +32,10 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 	if err != nil {
 		return err
 	}
+	images, err := promptImages(p.Prompt)
+	if err != nil {
+		return err
+	}
 	sess.mu.Lock()
 	outs := sess.outputs
 	history := append([]engine.Exchange(nil), sess.history...)
@@ -71,7 +75,7 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 
 	turn := &engine.Turn{
 		RunID: s.opts.NewID("r"), SessionID: sess.id, Agent: s.opts.Agent, Outputs: outs,
-		Prompt: text, History: history, Models: s.opts.Models,
+		Prompt: text, Images: images, History: history, Models: s.opts.Models,
 		UserModel: s.userModel(sess), DefaultModel: s.opts.DefaultModel,
 		Tools: s.opts.Tools, Withhold: withhold(sess.mode), Workspace: sess.ws, StateDir: s.opts.StateDir,
 		NewID: s.opts.NewID, MaxModelCalls: s.opts.MaxModelCalls, Log: s.log,
@@ -118,9 +122,10 @@ func (s *Server) runTurn(ctx context.Context, r *running, id jsonrpc2.ID, sess *
 		s.replyError(id, codeOf(err), err.Error(), nil)
 		return
 	}
+	s.mcpTurn(ctx, sess, turn)
 	res := engine.Run(ctx, turn, sink)
 
-	ex := engine.Exchange{Prompt: turn.Prompt, Answer: res.LastReply}
+	ex := engine.Exchange{Prompt: turn.HistoryPrompt(), Answer: res.LastReply}
 	if res.Answer != nil {
 		ex.Answer = res.Answer.Content
 	}
@@ -149,6 +154,9 @@ func (s *Server) runTurn(ctx context.Context, r *running, id jsonrpc2.ID, sess *
 func renderPrompt(blocks []contentBlock) (string, error) {
 	var b strings.Builder
 	for i, c := range blocks {
+		if c.Type == "image" {
+			continue // beside the text: promptImages
+		}
 		if b.Len() > 0 {
 			b.WriteString("\n\n")
 		}
@@ -175,7 +183,7 @@ func renderPrompt(blocks []contentBlock) (string, error) {
 			default:
 				fmt.Fprintf(&b, "[The user attached %s, a binary resource (%s) coda cannot read.]", r.URI, r.MimeType)
 			}
-		case "image", "audio":
+		case "audio":
 			return "", fmt.Errorf("%w: prompt[%d]: coda does not take %s content (promptCapabilities.%s is false)", ErrInvalidParams, i, c.Type, c.Type)
 		case "":
 			return "", fmt.Errorf("%w: prompt[%d].type is required", ErrInvalidParams, i)

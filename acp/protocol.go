@@ -80,6 +80,7 @@ type contentBlock struct {
 	Name     string            `json:"name"`
 	Title    string            `json:"title"`
 	MimeType string            `json:"mimeType"`
+	Data     string            `json:"data"` // an image's bytes, base64
 	Resource *embeddedResource `json:"resource"`
 }
 

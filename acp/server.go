@@ -82,6 +82,14 @@ type Options struct {
 	// is userModel and the default defaultModel, or nil when it can: the
 	// message says what to set. Nil takes every turn as reachable.
 	Reach func(userModel, defaultModel string) error
+
+	// MCPStartWait bounds how long a prompt waits for its session's MCP
+	// servers still starting (default 10s); MCPStartTimeout how long a
+	// server may take to start (default 2 minutes); MCPCallTimeout each
+	// call of an MCP tool (default 2 minutes).
+	MCPStartWait    time.Duration
+	MCPStartTimeout time.Duration
+	MCPCallTimeout  time.Duration
 }
 
 // Errors mapped to JSON-RPC codes; wrap them with %w.
@@ -123,6 +131,10 @@ type Server struct {
 	sessions   map[string]*session
 	prompts    map[string]*session // a running prompt's request id → its session
 	clientCaps json.RawMessage
+	// mcpSets are the sessions' MCP servers (mcp.go), stopped with the
+	// connection; once mcpClosing is set none starts.
+	mcpSets    map[*mcpSet]bool
+	mcpClosing bool
 }
 
 // NewServer checks opts and compiles the launch output contracts.
@@ -149,6 +161,9 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if opts.MCPStartWait <= 0 {
+		opts.MCPStartWait = 10 * time.Second
 	}
 	s := &Server{opts: opts, log: opts.Log, sessions: map[string]*session{}, prompts: map[string]*session{}}
 	s.store = &store{}

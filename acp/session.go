@@ -41,6 +41,8 @@ type session struct {
 	// calling (engine.ToolSupport): a model whose server refused tools is
 	// called without them for the rest of the session.
 	toolSupport *engine.ToolSupport
+	// mcp are the session's MCP servers (mcp.go); nil without any.
+	mcp *mcpSet
 
 	// What the session's file keeps besides (store.go), and the pickers
 	// (modes.go): the session/new _meta.coda.output as sent, the model
@@ -245,23 +247,26 @@ func (s *Server) closeSession(req *jsonrpc2.Request) error {
 	s.mu.Lock()
 	delete(s.sessions, sess.id)
 	s.mu.Unlock()
-	s.afterTurn(sess, func() { s.reply(req.ID, map[string]any{}) })
+	// Its MCP servers stop meanwhile; the close is answered once they are
+	// gone.
+	s.afterTurn(sess, s.stopMCP(sess), func() { s.reply(req.ID, map[string]any{}) })
 	return nil
 }
 
 // afterTurn cancels the session's running prompt, if any, and sends answer
-// once that prompt has answered; at once when none runs.
-func (s *Server) afterTurn(sess *session, answer func()) {
+// once that prompt has answered and stopped (the session's MCP servers) is
+// closed; as soon as stopped is when none runs.
+func (s *Server) afterTurn(sess *session, stopped <-chan struct{}, answer func()) {
 	// Under the session's lock the turn cannot finish between the check
 	// and conn.after, which needs the turn still owed.
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if r := sess.running; r != nil {
 		r.cancel()
-		s.conn.after(r.done, answer)
+		s.conn.after(both(r.done, stopped), answer)
 		return
 	}
-	answer()
+	s.conn.afterOrNow(stopped, answer)
 }
 
 // cancelSession handles session/cancel: the running prompt stops and is

@@ -14,14 +14,16 @@
 // (the closing message of a run without an answer), runfs.go (run:PATH, the
 // run's own record as later stages read it), keep.go (artifact copies in
 // the record), args.go (the cap on tool arguments and how they are shown),
-// record.go (run records), lint.go (`coda validate`). Runs started by a run
-// (DESIGN §12):
+// record.go (run records), lint.go (`coda validate`), image.go (a prompt's
+// images, and what stands in for them), mcp_tools.go (how stages name MCP
+// servers' tools; engine/mcp runs them). Runs started by a run (DESIGN §12):
 // child.go (a sub-run: what it shares with its parent, its sink, workspace
 // and record), fan_out.go (the fan_out tool, its workers and report),
 // spawn.go (spawn_agent and wait_for_agent), fan_out_lint.go (what loading
 // and `coda validate` check of them). The taint gate (DESIGN §13):
-// taint.go (its settings and decisions), taint_glob.go (private paths),
-// taint_lines.go (what was read and finding it again), taint_mask.go
-// (masking), taint_audit.go (its records); glob.go is the one matcher of
-// relative paths.
+// taint.go (its settings and decisions, and Egress: tools that may carry
+// data off the machine), taint_glob.go (private paths), taint_lines.go
+// (what was read and finding it again), taint_mask.go (masking),
+// taint_audit.go (its records); glob.go is the one matcher of relative
+// paths.
 package engine

@@ -45,6 +45,12 @@ type Turn struct {
 	Outputs *Outputs
 	Prompt  string
 	History []Exchange
+	// Images are the prompt's attached images (CheckImage): every stage's
+	// task message of this turn carries them.
+	Images []Image
+	// Warnings are the caller's, given with the run's own (an MCP server
+	// that failed to start).
+	Warnings []string
 
 	Models Models
 	// UserModel is the --model spec; it overrides stage models unless a
@@ -207,6 +213,7 @@ func newRun(t *Turn, sink Sink) *run {
 	if t.Outputs != nil {
 		r.warnings = append(r.warnings, t.Outputs.Warnings...)
 	}
+	r.warnings = append(r.warnings, t.Warnings...)
 	r.rec = newRecorder(t, r.log)
 	r.taint = newTaint(r)
 	return r

@@ -135,6 +135,11 @@ func Lint(b *Blueprint, opts LintOptions) []Finding {
 				fs.add(SeverityError, CodeUnknownTool, key+".available_tools", "transition is not listed: a stage gets it from its [stages.%s.transitions.NAME] tables", name)
 			case delegationTool(t):
 				lintListed(&fs, s, t)
+			case IsMCPRef(t):
+				// MCP servers come with the session: only the form is checked.
+				if why := CheckMCPRef(t); why != "" {
+					fs.add(SeverityError, CodeUnknownTool, key+".available_tools", "%q names no MCP server: %s", t, why)
+				}
 			case tools != nil && tools[t] == nil:
 				fs.add(SeverityError, CodeUnknownTool, key+".available_tools", "coda has no tool %q; it has %s", t, strings.Join(toolNames(tools), ", "))
 			}

@@ -37,6 +37,10 @@ type Message struct {
 	// message (Anthropic's signed thinking blocks); opaque to the engine.
 	Replay json.RawMessage
 
+	// Images go with a user message, before its text; a model that cannot
+	// see them is sent each one's StandIn instead.
+	Images []Image
+
 	// Tool results only.
 	ToolCallID string
 	ToolName   string

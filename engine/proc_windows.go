@@ -7,8 +7,8 @@ import "os/exec"
 // Shell is the program and arguments that run a command line: cmd.exe /C.
 func Shell(line string) (string, []string) { return "cmd.exe", []string{"/C", line} }
 
-// ownGroup does nothing on Windows: there are no process groups to join.
-func ownGroup(*exec.Cmd) {}
+// OwnGroup does nothing on Windows: there are no process groups to join.
+func OwnGroup(*exec.Cmd) {}
 
-// killGroup kills the command; processes it started may outlive it.
-func killGroup(cmd *exec.Cmd) error { return cmd.Process.Kill() }
+// KillGroup kills the command; processes it started may outlive it.
+func KillGroup(cmd *exec.Cmd) error { return cmd.Process.Kill() }

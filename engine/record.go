@@ -183,6 +183,9 @@ func (vr *visitRecord) call(req *Request, resp *Response) {
 		fmt.Fprintf(&p, "# System\n\n%s\n", req.System)
 		for _, m := range req.Messages {
 			fmt.Fprintf(&p, "\n# %s\n\n%s\n", m.Role, m.Text)
+			for _, im := range m.Images {
+				fmt.Fprintf(&p, "\n[image %s, %s]\n", im.MIMEType, ByteSize(len(im.Data)))
+			}
 		}
 		vr.write("prompt.md", p.String())
 	}

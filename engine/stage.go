@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -173,10 +172,9 @@ func (v *stageVisit) prepare() {
 			v.messages = append(v.messages, Message{Role: RoleUser, Text: clip(ex.Prompt)}, Message{Role: RoleAssistant, Text: clip(ex.Answer)})
 		}
 	}
-	v.messages = append(v.messages, Message{Role: RoleUser, Text: v.preamble() + r.t.Prompt})
+	v.messages = append(v.messages, Message{Role: RoleUser, Text: v.preamble() + r.t.Prompt, Images: r.t.Images})
 
-	names := append([]string(nil), s.AvailableTools...)
-	sort.Strings(names)
+	names := stageToolNames(s.AvailableTools, r.t.Tools)
 	v.offered = map[string]Tool{}
 	for _, name := range names {
 		if delegates(s, name) {

@@ -204,8 +204,8 @@ func runLocal(ctx context.Context, c Command) (CommandResult, error) {
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout = pw // one pipe for both: the streams interleave as printed
 	cmd.Stderr = pw
-	ownGroup(cmd)
-	cmd.Cancel = func() error { return killGroup(cmd) }
+	OwnGroup(cmd)
+	cmd.Cancel = func() error { return KillGroup(cmd) }
 
 	err = cmd.Start()
 	pw.Close()
@@ -215,7 +215,7 @@ func runLocal(ctx context.Context, c Command) (CommandResult, error) {
 		return CommandResult{ExitCode: -1}, fmt.Errorf("start %q: %w", c.Line, err)
 	}
 	waitErr := cmd.Wait()
-	_ = killGroup(cmd)
+	_ = KillGroup(cmd)
 	select {
 	case <-copied:
 	case <-time.After(2 * time.Second):

@@ -40,9 +40,11 @@ import (
 //	max_retries = 3                      # tries after the first
 //	context_windows = { "my-model" = 32768 }
 //	tools = false                        # its models cannot call tools: they answer by reply
+//	vision = false                       # its models cannot see images (each is sent as a line of text)
 //
 //	[providers.local.models."gemma3:4b"]  # one model's own facts, over its provider's
 //	tools = false
+//	vision = true
 //
 //	[taint]                              # the taint gate (DESIGN §13); off by default
 //	policy = "ask"                       # "off" | "allow" | "deny" | "ask"
@@ -84,14 +86,18 @@ type providerConfig struct {
 	MaxRetries     *int              `toml:"max_retries"`
 	ContextWindows map[string]int    `toml:"context_windows"`
 	// Tools = false: the provider's models cannot call tools (DESIGN §15);
-	// Models holds one model's own, which win (models.go: modelFacts).
+	// Vision = false: they cannot see images (vision.go). Models holds one
+	// model's own facts, which win (models.go: modelFacts; vision.go).
 	Tools  *bool                  `toml:"tools"`
+	Vision *bool                  `toml:"vision"`
 	Models map[string]modelConfig `toml:"models"`
 }
 
-// modelConfig is one [providers.NAME.models."MODEL"] table.
+// modelConfig is one [providers.NAME.models."MODEL"] table: what is known
+// of one model of the provider, over what the provider's table says.
 type modelConfig struct {
-	Tools *bool `toml:"tools"`
+	Tools  *bool `toml:"tools"`
+	Vision *bool `toml:"vision"`
 }
 
 const (
@@ -318,6 +324,9 @@ func (b *providerConfig) merge(p providerConfig) providerConfig {
 	if p.Tools != nil {
 		out.Tools = p.Tools
 	}
+	if p.Vision != nil {
+		out.Vision = p.Vision
+	}
 	if p.Models != nil {
 		out.Models = p.Models
 	}
@@ -371,14 +380,14 @@ func (c *config) newModel(spec string) (engine.Model, error) {
 			Name: spec, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
 			MaxTokens: p.MaxTokens, ThinkingBudget: p.ThinkingBudget,
 			Timeout: time.Duration(p.Timeout), MaxCallTime: time.Duration(p.MaxCallTime),
-			Retry: retry, ContextWindow: window,
+			Retry: retry, ContextWindow: window, NoVision: !p.sees(model),
 		}), nil
 	default:
 		return openai.New(model, openai.Options{
 			Name: spec, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
 			MaxTokens: p.MaxTokens,
 			Timeout:   time.Duration(p.Timeout), MaxCallTime: time.Duration(p.MaxCallTime),
-			Retry: retry, ContextWindow: window,
+			Retry: retry, ContextWindow: window, NoVision: !p.sees(model),
 		}), nil
 	}
 }

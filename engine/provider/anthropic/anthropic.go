@@ -50,6 +50,9 @@ type Options struct {
 
 	// ContextWindow is reported in each Response's Usage; 0 when unknown.
 	ContextWindow int
+	// NoVision says the model cannot see images: each is sent as a line of
+	// text instead (engine.Image.StandIn).
+	NoVision bool
 }
 
 // A Model is one Claude model. It is safe for concurrent use.

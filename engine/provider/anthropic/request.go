@@ -47,6 +47,15 @@ type block struct {
 	Signature string `json:"signature,omitempty"`
 
 	Data string `json:"data,omitempty"` // redacted_thinking
+
+	Source *imageSource `json:"source,omitempty"` // image
+}
+
+// imageSource is an image block's bytes, sent inline.
+type imageSource struct {
+	Type      string `json:"type"` // "base64"
+	MediaType string `json:"media_type"`
+	Data      []byte `json:"data"` // encoded as base64 by encoding/json
 }
 
 type tool struct {
@@ -105,8 +114,17 @@ func (m *Model) encode(req *engine.Request) ([]byte, error) {
 		case engine.RoleTool:
 			add("user", block{Type: "tool_result", ToolUseID: msg.ToolCallID, Content: msg.Text, IsError: msg.IsError})
 		default:
-			if msg.Text != "" {
-				add("user", block{Type: "text", Text: msg.Text})
+			text := msg.Text
+			if m.opts.NoVision {
+				text = msg.TextWithStandIns()
+			} else {
+				// Images first: Claude reads them best before the text.
+				for _, im := range msg.Images {
+					add("user", block{Type: "image", Source: &imageSource{Type: "base64", MediaType: im.MIMEType, Data: im.Data}})
+				}
+			}
+			if text != "" {
+				add("user", block{Type: "text", Text: text})
 			}
 		}
 	}

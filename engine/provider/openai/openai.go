@@ -49,6 +49,9 @@ type Options struct {
 
 	// ContextWindow is reported in each Response's Usage; 0 when unknown.
 	ContextWindow int
+	// NoVision says the model cannot see images: each is sent as a line of
+	// text instead (engine.Image.StandIn).
+	NoVision bool
 }
 
 // A Model is one model behind a chat completions endpoint. It is safe for

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 
 	"github.com/coda-acp/coda/engine"
@@ -23,10 +24,24 @@ type streamOptions struct {
 }
 
 type message struct {
-	Role       string     `json:"role"`
-	Content    *string    `json:"content"` // null for an assistant message that only calls tools
+	Role string `json:"role"`
+	// Content is a *string, nil (null) for an assistant message that only
+	// calls tools, or a user message's []part when it carries images.
+	Content    any        `json:"content"`
 	ToolCalls  []toolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// A part is one piece of a user message with images: text, or an image
+// as a data: URL.
+type part struct {
+	Type     string    `json:"type"`
+	Text     string    `json:"text,omitempty"`
+	ImageURL *imageURL `json:"image_url,omitempty"`
+}
+
+type imageURL struct {
+	URL string `json:"url"`
 }
 
 type toolCall struct {
@@ -99,7 +114,7 @@ func (m *Model) encode(req *engine.Request) ([]byte, error) {
 			}
 			r.Messages = append(r.Messages, message{Role: "tool", Content: &text, ToolCallID: msg.ToolCallID})
 		default:
-			r.Messages = append(r.Messages, message{Role: "user", Content: &msg.Text})
+			r.Messages = append(r.Messages, m.userMessage(msg))
 		}
 	}
 	for _, t := range req.Tools {
@@ -113,6 +128,28 @@ func (m *Model) encode(req *engine.Request) ([]byte, error) {
 		})
 	}
 	return json.Marshal(r)
+}
+
+// userMessage is a user message: its images first, as image_url parts,
+// then its text; or, for a model without vision, the text with a line in
+// each image's place.
+func (m *Model) userMessage(msg *engine.Message) message {
+	switch {
+	case len(msg.Images) == 0:
+		return message{Role: "user", Content: &msg.Text}
+	case m.opts.NoVision:
+		text := msg.TextWithStandIns()
+		return message{Role: "user", Content: &text}
+	}
+	parts := make([]part, 0, len(msg.Images)+1)
+	for _, im := range msg.Images {
+		url := "data:" + im.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(im.Data)
+		parts = append(parts, part{Type: "image_url", ImageURL: &imageURL{URL: url}})
+	}
+	if msg.Text != "" {
+		parts = append(parts, part{Type: "text", Text: msg.Text})
+	}
+	return message{Role: "user", Content: parts}
 }
 
 func arguments(raw json.RawMessage) string {

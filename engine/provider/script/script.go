@@ -3,7 +3,8 @@
 // without a network; it is not a substitute for a provider.
 //
 //	[[turn]]
-//	expect = "not JSON"            # the last message sent must contain this
+//	expect = "not JSON"            # the last message sent must contain this; an image
+//	                               # it carries reads "[image image/png, 2048 bytes]"
 //	thinking = "..."
 //	text = ["Checking ", "the module."]  # or one string
 //	delay_ms = 5                   # a pause before each chunk
@@ -314,5 +315,13 @@ func lastMessage(req *engine.Request) string {
 	if len(req.Messages) == 0 {
 		return req.System
 	}
-	return req.Messages[len(req.Messages)-1].Text
+	m := req.Messages[len(req.Messages)-1]
+	if len(m.Images) == 0 {
+		return m.Text
+	}
+	var b strings.Builder
+	for _, im := range m.Images {
+		fmt.Fprintf(&b, "[image %s, %d bytes]\n", im.MIMEType, len(im.Data))
+	}
+	return b.String() + m.Text
 }

@@ -1,0 +1,62 @@
+package acp_test
+
+import (
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/coda-acp/coda/acp"
+)
+
+// The session's later turns read a note where an image was: images are
+// sent in their own turn only.
+func TestPrompt_imageHistory(t *testing.T) {
+	state := t.TempDir()
+	m := serveLive(t, `
+[[turn]]
+expect = "[image image/png, 8 bytes]"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "A PNG." }
+
+[[turn]]
+expect = "And its size?"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "8 bytes." }
+`, acp.Options{StateDir: state})
+	m.request(1, "session/new", newSession())
+	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\n"))
+	resp := m.request(2, "session/prompt", map[string]any{"sessionId": "s-1", "prompt": []map[string]string{
+		{"type": "text", "text": "What is this?"}, {"type": "image", "mimeType": "image/png", "data": png},
+	}})
+	if !strings.Contains(resp, `"status":"answered"`) {
+		t.Fatalf("first prompt: %s", resp)
+	}
+	if resp := m.request(3, "session/prompt", prompt("s-1", "And its size?")); !strings.Contains(resp, `"status":"answered"`) {
+		t.Fatalf("second prompt: %s", resp)
+	}
+	first, _ := os.ReadFile(filepath.Join(state, "runs", "r-1", "stages", "001-answer@1", "prompt.md"))
+	second, _ := os.ReadFile(filepath.Join(state, "runs", "r-2", "stages", "001-answer@1", "prompt.md"))
+	if !strings.Contains(string(first), "What is this?\n\n[image image/png, 8 bytes]") {
+		t.Errorf("the first run's prompt.md does not show the image:\n%s", first)
+	}
+	note := "What is this?\n\n[The user attached an image here (image/png, 8 bytes); it was shown only in that turn.]"
+	if !strings.Contains(string(second), note) || strings.Contains(string(second), "[image image/png") {
+		t.Errorf("the second run's prompt.md:\n%s\nwant the earlier prompt with a note in the image's place", second)
+	}
+}
+
+// An image over the limit is refused before it is decoded.
+func TestPrompt_imageTooLarge(t *testing.T) {
+	m := serveLive(t, ``, acp.Options{})
+	m.request(1, "session/new", newSession())
+	resp := m.request(2, "session/prompt", map[string]any{"sessionId": "s-1", "prompt": []map[string]string{
+		{"type": "image", "mimeType": "image/png", "data": strings.Repeat("AAAA", 7<<20)},
+	}})
+	if !strings.Contains(resp, `"code":-32602`) || !strings.Contains(resp, "prompt[0]: the image is over the 20.0 MB limit") {
+		t.Errorf("a 21 MiB image: %s", resp)
+	}
+}

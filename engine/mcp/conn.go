@@ -1,0 +1,286 @@
+// Package mcp connects to the MCP servers an editor hands a session (stdio
+// and streamable HTTP, through the official MCP Go SDK) and offers their
+// tools as engine.Tools: named SERVER__TOOL for the model, asking the user
+// before each call, bounded by a timeout and cancelled with the turn, their
+// results fed back as text.
+//
+// Where each rule lives: conn.go (starting a server, listing its tools,
+// noticing it end, stopping it), process.go (a stdio server's process: its
+// environment, its stderr, no orphans), names.go (the names the model
+// sees), tool.go (a call: permission, timeout, the result as text).
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A Server is one MCP server as the editor gives it: a command to run
+// (stdio), or a URL (streamable HTTP).
+type Server struct {
+	Name string
+
+	// stdio
+	Command string
+	Args    []string
+	Env     []string // NAME=VALUE, over the few variables a server inherits (process.go)
+	Dir     string   // the working directory: the session's
+
+	// streamable HTTP
+	URL     string
+	Headers http.Header
+}
+
+// Options configure how servers are started and called. The zero value
+// works.
+type Options struct {
+	Log     *slog.Logger
+	Version string // coda's, told to the server
+	// StartTimeout bounds starting a server and listing its tools (default
+	// 2 minutes: npx may first download the server).
+	StartTimeout time.Duration
+	// CallTimeout bounds each tool call (default 2 minutes).
+	CallTimeout time.Duration
+}
+
+// Defaults of Options.
+const (
+	DefaultStartTimeout = 2 * time.Minute
+	DefaultCallTimeout  = 2 * time.Minute
+)
+
+func (o Options) withDefaults() Options {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = DefaultStartTimeout
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	return o
+}
+
+// A Conn is a started server: its session and the tools it listed when it
+// started.
+type Conn struct {
+	server  Server
+	opts    Options
+	session *sdk.ClientSession
+	proc    *process // nil for an HTTP server
+	tools   []*sdk.Tool
+
+	done     chan struct{} // closed once the connection has ended
+	endErr   error         // why it ended, when it ended by itself; set before done closes
+	closeMu  sync.Mutex
+	closing  bool
+	closeErr chan struct{} // closed once Close has stopped everything
+}
+
+// closeGrace is how long a stdio server has to exit after its stdin closes
+// before its process group is killed; and how long an HTTP session's
+// closing request may take.
+const closeGrace = 2 * time.Second
+
+// Start starts the server, connects to it, and lists its tools. ctx bounds
+// the start (with Options.StartTimeout); once Start returns, the server
+// runs until Close or until it ends by itself (Done). On an error nothing
+// is left running.
+func Start(ctx context.Context, s Server, opts Options) (*Conn, error) {
+	opts = opts.withDefaults()
+	c := &Conn{server: s, opts: opts, done: make(chan struct{}), closeErr: make(chan struct{})}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	defer cancel()
+
+	var transport sdk.Transport
+	if s.URL != "" {
+		transport = &sdk.StreamableClientTransport{
+			Endpoint:   s.URL,
+			HTTPClient: &http.Client{Transport: headerTransport{http.DefaultTransport, s.Headers}},
+			// coda only calls; it needs no stream of the server's own
+			// messages, and some servers refuse the GET that opens it.
+			DisableStandaloneSSE: true,
+		}
+	} else {
+		p, err := startProcess(s, opts.Log)
+		if err != nil {
+			return nil, err
+		}
+		c.proc = p
+		transport = &sdk.IOTransport{Reader: p.stdout, Writer: p.stdin}
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "coda", Version: opts.Version}, &sdk.ClientOptions{Logger: opts.Log})
+	session, err := client.Connect(ctx, transport, nil)
+	if err == nil {
+		c.session = session
+		c.tools, err = listTools(ctx, session)
+	}
+	if err != nil {
+		switch {
+		case parent.Err() != nil:
+			err = parent.Err()
+		case ctx.Err() != nil:
+			err = fmt.Errorf("it did not finish starting within %s", opts.StartTimeout)
+		default:
+			err = c.startError(err)
+		}
+		// A server that never finished starting has nothing to wind down.
+		c.stop(0)
+		return nil, err
+	}
+	go c.watch()
+	return c, nil
+}
+
+// listTools lists every page of the server's tools.
+func listTools(ctx context.Context, session *sdk.ClientSession) ([]*sdk.Tool, error) {
+	var tools []*sdk.Tool
+	for t, err := range session.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("listing its tools: %w", err)
+		}
+		tools = append(tools, t)
+	}
+	slices.SortFunc(tools, func(a, b *sdk.Tool) int { return strings.Compare(a.Name, b.Name) })
+	return tools, nil
+}
+
+// startError says why a server did not start: a process that exited says
+// how, with the last of what it wrote to stderr.
+func (c *Conn) startError(err error) error {
+	if c.proc == nil {
+		return err
+	}
+	select {
+	case <-c.proc.exited:
+	case <-time.After(closeGrace):
+		return err
+	}
+	return c.proc.exitError(err)
+}
+
+// watch notes the connection's end: a stdio server's process exiting, or
+// an HTTP session closing.
+func (c *Conn) watch() {
+	var err error
+	if c.proc != nil {
+		<-c.proc.exited
+		err = c.proc.exitError(errors.New("it exited"))
+	} else {
+		err = c.session.Wait()
+		if err == nil {
+			err = errors.New("the connection closed")
+		}
+	}
+	c.endErr = err
+	close(c.done)
+}
+
+// settle waits a moment for a connection that failed a call to be known
+// as ended, if it is ending, so that Err says why.
+func (c *Conn) settle() {
+	select {
+	case <-c.done:
+	case <-time.After(closeGrace):
+	}
+}
+
+// Name is the server's name, as the editor gave it.
+func (c *Conn) Name() string { return c.server.Name }
+
+// ToolNames are the names of the server's tools, as it gave them.
+func (c *Conn) ToolNames() []string {
+	names := make([]string, len(c.tools))
+	for i, t := range c.tools {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// Done is closed once the connection has ended, by Close or by itself.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err says why the connection ended by itself; nil while it runs, and
+// after Close.
+func (c *Conn) Err() error {
+	select {
+	case <-c.done:
+	default:
+		return nil
+	}
+	c.closeMu.Lock()
+	defer c.closeMu.Unlock()
+	if c.closing {
+		return nil
+	}
+	return c.endErr
+}
+
+// Close stops the server. When it returns, a stdio server's process and
+// whatever it started in its process group are gone. Close may be called
+// more than once, from any goroutine.
+func (c *Conn) Close() {
+	c.closeMu.Lock()
+	first := !c.closing
+	c.closing = true
+	c.closeMu.Unlock()
+	if !first {
+		<-c.closeErr
+		return
+	}
+	c.stop(closeGrace)
+	<-c.done
+	close(c.closeErr)
+}
+
+// stop closes the session and stops the process, which gets grace to exit
+// by itself. The SDK's close waits for the calls in flight; the process is
+// stopped meanwhile, which ends those calls.
+func (c *Conn) stop(grace time.Duration) {
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		if c.session != nil {
+			_ = c.session.Close()
+		}
+	}()
+	if c.proc != nil {
+		c.proc.stop(grace)
+	}
+	select {
+	case <-closed:
+	case <-time.After(closeGrace):
+		c.opts.Log.Warn("MCP server: closing its session did not finish; going on", "server", c.server.Name)
+	}
+}
+
+// headerTransport sends the editor's headers with every request to an HTTP
+// server.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers http.Header
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range t.headers {
+			r.Header[k] = v
+		}
+	}
+	return t.base.RoundTrip(r)
+}

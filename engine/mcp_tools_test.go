@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// mcpTool stands in for an MCP server's tool (engine/mcp).
+type mcpTool struct{ server, tool string }
+
+func (t mcpTool) Spec() ToolSpec                      { return ToolSpec{Name: t.server + "__" + t.tool} }
+func (mcpTool) Kind() string                          { return "other" }
+func (mcpTool) Run(context.Context, *Call) ToolResult { return ToolResult{} }
+func (t mcpTool) MCP() (string, string)               { return t.server, t.tool }
+
+// "mcp", "mcp:SERVER" and "mcp:SERVER/TOOL" name the session's MCP tools
+// by server and tool as the editor and the server named them; a server the
+// session does not have offers nothing.
+func TestStageToolNames(t *testing.T) {
+	tools := map[string]Tool{
+		"read_file":         nopTool{"read_file"},
+		"git__status":       mcpTool{"git", "status"},
+		"git__log":          mcpTool{"git", "log"},
+		"My_Server__search": mcpTool{"My Server", "search"},
+	}
+	tests := []struct {
+		listed []string
+		want   []string
+	}{
+		{[]string{"read_file"}, []string{"read_file"}},
+		{[]string{"mcp", "read_file"}, []string{"My_Server__search", "git__log", "git__status", "read_file"}},
+		{[]string{"mcp:git", "mcp:git/log"}, []string{"git__log", "git__status"}},
+		{[]string{"mcp:My Server/search", "mcp:none"}, []string{"My_Server__search"}},
+		{[]string{"mcp:git/status"}, []string{"git__status"}},
+		{[]string{"mcp:My_Server"}, nil},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, stageToolNames(tt.listed, tools)); diff != "" {
+			t.Errorf("stageToolNames(%q) (-want +got):\n%s", tt.listed, diff)
+		}
+	}
+}
+
+// validate takes MCP entries in their three forms, and refuses one that
+// names no server.
+func TestLint_mcpEntries(t *testing.T) {
+	ok := `
+[stages.answer]
+mode = "output"
+available_tools = ["read_file", "mcp", "mcp:github", "mcp:github/create_issue"]`
+	if _, fs := LintSource([]byte(ok), "ok.toml", t.TempDir(), lintOpts); len(fs) != 0 {
+		t.Errorf("findings for valid MCP entries: %v", fs)
+	}
+	bad := `
+[stages.answer]
+mode = "output"
+available_tools = ["mcp:", "mcp:github/", "mcpx"]`
+	_, fs := LintSource([]byte(bad), "bad.toml", t.TempDir(), lintOpts)
+	want := []string{
+		"error[unknown-tool] stages.answer.available_tools",
+		"error[unknown-tool] stages.answer.available_tools",
+		"error[unknown-tool] stages.answer.available_tools",
+	}
+	if diff := cmp.Diff(want, summary(fs)); diff != "" {
+		t.Errorf("findings (-want +got):\n%s\nfull: %v", diff, fs)
+	}
+}
+
+// A turn waits for MCP servers only for an agent that offers their tools.
+func TestOffersMCP(t *testing.T) {
+	for toml, want := range map[string]bool{
+		"[stages.a]\navailable_tools = [\"read_file\"]":               false,
+		"[stages.a]\n[stages.b]\navailable_tools = [\"mcp:git/log\"]": true,
+	} {
+		b, err := ParseBlueprint([]byte(toml), "t.toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := OffersMCP(b); got != want {
+			t.Errorf("OffersMCP(%q) = %v", toml, got)
+		}
+	}
+}
