@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -269,26 +268,18 @@ func (s *Server) bindMode(sess *session) {
 }
 
 // inside reports whether every location lies under one of roots (and
-// there is at least one): an edit whose place is unknown still asks.
+// there is at least one): an edit whose place is unknown still asks. The
+// roots are absolute, so a relative location lies under none.
 func inside(roots []string, locs []engine.Location) bool {
 	if len(locs) == 0 {
 		return false
 	}
 	for _, l := range locs {
-		if !slices.ContainsFunc(roots, func(root string) bool { return within(root, l.Path) }) {
+		if !slices.ContainsFunc(roots, func(root string) bool { return engine.Within(root, l.Path) }) {
 			return false
 		}
 	}
 	return true
-}
-
-// within reports whether path is root or under it.
-func within(root, path string) bool {
-	if !filepath.IsAbs(path) {
-		return false
-	}
-	rel, err := filepath.Rel(root, filepath.Clean(path))
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // withhold is what a mode holds back from a turn: read-only offers only
