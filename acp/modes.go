@@ -203,11 +203,7 @@ func (s *Server) sessionResponse(sess *session, warning string) map[string]any {
 	if warning != "" {
 		warnings = append(warnings, warning)
 	}
-	resp := map[string]any{"configOptions": s.configOptions(sess), "modes": modeState(mode)}
-	if len(warnings) > 0 {
-		resp["_meta"] = map[string]any{"coda": map[string]any{"warnings": warnings}}
-	}
-	return resp
+	return withWarnings(map[string]any{"configOptions": s.configOptions(sess), "modes": modeState(mode)}, warnings)
 }
 
 // setMode handles session/set_mode: the same modes as the mode option.
@@ -230,7 +226,7 @@ func (s *Server) setMode(req *jsonrpc2.Request) (any, error) {
 	s.notifyOptions(sess)
 	resp := map[string]any{}
 	if w := s.saveSession(sess, nil); w != "" {
-		resp["_meta"] = map[string]any{"coda": map[string]any{"warnings": []string{w}}}
+		withWarnings(resp, []string{w})
 	}
 	return resp, nil
 }

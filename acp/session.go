@@ -225,11 +225,7 @@ func (s *Server) setConfigOption(req *jsonrpc2.Request) (any, error) {
 	if w := s.saveSession(sess, nil); w != "" {
 		warnings = append(warnings, w)
 	}
-	resp := map[string]any{"configOptions": s.configOptions(sess)}
-	if len(warnings) > 0 {
-		resp["_meta"] = map[string]any{"coda": map[string]any{"warnings": warnings}}
-	}
-	return resp, nil
+	return withWarnings(map[string]any{"configOptions": s.configOptions(sess)}, warnings), nil
 }
 
 // closeSession handles session/close. A running prompt is cancelled, and
