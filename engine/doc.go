@@ -31,5 +31,5 @@
 // data off the machine), taint_glob.go (private paths), taint_lines.go
 // (what was read and finding it again), taint_mask.go (masking),
 // taint_audit.go (its records); glob.go is the one matcher of relative
-// paths.
+// paths, cut.go the one cut of text to a byte count.
 package engine

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 )
 
 // fan_out is the engine's tool for handing slices of work to workers
@@ -358,9 +357,6 @@ func cutSection(s string, budget int, where string) string {
 		}
 		return fmt.Sprintf("\n[… %d more bytes cut here; the whole answer is at %s]", n, where)
 	}
-	cut := max(budget-len(note(len(s))), 0)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + note(len(s)-cut)
+	head := CutAt(s, max(budget-len(note(len(s))), 0))
+	return head + note(len(s)-len(head))
 }
