@@ -330,16 +330,22 @@ func (r *run) warn(w string) {
 
 // emitPlan sends the plan: the stages entered so far with their statuses.
 func (r *run) emitPlan(ctx context.Context, stage, status string) error {
+	r.setPlan(stage, status)
+	return r.sink.Emit(ctx, Event{Kind: EventPlan, Stage: stage, Plan: append([]PlanEntry(nil), r.plan...)})
+}
+
+// setPlan gives the plan's entry content its status, adding it when it is
+// new.
+func (r *run) setPlan(content, status string) {
 	found := false
 	for i := range r.plan {
-		if r.plan[i].Content == stage {
+		if r.plan[i].Content == content {
 			r.plan[i].Status, found = status, true
 		}
 	}
 	if !found {
-		r.plan = append(r.plan, PlanEntry{Content: stage, Status: status})
+		r.plan = append(r.plan, PlanEntry{Content: content, Status: status})
 	}
-	return r.sink.Emit(ctx, Event{Kind: EventPlan, Stage: stage, Plan: append([]PlanEntry(nil), r.plan...)})
 }
 
 // Lead is the contract of the blueprint's start stage, or else of its first

@@ -304,15 +304,7 @@ func (r *run) workerPlan(workers []*worker, started int) Event {
 		case i < started:
 			status = PlanInProgress
 		}
-		found := false
-		for j := range r.plan {
-			if r.plan[j].Content == content {
-				r.plan[j].Status, found = status, true
-			}
-		}
-		if !found {
-			r.plan = append(r.plan, PlanEntry{Content: content, Status: status})
-		}
+		r.setPlan(content, status)
 	}
 	// No Stage: an update of the workers enters no stage.
 	return Event{Kind: EventPlan, Plan: append([]PlanEntry(nil), r.plan...)}
