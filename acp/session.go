@@ -68,18 +68,18 @@ type running struct {
 
 // remember adds a finished turn to the session's history, keeping only what
 // the next turn can use.
-func (s *session) remember(ex engine.Exchange) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.history = engine.KeepHistory(append(s.history, ex))
+func (sess *session) remember(ex engine.Exchange) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	sess.history = engine.KeepHistory(append(sess.history, ex))
 }
 
 // cancelTurn cancels the session's running prompt, if any.
-func (s *session) cancelTurn() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.running != nil {
-		s.running.cancel()
+func (sess *session) cancelTurn() {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.running != nil {
+		sess.running.cancel()
 	}
 }
 
