@@ -312,12 +312,9 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 }
 
 func (r *run) flag(f string) {
-	for _, x := range r.flags {
-		if x == f {
-			return
-		}
+	if !slices.Contains(r.flags, f) {
+		r.flags = append(r.flags, f)
 	}
-	r.flags = append(r.flags, f)
 }
 
 func (r *run) warn(w string) {
@@ -437,11 +434,7 @@ func nonNil(s []string) []string {
 func missing(have, add []string) []string {
 	var out []string
 	for _, a := range add {
-		found := false
-		for _, h := range have {
-			found = found || h == a
-		}
-		if !found {
+		if !slices.Contains(have, a) {
 			out = append(out, a)
 		}
 	}
