@@ -10,6 +10,7 @@
 //	stream.go      the line reader: one message a line, bad and over-long lines answered, never fatal
 //	output.go      the protocol stream out: one line a message, under one lock, flushed when idle
 //	server.go      Options, the method table, replies and the JSON-RPC error codes
+//	protocol.go    the wire types of the requests coda reads
 //	initialize.go  initialize
 //	auth.go        the "env" auth method, authenticate, a turn that cannot reach a model (-32000)
 //	session.go     sessions: new, set_config_option, close, cancel, and their bounded history
@@ -18,7 +19,6 @@
 //	list.go        session/list: newest first, cwd, cursor pages
 //	modes.go       the pickers: output_format, model and mode options, set_mode, what a mode does
 //	commands.go    slash commands: /format, /mode, /model
-//	mcp_hook.go    where a session's MCP servers start and stop
 //	prompt.go      a prompt turn: started on the read loop, run and answered in its own goroutine
 //	images.go      a prompt's image blocks, decoded and checked
 //	mcp.go         a session's MCP servers: mcpServers read, started in the background, their tools

@@ -290,10 +290,7 @@ func appendShown(b []byte, c shownBlock) []byte {
 // writeUpdate sends a session/update whose update object is update,
 // already encoded.
 func (s *Server) writeUpdate(sessionID string, update []byte) {
-	b := make([]byte, 0, len(update)+96)
-	b = append(b, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":`...)
-	b = appendString(b, sessionID)
-	b = append(b, `,"update":`...)
+	b := appendUpdateHead(make([]byte, 0, len(update)+96), sessionID)
 	b = append(b, update...)
 	b = append(b, "}}"...)
 	if err := s.conn.out.writeLine(b); err != nil {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -204,11 +203,7 @@ func (s *Server) sessionResponse(sess *session, warning string) map[string]any {
 	if warning != "" {
 		warnings = append(warnings, warning)
 	}
-	resp := map[string]any{"configOptions": s.configOptions(sess), "modes": modeState(mode)}
-	if len(warnings) > 0 {
-		resp["_meta"] = map[string]any{"coda": map[string]any{"warnings": warnings}}
-	}
-	return resp
+	return withWarnings(map[string]any{"configOptions": s.configOptions(sess), "modes": modeState(mode)}, warnings)
 }
 
 // setMode handles session/set_mode: the same modes as the mode option.
@@ -231,7 +226,7 @@ func (s *Server) setMode(req *jsonrpc2.Request) (any, error) {
 	s.notifyOptions(sess)
 	resp := map[string]any{}
 	if w := s.saveSession(sess, nil); w != "" {
-		resp["_meta"] = map[string]any{"coda": map[string]any{"warnings": []string{w}}}
+		withWarnings(resp, []string{w})
 	}
 	return resp, nil
 }
@@ -269,26 +264,18 @@ func (s *Server) bindMode(sess *session) {
 }
 
 // inside reports whether every location lies under one of roots (and
-// there is at least one): an edit whose place is unknown still asks.
+// there is at least one): an edit whose place is unknown still asks. The
+// roots are absolute, so a relative location lies under none.
 func inside(roots []string, locs []engine.Location) bool {
 	if len(locs) == 0 {
 		return false
 	}
 	for _, l := range locs {
-		if !slices.ContainsFunc(roots, func(root string) bool { return within(root, l.Path) }) {
+		if !slices.ContainsFunc(roots, func(root string) bool { return engine.Within(root, l.Path) }) {
 			return false
 		}
 	}
 	return true
-}
-
-// within reports whether path is root or under it.
-func within(root, path string) bool {
-	if !filepath.IsAbs(path) {
-		return false
-	}
-	rel, err := filepath.Rel(root, filepath.Clean(path))
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // withhold is what a mode holds back from a turn: read-only offers only

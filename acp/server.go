@@ -268,6 +268,15 @@ type replyThen struct {
 	then   func()
 }
 
+// withWarnings puts warnings, when there are any, in a response's
+// _meta.coda.warnings.
+func withWarnings(resp map[string]any, warnings []string) map[string]any {
+	if len(warnings) > 0 {
+		resp["_meta"] = map[string]any{"coda": map[string]any{"warnings": warnings}}
+	}
+	return resp
+}
+
 // reply writes a result response.
 func (s *Server) reply(id jsonrpc2.ID, result any) {
 	b := make([]byte, 0, 256)

@@ -68,18 +68,18 @@ type running struct {
 
 // remember adds a finished turn to the session's history, keeping only what
 // the next turn can use.
-func (s *session) remember(ex engine.Exchange) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.history = engine.KeepHistory(append(s.history, ex))
+func (sess *session) remember(ex engine.Exchange) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	sess.history = engine.KeepHistory(append(sess.history, ex))
 }
 
 // cancelTurn cancels the session's running prompt, if any.
-func (s *session) cancelTurn() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.running != nil {
-		s.running.cancel()
+func (sess *session) cancelTurn() {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.running != nil {
+		sess.running.cancel()
 	}
 }
 
@@ -225,11 +225,7 @@ func (s *Server) setConfigOption(req *jsonrpc2.Request) (any, error) {
 	if w := s.saveSession(sess, nil); w != "" {
 		warnings = append(warnings, w)
 	}
-	resp := map[string]any{"configOptions": s.configOptions(sess)}
-	if len(warnings) > 0 {
-		resp["_meta"] = map[string]any{"coda": map[string]any{"warnings": warnings}}
-	}
-	return resp, nil
+	return withWarnings(map[string]any{"configOptions": s.configOptions(sess)}, warnings), nil
 }
 
 // closeSession handles session/close. A running prompt is cancelled, and

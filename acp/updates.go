@@ -47,11 +47,18 @@ func (k *updateSink) Emit(_ context.Context, ev engine.Event) error {
 // begin starts a session/update notification up to its update object's
 // first field.
 func (k *updateSink) begin(kind string) []byte {
-	b := append(k.buf[:0], `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":`...)
-	b = appendString(b, k.sessionID)
-	b = append(b, `,"update":{"sessionUpdate":"`...)
+	b := appendUpdateHead(k.buf[:0], k.sessionID)
+	b = append(b, `{"sessionUpdate":"`...)
 	b = append(b, kind...)
 	return append(b, '"')
+}
+
+// appendUpdateHead appends a session/update notification up to its update
+// object: the envelope every session/update line shares.
+func appendUpdateHead(b []byte, sessionID string) []byte {
+	b = append(b, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":`...)
+	b = appendString(b, sessionID)
+	return append(b, `,"update":`...)
 }
 
 // end closes the notification and writes it.

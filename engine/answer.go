@@ -49,11 +49,7 @@ func (res *Result) Record() *Answer {
 // Record is the run's answer record as Result.Record makes it, read back
 // from its run.json.
 func (rr *RunRecord) Record() *Answer {
-	if rr.FinalOutput != nil {
-		return rr.FinalOutput
-	}
-	return &Answer{
-		RunID: rr.RunID, Status: rr.Status, Flags: nonNil(rr.Flags), Warnings: nonNil(rr.Warnings),
-		Artifacts: []outputspec.Artifact{}, NoAnswer: rr.NoAnswer, Unavailable: rr.Unavailable,
-	}
+	res := Result{RunID: rr.RunID, Status: rr.Status, Flags: rr.Flags, Warnings: rr.Warnings,
+		Answer: rr.FinalOutput, NoAnswer: rr.NoAnswer, Unavailable: rr.Unavailable}
+	return res.Record()
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/coda-acp/coda/outputspec"
 )
@@ -94,22 +93,9 @@ func (a *ArgsBuffer) overflow(total int) {
 // cut keeps the first keptArgs bytes of arguments that are total bytes
 // long, in a buffer of their own so that a large one is let go.
 func (a *ArgsBuffer) cut(total int) {
-	head := trimPartialRune(a.buf[:min(len(a.buf), keptArgs)])
+	head := TrimPartialRune(a.buf[:min(len(a.buf), keptArgs)])
 	a.buf = append([]byte(nil), head...)
 	a.dropped = total - len(a.buf)
-}
-
-// trimPartialRune drops a rune cut off at the end of b.
-func trimPartialRune(b []byte) []byte {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return b[:i]
-			}
-			break
-		}
-	}
-	return b
 }
 
 // Len is the size of the arguments so far, kept or not.

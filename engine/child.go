@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/coda-acp/coda/outputspec"
 )
@@ -117,11 +116,7 @@ func taskLabel(id, prompt string) string {
 	if len(line) <= most {
 		return line
 	}
-	cut := most
-	for cut > 0 && !utf8.RuneStart(line[cut]) {
-		cut--
-	}
-	return line[:cut] + "…"
+	return CutAt(line, most) + "…"
 }
 
 // guard makes sink safe for the concurrent Emits of workers and children

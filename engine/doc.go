@@ -4,7 +4,13 @@
 //
 // The engine knows nothing of ACP or terminals: it emits Events to a Sink,
 // reaches files and the user through a Workspace, and calls Models chosen
-// by its caller.
+// by its caller. What it shares with them: blueprint.go (Blueprint),
+// model.go (Model, its requests and responses, ModelFacts), tool.go (Tool,
+// Call, ToolResult), event.go (the Events a Sink receives), workspace.go
+// (Workspace: files, permission, commands), disk.go (a workspace's files on
+// the local disk, each access through os.Root), answer.go (the answer
+// record and the run statuses), history.go (what a session's next turn
+// keeps of the earlier ones), proc_*.go (a command's process group).
 //
 // Where each rule lives: engine.go (a run, its result), stage.go (a stage
 // visit's model loop), submit_output.go and transition.go (the engine's own
@@ -25,5 +31,5 @@
 // data off the machine), taint_glob.go (private paths), taint_lines.go
 // (what was read and finding it again), taint_mask.go (masking),
 // taint_audit.go (its records); glob.go is the one matcher of relative
-// paths.
+// paths, cut.go the one cut of text to a byte count.
 package engine

@@ -312,12 +312,9 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 }
 
 func (r *run) flag(f string) {
-	for _, x := range r.flags {
-		if x == f {
-			return
-		}
+	if !slices.Contains(r.flags, f) {
+		r.flags = append(r.flags, f)
 	}
-	r.flags = append(r.flags, f)
 }
 
 func (r *run) warn(w string) {
@@ -330,16 +327,22 @@ func (r *run) warn(w string) {
 
 // emitPlan sends the plan: the stages entered so far with their statuses.
 func (r *run) emitPlan(ctx context.Context, stage, status string) error {
+	r.setPlan(stage, status)
+	return r.sink.Emit(ctx, Event{Kind: EventPlan, Stage: stage, Plan: append([]PlanEntry(nil), r.plan...)})
+}
+
+// setPlan gives the plan's entry content its status, adding it when it is
+// new.
+func (r *run) setPlan(content, status string) {
 	found := false
 	for i := range r.plan {
-		if r.plan[i].Content == stage {
+		if r.plan[i].Content == content {
 			r.plan[i].Status, found = status, true
 		}
 	}
 	if !found {
-		r.plan = append(r.plan, PlanEntry{Content: stage, Status: status})
+		r.plan = append(r.plan, PlanEntry{Content: content, Status: status})
 	}
-	return r.sink.Emit(ctx, Event{Kind: EventPlan, Stage: stage, Plan: append([]PlanEntry(nil), r.plan...)})
 }
 
 // Lead is the contract of the blueprint's start stage, or else of its first
@@ -431,11 +434,7 @@ func nonNil(s []string) []string {
 func missing(have, add []string) []string {
 	var out []string
 	for _, a := range add {
-		found := false
-		for _, h := range have {
-			found = found || h == a
-		}
-		if !found {
+		if !slices.Contains(have, a) {
 			out = append(out, a)
 		}
 	}

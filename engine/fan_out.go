@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 )
 
 // fan_out is the engine's tool for handing slices of work to workers
@@ -305,15 +304,7 @@ func (r *run) workerPlan(workers []*worker, started int) Event {
 		case i < started:
 			status = PlanInProgress
 		}
-		found := false
-		for j := range r.plan {
-			if r.plan[j].Content == content {
-				r.plan[j].Status, found = status, true
-			}
-		}
-		if !found {
-			r.plan = append(r.plan, PlanEntry{Content: content, Status: status})
-		}
+		r.setPlan(content, status)
 	}
 	// No Stage: an update of the workers enters no stage.
 	return Event{Kind: EventPlan, Plan: append([]PlanEntry(nil), r.plan...)}
@@ -358,9 +349,6 @@ func cutSection(s string, budget int, where string) string {
 		}
 		return fmt.Sprintf("\n[… %d more bytes cut here; the whole answer is at %s]", n, where)
 	}
-	cut := max(budget-len(note(len(s))), 0)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + note(len(s)-cut)
+	head := CutAt(s, max(budget-len(note(len(s))), 0))
+	return head + note(len(s)-len(head))
 }

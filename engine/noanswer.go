@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 )
 
 // No silent endings (DESIGN §8): a run that ends without an answer, for
@@ -91,11 +90,7 @@ func oneLine(s string, n int) string {
 	first, _, more := strings.Cut(s, "\n")
 	first = strings.TrimSpace(first)
 	if len(first) > n {
-		cut := n
-		for cut > 0 && !utf8.RuneStart(first[cut]) {
-			cut--
-		}
-		first, more = first[:cut], true
+		first, more = CutAt(first, n), true
 	}
 	if more {
 		first += " …"

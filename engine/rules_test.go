@@ -40,18 +40,6 @@ func (s *spy) Stream(ctx context.Context, req *engine.Request, onDelta func(engi
 	return s.Model.Stream(ctx, req, onDelta)
 }
 
-// said lists the texts of the user and tool messages of the last request:
-// what the model was told.
-func (s *spy) said() []string {
-	var out []string
-	for _, m := range s.reqs[len(s.reqs)-1].Messages {
-		if m.Role != engine.RoleAssistant {
-			out = append(out, m.Text)
-		}
-	}
-	return out
-}
-
 // scripted makes a turn of blueprint against a script model wrapped in a
 // spy.
 func scripted(t *testing.T, blueprint, model string) (*engine.Turn, *spy) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/coda-acp/coda/outputspec"
 )
@@ -271,11 +270,8 @@ func clipNoted(s, where string) string {
 		return fmt.Sprintf("\n[… %d more bytes, cut here; %s]", n, where)
 	}
 	// len(s) has at least as many digits as what is cut.
-	cut := maxInline - len(note(len(s)))
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + note(len(s)-cut)
+	head := CutAt(s, maxInline-len(note(len(s))))
+	return head + note(len(s)-len(head))
 }
 
 // call makes one model call, streaming its text and reasoning to the sink.

@@ -134,12 +134,6 @@ func framed(k kind, decode func(string) (any, error)) func(string) (any, error) 
 	}
 }
 
-// HasParser reports whether format (any spelling) has a built-in check.
-func HasParser(format string) bool {
-	f, _ := Lookup(format)
-	return f.HasParser()
-}
-
 // Check reports why content is not well-formed for format, or nil. A format
 // with no built-in parser is carried through unchecked (nil). The error is
 // an *Error, worded for the model that wrote content.

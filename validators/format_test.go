@@ -409,8 +409,8 @@ func TestCheck_Concurrent(t *testing.T) {
 
 func TestCheck_Unchecked(t *testing.T) {
 	for _, f := range []string{"text", "TXT", "text/plain", "html", "application/x-custom", ""} {
-		if HasParser(f) {
-			t.Errorf("HasParser(%q) = true", f)
+		if l, _ := Lookup(f); l.HasParser() {
+			t.Errorf("%q has a parser", f)
 		}
 		if err := Check(f, "```\nanything { at all\n"); err != nil {
 			t.Errorf("Check(%q) = %v, want nil", f, err)
@@ -430,8 +430,8 @@ func TestCheck_Aliases(t *testing.T) {
 		"md":                 "```\nx\n```",
 		"text/markdown":      "```\nx\n```",
 	} {
-		if !HasParser(label) {
-			t.Errorf("HasParser(%q) = false", label)
+		if f, _ := Lookup(label); !f.HasParser() {
+			t.Errorf("%q has no parser", label)
 		}
 		if Check(label, content) == nil {
 			t.Errorf("Check(%q, %q) = nil, want an error", label, content)

@@ -31,14 +31,13 @@ func checkJSON(content string) error {
 // decoded ("a" and "\u0061" are one key).
 func jsonDuplicateKey(content string) *Error {
 	type frame struct {
-		object   bool
-		wantKey  bool           // objects: the next string is a key
-		key      string         // objects: the member being read
-		index    int            // arrays: the element being read
-		keys     []string       // objects: keys seen, while few
-		offsets  []int          // where each of keys is
-		set      map[string]int // objects: keys seen, once many
-		keyStart int
+		object  bool
+		wantKey bool           // objects: the next string is a key
+		key     string         // objects: the member being read
+		index   int            // arrays: the element being read
+		keys    []string       // objects: keys seen, while few
+		offsets []int          // where each of keys is
+		set     map[string]int // objects: keys seen, once many
 	}
 	var stack []frame
 	for i := 0; i < len(content); i++ {

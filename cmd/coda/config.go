@@ -86,8 +86,8 @@ type providerConfig struct {
 	MaxRetries     *int              `toml:"max_retries"`
 	ContextWindows map[string]int    `toml:"context_windows"`
 	// Tools = false: the provider's models cannot call tools (DESIGN §15);
-	// Vision = false: they cannot see images (vision.go). Models holds one
-	// model's own facts, which win (models.go: modelFacts; vision.go).
+	// Vision = false: they cannot see images. Models holds one model's own
+	// facts, which win (models.go: modelFacts and sees).
 	Tools  *bool                  `toml:"tools"`
 	Vision *bool                  `toml:"vision"`
 	Models map[string]modelConfig `toml:"models"`

@@ -8,6 +8,9 @@ import (
 	"github.com/coda-acp/coda/engine"
 )
 
+// What coda knows of a model before calling it lives here: the catalog,
+// the config over it (modelFacts), and whether it sees images (sees).
+
 // modelCatalog is what coda knows of common models before calling them:
 // context sizes, and which cannot call tools. An entry matches a model
 // when its provider does ("" for any) and its pattern (path.Match) matches
@@ -108,6 +111,20 @@ func (c *config) modelFacts(spec string) engine.ModelFact {
 		f.NoTools = fmt.Sprintf("the config says so: [%s] tools = false", key)
 	}
 	return f
+}
+
+// sees reports whether model, served by p, takes images: the model's own
+// vision setting, else the provider's, else yes (a model that cannot is
+// marked in the config file). Unlike tools, the catalog knows nothing of
+// vision.
+func (p *providerConfig) sees(model string) bool {
+	if m, ok := p.Models[model]; ok && m.Vision != nil {
+		return *m.Vision
+	}
+	if p.Vision != nil {
+		return *p.Vision
+	}
+	return true
 }
 
 // catalogFact is the first catalog entry for model served by provider.

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/coda-acp/coda/engine"
 )
@@ -180,11 +179,7 @@ func (t *tail) add(line string) {
 		return
 	}
 	if len(line) > tailLineBytes {
-		cut := tailLineBytes
-		for cut > 0 && !utf8.RuneStart(line[cut]) {
-			cut--
-		}
-		line = line[:cut] + "…"
+		line = engine.CutAt(line, tailLineBytes) + "…"
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

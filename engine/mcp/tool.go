@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -186,9 +185,6 @@ func cut(s string) string {
 	if len(s) <= maxOutput {
 		return s
 	}
-	n := maxOutput
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + fmt.Sprintf("\n[… %d more bytes of the result cut]", len(s)-n)
+	head := engine.CutAt(s, maxOutput)
+	return head + fmt.Sprintf("\n[… %d more bytes of the result cut]", len(s)-len(head))
 }

@@ -17,7 +17,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/coda-acp/coda/engine"
 )
@@ -479,9 +478,5 @@ func clip(b []byte, n int) string {
 	if len(b) <= n {
 		return string(b)
 	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(b[cut]) {
-		cut--
-	}
-	return string(b[:cut]) + " […]"
+	return string(engine.CutAt(b, n)) + " […]"
 }

@@ -192,7 +192,7 @@ func window(f engine.File, offset, limit int64) (int64, []byte, error) {
 	if int64(len(buf)) <= limit {
 		return start, buf, nil // the rest of the file
 	}
-	data := trimPartialRune(buf[:limit])
+	data := engine.TrimPartialRune(buf[:limit])
 	if len(data) == 0 {
 		// The window holds only part of one character: take all of it.
 		data = buf[:min(runeLen(buf[0]), len(buf))]

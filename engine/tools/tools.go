@@ -81,7 +81,7 @@ func sniffText(head []byte, whole bool, shown string) string {
 	}
 	valid := head
 	if !whole {
-		valid = trimPartialRune(head)
+		valid = engine.TrimPartialRune(head)
 	}
 	if bytes.IndexByte(head, 0) < 0 && utf8.Valid(valid) {
 		return ""
@@ -91,19 +91,6 @@ func sniffText(head []byte, whole bool, shown string) string {
 		return fmt.Sprintf("%s is not UTF-8 text (%s); only UTF-8 text can be read", shown, mime)
 	}
 	return fmt.Sprintf("%s is a binary file (%s), not text; only text files can be read", shown, mime)
-}
-
-// trimPartialRune drops an incomplete UTF-8 sequence at the end of b.
-func trimPartialRune(b []byte) []byte {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return b[:i]
-			}
-			break
-		}
-	}
-	return b
 }
 
 // ask requests the user's permission for a call that changes something. It

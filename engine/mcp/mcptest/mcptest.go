@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 var build struct {
@@ -99,14 +98,4 @@ func ReadLine(t testing.TB, path string) {
 	}
 	defer f.Close()
 	_, _ = bufio.NewReader(f).ReadString('\n')
-}
-
-// Wait waits for ch to close; a minute without it is a hang.
-func Wait(t testing.TB, ch <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(time.Minute):
-		t.Fatalf("%s never happened", what)
-	}
 }

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/coda-acp/coda/engine"
 )
@@ -128,10 +127,7 @@ func shorten(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return engine.CutAt(s, n) + "…"
 }
 
 // minSecret is the shortest secret masked: a shorter one would mask

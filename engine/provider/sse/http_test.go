@@ -102,9 +102,9 @@ func drain(_ context.Context, r *Reader, started *bool) error {
 	}
 }
 
-// callIn runs a Call against h inside a synctest bubble and returns its
-// error, how long it took on the bubble's clock and the requests made.
-func callIn(t *testing.T, h http.Handler, c Call) (err error, took time.Duration, requests int) {
+// callIn runs a Call against h inside a synctest bubble and returns how
+// long it took on the bubble's clock, the requests made and its error.
+func callIn(t *testing.T, h http.Handler, c Call) (took time.Duration, requests int, err error) {
 	t.Helper()
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
@@ -121,13 +121,13 @@ func callIn(t *testing.T, h http.Handler, c Call) (err error, took time.Duration
 		err = c.Do(context.Background(), []byte("{}"), drain)
 		took = time.Since(start)
 	})
-	return err, took, requests
+	return took, requests, err
 }
 
 // A server that trickles a byte at a time never completes a line: the
 // silence timer is not fooled by it.
 func TestCall_Do_tricklingBytes(t *testing.T) {
-	err, took, requests := callIn(t, trickle("x", 2*time.Second, 24*time.Hour), Call{Timeout: 5 * time.Second, Retry: Retry{Tries: 2}})
+	took, requests, err := callIn(t, trickle("x", 2*time.Second, 24*time.Hour), Call{Timeout: 5 * time.Second, Retry: Retry{Tries: 2}})
 	if err == nil || !strings.Contains(err.Error(), "no reply from the server for 5s (gave up after 2 tries)") {
 		t.Fatalf("error %v", err)
 	}
@@ -139,7 +139,7 @@ func TestCall_Do_tricklingBytes(t *testing.T) {
 // Whole lines are signs of life, however slow: a reply that streams a line
 // every 4s within a 5s timeout is read to its end.
 func TestCall_Do_slowLines(t *testing.T) {
-	err, took, _ := callIn(t, trickle("data: {}\n\n", 4*time.Second, time.Minute), Call{Timeout: 5 * time.Second})
+	took, _, err := callIn(t, trickle("data: {}\n\n", 4*time.Second, time.Minute), Call{Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestCall_Do_slowLines(t *testing.T) {
 // A server that keeps the call alive with keep-alive comments forever is
 // stopped by max_call_time, and the call is not tried again.
 func TestCall_Do_maxCallTime(t *testing.T) {
-	err, took, requests := callIn(t, trickle(": keep-alive\n", 2*time.Second, 24*time.Hour), Call{Timeout: 5 * time.Second, MaxTime: 10 * time.Minute})
+	took, requests, err := callIn(t, trickle(": keep-alive\n", 2*time.Second, 24*time.Hour), Call{Timeout: 5 * time.Second, MaxTime: 10 * time.Minute})
 	if err == nil || !strings.Contains(err.Error(), "test:m: no whole reply within 10m0s (the provider's max_call_time)") {
 		t.Fatalf("error %v", err)
 	}
@@ -165,7 +165,7 @@ func TestCall_Do_maxCallTime(t *testing.T) {
 
 // max_call_time is 30 minutes unless set.
 func TestCall_Do_maxCallTimeDefault(t *testing.T) {
-	err, took, _ := callIn(t, trickle(": keep-alive\n", 2*time.Second, 24*time.Hour), Call{Timeout: 5 * time.Second})
+	took, _, err := callIn(t, trickle(": keep-alive\n", 2*time.Second, 24*time.Hour), Call{Timeout: 5 * time.Second})
 	if err == nil || !strings.Contains(err.Error(), "within 30m0s") || took != DefaultMaxCallTime {
 		t.Fatalf("error %v after %s", err, took)
 	}

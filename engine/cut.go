@@ -1,0 +1,33 @@
+package engine
+
+import "unicode/utf8"
+
+// Text cut to a byte count is cut at a character boundary, never inside a
+// UTF-8 sequence: the engine's clips and labels, and the tools', the
+// providers' and MCP's, all cut here.
+
+// CutAt returns s's longest prefix of at most n bytes that does not end
+// inside a character; s itself when it is no longer.
+func CutAt[T ~string | ~[]byte](s T, n int) T {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// TrimPartialRune drops an incomplete UTF-8 sequence at the end of b: what
+// a read or a cap of a byte count left of a character.
+func TrimPartialRune(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
+}
