@@ -642,3 +642,62 @@ arguments = { content = "Read it all." }
 		t.Fatalf("Run = %s (%v), want answered", res.Status, res.Err)
 	}
 }
+
+// DESIGN §12's own example lists submit_output among the worker stage's
+// tools: the worker is offered it once, from its contract, and nothing
+// warns of a tool coda does not have.
+func TestFanOut_designExampleListsSubmitOutput(t *testing.T) {
+	data, err := os.ReadFile("../testdata/blueprints/design-fan-out.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, sp := scripted(t, string(data), `
+[[turn]]
+[[turn.tool_calls]]
+name = "fan_out"
+arguments = { tasks = [ { id = "a.go", prompt = "Fix a.go" } ] }
+
+[[turn]]
+for = "a.go"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = '{"file": "a.go", "fixed": true}' }
+
+[[turn]]
+expect = "[fan_out results: 1 succeeded, 0 failed]"
+[[turn.tool_calls]]
+name = "transition"
+arguments = { to = "merge" }
+
+[[turn]]
+text = "a.go is fixed."
+`)
+	turn.Tools = builtinTools()
+	res := engine.Run(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	if len(res.Warnings) != 0 {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+	var worker *engine.Request
+	for _, req := range sp.reqs {
+		if req.Caller.Task == "a.go" {
+			worker = req
+		}
+	}
+	if worker == nil {
+		t.Fatal("the worker made no model call")
+	}
+	n := 0
+	for _, tool := range worker.Tools {
+		if tool.Name == engine.ToolSubmitOutput {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the worker is offered submit_output %d times, want once", n)
+	}
+	w1, err := engine.ReadSubRun(turn.StateDir, turn.RunID, "workers/w1")
+	if err != nil || w1.Status != engine.StatusAnswered || len(w1.Warnings) != 0 {
+		t.Errorf("worker w1's record %+v (%v): want answered, no warnings", w1, err)
+	}
+}
