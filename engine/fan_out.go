@@ -245,7 +245,8 @@ func (v *stageVisit) fanOut(ctx context.Context, tc ToolCall, ev *ToolCallEvent)
 		if failed > 0 {
 			progress += fmt.Sprintf(" (%d failed)", failed)
 		}
-		emit(Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: &ToolCallEvent{ID: ev.ID, Status: ToolInProgress, Content: []ToolContent{{Text: progress}}}})
+		emit(Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: &ToolCallEvent{ID: ev.ID, Status: ToolInProgress, Content: []ToolContent{{Text: progress}}},
+			Worker: &WorkerEnd{Name: w.name, Task: w.label, Failed: w.failed}})
 		emit(r.workerPlan(workers, next))
 	}
 

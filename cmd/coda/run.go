@@ -161,6 +161,14 @@ func (t *terminalSink) Emit(_ context.Context, ev engine.Event) error {
 		t.endLine()
 		fmt.Fprintf(t.w, "→ %s\n", ev.ToolCall.Title)
 	case engine.EventToolCallUpdate:
+		if w := ev.Worker; w != nil {
+			t.endLine()
+			if w.Failed == "" {
+				fmt.Fprintf(t.w, "  ✓ %s (%s)\n", w.Name, w.Task)
+			} else {
+				fmt.Fprintf(t.w, "  ✗ %s (%s): %s\n", w.Name, w.Task, firstLine(w.Failed))
+			}
+		}
 		if ev.ToolCall.Status == engine.ToolFailed {
 			t.endLine()
 			for _, c := range ev.ToolCall.Content {
