@@ -13,7 +13,7 @@ import (
 )
 
 // What later stages can read (DESIGN §15). A run's own record is readable
-// by its tools as run:PATH (read_file and list_files; engine/tools), read
+// by its tools as run:PATH (read_file, list_files and grep; engine/tools), read
 // only and confined to the run's directory: RunFiles is that directory as
 // a Workspace whose every access goes through os.Root (Disk). Each stage
 // visit writes its whole last response and its answer into its record, so
