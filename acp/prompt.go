@@ -50,6 +50,9 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 	}
 	if raw := p.Meta.output(); raw != nil {
 		// A per-turn spec: the session's contracts, recompiled with it.
+		if err := s.shapes("_meta.coda.output"); err != nil {
+			return err
+		}
 		spec, err := parseOutput(raw)
 		if err != nil {
 			return err
