@@ -158,6 +158,9 @@ func (w *worker) settle(stage *Stage, notRun string) {
 		w.failed = "cancelled before it finished"
 	case res.Err != nil:
 		w.failed = "worker failed: " + res.Err.Error()
+	case res.Status == StatusUnavailable:
+		// An honest "cannot": its reason, not a missing answer.
+		w.failed = "the worker declared its answer unavailable: " + res.Unavailable
 	case stage.OwesOutput():
 		w.failed = workerOwed
 		if res.StopReason == "max_turn_requests" {

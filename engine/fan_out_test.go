@@ -701,3 +701,36 @@ text = "a.go is fixed."
 		t.Errorf("worker w1's record %+v (%v): want answered, no warnings", w1, err)
 	}
 }
+
+// A worker that declares its answer unavailable is reported with its
+// reason, not as one that never answered, and counts as failed.
+func TestFanOut_workerUnavailable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		turn, _ := scripted(t, fmt.Sprintf(fanBlueprint, ""), `
+[[turn]]
+[[turn.tool_calls]]
+name = "fan_out"
+arguments = { tasks = [ { id = "a.go", prompt = "Check a.go" } ] }
+
+[[turn]]
+for = "a.go"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { unavailable = "a.go does not exist." }
+
+[[turn]]
+expect = "## worker w1 FAILED (a.go)\nthe worker declared its answer unavailable: a.go does not exist."
+[[turn.tool_calls]]
+name = "transition"
+arguments = { to = "merge" }
+
+[[turn]]
+text = "Nothing to check."
+`)
+		res := engine.Run(context.Background(), turn, &events{})
+		ended(t, res, engine.StatusAnswered, "end_turn")
+		if len(res.Workers) != 1 || res.Workers[0].Status != engine.StatusUnavailable {
+			t.Errorf("workers %+v", res.Workers)
+		}
+	})
+}
