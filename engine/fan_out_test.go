@@ -734,3 +734,61 @@ text = "Nothing to check."
 		}
 	})
 }
+
+// gauge is a model that counts the worker calls in flight at once.
+type gauge struct {
+	engine.Model
+	mu         sync.Mutex
+	now, most  int
+	workerSeen int
+}
+
+func (g *gauge) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+	if req.Caller.Name == "" {
+		return g.Model.Stream(ctx, req, onDelta)
+	}
+	g.mu.Lock()
+	g.now++
+	g.workerSeen++
+	g.most = max(g.most, g.now)
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		g.now--
+		g.mu.Unlock()
+	}()
+	return g.Model.Stream(ctx, req, onDelta)
+}
+
+// Workers run at once up to max_workers, and no more: five tasks under
+// max_workers = 2 keep two in flight, never three.
+func TestFanOut_maxWorkers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var script strings.Builder
+		script.WriteString("[[turn]]\n[[turn.tool_calls]]\nname = \"fan_out\"\narguments = { tasks = [")
+		for i := 1; i <= 5; i++ {
+			fmt.Fprintf(&script, "{ prompt = \"task %d\" },", i)
+		}
+		script.WriteString("] }\n")
+		for i := 1; i <= 5; i++ {
+			fmt.Fprintf(&script, "[[turn]]\nfor = \"w%d\"\ndelay_ms = 100\ntext = \"x\"\n[[turn.tool_calls]]\nname = \"submit_output\"\narguments = { content = '{\"file\": \"%d\", \"ok\": true}' }\n", i, i)
+		}
+		script.WriteString("[[turn]]\nexpect = \"[fan_out results: 5 succeeded, 0 failed]\"\ntext = \"done\"\n")
+		bp := strings.Replace(fmt.Sprintf(fanBlueprint, "max_workers = 2"), "[stages.plan.transitions.merge]\nhint = \"Every slice is back\"\n", "", 1)
+		turn := newTurn(t, bp, script.String())
+		g := &gauge{Model: turn.Models.(oneModel).m}
+		turn.Models = oneModel{g}
+		start := time.Now()
+		res := engine.Run(context.Background(), turn, &events{})
+		if res.Err != nil || len(res.Workers) != 5 {
+			t.Fatalf("Run = %s (%v), %d workers", res.Status, res.Err, len(res.Workers))
+		}
+		if g.most != 2 || g.workerSeen != 5 {
+			t.Errorf("at most %d workers at once over %d calls; want 2 over 5", g.most, g.workerSeen)
+		}
+		// Three rounds of 100 ms on the bubble's clock: 2, 2, then 1.
+		if took := time.Since(start); took != 300*time.Millisecond {
+			t.Errorf("the fan-out took %v, want 300ms", took)
+		}
+	})
+}
