@@ -74,7 +74,7 @@ name = "submit_output"
 arguments = { content = "<found>config.toml</found>" }
 
 [[turn]]
-expect = '"content":"\u003cfound\u003econfig.toml\u003c/found\u003e"'
+expect = '"content":"<found>config.toml</found>"'
 [[turn.tool_calls]]
 name = "submit_output"
 arguments = { content = "It is config.toml." }
