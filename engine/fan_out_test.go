@@ -792,3 +792,102 @@ func TestFanOut_maxWorkers(t *testing.T) {
 		}
 	})
 }
+
+// refusing plays a server that refuses tools for the spec "script:worker",
+// as Ollama does for a model without the tools capability, counting the
+// refusals; every other spec is served as it is.
+type refusing struct {
+	m       engine.Model
+	mu      sync.Mutex
+	refused int
+}
+
+func (m *refusing) Model(spec string) (engine.Model, error) {
+	if spec != "script:worker" {
+		return m.m, nil
+	}
+	return refusingModel{m}, nil
+}
+
+type refusingModel struct{ *refusing }
+
+func (m refusingModel) Name() string { return "script:worker" }
+
+func (m refusingModel) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+	if len(req.Tools) > 0 {
+		m.mu.Lock()
+		m.refused++
+		m.mu.Unlock()
+		return nil, fmt.Errorf("HTTP 400: worker does not support tools: %w", engine.ErrToolsUnsupported)
+	}
+	return m.m.Stream(ctx, req, onDelta)
+}
+
+// A worker is called as its turn is: the session's withheld tools (a
+// read-only mode) are not offered to it either; a model known to lack tool
+// calling is called without tools from the start; and what one worker
+// learns of a model's tool calling, the next knows.
+func TestFanOut_workerInheritsTurn(t *testing.T) {
+	bp := strings.Replace(fmt.Sprintf(fanBlueprint, "max_workers = 1"), "[stages.check]\n", "[stages.check]\navailable_tools = [\"read_file\", \"write_file\"]\nmodel = { models = [\"script:worker\"], allow_user_default = false }\n", 1)
+	model := `
+[[turn]]
+[[turn.tool_calls]]
+name = "fan_out"
+arguments = { tasks = [ { id = "a.go", prompt = "Check a.go" }, { id = "b.go", prompt = "Check b.go" } ] }
+
+[[turn]]
+for = "a.go"
+text = '{"file": "a.go", "ok": true}'
+
+[[turn]]
+for = "b.go"
+text = '{"file": "b.go", "ok": true}'
+
+[[turn]]
+expect = "[fan_out results: 2 succeeded, 0 failed]"
+[[turn.tool_calls]]
+name = "transition"
+arguments = { to = "merge" }
+
+[[turn]]
+text = "Done."
+`
+	// The read-only mode's withholding.
+	turn, sp := scripted(t, strings.Replace(bp, `model = { models = ["script:worker"], allow_user_default = false }`, "", 1), model)
+	turn.Tools = builtinTools()
+	turn.Withhold = func(t engine.Tool) bool { return t.Kind() == "edit" }
+	ended(t, engine.Run(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")
+	for _, req := range sp.reqs {
+		for _, tool := range req.Tools {
+			if req.Caller.Name != "" && tool.Name == "write_file" {
+				t.Errorf("worker %s is offered write_file, which the session withholds", req.Caller.Name)
+			}
+		}
+	}
+
+	// What is known of the worker's model before calling it.
+	turn, sp = scripted(t, bp, model)
+	turn.ModelFacts = func(spec string) engine.ModelFact {
+		if spec == "script:worker" {
+			return engine.ModelFact{NoTools: "tools = false in the config"}
+		}
+		return engine.ModelFact{}
+	}
+	turn.Models = oneModel{sp}
+	ended(t, engine.Run(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")
+	for _, req := range sp.reqs {
+		if req.Caller.Name != "" && len(req.Tools) > 0 {
+			t.Errorf("worker %s is offered tools its model cannot call", req.Caller.Name)
+		}
+	}
+
+	// What a server said of it: one refusal for both workers.
+	turn, sp = scripted(t, bp, model)
+	m := &refusing{m: sp}
+	turn.Models = m
+	res := engine.Run(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	if m.refused != 1 {
+		t.Errorf("the server refused tools %d times, want once: the second worker should know", m.refused)
+	}
+}
