@@ -25,8 +25,23 @@ var slashCommands = []map[string]any{
 // sent after the answer, once the client knows the session.
 func (s *Server) thenAnnounce(sess *session, resp any) replyThen {
 	return replyThen{resp, func() {
-		s.writeUpdate(sess.id, appendJSON(nil, map[string]any{"sessionUpdate": "available_commands_update", "availableCommands": slashCommands}))
+		s.writeUpdate(sess.id, appendJSON(nil, map[string]any{"sessionUpdate": "available_commands_update", "availableCommands": s.commands()}))
 	}}
+}
+
+// commands are the slash commands the agent takes: /format only when it
+// gives an answer to shape.
+func (s *Server) commands() []map[string]any {
+	if s.shapes("") == nil {
+		return slashCommands
+	}
+	var cmds []map[string]any
+	for _, c := range slashCommands {
+		if c["name"] != "format" {
+			cmds = append(cmds, c)
+		}
+	}
+	return cmds
 }
 
 // parseCommand reads a prompt that is one of coda's slash commands: one
@@ -59,7 +74,9 @@ func (s *Server) runCommand(req *jsonrpc2.Request, sess *session, name, arg stri
 	ids := map[string]string{"format": optionFormat, "mode": optionMode, "model": optionModel}
 	var text string
 	var warnings []string
-	switch {
+	switch err := s.shapes("/format"); {
+	case name == "format" && err != nil:
+		text = strings.TrimPrefix(err.Error(), ErrInvalidParams.Error()+": ")
 	case arg == "":
 		text = s.describeOption(sess, ids[name])
 	default:

@@ -70,6 +70,9 @@ func optionExample(id string) string {
 func (s *Server) setOption(sess *session, id, value string) ([]string, error) {
 	switch id {
 	case optionFormat:
+		if err := s.shapes(optionFormat); err != nil {
+			return nil, err
+		}
 		config := validators.Canonical(value)
 		outs, err := s.compile(s.levels(sess.meta, config))
 		if err != nil {
@@ -137,7 +140,10 @@ func (s *Server) configOptions(sess *session) []configOption {
 	sess.mu.Lock()
 	outs, model, mode := sess.outputs, sess.model, sess.mode
 	sess.mu.Unlock()
-	opts := []configOption{s.formatOption(outs)}
+	var opts []configOption
+	if s.shapes("") == nil { // an agent that gives no answer has no format to pick
+		opts = append(opts, s.formatOption(outs))
+	}
 	if m, ok := s.modelOption(model); ok {
 		opts = append(opts, m)
 	}

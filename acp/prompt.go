@@ -50,6 +50,9 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 	}
 	if raw := p.Meta.output(); raw != nil {
 		// A per-turn spec: the session's contracts, recompiled with it.
+		if err := s.shapes("_meta.coda.output"); err != nil {
+			return err
+		}
 		spec, err := parseOutput(raw)
 		if err != nil {
 			return err
@@ -141,6 +144,11 @@ func (s *Server) runTurn(ctx context.Context, r *running, id jsonrpc2.ID, sess *
 		"finalOutput": res.Answer,
 	}
 	noAnswerMeta(coda, res)
+	// A failed run (a model or coda failed, a fan_out under
+	// on_worker_failure = "fail") is an error: ACP v1 has no stop reason
+	// for it, and end_turn would tell the client the model finished. The
+	// error's data is the _meta.coda a response would carry, and the
+	// no_answer chunk before it says why in the conversation.
 	if res.Err != nil && !errors.Is(res.Err, context.Canceled) {
 		s.log.Error("turn failed", "session", sess.id, "run", res.RunID, "err", res.Err)
 		s.replyError(id, codeInternalError, "the turn failed: "+res.Err.Error(), coda)

@@ -103,6 +103,16 @@ func (s *Server) compile(levels outputspec.Levels) (*engine.Outputs, error) {
 	return outs, nil
 }
 
+// shapes refuses what field would give: an output spec for an agent that
+// gives no answer, which it would never shape (DESIGN §15, honest
+// capability; the launch's --output-* are refused at start-up).
+func (s *Server) shapes(field string) error {
+	if err := s.opts.Agent.CheckAnswers(); err != nil {
+		return fmt.Errorf("%w: %s: %v, so it has nothing to shape", ErrInvalidParams, field, err)
+	}
+	return nil
+}
+
 func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
 	var p newSessionRequest
 	if err := params(req, &p); err != nil {
@@ -114,6 +124,9 @@ func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, er
 	}
 	sess := &session{cwd: cwd, additional: p.AdditionalDirectories, mode: modeAsk, createdAt: time.Now(), toolSupport: engine.NewToolSupport()}
 	if raw := p.Meta.output(); raw != nil {
+		if err := s.shapes("_meta.coda.output"); err != nil {
+			return nil, err
+		}
 		sess.metaRaw = raw
 		spec, err := parseOutput(raw)
 		if err != nil {

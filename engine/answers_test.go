@@ -522,3 +522,36 @@ text = "prose"
 		t.Errorf("stop %s (err %v), want the run cap to end the loop", res.StopReason, res.Err)
 	}
 }
+
+// An artifact over MaxArtifactCopy is not copied into the record: the
+// answer keeps it without a run: path, and the warning says that `coda
+// result --artifacts` cannot hand it back; one at the cap is kept.
+func TestRun_artifactOverCapNotKept(t *testing.T) {
+	turn, _ := scripted(t, answerStage, `
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Wrote them.", artifacts = [{ name = "big", path = "big.bin" }, { name = "edge", path = "edge.bin" }] }
+`)
+	work := turn.Workspace.Cwd()
+	if err := os.WriteFile(filepath.Join(work, "big.bin"), make([]byte, engine.MaxArtifactCopy+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "edge.bin"), make([]byte, engine.MaxArtifactCopy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := engine.Run(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	arts := res.Answer.Artifacts
+	if len(arts) != 2 || arts[0].RunPath != "" || arts[1].RunPath != "run:artifacts/edge.bin" {
+		t.Fatalf("artifacts %+v: want big without a run: path, edge kept", arts)
+	}
+	warned(t, res, fmt.Sprintf("artifact big (big.bin) is %d bytes, over the 10 MiB the run record keeps: `coda result --artifacts` cannot hand it back", engine.MaxArtifactCopy+1))
+	dir := filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), "artifacts")
+	if _, err := os.Stat(filepath.Join(dir, "big.bin")); !os.IsNotExist(err) {
+		t.Errorf("the big artifact was copied (%v)", err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "edge.bin")); err != nil || fi.Size() != engine.MaxArtifactCopy {
+		t.Errorf("the artifact at the cap: %v %v", fi, err)
+	}
+}

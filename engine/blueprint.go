@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -99,6 +100,18 @@ func (s *Stage) OwesOutput() bool {
 
 // CanSubmit reports whether the stage is offered submit_output.
 func (s *Stage) CanSubmit() bool { return s.Mode == ModeOutput || s.OwesOutput() }
+
+// CheckAnswers says why the agent gives no answer: no stage can hand one
+// in, so an output spec has nothing to shape (DESIGN §15, honest
+// capability). Nil when a stage can.
+func (b *Blueprint) CheckAnswers() error {
+	for _, s := range b.Stages {
+		if s.CanSubmit() {
+			return nil
+		}
+	}
+	return fmt.Errorf("agent %s gives no answer (no stage has mode = \"output\" or require_output = true)", cmp.Or(b.Agent.Name, b.Source))
+}
 
 // Iterations is the stage's model-call budget per visit.
 func (s *Stage) Iterations() int {

@@ -76,6 +76,9 @@ func (r *run) newSub(s subSpec) *run {
 		Models: r.t.Models, UserModel: r.t.UserModel, DefaultModel: r.t.DefaultModel, Tools: r.t.Tools,
 		Workspace: &subWorkspace{Workspace: r.share.ws, perm: r.share.perm, label: label},
 		NewID:     r.t.NewID, MaxModelCalls: r.t.MaxModelCalls, Log: r.t.Log, Agents: r.t.Agents,
+		// The session's mode and what is known of its models hold for
+		// every run of the turn.
+		Withhold: r.t.Withhold, ModelFacts: r.t.ModelFacts, ToolSupport: r.t.ToolSupport,
 	}
 	if r.rec.dir != "" {
 		// RunDir(StateDir, RunID) is then runs/RUN/workers/wN: the record

@@ -146,7 +146,7 @@ func (r *run) run(ctx context.Context) *Result {
 	if w := r.rec.recordWarning(); w != "" && !slices.Contains(res.Warnings, w) {
 		// Only the last write, of run.json, failed: the answer is out,
 		// but the result still says so.
-		r.log.Warn(w)
+		r.log.Warn(w, LogWarning, true)
 		res.Warnings = append(res.Warnings, w)
 		if res.Answer != nil {
 			res.Answer.Warnings = append(res.Answer.Warnings, w)
@@ -321,9 +321,14 @@ func (r *run) warn(w string) {
 	if slices.Contains(r.warnings, w) {
 		return // each warning once, however often its cause recurs
 	}
-	r.log.Warn(w)
+	r.log.Warn(w, LogWarning, true)
 	r.warnings = append(r.warnings, w)
 }
+
+// LogWarning marks the log record of a run's warning (one of its
+// Result.Warnings), so that a front end that shows the warnings itself,
+// as `coda run` does, can leave the record out: each warning once.
+const LogWarning = "warning"
 
 // emitPlan sends the plan: the stages entered so far with their statuses.
 func (r *run) emitPlan(ctx context.Context, stage, status string) error {

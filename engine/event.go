@@ -29,6 +29,16 @@ type Event struct {
 	Plan     []PlanEntry    // EventPlan
 	Answer   *Answer        // EventFinalAnswer, EventNoAnswer
 	Usage    *Usage         // EventUsage
+	// Worker, on the EventToolCallUpdate that counts a fan_out's workers
+	// done, is the worker that just ended: `coda run` shows each one.
+	Worker *WorkerEnd
+}
+
+// A WorkerEnd is how one fan_out worker ended.
+type WorkerEnd struct {
+	Name   string // w1
+	Task   string // its task id, or its prompt's first line
+	Failed string // why it counts as failed; "" when it succeeded
 }
 
 // Tool call statuses, as ACP spells them.

@@ -157,6 +157,9 @@ func (w *worker) settle(stage *Stage, notRun string) {
 		w.failed = "cancelled before it finished"
 	case res.Err != nil:
 		w.failed = "worker failed: " + res.Err.Error()
+	case res.Status == StatusUnavailable:
+		// An honest "cannot": its reason, not a missing answer.
+		w.failed = "the worker declared its answer unavailable: " + res.Unavailable
 	case stage.OwesOutput():
 		w.failed = workerOwed
 		if res.StopReason == "max_turn_requests" {
@@ -244,7 +247,8 @@ func (v *stageVisit) fanOut(ctx context.Context, tc ToolCall, ev *ToolCallEvent)
 		if failed > 0 {
 			progress += fmt.Sprintf(" (%d failed)", failed)
 		}
-		emit(Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: &ToolCallEvent{ID: ev.ID, Status: ToolInProgress, Content: []ToolContent{{Text: progress}}}})
+		emit(Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: &ToolCallEvent{ID: ev.ID, Status: ToolInProgress, Content: []ToolContent{{Text: progress}}},
+			Worker: &WorkerEnd{Name: w.name, Task: w.label, Failed: w.failed}})
 		emit(r.workerPlan(workers, next))
 	}
 

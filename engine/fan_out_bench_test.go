@@ -15,28 +15,24 @@ import (
 // per call (a stand-in for a model's latency), all at once
 // (max_workers = 16) and one at a time (max_workers = 1), the same work
 // through the same engine. With a delay the fan-out's wall time should
-// approach one worker's, not the sum of all sixteen; with none it is the
-// engine's own cost of running workers. Compare with benchstat:
+// approach one worker's (one: a single worker, measured alongside), not
+// the sum of all sixteen; with none it is the engine's own cost of running
+// workers. Compare with benchstat:
 //
 //	go test ./engine -run '^$' -bench FanOut -count 7 | tee fan.txt
 func BenchmarkFanOut(b *testing.B) {
 	const workers = 16
 	for _, delay := range []int{0, 20} {
-		var sc strings.Builder
-		sc.WriteString("[[turn]]\n[[turn.tool_calls]]\nname = \"fan_out\"\narguments = { tasks = [")
-		for i := 1; i <= workers; i++ {
-			fmt.Fprintf(&sc, "{ prompt = \"slice %d\" },", i)
-		}
-		sc.WriteString("] }\n")
-		for i := 1; i <= workers; i++ {
-			fmt.Fprintf(&sc, "[[turn]]\nfor = \"w%d\"\ndelay_ms = %d\ntext = \"working\"\n[[turn.tool_calls]]\nname = \"submit_output\"\narguments = { content = '{\"slice\": %d}' }\n", i, delay, i)
-		}
-		sc.WriteString("[[turn]]\ntext = \"merged\"\n")
-		parsed, err := script.Parse([]byte(sc.String()), "bench")
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, at := range []int{workers, 1} {
+		// one is a single worker: the slowest worker's own time, the
+		// floor a fan-out approaches.
+		for _, c := range []struct {
+			name      string
+			tasks, at int
+		}{{"fanout", workers, workers}, {"serial", workers, 1}, {"one", 1, 1}} {
+			parsed, err := script.Parse([]byte(fanOutScript(c.tasks, delay)), "bench")
+			if err != nil {
+				b.Fatal(err)
+			}
 			bp, err := engine.ParseBlueprint([]byte(fmt.Sprintf(`
 [agent]
 name = "bench"
@@ -49,7 +45,7 @@ allow_as_worker = true
 require_output = true
 [stages.slice.output]
 format = "json"
-`, at)), "bench")
+`, c.at)), "bench")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -57,11 +53,7 @@ format = "json"
 			if err != nil {
 				b.Fatal(err)
 			}
-			name := "fanout"
-			if at == 1 {
-				name = "serial"
-			}
-			b.Run(fmt.Sprintf("delay=%dms/%s", delay, name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("delay=%dms/%s", delay, c.name), func(b *testing.B) {
 				dir := b.TempDir()
 				b.ReportAllocs()
 				for b.Loop() {
@@ -71,11 +63,26 @@ format = "json"
 						Workspace: &engine.LocalWorkspace{Dir: dir},
 					}
 					res := engine.Run(context.Background(), turn, engine.SinkFunc(func(context.Context, engine.Event) error { return nil }))
-					if res.Err != nil || len(res.Workers) != workers || res.Workers[workers-1].Status != engine.StatusAnswered {
+					if res.Err != nil || len(res.Workers) != c.tasks || res.Workers[c.tasks-1].Status != engine.StatusAnswered {
 						b.Fatalf("run %s: %v, workers %+v", res.Status, res.Err, res.Workers)
 					}
 				}
 			})
 		}
 	}
+}
+
+// fanOutScript fans out n tasks, each worker answering after delay ms.
+func fanOutScript(n, delay int) string {
+	var sc strings.Builder
+	sc.WriteString("[[turn]]\n[[turn.tool_calls]]\nname = \"fan_out\"\narguments = { tasks = [")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&sc, "{ prompt = \"slice %d\" },", i)
+	}
+	sc.WriteString("] }\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&sc, "[[turn]]\nfor = \"w%d\"\ndelay_ms = %d\ntext = \"working\"\n[[turn.tool_calls]]\nname = \"submit_output\"\narguments = { content = '{\"slice\": %d}' }\n", i, delay, i)
+	}
+	sc.WriteString("[[turn]]\ntext = \"merged\"\n")
+	return sc.String()
 }

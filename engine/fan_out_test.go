@@ -642,3 +642,252 @@ arguments = { content = "Read it all." }
 		t.Fatalf("Run = %s (%v), want answered", res.Status, res.Err)
 	}
 }
+
+// DESIGN §12's own example lists submit_output among the worker stage's
+// tools: the worker is offered it once, from its contract, and nothing
+// warns of a tool coda does not have.
+func TestFanOut_designExampleListsSubmitOutput(t *testing.T) {
+	data, err := os.ReadFile("../testdata/blueprints/design-fan-out.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, sp := scripted(t, string(data), `
+[[turn]]
+[[turn.tool_calls]]
+name = "fan_out"
+arguments = { tasks = [ { id = "a.go", prompt = "Fix a.go" } ] }
+
+[[turn]]
+for = "a.go"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = '{"file": "a.go", "fixed": true}' }
+
+[[turn]]
+expect = "[fan_out results: 1 succeeded, 0 failed]"
+[[turn.tool_calls]]
+name = "transition"
+arguments = { to = "merge" }
+
+[[turn]]
+text = "a.go is fixed."
+`)
+	turn.Tools = builtinTools()
+	res := engine.Run(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	if len(res.Warnings) != 0 {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+	var worker *engine.Request
+	for _, req := range sp.reqs {
+		if req.Caller.Task == "a.go" {
+			worker = req
+		}
+	}
+	if worker == nil {
+		t.Fatal("the worker made no model call")
+	}
+	n := 0
+	for _, tool := range worker.Tools {
+		if tool.Name == engine.ToolSubmitOutput {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the worker is offered submit_output %d times, want once", n)
+	}
+	w1, err := engine.ReadSubRun(turn.StateDir, turn.RunID, "workers/w1")
+	if err != nil || w1.Status != engine.StatusAnswered || len(w1.Warnings) != 0 {
+		t.Errorf("worker w1's record %+v (%v): want answered, no warnings", w1, err)
+	}
+}
+
+// A worker that declares its answer unavailable is reported with its
+// reason, not as one that never answered, and counts as failed.
+func TestFanOut_workerUnavailable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		turn, _ := scripted(t, fmt.Sprintf(fanBlueprint, ""), `
+[[turn]]
+[[turn.tool_calls]]
+name = "fan_out"
+arguments = { tasks = [ { id = "a.go", prompt = "Check a.go" } ] }
+
+[[turn]]
+for = "a.go"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { unavailable = "a.go does not exist." }
+
+[[turn]]
+expect = "## worker w1 FAILED (a.go)\nthe worker declared its answer unavailable: a.go does not exist."
+[[turn.tool_calls]]
+name = "transition"
+arguments = { to = "merge" }
+
+[[turn]]
+text = "Nothing to check."
+`)
+		res := engine.Run(context.Background(), turn, &events{})
+		ended(t, res, engine.StatusAnswered, "end_turn")
+		if len(res.Workers) != 1 || res.Workers[0].Status != engine.StatusUnavailable {
+			t.Errorf("workers %+v", res.Workers)
+		}
+	})
+}
+
+// gauge is a model that counts the worker calls in flight at once.
+type gauge struct {
+	engine.Model
+	mu         sync.Mutex
+	now, most  int
+	workerSeen int
+}
+
+func (g *gauge) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+	if req.Caller.Name == "" {
+		return g.Model.Stream(ctx, req, onDelta)
+	}
+	g.mu.Lock()
+	g.now++
+	g.workerSeen++
+	g.most = max(g.most, g.now)
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		g.now--
+		g.mu.Unlock()
+	}()
+	return g.Model.Stream(ctx, req, onDelta)
+}
+
+// Workers run at once up to max_workers, and no more: five tasks under
+// max_workers = 2 keep two in flight, never three.
+func TestFanOut_maxWorkers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var script strings.Builder
+		script.WriteString("[[turn]]\n[[turn.tool_calls]]\nname = \"fan_out\"\narguments = { tasks = [")
+		for i := 1; i <= 5; i++ {
+			fmt.Fprintf(&script, "{ prompt = \"task %d\" },", i)
+		}
+		script.WriteString("] }\n")
+		for i := 1; i <= 5; i++ {
+			fmt.Fprintf(&script, "[[turn]]\nfor = \"w%d\"\ndelay_ms = 100\ntext = \"x\"\n[[turn.tool_calls]]\nname = \"submit_output\"\narguments = { content = '{\"file\": \"%d\", \"ok\": true}' }\n", i, i)
+		}
+		script.WriteString("[[turn]]\nexpect = \"[fan_out results: 5 succeeded, 0 failed]\"\ntext = \"done\"\n")
+		bp := strings.Replace(fmt.Sprintf(fanBlueprint, "max_workers = 2"), "[stages.plan.transitions.merge]\nhint = \"Every slice is back\"\n", "", 1)
+		turn := newTurn(t, bp, script.String())
+		g := &gauge{Model: turn.Models.(oneModel).m}
+		turn.Models = oneModel{g}
+		start := time.Now()
+		res := engine.Run(context.Background(), turn, &events{})
+		if res.Err != nil || len(res.Workers) != 5 {
+			t.Fatalf("Run = %s (%v), %d workers", res.Status, res.Err, len(res.Workers))
+		}
+		if g.most != 2 || g.workerSeen != 5 {
+			t.Errorf("at most %d workers at once over %d calls; want 2 over 5", g.most, g.workerSeen)
+		}
+		// Three rounds of 100 ms on the bubble's clock: 2, 2, then 1.
+		if took := time.Since(start); took != 300*time.Millisecond {
+			t.Errorf("the fan-out took %v, want 300ms", took)
+		}
+	})
+}
+
+// refusing plays a server that refuses tools for the spec "script:worker",
+// as Ollama does for a model without the tools capability, counting the
+// refusals; every other spec is served as it is.
+type refusing struct {
+	m       engine.Model
+	mu      sync.Mutex
+	refused int
+}
+
+func (m *refusing) Model(spec string) (engine.Model, error) {
+	if spec != "script:worker" {
+		return m.m, nil
+	}
+	return refusingModel{m}, nil
+}
+
+type refusingModel struct{ *refusing }
+
+func (m refusingModel) Name() string { return "script:worker" }
+
+func (m refusingModel) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+	if len(req.Tools) > 0 {
+		m.mu.Lock()
+		m.refused++
+		m.mu.Unlock()
+		return nil, fmt.Errorf("HTTP 400: worker does not support tools: %w", engine.ErrToolsUnsupported)
+	}
+	return m.m.Stream(ctx, req, onDelta)
+}
+
+// A worker is called as its turn is: the session's withheld tools (a
+// read-only mode) are not offered to it either; a model known to lack tool
+// calling is called without tools from the start; and what one worker
+// learns of a model's tool calling, the next knows.
+func TestFanOut_workerInheritsTurn(t *testing.T) {
+	bp := strings.Replace(fmt.Sprintf(fanBlueprint, "max_workers = 1"), "[stages.check]\n", "[stages.check]\navailable_tools = [\"read_file\", \"write_file\"]\nmodel = { models = [\"script:worker\"], allow_user_default = false }\n", 1)
+	model := `
+[[turn]]
+[[turn.tool_calls]]
+name = "fan_out"
+arguments = { tasks = [ { id = "a.go", prompt = "Check a.go" }, { id = "b.go", prompt = "Check b.go" } ] }
+
+[[turn]]
+for = "a.go"
+text = '{"file": "a.go", "ok": true}'
+
+[[turn]]
+for = "b.go"
+text = '{"file": "b.go", "ok": true}'
+
+[[turn]]
+expect = "[fan_out results: 2 succeeded, 0 failed]"
+[[turn.tool_calls]]
+name = "transition"
+arguments = { to = "merge" }
+
+[[turn]]
+text = "Done."
+`
+	// The read-only mode's withholding.
+	turn, sp := scripted(t, strings.Replace(bp, `model = { models = ["script:worker"], allow_user_default = false }`, "", 1), model)
+	turn.Tools = builtinTools()
+	turn.Withhold = func(t engine.Tool) bool { return t.Kind() == "edit" }
+	ended(t, engine.Run(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")
+	for _, req := range sp.reqs {
+		for _, tool := range req.Tools {
+			if req.Caller.Name != "" && tool.Name == "write_file" {
+				t.Errorf("worker %s is offered write_file, which the session withholds", req.Caller.Name)
+			}
+		}
+	}
+
+	// What is known of the worker's model before calling it.
+	turn, sp = scripted(t, bp, model)
+	turn.ModelFacts = func(spec string) engine.ModelFact {
+		if spec == "script:worker" {
+			return engine.ModelFact{NoTools: "tools = false in the config"}
+		}
+		return engine.ModelFact{}
+	}
+	turn.Models = oneModel{sp}
+	ended(t, engine.Run(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")
+	for _, req := range sp.reqs {
+		if req.Caller.Name != "" && len(req.Tools) > 0 {
+			t.Errorf("worker %s is offered tools its model cannot call", req.Caller.Name)
+		}
+	}
+
+	// What a server said of it: one refusal for both workers.
+	turn, sp = scripted(t, bp, model)
+	m := &refusing{m: sp}
+	turn.Models = m
+	res := engine.Run(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	if m.refused != 1 {
+		t.Errorf("the server refused tools %d times, want once: the second worker should know", m.refused)
+	}
+}

@@ -43,6 +43,7 @@ const (
 	CodeCompleteSkips    = "allow-complete-skips-output"
 	CodeEndSkips         = "end-skips-output"
 	CodeUnknownTool      = "unknown-tool"
+	CodeToolNotOffered   = "tool-not-offered" // submit_output listed on a stage that cannot submit
 	CodeNegativeLimit    = "negative-limit"
 	CodeTransitionNoHint = "transition-without-hint"
 
@@ -129,8 +130,12 @@ func Lint(b *Blueprint, opts LintOptions) []Finding {
 		}
 		for _, t := range s.AvailableTools {
 			switch {
+			case t == ToolSubmitOutput && !s.CanSubmit():
+				// Listing it is harmless where the stage can submit (DESIGN
+				// §12 does); here it is not offered, which the author may
+				// not expect.
+				fs.add(SeverityWarning, CodeToolNotOffered, key+".available_tools", "submit_output is not offered here: a stage gets it from mode = \"output\" or require_output = true, and this stage has neither")
 			case t == ToolSubmitOutput:
-				fs.add(SeverityError, CodeUnknownTool, key+".available_tools", "submit_output is not listed: a stage gets it from mode = \"output\" or require_output = true")
 			case t == ToolTransition:
 				fs.add(SeverityError, CodeUnknownTool, key+".available_tools", "transition is not listed: a stage gets it from its [stages.%s.transitions.NAME] tables", name)
 			case delegationTool(t):

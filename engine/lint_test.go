@@ -70,10 +70,11 @@ func TestLintSource_Blueprints(t *testing.T) {
 		"bad-toml.toml":         {"error[toml]"},
 		"unknown-tool.toml": {
 			"error[unknown-tool] stages.answer.available_tools",
-			"error[unknown-tool] stages.answer.available_tools",
+			"warning[tool-not-offered] stages.notes.available_tools",
 		},
-		"end-skips.toml": {"warning[end-skips-output] stages.quick"},
-		"bad-mode.toml":  {"error[bad-value] stages.answer.mode"},
+		"design-fan-out.toml": {},
+		"end-skips.toml":      {"warning[end-skips-output] stages.quick"},
+		"bad-mode.toml":       {"error[bad-value] stages.answer.mode"},
 	}
 	files, err := filepath.Glob("../testdata/blueprints/*.toml")
 	if err != nil || len(files) == 0 {

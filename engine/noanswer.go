@@ -62,7 +62,7 @@ func (r *run) whyNoAnswer(res *Result) string {
 		return fmt.Sprintf("stage %s used its iterations without submitting one (%s, %s)", r.forced, FlagMaxIterationsHit, FlagOutputForced)
 	case r.forced != "":
 		return fmt.Sprintf("stage %s ended without submitting one (%s)", r.forced, FlagOutputForced)
-	case !answers(r.t.Agent):
+	case r.t.Agent.CheckAnswers() != nil:
 		if n := len(r.written); n > 0 {
 			return fmt.Sprintf("agent %s gives none; the run changed %d file(s)", r.t.Agent.Agent.Name, n)
 		}
@@ -71,16 +71,6 @@ func (r *run) whyNoAnswer(res *Result) string {
 		return fmt.Sprintf("the run ended in stage %s, which owes none", r.done[len(r.done)-1].stage)
 	}
 	return "the run ended without one"
-}
-
-// answers reports whether any stage of b can hand in an answer.
-func answers(b *Blueprint) bool {
-	for _, s := range b.Stages {
-		if s.CanSubmit() {
-			return true
-		}
-	}
-	return false
 }
 
 // oneLine is s's first line, cut to at most n bytes at a character

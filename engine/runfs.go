@@ -13,7 +13,7 @@ import (
 )
 
 // What later stages can read (DESIGN §15). A run's own record is readable
-// by its tools as run:PATH (read_file and list_files; engine/tools), read
+// by its tools as run:PATH (read_file, list_files and grep; engine/tools), read
 // only and confined to the run's directory: RunFiles is that directory as
 // a Workspace whose every access goes through os.Root (Disk). Each stage
 // visit writes its whole last response and its answer into its record, so
@@ -126,11 +126,15 @@ func writeArtifacts(b *strings.Builder, arts []outputspec.Artifact) {
 // MarshalRecord encodes a record (run.json, an answer record) as people
 // and pipelines read it: indented, ending in a newline, and with <, >
 // and & as they are, not HTML-escaped.
-func MarshalRecord(v any) ([]byte, error) {
+func MarshalRecord(v any) ([]byte, error) { return encodeRecord(v, "  ") }
+
+// encodeRecord encodes v without HTML escapes, indented by indent ("":
+// one line, as a model is given a record).
+func encodeRecord(v any, indent string) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
+	enc.SetIndent("", indent)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}

@@ -196,8 +196,8 @@ func (v *stageVisit) wait(ctx context.Context, tc ToolCall) ToolResult {
 		return Errorf("Cancelled.")
 	}
 	r.settleChild(c)
-	b, _ := json.Marshal(answerRecord(c.res))
-	return ToolResult{Output: string(b)}
+	b, _ := encodeRecord(answerRecord(c.res), "")
+	return ToolResult{Output: strings.TrimSuffix(string(b), "\n")}
 }
 
 func (r *run) runningChildren() []string {

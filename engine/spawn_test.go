@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -74,7 +75,7 @@ name = "submit_output"
 arguments = { content = "<found>config.toml</found>" }
 
 [[turn]]
-expect = '"content":"\u003cfound\u003econfig.toml\u003c/found\u003e"'
+expect = '"content":"<found>config.toml</found>"'
 [[turn.tool_calls]]
 name = "submit_output"
 arguments = { content = "It is config.toml." }
@@ -277,4 +278,55 @@ arguments = { content = "alone" }
 	if res := engine.Run(context.Background(), turn, &events{}); res.Status != engine.StatusAnswered {
 		t.Fatalf("Run = %s (%v)", res.Status, res.Err)
 	}
+}
+
+// A cancel reaches every child at once (on the bubble's clock: no time
+// passes), the one waited for and the one running alongside: the run ends
+// cancelled, and so does each child.
+func TestSpawn_cancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		turn := newTurn(t, spawner, `
+[[turn]]
+[[turn.tool_calls]]
+name = "spawn_agent"
+arguments = { agent = "finder", prompt = "One." }
+[[turn.tool_calls]]
+name = "spawn_agent"
+arguments = { agent = "finder", prompt = "Two." }
+[[turn.tool_calls]]
+name = "wait_for_agent"
+arguments = { id = "c1" }
+[[turn]]
+for = "c1"
+delay_ms = 600000
+text = "never"
+[[turn]]
+for = "c2"
+delay_ms = 600000
+text = "never"
+`)
+		turn.Agents = agents(t, map[string]string{"finder": finder})
+		ctx, cancel := context.WithCancel(context.Background())
+		var cancelled time.Time
+		go func() {
+			synctest.Wait() // both children are in their model calls
+			cancelled = time.Now()
+			cancel()
+		}()
+		res := engine.Run(ctx, turn, &events{})
+		if took := time.Since(cancelled); took >= 100*time.Millisecond {
+			t.Errorf("the run ended %v after the cancel, want under 100ms", took)
+		}
+		if res.Status != engine.StatusCancelled || res.StopReason != "cancelled" {
+			t.Fatalf("Run = %s/%s (%v), want cancelled", res.Status, res.StopReason, res.Err)
+		}
+		if len(res.Children) != 2 {
+			t.Fatalf("children %+v, want 2", res.Children)
+		}
+		for _, c := range res.Children {
+			if c.Status != engine.StatusCancelled {
+				t.Errorf("child %s ended %s, want cancelled", c.Name, c.Status)
+			}
+		}
+	})
 }

@@ -176,8 +176,8 @@ func (v *stageVisit) prepare() {
 	names := stageToolNames(s.AvailableTools, r.t.Tools)
 	v.offered = map[string]Tool{}
 	for _, name := range names {
-		if delegates(s, name) {
-			continue // offered below, from the stage's own tables
+		if delegates(s, name) || name == ToolSubmitOutput {
+			continue // offered below, from the stage's own tables and contract
 		}
 		if tool := r.t.Tools[name]; tool != nil {
 			if r.t.Withhold != nil && r.t.Withhold(tool) {

@@ -59,6 +59,10 @@ func (c *Contract) ToolDescriptionFor(w Ways) string {
 	return b.String()
 }
 
+// replyIsAnswer warns a model that calls tools that any reply is checked
+// as its answer (DESIGN §15).
+const replyIsAnswer = "A reply without a tool call ends your turn and is checked as the answer: while you are still working, call tools, and do not reply with a plan or a progress note."
+
 // unavailableLine tells the model how to say that it cannot answer.
 const unavailableLine = "If the answer cannot be produced from what you have (a file that does not exist, a question the data does not cover), call submit_output with `unavailable` set to the reason instead of `content`. Never make an answer up."
 
@@ -74,7 +78,9 @@ func (c *Contract) SystemPromptFor(w Ways) string {
 	b.WriteString("## The answer\n\n")
 	switch {
 	case w.Tool && w.Reply:
-		b.WriteString("This stage owes the final answer. When it is ready, hand it in: call submit_output with it, or reply with the answer alone, nothing before or after it.")
+		// A model that calls tools may not expect its reply to be taken:
+		// say so, lest a plan or progress note become the answer.
+		b.WriteString("This stage owes the final answer. When it is ready, hand it in: call submit_output with it, or reply with the answer alone, nothing before or after it. " + replyIsAnswer)
 	case w.Reply:
 		b.WriteString("This stage owes the final answer. When it is ready, reply with the answer alone: nothing before or after it, no code fence around it.")
 	default:

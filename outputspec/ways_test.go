@@ -37,8 +37,14 @@ func TestContract_promptsForWays(t *testing.T) {
 	if strings.Contains(reply, "submit_output") {
 		t.Errorf("a model without tools is told of submit_output:\n%s", reply)
 	}
-	if !strings.Contains(c.SystemPromptFor(Ways{Tool: true, Reply: true}), "or reply with the answer alone") {
+	both := c.SystemPromptFor(Ways{Tool: true, Reply: true})
+	if !strings.Contains(both, "or reply with the answer alone") {
 		t.Error("a stage that takes replies does not say so")
+	}
+	// A model that calls tools is warned that its reply is taken as the
+	// answer, so that it does not reply with a plan.
+	if !strings.Contains(both, "A reply without a tool call ends your turn and is checked as the answer") {
+		t.Errorf("a model with tools is not told that a reply is the answer:\n%s", both)
 	}
 }
 

@@ -23,14 +23,8 @@ func (f *launchFlags) checkAnswers(b *engine.Blueprint) error {
 	if len(given) == 0 {
 		return nil
 	}
-	for _, s := range b.Stages {
-		if s.CanSubmit() {
-			return nil
-		}
+	if err := b.CheckAnswers(); err != nil {
+		return usageError("%v, so %s has nothing to shape", err, strings.Join(given, ", "))
 	}
-	name := b.Agent.Name
-	if name == "" {
-		name = b.Source
-	}
-	return usageError("agent %s gives no answer (no stage has mode = \"output\" or require_output = true), so %s has nothing to shape", name, strings.Join(given, ", "))
+	return nil
 }

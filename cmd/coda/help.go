@@ -48,7 +48,7 @@ var flagArgs = map[string]string{
 	"agent": "NAME|PATH", "model": "SPEC", "output-format": "LABEL", "output-instructions": "TEXT",
 	"output-example": "TEXT|@FILE", "output-schema": "JSON|@FILE", "output-validator": "FILE",
 	"config": "FILE", "state-dir": "DIR", "log-level": "LEVEL", "log-file": "FILE",
-	"cwd": "DIR", "max-message-bytes": "N", "artifacts": "DIR",
+	"cwd": "DIR", "max-message-bytes": "N", "artifacts": "DIR", "worker": "NAME", "child": "NAME", "taint": "POLICY",
 }
 
 // usageOf is a flag set's usage: its synopsis, then one line per flag.
@@ -88,7 +88,7 @@ func usageOf(fs *flag.FlagSet) string {
 // --help prints it.
 func helpCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch {
-	case len(args) == 0:
+	case len(args) == 0, len(args) == 1 && (args[0] == "help" || args[0] == "--help" || args[0] == "-h"):
 		args = []string{"--help"}
 	case len(args) == 1 && args[0] != "help" && synopses[args[0]] != "":
 		args = []string{args[0], "--help"}

@@ -408,6 +408,11 @@ func TestBundledAgents_Lint(t *testing.T) {
 			if s.OwesOutput() && !strings.Contains(s.SystemPrompt, "submit_output") {
 				t.Errorf("%s: stage %s owes the answer but its prompt never names submit_output", name, sn)
 			}
+			// DESIGN §15: a reply is an answer too; a prompt that says
+			// otherwise invites commentary that becomes the answer.
+			if s.OwesOutput() && s.AnswersFromReply() && strings.Contains(s.SystemPrompt, "only through") {
+				t.Errorf("%s: stage %s takes replies as the answer, but its prompt says the answer goes only through submit_output", name, sn)
+			}
 		}
 	}
 }

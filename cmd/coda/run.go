@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/outputspec"
@@ -34,11 +36,18 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if task == "" {
 		return usageError("run needs a task: coda run [flags] TASK...")
 	}
-	l, err := f.prepare(stderr, false)
+	progress := &terminalSink{w: stderr}
+	// Logs on stderr start on a line of their own, not after streamed text.
+	l, err := f.prepare(progress.logWriter(), false)
 	if err != nil {
 		return err
 	}
 	defer l.closeLog()
+	log := l.log
+	if f.logFile == "" {
+		// The run's warnings are printed once, at the end.
+		log = slog.New(withoutWarnings{log.Handler()})
+	}
 	// The --output-* paths were typed here, whatever --cwd says.
 	outs, err := engine.CompileOutputs(l.agent, outputspec.Levels{Launch: &outputspec.Level{Dir: l.cwd, Spec: l.spec}})
 	if err != nil {
@@ -56,11 +65,10 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// Nobody is there to ask: the taint gate's `ask` denies, unless --yes.
 	taint := l.taint
 	taint.Unattended, taint.Waive = true, yes
-	progress := &terminalSink{w: stderr}
 	res := engine.Run(ctx, &engine.Turn{
 		RunID: engine.NewRunID(), Agent: l.agent, Outputs: outs, Prompt: task, Models: l.models,
 		UserModel: l.userModel, DefaultModel: l.defaultModel, Tools: l.tools, Workspace: ws,
-		StateDir: l.stateDir, Log: l.log, MaxModelCalls: l.maxModelCalls, Agents: loadSpawned, Taint: taint,
+		StateDir: l.stateDir, Log: log, MaxModelCalls: l.maxModelCalls, Agents: loadSpawned, Taint: taint,
 		ModelFacts: l.facts,
 	}, progress)
 	progress.endLine()
@@ -137,32 +145,88 @@ func printAnswer(w io.Writer, a *engine.Answer, raw, asJSON, heading bool) error
 // terminalSink shows a run's progress on stderr.
 type terminalSink struct {
 	w      io.Writer
+	mu     sync.Mutex // the sink's lines and the log's share w
 	inLine bool
 	msgID  string // the model message being shown
 }
 
 func (t *terminalSink) endLine() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.endLineLocked()
+}
+
+func (t *terminalSink) endLineLocked() {
 	if t.inLine {
 		fmt.Fprintln(t.w)
 		t.inLine = false
 	}
 }
 
+// logWriter is stderr for the log: each record starts on a line of its
+// own, not after a model message being streamed.
+func (t *terminalSink) logWriter() io.Writer {
+	return writerFunc(func(p []byte) (int, error) {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.endLineLocked()
+		return t.w.Write(p)
+	})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// withoutWarnings drops the log records of a run's warnings
+// (engine.LogWarning), which `coda run` prints itself at the end.
+type withoutWarnings struct{ slog.Handler }
+
+func (h withoutWarnings) Handle(ctx context.Context, r slog.Record) error {
+	warning := false
+	r.Attrs(func(a slog.Attr) bool {
+		warning = a.Key == engine.LogWarning
+		return !warning
+	})
+	if warning {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h withoutWarnings) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return withoutWarnings{h.Handler.WithAttrs(attrs)}
+}
+
+func (h withoutWarnings) WithGroup(name string) slog.Handler {
+	return withoutWarnings{h.Handler.WithGroup(name)}
+}
+
 func (t *terminalSink) Emit(_ context.Context, ev engine.Event) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	switch ev.Kind {
 	case engine.EventText:
 		if ev.MessageID != t.msgID {
-			t.endLine() // each model message starts on a line of its own
+			t.endLineLocked() // each model message starts on a line of its own
 			t.msgID = ev.MessageID
 		}
 		io.WriteString(t.w, ev.Text)
 		t.inLine = !strings.HasSuffix(ev.Text, "\n")
 	case engine.EventToolCall:
-		t.endLine()
+		t.endLineLocked()
 		fmt.Fprintf(t.w, "→ %s\n", ev.ToolCall.Title)
 	case engine.EventToolCallUpdate:
+		if w := ev.Worker; w != nil {
+			t.endLineLocked()
+			if w.Failed == "" {
+				fmt.Fprintf(t.w, "  ✓ %s (%s)\n", w.Name, w.Task)
+			} else {
+				fmt.Fprintf(t.w, "  ✗ %s (%s): %s\n", w.Name, w.Task, firstLine(w.Failed))
+			}
+		}
 		if ev.ToolCall.Status == engine.ToolFailed {
-			t.endLine()
+			t.endLineLocked()
 			for _, c := range ev.ToolCall.Content {
 				if c.Text != "" {
 					fmt.Fprintf(t.w, "  ✗ %s\n", firstLine(c.Text))
@@ -172,7 +236,7 @@ func (t *terminalSink) Emit(_ context.Context, ev engine.Event) error {
 	case engine.EventPlan:
 		for _, e := range ev.Plan {
 			if e.Content == ev.Stage && e.Status == engine.PlanInProgress {
-				t.endLine()
+				t.endLineLocked()
 				fmt.Fprintf(t.w, "[stage %s]\n", ev.Stage)
 			}
 		}

@@ -27,6 +27,7 @@ type launch struct {
 	// maxModelCalls caps a turn's model calls; 0 is the engine's default.
 	maxModelCalls int
 	tools         map[string]engine.Tool
+	spawned       []spawnedAgent    // the agents its runs can start (spawn lists)
 	facts         engine.ModelFacts // what is known of models (models.go)
 	stateDir      string
 	taint         engine.TaintLaunch // config.toml's [taint] and --taint
@@ -64,6 +65,9 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 		return fail(err)
 	}
 	if err := f.checkAnswers(l.agent); err != nil {
+		return fail(err)
+	}
+	if l.spawned, err = spawnedAgents(l.agent); err != nil {
 		return fail(err)
 	}
 	cfg, err := loadConfig(f.config, os.Getenv)
@@ -115,8 +119,22 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 // model it can use with this user model and default: one of its candidates
 // whose provider is known and has its key.
 func (l *launch) preflight(cfg *config, userModel, defaultModel string) error {
-	for _, name := range l.agent.Order {
-		candidates := l.agent.Stages[name].ModelCandidates(userModel, defaultModel)
+	if err := stagesUsable(cfg, l.agent, userModel, defaultModel); err != nil {
+		return err
+	}
+	// A child runs with the same --model and default (engine/child.go).
+	for _, sp := range l.spawned {
+		if err := stagesUsable(cfg, sp.agent, userModel, defaultModel); err != nil {
+			return fmt.Errorf("agent %s (spawned by stage %s): %w", cmp.Or(sp.agent.Agent.Name, sp.agent.Source), sp.by, err)
+		}
+	}
+	return nil
+}
+
+// stagesUsable is preflight for one agent's stages.
+func stagesUsable(cfg *config, b *engine.Blueprint, userModel, defaultModel string) error {
+	for _, name := range b.Order {
+		candidates := b.Stages[name].ModelCandidates(userModel, defaultModel)
 		if len(candidates) == 0 {
 			return noModelError{name}
 		}
@@ -125,6 +143,43 @@ func (l *launch) preflight(cfg *config, userModel, defaultModel string) error {
 		}
 	}
 	return nil
+}
+
+// A spawnedAgent is an agent a run can start with spawn_agent; by names
+// the stage whose spawn list names it.
+type spawnedAgent struct {
+	agent *engine.Blueprint
+	by    string
+}
+
+// spawnedAgents loads every agent b's runs can spawn, and theirs, as deep
+// as children nest (engine.MaxDepth), each once: start-up checks their
+// models too. An entry that does not load stops start-up, as an
+// unreadable blueprint does (`coda validate` names it too).
+func spawnedAgents(b *engine.Blueprint) ([]spawnedAgent, error) {
+	var out []spawnedAgent
+	seen := map[string]bool{b.Dir + "\x00" + b.Source: true}
+	level := []*engine.Blueprint{b}
+	for depth := 0; depth < engine.MaxDepth && len(level) > 0; depth++ {
+		var next []*engine.Blueprint
+		for _, parent := range level {
+			for _, name := range parent.Order {
+				for _, entry := range parent.Stages[name].Spawn {
+					child, err := loadSpawned(entry, parent.Dir)
+					if err != nil {
+						return nil, fmt.Errorf("agent %s: stage %s spawns %q, which does not load: %w", cmp.Or(parent.Agent.Name, parent.Source), name, entry, err)
+					}
+					if key := child.Dir + "\x00" + child.Source; !seen[key] {
+						seen[key] = true
+						out = append(out, spawnedAgent{agent: child, by: name})
+						next = append(next, child)
+					}
+				}
+			}
+		}
+		level = next
+	}
+	return out, nil
 }
 
 // anyUsable returns nil when one of the specs can be used, else the first

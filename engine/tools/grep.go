@@ -75,8 +75,7 @@ func (Grep) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 	if err != nil {
 		return engine.Errorf("grep: the pattern is not a valid regular expression: %v", err)
 	}
-	ws := call.Workspace
-	root, err := resolve(ws, cmp.Or(a.Path, "."))
+	ws, root, err := target(call, cmp.Or(a.Path, "."))
 	if err != nil {
 		return engine.Errorf("grep refused: %v", err)
 	}
@@ -112,6 +111,9 @@ func (Grep) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 	}
 
 	s := grepSummary(ws, root, found)
+	if located(ws, root) == nil {
+		s.locations = nil // the run's record is coda's, not the project's
+	}
 	var b strings.Builder
 	if s.total == 0 {
 		fmt.Fprintf(&b, "No matches for %q under %s (%d files searched", a.Pattern, shown, s.files)

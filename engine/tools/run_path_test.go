@@ -57,3 +57,40 @@ func TestRunPaths(t *testing.T) {
 		t.Errorf("read %+v", r)
 	}
 }
+
+// grep searches the run's record as read_file reads it: run: paths are
+// confined to the record, and a match names its run: path, with no editor
+// location (the record is coda's, not the project's).
+func TestRunPaths_grep(t *testing.T) {
+	ws := newWS(t)
+	runDir := filepath.Join(t.TempDir(), "runs", "r-1")
+	answer := filepath.Join(runDir, "workers", "w1", "answer")
+	os.MkdirAll(filepath.Dir(answer), 0o755)
+	os.WriteFile(answer, []byte("line one\nthe needle is here\n"), 0o644)
+	secret := filepath.Join(filepath.Dir(runDir), "secret.txt")
+	os.WriteFile(secret, []byte("needle outside\n"), 0o644)
+	os.Symlink(secret, filepath.Join(runDir, "link"))
+	os.WriteFile(filepath.Join(ws.Dir, "w.txt"), []byte("needle in the workspace\n"), 0o644)
+
+	res := runCall(t, Grep{}, ws, runDir, `{"pattern": "needle", "path": "run:"}`)
+	wantOK(t, res)
+	if !strings.Contains(res.Output, "1 matches in 1 files under run:") || !strings.Contains(res.Output, "run:workers/w1/answer:2: the needle is here") {
+		t.Errorf("grep run: =\n%s", res.Output)
+	}
+	if strings.Contains(res.Output, "outside") || strings.Contains(res.Output, "workspace") || len(res.Locations) != 0 {
+		t.Errorf("grep run: went outside the record, or located it in the editor: %s %v", res.Output, res.Locations)
+	}
+	res = runCall(t, Grep{}, ws, runDir, `{"pattern": "needle", "path": "run:workers/w1/answer"}`)
+	if !strings.Contains(res.Output, "run:workers/w1/answer:2:") {
+		t.Errorf("grep of one record file =\n%s", res.Output)
+	}
+	for _, p := range []string{"run:..", "run:../secret.txt", "run:" + secret, "run:link"} {
+		res := runCall(t, Grep{}, ws, runDir, `{"pattern": "needle", "path": "`+p+`"}`)
+		wantError(t, res, "grep refused: "+p)
+	}
+	wantError(t, runCall(t, Grep{}, ws, "", `{"pattern": "x", "path": "run:"}`), "this run keeps no record")
+	// Without the prefix, the workspace, as before.
+	if res := runCall(t, Grep{}, ws, runDir, `{"pattern": "needle"}`); !strings.Contains(res.Output, "w.txt:1:") {
+		t.Errorf("grep of the workspace =\n%s", res.Output)
+	}
+}
