@@ -226,13 +226,9 @@ func promptAndWait(t testing.TB, srv *Server, sessionID, text string) {
 	if err := srv.prompt(req); err != nil {
 		t.Fatal(err)
 	}
-	sess := srv.sessions[sessionID]
-	sess.mu.Lock()
-	r := sess.running
-	sess.mu.Unlock()
-	if r != nil {
-		<-r.done
-	}
+	// The turn is owed until its answer is written, after the session's
+	// file: its running entry is gone before that, so it cannot say.
+	srv.conn.owed.Wait()
 }
 
 // The file keeps every exchange; a restored session's history, like a
