@@ -92,6 +92,11 @@ arguments = { content = "The server said hi." }
 		if strings.Contains(l, "session/request_permission") {
 			asked++
 		}
+		// Every call asks, whatever its kind: it starts pending, as an
+		// edit does, and goes in_progress once allowed.
+		if strings.Contains(l, `"sessionUpdate":"tool_call",`) && strings.Contains(l, `"test: echo"`) && !strings.Contains(l, `"status":"pending"`) {
+			t.Errorf("the call does not start pending: %s", l)
+		}
 		if strings.Contains(l, `"status":"completed","content":[{"type":"content","content":{"type":"text","text":"Echo: `) {
 			results++
 		}

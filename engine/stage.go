@@ -385,7 +385,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 			ev.Title = delegationTitle(tc)
 		case tool != nil:
 			ev.Kind = tool.Kind()
-			if asksPermission(ev.Kind) && tc.Dropped == 0 {
+			if asksPermission(tool) && tc.Dropped == 0 {
 				// Until the user approves, the call is pending.
 				ev.Status = ToolPending
 			}
@@ -449,10 +449,14 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 	return to, end, nil
 }
 
-// asksPermission reports whether tools of an ACP kind change things and
-// so wait for the user's approval.
-func asksPermission(kind string) bool {
-	switch kind {
+// asksPermission reports whether a tool's calls wait for the user's
+// approval: as the tool says (PermissionAsker), else when its ACP kind
+// changes things.
+func asksPermission(t Tool) bool {
+	if a, ok := t.(PermissionAsker); ok {
+		return a.AsksPermission()
+	}
+	switch t.Kind() {
 	case "edit", "delete", "move", "execute":
 		return true
 	}

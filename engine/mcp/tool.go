@@ -26,6 +26,8 @@ var (
 	_ engine.Titler  = (*Tool)(nil)
 	_ engine.MCPTool = (*Tool)(nil)
 	_ engine.Egress  = (*Tool)(nil)
+
+	_ engine.PermissionAsker = (*Tool)(nil)
 )
 
 func (t *Tool) Spec() engine.ToolSpec {
@@ -59,6 +61,9 @@ func (t *Tool) Kind() string {
 // MCP names the server and the tool as the editor and the server did, for
 // a stage's "mcp:SERVER/TOOL".
 func (t *Tool) MCP() (server, tool string) { return t.conn.server.Name, t.def.Name }
+
+// AsksPermission: every call asks, whatever its annotations say.
+func (t *Tool) AsksPermission() bool { return true }
 
 // Egress: an MCP server may send what it is given anywhere.
 func (t *Tool) Egress() bool { return true }
