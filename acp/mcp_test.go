@@ -181,11 +181,25 @@ arguments = { content = "ok" }
 	// opened only now.
 	t.Logf("session/new answered in %v with no MCP server, %v with three still starting", none, three)
 	m.do(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s-2","prompt":[{"type":"text","text":"Go."}]}}`)
+	// The editor shows what the prompt waits for: a call per server.
+	for _, name := range []string{"slow", "slow2", "slow3"} {
+		m.await(`"title":"Start MCP server ` + name + `","kind":"other","status":"in_progress"`)
+	}
 	for _, gate := range gates {
 		mcptest.Open(t, gate)
 	}
 	if resp := m.answer(3); !strings.Contains(resp, `"status":"answered"`) {
 		t.Fatalf("prompt: %s", resp)
+	}
+	lines, _ := m.lines()
+	started := 0
+	for _, l := range lines {
+		if strings.Contains(l, `"status":"completed","content":[{"type":"content","content":{"type":"text","text":"Started, with `) {
+			started++
+		}
+	}
+	if started != 3 {
+		t.Errorf("%d servers shown started, want 3", started)
 	}
 }
 
@@ -247,9 +261,13 @@ arguments = { content = "done" }
 	if !strings.Contains(resp, `"sessionId":"s-1"`) || !strings.Contains(resp, "MCP server missing was not started") {
 		t.Fatalf("session/new: %s", resp)
 	}
+	created := resp
 	resp = m.request(2, "session/prompt", prompt("s-1", "Crash it."))
-	if !strings.Contains(resp, `"status":"answered"`) || !strings.Contains(resp, "MCP server bad failed to start: it exited with status 1; its stderr ends: no token configured") {
-		t.Errorf("first prompt: %s", resp)
+	// bad fails at once: its warning is in session/new's response when it
+	// failed before that was written, else in the prompt's; never in both.
+	const bad = "MCP server bad failed to start: it exited with status 1; its stderr ends: no token configured"
+	if !strings.Contains(resp, `"status":"answered"`) || strings.Contains(created, bad) == strings.Contains(resp, bad) {
+		t.Errorf("first prompt: %s\nsession/new: %s\nwant the warning %q in one of them", resp, created, bad)
 	}
 	if strings.Contains(resp, "missing") {
 		t.Errorf("a warning was given twice: %s", resp)
@@ -362,6 +380,9 @@ arguments = { content = "ok" }
 	resp := m.request(2, "session/prompt", prompt("s-1", "Go."))
 	if !strings.Contains(resp, `"status":"answered"`) || !strings.Contains(resp, "MCP server slow is still starting: its tools are offered from a later prompt") {
 		t.Errorf("prompt: %s", resp)
+	}
+	if upd := m.find(`"toolCallId":"t-1","status":"failed"`); !strings.Contains(upd, "Still starting after 1ms: its tools are offered from a later prompt.") {
+		t.Errorf("the wait for the server is not shown ended: %q", upd)
 	}
 	pid := mcptest.PID(t, pidfile)
 	m.request(3, "session/close", map[string]any{"sessionId": "s-1"})

@@ -122,7 +122,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, id jsonrpc2.ID, sess *
 		s.replyError(id, codeOf(err), err.Error(), nil)
 		return
 	}
-	s.mcpTurn(ctx, sess, turn)
+	s.mcpTurn(ctx, sess, turn, sink)
 	res := engine.Run(ctx, turn, sink)
 
 	ex := engine.Exchange{Prompt: turn.HistoryPrompt(), Answer: res.LastReply}
