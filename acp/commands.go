@@ -21,11 +21,18 @@ var slashCommands = []map[string]any{
 	{"name": "model", "description": "Set the model for this session", "input": map[string]any{"hint": "PROVIDER:MODEL"}},
 }
 
-// thenAnnounce answers resp, then tells the client the session's commands:
-// sent after the answer, once the client knows the session.
+// thenAnnounce answers resp, then tells the client the session's commands,
+// and the title of a restored session that has one: sent after the answer
+// (and a load's replay), once the client knows the session.
 func (s *Server) thenAnnounce(sess *session, resp any) replyThen {
 	return replyThen{resp, func() {
 		s.writeUpdate(sess.id, appendJSON(nil, map[string]any{"sessionUpdate": "available_commands_update", "availableCommands": slashCommands}))
+		sess.mu.Lock()
+		title := sess.title
+		sess.mu.Unlock()
+		if title != "" {
+			s.writeUpdate(sess.id, titleUpdate(title))
+		}
 	}}
 }
 
