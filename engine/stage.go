@@ -485,7 +485,7 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 			_ = v.run.sink.Emit(ctx, Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: &p})
 		},
 	}
-	if refused, stop := v.gateEgress(ctx, tool, tc, ev); stop {
+	if refused, stop := v.gateEgress(ctx, tool, call, tc, ev); stop {
 		return refused
 	}
 	res = tool.Run(ctx, call)

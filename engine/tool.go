@@ -48,6 +48,10 @@ type Call struct {
 	// RunDir is the run's own record, which tools read as run:PATH
 	// (RunFiles); "" when the run keeps none.
 	RunDir string
+	// Approved says the user has approved this call already (the taint
+	// gate's question covered it): a tool that asks before each call does
+	// not ask again.
+	Approved bool
 }
 
 // A ToolResult is what a tool call produced.

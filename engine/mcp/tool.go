@@ -118,6 +118,10 @@ func (t *Tool) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 // this tool for the rest of the session. It returns nil when the call may
 // go ahead, else the result the model gets.
 func (t *Tool) ask(ctx context.Context, call *engine.Call) *engine.ToolResult {
+	if call.Approved {
+		call.Progress(engine.ToolCallEvent{Status: engine.ToolInProgress})
+		return nil
+	}
 	title, _ := t.Title(call.Args)
 	ok, err := call.Workspace.RequestPermission(ctx, engine.PermissionRequest{
 		Key: t.name,
