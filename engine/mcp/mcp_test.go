@@ -79,7 +79,7 @@ func TestStart_stdioEcho(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	want := []string{"test__block", "test__cancelled", "test__crash", "test__echo", "test__env", "test__fail", "test__mixed", "test__spawn"}
+	want := []string{"test__block", "test__cancelled", "test__crash", "test__echo", "test__env", "test__fail", "test__grow", "test__mixed", "test__spawn"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
@@ -108,6 +108,28 @@ func TestStart_stdioEcho(t *testing.T) {
 	}
 	if asked.Load() != 1 || !slices.Equal(progressed, []string{engine.ToolInProgress}) {
 		t.Errorf("asked %d times, progress %v; want once, then in_progress", asked.Load(), progressed)
+	}
+}
+
+// A server that changes its tools says so (tools/list_changed): they are
+// listed again, and offered under their names from then on.
+func TestConn_toolsChanged(t *testing.T) {
+	c, _ := start(t, mcp.Options{})
+	relisted := mcp.Relisted(c)
+	if res := call(context.Background(), tools(c)["test__grow"], approving(t, nil), `{"name":"late"}`, nil); res.IsError {
+		t.Fatalf("grow = %+v", res)
+	}
+	select {
+	case <-relisted:
+	case <-time.After(time.Minute): // a hang detector only
+		t.Fatal("the tools were not listed again within a minute of the change")
+	}
+	if !slices.Contains(c.ToolNames(), "late") {
+		t.Fatalf("tools after the change = %v, want late among them", c.ToolNames())
+	}
+	res := call(context.Background(), tools(c)["test__late"], approving(t, nil), `{"text":"hi"}`, nil)
+	if res.IsError || res.Output != "late: hi" {
+		t.Errorf("the new tool = %+v", res)
 	}
 }
 
