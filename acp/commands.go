@@ -2,23 +2,56 @@ package acp
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/coda-acp/coda/engine"
 )
 
 // Slash commands: /format, /mode and /model, offered to the client with
 // available_commands_update and handled by coda itself, without a model
-// call. A prompt that starts with "/" and names none of them is an ordinary
-// prompt: it may be a path ("/etc/hosts is empty, why?"), and a model can
-// still make sense of one it does not know.
+// call; then the agent's own ([agent.commands.NAME], engine.SlashCommand),
+// each run as the prompt it expands to. A prompt that starts with "/" and
+// names none of them is an ordinary prompt: it may be a path ("/etc/hosts
+// is empty, why?"), and a model can still make sense of one it does not
+// know.
 
-// slashCommands are the commands, as available_commands_update lists them.
+// slashCommands are coda's commands (engine.CodaCommands), as
+// available_commands_update lists them.
 var slashCommands = []map[string]any{
 	{"name": "format", "description": "Set the answer's format for this session: json, xml, csv, yaml, toml, markdown, text, or any label", "input": map[string]any{"hint": "LABEL"}},
 	{"name": "mode", "description": "Set the mode: ask (ask before edits and shell), auto-edit (edit inside the workspace without asking), read-only (no edits, no shell)", "input": map[string]any{"hint": "ask | auto-edit | read-only"}},
 	{"name": "model", "description": "Set the model for this session", "input": map[string]any{"hint": "PROVIDER:MODEL"}},
+}
+
+// availableCommands are coda's commands, then the agent's.
+func (s *Server) availableCommands() []map[string]any {
+	out := slices.Clone(slashCommands)
+	for _, c := range s.opts.Agent.AgentCommands() {
+		cmd := map[string]any{"name": c.Name, "description": c.Description}
+		if c.Hint != "" {
+			cmd["input"] = map[string]any{"hint": c.Hint}
+		}
+		out = append(out, cmd)
+	}
+	return out
+}
+
+// agentCommand is the prompt a prompt that runs one of the agent's
+// commands expands to: one text block, "/NAME" then what follows it.
+func (s *Server) agentCommand(blocks []contentBlock) (string, bool) {
+	name, arg, ok := splitCommand(blocks)
+	if !ok {
+		return "", false
+	}
+	c := s.opts.Agent.Agent.Commands[name]
+	if c == nil {
+		return "", false
+	}
+	return c.Expand(arg), true
 }
 
 // thenAnnounce answers resp, then tells the client the session's commands,
@@ -26,7 +59,7 @@ var slashCommands = []map[string]any{
 // (and a load's replay), once the client knows the session.
 func (s *Server) thenAnnounce(sess *session, resp any) replyThen {
 	return replyThen{resp, func() {
-		s.writeUpdate(sess.id, appendJSON(nil, map[string]any{"sessionUpdate": "available_commands_update", "availableCommands": slashCommands}))
+		s.writeUpdate(sess.id, appendJSON(nil, map[string]any{"sessionUpdate": "available_commands_update", "availableCommands": s.availableCommands()}))
 		sess.mu.Lock()
 		title := sess.title
 		sess.mu.Unlock()
@@ -36,9 +69,18 @@ func (s *Server) thenAnnounce(sess *session, resp any) replyThen {
 	}}
 }
 
-// parseCommand reads a prompt that is one of coda's slash commands: one
-// text block, "/NAME" then its argument.
+// parseCommand reads a prompt that is one of coda's slash commands.
 func parseCommand(blocks []contentBlock) (name, arg string, ok bool) {
+	name, arg, ok = splitCommand(blocks)
+	if !ok || !slices.Contains(engine.CodaCommands, name) {
+		return "", "", false
+	}
+	return name, strings.TrimSpace(arg), true
+}
+
+// splitCommand reads a prompt that may be a slash command: one text block,
+// "/NAME" then what follows it.
+func splitCommand(blocks []contentBlock) (name, arg string, ok bool) {
 	if len(blocks) != 1 || blocks[0].Type != "text" {
 		return "", "", false
 	}
@@ -50,11 +92,7 @@ func parseCommand(blocks []contentBlock) (name, arg string, ok bool) {
 	if i := strings.IndexFunc(name, unicode.IsSpace); i >= 0 {
 		name, arg = name[:i], text[i:]
 	}
-	switch name {
-	case "format", "mode", "model":
-		return name, strings.TrimSpace(arg), true
-	}
-	return "", "", false
+	return name, arg, name != ""
 }
 
 // runCommand answers a slash command: the option set (and the client told,

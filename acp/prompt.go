@@ -32,6 +32,9 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 	if err != nil {
 		return err
 	}
+	if expanded, ok := s.agentCommand(p.Prompt); ok {
+		text = expanded
+	}
 	images, err := promptImages(p.Prompt)
 	if err != nil {
 		return err
