@@ -373,3 +373,18 @@ func TestRestore_levelsAndOptions(t *testing.T) {
 		t.Errorf("restored model %q, mode %q", got.model, got.mode)
 	}
 }
+
+// An image is replayed as a line naming it: its file, type and size.
+func TestImageStandIn(t *testing.T) {
+	for _, tt := range []struct {
+		c    contentBlock
+		want string
+	}{
+		{contentBlock{Type: "image", MimeType: "image/png", Data: "iVBORw0KGgo="}, "[image image/png, 8 bytes]"},
+		{contentBlock{Type: "image", MimeType: "image/jpeg", Data: strings.Repeat("A", 4096), URI: "file:///home/me/shots/chart.jpg"}, "[image chart.jpg, image/jpeg, 3 KB]"},
+	} {
+		if got := imageStandIn(tt.c); got != tt.want {
+			t.Errorf("imageStandIn = %q, want %q", got, tt.want)
+		}
+	}
+}
