@@ -195,14 +195,19 @@ func (s *Server) mcpTurn(ctx context.Context, sess *session, turn *engine.Turn, 
 		for _, m := range set.servers {
 			select {
 			case <-m.started:
+				s.showStarted(ctx, set, m, shown, sink, false)
 			case <-wait.C:
 				break servers
 			case <-ctx.Done():
-				s.showStarted(context.WithoutCancel(ctx), set, shown, sink, true)
+				for _, m := range set.servers {
+					s.showStarted(context.WithoutCancel(ctx), set, m, shown, sink, true)
+				}
 				return
 			}
 		}
-		s.showStarted(ctx, set, shown, sink, false)
+		for _, m := range set.servers {
+			s.showStarted(ctx, set, m, shown, sink, false)
+		}
 		var conns []*mcp.Conn
 		set.mu.Lock()
 		for _, m := range set.servers {
@@ -259,38 +264,38 @@ func (s *Server) showStarting(ctx context.Context, set *mcpSet, sink engine.Sink
 	return shown
 }
 
-// showStarted ends the tool calls of showStarting: each server started,
-// failed, is still starting, or the wait was cancelled.
-func (s *Server) showStarted(ctx context.Context, set *mcpSet, shown map[*mcpServer]string, sink engine.Sink, cancelled bool) {
-	for _, m := range set.servers {
-		id, ok := shown[m]
-		if !ok {
-			continue
-		}
-		upd := &engine.ToolCallEvent{ID: id, Status: engine.ToolFailed}
-		var text string
-		select {
-		case <-m.started:
-			set.mu.Lock()
-			conn, err := m.conn, m.err
-			set.mu.Unlock()
-			switch {
-			case conn != nil:
-				upd.Status, text = engine.ToolCompleted, fmt.Sprintf("Started, with %d tools.", len(conn.ToolNames()))
-			case err != nil:
-				text = fmt.Sprintf("It failed to start: %v", err)
-			default:
-				text = "It was stopped."
-			}
-		default:
-			text = fmt.Sprintf("Still starting after %s: its tools are offered from a later prompt.", s.opts.MCPStartWait)
-			if cancelled {
-				text = "Cancelled."
-			}
-		}
-		upd.Content = []engine.ToolContent{{Text: text}}
-		_ = sink.Emit(ctx, engine.Event{Kind: engine.EventToolCallUpdate, ToolCall: upd})
+// showStarted ends m's tool call of showStarting, if it has one still
+// open: the server started, failed, is still starting, or the wait was
+// cancelled.
+func (s *Server) showStarted(ctx context.Context, set *mcpSet, m *mcpServer, shown map[*mcpServer]string, sink engine.Sink, cancelled bool) {
+	id, ok := shown[m]
+	if !ok {
+		return
 	}
+	delete(shown, m)
+	upd := &engine.ToolCallEvent{ID: id, Status: engine.ToolFailed}
+	var text string
+	select {
+	case <-m.started:
+		set.mu.Lock()
+		conn, err := m.conn, m.err
+		set.mu.Unlock()
+		switch {
+		case conn != nil:
+			upd.Status, text = engine.ToolCompleted, fmt.Sprintf("Started, with %d tools.", len(conn.ToolNames()))
+		case err != nil:
+			text = fmt.Sprintf("It failed to start: %v", err)
+		default:
+			text = "It was stopped."
+		}
+	default:
+		text = fmt.Sprintf("Still starting after %s: its tools are offered from a later prompt.", s.opts.MCPStartWait)
+		if cancelled {
+			text = "Cancelled."
+		}
+	}
+	upd.Content = []engine.ToolContent{{Text: text}}
+	_ = sink.Emit(ctx, engine.Event{Kind: engine.EventToolCallUpdate, ToolCall: upd})
 }
 
 // stopMCP stops a session's servers in the background; the channel closes
