@@ -390,3 +390,62 @@ arguments = { content = "ok" }
 		t.Errorf("the MCP server %d is still there after session/close was answered", pid)
 	}
 }
+
+// The modes hold for MCP tools: read-only offers only those the server
+// says are read-only (a destructive one is no tool of the turn), and
+// auto-edit never answers for an MCP call, whatever its kind: the user is
+// asked.
+func TestMCP_modes(t *testing.T) {
+	m := serveLive(t, `
+[[turn]]
+[[turn.tool_calls]]
+name = "test__fail"
+arguments = {}
+[[turn.tool_calls]]
+name = "test__echo"
+arguments = { text = "read-only" }
+
+[[turn]]
+expect = "Echo: read-only"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Only reading." }
+
+[[turn]]
+[[turn.tool_calls]]
+name = "test__fail"
+arguments = {}
+
+[[turn]]
+expect = "The user denied test__fail"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Asked, and denied." }
+`, acp.Options{},
+		`session/request_permission {"outcome":{"outcome":"selected","optionId":"allow_once"}}`,
+		`session/request_permission {"outcome":{"outcome":"selected","optionId":"reject_once"}}`)
+	m.request(1, "session/new", newSession(stdio(t, "test")))
+	m.request(2, "session/set_mode", map[string]any{"sessionId": "s-1", "modeId": "read-only"})
+	resp := m.request(3, "session/prompt", prompt("s-1", "Look only."))
+	if !strings.Contains(resp, `"status":"answered"`) {
+		t.Fatalf("read-only prompt: %s", resp)
+	}
+	if refused := m.find(`There is no tool \"test__fail\" in this stage`); refused == "" {
+		t.Errorf("read-only offered the destructive MCP tool")
+	}
+	m.request(4, "session/set_mode", map[string]any{"sessionId": "s-1", "modeId": "auto-edit"})
+	resp = m.request(5, "session/prompt", prompt("s-1", "Do it."))
+	if !strings.Contains(resp, `"status":"answered"`) {
+		t.Fatalf("auto-edit prompt: %s", resp)
+	}
+	lines, _ := m.lines()
+	var asked []string
+	for _, l := range lines {
+		if strings.Contains(l, "session/request_permission") {
+			asked = append(asked, l)
+		}
+	}
+	if len(asked) != 2 || !strings.Contains(asked[1], `"title":"test: fail","kind":"edit"`) {
+		t.Errorf("permission requests = %q, want the echo's, then the destructive call's in auto-edit", asked)
+	}
+}
