@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/coda-acp/coda/acp"
+	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/mcp/mcptest"
 )
 
@@ -447,5 +448,57 @@ arguments = { content = "Asked, and denied." }
 	}
 	if len(asked) != 2 || !strings.Contains(asked[1], `"title":"test: fail","kind":"edit"`) {
 		t.Errorf("permission requests = %q, want the echo's, then the destructive call's in auto-edit", asked)
+	}
+}
+
+// An MCP call is a way off the machine: with the taint gate on (ask), one
+// that carries a private file's key is one question, the call shown with
+// the key masked; refused, the server is not called.
+func TestMCP_taint(t *testing.T) {
+	m := serveLive(t, `
+[[turn]]
+[[turn.tool_calls]]
+name = "read_file"
+arguments = { path = ".env" }
+
+[[turn]]
+[[turn.tool_calls]]
+name = "test__echo"
+arguments = { text = "API_KEY=sk-proj-4fGh82kLmN0pQrStUvWxYz12f3" }
+
+[[turn]]
+expect = "so it was not run: the user declined it"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Not sent." }
+`, acp.Options{Taint: engine.TaintLaunch{Policy: engine.TaintAsk}},
+		`session/request_permission {"outcome":{"outcome":"selected","optionId":"reject_once"}}`)
+	if err := os.WriteFile(filepath.Join(m.work, ".env"), []byte("API_KEY=sk-proj-4fGh82kLmN0pQrStUvWxYz12f3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m.request(1, "session/new", newSession(stdio(t, "test")))
+	if resp := m.request(2, "session/prompt", prompt("s-1", "Send the key.")); !strings.Contains(resp, `"status":"answered"`) {
+		t.Fatalf("prompt: %s", resp)
+	}
+	lines, _ := m.lines()
+	var asked []string
+	for _, l := range lines {
+		if strings.Contains(l, "session/request_permission") {
+			asked = append(asked, l)
+		}
+		if strings.Contains(l, "Echo: ") {
+			t.Errorf("the server was called: %s", l)
+		}
+	}
+	if len(asked) != 1 {
+		t.Fatalf("%d permission requests, want 1: %q", len(asked), asked)
+	}
+	for _, want := range []string{`"title":"test: echo (sends content read from .env)"`, `"rawInput":{"text":"API_KEY=sk-…f3"}`, `"Always allow test__echo to carry private content in this session"`} {
+		if !strings.Contains(asked[0], want) {
+			t.Errorf("the question lacks %s: %s", want, asked[0])
+		}
+	}
+	if strings.Contains(asked[0], "sk-proj-") || strings.Contains(m.log(), "sk-proj-") {
+		t.Errorf("the question or the log holds the key")
 	}
 }
