@@ -502,3 +502,35 @@ arguments = { content = "Not sent." }
 		t.Errorf("the question or the log holds the key")
 	}
 }
+
+// What an MCP server reads of a private file taints the run as read_file
+// does: the call named the path, so its result is that file's content.
+func TestMCP_taintSource(t *testing.T) {
+	m := serveLive(t, `
+[[turn]]
+[[turn.tool_calls]]
+name = "test__read"
+arguments = { path = ".env" }
+
+[[turn]]
+expect = "API_KEY=sk-proj-4fGh82kLmN0pQrStUvWxYz12f3"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "The key is sk-proj-4fGh82kLmN0pQrStUvWxYz12f3." }
+
+[[turn]]
+expect = "This answer would carry content read from the private file .env, so it was not recorded: the taint policy is deny."
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "The key is in .env." }
+`, acp.Options{Taint: engine.TaintLaunch{Policy: engine.TaintDeny}},
+		`session/request_permission {"outcome":{"outcome":"selected","optionId":"allow_always"}}`)
+	if err := os.WriteFile(filepath.Join(m.work, ".env"), []byte("API_KEY=sk-proj-4fGh82kLmN0pQrStUvWxYz12f3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m.request(1, "session/new", newSession(stdio(t, "test")))
+	resp := m.request(2, "session/prompt", prompt("s-1", "Which key?"))
+	if !strings.Contains(resp, `"content":"The key is in .env."`) {
+		t.Errorf("prompt: %s\nwant the clean answer recorded", resp)
+	}
+}

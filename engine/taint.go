@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"net/url"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -552,6 +554,27 @@ func argStrings(args json.RawMessage) []string {
 	}
 	walk(v)
 	return out
+}
+
+// URIPath is the file path a resource URI names: a file: URI's path, or
+// the path part of any other (a relative one is taken against the working
+// directory by the gate).
+func URIPath(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return uri
+	}
+	p := u.Path
+	if p == "" {
+		p = u.Opaque
+	}
+	if runtime.GOOS == "windows" && len(p) > 2 && p[0] == '/' && p[2] == ':' {
+		p = p[1:] // file:///C:/x
+	}
+	if p == "" {
+		return ""
+	}
+	return filepath.FromSlash(strings.TrimSpace(p))
 }
 
 // listNames names sources for a title or message: at most three, then how

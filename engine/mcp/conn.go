@@ -7,7 +7,8 @@
 // Where each rule lives: conn.go (starting a server, listing its tools,
 // noticing it end, stopping it), process.go (a stdio server's process: its
 // environment, its stderr, no orphans), names.go (the names the model
-// sees), tool.go (a call: permission, timeout, the result as text).
+// sees), tool.go (a call: permission, timeout, the result as text, and
+// what it may carry of private files).
 package mcp
 
 import (

@@ -6,3 +6,5 @@ func Relisted(c *Conn) <-chan struct{} {
 	defer c.toolsMu.Unlock()
 	return c.relisted
 }
+
+var Sources = sources

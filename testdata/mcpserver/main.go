@@ -9,6 +9,7 @@
 //	mixed {}         text, an image and a resource link
 //	env {name}       the value of an environment variable, or "(unset)"
 //	spawn {}         starts a long sleep in the background; says its pid
+//	read {path}      the file's text (read-only; a path relative to its directory)
 //	grow {name}      adds a tool NAME {text} that answers "NAME: TEXT" (the list changes)
 //	crash {}         exits with status 3
 //
@@ -147,6 +148,17 @@ func New() *mcp.Server {
 				return nil, nil, err
 			}
 			return text(strconv.Itoa(cmd.Process.Pid)), nil, nil
+		})
+	type readArgs struct {
+		Path string `json:"path"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "read", Description: "A file's text", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *mcp.CallToolRequest, a readArgs) (*mcp.CallToolResult, any, error) {
+			b, err := os.ReadFile(a.Path)
+			if err != nil {
+				return nil, nil, err
+			}
+			return text(string(b)), nil, nil
 		})
 	type growArgs struct {
 		Name string `json:"name"`
