@@ -174,6 +174,37 @@ func TestInside(t *testing.T) {
 	}
 }
 
+// auto-edit answers for edits inside the workspace only: never for one
+// outside it or of unknown place (an MCP tool's), another kind, or a taint
+// question, whatever it shows.
+func TestBindMode_autoEdit(t *testing.T) {
+	srv := testServer(t, t.TempDir(), Options{})
+	work := t.TempDir()
+	id := call(t, srv, "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, work)).(map[string]any)["sessionId"].(string)
+	sess := srv.sessions[id]
+	w := sess.ws.(*clientWorkspace)
+	in, out := []engine.Location{{Path: filepath.Join(work, "a.txt")}}, []engine.Location{{Path: "/etc/hosts"}}
+	tests := []struct {
+		mode, key, kind string
+		locs            []engine.Location
+		want            bool
+	}{
+		{modeAutoEdit, "edit_file", "edit", in, true},
+		{modeAutoEdit, "edit_file", "edit", out, false},
+		{modeAutoEdit, "test__fail", "edit", nil, false},
+		{modeAutoEdit, "shell", "execute", in, false},
+		{modeAutoEdit, "taint:edit_file", "edit", in, false},
+		{modeAsk, "edit_file", "edit", in, false},
+	}
+	for _, tt := range tests {
+		sess.mode = tt.mode
+		req := engine.PermissionRequest{Key: tt.key, ToolCall: engine.ToolCallEvent{Kind: tt.kind, Locations: tt.locs}}
+		if got := w.autoApprove(req); got != tt.want {
+			t.Errorf("%s, %s (%s) at %v: answered %v, want %v", tt.mode, tt.key, tt.kind, tt.locs, got, tt.want)
+		}
+	}
+}
+
 // testServer is a server over state whose turns answer at once, driven
 // through the method table.
 func testServer(t testing.TB, state string, opts Options) *Server {
