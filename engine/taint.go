@@ -358,7 +358,8 @@ const (
 // sources and quotes, masked, the private lines the call carries. A call
 // whose tool asks the user itself is shown as that tool shows it, its
 // arguments with their private content masked, and the question covers
-// the tool's own: one answer for both. Nothing private is in it unmasked.
+// the tool's own: one answer for both. Nothing private that the gate
+// remembers is in it unmasked.
 func (v *stageVisit) taintRequest(c sinkCall, rec TaintAudit) PermissionRequest {
 	id := v.callID
 	if id == "" {

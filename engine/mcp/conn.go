@@ -182,8 +182,13 @@ func (c *Conn) relist() {
 	c.toolsMu.Lock()
 	session := c.session
 	c.toolsMu.Unlock()
-	if session == nil || c.Err() != nil {
-		return // still starting (its first listing comes next), or ended
+	if session == nil {
+		return // still starting: its first listing comes next
+	}
+	select {
+	case <-c.done:
+		return
+	default:
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.CallTimeout)
 	defer cancel()
