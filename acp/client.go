@@ -190,6 +190,9 @@ const (
 func (w *clientWorkspace) RequestPermission(ctx context.Context, req engine.PermissionRequest) (bool, error) {
 	w.mu.Lock()
 	always := req.Key != "" && w.always[req.Key]
+	for _, k := range req.Covers {
+		always = always && w.always[k]
+	}
 	w.mu.Unlock()
 	if always || (w.autoApprove != nil && w.autoApprove(req)) {
 		return true, nil

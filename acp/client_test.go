@@ -343,6 +343,28 @@ func TestClientWorkspace_Permission(t *testing.T) {
 	}
 }
 
+// A question that covers others (the taint gate's about a shell call)
+// goes without asking only when its key and every covered key are allowed
+// always; "allow always" remembers its own key alone.
+func TestClientWorkspace_PermissionCovers(t *testing.T) {
+	ws, fc := newClientPair(t, "", permissionAnswers(
+		selected("allow_always"), // taint:shell, covering shell
+		selected("allow_once"),   // again: shell is not allowed always
+		selected("allow_always"), // shell's own
+	))
+	ctx := context.Background()
+	covering := permissionRequest("taint:shell")
+	covering.Covers = []string{"shell"}
+	for i, req := range []engine.PermissionRequest{covering, covering, permissionRequest("shell"), covering} {
+		if ok, err := ws.RequestPermission(ctx, req); !ok || err != nil {
+			t.Errorf("step %d: allowed = %v, %v", i, ok, err)
+		}
+	}
+	if n := len(fc.requests()); n != 3 {
+		t.Errorf("asked %d times, want 3 (the last answered by both keys' always)", n)
+	}
+}
+
 func TestClientWorkspace_PermissionCancelledTurn(t *testing.T) {
 	// On the bubble's clock, "promptly" is exact: at the cancel, not later.
 	synctest.Test(t, func(t *testing.T) {

@@ -2,51 +2,92 @@ package acp
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/coda-acp/coda/engine"
 )
 
 // Slash commands: /format, /mode and /model, offered to the client with
 // available_commands_update and handled by coda itself, without a model
-// call. A prompt that starts with "/" and names none of them is an ordinary
-// prompt: it may be a path ("/etc/hosts is empty, why?"), and a model can
-// still make sense of one it does not know.
+// call; then the agent's own ([agent.commands.NAME], engine.SlashCommand),
+// each run as the prompt it expands to. A prompt that starts with "/" and
+// names none of them is an ordinary prompt: it may be a path ("/etc/hosts
+// is empty, why?"), and a model can still make sense of one it does not
+// know.
 
-// slashCommands are the commands, as available_commands_update lists them.
+// slashCommands are coda's commands (engine.CodaCommands), as
+// available_commands_update lists them.
 var slashCommands = []map[string]any{
 	{"name": "format", "description": "Set the answer's format for this session: json, xml, csv, yaml, toml, markdown, text, or any label", "input": map[string]any{"hint": "LABEL"}},
 	{"name": "mode", "description": "Set the mode: ask (ask before edits and shell), auto-edit (edit inside the workspace without asking), read-only (no edits, no shell)", "input": map[string]any{"hint": "ask | auto-edit | read-only"}},
 	{"name": "model", "description": "Set the model for this session", "input": map[string]any{"hint": "PROVIDER:MODEL"}},
 }
 
-// thenAnnounce answers resp, then tells the client the session's commands:
-// sent after the answer, once the client knows the session.
-func (s *Server) thenAnnounce(sess *session, resp any) replyThen {
-	return replyThen{resp, func() {
-		s.writeUpdate(sess.id, appendJSON(nil, map[string]any{"sessionUpdate": "available_commands_update", "availableCommands": s.commands()}))
-	}}
-}
-
-// commands are the slash commands the agent takes: /format only when it
-// gives an answer to shape.
-func (s *Server) commands() []map[string]any {
-	if s.shapes("") == nil {
-		return slashCommands
-	}
-	var cmds []map[string]any
+// availableCommands are coda's commands, then the agent's.
+func (s *Server) availableCommands() []map[string]any {
+	var out []map[string]any
 	for _, c := range slashCommands {
-		if c["name"] != "format" {
-			cmds = append(cmds, c)
+		// /format only when the agent gives an answer to shape.
+		if c["name"] != "format" || s.shapes("") == nil {
+			out = append(out, c)
 		}
 	}
-	return cmds
+	for _, c := range s.opts.Agent.AgentCommands() {
+		cmd := map[string]any{"name": c.Name, "description": c.Description}
+		if c.Hint != "" {
+			cmd["input"] = map[string]any{"hint": c.Hint}
+		}
+		out = append(out, cmd)
+	}
+	return out
+}
+
+// agentCommand is the prompt a prompt that runs one of the agent's
+// commands expands to: one text block, "/NAME" then what follows it.
+func (s *Server) agentCommand(blocks []contentBlock) (string, bool) {
+	name, arg, ok := splitCommand(blocks)
+	if !ok {
+		return "", false
+	}
+	c := s.opts.Agent.Agent.Commands[name]
+	if c == nil {
+		return "", false
+	}
+	return c.Expand(arg), true
+}
+
+// thenAnnounce answers resp, then tells the client the session's commands,
+// and the title of a restored session that has one: sent after the answer
+// (and a load's replay), once the client knows the session.
+func (s *Server) thenAnnounce(sess *session, resp any) replyThen {
+	return replyThen{resp, func() {
+		s.writeUpdate(sess.id, appendJSON(nil, map[string]any{"sessionUpdate": "available_commands_update", "availableCommands": s.availableCommands()}))
+		sess.mu.Lock()
+		title := sess.title
+		sess.mu.Unlock()
+		if title != "" {
+			s.writeUpdate(sess.id, titleUpdate(title))
+		}
+	}}
 }
 
 // parseCommand reads a prompt that is one of coda's slash commands: one
 // text block, "/NAME" then its argument.
 func parseCommand(blocks []contentBlock) (name, arg string, ok bool) {
+	name, arg, ok = splitCommand(blocks)
+	if !ok || !slices.Contains(engine.CodaCommands, name) {
+		return "", "", false
+	}
+	return name, strings.TrimSpace(arg), true
+}
+
+// splitCommand reads a prompt that may be a slash command: one text block,
+// "/NAME" then what follows it.
+func splitCommand(blocks []contentBlock) (name, arg string, ok bool) {
 	if len(blocks) != 1 || blocks[0].Type != "text" {
 		return "", "", false
 	}
@@ -58,11 +99,7 @@ func parseCommand(blocks []contentBlock) (name, arg string, ok bool) {
 	if i := strings.IndexFunc(name, unicode.IsSpace); i >= 0 {
 		name, arg = name[:i], text[i:]
 	}
-	switch name {
-	case "format", "mode", "model":
-		return name, strings.TrimSpace(arg), true
-	}
-	return "", "", false
+	return name, arg, name != ""
 }
 
 // runCommand answers a slash command: the option set (and the client told,

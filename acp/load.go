@@ -393,6 +393,11 @@ func (s *Server) nameSession(sess *session, prompt []contentBlock) {
 	}
 	sess.mu.Unlock()
 	if title != "" {
-		s.writeUpdate(sess.id, appendJSON(nil, map[string]any{"sessionUpdate": "session_info_update", "title": title}))
+		s.writeUpdate(sess.id, titleUpdate(title))
 	}
+}
+
+// titleUpdate is the session_info_update that gives a session's title.
+func titleUpdate(title string) []byte {
+	return appendJSON(nil, map[string]any{"sessionUpdate": "session_info_update", "title": title})
 }

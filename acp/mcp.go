@@ -41,6 +41,7 @@ type mcpServer struct {
 	name    string
 	started chan struct{} // closed once its start ended, either way
 	conn    *mcp.Conn     // set before started closes, when it started
+	err     error         // set before started closes, when it failed
 	late    bool          // a prompt went ahead without it, and said so
 	dead    bool          // it ended by itself, and a prompt said so
 }
@@ -147,13 +148,15 @@ func (s *Server) runMCP(ctx context.Context, sess *session, set *mcpSet, m *mcpS
 	if err == nil && !stopped {
 		m.conn = conn
 	}
+	m.err = err
 	set.mu.Unlock()
+	if err != nil && !stopped {
+		// Before started closes: the prompt waiting for it gives it.
+		set.warn(s, sess, fmt.Sprintf("MCP server %s failed to start: %v", srv.Name, err))
+	}
 	close(m.started)
 	switch {
-	case err != nil && stopped:
-		return
 	case err != nil:
-		set.warn(s, sess, fmt.Sprintf("MCP server %s failed to start: %v", srv.Name, err))
 		return
 	case stopped:
 		conn.Close()
@@ -175,8 +178,9 @@ func stoppedWarning(server string, err error) string {
 // and the warnings not yet given. When the agent offers MCP tools it first
 // waits for the servers still starting, for at most Options.MCPStartWait
 // or until the turn is cancelled: one not ready by then offers its tools
-// from a later prompt.
-func (s *Server) mcpTurn(ctx context.Context, sess *session, turn *engine.Turn) {
+// from a later prompt. Each server waited for is shown as a tool call, so
+// the editor says what the prompt waits for.
+func (s *Server) mcpTurn(ctx context.Context, sess *session, turn *engine.Turn, sink engine.Sink) {
 	sess.mu.Lock()
 	set := sess.mcp
 	sess.mu.Unlock()
@@ -184,17 +188,25 @@ func (s *Server) mcpTurn(ctx context.Context, sess *session, turn *engine.Turn) 
 		return
 	}
 	if engine.OffersMCP(s.opts.Agent) {
+		shown := s.showStarting(ctx, set, sink)
 		wait := time.NewTimer(s.opts.MCPStartWait)
 		defer wait.Stop()
 	servers:
 		for _, m := range set.servers {
 			select {
 			case <-m.started:
+				s.showStarted(ctx, set, m, shown, sink, false)
 			case <-wait.C:
 				break servers
 			case <-ctx.Done():
+				for _, m := range set.servers {
+					s.showStarted(context.WithoutCancel(ctx), set, m, shown, sink, true)
+				}
 				return
 			}
+		}
+		for _, m := range set.servers {
+			s.showStarted(ctx, set, m, shown, sink, false)
 		}
 		var conns []*mcp.Conn
 		set.mu.Lock()
@@ -229,6 +241,61 @@ func (s *Server) mcpTurn(ctx context.Context, sess *session, turn *engine.Turn) 
 		}
 	}
 	turn.Warnings = append(turn.Warnings, set.takeWarnings()...)
+}
+
+// showStarting shows each of the set's servers still starting as a tool
+// call in progress; it returns their calls' ids.
+func (s *Server) showStarting(ctx context.Context, set *mcpSet, sink engine.Sink) map[*mcpServer]string {
+	var shown map[*mcpServer]string
+	for _, m := range set.servers {
+		select {
+		case <-m.started:
+			continue
+		default:
+		}
+		if shown == nil {
+			shown = map[*mcpServer]string{}
+		}
+		shown[m] = s.opts.NewID("t")
+		_ = sink.Emit(ctx, engine.Event{Kind: engine.EventToolCall, ToolCall: &engine.ToolCallEvent{
+			ID: shown[m], Title: "Start MCP server " + m.name, Kind: "other", Status: engine.ToolInProgress,
+		}})
+	}
+	return shown
+}
+
+// showStarted ends m's tool call of showStarting, if it has one still
+// open: the server started, failed, is still starting, or the wait was
+// cancelled.
+func (s *Server) showStarted(ctx context.Context, set *mcpSet, m *mcpServer, shown map[*mcpServer]string, sink engine.Sink, cancelled bool) {
+	id, ok := shown[m]
+	if !ok {
+		return
+	}
+	delete(shown, m)
+	upd := &engine.ToolCallEvent{ID: id, Status: engine.ToolFailed}
+	var text string
+	select {
+	case <-m.started:
+		set.mu.Lock()
+		conn, err := m.conn, m.err
+		set.mu.Unlock()
+		switch {
+		case conn != nil:
+			upd.Status, text = engine.ToolCompleted, fmt.Sprintf("Started, with %d tools.", len(conn.ToolNames()))
+		case err != nil:
+			text = fmt.Sprintf("It failed to start: %v", err)
+		default:
+			text = "It was stopped."
+		}
+	default:
+		text = fmt.Sprintf("Still starting after %s: its tools are offered from a later prompt.", s.opts.MCPStartWait)
+		if cancelled {
+			text = "Cancelled."
+		}
+	}
+	upd.Content = []engine.ToolContent{{Text: text}}
+	_ = sink.Emit(ctx, engine.Event{Kind: engine.EventToolCallUpdate, ToolCall: upd})
 }
 
 // stopMCP stops a session's servers in the background; the channel closes

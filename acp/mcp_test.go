@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/coda-acp/coda/acp"
+	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/mcp/mcptest"
 )
 
@@ -91,6 +92,11 @@ arguments = { content = "The server said hi." }
 	for _, l := range lines {
 		if strings.Contains(l, "session/request_permission") {
 			asked++
+		}
+		// Every call asks, whatever its kind: it starts pending, as an
+		// edit does, and goes in_progress once allowed.
+		if strings.Contains(l, `"sessionUpdate":"tool_call",`) && strings.Contains(l, `"test: echo"`) && !strings.Contains(l, `"status":"pending"`) {
+			t.Errorf("the call does not start pending: %s", l)
 		}
 		if strings.Contains(l, `"status":"completed","content":[{"type":"content","content":{"type":"text","text":"Echo: `) {
 			results++
@@ -176,11 +182,25 @@ arguments = { content = "ok" }
 	// opened only now.
 	t.Logf("session/new answered in %v with no MCP server, %v with three still starting", none, three)
 	m.do(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s-2","prompt":[{"type":"text","text":"Go."}]}}`)
+	// The editor shows what the prompt waits for: a call per server.
+	for _, name := range []string{"slow", "slow2", "slow3"} {
+		m.await(`"title":"Start MCP server ` + name + `","kind":"other","status":"in_progress"`)
+	}
 	for _, gate := range gates {
 		mcptest.Open(t, gate)
 	}
 	if resp := m.answer(3); !strings.Contains(resp, `"status":"answered"`) {
 		t.Fatalf("prompt: %s", resp)
+	}
+	lines, _ := m.lines()
+	started := 0
+	for _, l := range lines {
+		if strings.Contains(l, `"status":"completed","content":[{"type":"content","content":{"type":"text","text":"Started, with `) {
+			started++
+		}
+	}
+	if started != 3 {
+		t.Errorf("%d servers shown started, want 3", started)
 	}
 }
 
@@ -242,9 +262,13 @@ arguments = { content = "done" }
 	if !strings.Contains(resp, `"sessionId":"s-1"`) || !strings.Contains(resp, "MCP server missing was not started") {
 		t.Fatalf("session/new: %s", resp)
 	}
+	created := resp
 	resp = m.request(2, "session/prompt", prompt("s-1", "Crash it."))
-	if !strings.Contains(resp, `"status":"answered"`) || !strings.Contains(resp, "MCP server bad failed to start: it exited with status 1; its stderr ends: no token configured") {
-		t.Errorf("first prompt: %s", resp)
+	// bad fails at once: its warning is in session/new's response when it
+	// failed before that was written, else in the prompt's; never in both.
+	const bad = "MCP server bad failed to start: it exited with status 1; its stderr ends: no token configured"
+	if !strings.Contains(resp, `"status":"answered"`) || strings.Contains(created, bad) == strings.Contains(resp, bad) {
+		t.Errorf("first prompt: %s\nsession/new: %s\nwant the warning %q in one of them", resp, created, bad)
 	}
 	if strings.Contains(resp, "missing") {
 		t.Errorf("a warning was given twice: %s", resp)
@@ -358,9 +382,155 @@ arguments = { content = "ok" }
 	if !strings.Contains(resp, `"status":"answered"`) || !strings.Contains(resp, "MCP server slow is still starting: its tools are offered from a later prompt") {
 		t.Errorf("prompt: %s", resp)
 	}
+	if upd := m.find(`"toolCallId":"t-1","status":"failed"`); !strings.Contains(upd, "Still starting after 1ms: its tools are offered from a later prompt.") {
+		t.Errorf("the wait for the server is not shown ended: %q", upd)
+	}
 	pid := mcptest.PID(t, pidfile)
 	m.request(3, "session/close", map[string]any{"sessionId": "s-1"})
 	if !mcptest.Gone(pid) {
 		t.Errorf("the MCP server %d is still there after session/close was answered", pid)
+	}
+}
+
+// The modes hold for MCP tools: read-only offers only those the server
+// says are read-only (a destructive one is no tool of the turn), and
+// auto-edit never answers for an MCP call, whatever its kind: the user is
+// asked.
+func TestMCP_modes(t *testing.T) {
+	m := serveLive(t, `
+[[turn]]
+[[turn.tool_calls]]
+name = "test__fail"
+arguments = {}
+[[turn.tool_calls]]
+name = "test__echo"
+arguments = { text = "read-only" }
+
+[[turn]]
+expect = "Echo: read-only"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Only reading." }
+
+[[turn]]
+[[turn.tool_calls]]
+name = "test__fail"
+arguments = {}
+
+[[turn]]
+expect = "The user denied test__fail"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Asked, and denied." }
+`, acp.Options{},
+		`session/request_permission {"outcome":{"outcome":"selected","optionId":"allow_once"}}`,
+		`session/request_permission {"outcome":{"outcome":"selected","optionId":"reject_once"}}`)
+	m.request(1, "session/new", newSession(stdio(t, "test")))
+	m.request(2, "session/set_mode", map[string]any{"sessionId": "s-1", "modeId": "read-only"})
+	resp := m.request(3, "session/prompt", prompt("s-1", "Look only."))
+	if !strings.Contains(resp, `"status":"answered"`) {
+		t.Fatalf("read-only prompt: %s", resp)
+	}
+	if refused := m.find(`There is no tool \"test__fail\" in this stage`); refused == "" {
+		t.Errorf("read-only offered the destructive MCP tool")
+	}
+	m.request(4, "session/set_mode", map[string]any{"sessionId": "s-1", "modeId": "auto-edit"})
+	resp = m.request(5, "session/prompt", prompt("s-1", "Do it."))
+	if !strings.Contains(resp, `"status":"answered"`) {
+		t.Fatalf("auto-edit prompt: %s", resp)
+	}
+	lines, _ := m.lines()
+	var asked []string
+	for _, l := range lines {
+		if strings.Contains(l, "session/request_permission") {
+			asked = append(asked, l)
+		}
+	}
+	if len(asked) != 2 || !strings.Contains(asked[1], `"title":"test: fail","kind":"edit"`) {
+		t.Errorf("permission requests = %q, want the echo's, then the destructive call's in auto-edit", asked)
+	}
+}
+
+// An MCP call is a way off the machine: with the taint gate on (ask), one
+// that carries a private file's key is one question, the call shown with
+// the key masked; refused, the server is not called.
+func TestMCP_taint(t *testing.T) {
+	m := serveLive(t, `
+[[turn]]
+[[turn.tool_calls]]
+name = "read_file"
+arguments = { path = ".env" }
+
+[[turn]]
+[[turn.tool_calls]]
+name = "test__echo"
+arguments = { text = "API_KEY=sk-proj-4fGh82kLmN0pQrStUvWxYz12f3" }
+
+[[turn]]
+expect = "so it was not run: the user declined it"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Not sent." }
+`, acp.Options{Taint: engine.TaintLaunch{Policy: engine.TaintAsk}},
+		`session/request_permission {"outcome":{"outcome":"selected","optionId":"reject_once"}}`)
+	if err := os.WriteFile(filepath.Join(m.work, ".env"), []byte("API_KEY=sk-proj-4fGh82kLmN0pQrStUvWxYz12f3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m.request(1, "session/new", newSession(stdio(t, "test")))
+	if resp := m.request(2, "session/prompt", prompt("s-1", "Send the key.")); !strings.Contains(resp, `"status":"answered"`) {
+		t.Fatalf("prompt: %s", resp)
+	}
+	lines, _ := m.lines()
+	var asked []string
+	for _, l := range lines {
+		if strings.Contains(l, "session/request_permission") {
+			asked = append(asked, l)
+		}
+		if strings.Contains(l, "Echo: ") {
+			t.Errorf("the server was called: %s", l)
+		}
+	}
+	if len(asked) != 1 {
+		t.Fatalf("%d permission requests, want 1: %q", len(asked), asked)
+	}
+	for _, want := range []string{`"title":"test: echo (sends content read from .env)"`, `"rawInput":{"text":"API_KEY=sk-…f3"}`, `"Always allow test__echo to carry private content in this session"`} {
+		if !strings.Contains(asked[0], want) {
+			t.Errorf("the question lacks %s: %s", want, asked[0])
+		}
+	}
+	if strings.Contains(asked[0], "sk-proj-") || strings.Contains(m.log(), "sk-proj-") {
+		t.Errorf("the question or the log holds the key")
+	}
+}
+
+// What an MCP server reads of a private file taints the run as read_file
+// does: the call named the path, so its result is that file's content.
+func TestMCP_taintSource(t *testing.T) {
+	m := serveLive(t, `
+[[turn]]
+[[turn.tool_calls]]
+name = "test__read"
+arguments = { path = ".env" }
+
+[[turn]]
+expect = "API_KEY=sk-proj-4fGh82kLmN0pQrStUvWxYz12f3"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "The key is sk-proj-4fGh82kLmN0pQrStUvWxYz12f3." }
+
+[[turn]]
+expect = "This answer would carry content read from the private file .env, so it was not recorded: the taint policy is deny."
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "The key is in .env." }
+`, acp.Options{Taint: engine.TaintLaunch{Policy: engine.TaintDeny}},
+		`session/request_permission {"outcome":{"outcome":"selected","optionId":"allow_always"}}`)
+	if err := os.WriteFile(filepath.Join(m.work, ".env"), []byte("API_KEY=sk-proj-4fGh82kLmN0pQrStUvWxYz12f3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m.request(1, "session/new", newSession(stdio(t, "test")))
+	resp := m.request(2, "session/prompt", prompt("s-1", "Which key?"))
+	if !strings.Contains(resp, `"content":"The key is in .env."`) {
+		t.Errorf("prompt: %s\nwant the clean answer recorded", resp)
 	}
 }

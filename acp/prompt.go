@@ -32,6 +32,9 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 	if err != nil {
 		return err
 	}
+	if expanded, ok := s.agentCommand(p.Prompt); ok {
+		text = expanded
+	}
 	images, err := promptImages(p.Prompt)
 	if err != nil {
 		return err
@@ -125,7 +128,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, id jsonrpc2.ID, sess *
 		s.replyError(id, codeOf(err), err.Error(), nil)
 		return
 	}
-	s.mcpTurn(ctx, sess, turn)
+	s.mcpTurn(ctx, sess, turn, sink)
 	res := engine.Run(ctx, turn, sink)
 
 	ex := engine.Exchange{Prompt: turn.HistoryPrompt(), Answer: res.LastReply}

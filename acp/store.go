@@ -3,6 +3,7 @@ package acp
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -253,9 +254,9 @@ type shownBlock struct {
 }
 
 // shownPrompt is the prompt as session/load replays it: text and links;
-// an embedded resource becomes a link to it, so the file does not keep a
-// copy of every file the user attached, and other content a one-word
-// stand-in.
+// an embedded resource becomes a link to it and an image a line naming it,
+// so the file does not keep a copy of every file or picture the user
+// attached, and other content a one-word stand-in.
 func shownPrompt(blocks []contentBlock) []shownBlock {
 	out := make([]shownBlock, 0, len(blocks))
 	for _, c := range blocks {
@@ -268,11 +269,25 @@ func shownPrompt(blocks []contentBlock) []shownBlock {
 			if c.Resource != nil {
 				out = append(out, shownBlock{Type: "resource_link", URI: c.Resource.URI, Name: linkName(c.Resource.URI), MimeType: c.Resource.MimeType})
 			}
+		case "image":
+			out = append(out, shownBlock{Type: "text", Text: imageStandIn(c)})
 		default:
 			out = append(out, shownBlock{Type: "text", Text: "[" + c.Type + "]"})
 		}
 	}
 	return out
+}
+
+// imageStandIn names an attached image where a replay shows it: "[image
+// chart.png, image/png, 2 KB]".
+func imageStandIn(c contentBlock) string {
+	var parts []string
+	if c.URI != "" {
+		parts = append(parts, linkName(c.URI))
+	}
+	size := base64.RawStdEncoding.DecodedLen(len(strings.TrimRight(c.Data, "=")))
+	parts = append(parts, c.MimeType, engine.ByteSize(size))
+	return "[image " + strings.Join(parts, ", ") + "]"
 }
 
 // linkName is a resource's name for its link: the last element of its URI.

@@ -174,6 +174,37 @@ func TestInside(t *testing.T) {
 	}
 }
 
+// auto-edit answers for edits inside the workspace only: never for one
+// outside it or of unknown place (an MCP tool's), another kind, or a taint
+// question, whatever it shows.
+func TestBindMode_autoEdit(t *testing.T) {
+	srv := testServer(t, t.TempDir(), Options{})
+	work := t.TempDir()
+	id := call(t, srv, "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, work)).(map[string]any)["sessionId"].(string)
+	sess := srv.sessions[id]
+	w := sess.ws.(*clientWorkspace)
+	in, out := []engine.Location{{Path: filepath.Join(work, "a.txt")}}, []engine.Location{{Path: "/etc/hosts"}}
+	tests := []struct {
+		mode, key, kind string
+		locs            []engine.Location
+		want            bool
+	}{
+		{modeAutoEdit, "edit_file", "edit", in, true},
+		{modeAutoEdit, "edit_file", "edit", out, false},
+		{modeAutoEdit, "test__fail", "edit", nil, false},
+		{modeAutoEdit, "shell", "execute", in, false},
+		{modeAutoEdit, "taint:edit_file", "edit", in, false},
+		{modeAsk, "edit_file", "edit", in, false},
+	}
+	for _, tt := range tests {
+		sess.mode = tt.mode
+		req := engine.PermissionRequest{Key: tt.key, ToolCall: engine.ToolCallEvent{Kind: tt.kind, Locations: tt.locs}}
+		if got := w.autoApprove(req); got != tt.want {
+			t.Errorf("%s, %s (%s) at %v: answered %v, want %v", tt.mode, tt.key, tt.kind, tt.locs, got, tt.want)
+		}
+	}
+}
+
 // testServer is a server over state whose turns answer at once, driven
 // through the method table.
 func testServer(t testing.TB, state string, opts Options) *Server {
@@ -226,13 +257,9 @@ func promptAndWait(t testing.TB, srv *Server, sessionID, text string) {
 	if err := srv.prompt(req); err != nil {
 		t.Fatal(err)
 	}
-	sess := srv.sessions[sessionID]
-	sess.mu.Lock()
-	r := sess.running
-	sess.mu.Unlock()
-	if r != nil {
-		<-r.done
-	}
+	// The turn is owed until its answer is written, after the session's
+	// file: its running entry is gone before that, so it cannot say.
+	srv.conn.owed.Wait()
 }
 
 // The file keeps every exchange; a restored session's history, like a
@@ -375,5 +402,20 @@ func TestRestore_levelsAndOptions(t *testing.T) {
 	}
 	if got.model != "answer:other" || got.mode != modeAutoEdit || again.userModel(got) != "answer:other" {
 		t.Errorf("restored model %q, mode %q", got.model, got.mode)
+	}
+}
+
+// An image is replayed as a line naming it: its file, type and size.
+func TestImageStandIn(t *testing.T) {
+	for _, tt := range []struct {
+		c    contentBlock
+		want string
+	}{
+		{contentBlock{Type: "image", MimeType: "image/png", Data: "iVBORw0KGgo="}, "[image image/png, 8 bytes]"},
+		{contentBlock{Type: "image", MimeType: "image/jpeg", Data: strings.Repeat("A", 4096), URI: "file:///home/me/shots/chart.jpg"}, "[image chart.jpg, image/jpeg, 3 KB]"},
+	} {
+		if got := imageStandIn(tt.c); got != tt.want {
+			t.Errorf("imageStandIn = %q, want %q", got, tt.want)
+		}
 	}
 }

@@ -36,6 +36,9 @@ type AgentConfig struct {
 	Output      *outputspec.Spec `toml:"output"`
 	// Taint is [agent.taint]: the taint gate for this agent (taint.go).
 	Taint *TaintConfig `toml:"taint"`
+	// Commands are [agent.commands.NAME]: slash commands the agent offers
+	// (commands.go).
+	Commands map[string]*SlashCommand `toml:"commands"`
 }
 
 // Stage modes.
@@ -226,6 +229,7 @@ func parse(data []byte, source string) (*Blueprint, findings) {
 		return nil, fs
 	}
 	checkTaint(&fs, b.Agent.Taint)
+	checkCommands(&fs, &b)
 	usable := true
 	if b.Agent.Start != "" && b.Stages[b.Agent.Start] == nil {
 		fs.add(SeverityError, CodeMissingStage, "agent.start", "no stage is named %q; the stages are %s", b.Agent.Start, strings.Join(b.Order, ", "))

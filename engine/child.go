@@ -147,7 +147,7 @@ func (l *lockedSink) Emit(ctx context.Context, ev Event) error {
 // subSink is a sub-run's sink. Its text, reasoning, plan and answer stay
 // in its record: many at once would interleave in the editor, and the
 // parent's tool call reports their progress. What reaches the editor are
-// its tool calls that change something or ask permission (edits, shell),
+// its tool calls that ask permission (edits, shell, MCP tools),
 // titled with the sub-run's name, so that the user sees what is done to
 // their files and what a permission request is about.
 type subSink struct {
@@ -167,7 +167,7 @@ func (s *subSink) Emit(ctx context.Context, ev Event) error {
 	tc := *ev.ToolCall
 	s.mu.Lock()
 	pass := s.shown[tc.ID]
-	if ev.Kind == EventToolCall && asksPermission(tc.Kind) {
+	if ev.Kind == EventToolCall && tc.Status == ToolPending {
 		pass = true
 		s.shown[tc.ID] = true
 	}

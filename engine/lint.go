@@ -349,6 +349,8 @@ func knownKeys(parent []string) []string {
 		t = reflect.TypeOf(AgentConfig{})
 	case len(parent) == 2 && parent[0] == "agent" && parent[1] == "taint":
 		t = reflect.TypeOf(TaintConfig{})
+	case len(parent) == 3 && parent[0] == "agent" && parent[1] == "commands":
+		t = reflect.TypeOf(SlashCommand{})
 	case len(parent) == 2 && parent[0] == "agent" && parent[1] == "output",
 		len(parent) == 3 && parent[0] == "stages" && parent[2] == "output":
 		t = reflect.TypeOf(outputspec.Spec{})

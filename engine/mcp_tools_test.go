@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -83,3 +84,65 @@ func TestOffersMCP(t *testing.T) {
 		}
 	}
 }
+
+// askingTool is a read tool that asks the user before each call, as an MCP
+// server's tools do.
+type askingTool struct{ mcpTool }
+
+func (askingTool) Kind() string         { return "read" }
+func (askingTool) AsksPermission() bool { return true }
+
+// A call waits for the user when its tool says it asks, whatever its kind;
+// without a word from the tool, its kind decides.
+func TestAsksPermission(t *testing.T) {
+	for _, tt := range []struct {
+		tool Tool
+		want bool
+	}{
+		{askingTool{mcpTool{"git", "log"}}, true},
+		{mcpTool{"git", "log"}, false},
+		{kindTool("edit"), true},
+		{kindTool("execute"), true},
+		{kindTool("read"), false},
+	} {
+		if got := asksPermission(tt.tool); got != tt.want {
+			t.Errorf("asksPermission(%T %s) = %v, want %v", tt.tool, tt.tool.Kind(), got, tt.want)
+		}
+	}
+}
+
+type kindTool string
+
+func (k kindTool) Spec() ToolSpec                      { return ToolSpec{Name: string(k)} }
+func (k kindTool) Kind() string                        { return string(k) }
+func (kindTool) Run(context.Context, *Call) ToolResult { return ToolResult{} }
+
+// A sub-run's tool calls reach the editor when they ask the user (they
+// start pending), with their updates, so that a permission request names
+// a call the editor knows; the others stay in the sub-run's record.
+func TestSubSink_passesCallsThatAsk(t *testing.T) {
+	var got []string
+	to := sinkFunc(func(ev Event) {
+		got = append(got, fmt.Sprint(ev.Kind == EventToolCall, " ", ev.ToolCall.Title, " ", ev.ToolCall.Status))
+	})
+	s := &subSink{to: to, label: "[w1] ", shown: map[string]bool{}}
+	ctx := context.Background()
+	for _, ev := range []Event{
+		{Kind: EventToolCall, ToolCall: &ToolCallEvent{ID: "t1", Title: "git: log", Kind: "read", Status: ToolPending}},
+		{Kind: EventToolCall, ToolCall: &ToolCallEvent{ID: "t2", Title: "Read a.go", Kind: "read", Status: ToolInProgress}},
+		{Kind: EventToolCallUpdate, ToolCall: &ToolCallEvent{ID: "t2", Status: ToolCompleted}},
+		{Kind: EventToolCallUpdate, ToolCall: &ToolCallEvent{ID: "t1", Status: ToolCompleted}},
+	} {
+		if err := s.Emit(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"true [w1] git: log pending", "false  completed"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("passed on (-want +got):\n%s", diff)
+	}
+}
+
+type sinkFunc func(Event)
+
+func (f sinkFunc) Emit(_ context.Context, ev Event) error { f(ev); return nil }

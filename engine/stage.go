@@ -381,7 +381,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 			ev.Title = delegationTitle(tc)
 		case tool != nil:
 			ev.Kind = tool.Kind()
-			if asksPermission(ev.Kind) && tc.Dropped == 0 {
+			if asksPermission(tool) && tc.Dropped == 0 {
 				// Until the user approves, the call is pending.
 				ev.Status = ToolPending
 			}
@@ -445,10 +445,14 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 	return to, end, nil
 }
 
-// asksPermission reports whether tools of an ACP kind change things and
-// so wait for the user's approval.
-func asksPermission(kind string) bool {
-	switch kind {
+// asksPermission reports whether a tool's calls wait for the user's
+// approval: as the tool says (PermissionAsker), else when its ACP kind
+// changes things.
+func asksPermission(t Tool) bool {
+	if a, ok := t.(PermissionAsker); ok {
+		return a.AsksPermission()
+	}
+	switch t.Kind() {
 	case "edit", "delete", "move", "execute":
 		return true
 	}
@@ -477,7 +481,7 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 			_ = v.run.sink.Emit(ctx, Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: &p})
 		},
 	}
-	if refused, stop := v.gateEgress(ctx, tool, tc, ev); stop {
+	if refused, stop := v.gateEgress(ctx, tool, call, tc, ev); stop {
 		return refused
 	}
 	res = tool.Run(ctx, call)

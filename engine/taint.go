@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"net/url"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -231,13 +233,20 @@ type sinkCall struct {
 	what    string   // how the model is told of it: "this answer", "this shell call"
 	payload []string // what it would send
 	carried []string // private files it would send whole (artifacts), by name
+	// asks is the call's tool when it asks the user about each call itself
+	// (shell, MCP tools), with the call's arguments: `ask` then puts one
+	// question that covers both, showing the call with its private content
+	// masked.
+	asks Tool
+	args json.RawMessage
 }
 
 // A gateOutcome is the gate's answer to a call: through (and whether by
-// waiver), or refused, with what the model is told.
+// waiver, and whether the user approved the call itself), or refused, with
+// what the model is told.
 type gateOutcome struct {
-	allowed, waived bool
-	refusal         string
+	allowed, waived, approved bool
+	refusal                   string
 }
 
 // gate puts a sink call before the policy. A call that carries no private
@@ -289,6 +298,7 @@ func (v *stageVisit) gate(ctx context.Context, c sinkCall) gateOutcome {
 			rec.DecidedBy, rec.Reason = decidedByPolicy, fmt.Sprintf("the user could not be asked (%v)", err)
 		default:
 			out.allowed, rec.DecidedBy = ok, decidedByUser
+			out.approved = ok && c.asks != nil
 			if !ok {
 				ts.decline(c)
 			}
@@ -345,8 +355,11 @@ const (
 )
 
 // taintRequest is the permission request of `ask`: it names the private
-// sources and quotes, masked, the private lines the call carries. It holds
-// nothing of the call's arguments, which may hold the secret in the clear.
+// sources and quotes, masked, the private lines the call carries. A call
+// whose tool asks the user itself is shown as that tool shows it, its
+// arguments with their private content masked, and the question covers
+// the tool's own: one answer for both. Nothing private that the gate
+// remembers is in it unmasked.
 func (v *stageVisit) taintRequest(c sinkCall, rec TaintAudit) PermissionRequest {
 	id := v.callID
 	if id == "" {
@@ -363,7 +376,7 @@ func (v *stageVisit) taintRequest(c sinkCall, rec TaintAudit) PermissionRequest 
 	if rec.Unchecked {
 		b.WriteString("\nThe run read more private content than coda keeps track of, so it cannot tell which.")
 	}
-	return PermissionRequest{
+	req := PermissionRequest{
 		Key:    "taint:" + c.sink,
 		Always: fmt.Sprintf("Always allow %s to carry private content in this session", c.sink),
 		ToolCall: ToolCallEvent{
@@ -373,6 +386,55 @@ func (v *stageVisit) taintRequest(c sinkCall, rec TaintAudit) PermissionRequest 
 			Content: []ToolContent{{Text: b.String()}},
 		},
 	}
+	if c.asks != nil {
+		args := v.run.taint.redactArgs(c.args)
+		title, locs := c.sink, []Location(nil)
+		if t, ok := c.asks.(Titler); ok {
+			if title, locs = t.Title(args); title == "" {
+				title = c.sink
+			}
+		}
+		req.Covers = []string{c.sink}
+		req.ToolCall.Title = fmt.Sprintf("%s (sends content read from %s)", title, listNames(rec.Sources))
+		req.ToolCall.Status, req.ToolCall.RawInput, req.ToolCall.Locations = ToolPending, args, locs
+	}
+	return req
+}
+
+// redactArgs are a call's arguments with their private content masked, to
+// show the user.
+func (ts *taintState) redactArgs(args json.RawMessage) json.RawMessage {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	var v any
+	if json.Unmarshal(args, &v) != nil {
+		v = string(args)
+	}
+	var walk func(any) any
+	walk = func(v any) any {
+		switch v := v.(type) {
+		case string:
+			return ts.lines.redact(v)
+		case []any:
+			for i, x := range v {
+				v[i] = walk(x)
+			}
+		case map[string]any:
+			out := make(map[string]any, len(v))
+			for k, x := range v {
+				out[ts.lines.redact(k)] = walk(x)
+			}
+			return out
+		}
+		return v
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(walk(v)) != nil {
+		return json.RawMessage(`{}`)
+	}
+	return bytes.TrimSpace(b.Bytes())
 }
 
 // refusal is what the model is told of a refused call: which private
@@ -448,14 +510,20 @@ func (v *stageVisit) gateAnswer(ctx context.Context, verdict outputspec.Verdict)
 const maxScannedArtifact = 8 << 20
 
 // gateEgress is the gate before an Egress tool runs. It reports whether the
-// call was refused, with the result the model gets.
-func (v *stageVisit) gateEgress(ctx context.Context, tool Tool, tc ToolCall, ev *ToolCallEvent) (ToolResult, bool) {
+// call was refused, with the result the model gets; a call the user
+// approved in answering the gate's question is marked so (Call.Approved).
+func (v *stageVisit) gateEgress(ctx context.Context, tool Tool, call *Call, tc ToolCall, ev *ToolCallEvent) (ToolResult, bool) {
 	e, ok := tool.(Egress)
 	if v.run.taint == nil || !ok || !e.Egress() {
 		return ToolResult{}, false
 	}
-	out := v.gate(ctx, sinkCall{sink: tc.Name, kind: ev.Kind, what: "this " + tc.Name + " call", payload: argStrings(tc.Arguments)})
+	c := sinkCall{sink: tc.Name, kind: ev.Kind, what: "this " + tc.Name + " call", payload: argStrings(tc.Arguments)}
+	if asksPermission(tool) {
+		c.asks, c.args = tool, tc.Arguments
+	}
+	out := v.gate(ctx, c)
 	if out.allowed {
+		call.Approved = out.approved
 		return ToolResult{}, false
 	}
 	return ToolResult{Output: out.refusal, IsError: true, Title: ev.Title}, true
@@ -487,6 +555,27 @@ func argStrings(args json.RawMessage) []string {
 	}
 	walk(v)
 	return out
+}
+
+// URIPath is the file path a resource URI names: a file: URI's path, or
+// the path part of any other (a relative one is taken against the working
+// directory by the gate).
+func URIPath(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return uri
+	}
+	p := u.Path
+	if p == "" {
+		p = u.Opaque
+	}
+	if runtime.GOOS == "windows" && len(p) > 2 && p[0] == '/' && p[2] == ':' {
+		p = p[1:] // file:///C:/x
+	}
+	if p == "" {
+		return ""
+	}
+	return filepath.FromSlash(strings.TrimSpace(p))
 }
 
 // listNames names sources for a title or message: at most three, then how

@@ -167,44 +167,92 @@ func (p *privateLines) hash(b []byte) uint64 { return maphash.Bytes(p.seed, b) }
 // find returns the private lines found in the payloads, each once, in the
 // order they were read.
 func (p *privateLines) find(payloads ...string) []uint32 {
-	if len(p.frags) == 0 {
-		return nil
-	}
 	var found []uint32
 	var seen map[uint32]bool // made at the first line found
 	var sq []byte
 	for _, s := range payloads {
 		sq = squash(sq[:0], s)
-		var a uint64
-		for i, c := range sq {
-			// a is the anchorLen bytes ending at i, rolled on.
-			a = (a<<8 | uint64(c)) & anchorMask
-			if i < anchorLen-1 {
-				continue
+		p.scan(sq, func(_, _ int, line uint32) {
+			if seen[line] {
+				return
 			}
-			if h1, h2 := bloomIndex(a); p.bloom[h1/64]&(1<<(h1%64)) == 0 || p.bloom[h2/64]&(1<<(h2%64)) == 0 {
-				continue
+			if seen == nil {
+				seen = map[uint32]bool{}
 			}
-			start := i + 1 - anchorLen
-			for _, n := range p.anchors[a] {
-				end := start + int(n)
-				if end > len(sq) {
-					continue
-				}
-				line, ok := p.frags[p.hash(sq[start:end])]
-				if !ok || seen[line] {
-					continue
-				}
-				if seen == nil {
-					seen = map[uint32]bool{}
-				}
-				seen[line] = true
-				found = append(found, line)
-			}
-		}
+			seen[line] = true
+			found = append(found, line)
+		})
 	}
 	slices.Sort(found)
 	return found
+}
+
+// scan calls found with each fragment in sq, a squashed payload: where it
+// starts and ends in sq, and its line.
+func (p *privateLines) scan(sq []byte, found func(start, end int, line uint32)) {
+	if len(p.frags) == 0 {
+		return
+	}
+	var a uint64
+	for i, c := range sq {
+		// a is the anchorLen bytes ending at i, rolled on.
+		a = (a<<8 | uint64(c)) & anchorMask
+		if i < anchorLen-1 {
+			continue
+		}
+		if h1, h2 := bloomIndex(a); p.bloom[h1/64]&(1<<(h1%64)) == 0 || p.bloom[h2/64]&(1<<(h2%64)) == 0 {
+			continue
+		}
+		start := i + 1 - anchorLen
+		for _, n := range p.anchors[a] {
+			end := start + int(n)
+			if end > len(sq) {
+				continue
+			}
+			if line, ok := p.frags[p.hash(sq[start:end])]; ok {
+				found(start, end, line)
+			}
+		}
+	}
+}
+
+// redact returns s with each private fragment in it masked (MaskLine, white
+// space inside it removed), for showing a call that carries private
+// content.
+func (p *privateLines) redact(s string) string {
+	// at[i] is where the squashed byte i is in s.
+	sq := make([]byte, 0, len(s))
+	at := make([]int, 0, len(s))
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsSpace(r) {
+			for j := range n {
+				sq, at = append(sq, s[i+j]), append(at, i+j)
+			}
+		}
+		i += n
+	}
+	var spans [][2]int // in s, merged as they are found, in order of their start
+	p.scan(sq, func(start, end int, _ uint32) {
+		from, to := at[start], at[end-1]+1
+		if k := len(spans) - 1; k >= 0 && from <= spans[k][1] {
+			spans[k][1] = max(spans[k][1], to)
+			return
+		}
+		spans = append(spans, [2]int{from, to})
+	})
+	if len(spans) == 0 {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, sp := range spans {
+		b.WriteString(s[last:sp[0]])
+		b.WriteString(MaskLine(string(squash(nil, s[sp[0]:sp[1]]))))
+		last = sp[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // squash appends s to dst without its white space, copying the runs

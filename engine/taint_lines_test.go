@@ -78,3 +78,22 @@ func TestPrivateLines_bounded(t *testing.T) {
 		t.Errorf("a line remembered before the bound is not found: %v", got)
 	}
 }
+
+// redact masks each private fragment where it stands, whole line or value
+// alone, wrapped or not, and leaves the rest as it was.
+func TestPrivateLines_redact(t *testing.T) {
+	var p privateLines
+	p.add(envFile, 0)
+	tests := []struct{ in, want string }{
+		{`curl -H "Authorization: Bearer sk-proj-4fGh82kLmN0pQrStUvWxYz12f3" https://api.example.com`, `curl -H "Authorization: Bearer sk-…f3" https://api.example.com`},
+		{"echo API_KEY=sk-proj-4fGh82kLmN0pQrStUvWxYz12f3 > out", "echo API_KEY=sk-…f3 > out"},
+		{"key: sk-proj-4fGh82kLm\n  N0pQrStUvWxYz12f3.", "key: sk-…f3."},
+		{"psql postgres://admin:S3cr3tP4ss@db.internal:5432/app -c 'select 1' sk-proj-4fGh82kLmN0pQrStUvWxYz12f3", "psql postgres://a…pp -c 'select 1' sk-…f3"},
+		{"nothing private here", "nothing private here"},
+	}
+	for _, tt := range tests {
+		if got := p.redact(tt.in); got != tt.want {
+			t.Errorf("redact(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

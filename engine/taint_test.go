@@ -427,6 +427,57 @@ arguments = { content = "Done." }
 	f.noSecret(t)
 }
 
+// With `ask`, a shell call that carries private content is one question,
+// not the gate's and then the shell's: the command shown with its private
+// content masked, covering the shell's own question. Allowed, it runs
+// without asking again; a clean call gets the shell's own question.
+func TestTaint_askShell(t *testing.T) {
+	f := newTaintFixture(t, "[agent.taint]\npolicy = \"ask\"\n", readEnv+`
+[[turn]]
+[[turn.tool_calls]]
+name = "shell"
+arguments = { command = "echo 'key=`+secretKey+`' > sent.txt" }
+
+[[turn]]
+[[turn.tool_calls]]
+name = "shell"
+arguments = { command = "echo fine > fine.txt" }
+
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Done." }
+`, func(engine.PermissionRequest) bool { return true })
+	if res := f.run(t); res.Answer == nil {
+		t.Fatalf("no answer: %+v", res)
+	}
+	work := f.turn.Workspace.Cwd()
+	for _, name := range []string{"sent.txt", "fine.txt"} {
+		if _, err := os.Stat(filepath.Join(work, name)); err != nil {
+			t.Errorf("an allowed command did not run: %v", err)
+		}
+	}
+	if len(f.asks) != 2 {
+		t.Fatalf("%d permission requests, want 2 (one a command): %+v", len(f.asks), f.asks)
+	}
+	got := f.asks[0]
+	want := engine.PermissionRequest{
+		Key: "taint:shell", Always: "Always allow shell to carry private content in this session", Covers: []string{"shell"},
+		ToolCall: engine.ToolCallEvent{
+			ID: got.ToolCall.ID, Title: "Run echo 'key=sk-…f3' > sent.txt (sends content read from .env)", Kind: "execute", Status: engine.ToolPending,
+			RawInput: json.RawMessage(`{"command":"echo 'key=sk-…f3' > sent.txt"}`),
+			Content:  []engine.ToolContent{{Text: "This shell call would carry content read from the private file .env.\nPrivate lines in it (masked):\n  " + maskedLine}},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the question (-want +got):\n%s", diff)
+	}
+	if f.asks[1].Key != "shell" || f.asks[1].ToolCall.Title != "Run echo fine > fine.txt" {
+		t.Errorf("the clean call's question = %+v, want the shell's own", f.asks[1])
+	}
+	f.noSecret(t)
+}
+
 // grep's matching lines are a source: only the lines it showed.
 func TestTaint_grepSource(t *testing.T) {
 	f := newTaintFixture(t, "[agent.taint]\npolicy = \"deny\"\n", `

@@ -27,6 +27,15 @@ type Titler interface {
 	Title(args json.RawMessage) (title string, locations []Location)
 }
 
+// A PermissionAsker is a Tool that says whether its calls wait for the
+// user's approval, whatever its kind: an MCP server's tool asks even when
+// the server calls it read-only. Without it, tools of the kinds that
+// change things (edit, delete, move, execute) ask. A call that asks starts
+// "pending" in the editor.
+type PermissionAsker interface {
+	AsksPermission() bool
+}
+
 // A Call is one invocation of a tool.
 type Call struct {
 	ID        string
@@ -39,6 +48,10 @@ type Call struct {
 	// RunDir is the run's own record, which tools read as run:PATH
 	// (RunFiles); "" when the run keeps none.
 	RunDir string
+	// Approved says the user has approved this call already (the taint
+	// gate's question covered it): a tool that asks before each call does
+	// not ask again.
+	Approved bool
 }
 
 // A ToolResult is what a tool call produced.

@@ -67,6 +67,11 @@ type PermissionRequest struct {
 	// Always names what "always allow" covers, for the option the user
 	// picks; "" says "Always allow KEY in this session".
 	Always string
+	// Covers are the keys of other questions this one answers too (the
+	// taint gate's question about a shell call answers the shell's own): it
+	// goes without asking only when they are allowed always as well.
+	// "Always allow" remembers Key alone.
+	Covers []string
 }
 
 // A Command is a shell command line to run.

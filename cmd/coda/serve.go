@@ -231,6 +231,9 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return err
 	}
+	if f.trace && l.taint.Resolve(l.agent).Policy != engine.TaintOff {
+		l.log.Warn("--trace logs every wire message whole: the private content the taint gate guards (a file read, a call that carries it) is in this log unmasked")
+	}
 	l.log.Debug("serving ACP", "agent", l.agent.Agent.Name, "model", l.userModel)
 	return srv.Serve(ctx, stdin, stdout)
 }

@@ -11,12 +11,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/mcp/mcptest"
 )
 
 // Serving, a SIGTERM or SIGINT with turns in flight (stdin still open):
@@ -178,4 +180,126 @@ func readLines(r io.Reader) <-chan string {
 		}
 	}()
 	return lines
+}
+
+// A SIGTERM stops the sessions' MCP servers before coda exits, with what
+// they started: no process is left behind.
+func TestServe_signalStopsMCP(t *testing.T) {
+	coda, err := exec.LookPath("coda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := mcptest.Server(t)
+	t.Cleanup(mcptest.Cleanup) // the only test here that builds it
+	dir := t.TempDir()
+	pidfile, model := filepath.Join(dir, "server.pid"), filepath.Join(dir, "model.toml")
+	script := `
+[[turn]]
+[[turn.tool_calls]]
+name = "test__spawn"
+arguments = {}
+
+[[turn]]
+delay_ms = 3600000
+text = ["never"]
+`
+	if err := os.WriteFile(model, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(coda, "--model", "script:"+model, "--state-dir", filepath.Join(dir, "state"))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"), "XDG_STATE_HOME="+filepath.Join(dir, ".state"))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := readLines(stdout)
+	next := func(substr string) string {
+		t.Helper()
+		hang := time.After(time.Minute) // a hang detector only
+		for {
+			select {
+			case line, ok := <-lines:
+				if !ok {
+					t.Fatalf("coda closed stdout before sending %q\nstderr:\n%s", substr, stderr.String())
+				}
+				if strings.Contains(line, substr) {
+					return line
+				}
+			case <-hang:
+				t.Fatalf("coda never sent %q\nstderr:\n%s", substr, stderr.String())
+			}
+		}
+	}
+	send := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(stdin, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
+	next(`"id":0`)
+	entry, _ := json.Marshal(map[string]any{"name": "test", "command": server, "args": []string{}, "env": []map[string]string{{"name": "CODA_MCP_PIDFILE", "value": pidfile}}})
+	send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":%q,"mcpServers":[%s]}}`, dir, entry))
+	var created struct {
+		Result struct{ SessionID string } `json:"result"`
+	}
+	json.Unmarshal([]byte(next(`"id":1`)), &created)
+	send(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"Go."}]}}`, created.Result.SessionID))
+	var ask struct {
+		ID json.RawMessage `json:"id"`
+	}
+	json.Unmarshal([]byte(next(`"method":"session/request_permission"`)), &ask)
+	send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"outcome":{"outcome":"selected","optionId":"allow_once"}}}`, ask.ID))
+	var spawned struct {
+		Params struct {
+			Update struct {
+				Content []struct {
+					Content struct{ Text string } `json:"content"`
+				} `json:"content"`
+			} `json:"update"`
+		} `json:"params"`
+	}
+	json.Unmarshal([]byte(next(`"status":"completed","content"`)), &spawned)
+	pids := []int{mcptest.PID(t, pidfile)}
+	if c := spawned.Params.Update.Content; len(c) == 1 {
+		pid, err := strconv.Atoi(c[0].Content.Text)
+		if err != nil {
+			t.Fatalf("the spawn call said %q", c[0].Content.Text)
+		}
+		pids = append(pids, pid)
+	}
+	// The turn goes on, its next model call waiting an hour.
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	hang := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	defer hang.Stop()
+	for range lines {
+	}
+	var ee *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != 143 {
+		t.Errorf("coda exited %v, want status 143\nstderr:\n%s", err, stderr.String())
+	}
+	for _, pid := range pids {
+		if !mcptest.Gone(pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("process %d is still there after coda exited", pid)
+		}
+	}
+	if len(pids) != 2 {
+		t.Errorf("the server's background process is unknown: %+v", spawned)
+	}
 }

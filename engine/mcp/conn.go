@@ -7,7 +7,8 @@
 // Where each rule lives: conn.go (starting a server, listing its tools,
 // noticing it end, stopping it), process.go (a stdio server's process: its
 // environment, its stderr, no orphans), names.go (the names the model
-// sees), tool.go (a call: permission, timeout, the result as text).
+// sees), tool.go (a call: permission, timeout, the result as text, and
+// what it may carry of private files).
 package mcp
 
 import (
@@ -74,14 +75,20 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// A Conn is a started server: its session and the tools it listed when it
-// started.
+// A Conn is a started server: its session and its tools, listed when it
+// started and again whenever it says they changed (tools/list_changed).
 type Conn struct {
 	server  Server
 	opts    Options
 	session *sdk.ClientSession
 	proc    *process // nil for an HTTP server
+
+	toolsMu sync.Mutex
 	tools   []*sdk.Tool
+	// relisted is closed, and replaced, each time the tools are listed
+	// again.
+	relisted chan struct{}
+	relistMu sync.Mutex // one listing at a time
 
 	done     chan struct{} // closed once the connection has ended
 	endErr   error         // why it ended, when it ended by itself; set before done closes
@@ -101,7 +108,7 @@ const closeGrace = 2 * time.Second
 // is left running.
 func Start(ctx context.Context, s Server, opts Options) (*Conn, error) {
 	opts = opts.withDefaults()
-	c := &Conn{server: s, opts: opts, done: make(chan struct{}), closeErr: make(chan struct{})}
+	c := &Conn{server: s, opts: opts, done: make(chan struct{}), closeErr: make(chan struct{}), relisted: make(chan struct{})}
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	defer cancel()
@@ -123,11 +130,18 @@ func Start(ctx context.Context, s Server, opts Options) (*Conn, error) {
 		c.proc = p
 		transport = &sdk.IOTransport{Reader: p.stdout, Writer: p.stdin}
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "coda", Version: opts.Version}, &sdk.ClientOptions{Logger: opts.Log})
+	client := sdk.NewClient(&sdk.Implementation{Name: "coda", Version: opts.Version}, &sdk.ClientOptions{
+		Logger: opts.Log,
+		// Off the SDK's reading of the server: listing is a request.
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { go c.relist() },
+	})
 	session, err := client.Connect(ctx, transport, nil)
 	if err == nil {
-		c.session = session
-		c.tools, err = listTools(ctx, session)
+		var tools []*sdk.Tool
+		tools, err = listTools(ctx, session)
+		c.toolsMu.Lock()
+		c.session, c.tools = session, tools
+		c.toolsMu.Unlock()
 	}
 	if err != nil {
 		switch {
@@ -157,6 +171,52 @@ func listTools(ctx context.Context, session *sdk.ClientSession) ([]*sdk.Tool, er
 	}
 	slices.SortFunc(tools, func(a, b *sdk.Tool) int { return strings.Compare(a.Name, b.Name) })
 	return tools, nil
+}
+
+// relist lists the server's tools again, after it said they changed: the
+// turns that follow offer the new list. A listing that fails keeps the old
+// one.
+func (c *Conn) relist() {
+	c.relistMu.Lock()
+	defer c.relistMu.Unlock()
+	c.toolsMu.Lock()
+	session := c.session
+	c.toolsMu.Unlock()
+	if session == nil {
+		return // still starting: its first listing comes next
+	}
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.CallTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-c.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	tools, err := listTools(ctx, session)
+	if err != nil {
+		c.opts.Log.Warn("MCP server: its tools changed, and listing them again failed; the old list stays", "server", c.server.Name, "err", err)
+		return
+	}
+	c.toolsMu.Lock()
+	c.tools = tools
+	close(c.relisted)
+	c.relisted = make(chan struct{})
+	c.toolsMu.Unlock()
+	c.opts.Log.Info("MCP server: its tools changed", "server", c.server.Name, "tools", len(tools))
+}
+
+// toolDefs are the server's tools, as last listed.
+func (c *Conn) toolDefs() []*sdk.Tool {
+	c.toolsMu.Lock()
+	defer c.toolsMu.Unlock()
+	return c.tools
 }
 
 // startError says why a server did not start: a process that exited says
@@ -204,8 +264,9 @@ func (c *Conn) Name() string { return c.server.Name }
 
 // ToolNames are the names of the server's tools, as it gave them.
 func (c *Conn) ToolNames() []string {
-	names := make([]string, len(c.tools))
-	for i, t := range c.tools {
+	tools := c.toolDefs()
+	names := make([]string, len(tools))
+	for i, t := range tools {
 		names[i] = t.Name
 	}
 	return names

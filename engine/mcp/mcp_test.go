@@ -79,7 +79,7 @@ func TestStart_stdioEcho(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	want := []string{"test__block", "test__cancelled", "test__crash", "test__echo", "test__env", "test__fail", "test__mixed", "test__spawn"}
+	want := []string{"test__block", "test__cancelled", "test__crash", "test__echo", "test__env", "test__fail", "test__grow", "test__mixed", "test__read", "test__spawn"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
@@ -108,6 +108,28 @@ func TestStart_stdioEcho(t *testing.T) {
 	}
 	if asked.Load() != 1 || !slices.Equal(progressed, []string{engine.ToolInProgress}) {
 		t.Errorf("asked %d times, progress %v; want once, then in_progress", asked.Load(), progressed)
+	}
+}
+
+// A server that changes its tools says so (tools/list_changed): they are
+// listed again, and offered under their names from then on.
+func TestConn_toolsChanged(t *testing.T) {
+	c, _ := start(t, mcp.Options{})
+	relisted := mcp.Relisted(c)
+	if res := call(context.Background(), tools(c)["test__grow"], approving(t, nil), `{"name":"late"}`, nil); res.IsError {
+		t.Fatalf("grow = %+v", res)
+	}
+	select {
+	case <-relisted:
+	case <-time.After(time.Minute): // a hang detector only
+		t.Fatal("the tools were not listed again within a minute of the change")
+	}
+	if !slices.Contains(c.ToolNames(), "late") {
+		t.Fatalf("tools after the change = %v, want late among them", c.ToolNames())
+	}
+	res := call(context.Background(), tools(c)["test__late"], approving(t, nil), `{"text":"hi"}`, nil)
+	if res.IsError || res.Output != "late: hi" {
+		t.Errorf("the new tool = %+v", res)
 	}
 }
 
@@ -271,5 +293,36 @@ func TestStart_http(t *testing.T) {
 	}
 	if _, err := mcp.Start(context.Background(), mcp.Server{Name: "web", URL: ts.URL}, mcp.Options{}); err == nil {
 		t.Errorf("Start without the header succeeded")
+	}
+}
+
+// A result's sources, for the taint gate: the result as the content of each
+// string argument that may be a path (the gate keeps the private ones), and
+// an embedded resource's text as its URI's.
+func TestTool_sources(t *testing.T) {
+	c, _ := start(t, mcp.Options{})
+	dir := t.TempDir()
+	path := filepath.Join(dir, ".env")
+	if err := os.WriteFile(path, []byte("KEY=v\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args, _ := json.Marshal(map[string]string{"path": path})
+	res := call(context.Background(), tools(c)["test__read"], approving(t, nil), string(args), nil)
+	want := []engine.Source{{Path: path, Text: "KEY=v\n"}}
+	if res.IsError || !slices.Equal(res.Sources, want) {
+		t.Errorf("read's sources = %+v, want %+v", res.Sources, want)
+	}
+	res = call(context.Background(), tools(c)["test__mixed"], approving(t, nil), `{}`, nil)
+	if len(res.Sources) != 0 {
+		t.Errorf("mixed's sources = %+v, want none (a link carries nothing)", res.Sources)
+	}
+	embedded := &sdk.CallToolResult{Content: []sdk.Content{
+		&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///w/.env", Text: "KEY=v\n"}},
+		&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///w/key.pem", Blob: []byte{1}}},
+	}}
+	got := mcp.Sources(json.RawMessage(`{"n":3,"paths":["a.txt","multi\nline"]}`), embedded, "out")
+	want = []engine.Source{{Path: "a.txt", Text: "out"}, {Path: filepath.FromSlash("/w/.env"), Text: "KEY=v\n"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("sources = %+v, want %+v", got, want)
 	}
 }

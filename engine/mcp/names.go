@@ -22,7 +22,7 @@ func Tools(conns []*Conn, into map[string]engine.Tool) {
 	conns = slices.Clone(conns)
 	slices.SortStableFunc(conns, func(a, b *Conn) int { return strings.Compare(a.server.Name, b.server.Name) })
 	for _, c := range conns {
-		for _, def := range c.tools {
+		for _, def := range c.toolDefs() {
 			name := freeName(sanitize(c.server.Name)+"__"+sanitize(def.Name), into)
 			into[name] = &Tool{conn: c, def: def, name: name}
 		}

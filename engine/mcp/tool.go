@@ -25,6 +25,8 @@ var (
 	_ engine.Titler  = (*Tool)(nil)
 	_ engine.MCPTool = (*Tool)(nil)
 	_ engine.Egress  = (*Tool)(nil)
+
+	_ engine.PermissionAsker = (*Tool)(nil)
 )
 
 func (t *Tool) Spec() engine.ToolSpec {
@@ -58,6 +60,9 @@ func (t *Tool) Kind() string {
 // MCP names the server and the tool as the editor and the server did, for
 // a stage's "mcp:SERVER/TOOL".
 func (t *Tool) MCP() (server, tool string) { return t.conn.server.Name, t.def.Name }
+
+// AsksPermission: every call asks, whatever its annotations say.
+func (t *Tool) AsksPermission() bool { return true }
 
 // Egress: an MCP server may send what it is given anywhere.
 func (t *Tool) Egress() bool { return true }
@@ -105,13 +110,59 @@ func (t *Tool) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 	case err != nil:
 		return engine.Errorf("The %s call to the MCP server %s failed: %v", t.name, t.conn.server.Name, err)
 	}
-	return engine.ToolResult{Output: resultText(res), IsError: res.IsError}
+	out := resultText(res)
+	return engine.ToolResult{Output: out, IsError: res.IsError, Sources: sources(call.Args, res, out)}
+}
+
+// maxPathArgs bounds the arguments a call's sources take as paths.
+const maxPathArgs = 32
+
+// sources are what a result may carry of the user's files, for the taint
+// gate, which keeps the private ones: the result, as content of each path
+// the call's arguments may name (a filesystem server's read_text_file
+// {path}: the server's reading is invisible to coda), and each embedded
+// resource's text, as its URI's.
+func sources(args json.RawMessage, res *sdk.CallToolResult, output string) []engine.Source {
+	var out []engine.Source
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			if len(out) < maxPathArgs && v != "" && len(v) <= 4096 && !strings.ContainsAny(v, "\n\x00") {
+				out = append(out, engine.Source{Path: v, Text: output})
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		case map[string]any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	var v any
+	if json.Unmarshal(args, &v) == nil {
+		walk(v)
+	}
+	for _, c := range res.Content {
+		if e, ok := c.(*sdk.EmbeddedResource); ok && e.Resource != nil && e.Resource.Blob == nil {
+			if p := engine.URIPath(e.Resource.URI); p != "" {
+				out = append(out, engine.Source{Path: p, Text: e.Resource.Text})
+			}
+		}
+	}
+	return out
 }
 
 // ask requests the user's permission for the call; "allow always" holds for
 // this tool for the rest of the session. It returns nil when the call may
 // go ahead, else the result the model gets.
 func (t *Tool) ask(ctx context.Context, call *engine.Call) *engine.ToolResult {
+	if call.Approved {
+		call.Progress(engine.ToolCallEvent{Status: engine.ToolInProgress})
+		return nil
+	}
 	title, _ := t.Title(call.Args)
 	ok, err := call.Workspace.RequestPermission(ctx, engine.PermissionRequest{
 		Key: t.name,

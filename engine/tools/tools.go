@@ -96,6 +96,10 @@ func sniffText(head []byte, whole bool, shown string) string {
 // ask requests the user's permission for a call that changes something. It
 // returns nil when the call may go ahead, else the result the model gets.
 func ask(ctx context.Context, call *engine.Call, tool engine.Tool, title, what string, locs []engine.Location, content []engine.ToolContent) *engine.ToolResult {
+	if call.Approved {
+		call.Progress(engine.ToolCallEvent{Status: engine.ToolInProgress})
+		return nil
+	}
 	name := tool.Spec().Name
 	ok, err := call.Workspace.RequestPermission(ctx, engine.PermissionRequest{
 		Key: name,

@@ -54,6 +54,16 @@ for _ in $(seq 50); do
 done
 pgrep -f "script:$work/turns.toml" >/dev/null && fail "coda still runs after acpx's TTL"
 echo "ok - coda exited after acpx's idle TTL"
+# acpx's queue owner outlives its coda by a moment; a prompt that reaches it
+# then is refused ("Queue owner is shutting down"): wait for it to be gone.
+owners=$(sed -n 's/^ *"pid": *\([0-9]*\),*$/\1/p' "$work"/home/.acpx/queues/*.lock 2>/dev/null || true)
+for pid in $owners; do
+	for _ in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -0 "$pid" 2>/dev/null && fail "acpx's queue owner $pid still runs 20 s after its TTL"
+done
 
 run_acpx prompt 'Second question' >"$work/second.out" 2>&1 || fail "the second prompt"
 grep -q "\"method\":\"session/\(resume\|load\)\",\"params\":{\"sessionId\":\"$id\"" "$work/second.out" ||

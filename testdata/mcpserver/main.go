@@ -9,6 +9,8 @@
 //	mixed {}         text, an image and a resource link
 //	env {name}       the value of an environment variable, or "(unset)"
 //	spawn {}         starts a long sleep in the background; says its pid
+//	read {path}      the file's text (read-only; a path relative to its directory)
+//	grow {name}      adds a tool NAME {text} that answers "NAME: TEXT" (the list changes)
 //	crash {}         exits with status 3
 //
 // The environment steers its start: CODA_MCP_PIDFILE gets its pid;
@@ -146,6 +148,28 @@ func New() *mcp.Server {
 				return nil, nil, err
 			}
 			return text(strconv.Itoa(cmd.Process.Pid)), nil, nil
+		})
+	type readArgs struct {
+		Path string `json:"path"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "read", Description: "A file's text", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *mcp.CallToolRequest, a readArgs) (*mcp.CallToolResult, any, error) {
+			b, err := os.ReadFile(a.Path)
+			if err != nil {
+				return nil, nil, err
+			}
+			return text(string(b)), nil, nil
+		})
+	type growArgs struct {
+		Name string `json:"name"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "Adds a tool NAME that echoes"},
+		func(_ context.Context, _ *mcp.CallToolRequest, a growArgs) (*mcp.CallToolResult, any, error) {
+			mcp.AddTool(s, &mcp.Tool{Name: a.Name, Description: "Echoes, added by grow"},
+				func(_ context.Context, _ *mcp.CallToolRequest, e echoArgs) (*mcp.CallToolResult, any, error) {
+					return text(a.Name + ": " + e.Text), nil, nil
+				})
+			return text("added " + a.Name), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits"},
 		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {

@@ -54,11 +54,13 @@ func Server(t testing.TB) string {
 	return build.bin
 }
 
-// Cleanup removes the built server.
+// Cleanup removes the built server; the next Server builds it again (a
+// test run with -count reruns the tests after their cleanups).
 func Cleanup() {
 	if build.dir != "" {
 		os.RemoveAll(build.dir)
 	}
+	build.once, build.dir, build.bin, build.err = sync.Once{}, "", "", nil
 }
 
 // PID reads the pid the test server wrote to path (CODA_MCP_PIDFILE).
