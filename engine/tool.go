@@ -39,6 +39,17 @@ type Call struct {
 	// RunDir is the run's own record, which tools read as run:PATH
 	// (RunFiles); "" when the run keeps none.
 	RunDir string
+
+	flush func() // writes what the record has queued (record.go)
+}
+
+// RunFiles is the run's own record (RunDir) as a read-only Workspace,
+// every file queued so far written.
+func (c *Call) RunFiles() *RunFiles {
+	if c.flush != nil {
+		c.flush()
+	}
+	return NewRunFiles(c.RunDir)
 }
 
 // A ToolResult is what a tool call produced.
