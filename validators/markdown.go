@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -11,7 +12,8 @@ import (
 	"github.com/yuin/goldmark/text"
 )
 
-var markdown = goldmark.New(goldmark.WithExtensions(extension.GFM))
+// markdown is the parser, made at the first Markdown check, not at start-up.
+var markdown = sync.OnceValue(func() goldmark.Markdown { return goldmark.New(goldmark.WithExtensions(extension.GFM)) })
 
 // checkMarkdown accepts any Markdown except an answer wrapped whole in a
 // code fence and a code fence that is never closed. CommonMark has no
@@ -30,7 +32,7 @@ func checkMarkdown(content string) error {
 		return scanFences(content)
 	}
 	src := []byte(content)
-	doc := markdown.Parser().Parse(text.NewReader(src))
+	doc := markdown().Parser().Parse(text.NewReader(src))
 	m := mdSource{src: content, starts: lineStarts(content)}
 
 	var blocks []ast.Node
