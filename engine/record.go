@@ -116,6 +116,13 @@ func (w *recordWriter) mkdir(dir string) error {
 // writes must not change after it is queued.
 func (rec *recorder) write(path string, fill func(io.Writer) error) {
 	rec.w.do(func() {
+		defer func() {
+			// A failing file must not end coda: the writer's goroutine is
+			// no turn's, so nothing else would recover it.
+			if p := recover(); p != nil {
+				rec.wrote(path, fmt.Errorf("writing failed inside coda: %v", p))
+			}
+		}()
 		if hook := beforeRecordWrite.Load(); hook != nil {
 			(*hook)(path)
 		}

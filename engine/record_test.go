@@ -101,3 +101,31 @@ func TestRun_promptNamesEarlierTurns(t *testing.T) {
 		t.Errorf("the model was sent %+v, want every earlier turn", rec.reqs)
 	}
 }
+
+// A file of the record that fails inside coda (a panic on the writer's
+// goroutine) does not end coda: the run ends as usual and says, once, that
+// its record could not be written.
+func TestRun_recordWriterPanic(t *testing.T) {
+	turn := newTurn(t, defaultAgent, `
+[[turn]]
+text = "Done."
+`)
+	engine.SetBeforeRecordWrite(t, func(path string) {
+		if filepath.Base(path) == "prompt.md" {
+			panic("a bad file")
+		}
+	})
+	res := engine.Run(t.Context(), turn, &events{})
+	if res.Status != engine.StatusAnswered {
+		t.Fatalf("Run = %s (%v)", res.Status, res.Err)
+	}
+	n := 0
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "the run record could not be written") && strings.Contains(w, "a bad file") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("warnings %q: want the record's failure said once", res.Warnings)
+	}
+}
