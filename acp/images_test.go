@@ -43,9 +43,15 @@ arguments = { content = "8 bytes." }
 	if !strings.Contains(string(first), "What is this?\n\n[image image/png, 8 bytes]") {
 		t.Errorf("the first run's prompt.md does not show the image:\n%s", first)
 	}
-	note := "What is this?\n\n[The user attached an image here (image/png, 8 bytes); it was shown only in that turn.]"
-	if !strings.Contains(string(second), note) || strings.Contains(string(second), "[image image/png") {
-		t.Errorf("the second run's prompt.md:\n%s\nwant the earlier prompt with a note in the image's place", second)
+	// The second run's prompt.md names the first turn by its run id; the
+	// session keeps that turn with a note in the image's place.
+	if !strings.Contains(string(second), "[earlier turn: run r-1]") || strings.Contains(string(second), "[image image/png") {
+		t.Errorf("the second run's prompt.md:\n%s\nwant the earlier turn named by its run id", second)
+	}
+	stored, _ := os.ReadFile(filepath.Join(state, "sessions", "s-1.json"))
+	note := `What is this?\n\n[The user attached an image here (image/png, 8 bytes); it was shown only in that turn.]`
+	if !strings.Contains(string(stored), note) {
+		t.Errorf("the session's history:\n%s\nwant the earlier prompt with a note in the image's place", stored)
 	}
 }
 

@@ -232,6 +232,7 @@ func (s *Server) restore(conn *jsonrpc2.Conn, f *sessionFile, exs []storedExchan
 	history := make([]engine.Exchange, len(exs))
 	for i, ex := range exs {
 		history[i] = ex.History
+		history[i].RunID = ex.RunID
 	}
 	sess.history = engine.KeepHistory(history)
 	s.workspace(conn, sess)

@@ -151,7 +151,8 @@ func (s *Server) runMCP(ctx context.Context, sess *session, set *mcpSet, m *mcpS
 	m.err = err
 	set.mu.Unlock()
 	if err != nil && !stopped {
-		// Before started closes: the prompt waiting for it gives it.
+		// Said before started closes, so the prompt waiting for it
+		// (mcpTurn) gives the warning.
 		set.warn(s, sess, fmt.Sprintf("MCP server %s failed to start: %v", srv.Name, err))
 	}
 	close(m.started)

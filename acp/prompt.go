@@ -131,7 +131,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, id jsonrpc2.ID, sess *
 	s.mcpTurn(ctx, sess, turn, sink)
 	res := engine.Run(ctx, turn, sink)
 
-	ex := engine.Exchange{Prompt: turn.HistoryPrompt(), Answer: res.LastReply}
+	ex := engine.Exchange{Prompt: turn.HistoryPrompt(), Answer: res.LastReply, RunID: res.RunID}
 	if res.Answer != nil {
 		ex.Answer = res.Answer.Content
 	}

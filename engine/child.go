@@ -87,6 +87,7 @@ func (r *run) newSub(s subSpec) *run {
 	}
 	c := newRun(t, &subSink{to: r.share.sink, label: label, shown: map[string]bool{}})
 	c.share = r.share
+	c.rec.w = r.rec.w // one writer for the turn's whole record, in order
 	// The taint gate is the turn's: what a worker or child reads taints the
 	// whole turn (its answer reaches the parent's report), and its egress
 	// tools meet the turn's policy.
@@ -104,8 +105,7 @@ func (r *run) keepAnswer(sub *run, content string) {
 	if sub.rec.dir == "" {
 		return
 	}
-	path := filepath.Join(sub.rec.dir, "answer")
-	r.rec.wrote(path, WriteFileAtomic(path, []byte(content)))
+	r.rec.writeText(filepath.Join(sub.rec.dir, "answer"), content)
 }
 
 // taskLabel is how a sub-run's task is shown: its id when it has one,

@@ -30,10 +30,14 @@ func (f SinkFunc) Emit(ctx context.Context, ev Event) error { return f(ctx, ev) 
 const DefaultMaxModelCalls = 200
 
 // An Exchange is one earlier turn of the session: its prompt and its final
-// answer (or, without one, the last reply).
+// answer (or, without one, the last reply), and the run that recorded it,
+// which a stage's prompt.md names instead of writing the turn out again.
 type Exchange struct {
 	Prompt string
 	Answer string
+	// RunID is not stored with the exchange: acp's session file keeps it
+	// beside.
+	RunID string `json:"-"`
 }
 
 // A Turn is everything one run needs.
@@ -137,12 +141,14 @@ func Run(ctx context.Context, t *Turn, sink Sink) *Result {
 
 // run runs r to its end: the turn's own run, or a worker or child.
 func (r *run) run(ctx context.Context) *Result {
-	r.rec.start()
 	err := r.walk(ctx)
 	r.endChildren(ctx)
+	// The closing answer's warnings say whether the record was written.
+	r.rec.w.flush()
 	res := r.finish(ctx, err)
 	res.Workers, res.Children = r.sub.workers, r.childRecords()
 	r.rec.finish(res)
+	r.rec.w.flush()
 	if w := r.rec.recordWarning(); w != "" && !slices.Contains(res.Warnings, w) {
 		// Only the last write, of run.json, failed: the answer is out,
 		// but the result still says so.

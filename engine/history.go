@@ -10,7 +10,7 @@ func KeepHistory(h []Exchange) []Exchange {
 	}
 	kept := make([]Exchange, len(h))
 	for i, ex := range h {
-		kept[i] = Exchange{Prompt: clip(ex.Prompt), Answer: clip(ex.Answer)}
+		kept[i] = Exchange{Prompt: clip(ex.Prompt), Answer: clip(ex.Answer), RunID: ex.RunID}
 	}
 	return kept
 }

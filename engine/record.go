@@ -10,12 +10,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // A recorder writes a run's record under STATE/runs/RUN-ID. Every file is
 // written atomically, so a reader never sees half of one, and what a run
-// wrote so far survives its failure or cancellation.
+// wrote so far survives its failure or cancellation. The files are written
+// in the background, in order (recordWriter): a turn's updates never wait
+// for the disk.
 //
 // A record that cannot be written (a state directory that is read-only,
 // full, or not a directory) does not stop the run: the first failure is
@@ -25,8 +29,109 @@ type recorder struct {
 	dir     string // "" when no records are kept
 	started time.Time
 	seq     int
+	begun   bool // run.json written as running
 	log     *slog.Logger
-	err     error // the first write that failed
+	w       *recordWriter // shared with the run's workers and children
+
+	mu  sync.Mutex
+	err error // the first write that failed
+}
+
+// A recordWriter writes the record files of a run and of its workers and
+// children on one goroutine of its own, one file at a time in the order
+// they were queued. flush waits until every queued file is written: a run
+// flushes before its closing answer (whose warnings say whether the record
+// could be written) and again before Run returns, so a prompt is answered,
+// and coda exits (signals included: acp answers every prompt in flight
+// first), only once its run.json is final. Tools flush before they read
+// the record as run:PATH. The goroutine runs only while there is work.
+type recordWriter struct {
+	mu   sync.Mutex
+	jobs []func()
+	idle chan struct{} // closed when the queue empties; nil while none runs
+	// made are the directories made so far: each is made once, not per
+	// file. Only the draining goroutine reads or writes it.
+	made map[string]bool
+}
+
+// beforeRecordWrite, when set (by tests), is called on the writer's
+// goroutine before each file of a record is written.
+var beforeRecordWrite atomic.Pointer[func(path string)]
+
+// do queues job.
+func (w *recordWriter) do(job func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.jobs = append(w.jobs, job)
+	if w.idle == nil {
+		w.idle = make(chan struct{})
+		go w.drain()
+	}
+}
+
+func (w *recordWriter) drain() {
+	for {
+		w.mu.Lock()
+		if len(w.jobs) == 0 {
+			close(w.idle)
+			w.idle, w.jobs = nil, nil
+			w.mu.Unlock()
+			return
+		}
+		job := w.jobs[0]
+		w.jobs[0] = nil
+		w.jobs = w.jobs[1:]
+		w.mu.Unlock()
+		job()
+	}
+}
+
+// flush waits until every file queued so far is written.
+func (w *recordWriter) flush() {
+	w.mu.Lock()
+	idle := w.idle
+	w.mu.Unlock()
+	if idle != nil {
+		<-idle
+	}
+}
+
+// mkdir makes dir once.
+func (w *recordWriter) mkdir(dir string) error {
+	if w.made[dir] {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if w.made == nil {
+		w.made = map[string]bool{}
+	}
+	w.made[dir] = true
+	return nil
+}
+
+// write queues writing path atomically with what fill writes, noting the
+// outcome in rec. fill runs later, on the writer's goroutine: what it
+// writes must not change after it is queued.
+func (rec *recorder) write(path string, fill func(io.Writer) error) {
+	rec.w.do(func() {
+		defer func() {
+			// A failing file must not end coda: the writer's goroutine is
+			// no turn's, so nothing else would recover it.
+			if p := recover(); p != nil {
+				rec.wrote(path, fmt.Errorf("writing failed inside coda: %v", p))
+			}
+		}()
+		if hook := beforeRecordWrite.Load(); hook != nil {
+			(*hook)(path)
+		}
+		err := rec.w.mkdir(filepath.Dir(path))
+		if err == nil {
+			err = writeAtomicIn(path, fill)
+		}
+		rec.wrote(path, err)
+	})
 }
 
 // RunRecord is run.json.
@@ -85,7 +190,7 @@ type ToolUse struct {
 }
 
 func newRecorder(t *Turn, log *slog.Logger) *recorder {
-	rec := &recorder{t: t, started: time.Now().UTC(), log: log}
+	rec := &recorder{t: t, started: time.Now().UTC(), log: log, w: &recordWriter{}}
 	if t.StateDir != "" && t.RunID != "" {
 		rec.dir = RunDir(t.StateDir, t.RunID)
 	}
@@ -95,7 +200,12 @@ func newRecorder(t *Turn, log *slog.Logger) *recorder {
 // RunDir is where a run's record lives.
 func RunDir(stateDir, runID string) string { return filepath.Join(stateDir, "runs", runID) }
 
+// start writes run.json as running, once.
 func (rec *recorder) start() {
+	if rec.begun {
+		return
+	}
+	rec.begun = true
 	rec.writeRun(&RunRecord{Status: "running"})
 }
 
@@ -121,17 +231,37 @@ func (rec *recorder) writeRun(rr *RunRecord) {
 	rec.writeJSON(filepath.Join(rec.dir, "run.json"), rr)
 }
 
+// writeJSON queues v, encoded now, as the file at path.
 func (rec *recorder) writeJSON(path string, v any) {
 	b, err := MarshalRecord(v)
-	if err == nil {
-		err = WriteFileAtomic(path, b)
+	if err != nil {
+		rec.wrote(path, err)
+		return
 	}
-	rec.wrote(path, err)
+	rec.writeBytes(path, b)
+}
+
+// writeBytes queues data as the file at path.
+func (rec *recorder) writeBytes(path string, data []byte) {
+	rec.write(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeText queues text as the file at path.
+func (rec *recorder) writeText(path, text string) {
+	rec.write(path, func(w io.Writer) error {
+		_, err := io.WriteString(w, text)
+		return err
+	})
 }
 
 // wrote notes the outcome of writing path: the first failure is logged and
 // kept, later ones only logged at debug level.
 func (rec *recorder) wrote(path string, err error) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
 	switch {
 	case err == nil:
 	case rec.err == nil:
@@ -145,6 +275,8 @@ func (rec *recorder) wrote(path string, err error) {
 // recordWarning is the run's warning about a record it could not write,
 // or "".
 func (rec *recorder) recordWarning() string {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
 	if rec.err == nil {
 		return ""
 	}
@@ -159,6 +291,9 @@ type visitRecord struct {
 	// resp is response.md in pieces: the model's text is kept by
 	// reference, not copied, since a streamed reply can be megabytes.
 	resp []string
+	// earlier are the session's earlier turns the visit's first messages
+	// carry (stage.go's prepare), a user and an assistant message each.
+	earlier []Exchange
 }
 
 func (rec *recorder) visit(stage string, n int) *visitRecord {
@@ -179,15 +314,10 @@ func (vr *visitRecord) call(req *Request, resp *Response) {
 		return
 	}
 	if len(vr.status.Calls) == 0 {
-		var p strings.Builder
-		fmt.Fprintf(&p, "# System\n\n%s\n", req.System)
-		for _, m := range req.Messages {
-			fmt.Fprintf(&p, "\n# %s\n\n%s\n", m.Role, m.Text)
-			for _, im := range m.Images {
-				fmt.Fprintf(&p, "\n[image %s, %s]\n", im.MIMEType, ByteSize(len(im.Data)))
-			}
-		}
-		vr.write("prompt.md", p.String())
+		system, msgs, earlier := req.System, req.Messages, vr.earlier
+		vr.rec.write(filepath.Join(vr.dir, "prompt.md"), func(w io.Writer) error {
+			return writePrompt(w, system, msgs, earlier)
+		})
 	}
 	vr.status.Calls = append(vr.status.Calls, CallUsage{StopReason: resp.StopReason, Usage: resp.Usage})
 	vr.resp = append(vr.resp, fmt.Sprintf("## Call %d\n\n", len(vr.status.Calls)))
@@ -200,6 +330,29 @@ func (vr *visitRecord) call(req *Request, resp *Response) {
 	for _, tc := range resp.ToolCalls {
 		vr.resp = append(vr.resp, fmt.Sprintf("Tool call %s: %s\n\n", tc.Name, shownArgs(tc)))
 	}
+}
+
+// writePrompt writes prompt.md: the system prompt and the messages as
+// sent, except that an earlier turn of the session with a run id is named
+// by it, not written out again: its own record has it whole, and a long
+// session would otherwise rewrite its whole history at every turn.
+func writePrompt(w io.Writer, system string, msgs []Message, earlier []Exchange) error {
+	fmt.Fprintf(w, "# System\n\n%s\n", system)
+	for i, m := range msgs {
+		if i < 2*len(earlier) {
+			if id := earlier[i/2].RunID; id != "" {
+				if i%2 == 0 {
+					fmt.Fprintf(w, "\n[earlier turn: run %s]\n", id)
+				}
+				continue
+			}
+		}
+		fmt.Fprintf(w, "\n# %s\n\n%s\n", m.Role, m.Text)
+		for _, im := range m.Images {
+			fmt.Fprintf(w, "\n[image %s, %s]\n", im.MIMEType, ByteSize(len(im.Data)))
+		}
+	}
+	return nil
 }
 
 func (vr *visitRecord) tool(tc ToolCall, res ToolResult) {
@@ -224,39 +377,35 @@ func (vr *visitRecord) finish(v *stageVisit, err error) {
 		vr.status.Outcome = "completed"
 	}
 	if vr.dir != "" {
-		path := filepath.Join(vr.dir, "response.md")
-		vr.rec.wrote(path, writeAtomic(path, func(w io.Writer) error {
-			for _, s := range vr.resp {
+		resp := vr.resp
+		vr.rec.write(filepath.Join(vr.dir, "response.md"), func(w io.Writer) error {
+			for _, s := range resp {
 				if _, err := io.WriteString(w, s); err != nil {
 					return err
 				}
 			}
 			return nil
-		}))
+		})
 		vr.rec.writeJSON(filepath.Join(vr.dir, "status.json"), &vr.status)
 		vr.writeTexts(v)
 	}
 }
 
 func (vr *visitRecord) write(name, content string) {
-	path := filepath.Join(vr.dir, name)
-	vr.rec.wrote(path, WriteFileAtomic(path, []byte(content)))
+	vr.rec.writeText(filepath.Join(vr.dir, name), content)
 }
 
-// WriteFileAtomic writes data to path through a temporary file and a
-// rename, creating the directory.
-func WriteFileAtomic(path string, data []byte) error {
-	return writeAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// writeAtomic is WriteFileAtomic for content written by fill.
+// writeAtomic writes what fill writes to path through a temporary file
+// and a rename, creating the directory.
 func writeAtomic(path string, fill func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
+	return writeAtomicIn(path, fill)
+}
+
+// writeAtomicIn is writeAtomic in a directory that exists.
+func writeAtomicIn(path string, fill func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ func (r *run) visit(ctx context.Context, s *Stage) (string, error) {
 	if err := r.emitPlan(ctx, s.Name, PlanInProgress); err != nil {
 		return "", err
 	}
+	r.rec.start() // after the turn's first update, which waits for nothing
 	v.rec = r.rec.visit(s.Name, v.n)
 	next, err := v.loop(ctx)
 	v.rec.finish(v, err)
@@ -170,6 +171,7 @@ func (v *stageVisit) prepare() {
 		for _, ex := range history {
 			v.messages = append(v.messages, Message{Role: RoleUser, Text: clip(ex.Prompt)}, Message{Role: RoleAssistant, Text: clip(ex.Answer)})
 		}
+		v.rec.earlier = history
 	}
 	v.messages = append(v.messages, Message{Role: RoleUser, Text: v.preamble() + r.t.Prompt, Images: r.t.Images})
 
@@ -475,7 +477,7 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 		}
 	}()
 	call := &Call{
-		ID: ev.ID, Args: tc.Arguments, Stage: v.stage.Name, Workspace: v.run.t.Workspace, RunDir: v.run.rec.dir,
+		ID: ev.ID, Args: tc.Arguments, Stage: v.stage.Name, Workspace: v.run.t.Workspace, RunDir: v.run.rec.dir, flush: v.run.rec.w.flush,
 		Progress: func(p ToolCallEvent) {
 			p.ID = ev.ID
 			_ = v.run.sink.Emit(ctx, Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: &p})

@@ -52,6 +52,17 @@ type Call struct {
 	// gate's question covered it): a tool that asks before each call does
 	// not ask again.
 	Approved bool
+
+	flush func() // writes what the record has queued (record.go)
+}
+
+// RunFiles is the run's own record (RunDir) as a read-only Workspace,
+// every file queued so far written.
+func (c *Call) RunFiles() *RunFiles {
+	if c.flush != nil {
+		c.flush()
+	}
+	return NewRunFiles(c.RunDir)
 }
 
 // A ToolResult is what a tool call produced.

@@ -79,7 +79,7 @@ var plain = map[string]func(string) error{
 		return err
 	},
 	"markdown": func(s string) error {
-		markdown.Parser().Parse(text.NewReader([]byte(s)))
+		markdown().Parse(text.NewReader([]byte(s)))
 		return nil
 	},
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 
@@ -318,7 +319,7 @@ func clone(e syntax.Expr) syntax.Expr {
 }
 
 // guards are the built-ins the rewrite calls, added to predeclared.
-var guards = func() starlark.StringDict {
+var guards = sync.OnceValue(func() starlark.StringDict {
 	d := starlark.StringDict{
 		guardSlice: starlark.NewBuiltin("slice", guardedSlice),
 		guardAttr:  starlark.NewBuiltin("attr", guardedAttr),
@@ -348,7 +349,7 @@ var guards = func() starlark.StringDict {
 		})
 	}
 	return d
-}()
+})
 
 // binarySize is the size of x op y, for the guarded operators.
 func binarySize(op syntax.Token, x, y starlark.Value, th *starlark.Thread) uint64 {
@@ -771,7 +772,7 @@ func growSize(recv starlark.Value, args starlark.Tuple, kwargs []starlark.Tuple,
 
 // shadowed are the built-ins that build a list or render a value in one
 // step, charged first. They keep their names, so messages do not change.
-var shadowed = func() starlark.StringDict {
+var shadowed = sync.OnceValue(func() starlark.StringDict {
 	d := starlark.StringDict{}
 	materialize := func(per uint64) func(starlark.Tuple, []starlark.Tuple, uint64) uint64 {
 		return func(args starlark.Tuple, kwargs []starlark.Tuple, _ uint64) uint64 {
@@ -825,12 +826,12 @@ var shadowed = func() starlark.StringDict {
 		return starlark.Call(th, get, args, kwargs)
 	})
 	return d
-}()
+})
 
 // jsonModule is go.starlark.net's json module with its functions charged:
 // encode renders, indent adds a line per element, decode builds values
 // (at most some 32 bytes of them per byte of JSON).
-var jsonModule = func() *starlarkstruct.Module {
+var jsonModule = sync.OnceValue(func() *starlarkstruct.Module {
 	m := starlarkjson.Module.Members
 	indented := func(size, items, depth uint64, kwargs []starlark.Tuple) uint64 {
 		prefix, indent := uint64(0), uint64(1) // the defaults: "" and "\t"
@@ -893,7 +894,7 @@ var jsonModule = func() *starlarkstruct.Module {
 			return 32 * uint64(len(str(args[0])))
 		}),
 	}}
-}()
+})
 
 // shadow wraps a built-in so that a call is charged its size first.
 func shadow(b *starlark.Builtin, size func(starlark.Tuple, []starlark.Tuple, uint64) uint64) *starlark.Builtin {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 	"github.com/goccy/go-yaml"
@@ -13,25 +14,26 @@ import (
 )
 
 // predeclared are the names a validator sees besides Starlark's built-ins.
-var predeclared = starlark.StringDict{
-	"parse_json": starlark.NewBuiltin("parse_json", parseHelper(parseJSONValue)),
-	"parse_yaml": starlark.NewBuiltin("parse_yaml", parseHelper(parseYAMLValue)),
-	"parse_toml": starlark.NewBuiltin("parse_toml", parseHelper(parseTOMLValue)),
-	"parse_csv":  starlark.NewBuiltin("parse_csv", parseHelper(parseCSVValue)),
-	"parse_xml":  starlark.NewBuiltin("parse_xml", parseHelper(parseXMLValue)),
-	"json":       jsonModule,
-}
-
-func init() {
+// They are made when the first validator is loaded, not at start-up.
+var predeclared = sync.OnceValue(func() starlark.StringDict {
+	d := starlark.StringDict{
+		"parse_json": starlark.NewBuiltin("parse_json", parseHelper(parseJSONValue)),
+		"parse_yaml": starlark.NewBuiltin("parse_yaml", parseHelper(parseYAMLValue)),
+		"parse_toml": starlark.NewBuiltin("parse_toml", parseHelper(parseTOMLValue)),
+		"parse_csv":  starlark.NewBuiltin("parse_csv", parseHelper(parseCSVValue)),
+		"parse_xml":  starlark.NewBuiltin("parse_xml", parseHelper(parseXMLValue)),
+		"json":       jsonModule(),
+	}
 	// The guards of guards.go: the rewrite's, and the built-ins that
 	// build or render values, shadowed by charged ones.
-	for _, d := range []starlark.StringDict{guards, shadowed} {
-		for name, v := range d {
-			predeclared[name] = v
+	for _, g := range []starlark.StringDict{guards(), shadowed()} {
+		for name, v := range g {
+			d[name] = v
 		}
 	}
-	predeclared.Freeze()
-}
+	d.Freeze()
+	return d
+})
 
 // parseHelper makes a builtin parse_X(text, default=...) from a parser. Bad
 // text fails the script with the parser's positioned message, unless

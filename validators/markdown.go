@@ -4,19 +4,34 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
-	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
 )
 
-var markdown = goldmark.New(goldmark.WithExtensions(extension.GFM))
+// markdown is goldmark's CommonMark parser, made at the first Markdown
+// check, not at start-up. What GitHub-flavoured Markdown adds is inline
+// (links, strikethrough, task boxes), which no check reads, but for
+// tables, which gfmTable finds where a check needs them: the GFM package,
+// goldmark/extension, compiles large regular expressions whenever a
+// program that imports it starts.
+var markdown = sync.OnceValue(func() parser.Parser {
+	return parser.NewParser(parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+		parser.WithInlineParsers(parser.DefaultInlineParsers()...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...))
+})
 
 // checkMarkdown accepts any Markdown except an answer wrapped whole in a
 // code fence and a code fence that is never closed. CommonMark has no
 // invalid input, so these structural mistakes are what can be checked.
 func checkMarkdown(content string) error {
+	return checkMarkdownWith(markdown(), content)
+}
+
+func checkMarkdownWith(md parser.Parser, content string) error {
 	if strings.TrimSpace(content) == "" {
 		return &Error{Msg: "the answer is empty: submit the Markdown itself"}
 	}
@@ -30,7 +45,7 @@ func checkMarkdown(content string) error {
 		return scanFences(content)
 	}
 	src := []byte(content)
-	doc := markdown.Parser().Parse(text.NewReader(src))
+	doc := md.Parse(text.NewReader(src))
 	m := mdSource{src: content, starts: lineStarts(content)}
 
 	var blocks []ast.Node
@@ -146,12 +161,12 @@ func (m mdSource) wrapped(blocks []ast.Node) *Error {
 	case 1:
 		fb, _ = blocks[0].(*ast.FencedCodeBlock)
 	case 2:
-		if f, ok := blocks[1].(*ast.FencedCodeBlock); ok && blocks[0].Kind() == ast.KindParagraph && leadIn(first(blocks[0])) {
+		if f, ok := blocks[1].(*ast.FencedCodeBlock); ok && blocks[0].Kind() == ast.KindParagraph && !m.gfmTable(blocks[0]) && leadIn(first(blocks[0])) {
 			if l := lang(f); l == "markdown" || l == "md" {
 				fb, lead = f, first(blocks[0])
 			}
 		}
-		if f, ok := blocks[0].(*ast.FencedCodeBlock); ok && blocks[1].Kind() == ast.KindParagraph && afterword(first(blocks[1])) {
+		if f, ok := blocks[0].(*ast.FencedCodeBlock); ok && blocks[1].Kind() == ast.KindParagraph && !m.gfmTable(blocks[1]) && afterword(first(blocks[1])) {
 			fb = f
 		}
 	}
@@ -169,6 +184,94 @@ func (m mdSource) wrapped(blocks []ast.Node) *Error {
 		return &Error{Line: open + 1, Msg: fmt.Sprintf("the answer is a sentence (%s) and a %s code fence around the Markdown: submit the Markdown itself, with no sentence before it and no fence around it", quote(lead), marker)}
 	}
 	return &Error{Line: open + 1, Msg: fmt.Sprintf("the whole answer is wrapped in a %s code fence: submit the Markdown itself, without the fence around it", marker)}
+}
+
+// gfmTable reports whether GitHub-flavoured Markdown reads paragraph p as a
+// table, whole or in part, as goldmark's GFM table transformer does: the
+// first of its lines after the first that is a delimiter row ("|---|:-:|")
+// makes a table when the line above it has no more cells than the
+// delimiter row has columns. A paragraph read so is no sentence around a
+// fence.
+func (m mdSource) gfmTable(p ast.Node) bool {
+	lines := p.Lines()
+	src := []byte(m.src)
+	for i := 1; i < lines.Len(); i++ {
+		delim, header := lines.At(i), lines.At(i-1)
+		if cols := tableDelimiter(delim.Value(src)); cols > 0 {
+			return tableCells(header.Value(src)) <= cols
+		}
+	}
+	return false
+}
+
+// tableDelimiter is the number of columns of a table's delimiter row, or
+// -1 when line is none.
+func tableDelimiter(line []byte) int {
+	indent := 0
+	for _, c := range line {
+		if c == ' ' {
+			indent++
+		} else if c == '\t' {
+			indent += 4 - indent%4
+		} else {
+			break
+		}
+	}
+	if indent > 3 {
+		return -1
+	}
+	allDashes := true
+	for _, c := range line {
+		allDashes = allDashes && c == '-'
+		if !util.IsSpace(c) && c != '-' && c != '|' && c != ':' {
+			return -1
+		}
+	}
+	if allDashes {
+		return -1
+	}
+	cols := strings.Split(string(line), "|")
+	if util.IsBlank([]byte(cols[0])) {
+		cols = cols[1:]
+	}
+	if len(cols) > 0 && util.IsBlank([]byte(cols[len(cols)-1])) {
+		cols = cols[:len(cols)-1]
+	}
+	for _, col := range cols {
+		// ^\s*:?-+:?\s*$, \s as Go's regexp has it
+		c := strings.Trim(col, " \t\n\f\r")
+		c = strings.TrimPrefix(c, ":")
+		c = strings.TrimSuffix(c, ":")
+		if c == "" || strings.Trim(c, "-") != "" {
+			return -1
+		}
+	}
+	if len(cols) == 0 {
+		return -1
+	}
+	return len(cols)
+}
+
+// tableCells counts a table row's cells: split at each "|" not escaped by
+// a backslash, one leading and one trailing "|" aside.
+func tableCells(line []byte) int {
+	line = util.TrimRightSpace(util.TrimLeftSpace(line))
+	pos, limit := 0, len(line)
+	if limit > 0 && line[0] == '|' {
+		pos++
+	}
+	if limit > 0 && line[limit-1] == '|' {
+		limit--
+	}
+	n := 0
+	for ; pos < limit; n++ {
+		end := pos
+		for end < limit && !(line[end] == '|' && (end == 0 || line[end-1] != '\\')) {
+			end++
+		}
+		pos = end + 1
+	}
+	return n
 }
 
 // maxMarkdownDepth bounds the block quotes and list items one line may

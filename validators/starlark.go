@@ -96,7 +96,7 @@ func CompileValidator(name string, src []byte) (*Validator, error) {
 		return nil, err
 	}
 	guardFile(f)
-	prog, err := starlark.FileProgram(f, predeclared.Has)
+	prog, err := starlark.FileProgram(f, predeclared().Has)
 	if err != nil {
 		var el resolve.ErrorList
 		if errors.As(err, &el) && len(el) > 1 {
@@ -111,7 +111,7 @@ func CompileValidator(name string, src []byte) (*Validator, error) {
 
 	v := &Validator{name: name, MaxSteps: topLevel.steps, Timeout: topLevel.timeout, MaxMemory: topLevel.memory}
 	th, done := v.thread(context.Background(), nil)
-	globals, err := prog.Init(th, predeclared)
+	globals, err := prog.Init(th, predeclared())
 	if serr := done(err); serr != nil {
 		return nil, serr
 	}

@@ -243,8 +243,19 @@ func yamlError(err error) *Error {
 }
 
 // decodeYAML decodes a YAML answer into JSON-like Go values. It applies the
-// rules of checkYAML first, so the data is a map or a slice.
+// rules of checkYAML first, so the data is a map or a slice. A plain
+// document takes the fast path (yaml_fast.go), to the same data.
 func decodeYAML(content string) (any, error) {
+	if yamlTooDeep(content) == nil {
+		if v, ok := fastYAML(content); ok {
+			return v, nil
+		}
+	}
+	return decodeYAMLGoccy(content)
+}
+
+// decodeYAMLGoccy is decodeYAML through goccy/go-yaml alone.
+func decodeYAMLGoccy(content string) (any, error) {
 	body, e := parseYAML(content)
 	if e != nil {
 		return nil, e

@@ -56,7 +56,7 @@ func target(call *engine.Call, p string) (engine.Workspace, string, error) {
 	if call.RunDir == "" {
 		return nil, "", fmt.Errorf("%s: this run keeps no record (coda runs without a state directory), so there is nothing under run: to read", p)
 	}
-	ws := engine.NewRunFiles(call.RunDir)
+	ws := call.RunFiles()
 	rel := filepath.FromSlash(strings.TrimSpace(rest))
 	if rel == "" {
 		rel = "."

@@ -1,0 +1,131 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coda-acp/coda/engine"
+)
+
+// A run's record is written in the background: the turn's first update
+// goes out while no file of the record has been written (the writer is
+// held until then), and when Run returns every file is, in the order the
+// run queued them: run.json first and last.
+func TestRun_recordsInTheBackground(t *testing.T) {
+	turn := newTurn(t, twoStages, `
+[[turn]]
+text = "Looked around."
+[[turn.tool_calls]]
+name = "transition"
+arguments = { to = "report" }
+
+[[turn]]
+text = "Done."
+`)
+	firstUpdate := make(chan struct{})
+	var once sync.Once
+	var mu sync.Mutex
+	var wrote []string
+	engine.SetBeforeRecordWrite(t, func(path string) {
+		select {
+		case <-firstUpdate:
+		case <-time.After(time.Minute): // only a real hang gets here
+			t.Error("the run's first update waited for its record")
+		}
+		rel, _ := filepath.Rel(engine.RunDir(turn.StateDir, turn.RunID), path)
+		mu.Lock()
+		wrote = append(wrote, filepath.ToSlash(rel))
+		mu.Unlock()
+	})
+	sink := &events{on: func(engine.Event) { once.Do(func() { close(firstUpdate) }) }}
+	res := engine.Run(t.Context(), turn, sink)
+	if res.Status != engine.StatusAnswered {
+		t.Fatalf("Run = %s (%v)", res.Status, res.Err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{
+		"run.json",
+		"stages/001-explore@1/prompt.md", "stages/001-explore@1/response.md", "stages/001-explore@1/status.json", "stages/001-explore@1/last_response",
+		"stages/002-report@1/prompt.md", "stages/002-report@1/response.md", "stages/002-report@1/status.json", "stages/002-report@1/last_response", "stages/002-report@1/answer",
+		"run.json",
+	}
+	if strings.Join(wrote, "\n") != strings.Join(want, "\n") {
+		t.Errorf("files written, in order:\n%s\nwant:\n%s", strings.Join(wrote, "\n"), strings.Join(want, "\n"))
+	}
+	rr, err := engine.ReadRun(turn.StateDir, turn.RunID)
+	if err != nil || rr.Status != res.Status || rr.Ended == "" {
+		t.Errorf("run.json when Run returned: %+v (%v); want it final", rr, err)
+	}
+	for _, f := range want {
+		if _, err := os.Stat(filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), f)); err != nil {
+			t.Errorf("when Run returned: %v", err)
+		}
+	}
+}
+
+// A stage's prompt.md names the session's earlier turns by their run ids
+// instead of writing them out again; one without a run id (a session
+// saved before run ids were kept) is written out as before. The model is
+// still sent them all.
+func TestRun_promptNamesEarlierTurns(t *testing.T) {
+	turn := newTurn(t, defaultAgent, "")
+	rec := &recorder{}
+	turn.Models, turn.UserModel = models{"rec": rec}, "rec"
+	turn.History = []engine.Exchange{
+		{Prompt: "the first question, a long one", Answer: "the first answer", RunID: "r-1"},
+		{Prompt: "the second question", Answer: "the second answer"},
+		{Prompt: "the third question", Answer: "the third answer", RunID: "r-3"},
+	}
+	engine.Run(t.Context(), turn, &events{})
+	b, err := os.ReadFile(filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), "stages", "001-answer@1", "prompt.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	for _, want := range []string{"\n[earlier turn: run r-1]\n", "\n# user\n\nthe second question\n", "\n# assistant\n\nthe second answer\n", "\n[earlier turn: run r-3]\n", "\n# user\n\nGo.\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("prompt.md lacks %q:\n%s", want, got)
+		}
+	}
+	for _, never := range []string{"the first question", "the first answer", "the third question", "the third answer"} {
+		if strings.Contains(got, never) {
+			t.Errorf("prompt.md writes out %q, a turn it should name by run id:\n%s", never, got)
+		}
+	}
+	if len(rec.reqs) == 0 || len(rec.reqs[0].Messages) != 7 || rec.reqs[0].Messages[0].Text != "the first question, a long one" || rec.reqs[0].Messages[5].Text != "the third answer" {
+		t.Errorf("the model was sent %+v, want every earlier turn", rec.reqs)
+	}
+}
+
+// A file of the record that fails inside coda (a panic on the writer's
+// goroutine) does not end coda: the run ends as usual and says, once, that
+// its record could not be written.
+func TestRun_recordWriterPanic(t *testing.T) {
+	turn := newTurn(t, defaultAgent, `
+[[turn]]
+text = "Done."
+`)
+	engine.SetBeforeRecordWrite(t, func(path string) {
+		if filepath.Base(path) == "prompt.md" {
+			panic("a bad file")
+		}
+	})
+	res := engine.Run(t.Context(), turn, &events{})
+	if res.Status != engine.StatusAnswered {
+		t.Fatalf("Run = %s (%v)", res.Status, res.Err)
+	}
+	n := 0
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "the run record could not be written") && strings.Contains(w, "a bad file") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("warnings %q: want the record's failure said once", res.Warnings)
+	}
+}
