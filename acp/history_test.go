@@ -32,6 +32,9 @@ func (answerModels) Model(string) (engine.Model, error) { return answerModel{}, 
 // 1 MiB prompts, its history holds the latest 20 exchanges, clipped, not
 // 100 MiB; and the heap, after a collection, shows no more than that.
 func TestSession_historyBounded(t *testing.T) {
+	if raceEnabled {
+		t.Skip("100 MiB of prompts through encoding/json take minutes under the race detector")
+	}
 	agent, err := engine.ParseBlueprint([]byte("[agent]\nname = \"t\"\n[stages.answer]\nmode = \"output\"\n"), "test")
 	if err != nil {
 		t.Fatal(err)
