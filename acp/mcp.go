@@ -148,12 +148,14 @@ func (s *Server) runMCP(ctx context.Context, sess *session, set *mcpSet, m *mcpS
 		m.conn = conn
 	}
 	set.mu.Unlock()
+	if err != nil && !stopped {
+		// Before started closes: a prompt that sees the failure finds its
+		// warning waiting.
+		set.warn(s, sess, fmt.Sprintf("MCP server %s failed to start: %v", srv.Name, err))
+	}
 	close(m.started)
 	switch {
-	case err != nil && stopped:
-		return
 	case err != nil:
-		set.warn(s, sess, fmt.Sprintf("MCP server %s failed to start: %v", srv.Name, err))
 		return
 	case stopped:
 		conn.Close()
