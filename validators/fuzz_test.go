@@ -261,7 +261,7 @@ func FuzzStarlark(f *testing.F) {
 		}
 	}
 	const budget = 200_000
-	topLevel.steps, topLevel.timeout, topLevel.memory = budget, time.Second, 16<<20
+	setTopLevel(f, budget, time.Second, 16<<20)
 	f.Fuzz(func(t *testing.T, src, content string) {
 		if len(content) > 1<<16 {
 			return // the 256 KiB cap is outputspec's; keep the fuzzer fast
