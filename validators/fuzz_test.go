@@ -276,7 +276,7 @@ func FuzzStarlark(f *testing.F) {
 		}
 		start := time.Now()
 		v, err := CompileValidator("fuzz.star", []byte(src))
-		if d := time.Since(start); d > 20*time.Second {
+		if d := time.Since(start); d > time.Minute { // a hang detector
 			t.Fatalf("compiling took %v, past its guards", d)
 		}
 		if err != nil {
@@ -290,7 +290,7 @@ func FuzzStarlark(f *testing.F) {
 		v.MaxMemory = 16 << 20 // keep the fuzzer's own heap small
 		start = time.Now()
 		reason, err := v.Validate(context.Background(), content)
-		if d := time.Since(start); d > 20*time.Second {
+		if d := time.Since(start); d > time.Minute { // a hang detector
 			t.Fatalf("a call took %v, past its guards", d)
 		}
 		var se *ScriptError
