@@ -79,12 +79,7 @@ func TestSession_historyBounded(t *testing.T) {
 		if err := srv.prompt(req); err != nil {
 			t.Fatal(err)
 		}
-		sess.mu.Lock()
-		r := sess.running // nil when the turn has finished already
-		sess.mu.Unlock()
-		if r != nil {
-			<-r.done
-		}
+		srv.conn.owed.Wait() // until the turn has answered, its file saved
 	}
 
 	late := allocated() - mark // what turns 90-99 allocated

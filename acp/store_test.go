@@ -298,13 +298,9 @@ func promptAndWait(t testing.TB, srv *Server, sessionID, text string) {
 	if err := srv.prompt(req); err != nil {
 		t.Fatal(err)
 	}
-	sess := srv.sessions[sessionID]
-	sess.mu.Lock()
-	r := sess.running
-	sess.mu.Unlock()
-	if r != nil {
-		<-r.done
-	}
+	// Until the turn's answer is written: the session's file is saved
+	// before it. (The session is free again a little earlier.)
+	srv.conn.owed.Wait()
 }
 
 // The file keeps every exchange; a restored session's history, like a
