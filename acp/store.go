@@ -309,6 +309,10 @@ func (st *store) copyExchanges(w *bufio.Writer, id string) (some bool, err error
 	if _, err := file.Seek(start, io.SeekStart); err != nil {
 		return false, err
 	}
+	// Flushed first, the copy goes file to file in the kernel where it can.
+	if err := w.Flush(); err != nil {
+		return false, err
+	}
 	if _, err := io.CopyN(w, file, end-start); err != nil {
 		return false, corruptf("exchanges: %v", eofUnexpected(err))
 	}
@@ -338,7 +342,7 @@ func (st *store) replace(id string, fill func(w *bufio.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	w := bufio.NewWriterSize(tmp, 64<<10)
+	w := bufio.NewWriter(tmp)
 	err = fill(w)
 	if err == nil {
 		err = w.Flush()
