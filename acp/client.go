@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -141,6 +142,9 @@ func (w *clientWorkspace) ReadTextFile(ctx context.Context, path string) (string
 	if !w.caps.readTextFile {
 		return w.local.ReadTextFile(ctx, path)
 	}
+	if err := w.inside("read", path); err != nil {
+		return "", err
+	}
 	var res readTextFileResult
 	if err := w.call(ctx, "fs/read_text_file", readTextFileParams{w.sessionID, path}, &res); err != nil {
 		return "", err
@@ -177,7 +181,26 @@ func (w *clientWorkspace) WriteTextFile(ctx context.Context, path, content strin
 	if err := w.local.Disk().MkdirAll(filepath.Dir(path)); err != nil {
 		return err
 	}
+	if err := w.inside("write", path); err != nil {
+		return err
+	}
 	return w.call(ctx, "fs/write_text_file", writeTextFileParams{w.sessionID, path, content}, nil)
+}
+
+// inside refuses a path that now leads outside the workspace's roots, just
+// before the editor is asked to use it: the tool checked it before asking
+// the user, and a file swapped for a symlink meanwhile would lead the
+// editor's write outside. (The editor resolves the path itself, so this
+// narrows the window to the call; a write coda makes goes through os.Root.)
+func (w *clientWorkspace) inside(op, path string) error {
+	_, inside, err := w.local.Disk().Inside(path)
+	if err != nil {
+		return err
+	}
+	if !inside {
+		return &fs.PathError{Op: op, Path: path, Err: engine.ErrOutside}
+	}
+	return nil
 }
 
 // Permission option ids, as offered to the client.

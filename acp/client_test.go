@@ -580,3 +580,30 @@ func TestClientWorkspace_disconnect(t *testing.T) {
 		t.Errorf("a call after the disconnect: %v, want %q", err, want)
 	}
 }
+
+// A file swapped for a symlink to outside the workspace while the user was
+// asked is not handed to the editor to write, nor to read: its path is
+// checked again just before the call.
+func TestClientWorkspace_swappedBeforeEditorCall(t *testing.T) {
+	ws, fc := newClientPair(t, allCaps, nil)
+	outside, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(outside, "secret.txt")
+	os.WriteFile(secret, []byte("keep"), 0o644)
+	path := filepath.Join(ws.Cwd(), "f.txt")
+	if err := os.Symlink(secret, path); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := ws.WriteTextFile(ctx, path, "pwned"); !errors.Is(err, engine.ErrOutside) {
+		t.Errorf("WriteTextFile through a symlink to outside = %v, want ErrOutside", err)
+	}
+	if _, err := ws.ReadTextFile(ctx, path); !errors.Is(err, engine.ErrOutside) {
+		t.Errorf("ReadTextFile through a symlink to outside = %v, want ErrOutside", err)
+	}
+	if got := fc.methods(); got != "" {
+		t.Errorf("the editor was asked: %s", got)
+	}
+}

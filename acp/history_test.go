@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"testing"
 
@@ -30,13 +31,19 @@ func (answerModels) Model(string) (engine.Model, error) { return answerModel{}, 
 
 // A long session keeps only what its next turn can use: after 100 turns of
 // 1 MiB prompts, its history holds the latest 20 exchanges, clipped, not
-// 100 MiB; and the heap, after a collection, shows no more than that.
+// 100 MiB; and the heap, after a collection, shows no more than that. Its
+// file, which keeps every prompt for session/load, is saved after each turn
+// without being read whole: a late turn allocates no more than an early one
+// (reading the file whole took coda to 900 MB by the hundredth turn).
 func TestSession_historyBounded(t *testing.T) {
+	if raceEnabled {
+		t.Skip("100 MiB of prompts through encoding/json take minutes under the race detector")
+	}
 	agent, err := engine.ParseBlueprint([]byte("[agent]\nname = \"t\"\n[stages.answer]\nmode = \"output\"\n"), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := NewServer(Options{Agent: agent, Models: answerModels{}, UserModel: "answer"})
+	srv, err := NewServer(Options{Agent: agent, Models: answerModels{}, UserModel: "answer", StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,18 +64,28 @@ func TestSession_historyBounded(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	prompt := strings.Repeat("a", 1<<20)
+	allocs := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	allocated := func() uint64 { metrics.Read(allocs); return allocs[0].Value.Uint64() }
+	var mark, early uint64 // early: what turns 10-19 allocated
 	for i := range 100 {
+		switch i {
+		case 10, 90:
+			mark = allocated()
+		case 20:
+			early = allocated() - mark
+		}
 		req := &jsonrpc2.Request{Method: "session/prompt", ID: jsonrpc2.ID{Num: uint64(i)},
 			Params: rawParams(fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":"%d %s"}]}`, sessionID, i, prompt))}
 		if err := srv.prompt(req); err != nil {
 			t.Fatal(err)
 		}
-		sess.mu.Lock()
-		r := sess.running // nil when the turn has finished already
-		sess.mu.Unlock()
-		if r != nil {
-			<-r.done
-		}
+		srv.conn.owed.Wait() // until the turn has answered, its file saved
+	}
+
+	late := allocated() - mark // what turns 90-99 allocated
+	t.Logf("turns 10-19 allocated %d MiB, turns 90-99 %d MiB", early>>20, late>>20)
+	if late > 2*early {
+		t.Errorf("turns 90-99 allocated %d MiB, turns 10-19 %d MiB: a turn's cost grows with the session", late>>20, early>>20)
 	}
 
 	sess.mu.Lock()

@@ -54,15 +54,3 @@ arguments = { content = "8 bytes." }
 		t.Errorf("the session's history:\n%s\nwant the earlier prompt with a note in the image's place", stored)
 	}
 }
-
-// An image over the limit is refused before it is decoded.
-func TestPrompt_imageTooLarge(t *testing.T) {
-	m := serveLive(t, ``, acp.Options{})
-	m.request(1, "session/new", newSession())
-	resp := m.request(2, "session/prompt", map[string]any{"sessionId": "s-1", "prompt": []map[string]string{
-		{"type": "image", "mimeType": "image/png", "data": strings.Repeat("AAAA", 7<<20)},
-	}})
-	if !strings.Contains(resp, `"code":-32602`) || !strings.Contains(resp, "prompt[0]: the image is over the 20.0 MB limit") {
-		t.Errorf("a 21 MiB image: %s", resp)
-	}
-}

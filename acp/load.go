@@ -70,34 +70,25 @@ func (s *Server) saveSession(sess *session, ex *storedExchange) string {
 	if sess.gone {
 		return ""
 	}
-	f, err := s.store.read(sess.id)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		f = &sessionFile{}
-	case err != nil:
-		s.log.Warn("a session's file cannot be read: set aside as .corrupt, and a new one begun", "session", sess.id, "err", err)
-		if err := s.store.setAside(sess.id); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			s.log.Warn("setting a session's file aside", "session", sess.id, "err", err)
-		}
-		f = &sessionFile{}
-	}
+	f := &sessionFile{}
 	sess.mu.Lock()
 	f.Version, f.ID, f.Cwd, f.AdditionalDirectories = sessionFileVersion, sess.id, sess.cwd, sess.additional
 	f.Title, f.CreatedAt, f.Output = sess.title, sess.createdAt, sess.metaRaw
 	f.Options = storedOptions{OutputFormat: sess.config, Model: sess.model, Mode: sess.mode}
 	sess.mu.Unlock()
 	f.UpdatedAt = time.Now().UTC()
+	var raw json.RawMessage
 	if ex != nil {
-		raw, err := json.Marshal(ex)
-		if err != nil {
+		var err error
+		if raw, err = json.Marshal(ex); err != nil {
 			return s.saveFailed(sess, err)
 		}
-		f.Exchanges = append(f.Exchanges, raw)
 	}
-	if f.Exchanges == nil {
-		f.Exchanges = []json.RawMessage{}
+	corrupt, err := s.store.save(f, raw)
+	if corrupt != nil {
+		s.log.Warn("a session's file cannot be read: set aside as .corrupt, and a new one begun", "session", sess.id, "err", corrupt)
 	}
-	if err := s.store.write(f); err != nil {
+	if err != nil {
 		return s.saveFailed(sess, err)
 	}
 	return ""

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,26 +161,26 @@ func readHeader(path, id string) (*sessionFile, error) {
 		return nil, err
 	}
 	defer file.Close()
-	dec := json.NewDecoder(bufio.NewReaderSize(file, 4<<10))
-	var f sessionFile
-	corrupt := func(err error) (*sessionFile, error) {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
-	}
+	f, _, err := decodeHeader(json.NewDecoder(bufio.NewReaderSize(file, 4<<10)), id)
+	return f, err
+}
+
+// decodeHeader reads a session file's fields up to "exchanges", leaving dec
+// at the exchanges' value; atExchanges is false when the file has none.
+func decodeHeader(dec *json.Decoder, id string) (f *sessionFile, atExchanges bool, err error) {
+	f = &sessionFile{}
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return corrupt(fmt.Errorf("not a JSON object (%v)", err))
+		return nil, false, corruptf("not a JSON object (%v)", err)
 	}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return corrupt(err)
+			return nil, false, corruptf("%v", eofUnexpected(err))
 		}
 		var v any
 		switch tok {
 		case "exchanges":
-			return &f, f.check(id)
+			return f, true, f.check(id)
 		case "version":
 			v = &f.Version
 		case "id":
@@ -198,30 +199,155 @@ func readHeader(path, id string) (*sessionFile, error) {
 			v = new(json.RawMessage)
 		}
 		if err := dec.Decode(v); err != nil {
-			return corrupt(fmt.Errorf("%s: %v", tok, err))
+			return nil, false, corruptf("%s: %v", tok, eofUnexpected(err))
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return corrupt(err)
+		return nil, false, corruptf("%v", eofUnexpected(err))
 	}
-	return &f, f.check(id)
+	return f, false, f.check(id)
+}
+
+func corruptf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errCorrupt, fmt.Sprintf(format, args...))
+}
+
+// eofUnexpected makes a file's early end an unexpected one.
+func eofUnexpected(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// save writes session f's file anew, atomically: f's fields (its
+// Exchanges unused), then the exchanges the file holds already, then add
+// when not nil. The old exchanges are copied through a small buffer, never
+// held: saving a long session costs little memory and no decoding, where
+// reading the file whole cost several times the file after every turn. An
+// old file that is not a session's file is set aside (setAside) and the new
+// one holds add alone; corrupt says why.
+func (st *store) save(f *sessionFile, add json.RawMessage) (corrupt, err error) {
+	write := func(copyOld bool) error {
+		return st.replace(f.ID, func(w *bufio.Writer) error {
+			h := *f
+			h.Exchanges = []json.RawMessage{}
+			head, err := json.Marshal(&h)
+			if err != nil {
+				return err
+			}
+			w.Write(bytes.TrimSuffix(head, []byte("]}"))) // the exchanges stay open
+			some := false
+			if copyOld {
+				if some, err = st.copyExchanges(w, f.ID); err != nil {
+					return err
+				}
+			}
+			if add != nil {
+				if some {
+					w.WriteByte(',')
+				}
+				w.Write(add)
+			}
+			w.WriteString("]}")
+			return nil
+		})
+	}
+	err = write(true)
+	if errors.Is(err, errCorrupt) {
+		corrupt = err
+		if err := st.setAside(f.ID); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return corrupt, err
+		}
+		err = write(false)
+	}
+	return corrupt, err
+}
+
+// copyExchanges copies the exchanges of session id's file to w, as they
+// are (comma-separated), and reports whether there were any. A missing file
+// has none; one that is not a session's file is errCorrupt. The bytes are
+// copied, not decoded: coda writes the exchanges last, so they run from
+// the header's end to the file's closing "]}". (A file edited by hand so
+// that it does not end so is set aside.)
+func (st *store) copyExchanges(w *bufio.Writer, id string) (some bool, err error) {
+	file, err := os.Open(st.path(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer file.Close()
+	dec := json.NewDecoder(file)
+	_, atExchanges, err := decodeHeader(dec, id)
+	if err != nil || !atExchanges {
+		return false, err
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return false, corruptf("exchanges: not an array (%v)", eofUnexpected(err))
+	}
+	start, some := dec.InputOffset(), dec.More()
+	fi, err := file.Stat()
+	if err != nil {
+		return false, err
+	}
+	tail := make([]byte, min(fi.Size()-start, 64))
+	tailAt := fi.Size() - int64(len(tail))
+	if _, err := file.ReadAt(tail, tailAt); err != nil {
+		return false, err
+	}
+	const space = " \t\r\n"
+	rest, closed := bytes.CutSuffix(bytes.TrimRight(tail, space), []byte("}"))
+	rest, ended := bytes.CutSuffix(bytes.TrimRight(rest, space), []byte("]"))
+	if !closed || !ended {
+		return false, corruptf("it does not end with its exchanges")
+	}
+	if !some {
+		return false, nil
+	}
+	end := tailAt + int64(len(rest)) // where the closing ']' is
+	if _, err := file.Seek(start, io.SeekStart); err != nil {
+		return false, err
+	}
+	// Flushed first, the copy goes file to file in the kernel where it can.
+	if err := w.Flush(); err != nil {
+		return false, err
+	}
+	if _, err := io.CopyN(w, file, end-start); err != nil {
+		return false, corruptf("exchanges: %v", eofUnexpected(err))
+	}
+	return true, nil
 }
 
 // write writes f whole, atomically: a reader sees the old file or the new
 // one, never a mix.
 func (st *store) write(f *sessionFile) error {
-	if err := os.MkdirAll(st.dir, 0o700); err != nil {
-		return err
-	}
 	data, err := json.Marshal(f)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(st.dir, "."+f.ID+".*.tmp")
+	return st.replace(f.ID, func(w *bufio.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// replace writes session id's file anew through fill, atomically (a
+// temporary file, synced, renamed over the old one).
+func (st *store) replace(id string, fill func(w *bufio.Writer) error) error {
+	if err := os.MkdirAll(st.dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(st.dir, "."+id+".*.tmp")
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(data)
+	w := bufio.NewWriter(tmp)
+	err = fill(w)
+	if err == nil {
+		err = w.Flush()
+	}
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -229,7 +355,7 @@ func (st *store) write(f *sessionFile) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), st.path(f.ID))
+		err = os.Rename(tmp.Name(), st.path(id))
 	}
 	if err != nil {
 		os.Remove(tmp.Name())

@@ -125,3 +125,20 @@ func BenchmarkSessionNew(b *testing.B) {
 		c.call(b, "session/new", params)
 	}
 }
+
+// BenchmarkSaveSession_200turns: what a turn's save costs in a session of
+// 200 turns (the file rewritten with its exchanges; none added, so each
+// iteration saves the same file). Read against BenchmarkSessionNew.
+func BenchmarkSaveSession_200turns(b *testing.B) {
+	srv := testServer(b, b.TempDir(), Options{})
+	id := call(b, srv, "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, b.TempDir())).(map[string]any)["sessionId"].(string)
+	sess := srv.sessions[id]
+	benchSession(b, srv.store, id, sess.cwd, 200, time.Now())
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if w := srv.saveSession(sess, nil); w != "" {
+			b.Fatal(w)
+		}
+	}
+}

@@ -566,13 +566,17 @@ func TestFanOut_permissionsOneAtATime(t *testing.T) {
 		turn.Tools = builtinTools()
 		var mu sync.Mutex
 		asking, most, asked := 0, 0, 0
-		turn.Workspace.(*engine.LocalWorkspace).Approve = func(context.Context, engine.PermissionRequest) (bool, error) {
+		turn.Workspace.(*engine.LocalWorkspace).Approve = func(ctx context.Context, _ engine.PermissionRequest) (bool, error) {
 			mu.Lock()
 			asking++
 			asked++
 			most = max(most, asking)
 			mu.Unlock()
-			time.Sleep(time.Second) // the user thinks
+			select { // the user thinks, on the bubble's clock
+			case <-time.After(time.Second):
+			case <-ctx.Done():
+				return false, ctx.Err()
+			}
 			mu.Lock()
 			asking--
 			mu.Unlock()

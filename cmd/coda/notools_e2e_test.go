@@ -61,7 +61,7 @@ func TestRun_toolsUnsupportedFromServer(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.toml")
 	os.WriteFile(cfg, []byte(fmt.Sprintf("[providers.local]\nkind = \"openai\"\nbase_url = %q\n", srv.URL+"/v1")), 0o600)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang detector
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	err := run(ctx, []string{"run", "--config", cfg, "--model", "local:gemma3:4b", "--state-dir", filepath.Join(dir, "state"),

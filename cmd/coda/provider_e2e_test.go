@@ -63,7 +63,7 @@ func TestProvider_e2e(t *testing.T) {
 	work := filepath.Join(dir, "work")
 	os.Mkdir(work, 0o700)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang detector
 	defer cancel()
 	stdinR, stdinW := io.Pipe()
 	stdoutR, stdoutW := io.Pipe()

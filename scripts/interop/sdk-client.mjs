@@ -118,6 +118,7 @@ async function main(ctx, stateDir) {
   const refused = submits.filter((c) => c.status === "failed");
   check(refused.length === 1, "prompt 1: one submit_output tool call ended failed", submits);
   check(/code fence/.test(contentText(refused[0])), "prompt 1: the refused submit_output names the code fence as its reason", refused[0]);
+  check(refused[0].rawInput?.content === '```json\n{"safe": true}\n```', "prompt 1: the pretty-printed arguments arrive as rawInput", refused[0]);
   check(submits.filter((c) => c.status === "completed").length === 1, "prompt 1: one submit_output tool call completed", submits);
 
   // The session's output_format option switches the next answer to YAML.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -72,24 +73,28 @@ func TestRetry_Do_retryAfter(t *testing.T) {
 	}
 }
 
+// Cancelling ends the wait between tries at once. On the bubble's clock,
+// "at once" is exact; and the cancel comes while Do is surely waiting.
 func TestRetry_Do_cancel(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	p := Retry{Base: time.Hour}
-	calls := 0
-	done := make(chan error)
-	go func() {
-		done <- p.Do(ctx, func(context.Context) error { calls++; return &Temporary{Err: errors.New("x")} })
-	}()
-	time.Sleep(10 * time.Millisecond)
-	cancel()
-	select {
-	case err := <-done:
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		p := Retry{Base: time.Hour}
+		calls := 0
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() {
+			done <- p.Do(ctx, func(context.Context) error { calls++; return &Temporary{Err: errors.New("x")} })
+		}()
+		synctest.Wait() // Do waits out its hour
+		cancel()
+		err := <-done
 		if !errors.Is(err, context.Canceled) || calls != 1 {
 			t.Errorf("error %v after %d calls", err, calls)
 		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("a cancelled wait did not end")
-	}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("Do returned %s after the cancel, want at once", d)
+		}
+	})
 }
 
 func TestRetryAfter(t *testing.T) {
