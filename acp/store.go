@@ -229,7 +229,11 @@ func eofUnexpected(err error) error {
 // one holds add alone; corrupt says why.
 func (st *store) save(f *sessionFile, add json.RawMessage) (corrupt, err error) {
 	write := func(copyOld bool) error {
-		return st.replace(f.ID, func(w *bufio.Writer) error {
+		// A turn's exchange is synced to the disk before the prompt is
+		// answered; the rest (a new session, an option) is rewritten
+		// atomically but not synced: a crash can lose only what the editor
+		// can set again, and session/new stays off the disk's latency.
+		return st.replace(f.ID, add != nil, func(w *bufio.Writer) error {
 			h := *f
 			h.Exchanges = []json.RawMessage{}
 			head, err := json.Marshal(&h)
@@ -327,15 +331,15 @@ func (st *store) write(f *sessionFile) error {
 	if err != nil {
 		return err
 	}
-	return st.replace(f.ID, func(w *bufio.Writer) error {
+	return st.replace(f.ID, true, func(w *bufio.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
 }
 
 // replace writes session id's file anew through fill, atomically (a
-// temporary file, synced, renamed over the old one).
-func (st *store) replace(id string, fill func(w *bufio.Writer) error) error {
+// temporary file, synced when sync is set, renamed over the old one).
+func (st *store) replace(id string, sync bool, fill func(w *bufio.Writer) error) error {
 	if err := os.MkdirAll(st.dir, 0o700); err != nil {
 		return err
 	}
@@ -348,7 +352,7 @@ func (st *store) replace(id string, fill func(w *bufio.Writer) error) error {
 	if err == nil {
 		err = w.Flush()
 	}
-	if err == nil {
+	if err == nil && sync {
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
