@@ -88,3 +88,34 @@ type ToolResult struct {
 func Errorf(format string, args ...any) ToolResult {
 	return ToolResult{Output: fmt.Sprintf(format, args...), IsError: true}
 }
+
+// Ask asks the user whether call may go ahead with req, unless the call was
+// approved already (the taint gate's question covered it). It returns nil
+// when the call may go ahead (and marks it in progress), else the result
+// the model gets: skipped says what not going ahead means ("nothing was
+// changed"), and what, when not "", names what the user refused. The one
+// rule for how a tool that asks (write_file, edit_file, shell, MCP tools)
+// waits on the user.
+func Ask(ctx context.Context, call *Call, req PermissionRequest, skipped, what string) *ToolResult {
+	if !call.Approved {
+		ok, err := call.Workspace.RequestPermission(ctx, req)
+		if !ok || err != nil {
+			name := req.Key
+			var res ToolResult
+			switch {
+			case ctx.Err() != nil:
+				res = Errorf("%s was cancelled before the user answered; %s.", name, skipped)
+			case err != nil:
+				res = Errorf("%s could not ask the user for permission (%v); %s.", name, err, skipped)
+			case what != "":
+				res = Errorf("The user denied %s: %s. %s. Do not retry the same call; carry on without it or ask the user.", name, what, upperFirst(skipped))
+			default:
+				res = Errorf("The user denied %s; %s. Do not retry the same call; carry on without it or ask the user.", name, skipped)
+			}
+			return &res
+		}
+	}
+	// Approved: the call leaves "pending" and runs.
+	call.Progress(ToolCallEvent{Status: ToolInProgress})
+	return nil
+}

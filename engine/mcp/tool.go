@@ -159,31 +159,13 @@ func sources(args json.RawMessage, res *sdk.CallToolResult, output string) []eng
 // this tool for the rest of the session. It returns nil when the call may
 // go ahead, else the result the model gets.
 func (t *Tool) ask(ctx context.Context, call *engine.Call) *engine.ToolResult {
-	if call.Approved {
-		call.Progress(engine.ToolCallEvent{Status: engine.ToolInProgress})
-		return nil
-	}
 	title, _ := t.Title(call.Args)
-	ok, err := call.Workspace.RequestPermission(ctx, engine.PermissionRequest{
+	return engine.Ask(ctx, call, engine.PermissionRequest{
 		Key: t.name,
 		ToolCall: engine.ToolCallEvent{
 			ID: call.ID, Title: title, Kind: t.Kind(), Status: engine.ToolPending, RawInput: call.Args,
 		},
-	})
-	if ok && err == nil {
-		call.Progress(engine.ToolCallEvent{Status: engine.ToolInProgress})
-		return nil
-	}
-	var res engine.ToolResult
-	switch {
-	case ctx.Err() != nil:
-		res = engine.Errorf("%s was cancelled before the user answered; it was not called.", t.name)
-	case err != nil:
-		res = engine.Errorf("%s could not ask the user for permission (%v); it was not called.", t.name, err)
-	default:
-		res = engine.Errorf("The user denied %s; it was not called. Do not retry the same call; carry on without it or ask the user.", t.name)
-	}
-	return &res
+	}, "it was not called", "")
 }
 
 // maxOutput caps what of a result the model is sent.

@@ -93,16 +93,12 @@ func sniffText(head []byte, whole bool, shown string) string {
 	return fmt.Sprintf("%s is a binary file (%s), not text; only text files can be read", shown, mime)
 }
 
-// ask requests the user's permission for a call that changes something. It
-// returns nil when the call may go ahead, else the result the model gets.
+// ask requests the user's permission for a call that changes something
+// (engine.Ask). It returns nil when the call may go ahead, else the result
+// the model gets.
 func ask(ctx context.Context, call *engine.Call, tool engine.Tool, title, what string, locs []engine.Location, content []engine.ToolContent) *engine.ToolResult {
-	if call.Approved {
-		call.Progress(engine.ToolCallEvent{Status: engine.ToolInProgress})
-		return nil
-	}
-	name := tool.Spec().Name
-	ok, err := call.Workspace.RequestPermission(ctx, engine.PermissionRequest{
-		Key: name,
+	res := engine.Ask(ctx, call, engine.PermissionRequest{
+		Key: tool.Spec().Name,
 		ToolCall: engine.ToolCallEvent{
 			ID:        call.ID,
 			Title:     title,
@@ -112,22 +108,9 @@ func ask(ctx context.Context, call *engine.Call, tool engine.Tool, title, what s
 			Locations: locs,
 			Content:   content,
 		},
-	})
-	if ok && err == nil {
-		// Approved: the call leaves "pending" and runs.
-		call.Progress(engine.ToolCallEvent{Status: engine.ToolInProgress})
-		return nil
+	}, "nothing was changed", what)
+	if res != nil {
+		res.Title, res.Locations = title, locs
 	}
-	var res engine.ToolResult
-	switch {
-	case ctx.Err() != nil:
-		res = engine.Errorf("%s was cancelled before the user answered; nothing was changed.", name)
-	case err != nil:
-		res = engine.Errorf("%s could not ask the user for permission (%v); nothing was changed.", name, err)
-	default:
-		res = engine.Errorf("The user denied %s: %s. Nothing was changed. Do not retry the same call; carry on without it or ask the user.", name, what)
-	}
-	res.Title = title
-	res.Locations = locs
-	return &res
+	return res
 }
