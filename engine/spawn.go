@@ -196,7 +196,7 @@ func (v *stageVisit) wait(ctx context.Context, tc ToolCall) ToolResult {
 		return Errorf("Cancelled.")
 	}
 	r.settleChild(c)
-	b, _ := encodeRecord(answerRecord(c.res), "")
+	b, _ := encodeRecord(c.res.Record(), "")
 	return ToolResult{Output: strings.TrimSuffix(string(b), "\n")}
 }
 
@@ -245,15 +245,3 @@ func (r *run) childRecords() []SubRun {
 	return out
 }
 
-// answerRecord is a run's answer record (DESIGN §1), also when it has no
-// answer: then its content is empty, and a failure is among its warnings.
-func answerRecord(res *Result) Answer {
-	if res.Answer != nil {
-		return *res.Answer
-	}
-	a := Answer{RunID: res.RunID, Status: res.Status, Flags: nonNil(res.Flags), Warnings: append([]string{}, res.Warnings...), Artifacts: []outputspec.Artifact{}}
-	if res.Err != nil {
-		a.Warnings = append(a.Warnings, "the run failed: "+res.Err.Error())
-	}
-	return a
-}

@@ -330,3 +330,31 @@ text = "never"
 		}
 	})
 }
+
+// wait_for_agent on a child that failed returns its answer record with no
+// content and the reason in noAnswer, the shape `coda run --json` prints.
+func TestSpawn_waitFailedChild(t *testing.T) {
+	turn := newTurn(t, spawner, `
+[[turn]]
+[[turn.tool_calls]]
+name = "spawn_agent"
+arguments = { agent = "finder", prompt = "Go." }
+[[turn]]
+for = "c1"
+error = "boom"
+[[turn]]
+[[turn.tool_calls]]
+name = "wait_for_agent"
+arguments = { id = "c1" }
+[[turn]]
+expect = '"noAnswer":"the run failed: '
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "It failed." }
+`)
+	turn.Agents = agents(t, map[string]string{"finder": finder})
+	res := engine.Run(context.Background(), turn, &events{})
+	if res.Status != engine.StatusAnswered {
+		t.Fatalf("Run = %s (%v)", res.Status, res.Err)
+	}
+}
