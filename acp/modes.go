@@ -263,7 +263,7 @@ func (s *Server) bindMode(sess *session) {
 			mode := sess.mode
 			sess.mu.Unlock()
 			// The taint gate's questions are never the mode's to answer.
-			return mode == modeAutoEdit && req.ToolCall.Kind == "edit" && !strings.HasPrefix(req.Key, "taint:") &&
+			return mode == modeAutoEdit && req.ToolCall.Kind == "edit" && !strings.HasPrefix(req.Key, engine.TaintPermissionPrefix) &&
 				inside(w.Roots(), req.ToolCall.Locations)
 		}
 	}

@@ -49,6 +49,11 @@ const (
 	TaintAsk   = "ask"
 )
 
+// TaintPermissionPrefix starts the permission key of every question the
+// gate asks ("taint:submit_output"): a workspace that answers some requests
+// by itself (auto-edit) must leave these to the user.
+const TaintPermissionPrefix = "taint:"
+
 // FlagTaintWaived marks an answer that carried private content and went
 // through because nobody could be asked and --yes waived the gate.
 const FlagTaintWaived = "taint_waived"
@@ -377,7 +382,7 @@ func (v *stageVisit) taintRequest(c sinkCall, rec TaintAudit) PermissionRequest 
 		b.WriteString("\nThe run read more private content than coda keeps track of, so it cannot tell which.")
 	}
 	req := PermissionRequest{
-		Key:    "taint:" + c.sink,
+		Key:    TaintPermissionPrefix + c.sink,
 		Always: fmt.Sprintf("Always allow %s to carry private content in this session", c.sink),
 		ToolCall: ToolCallEvent{
 			ID:      id,
