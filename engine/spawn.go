@@ -244,4 +244,3 @@ func (r *run) childRecords() []SubRun {
 	}
 	return out
 }
-
