@@ -117,12 +117,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, id jsonrpc2.ID, sess *
 			s.replyError(id, codeInternalError, fmt.Sprintf("internal error: the turn failed inside coda (%v); the session is still usable", p), map[string]any{"runId": turn.RunID})
 		}
 	}()
-	var closing [][]byte
-	sink := &updateSink{out: s.conn.out, sessionID: sess.id, cwd: sess.cwd, keep: func(line []byte) {
-		if u := closingUpdate(line); u != nil {
-			closing = append(closing, u)
-		}
-	}}
+	sink := &updateSink{out: s.conn.out, sessionID: sess.id, cwd: sess.cwd}
 	if err := s.startTurn(sess, turn, r.prompt); err != nil {
 		release()
 		s.replyError(id, codeOf(err), err.Error(), nil)
@@ -139,7 +134,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, id jsonrpc2.ID, sess *
 		sess.remember(ex)
 	}
 	release()
-	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, closing, res.Status); w != "" {
+	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.closing, res.Status); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	coda := map[string]any{

@@ -431,31 +431,3 @@ func linkName(uri string) string {
 	}
 	return name
 }
-
-// closingUpdate returns the update object of a session/update line that
-// is a closing chunk (an agent_message_chunk whose _meta.coda.phase is
-// neither empty nor "commentary"), or nil. Streamed commentary, the hot
-// path, is told apart by its tail without decoding.
-func closingUpdate(line []byte) []byte {
-	const prefix = `,"update":{"sessionUpdate":"agent_message_chunk"`
-	i := bytes.Index(line, []byte(prefix))
-	if i < 0 || !bytes.HasSuffix(line, []byte("}}")) {
-		return nil
-	}
-	update := line[i+len(`,"update":`) : len(line)-2]
-	tail := update[max(0, len(update)-256):]
-	if bytes.Contains(tail, []byte(`{"coda":{"phase":"commentary"`)) {
-		return nil
-	}
-	var u struct {
-		Meta struct {
-			Coda struct {
-				Phase string `json:"phase"`
-			} `json:"coda"`
-		} `json:"_meta"`
-	}
-	if json.Unmarshal(update, &u) != nil || u.Meta.Coda.Phase == "" || u.Meta.Coda.Phase == "commentary" {
-		return nil
-	}
-	return bytes.Clone(update)
-}

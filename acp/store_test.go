@@ -151,33 +151,6 @@ func TestStore_saveStreams(t *testing.T) {
 	}
 }
 
-// closingUpdate keeps the chunks a turn closes with, whatever their phase
-// (final_answer, no_answer, one to come), and nothing streamed.
-func TestClosingUpdate(t *testing.T) {
-	line := func(update string) []byte {
-		return []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":` + update + `}}`)
-	}
-	kept := []string{
-		`{"sessionUpdate":"agent_message_chunk","messageId":"m-2","content":{"type":"text","text":"x"},"_meta":{"coda":{"phase":"final_answer","format":"json"}}}`,
-		`{"sessionUpdate":"agent_message_chunk","messageId":"m-2","content":{"type":"text","text":"No answer."},"_meta":{"coda":{"status":"failed","phase":"no_answer"}}}`,
-	}
-	for _, u := range kept {
-		if got := closingUpdate(line(u)); string(got) != u {
-			t.Errorf("closingUpdate kept %s, want %s", got, u)
-		}
-	}
-	for _, u := range []string{
-		`{"sessionUpdate":"agent_message_chunk","messageId":"m-1","content":{"type":"text","text":"\"phase\":\"final_answer\""},"_meta":{"coda":{"phase":"commentary","stage":"answer"}}}`,
-		`{"sessionUpdate":"agent_thought_chunk","messageId":"m-1","content":{"type":"text","text":"x"},"_meta":{"coda":{"phase":"final_answer"}}}`,
-		`{"sessionUpdate":"tool_call","toolCallId":"t-1","rawInput":{"_meta":{"coda":{"phase":"final_answer"}}}}`,
-		`{"sessionUpdate":"agent_message_chunk","messageId":"m-1","content":{"type":"text","text":"x"}}`,
-	} {
-		if got := closingUpdate(line(u)); got != nil {
-			t.Errorf("closingUpdate kept %s", got)
-		}
-	}
-}
-
 func TestTitleOf(t *testing.T) {
 	long := strings.Repeat("word ", 30)
 	tests := []struct {

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"bytes"
 	"context"
 	"net/url"
 	"path/filepath"
@@ -17,9 +18,12 @@ type updateSink struct {
 	buf       []byte
 	// Workspace root, for artifact URIs.
 	cwd string
-	// keep, when set, sees every line written (to keep the closing
-	// chunks for the session's file: closingUpdate).
-	keep func(line []byte)
+	// updateAt is where the line being built has its update object.
+	updateAt int
+	// closing are the update objects of the chunks the turn closed with
+	// (finalAnswer's, noAnswer's), as they were sent: the session's file
+	// keeps them for session/load to replay.
+	closing [][]byte
 }
 
 func (k *updateSink) Emit(_ context.Context, ev engine.Event) error {
@@ -48,6 +52,7 @@ func (k *updateSink) Emit(_ context.Context, ev engine.Event) error {
 // first field.
 func (k *updateSink) begin(kind string) []byte {
 	b := appendUpdateHead(k.buf[:0], k.sessionID)
+	k.updateAt = len(b)
 	b = append(b, `{"sessionUpdate":"`...)
 	b = append(b, kind...)
 	return append(b, '"')
@@ -65,10 +70,16 @@ func appendUpdateHead(b []byte, sessionID string) []byte {
 func (k *updateSink) end(b []byte) error {
 	b = append(b, "}}}"...)
 	k.buf = b
-	if k.keep != nil {
-		k.keep(b)
-	}
 	return k.out.writeLine(b)
+}
+
+// endClosing is end for a chunk the turn closes with: its update object is
+// kept in closing too. The streamed chunks never come here, so they cost
+// nothing for it.
+func (k *updateSink) endClosing(b []byte) error {
+	err := k.end(b)
+	k.closing = append(k.closing, bytes.Clone(k.buf[k.updateAt:len(k.buf)-2]))
+	return err
 }
 
 func (k *updateSink) chunk(kind, messageID, text, stage string) error {
@@ -215,7 +226,7 @@ func (k *updateSink) finalAnswer(ev engine.Event) error {
 	b = append(b, `,"artifacts":`...)
 	b = appendJSON(b, a.Artifacts)
 	b = append(b, "}}"...)
-	if err := k.end(b); err != nil {
+	if err := k.endClosing(b); err != nil {
 		return err
 	}
 	for _, art := range a.Artifacts {
@@ -235,7 +246,7 @@ func (k *updateSink) finalAnswer(ev engine.Event) error {
 		b = append(b, `},"_meta":{"coda":{"phase":"final_answer","artifact":`...)
 		b = appendString(b, art.Name)
 		b = append(b, "}}"...)
-		if err := k.end(b); err != nil {
+		if err := k.endClosing(b); err != nil {
 			return err
 		}
 	}
@@ -269,7 +280,7 @@ func (k *updateSink) noAnswer(ev engine.Event) error {
 		}
 	}
 	b = append(b, "}}"...)
-	return k.end(b)
+	return k.endClosing(b)
 }
 
 // fileURI makes a file:// URI for an artifact path relative to root.

@@ -1,0 +1,64 @@
+package acp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/outputspec"
+)
+
+// The sink keeps the chunks a turn closes with (the final answer and its
+// artifacts' links, or the no-answer line), exactly as they were sent, and
+// nothing streamed: not commentary or a tool call that merely says
+// "final_answer".
+func TestUpdateSink_closing(t *testing.T) {
+	var wire bytes.Buffer
+	out := newOutput(&wire, nil)
+	k := &updateSink{out: out, sessionID: "s-1", cwd: "/w"}
+	ctx := context.Background()
+	for _, ev := range []engine.Event{
+		{Kind: engine.EventText, Stage: "answer", MessageID: "m-1", Text: `"phase":"final_answer"`},
+		{Kind: engine.EventThought, Stage: "answer", MessageID: "m-1", Text: "x"},
+		{Kind: engine.EventToolCall, ToolCall: &engine.ToolCallEvent{ID: "t-1", RawInput: json.RawMessage(`{"_meta":{"coda":{"phase":"final_answer"}}}`)}},
+		{Kind: engine.EventFinalAnswer, MessageID: "m-2", Answer: &engine.Answer{
+			RunID: "r-1", Stage: "answer", Format: "json", Content: `{"a":1}`,
+			Artifacts: []outputspec.Artifact{{Name: "report.md", Path: "report.md", MimeType: "text/markdown", Size: 3}},
+		}},
+		{Kind: engine.EventNoAnswer, MessageID: "m-3", Text: "No answer.", Answer: &engine.Answer{RunID: "r-2", Status: "failed"}},
+	} {
+		if err := k.Emit(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := out.close(); err != nil {
+		t.Fatal(err)
+	}
+	var sent []string
+	for line := range strings.Lines(wire.String()) {
+		var m struct {
+			Params struct {
+				Update json.RawMessage `json:"update"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		sent = append(sent, string(m.Params.Update))
+	}
+	if len(sent) != 6 {
+		t.Fatalf("the sink sent %d lines, want 6:\n%s", len(sent), wire.String())
+	}
+	var kept []string
+	for _, u := range k.closing {
+		kept = append(kept, string(u))
+	}
+	if diff := cmp.Diff(sent[3:], kept); diff != "" {
+		t.Errorf("closing chunks kept (-sent +kept):\n%s", diff)
+	}
+}
