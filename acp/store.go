@@ -83,9 +83,9 @@ func checkSessionID(id string) error {
 		bad = !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.')
 	}
 	if bad {
-		shown := id
-		if len(shown) > 40 {
-			shown = shown[:40] + "…"
+		shown := engine.CutAt(id, 40)
+		if len(shown) < len(id) {
+			shown += "…"
 		}
 		return fmt.Errorf("%w: sessionId %q is not a session id coda made (letters, digits, '-', '_' and '.', at most %d)", ErrInvalidParams, shown, maxSessionID)
 	}

@@ -28,6 +28,11 @@ func TestCheckSessionID(t *testing.T) {
 			t.Errorf("checkSessionID(%q) = %v, want invalid params", id, err)
 		}
 	}
+	// A long id is shown cut, and never inside a character.
+	err := checkSessionID(strings.Repeat("a", 39) + strings.Repeat("é", 40))
+	if want := `sessionId "` + strings.Repeat("a", 39) + `…" is not`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("checkSessionID(a long id) = %v, want it shown as %s", err, want)
+	}
 }
 
 // readHeader reads what list needs and stops at the exchanges: what comes
