@@ -129,8 +129,8 @@ func listRuns(w io.Writer, stateDir string) error {
 		if rr, err := engine.ReadRun(stateDir, id); err == nil {
 			status, prompt = rr.Status, firstLine(strings.TrimSpace(rr.Prompt))
 		}
-		if len(prompt) > 72 {
-			prompt = strings.ToValidUTF8(prompt[:72], "") + "…"
+		if cut := engine.CutAt(prompt, 72); len(cut) < len(prompt) {
+			prompt = cut + "…"
 		}
 		fmt.Fprintf(w, "%-24s %-20s %s\n", id, status, prompt)
 	}
