@@ -102,23 +102,6 @@ type store struct {
 
 func (st *store) path(id string) string { return filepath.Join(st.dir, id+".json") }
 
-// read reads a session's whole file. A missing file is fs.ErrNotExist; one
-// that is not a session file wraps errCorrupt.
-func (st *store) read(id string) (*sessionFile, error) {
-	data, err := os.ReadFile(st.path(id))
-	if err != nil {
-		return nil, err
-	}
-	var f sessionFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
-	}
-	if err := f.check(id); err != nil {
-		return nil, err
-	}
-	return &f, nil
-}
-
 // check refuses a decoded file that does not describe session id.
 func (f *sessionFile) check(id string) error {
 	switch {
@@ -133,7 +116,8 @@ func (f *sessionFile) check(id string) error {
 }
 
 // readAll reads a session's file with its exchanges decoded, in one pass:
-// what load and resume need. Errors are read's.
+// what load and resume need. A missing file is fs.ErrNotExist; one that
+// is not a session file wraps errCorrupt.
 func (st *store) readAll(id string) (*sessionFile, []storedExchange, error) {
 	data, err := os.ReadFile(st.path(id))
 	if err != nil {
@@ -322,19 +306,6 @@ func (st *store) copyExchanges(w *bufio.Writer, id string) (some bool, err error
 		return false, corruptf("exchanges: %v", eofUnexpected(err))
 	}
 	return true, nil
-}
-
-// write writes f whole, atomically: a reader sees the old file or the new
-// one, never a mix.
-func (st *store) write(f *sessionFile) error {
-	data, err := json.Marshal(f)
-	if err != nil {
-		return err
-	}
-	return st.replace(f.ID, true, func(w *bufio.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
 }
 
 // replace writes session id's file anew through fill, atomically (a

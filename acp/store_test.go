@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,18 +67,18 @@ func TestReadHeader_stopsAtExchanges(t *testing.T) {
 	}
 }
 
-// write replaces the file whole and leaves no temporary file behind.
-func TestStore_writeAtomic(t *testing.T) {
+// save replaces the file whole and leaves no temporary file behind.
+func TestStore_saveAtomic(t *testing.T) {
 	st := &store{dir: filepath.Join(t.TempDir(), "sessions")}
 	for i := range 3 {
-		f := &sessionFile{Version: sessionFileVersion, ID: "s-1", Cwd: "/w", Title: fmt.Sprint(i), Exchanges: []json.RawMessage{}}
-		if err := st.write(f); err != nil {
-			t.Fatal(err)
+		f := &sessionFile{Version: sessionFileVersion, ID: "s-1", Cwd: "/w", Title: fmt.Sprint(i)}
+		if corrupt, err := st.save(f, nil); corrupt != nil || err != nil {
+			t.Fatal(corrupt, err)
 		}
 	}
 	got, err := st.read("s-1")
 	if err != nil || got.Title != "2" {
-		t.Fatalf("read = %+v, %v; want the last write", got, err)
+		t.Fatalf("read = %+v, %v; want the last save", got, err)
 	}
 	entries, _ := os.ReadDir(st.dir)
 	if len(entries) != 1 {
@@ -468,4 +469,36 @@ func TestImageStandIn(t *testing.T) {
 			t.Errorf("imageStandIn = %q, want %q", got, tt.want)
 		}
 	}
+}
+
+// The tests read and write sessions' files whole: to look at what save
+// wrote, and to make files as a session of any length would have them.
+
+// read reads a session's whole file, its exchanges undecoded, checked as
+// readAll checks it.
+func (st *store) read(id string) (*sessionFile, error) {
+	data, err := os.ReadFile(st.path(id))
+	if err != nil {
+		return nil, err
+	}
+	var f sessionFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
+	}
+	if err := f.check(id); err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+// write writes f whole, as save would have written it.
+func (st *store) write(f *sessionFile) error {
+	data, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	return st.replace(f.ID, true, func(w *bufio.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }
