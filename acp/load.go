@@ -15,7 +15,6 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/coda-acp/coda/engine"
-	"github.com/coda-acp/coda/outputspec"
 )
 
 // Sessions that last: saving a session to its file, and session/load,
@@ -205,20 +204,14 @@ func (s *Server) restore(conn *jsonrpc2.Conn, f *sessionFile, exs []storedExchan
 	if !knownMode(sess.mode) {
 		sess.mode = modeAsk
 	}
+	var err error
 	if len(f.Output) > 0 {
-		spec, err := parseOutput(f.Output)
-		if err != nil {
+		if sess.meta, err = metaLevel(f.Output, cwd); err != nil {
 			return nil, fmt.Errorf("session %s cannot be restored: its output spec: %w", f.ID, err)
 		}
-		sess.meta = &outputspec.Level{Dir: cwd, Spec: spec}
 	}
-	sess.outputs = s.launchOutputs
-	if sess.meta != nil || sess.config != "" {
-		outs, err := s.compile(s.levels(sess.meta, sess.config))
-		if err != nil {
-			return nil, fmt.Errorf("session %s cannot be restored: %w", f.ID, err)
-		}
-		sess.outputs = outs
+	if sess.outputs, err = s.sessionOutputs(sess.meta, sess.config); err != nil {
+		return nil, fmt.Errorf("session %s cannot be restored: %w", f.ID, err)
 	}
 	history := make([]engine.Exchange, len(exs))
 	for i, ex := range exs {

@@ -74,7 +74,7 @@ func (s *Server) setOption(sess *session, id, value string) ([]string, error) {
 			return nil, err
 		}
 		config := validators.Canonical(value)
-		outs, err := s.compile(s.levels(sess.meta, config))
+		outs, err := s.sessionOutputs(sess.meta, config)
 		if err != nil {
 			return nil, err
 		}

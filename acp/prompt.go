@@ -10,7 +10,6 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/coda-acp/coda/engine"
-	"github.com/coda-acp/coda/outputspec"
 )
 
 // prompt starts a turn. It registers the turn's cancel func before the
@@ -56,12 +55,10 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 		if err := s.shapes("_meta.coda.output"); err != nil {
 			return err
 		}
-		spec, err := parseOutput(raw)
-		if err != nil {
+		levels := s.levels(sess.meta, sess.config)
+		if levels.PromptMeta, err = metaLevel(raw, sess.cwd); err != nil {
 			return err
 		}
-		levels := s.levels(sess.meta, sess.config)
-		levels.PromptMeta = &outputspec.Level{Dir: sess.cwd, Spec: spec}
 		if outs, err = s.compile(levels); err != nil {
 			return err
 		}

@@ -127,21 +127,14 @@ func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, er
 		if err := s.shapes("_meta.coda.output"); err != nil {
 			return nil, err
 		}
+		if sess.meta, err = metaLevel(raw, sess.cwd); err != nil {
+			return nil, err
+		}
 		sess.metaRaw = raw
-		spec, err := parseOutput(raw)
-		if err != nil {
-			return nil, err
-		}
-		sess.meta = &outputspec.Level{Dir: sess.cwd, Spec: spec}
 	}
-	outs := s.launchOutputs
-	if sess.meta != nil {
-		var err error
-		if outs, err = s.compile(s.levels(sess.meta, "")); err != nil {
-			return nil, err
-		}
+	if sess.outputs, err = s.sessionOutputs(sess.meta, ""); err != nil {
+		return nil, err
 	}
-	sess.outputs = outs
 	sess.id = s.opts.NewID("s")
 	s.workspace(conn, sess)
 	if err := s.startMCP(sess, p.MCPServers); err != nil {
@@ -158,13 +151,24 @@ func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, er
 	return s.thenAnnounce(sess, resp), nil
 }
 
-// parseOutput reads a _meta.coda.output spec; unknown fields are errors.
-func parseOutput(raw json.RawMessage) (outputspec.Spec, error) {
+// metaLevel is a _meta.coda.output spec as a level of the cascade, its
+// paths resolved in the session's directory dir; unknown fields are
+// errors.
+func metaLevel(raw json.RawMessage, dir string) (*outputspec.Level, error) {
 	spec, err := outputspec.ParseMeta(raw)
 	if err != nil {
-		return spec, fmt.Errorf("%w: %v", ErrInvalidParams, err)
+		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
 	}
-	return spec, nil
+	return &outputspec.Level{Dir: dir, Spec: spec}, nil
+}
+
+// sessionOutputs are the contracts a session's levels give: the launch's,
+// compiled once for every session, when it has no level of its own.
+func (s *Server) sessionOutputs(meta *outputspec.Level, config string) (*engine.Outputs, error) {
+	if meta == nil && config == "" {
+		return s.launchOutputs, nil
+	}
+	return s.compile(s.levels(meta, config))
 }
 
 // formatChoices are the output_format option's values: the picker's
