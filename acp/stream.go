@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -219,7 +220,13 @@ func (s *stream) screen(line []byte) *envelope {
 		s.writeError(nil, codeParseError, "parse error: the line is not valid UTF-8")
 		return nil
 	}
-	if !json.Valid(line) {
+	// One pass tells what is not JSON (Unmarshal checks the whole line
+	// before it decodes, and says so with a SyntaxError) from what is JSON
+	// but no message.
+	var m envelope
+	err := json.Unmarshal(line, &m)
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) {
 		s.writeError(nil, codeParseError, "parse error: the line is not JSON")
 		return nil
 	}
@@ -227,8 +234,7 @@ func (s *stream) screen(line []byte) *envelope {
 		s.writeError(nil, codeInvalidRequest, "invalid request: a message must be one JSON object (batches are not supported)")
 		return nil
 	}
-	var m envelope
-	if err := json.Unmarshal(line, &m); err != nil {
+	if err != nil {
 		s.writeError(nil, codeInvalidRequest, "invalid request: "+err.Error())
 		return nil
 	}

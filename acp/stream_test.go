@@ -165,6 +165,35 @@ func TestStream_overLongLine(t *testing.T) {
 	}
 }
 
+// A line that is not JSON is -32700; JSON that is not one object (an
+// array, a scalar, null) is -32600; the next line is read either way.
+func TestStream_notAMessage(t *testing.T) {
+	const (
+		parse = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the line is not JSON"}}`
+		batch = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: a message must be one JSON object (batches are not supported)"}}`
+	)
+	next := `{"jsonrpc":"2.0","id":1,"method":"x"}`
+	for line, want := range map[string]string{
+		"not json":   parse,
+		`{"a":`:      parse,
+		`[1,`:        parse,
+		`{"a":1} {}`: parse,
+		`[{"jsonrpc":"2.0","id":1,"method":"x"}]`: batch,
+		" 42":   batch,
+		`"x"`:   batch,
+		"null":  batch,
+		"	true": batch,
+	} {
+		handed, answered, _ := readAll(t, strings.NewReader(line+"\n"+next+"\n"), 256)
+		if diff := cmp.Diff([]string{want}, answered); diff != "" {
+			t.Errorf("%q answered (-want +got):\n%s", line, diff)
+		}
+		if diff := cmp.Diff([]string{next}, handed); diff != "" {
+			t.Errorf("%q, then handed on (-want +got):\n%s", line, diff)
+		}
+	}
+}
+
 // hugeLine is a reader of one request line of n bytes (a prompt padded with
 // "a"), then rest, made as it is read: the test itself holds no such line.
 type hugeLine struct {
