@@ -296,9 +296,20 @@ func (s *Server) reply(id jsonrpc2.ID, result any) {
 
 // replyError writes an error response, with optional data.
 func (s *Server) replyError(id jsonrpc2.ID, code int, msg string, data any) {
-	b := make([]byte, 0, 128+len(msg))
+	b := appendError(make([]byte, 0, 128+len(msg)), appendID(nil, id), code, msg, data)
+	if err := s.conn.out.writeLine(b); err != nil {
+		s.log.Debug("writing a reply", "err", err)
+	}
+}
+
+// appendError appends an error response: id is already encoded (nil is
+// null), data is left out when nil. Every error coda answers is made here.
+func appendError(b, id []byte, code int, msg string, data any) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = appendID(b, id)
+	if id == nil {
+		id = []byte("null")
+	}
+	b = append(b, id...)
 	b = append(b, `,"error":{"code":`...)
 	b = appendInt(b, int64(code))
 	b = append(b, `,"message":`...)
@@ -307,10 +318,7 @@ func (s *Server) replyError(id jsonrpc2.ID, code int, msg string, data any) {
 		b = append(b, `,"data":`...)
 		b = appendJSON(b, data)
 	}
-	b = append(b, "}}"...)
-	if err := s.conn.out.writeLine(b); err != nil {
-		s.log.Debug("writing a reply", "err", err)
-	}
+	return append(b, "}}"...)
 }
 
 // appendID writes a request id as the client sent it. The library reads a

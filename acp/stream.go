@@ -159,9 +159,7 @@ func (s *stream) tooLong(head []byte, n int, v any) bool {
 	}
 	switch {
 	case response && id != nil:
-		b := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":`, id, codeInvalidRequest)
-		b = appendString(b, "the client's answer is "+size)
-		b = append(b, "}}"...)
+		b := appendError(nil, id, codeInvalidRequest, "the client's answer is "+size, nil)
 		return json.Unmarshal(b, v) == nil
 	case request && id != nil:
 		s.writeError(id, codeInvalidRequest, "invalid request: the message is "+size)
@@ -288,17 +286,5 @@ func validID(raw json.RawMessage) bool {
 
 // writeError writes an error response; id nil writes "id": null.
 func (s *stream) writeError(id json.RawMessage, code int, msg string) error {
-	b := make([]byte, 0, 96+len(msg))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	if id == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, id...)
-	}
-	b = append(b, `,"error":{"code":`...)
-	b = appendInt(b, int64(code))
-	b = append(b, `,"message":`...)
-	b = appendString(b, msg)
-	b = append(b, "}}"...)
-	return s.out.writeLine(b)
+	return s.out.writeLine(appendError(make([]byte, 0, 96+len(msg)), id, code, msg, nil))
 }
