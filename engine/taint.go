@@ -433,13 +433,11 @@ func (ts *taintState) redactArgs(args json.RawMessage) json.RawMessage {
 		}
 		return v
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(walk(v)) != nil {
+	b, err := encodeRecord(walk(v), "")
+	if err != nil {
 		return json.RawMessage(`{}`)
 	}
-	return bytes.TrimSpace(b.Bytes())
+	return bytes.TrimSpace(b)
 }
 
 // refusal is what the model is told of a refused call: which private
