@@ -313,6 +313,10 @@ type visitRecord struct {
 	// earlier are the session's earlier turns the visit's first messages
 	// carry (stage.go's prepare), a user and an assistant message each.
 	earlier []Exchange
+	// audit is the taint gate's decisions in this visit, as
+	// taint_audit.json lists them (taint_audit.go). Only the visit's own
+	// goroutine touches it; writeJSON encodes it when queued.
+	audit []TaintAudit
 }
 
 func (rec *recorder) visit(stage string, n int) *visitRecord {

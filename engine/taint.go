@@ -153,7 +153,6 @@ type taintState struct {
 	sources []string // private sources read so far, by name, in order
 	lines   privateLines
 	counts  TaintCounts
-	audit   map[*visitRecord][]TaintAudit
 	// declined are the calls the user refused, by sink and payload: the
 	// same call again is refused without asking again.
 	declined map[uint64]bool
@@ -178,7 +177,7 @@ func newTaint(r *run) *taintState {
 		r.warn(fmt.Sprintf("taint: %v; guarding the default private paths instead", err))
 		paths, _ = newPrivatePaths(DefaultPrivate, cwd, roots, foldCase)
 	}
-	ts := &taintState{policy: cfg.Policy, paths: paths, unattended: t.Taint.Unattended, waive: t.Taint.Waive, audit: map[*visitRecord][]TaintAudit{}, seed: maphash.MakeSeed()}
+	ts := &taintState{policy: cfg.Policy, paths: paths, unattended: t.Taint.Unattended, waive: t.Taint.Waive, seed: maphash.MakeSeed()}
 	ts.read(t.PromptSources)
 	return ts
 }
