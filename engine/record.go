@@ -385,7 +385,11 @@ func (vr *visitRecord) tool(tc ToolCall, res ToolResult) {
 		if res.private != "" {
 			out = "[withheld from the record: this result carries content of " + res.private + ", private under the taint gate]"
 		}
-		vr.resp = append(vr.resp, fmt.Sprintf("Result of %s%s:\n\n", tc.Name, map[bool]string{true: " (error)"}[res.IsError]), out, "\n\n")
+		head := "Result of " + tc.Name + ":\n\n"
+		if res.IsError {
+			head = "Result of " + tc.Name + " (error):\n\n"
+		}
+		vr.resp = append(vr.resp, head, out, "\n\n")
 	}
 }
 
