@@ -392,12 +392,7 @@ func (v *stageVisit) taintRequest(c sinkCall, rec TaintAudit) PermissionRequest 
 	}
 	if c.asks != nil {
 		args := v.run.taint.redactArgs(c.args)
-		title, locs := c.sink, []Location(nil)
-		if t, ok := c.asks.(Titler); ok {
-			if title, locs = t.Title(args); title == "" {
-				title = c.sink
-			}
-		}
+		title, locs := titleOf(c.asks, c.sink, args)
 		req.Covers = []string{c.sink}
 		req.ToolCall.Title = fmt.Sprintf("%s (sends content read from %s)", title, listNames(rec.Sources))
 		req.ToolCall.Status, req.ToolCall.RawInput, req.ToolCall.Locations = ToolPending, args, locs

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,6 +26,18 @@ type Tool interface {
 // A Titler is a Tool that can say, before it runs, what a call is about.
 type Titler interface {
 	Title(args json.RawMessage) (title string, locations []Location)
+}
+
+// titleOf is how the editor shows a call of tool (named name) with args:
+// the tool's own title and locations when it is a Titler and has one,
+// else its name.
+func titleOf(tool Tool, name string, args json.RawMessage) (string, []Location) {
+	var title string
+	var locs []Location
+	if t, ok := tool.(Titler); ok {
+		title, locs = t.Title(args)
+	}
+	return cmp.Or(title, name), locs
 }
 
 // A PermissionAsker is a Tool that says whether its calls wait for the
