@@ -265,15 +265,9 @@ func clip(s string) string {
 
 // clipNoted is clip with where saying where the whole text is.
 func clipNoted(s, where string) string {
-	if len(s) <= maxInline {
-		return s
-	}
-	note := func(n int) string {
+	return cutNoted(s, maxInline, func(n int) string {
 		return fmt.Sprintf("\n[… %d more bytes, cut here; %s]", n, where)
-	}
-	// len(s) has at least as many digits as what is cut.
-	head := CutAt(s, maxInline-len(note(len(s))))
-	return head + note(len(s)-len(head))
+	})
 }
 
 // call makes one model call, streaming its text and reasoning to the sink.
