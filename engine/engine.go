@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -240,6 +241,9 @@ type tree struct {
 	// perm lets one permission request of a worker or child out at a
 	// time, so that "allow always" answered once covers those queued.
 	perm chan struct{}
+
+	agentsMu sync.Mutex
+	agents   map[agentRef]*Blueprint // the spawnable agents loaded so far (spawn.go)
 }
 
 func newTree(t *Turn, sink Sink) *tree {
