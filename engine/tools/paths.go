@@ -71,6 +71,15 @@ func target(call *engine.Call, p string) (engine.Workspace, string, error) {
 	return ws, path, nil
 }
 
+// writable is resolve for a path a tool would change: run:PATH names a
+// file of the run's own record, which is read-only.
+func writable(ws engine.Workspace, p string) (string, error) {
+	if strings.HasPrefix(p, engine.RunPrefix) {
+		return "", fmt.Errorf("%s is in the run's own record, which is read-only", p)
+	}
+	return resolve(ws, p)
+}
+
 // located is the editor's location for a path a tool used: none for a file
 // of the run's record, which is coda's, not the project's.
 func located(ws engine.Workspace, abs string) []engine.Location {
