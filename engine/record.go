@@ -190,8 +190,8 @@ type ToolUse struct {
 	Error bool   `json:"error"`
 }
 
-func newRecorder(t *Turn, log *slog.Logger) *recorder {
-	rec := &recorder{t: t, started: time.Now().UTC(), log: log, w: &recordWriter{}}
+func newRecorder(t *Turn, log *slog.Logger, w *recordWriter) *recorder {
+	rec := &recorder{t: t, started: time.Now().UTC(), log: log, w: w}
 	if t.StateDir != "" && t.RunID != "" {
 		rec.dir = RunDir(t.StateDir, t.RunID)
 	}
