@@ -161,15 +161,13 @@ func (v *stageVisit) prepare() {
 	v.targets = waysOut(s)
 	v.system = v.systemPrompt(true)
 
-	if r.visits[s.Name] == 1 && len(r.done) == 0 {
-		// The session's earlier turns, the latest maxHistory of them, each
-		// clipped: a long session must not outgrow the model's context.
-		history := r.t.History
-		if len(history) > maxHistory {
-			history = history[len(history)-maxHistory:]
-		}
+	if len(r.done) == 0 {
+		// The run's first visit carries the session's earlier turns, as
+		// KeepHistory keeps them: a long session must not outgrow the
+		// model's context.
+		history := KeepHistory(r.t.History)
 		for _, ex := range history {
-			v.messages = append(v.messages, Message{Role: RoleUser, Text: clip(ex.Prompt)}, Message{Role: RoleAssistant, Text: clip(ex.Answer)})
+			v.messages = append(v.messages, Message{Role: RoleUser, Text: ex.Prompt}, Message{Role: RoleAssistant, Text: ex.Answer})
 		}
 		v.rec.earlier = history
 	}
@@ -226,9 +224,6 @@ func (v *stageVisit) systemPrompt(tools bool) string {
 // maxInline caps what a preamble inlines of an earlier stage's output, and
 // what the conversation keeps of an earlier turn's prompt or answer.
 const maxInline = 8 << 10
-
-// maxHistory is how many of the session's earlier turns a run sees.
-const maxHistory = 20
 
 // preamble tells the stage what earlier stages produced.
 func (v *stageVisit) preamble() string {
