@@ -103,7 +103,9 @@ func Errorf(format string, args ...any) ToolResult {
 }
 
 // Ask asks the user whether call may go ahead with req, unless the call was
-// approved already (the taint gate's question covered it). It returns nil
+// approved already (the taint gate's question covered it). The request
+// shows the call under its id, pending, with its arguments; req gives the
+// rest (its title, kind, locations, content). It returns nil
 // when the call may go ahead (and marks it in progress), else the result
 // the model gets: skipped says what not going ahead means ("nothing was
 // changed"), and what, when not "", names what the user refused. The one
@@ -111,6 +113,7 @@ func Errorf(format string, args ...any) ToolResult {
 // waits on the user.
 func Ask(ctx context.Context, call *Call, req PermissionRequest, skipped, what string) *ToolResult {
 	if !call.Approved {
+		req.ToolCall.ID, req.ToolCall.Status, req.ToolCall.RawInput = call.ID, ToolPending, call.Args
 		ok, err := call.Workspace.RequestPermission(ctx, req)
 		if !ok || err != nil {
 			name := req.Key
