@@ -172,6 +172,19 @@ text = "{}"
 	res = engine.Run(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	flagsAre(t, res, engine.FlagRepairsExhausted, engine.FlagAnswerFromReply)
+
+	// The model's whitespace around the JSON does not make a repeat a new
+	// submission.
+	spaced := func(sp string) string {
+		return "[[turn]]\n[[turn.tool_calls]]\nname = \"submit_output\"\nraw_arguments = '{" + sp + "\"content\":" + sp + "\"```json\\n{}\\n```\"}'\n"
+	}
+	turn, sp = scripted(t, jsonStageWith("max_revisits = 0\n"), spaced("")+spaced(" \t "))
+	res = engine.Run(context.Background(), turn, &events{})
+	flagsAre(t, res, engine.FlagRepairsExhausted, engine.FlagOutputForced)
+	warned(t, res, "stage answer stopped repairing: the model submitted the same refused answer twice in a row")
+	if len(sp.reqs) != 2 {
+		t.Errorf("whitespace apart: %d model calls, want 2", len(sp.reqs))
+	}
 }
 
 // max_repairs caps refused submissions, replies included; identical ones

@@ -85,13 +85,10 @@ func (r *run) newSub(s subSpec) *run {
 		// nests in its parent's.
 		t.StateDir = r.t.StateDir
 	}
-	c := newRun(t, &subSink{to: r.share.sink, label: label, shown: map[string]bool{}})
-	c.share = r.share
-	c.rec.w = r.rec.w // one writer for the turn's whole record, in order
 	// The taint gate is the turn's: what a worker or child reads taints the
 	// whole turn (its answer reaches the parent's report), and its egress
 	// tools meet the turn's policy.
-	c.taint = r.taint
+	c := newRun(t, &subSink{to: r.share.sink, label: label, shown: map[string]bool{}}, r)
 	c.sub.depth = r.sub.depth + 1
 	c.sub.caller = Caller{Name: name, Task: s.task}
 	return c

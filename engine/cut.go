@@ -18,6 +18,18 @@ func CutAt[T ~string | ~[]byte](s T, n int) T {
 	return s[:n]
 }
 
+// cutNoted cuts s to at most n bytes at a character boundary, ending what
+// it keeps with note(k), which says that k bytes were cut: the note fits
+// within n too (s's length has at least as many digits as what is cut), so
+// cutting twice changes nothing.
+func cutNoted(s string, n int, note func(cut int) string) string {
+	if len(s) <= n {
+		return s
+	}
+	head := CutAt(s, max(n-len(note(len(s))), 0))
+	return head + note(len(s)-len(head))
+}
+
 // TrimPartialRune drops an incomplete UTF-8 sequence at the end of b: what
 // a read or a cap of a byte count left of a character.
 func TrimPartialRune(b []byte) []byte {

@@ -103,7 +103,7 @@ func under[T any](d Disk, opName, path string, op func(r *os.Root, rel string) (
 	}
 	real, inside, err := d.Inside(path)
 	if err != nil {
-		return zero, &fs.PathError{Op: opName, Path: path, Err: unwrapPath(err)}
+		return zero, &fs.PathError{Op: opName, Path: path, Err: UnwrapPath(err)}
 	}
 	if inside {
 		for _, root := range d.Roots {
@@ -146,8 +146,9 @@ func escapes(err error) bool {
 	return false
 }
 
-// unwrapPath drops a *PathError's repetition of the path.
-func unwrapPath(err error) error {
+// UnwrapPath drops a *PathError's repetition of the path: what a message
+// that names the path itself shows of the error.
+func UnwrapPath(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -136,7 +137,7 @@ const (
 // Run runs one prompt turn to its end and returns how it ended. The final
 // answer, when there is one, is emitted once, last, from here.
 func Run(ctx context.Context, t *Turn, sink Sink) *Result {
-	return newRun(t, guard(t.Agent, sink)).run(ctx)
+	return newRun(t, guard(t.Agent, sink), nil).run(ctx)
 }
 
 // run runs r to its end: the turn's own run, or a worker or child.
@@ -200,7 +201,10 @@ type stageOutcome struct {
 	artifacts []outputspec.Artifact
 }
 
-func newRun(t *Turn, sink Sink) *run {
+// newRun sets up a run of t: the turn's own (parent nil), or a worker or
+// child of parent, which shares its tree, its record's writer and its
+// taint gate (child.go).
+func newRun(t *Turn, sink Sink, parent *run) *run {
 	if t.NewID == nil {
 		t.NewID = RandomID
 	}
@@ -215,12 +219,17 @@ func newRun(t *Turn, sink Sink) *run {
 		t.ToolSupport = NewToolSupport()
 	}
 	r := &run{t: t, sink: sink, log: log.With("run", t.RunID), visits: map[string]int{}}
-	r.share = newTree(t, sink)
 	if t.Outputs != nil {
 		r.warnings = append(r.warnings, t.Outputs.Warnings...)
 	}
 	r.warnings = append(r.warnings, t.Warnings...)
-	r.rec = newRecorder(t, r.log)
+	if parent != nil {
+		r.share, r.taint = parent.share, parent.taint
+		r.rec = newRecorder(t, r.log, parent.rec.w) // one writer for the turn's whole record, in order
+		return r
+	}
+	r.share = newTree(t, sink)
+	r.rec = newRecorder(t, r.log, &recordWriter{})
 	r.taint = newTaint(r)
 	return r
 }
@@ -240,6 +249,9 @@ type tree struct {
 	// perm lets one permission request of a worker or child out at a
 	// time, so that "allow always" answered once covers those queued.
 	perm chan struct{}
+
+	agentsMu sync.Mutex
+	agents   map[agentRef]*Blueprint // the spawnable agents loaded so far (spawn.go)
 }
 
 func newTree(t *Turn, sink Sink) *tree {

@@ -344,15 +344,10 @@ func fanOutReport(workers []*worker, budget int, records bool) string {
 // much was cut and where the whole text is ("" when it is not kept). The
 // note fits within budget.
 func cutSection(s string, budget int, where string) string {
-	if len(s) <= budget {
-		return s
-	}
-	note := func(n int) string {
+	return cutNoted(s, budget, func(n int) string {
 		if where == "" {
 			return fmt.Sprintf("\n[… %d more bytes cut here]", n)
 		}
 		return fmt.Sprintf("\n[… %d more bytes cut here; the whole answer is at %s]", n, where)
-	}
-	head := CutAt(s, max(budget-len(note(len(s))), 0))
-	return head + note(len(s)-len(head))
+	})
 }

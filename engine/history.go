@@ -1,9 +1,13 @@
 package engine
 
+// maxHistory is how many of the session's earlier turns a run sees.
+const maxHistory = 20
+
 // KeepHistory returns what of a session's history its next turn can use:
-// the latest exchanges a run sees, each prompt and answer clipped as the run
-// clips them. A session that keeps only this stays small however long it
-// runs, and its turns see exactly what they would have seen.
+// the latest maxHistory exchanges, each prompt and answer clipped, which is
+// what a run's first visit carries (stage.go's prepare). A session that
+// keeps only this stays small however long it runs, and its turns see
+// exactly what they would have seen.
 func KeepHistory(h []Exchange) []Exchange {
 	if len(h) > maxHistory {
 		h = h[len(h)-maxHistory:]

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -189,8 +190,8 @@ type ToolUse struct {
 	Error bool   `json:"error"`
 }
 
-func newRecorder(t *Turn, log *slog.Logger) *recorder {
-	rec := &recorder{t: t, started: time.Now().UTC(), log: log, w: &recordWriter{}}
+func newRecorder(t *Turn, log *slog.Logger, w *recordWriter) *recorder {
+	rec := &recorder{t: t, started: time.Now().UTC(), log: log, w: w}
 	if t.StateDir != "" && t.RunID != "" {
 		rec.dir = RunDir(t.StateDir, t.RunID)
 	}
@@ -239,6 +240,24 @@ func (rec *recorder) writeJSON(path string, v any) {
 		return
 	}
 	rec.writeBytes(path, b)
+}
+
+// MarshalRecord encodes a record (run.json, an answer record) as people
+// and pipelines read it: indented, ending in a newline, and with <, >
+// and & as they are, not HTML-escaped.
+func MarshalRecord(v any) ([]byte, error) { return encodeRecord(v, "  ") }
+
+// encodeRecord encodes v without HTML escapes, indented by indent ("":
+// one line, as a model is given a record).
+func encodeRecord(v any, indent string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", indent)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // writeBytes queues data as the file at path.
@@ -294,6 +313,10 @@ type visitRecord struct {
 	// earlier are the session's earlier turns the visit's first messages
 	// carry (stage.go's prepare), a user and an assistant message each.
 	earlier []Exchange
+	// audit is the taint gate's decisions in this visit, as
+	// taint_audit.json lists them (taint_audit.go). Only the visit's own
+	// goroutine touches it; writeJSON encodes it when queued.
+	audit []TaintAudit
 }
 
 func (rec *recorder) visit(stage string, n int) *visitRecord {
@@ -362,7 +385,11 @@ func (vr *visitRecord) tool(tc ToolCall, res ToolResult) {
 		if res.private != "" {
 			out = "[withheld from the record: this result carries content of " + res.private + ", private under the taint gate]"
 		}
-		vr.resp = append(vr.resp, fmt.Sprintf("Result of %s%s:\n\n", tc.Name, map[bool]string{true: " (error)"}[res.IsError]), out, "\n\n")
+		head := "Result of " + tc.Name + ":\n\n"
+		if res.IsError {
+			head = "Result of " + tc.Name + " (error):\n\n"
+		}
+		vr.resp = append(vr.resp, head, out, "\n\n")
 	}
 }
 

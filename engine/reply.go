@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -51,16 +50,11 @@ func (v *stageVisit) repairReply(ctx context.Context, resp *Response) bool {
 }
 
 // refusalKey is what identifies a refused submission: its arguments, as
-// JSON without the model's whitespace (a reply's are its text as content).
+// JSON without the model's whitespace, which tidyCalls took out when the
+// reply came (a reply's are its text as content, encoded compactly).
 // Artifacts belong to it: an answer resubmitted with other files is
 // another submission.
-func refusalKey(args json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Compact(&b, args) != nil {
-		return string(args)
-	}
-	return b.String()
-}
+func refusalKey(args json.RawMessage) string { return string(args) }
 
 // howToAnswer tells the model how to hand in what ("the answer"), by the
 // ways this visit takes it.

@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -121,22 +119,4 @@ func writeArtifacts(b *strings.Builder, arts []outputspec.Artifact) {
 		}
 		b.WriteString("\n")
 	}
-}
-
-// MarshalRecord encodes a record (run.json, an answer record) as people
-// and pipelines read it: indented, ending in a newline, and with <, >
-// and & as they are, not HTML-escaped.
-func MarshalRecord(v any) ([]byte, error) { return encodeRecord(v, "  ") }
-
-// encodeRecord encodes v without HTML escapes, indented by indent ("":
-// one line, as a model is given a record).
-func encodeRecord(v any, indent string) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", indent)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }

@@ -56,6 +56,36 @@ func (c *child) running() bool {
 	}
 }
 
+// agentRef names a spawnable agent: as a spawn list names it, and the
+// directory of the blueprint that names it.
+type agentRef struct{ name, fromDir string }
+
+// loadAgent loads an agent r's stages may spawn, once per turn: every
+// visit of a stage that spawns names its agents in spawn_agent's
+// description, and each spawn starts one; neither reads and parses its
+// blueprint again. An agent that fails to load is tried again next time.
+func (r *run) loadAgent(name string) (*Blueprint, error) {
+	ref := agentRef{name, r.t.Agent.Dir}
+	tr := r.share
+	tr.agentsMu.Lock()
+	b := tr.agents[ref]
+	tr.agentsMu.Unlock()
+	if b != nil {
+		return b, nil
+	}
+	b, err := r.t.Agents(name, ref.fromDir)
+	if err != nil {
+		return nil, err
+	}
+	tr.agentsMu.Lock()
+	defer tr.agentsMu.Unlock()
+	if tr.agents == nil {
+		tr.agents = map[agentRef]*Blueprint{}
+	}
+	tr.agents[ref] = b
+	return b, nil
+}
+
 func (v *stageVisit) spawnSpecs() []ToolSpec {
 	r, s := v.run, v.stage
 	var d strings.Builder
@@ -67,7 +97,7 @@ func (v *stageVisit) spawnSpecs() []ToolSpec {
 		if r.t.Agents == nil {
 			continue
 		}
-		if b, err := r.t.Agents(name, r.t.Agent.Dir); err == nil && b.Agent.Description != "" {
+		if b, err := r.loadAgent(name); err == nil && b.Agent.Description != "" {
 			fmt.Fprintf(&d, ": %s", b.Agent.Description)
 		}
 	}
@@ -117,7 +147,7 @@ func (v *stageVisit) spawn(ctx context.Context, tc ToolCall) ToolResult {
 	} else if schema != nil {
 		spec.Schema = schema
 	}
-	b, err := r.t.Agents(a.Agent, r.t.Agent.Dir)
+	b, err := r.loadAgent(a.Agent)
 	if err != nil {
 		return Errorf("The agent %s could not be loaded: %v", a.Agent, err)
 	}

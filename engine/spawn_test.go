@@ -187,6 +187,56 @@ arguments = { content = "Gave up." }
 	})
 }
 
+// A turn loads each agent it may spawn once: spawn_agent's description
+// names it, and every spawn of it starts the blueprint loaded then.
+func TestSpawn_loadsEachAgentOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		turn := newTurn(t, spawner, `
+[[turn]]
+[[turn.tool_calls]]
+name = "spawn_agent"
+arguments = { agent = "finder", prompt = "One." }
+[[turn.tool_calls]]
+name = "spawn_agent"
+arguments = { agent = "finder", prompt = "Two." }
+[[turn.tool_calls]]
+name = "wait_for_agent"
+arguments = { id = "c1" }
+[[turn.tool_calls]]
+name = "wait_for_agent"
+arguments = { id = "c2" }
+[[turn]]
+for = "c1"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = '{"found": 1}' }
+[[turn]]
+for = "c2"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = '{"found": 2}' }
+[[turn]]
+expect = 'run-1/children/c2'
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Both found." }
+`)
+		load := agents(t, map[string]string{"finder": finder})
+		loads := 0
+		turn.Agents = func(name, fromDir string) (*engine.Blueprint, error) {
+			loads++
+			return load(name, fromDir)
+		}
+		res := engine.Run(context.Background(), turn, &events{})
+		if res.Status != engine.StatusAnswered || len(res.Children) != 2 {
+			t.Fatalf("Run = %s (%v), children %+v", res.Status, res.Err, res.Children)
+		}
+		if loads != 1 {
+			t.Errorf("finder was loaded %d times, want once", loads)
+		}
+	})
+}
+
 // Children nest three deep and no further.
 func TestSpawn_depth(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

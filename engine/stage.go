@@ -161,15 +161,13 @@ func (v *stageVisit) prepare() {
 	v.targets = waysOut(s)
 	v.system = v.systemPrompt(true)
 
-	if r.visits[s.Name] == 1 && len(r.done) == 0 {
-		// The session's earlier turns, the latest maxHistory of them, each
-		// clipped: a long session must not outgrow the model's context.
-		history := r.t.History
-		if len(history) > maxHistory {
-			history = history[len(history)-maxHistory:]
-		}
+	if len(r.done) == 0 {
+		// The run's first visit carries the session's earlier turns, as
+		// KeepHistory keeps them: a long session must not outgrow the
+		// model's context.
+		history := KeepHistory(r.t.History)
 		for _, ex := range history {
-			v.messages = append(v.messages, Message{Role: RoleUser, Text: clip(ex.Prompt)}, Message{Role: RoleAssistant, Text: clip(ex.Answer)})
+			v.messages = append(v.messages, Message{Role: RoleUser, Text: ex.Prompt}, Message{Role: RoleAssistant, Text: ex.Answer})
 		}
 		v.rec.earlier = history
 	}
@@ -227,9 +225,6 @@ func (v *stageVisit) systemPrompt(tools bool) string {
 // what the conversation keeps of an earlier turn's prompt or answer.
 const maxInline = 8 << 10
 
-// maxHistory is how many of the session's earlier turns a run sees.
-const maxHistory = 20
-
 // preamble tells the stage what earlier stages produced.
 func (v *stageVisit) preamble() string {
 	done := v.run.done
@@ -265,15 +260,9 @@ func clip(s string) string {
 
 // clipNoted is clip with where saying where the whole text is.
 func clipNoted(s, where string) string {
-	if len(s) <= maxInline {
-		return s
-	}
-	note := func(n int) string {
+	return cutNoted(s, maxInline, func(n int) string {
 		return fmt.Sprintf("\n[… %d more bytes, cut here; %s]", n, where)
-	}
-	// len(s) has at least as many digits as what is cut.
-	head := CutAt(s, maxInline-len(note(len(s))))
-	return head + note(len(s)-len(head))
+	})
 }
 
 // call makes one model call, streaming its text and reasoning to the sink.
@@ -366,55 +355,32 @@ func (v *stageVisit) took(ctx context.Context, req *Request, resp *Response) err
 func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, end bool, err error) {
 	defer func() { v.callID = "" }()
 	for i, tc := range resp.ToolCalls {
-		var res ToolResult
-		ev := &ToolCallEvent{ID: v.run.t.NewID("t"), Title: tc.Name, Kind: "other", Status: ToolInProgress, RawInput: shownArgs(tc)}
-		isSubmit := tc.Name == ToolSubmitOutput && v.canSubmit()
-		isTransition := tc.Name == ToolTransition && v.canTransition()
-		isDelegation := delegates(v.stage, tc.Name)
 		tool := v.offered[tc.Name]
-		var stop error // a fan_out whose failed worker ends the run
+		ev := v.announce(tc, tool)
 		v.callID = ev.ID
-		switch {
-		case isSubmit:
-			ev.Title = v.submitTitle()
-		case isTransition:
-			ev.Title, ev.Kind = "transition", "think"
-		case isDelegation && tc.Dropped == 0:
-			ev.Title = delegationTitle(tc)
-		case tool != nil:
-			ev.Kind = tool.Kind()
-			if asksPermission(tool) && tc.Dropped == 0 {
-				// Until the user approves, the call is pending.
-				ev.Status = ToolPending
-			}
-			if t, ok := tool.(Titler); ok && tc.Dropped == 0 {
-				ev.Title, ev.Locations = t.Title(tc.Arguments)
-				if ev.Title == "" {
-					ev.Title = tc.Name
-				}
-			}
-		}
 		if err := v.run.sink.Emit(ctx, Event{Kind: EventToolCall, Stage: v.stage.Name, ToolCall: ev}); err != nil {
 			return "", false, err
 		}
+		var res ToolResult
+		var stop error // a fan_out whose failed worker ends the run
 		switch {
-		case tc.Dropped > 0 && !isSubmit: // submit_output refuses its own, as a refused submission
+		case tc.Dropped > 0 && !v.isSubmit(tc.Name): // submit_output refuses its own, as a refused submission
 			res = Errorf("The arguments of this %s call are too large: %d bytes, over the %d-byte cap. The call was not run. Make it smaller, or split the work into several calls.", tc.Name, tc.Size(), ArgsCap(tc.Name))
 		case resp.StopReason == StopMaxTokens && tc.Dropped == 0 && !json.Valid(tc.Arguments):
 			// Not a malformed call: the model ran out of output tokens
 			// while writing it.
 			res = Errorf("Your reply reached the model's output token limit while you were writing this %s call, so its arguments were cut off. Make it shorter and call %s again.", tc.Name, tc.Name)
-		case isSubmit:
+		case v.isSubmit(tc.Name):
 			var ends bool
 			res, ends = v.submit(ctx, tc)
 			end = end || ends
-		case isTransition:
+		case v.isTransition(tc.Name):
 			var target string
 			res, target = v.transition(resp.ToolCalls, i)
 			if target != "" && to == "" {
 				to = target
 			}
-		case isDelegation:
+		case delegates(v.stage, tc.Name):
 			res, stop = v.delegate(ctx, tc, ev)
 			res.private = v.run.taint.carries(res.Output)
 		case tool != nil:
@@ -428,14 +394,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 			_ = v.run.sink.Emit(context.WithoutCancel(ctx), Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: upd})
 			return "", false, ctx.Err()
 		}
-		upd := &ToolCallEvent{ID: ev.ID, Status: ToolCompleted, Title: res.Title, Locations: res.Locations, Content: res.Content}
-		if res.IsError {
-			upd.Status = ToolFailed
-		}
-		if len(upd.Content) == 0 && res.Output != "" && (res.IsError || tc.Name != ToolSubmitOutput) {
-			upd.Content = []ToolContent{{Text: res.Output}}
-		}
-		if err := v.run.sink.Emit(ctx, Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: upd}); err != nil {
+		if err := v.run.sink.Emit(ctx, Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: finished(ev.ID, tc.Name, res)}); err != nil {
 			return "", false, err
 		}
 		v.messages = append(v.messages, Message{Role: RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: res.Output, IsError: res.IsError})
@@ -445,6 +404,48 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 		}
 	}
 	return to, end, nil
+}
+
+// announce is the tool call tc as the editor is first shown it: its
+// title, kind and locations, and pending when it waits for the user's
+// approval. tool is the stage's own tool of that name, or nil. A call
+// whose arguments were cut is shown by its name alone.
+func (v *stageVisit) announce(tc ToolCall, tool Tool) *ToolCallEvent {
+	ev := &ToolCallEvent{ID: v.run.t.NewID("t"), Title: tc.Name, Kind: "other", Status: ToolInProgress, RawInput: shownArgs(tc)}
+	switch {
+	case v.isSubmit(tc.Name):
+		ev.Title = v.submitTitle()
+	case v.isTransition(tc.Name):
+		ev.Title, ev.Kind = "transition", "think"
+	case delegates(v.stage, tc.Name):
+		if tc.Dropped == 0 {
+			ev.Title = delegationTitle(tc)
+		}
+	case tool != nil:
+		ev.Kind = tool.Kind()
+		if tc.Dropped == 0 {
+			ev.Title, ev.Locations = titleOf(tool, tc.Name, tc.Arguments)
+			if asksPermission(tool) {
+				// Until the user approves, the call is pending.
+				ev.Status = ToolPending
+			}
+		}
+	}
+	return ev
+}
+
+// finished is the update that ends the call id with res: what the editor
+// is shown of it, which is its Output unless it brought content of its
+// own (and but for a passing submission, which the final answer shows).
+func finished(id, name string, res ToolResult) *ToolCallEvent {
+	upd := &ToolCallEvent{ID: id, Status: ToolCompleted, Title: res.Title, Locations: res.Locations, Content: res.Content}
+	if res.IsError {
+		upd.Status = ToolFailed
+	}
+	if len(upd.Content) == 0 && res.Output != "" && (res.IsError || name != ToolSubmitOutput) {
+		upd.Content = []ToolContent{{Text: res.Output}}
+	}
+	return upd
 }
 
 // asksPermission reports whether a tool's calls wait for the user's

@@ -17,6 +17,10 @@ const ToolSubmitOutput = "submit_output"
 // canSubmit reports whether this visit offers submit_output.
 func (v *stageVisit) canSubmit() bool { return v.contract != nil && v.stage.CanSubmit() }
 
+// isSubmit reports whether a call of the named tool is this visit's
+// submit_output.
+func (v *stageVisit) isSubmit(name string) bool { return name == ToolSubmitOutput && v.canSubmit() }
+
 func (v *stageVisit) submitSpec() ToolSpec {
 	w := v.ways(true)
 	return ToolSpec{Name: ToolSubmitOutput, Description: v.contract.ToolDescriptionFor(w), Schema: v.contract.ToolSchemaFor(w)}

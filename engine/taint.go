@@ -153,7 +153,6 @@ type taintState struct {
 	sources []string // private sources read so far, by name, in order
 	lines   privateLines
 	counts  TaintCounts
-	audit   map[*visitRecord][]TaintAudit
 	// declined are the calls the user refused, by sink and payload: the
 	// same call again is refused without asking again.
 	declined map[uint64]bool
@@ -178,7 +177,7 @@ func newTaint(r *run) *taintState {
 		r.warn(fmt.Sprintf("taint: %v; guarding the default private paths instead", err))
 		paths, _ = newPrivatePaths(DefaultPrivate, cwd, roots, foldCase)
 	}
-	ts := &taintState{policy: cfg.Policy, paths: paths, unattended: t.Taint.Unattended, waive: t.Taint.Waive, audit: map[*visitRecord][]TaintAudit{}, seed: maphash.MakeSeed()}
+	ts := &taintState{policy: cfg.Policy, paths: paths, unattended: t.Taint.Unattended, waive: t.Taint.Waive, seed: maphash.MakeSeed()}
 	ts.read(t.PromptSources)
 	return ts
 }
@@ -393,12 +392,7 @@ func (v *stageVisit) taintRequest(c sinkCall, rec TaintAudit) PermissionRequest 
 	}
 	if c.asks != nil {
 		args := v.run.taint.redactArgs(c.args)
-		title, locs := c.sink, []Location(nil)
-		if t, ok := c.asks.(Titler); ok {
-			if title, locs = t.Title(args); title == "" {
-				title = c.sink
-			}
-		}
+		title, locs := titleOf(c.asks, c.sink, args)
 		req.Covers = []string{c.sink}
 		req.ToolCall.Title = fmt.Sprintf("%s (sends content read from %s)", title, listNames(rec.Sources))
 		req.ToolCall.Status, req.ToolCall.RawInput, req.ToolCall.Locations = ToolPending, args, locs
@@ -433,13 +427,11 @@ func (ts *taintState) redactArgs(args json.RawMessage) json.RawMessage {
 		}
 		return v
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(walk(v)) != nil {
+	b, err := encodeRecord(walk(v), "")
+	if err != nil {
 		return json.RawMessage(`{}`)
 	}
-	return bytes.TrimSpace(b.Bytes())
+	return bytes.TrimSpace(b)
 }
 
 // refusal is what the model is told of a refused call: which private

@@ -50,13 +50,11 @@ func (v *stageVisit) audit(rec TaintAudit, waived bool) {
 	default:
 		ts.counts.Denied++
 	}
-	records := append(ts.audit[v.rec], rec)
-	ts.audit[v.rec] = records
-	records = append([]TaintAudit(nil), records...)
 	ts.mu.Unlock()
+	v.rec.audit = append(v.rec.audit, rec)
 	v.run.log.Info("taint gate", "sink", rec.Sink, "sources", rec.Sources, "matches", rec.Matches, "decision", rec.Decision, "decidedBy", rec.DecidedBy, "reason", rec.Reason)
 	if v.rec.dir != "" {
-		v.rec.rec.writeJSON(filepath.Join(v.rec.dir, "taint_audit.json"), records)
+		v.rec.rec.writeJSON(filepath.Join(v.rec.dir, "taint_audit.json"), v.rec.audit)
 	}
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,6 +26,18 @@ type Tool interface {
 // A Titler is a Tool that can say, before it runs, what a call is about.
 type Titler interface {
 	Title(args json.RawMessage) (title string, locations []Location)
+}
+
+// titleOf is how the editor shows a call of tool (named name) with args:
+// the tool's own title and locations when it is a Titler and has one,
+// else its name.
+func titleOf(tool Tool, name string, args json.RawMessage) (string, []Location) {
+	var title string
+	var locs []Location
+	if t, ok := tool.(Titler); ok {
+		title, locs = t.Title(args)
+	}
+	return cmp.Or(title, name), locs
 }
 
 // A PermissionAsker is a Tool that says whether its calls wait for the
@@ -90,7 +103,9 @@ func Errorf(format string, args ...any) ToolResult {
 }
 
 // Ask asks the user whether call may go ahead with req, unless the call was
-// approved already (the taint gate's question covered it). It returns nil
+// approved already (the taint gate's question covered it). The request
+// shows the call under its id, pending, with its arguments; req gives the
+// rest (its title, kind, locations, content). It returns nil
 // when the call may go ahead (and marks it in progress), else the result
 // the model gets: skipped says what not going ahead means ("nothing was
 // changed"), and what, when not "", names what the user refused. The one
@@ -98,6 +113,7 @@ func Errorf(format string, args ...any) ToolResult {
 // waits on the user.
 func Ask(ctx context.Context, call *Call, req PermissionRequest, skipped, what string) *ToolResult {
 	if !call.Approved {
+		req.ToolCall.ID, req.ToolCall.Status, req.ToolCall.RawInput = call.ID, ToolPending, call.Args
 		ok, err := call.Workspace.RequestPermission(ctx, req)
 		if !ok || err != nil {
 			name := req.Key

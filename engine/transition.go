@@ -48,6 +48,12 @@ func transitionSpec(s *Stage, targets []string) ToolSpec {
 // canTransition reports whether this visit offers transition.
 func (v *stageVisit) canTransition() bool { return len(v.targets) > 0 }
 
+// isTransition reports whether a call of the named tool is this visit's
+// transition.
+func (v *stageVisit) isTransition(name string) bool {
+	return name == ToolTransition && v.canTransition()
+}
+
 // transition runs call i of calls, a transition call. It returns the
 // call's result and the chosen target, or "" when the call did not move:
 // bad arguments, a target that is not a way out, or a stage that still

@@ -161,10 +161,8 @@ func sources(args json.RawMessage, res *sdk.CallToolResult, output string) []eng
 func (t *Tool) ask(ctx context.Context, call *engine.Call) *engine.ToolResult {
 	title, _ := t.Title(call.Args)
 	return engine.Ask(ctx, call, engine.PermissionRequest{
-		Key: t.name,
-		ToolCall: engine.ToolCallEvent{
-			ID: call.ID, Title: title, Kind: t.Kind(), Status: engine.ToolPending, RawInput: call.Args,
-		},
+		Key:      t.name,
+		ToolCall: engine.ToolCallEvent{Title: title, Kind: t.Kind()},
 	}, "it was not called", "")
 }
 

@@ -54,11 +54,8 @@ func (t EditFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult 
 	if a.Old == a.New {
 		return engine.Errorf("edit_file: old and new are the same; nothing would change")
 	}
-	if strings.HasPrefix(a.Path, engine.RunPrefix) {
-		return engine.Errorf("edit_file refused: %s is in the run's own record, which is read-only", a.Path)
-	}
 	ws := call.Workspace
-	path, err := resolve(ws, a.Path)
+	path, err := writable(ws, a.Path)
 	if err != nil {
 		return engine.Errorf("edit_file refused: %v", err)
 	}

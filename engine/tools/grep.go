@@ -85,9 +85,9 @@ func (Grep) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 	if err != nil {
 		return engine.Errorf("grep: %s", describeErr(shown, err))
 	}
-	var g *glob
+	var g *engine.Glob
 	if a.Glob != "" {
-		c, err := compileGlob(a.Glob)
+		c, err := engine.CompileGlob(a.Glob)
 		if err != nil {
 			return engine.Errorf("grep: %v", err)
 		}
@@ -280,7 +280,7 @@ type grepJob struct {
 // tree searches every regular file under root matching g, walking in order
 // while a bounded pool of workers searches the files; the results keep the
 // walk's order.
-func (m *grepMatcher) tree(ctx context.Context, ws engine.Workspace, root string, g *glob) ([]*grepFile, error) {
+func (m *grepMatcher) tree(ctx context.Context, ws engine.Workspace, root string, g *engine.Glob) ([]*grepFile, error) {
 	dk := disk(ws)
 	jobs := make(chan grepJob, 4*grepWorkers)
 	var wg sync.WaitGroup

@@ -74,7 +74,7 @@ func FuzzGrepMatcher_whole(f *testing.F) {
 // grepReference is grep as it was before it searched files in parallel and
 // whole: filepath.WalkDir, every file opened by path and read line by line.
 // The output of Grep must stay exactly this.
-func grepReference(ws engine.Workspace, pattern, root string, g *glob) string {
+func grepReference(ws engine.Workspace, pattern, root string, g *engine.Glob) string {
 	re := regexp.MustCompile(pattern)
 	var files, binary, matchedFiles, total int
 	var shownLines, unreadable []string
@@ -89,7 +89,7 @@ func grepReference(ws engine.Workspace, pattern, root string, g *glob) string {
 			return nil
 		}
 		if g != nil {
-			if rel, _ := filepath.Rel(root, p); !g.match(filepath.ToSlash(rel)) {
+			if rel, _ := filepath.Rel(root, p); !g.Match(filepath.ToSlash(rel)) {
 				return nil
 			}
 		}
@@ -207,9 +207,9 @@ func TestGrep_sameAsOneFileAtATime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var g *glob
+		var g *engine.Glob
 		if tt.glob != "" {
-			c, err := compileGlob(tt.glob)
+			c, err := engine.CompileGlob(tt.glob)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -68,9 +68,9 @@ func (ListFiles) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 	if !fi.IsDir() {
 		return engine.Errorf("list_files: %s is a file, not a directory; use read_file to read it", shown)
 	}
-	var g *glob
+	var g *engine.Glob
 	if a.Pattern != "" {
-		c, err := compileGlob(a.Pattern)
+		c, err := engine.CompileGlob(a.Pattern)
 		if err != nil {
 			return engine.Errorf("list_files: %v", err)
 		}

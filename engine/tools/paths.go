@@ -31,7 +31,7 @@ func resolve(ws engine.Workspace, p string) (string, error) {
 	abs = filepath.Clean(abs)
 	real, inside, err := disk(ws).Inside(abs)
 	if err != nil {
-		return "", fmt.Errorf("cannot resolve %s: %w", p, unwrapPathError(err))
+		return "", fmt.Errorf("cannot resolve %s: %w", p, engine.UnwrapPath(err))
 	}
 	if inside {
 		return abs, nil
@@ -71,6 +71,15 @@ func target(call *engine.Call, p string) (engine.Workspace, string, error) {
 	return ws, path, nil
 }
 
+// writable is resolve for a path a tool would change: run:PATH names a
+// file of the run's own record, which is read-only.
+func writable(ws engine.Workspace, p string) (string, error) {
+	if strings.HasPrefix(p, engine.RunPrefix) {
+		return "", fmt.Errorf("%s is in the run's own record, which is read-only", p)
+	}
+	return resolve(ws, p)
+}
+
 // located is the editor's location for a path a tool used: none for a file
 // of the run's record, which is coda's, not the project's.
 func located(ws engine.Workspace, abs string) []engine.Location {
@@ -101,15 +110,6 @@ func display(ws engine.Workspace, abs string) string {
 	return abs
 }
 
-// unwrapPathError drops the *PathError's repetition of the path.
-func unwrapPathError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 // describeErr words a file error for the model.
 func describeErr(shown string, err error) string {
 	switch {
@@ -118,6 +118,6 @@ func describeErr(shown string, err error) string {
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Sprintf("%s cannot be accessed: permission denied", shown)
 	default:
-		return fmt.Sprintf("%s: %v", shown, unwrapPathError(err))
+		return fmt.Sprintf("%s: %v", shown, engine.UnwrapPath(err))
 	}
 }

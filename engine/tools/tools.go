@@ -100,11 +100,8 @@ func ask(ctx context.Context, call *engine.Call, tool engine.Tool, title, what s
 	res := engine.Ask(ctx, call, engine.PermissionRequest{
 		Key: tool.Spec().Name,
 		ToolCall: engine.ToolCallEvent{
-			ID:        call.ID,
 			Title:     title,
 			Kind:      tool.Kind(),
-			Status:    engine.ToolPending,
-			RawInput:  call.Args,
 			Locations: locs,
 			Content:   content,
 		},

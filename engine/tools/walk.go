@@ -49,7 +49,7 @@ func (d *walkDir) release() {
 // read is passed over; only top's own failure is an error. Every directory
 // is opened from its parent's os.Root, top from dk's roots, so the walk
 // never leaves top. fn must not keep e.dir past its call without holding it.
-func walkFiles(ctx context.Context, dk engine.Disk, top string, g *glob, fn func(e walkEntry) error) error {
+func walkFiles(ctx context.Context, dk engine.Disk, top string, g *engine.Glob, fn func(e walkEntry) error) error {
 	r, err := dk.OpenRoot(top)
 	if err != nil {
 		return err
@@ -59,7 +59,7 @@ func walkFiles(ctx context.Context, dk engine.Disk, top string, g *glob, fn func
 
 // walkIn walks the directory r, whose path under the walk's top is rel, and
 // closes r when it and the holders of its files are done.
-func walkIn(ctx context.Context, r *os.Root, rel string, g *glob, fn func(e walkEntry) error, top bool) error {
+func walkIn(ctx context.Context, r *os.Root, rel string, g *engine.Glob, fn func(e walkEntry) error, top bool) error {
 	dir := &walkDir{root: r}
 	dir.refs.Store(1)
 	defer dir.release()
@@ -85,7 +85,7 @@ func walkIn(ctx context.Context, r *os.Root, rel string, g *glob, fn func(e walk
 			}
 			continue
 		}
-		if g != nil && !g.match(p) {
+		if g != nil && !g.Match(p) {
 			continue
 		}
 		if err := fn(walkEntry{dir: dir, name: e.Name(), rel: p, typ: e.Type()}); err != nil {

@@ -45,11 +45,8 @@ func (t WriteFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult
 	if err := writeFileParams.decode(call.Args, &a); err != nil {
 		return engine.Errorf("write_file: %v", err)
 	}
-	if strings.HasPrefix(a.Path, engine.RunPrefix) {
-		return engine.Errorf("write_file refused: %s is in the run's own record, which is read-only", a.Path)
-	}
 	ws := call.Workspace
-	path, err := resolve(ws, a.Path)
+	path, err := writable(ws, a.Path)
 	if err != nil {
 		return engine.Errorf("write_file refused: %v", err)
 	}
