@@ -273,6 +273,17 @@ func TestCheck_JSONAfterLeadIn(t *testing.T) {
 			t.Errorf("Check(%s, %q) = %v: data called a preamble", tc.format, tc.content, err)
 		}
 	}
+	// A key naming JSON whose flow value ends on its line, with more data
+	// after it, is YAML data, not a sentence and then JSON.
+	for _, content := range []string{
+		"json body: {\"method\": \"GET\"}\nretries: 3\n",
+		"request json: [\"a\", \"b\"]\nretries: 3\n",
+		"JSON: {\"a\": 1}\nb: 2\n",
+	} {
+		if err := Check("yaml", content); err != nil {
+			t.Errorf("Check(yaml, %q) = %v, want valid YAML", content, err)
+		}
+	}
 }
 
 func TestCheck_TOML(t *testing.T) {
