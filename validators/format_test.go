@@ -559,8 +559,8 @@ func TestDecode_Refusals(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"xml", "csv", "markdown", "text"} {
-		if HasDecoder(f) {
-			t.Errorf("HasDecoder(%q) = true", f)
+		if l, _ := Lookup(f); l.HasDecoder() {
+			t.Errorf("%s has a decoder", f)
 		}
 		if _, err := Decode(f, "x"); err == nil {
 			t.Errorf("Decode(%q) = nil error", f)
