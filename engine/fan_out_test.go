@@ -189,11 +189,11 @@ func TestFanOut_report(t *testing.T) {
 		if diff := cmp.Diff(wantWorkers, rr.Workers); diff != "" {
 			t.Errorf("run.json workers (-want +got):\n%s", diff)
 		}
-		whole, err := os.ReadFile(filepath.Join(engine.RunDir(turn.StateDir, "run-1"), "workers", "w3", "answer"))
+		whole, err := os.ReadFile(recordPath(turn, "workers/w3/answer"))
 		if err != nil || string(whole) != long {
 			t.Errorf("workers/w3/answer = %q (%v), want the whole answer", whole, err)
 		}
-		if _, err := os.Stat(filepath.Join(engine.RunDir(turn.StateDir, "run-1"), "workers", "w2", "answer")); !os.IsNotExist(err) {
+		if _, err := os.Stat(recordPath(turn, "workers/w2/answer")); !os.IsNotExist(err) {
 			t.Errorf("a failed worker has an answer file (%v)", err)
 		}
 		w1, err := engine.ReadSubRun(turn.StateDir, "run-1", "workers/w1")
@@ -203,7 +203,7 @@ func TestFanOut_report(t *testing.T) {
 		if w1.RunID != "run-1/workers/w1" || w1.Prompt != "Check a.go" || w1.FinalOutput == nil || w1.FinalOutput.Format != "json" {
 			t.Errorf("workers/w1/run.json = %+v, want its own run answering in json", w1)
 		}
-		if _, err := os.Stat(filepath.Join(engine.RunDir(turn.StateDir, "run-1"), "workers", "w1", "stages", "001-check@1", "status.json")); err != nil {
+		if _, err := os.Stat(recordPath(turn, "workers/w1/stages/001-check@1/status.json")); err != nil {
 			t.Errorf("the worker's stage record: %v", err)
 		}
 		if _, err := engine.ReadSubRun(turn.StateDir, "run-1", "workers/w9"); err == nil || !strings.Contains(err.Error(), "has no workers/w9") {

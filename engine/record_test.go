@@ -62,7 +62,7 @@ text = "Done."
 		t.Errorf("run.json when Run returned: %+v (%v); want it final", rr, err)
 	}
 	for _, f := range want {
-		if _, err := os.Stat(filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), f)); err != nil {
+		if _, err := os.Stat(recordPath(turn, f)); err != nil {
 			t.Errorf("when Run returned: %v", err)
 		}
 	}
@@ -82,7 +82,7 @@ func TestRun_promptNamesEarlierTurns(t *testing.T) {
 		{Prompt: "the third question", Answer: "the third answer", RunID: "r-3"},
 	}
 	engine.Run(t.Context(), turn, &events{})
-	b, err := os.ReadFile(filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), "stages", "001-answer@1", "prompt.md"))
+	b, err := os.ReadFile(recordPath(turn, "stages/001-answer@1/prompt.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

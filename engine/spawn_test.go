@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -124,7 +123,7 @@ arguments = { content = "It is config.toml." }
 		if err != nil || c1.FinalOutput == nil || c1.Agent != "finder" {
 			t.Errorf("children/c1/run.json = %+v (%v)", c1, err)
 		}
-		answer, err := os.ReadFile(filepath.Join(engine.RunDir(turn.StateDir, "run-1"), "children", "c1", "answer"))
+		answer, err := os.ReadFile(recordPath(turn, "children/c1/answer"))
 		if err != nil || string(answer) != "<found>config.toml</found>" {
 			t.Errorf("children/c1/answer = %q (%v)", answer, err)
 		}

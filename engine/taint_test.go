@@ -106,7 +106,7 @@ func (f *taintFixture) run(t *testing.T) *engine.Result {
 // none.
 func (f *taintFixture) audit(t *testing.T) []engine.TaintAudit {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(engine.RunDir(f.turn.StateDir, "run-1"), "stages", "001-answer@1", "taint_audit.json"))
+	b, err := os.ReadFile(recordPath(f.turn, "stages/001-answer@1/taint_audit.json"))
 	if os.IsNotExist(err) {
 		return nil
 	}
@@ -129,7 +129,7 @@ func (f *taintFixture) audit(t *testing.T) []engine.TaintAudit {
 // runJSON reads run.json as a map, to see which keys it has.
 func (f *taintFixture) runJSON(t *testing.T) map[string]json.RawMessage {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(engine.RunDir(f.turn.StateDir, "run-1"), "run.json"))
+	b, err := os.ReadFile(recordPath(f.turn, "run.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

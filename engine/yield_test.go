@@ -2,10 +2,7 @@ package engine_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -139,8 +136,7 @@ func playYield(tb testing.TB, m yieldModel, f yieldFormat, turns []string) yield
 	if res.Err != nil {
 		tb.Fatalf("%s / %s: %v", m.name, f.name, res.Err)
 	}
-	var st engine.StageStatus
-	readStatus(tb, filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), "stages", "001-answer@1", "status.json"), &st)
+	st := stageStatus(tb, turn, "001-answer@1")
 	out := yieldResult{answered: res.Status == engine.StatusAnswered, repairs: st.Repairs, calls: st.Iterations}
 	out.asIs = res.Answer != nil && res.Answer.Content != f.valid
 	if out.asIs && laxFormats[f.name] == "" {
@@ -237,15 +233,4 @@ func BenchmarkYield(b *testing.B) {
 		// On stdout, whole: a benchmark's log is cut to ten lines.
 		fmt.Println(t.String())
 	})
-}
-
-func readStatus(tb testing.TB, path string, st *engine.StageStatus) {
-	tb.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := json.Unmarshal(b, st); err != nil {
-		tb.Fatal(err)
-	}
 }
