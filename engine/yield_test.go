@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -102,16 +103,8 @@ var yieldModels = []yieldModel{
 		return []string{reply(fenced(f)), reply(preamble(f)), reply(f.wrong), reply(f.valid)}
 	}},
 	{name: "stubborn (never valid)", turns: func(f yieldFormat) []string {
-		return slicesRepeat(submit(f.wrong), 12)
+		return slices.Repeat([]string{submit(f.wrong)}, 12)
 	}},
-}
-
-func slicesRepeat(s string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = s
-	}
-	return out
 }
 
 // yieldResult is one scripted turn's outcome.
