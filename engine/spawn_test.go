@@ -86,18 +86,8 @@ arguments = { content = "It is config.toml." }
 		if res.Status != engine.StatusAnswered {
 			t.Fatalf("Run = %s (%v)", res.Status, res.Err)
 		}
-		var spawned, waited string
-		for _, ev := range sink.evs {
-			if ev.Kind != engine.EventToolCallUpdate || len(ev.ToolCall.Content) == 0 {
-				continue
-			}
-			switch ev.ToolCall.ID {
-			case "t-1":
-				spawned = ev.ToolCall.Content[0].Text
-			case "t-2":
-				waited = ev.ToolCall.Content[0].Text
-			}
-		}
+		_, last := toolCalls(sink.evs)
+		spawned, waited := resultText(last["t-1"]), resultText(last["t-2"])
 		if !strings.HasPrefix(spawned, "Started c1 (finder).") || !strings.Contains(spawned, "Warnings:\n- spawn_agent's output_* arguments asks for xml where json was in effect: retired schema (from the blueprint's [agent.output])") {
 			t.Errorf("spawn_agent's result = %q, want the id and the retirement", spawned)
 		}
