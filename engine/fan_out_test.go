@@ -38,8 +38,13 @@ func launchLevels(format string) outputspec.Levels {
 }
 
 // fanBlueprint fans out to a JSON worker stage that must answer, then
-// merges in an output stage.
-const fanBlueprint = `
+// merges in an output stage. fanOut adds keys to [stages.plan.fan_out],
+// check to the worker stage.
+func fanBlueprint(fanOut, check string) string {
+	return fmt.Sprintf(fanTemplate, fanOut, check)
+}
+
+const fanTemplate = `
 [agent]
 name = "fan"
 [stages.plan]
@@ -52,6 +57,7 @@ report_bytes = 300
 hint = "Every slice is back"
 
 [stages.check]
+%s
 allow_as_worker = true
 require_output = true
 max_revisits = 0
@@ -115,7 +121,7 @@ arguments = { content = "a.go is fine; c.go is not; b.go was not checked." }
 // sees one fan_out call counting workers done, and a plan entry per worker.
 func TestFanOut_report(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		turn := newTurn(t, fmt.Sprintf(fanBlueprint, ""), threeWorkers)
+		turn := newTurn(t, fanBlueprint("", ""), threeWorkers)
 		turn.NewID = ids()
 		sink := &events{}
 		res := engine.Run(context.Background(), turn, sink)
@@ -220,7 +226,7 @@ func TestFanOut_report(t *testing.T) {
 // failed first.
 func TestFanOut_failRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		turn := newTurn(t, fmt.Sprintf(fanBlueprint, `on_worker_failure = "fail"`), `
+		turn := newTurn(t, fanBlueprint(`on_worker_failure = "fail"`, ""), `
 [[turn]]
 [[turn.tool_calls]]
 name = "fan_out"
@@ -266,7 +272,7 @@ error = "503 overloaded"
 // Once a worker failed under "fail", no further worker starts.
 func TestFanOut_failStopsStarting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		turn := newTurn(t, fmt.Sprintf(fanBlueprint, "on_worker_failure = \"fail\"\nmax_workers = 1"), `
+		turn := newTurn(t, fanBlueprint("on_worker_failure = \"fail\"\nmax_workers = 1", ""), `
 [[turn]]
 [[turn.tool_calls]]
 name = "fan_out"
@@ -303,7 +309,7 @@ func TestFanOut_cancel(t *testing.T) {
 		for i := 1; i <= 16; i++ {
 			fmt.Fprintf(&script, "[[turn]]\nfor = \"w%d\"\ndelay_ms = 60000\ntext = \"never\"\n", i)
 		}
-		turn := newTurn(t, fmt.Sprintf(fanBlueprint, "max_workers = 16"), script.String())
+		turn := newTurn(t, fanBlueprint("max_workers = 16", ""), script.String())
 		ctx, cancel := context.WithCancel(context.Background())
 		var cancelled time.Time
 		sink := &events{on: func(ev engine.Event) {
@@ -363,7 +369,7 @@ arguments = { content = '{"file": "f%d.txt", "ok": true}' }
 `, i, i, i, i, i)
 	}
 	script.WriteString("[[turn]]\nexpect = \"[fan_out results: 16 succeeded, 0 failed]\"\n")
-	bp := strings.Replace(fmt.Sprintf(fanBlueprint, "max_workers = 16"), "[stages.check]\n", "[stages.check]\navailable_tools = [\"read_file\"]\n", 1)
+	bp := fanBlueprint("max_workers = 16", `available_tools = ["read_file"]`)
 	bp = strings.Replace(bp, "[stages.plan.transitions.merge]\nhint = \"Every slice is back\"\n", "", 1)
 	turn := newTurn(t, bp, script.String())
 	turn.Tools = builtinTools()
@@ -386,7 +392,7 @@ arguments = { content = '{"file": "f%d.txt", "ok": true}' }
 // does the run's next call.
 func TestFanOut_sharedBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		turn := newTurn(t, fmt.Sprintf(fanBlueprint, "max_workers = 1"), `
+		turn := newTurn(t, fanBlueprint("max_workers = 1", ""), `
 [[turn]]
 [[turn.tool_calls]]
 name = "fan_out"
@@ -418,7 +424,7 @@ arguments = { content = '{"file": "b", "ok": true}' }
 // in its record.
 func TestFanOut_workerEditsShown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		bp := strings.Replace(fmt.Sprintf(fanBlueprint, ""), "[stages.check]\n", "[stages.check]\navailable_tools = [\"write_file\", \"read_file\"]\n", 1)
+		bp := fanBlueprint("", `available_tools = ["write_file", "read_file"]`)
 		turn := newTurn(t, bp, `
 [[turn]]
 [[turn.tool_calls]]
@@ -499,7 +505,7 @@ func TestFanOut_badTasks(t *testing.T) {
 		{`{ tasks = [` + strings.Repeat(`{ prompt = "p" },`, 65) + `] }`, "at most 64 tasks; this call has 65"},
 	}
 	for _, tt := range tests {
-		turn := newTurn(t, fmt.Sprintf(fanBlueprint, ""), `
+		turn := newTurn(t, fanBlueprint("", ""), `
 [[turn]]
 [[turn.tool_calls]]
 name = "fan_out"
@@ -523,7 +529,7 @@ text = "ok"
 // launch's: a launch asking for XML shapes the run's answer, not theirs,
 // and retires nothing of theirs.
 func TestFanOut_workerContractIgnoresLaunch(t *testing.T) {
-	b, err := engine.ParseBlueprint([]byte(fmt.Sprintf(fanBlueprint, "")), "test")
+	b, err := engine.ParseBlueprint([]byte(fanBlueprint("", "")), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -549,7 +555,7 @@ func TestFanOut_workerContractIgnoresLaunch(t *testing.T) {
 // "allow always" given to one covers those waiting behind it.
 func TestFanOut_permissionsOneAtATime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		bp := strings.Replace(fmt.Sprintf(fanBlueprint, "max_workers = 4"), "[stages.check]\n", "[stages.check]\navailable_tools = [\"write_file\"]\n", 1)
+		bp := fanBlueprint("max_workers = 4", `available_tools = ["write_file"]`)
 		var script strings.Builder
 		script.WriteString("[[turn]]\n[[turn.tool_calls]]\nname = \"fan_out\"\narguments = { tasks = [{ prompt = \"1\" }, { prompt = \"2\" }, { prompt = \"3\" }, { prompt = \"4\" }] }\n")
 		for i := 1; i <= 4; i++ {
@@ -704,7 +710,7 @@ text = "a.go is fixed."
 // reason, not as one that never answered, and counts as failed.
 func TestFanOut_workerUnavailable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		turn, _ := scripted(t, fmt.Sprintf(fanBlueprint, ""), `
+		turn, _ := scripted(t, fanBlueprint("", ""), `
 [[turn]]
 [[turn.tool_calls]]
 name = "fan_out"
@@ -772,7 +778,7 @@ func TestFanOut_maxWorkers(t *testing.T) {
 			fmt.Fprintf(&script, "[[turn]]\nfor = \"w%d\"\ndelay_ms = 100\ntext = \"x\"\n[[turn.tool_calls]]\nname = \"submit_output\"\narguments = { content = '{\"file\": \"%d\", \"ok\": true}' }\n", i, i)
 		}
 		script.WriteString("[[turn]]\nexpect = \"[fan_out results: 5 succeeded, 0 failed]\"\ntext = \"done\"\n")
-		bp := strings.Replace(fmt.Sprintf(fanBlueprint, "max_workers = 2"), "[stages.plan.transitions.merge]\nhint = \"Every slice is back\"\n", "", 1)
+		bp := strings.Replace(fanBlueprint("max_workers = 2", ""), "[stages.plan.transitions.merge]\nhint = \"Every slice is back\"\n", "", 1)
 		turn := newTurn(t, bp, script.String())
 		g := &gauge{Model: turn.Models.(oneModel).m}
 		turn.Models = oneModel{g}
@@ -826,7 +832,8 @@ func (m refusingModel) Stream(ctx context.Context, req *engine.Request, onDelta 
 // calling is called without tools from the start; and what one worker
 // learns of a model's tool calling, the next knows.
 func TestFanOut_workerInheritsTurn(t *testing.T) {
-	bp := strings.Replace(fmt.Sprintf(fanBlueprint, "max_workers = 1"), "[stages.check]\n", "[stages.check]\navailable_tools = [\"read_file\", \"write_file\"]\nmodel = { models = [\"script:worker\"], allow_user_default = false }\n", 1)
+	const checkTools = `available_tools = ["read_file", "write_file"]`
+	bp := fanBlueprint("max_workers = 1", checkTools+"\n"+`model = { models = ["script:worker"], allow_user_default = false }`)
 	model := `
 [[turn]]
 [[turn.tool_calls]]
@@ -851,7 +858,7 @@ arguments = { to = "merge" }
 text = "Done."
 `
 	// The read-only mode's withholding.
-	turn, sp := scripted(t, strings.Replace(bp, `model = { models = ["script:worker"], allow_user_default = false }`, "", 1), model)
+	turn, sp := scripted(t, fanBlueprint("max_workers = 1", checkTools), model)
 	turn.Tools = builtinTools()
 	turn.Withhold = func(t engine.Tool) bool { return t.Kind() == "edit" }
 	ended(t, engine.Run(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")
