@@ -125,9 +125,7 @@ func TestFanOut_report(t *testing.T) {
 		turn.NewID = ids()
 		sink := &events{}
 		res := engine.Run(context.Background(), turn, sink)
-		if res.Status != engine.StatusAnswered || res.Err != nil {
-			t.Fatalf("Run = %s (%v), want answered", res.Status, res.Err)
-		}
+		ended(t, res, engine.StatusAnswered, "end_turn")
 
 		var report string
 		var calls, updates []string
@@ -467,9 +465,7 @@ arguments = { content = "done" }
 		}
 		sink := &events{}
 		res := engine.Run(context.Background(), turn, sink)
-		if res.Status != engine.StatusAnswered {
-			t.Fatalf("Run = %s (%v)", res.Status, res.Err)
-		}
+		ended(t, res, engine.StatusAnswered, "end_turn")
 		var titles []string
 		for _, ev := range sink.evs {
 			switch ev.Kind {
@@ -642,9 +638,7 @@ arguments = { content = "Read it all." }
 `)
 	turn.Tools = builtinTools()
 	res := engine.Run(context.Background(), turn, &events{})
-	if res.Status != engine.StatusAnswered || res.Err != nil {
-		t.Fatalf("Run = %s (%v), want answered", res.Status, res.Err)
-	}
+	ended(t, res, engine.StatusAnswered, "end_turn")
 }
 
 // DESIGN §12's own example lists submit_output among the worker stage's

@@ -43,9 +43,7 @@ text = "Done."
 	})
 	sink := &events{on: func(engine.Event) { once.Do(func() { close(firstUpdate) }) }}
 	res := engine.Run(t.Context(), turn, sink)
-	if res.Status != engine.StatusAnswered {
-		t.Fatalf("Run = %s (%v)", res.Status, res.Err)
-	}
+	ended(t, res, engine.StatusAnswered, "end_turn")
 	mu.Lock()
 	defer mu.Unlock()
 	want := []string{
@@ -116,9 +114,7 @@ text = "Done."
 		}
 	})
 	res := engine.Run(t.Context(), turn, &events{})
-	if res.Status != engine.StatusAnswered {
-		t.Fatalf("Run = %s (%v)", res.Status, res.Err)
-	}
+	ended(t, res, engine.StatusAnswered, "end_turn")
 	n := 0
 	for _, w := range res.Warnings {
 		if strings.Contains(w, "the run record could not be written") && strings.Contains(w, "a bad file") {

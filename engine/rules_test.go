@@ -86,9 +86,11 @@ func stageStatus(t testing.TB, turn *engine.Turn, dir string) engine.StageStatus
 	return st
 }
 
+// ended fails the test unless the run ended with status and stop reason,
+// and, unless it failed, without an error.
 func ended(t *testing.T, res *engine.Result, status, stop string) {
 	t.Helper()
-	if res.Status != status || res.StopReason != stop {
+	if res.Status != status || res.StopReason != stop || (status != engine.StatusFailed && res.Err != nil) {
 		t.Fatalf("Run = status %q, stop %q (err %v, warnings %q); want %q, %q", res.Status, res.StopReason, res.Err, res.Warnings, status, stop)
 	}
 }

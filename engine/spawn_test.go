@@ -83,9 +83,7 @@ arguments = { content = "It is config.toml." }
 		turn.NewID = ids()
 		sink := &events{}
 		res := engine.Run(context.Background(), turn, sink)
-		if res.Status != engine.StatusAnswered {
-			t.Fatalf("Run = %s (%v)", res.Status, res.Err)
-		}
+		ended(t, res, engine.StatusAnswered, "end_turn")
 		_, last := toolCalls(sink.evs)
 		spawned, waited := resultText(last["t-1"]), resultText(last["t-2"])
 		if !strings.HasPrefix(spawned, "Started c1 (finder).") || !strings.Contains(spawned, "Warnings:\n- spawn_agent's output_* arguments asks for xml where json was in effect: retired schema (from the blueprint's [agent.output])") {
@@ -153,9 +151,7 @@ arguments = { content = "Gave up." }
 		turn := newTurn(t, spawner, s.String())
 		turn.Agents = agents(t, map[string]string{"finder": finder})
 		res := engine.Run(context.Background(), turn, &events{})
-		if res.Status != engine.StatusAnswered {
-			t.Fatalf("Run = %s (%v)", res.Status, res.Err)
-		}
+		ended(t, res, engine.StatusAnswered, "end_turn")
 		if len(res.Children) != 4 {
 			t.Fatalf("children = %+v, want 4", res.Children)
 		}
@@ -264,9 +260,7 @@ expect = "cannot start agents in this run"
 name = "submit_output"
 arguments = { content = "alone" }
 `)
-	if res := engine.Run(context.Background(), turn, &events{}); res.Status != engine.StatusAnswered {
-		t.Fatalf("Run = %s (%v)", res.Status, res.Err)
-	}
+	ended(t, engine.Run(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")
 }
 
 // A cancel reaches every child at once (on the bubble's clock: no time
@@ -343,7 +337,5 @@ arguments = { content = "It failed." }
 `)
 	turn.Agents = agents(t, map[string]string{"finder": finder})
 	res := engine.Run(context.Background(), turn, &events{})
-	if res.Status != engine.StatusAnswered {
-		t.Fatalf("Run = %s (%v)", res.Status, res.Err)
-	}
+	ended(t, res, engine.StatusAnswered, "end_turn")
 }
