@@ -423,11 +423,11 @@ text = "Fine."
 	turn, _ := scripted(t, twoStages, model)
 	res := engine.Run(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
-	b, err := os.ReadFile(filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), "stages", "001-explore@1", "last_response"))
+	b, err := os.ReadFile(recordPath(turn, "stages/001-explore@1/last_response"))
 	if err != nil || string(b) != long {
 		t.Errorf("last_response holds %d bytes (%v), want %d", len(b), err, len(long))
 	}
-	b, err = os.ReadFile(filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), "stages", "002-report@1", "answer"))
+	b, err = os.ReadFile(recordPath(turn, "stages/002-report@1/answer"))
 	if err != nil || string(b) != "Fine." {
 		t.Errorf("answer file %q (%v)", b, err)
 	}
@@ -480,12 +480,12 @@ text = "Done."
 	if rr.FinalOutput == nil || rr.FinalOutput.Stage != "report" {
 		t.Fatalf("run.json final output %+v", rr.FinalOutput)
 	}
-	b, err := os.ReadFile(filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), "artifacts", "report-2.md"))
+	b, err := os.ReadFile(recordPath(turn, "artifacts/report-2.md"))
 	if err != nil || string(b) != "# other/report.md\n" {
 		t.Errorf("copy %q (%v)", b, err)
 	}
 	os.RemoveAll(filepath.Join(work, "out"))
-	b, err = os.ReadFile(filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), "artifacts", "report.md"))
+	b, err = os.ReadFile(recordPath(turn, "artifacts/report.md"))
 	if err != nil || string(b) != "# out/report.md\n" {
 		t.Errorf("copy %q (%v)", b, err)
 	}
@@ -560,7 +560,7 @@ arguments = { content = "Wrote them.", artifacts = [{ name = "big", path = "big.
 		t.Fatalf("artifacts %+v: want big without a run: path, edge kept", arts)
 	}
 	warned(t, res, fmt.Sprintf("artifact big (big.bin) is %d bytes, over the 10 MiB the run record keeps: `coda result --artifacts` cannot hand it back", engine.MaxArtifactCopy+1))
-	dir := filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), "artifacts")
+	dir := recordPath(turn, "artifacts")
 	if _, err := os.Stat(filepath.Join(dir, "big.bin")); !os.IsNotExist(err) {
 		t.Errorf("the big artifact was copied (%v)", err)
 	}

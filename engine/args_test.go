@@ -133,7 +133,7 @@ func TestRun_oversizedSubmission(t *testing.T) {
 	if err := json.Unmarshal(raw, &shown); err != nil || len(raw) > 2<<10 || shown.Oversized.Bytes != size || shown.Oversized.Cap != engine.MaxSubmitArgs || !strings.HasPrefix(shown.Oversized.Head, `{"content": "xxx`) {
 		t.Errorf("rawInput (%d bytes) = %.200s (%v)", len(raw), raw, err)
 	}
-	resp, err := os.ReadFile(filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), "stages", "001-answer@1", "response.md"))
+	resp, err := os.ReadFile(recordPath(turn, "stages/001-answer@1/response.md"))
 	if err != nil || len(resp) > 8<<10 || !bytes.Contains(resp, []byte(`"oversized"`)) {
 		t.Errorf("response.md is %d bytes (%v); want a bounded copy", len(resp), err)
 	}
@@ -238,7 +238,7 @@ raw_arguments = '{"content": "x'
 	if got := string(calls[1].RawInput); got != `"{\"content\": \"x"` {
 		t.Errorf("rawInput of broken JSON = %s", got)
 	}
-	resp, _ := os.ReadFile(filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), "stages", "001-answer@1", "response.md"))
+	resp, _ := os.ReadFile(recordPath(turn, "stages/001-answer@1/response.md"))
 	if !bytes.Contains(resp, []byte(`Tool call submit_output: {"content":"a\nb","artifacts":[]}`)) {
 		t.Errorf("response.md:\n%s", resp)
 	}
@@ -291,7 +291,7 @@ func TestRun_stateDirFailsAtTheEnd(t *testing.T) {
 name = "submit_output"
 arguments = { content = "Fine." }
 `)
-	runJSON := filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), "run.json")
+	runJSON := recordPath(turn, "run.json")
 	sink := &events{on: func(ev engine.Event) {
 		if ev.Kind == engine.EventFinalAnswer {
 			// Replace run.json with a directory the rename cannot replace.

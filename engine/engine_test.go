@@ -72,6 +72,11 @@ func newTurn(t testing.TB, blueprint, model string) *engine.Turn {
 	}
 }
 
+// recordPath is the path of rel (slash-separated) in turn's run record.
+func recordPath(turn *engine.Turn, rel string) string {
+	return filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), filepath.FromSlash(rel))
+}
+
 // Cancelling in the second stage ends the run "cancelled"; the record says
 // so and keeps the first stage's files.
 func TestRun_cancelInSecondStage(t *testing.T) {
@@ -103,7 +108,7 @@ text = ["never ", "sent"]
 	if rr.Status != engine.StatusCancelled || rr.FinalOutput != nil {
 		t.Errorf("run.json: status %q, finalOutput %v; want cancelled, none", rr.Status, rr.FinalOutput)
 	}
-	first := filepath.Join(engine.RunDir(turn.StateDir, "run-1"), "stages", "001-explore@1")
+	first := recordPath(turn, "stages/001-explore@1")
 	for _, f := range []string{"prompt.md", "response.md", "status.json"} {
 		if _, err := os.Stat(filepath.Join(first, f)); err != nil {
 			t.Errorf("the first stage's %s is missing: %v", f, err)
@@ -113,11 +118,7 @@ text = ["never ", "sent"]
 	if !strings.Contains(string(resp), "Looked around.") {
 		t.Errorf("response.md = %q, want the stage's reply", resp)
 	}
-	var st engine.StageStatus
-	b, _ := os.ReadFile(filepath.Join(engine.RunDir(turn.StateDir, "run-1"), "stages", "002-report@1", "status.json"))
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatalf("the second stage's status.json: %v", err)
-	}
+	st := stageStatus(t, turn, "002-report@1")
 	if st.Outcome != "ended by error" || !strings.Contains(st.Error, "canceled") {
 		t.Errorf("second stage status = %+v, want ended by the cancellation", st)
 	}

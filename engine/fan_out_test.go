@@ -38,8 +38,13 @@ func launchLevels(format string) outputspec.Levels {
 }
 
 // fanBlueprint fans out to a JSON worker stage that must answer, then
-// merges in an output stage.
-const fanBlueprint = `
+// merges in an output stage. fanOut adds keys to [stages.plan.fan_out],
+// check to the worker stage.
+func fanBlueprint(fanOut, check string) string {
+	return fmt.Sprintf(fanTemplate, fanOut, check)
+}
+
+const fanTemplate = `
 [agent]
 name = "fan"
 [stages.plan]
@@ -52,6 +57,7 @@ report_bytes = 300
 hint = "Every slice is back"
 
 [stages.check]
+%s
 allow_as_worker = true
 require_output = true
 max_revisits = 0
@@ -115,13 +121,11 @@ arguments = { content = "a.go is fine; c.go is not; b.go was not checked." }
 // sees one fan_out call counting workers done, and a plan entry per worker.
 func TestFanOut_report(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		turn := newTurn(t, fmt.Sprintf(fanBlueprint, ""), threeWorkers)
+		turn := newTurn(t, fanBlueprint("", ""), threeWorkers)
 		turn.NewID = ids()
 		sink := &events{}
 		res := engine.Run(context.Background(), turn, sink)
-		if res.Status != engine.StatusAnswered || res.Err != nil {
-			t.Fatalf("Run = %s (%v), want answered", res.Status, res.Err)
-		}
+		ended(t, res, engine.StatusAnswered, "end_turn")
 
 		var report string
 		var calls, updates []string
@@ -189,11 +193,11 @@ func TestFanOut_report(t *testing.T) {
 		if diff := cmp.Diff(wantWorkers, rr.Workers); diff != "" {
 			t.Errorf("run.json workers (-want +got):\n%s", diff)
 		}
-		whole, err := os.ReadFile(filepath.Join(engine.RunDir(turn.StateDir, "run-1"), "workers", "w3", "answer"))
+		whole, err := os.ReadFile(recordPath(turn, "workers/w3/answer"))
 		if err != nil || string(whole) != long {
 			t.Errorf("workers/w3/answer = %q (%v), want the whole answer", whole, err)
 		}
-		if _, err := os.Stat(filepath.Join(engine.RunDir(turn.StateDir, "run-1"), "workers", "w2", "answer")); !os.IsNotExist(err) {
+		if _, err := os.Stat(recordPath(turn, "workers/w2/answer")); !os.IsNotExist(err) {
 			t.Errorf("a failed worker has an answer file (%v)", err)
 		}
 		w1, err := engine.ReadSubRun(turn.StateDir, "run-1", "workers/w1")
@@ -203,7 +207,7 @@ func TestFanOut_report(t *testing.T) {
 		if w1.RunID != "run-1/workers/w1" || w1.Prompt != "Check a.go" || w1.FinalOutput == nil || w1.FinalOutput.Format != "json" {
 			t.Errorf("workers/w1/run.json = %+v, want its own run answering in json", w1)
 		}
-		if _, err := os.Stat(filepath.Join(engine.RunDir(turn.StateDir, "run-1"), "workers", "w1", "stages", "001-check@1", "status.json")); err != nil {
+		if _, err := os.Stat(recordPath(turn, "workers/w1/stages/001-check@1/status.json")); err != nil {
 			t.Errorf("the worker's stage record: %v", err)
 		}
 		if _, err := engine.ReadSubRun(turn.StateDir, "run-1", "workers/w9"); err == nil || !strings.Contains(err.Error(), "has no workers/w9") {
@@ -220,7 +224,7 @@ func TestFanOut_report(t *testing.T) {
 // failed first.
 func TestFanOut_failRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		turn := newTurn(t, fmt.Sprintf(fanBlueprint, `on_worker_failure = "fail"`), `
+		turn := newTurn(t, fanBlueprint(`on_worker_failure = "fail"`, ""), `
 [[turn]]
 [[turn.tool_calls]]
 name = "fan_out"
@@ -253,14 +257,8 @@ error = "503 overloaded"
 		if msg := res.Err.Error(); !strings.Contains(msg, "worker w2 (b) failed: worker finished without the final output its stage requires") || !strings.Contains(msg, `on_worker_failure = "fail"`) {
 			t.Errorf("the run's error = %q, want it to name w2, the first failed in task order", msg)
 		}
-		var status string
-		for _, ev := range sink.evs {
-			if ev.Kind == engine.EventToolCallUpdate && ev.ToolCall.ID == "t-1" && ev.ToolCall.Status != engine.ToolInProgress {
-				status = ev.ToolCall.Status
-			}
-		}
-		if status != engine.ToolFailed {
-			t.Errorf("the fan_out call ended %q, want failed", status)
+		if _, last := toolCalls(sink.evs); last["t-1"] == nil || last["t-1"].Status != engine.ToolFailed {
+			t.Errorf("the fan_out call's last update = %+v, want failed", last["t-1"])
 		}
 		rr, _ := engine.ReadRun(turn.StateDir, "run-1")
 		if rr == nil || len(rr.Workers) != 3 || rr.Workers[2].Status != engine.StatusFailed {
@@ -272,7 +270,7 @@ error = "503 overloaded"
 // Once a worker failed under "fail", no further worker starts.
 func TestFanOut_failStopsStarting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		turn := newTurn(t, fmt.Sprintf(fanBlueprint, "on_worker_failure = \"fail\"\nmax_workers = 1"), `
+		turn := newTurn(t, fanBlueprint("on_worker_failure = \"fail\"\nmax_workers = 1", ""), `
 [[turn]]
 [[turn.tool_calls]]
 name = "fan_out"
@@ -309,7 +307,7 @@ func TestFanOut_cancel(t *testing.T) {
 		for i := 1; i <= 16; i++ {
 			fmt.Fprintf(&script, "[[turn]]\nfor = \"w%d\"\ndelay_ms = 60000\ntext = \"never\"\n", i)
 		}
-		turn := newTurn(t, fmt.Sprintf(fanBlueprint, "max_workers = 16"), script.String())
+		turn := newTurn(t, fanBlueprint("max_workers = 16", ""), script.String())
 		ctx, cancel := context.WithCancel(context.Background())
 		var cancelled time.Time
 		sink := &events{on: func(ev engine.Event) {
@@ -369,7 +367,7 @@ arguments = { content = '{"file": "f%d.txt", "ok": true}' }
 `, i, i, i, i, i)
 	}
 	script.WriteString("[[turn]]\nexpect = \"[fan_out results: 16 succeeded, 0 failed]\"\n")
-	bp := strings.Replace(fmt.Sprintf(fanBlueprint, "max_workers = 16"), "[stages.check]\n", "[stages.check]\navailable_tools = [\"read_file\"]\n", 1)
+	bp := fanBlueprint("max_workers = 16", `available_tools = ["read_file"]`)
 	bp = strings.Replace(bp, "[stages.plan.transitions.merge]\nhint = \"Every slice is back\"\n", "", 1)
 	turn := newTurn(t, bp, script.String())
 	turn.Tools = builtinTools()
@@ -392,7 +390,7 @@ arguments = { content = '{"file": "f%d.txt", "ok": true}' }
 // does the run's next call.
 func TestFanOut_sharedBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		turn := newTurn(t, fmt.Sprintf(fanBlueprint, "max_workers = 1"), `
+		turn := newTurn(t, fanBlueprint("max_workers = 1", ""), `
 [[turn]]
 [[turn.tool_calls]]
 name = "fan_out"
@@ -424,7 +422,7 @@ arguments = { content = '{"file": "b", "ok": true}' }
 // in its record.
 func TestFanOut_workerEditsShown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		bp := strings.Replace(fmt.Sprintf(fanBlueprint, ""), "[stages.check]\n", "[stages.check]\navailable_tools = [\"write_file\", \"read_file\"]\n", 1)
+		bp := fanBlueprint("", `available_tools = ["write_file", "read_file"]`)
 		turn := newTurn(t, bp, `
 [[turn]]
 [[turn.tool_calls]]
@@ -467,9 +465,7 @@ arguments = { content = "done" }
 		}
 		sink := &events{}
 		res := engine.Run(context.Background(), turn, sink)
-		if res.Status != engine.StatusAnswered {
-			t.Fatalf("Run = %s (%v)", res.Status, res.Err)
-		}
+		ended(t, res, engine.StatusAnswered, "end_turn")
 		var titles []string
 		for _, ev := range sink.evs {
 			switch ev.Kind {
@@ -505,7 +501,7 @@ func TestFanOut_badTasks(t *testing.T) {
 		{`{ tasks = [` + strings.Repeat(`{ prompt = "p" },`, 65) + `] }`, "at most 64 tasks; this call has 65"},
 	}
 	for _, tt := range tests {
-		turn := newTurn(t, fmt.Sprintf(fanBlueprint, ""), `
+		turn := newTurn(t, fanBlueprint("", ""), `
 [[turn]]
 [[turn.tool_calls]]
 name = "fan_out"
@@ -529,7 +525,7 @@ text = "ok"
 // launch's: a launch asking for XML shapes the run's answer, not theirs,
 // and retires nothing of theirs.
 func TestFanOut_workerContractIgnoresLaunch(t *testing.T) {
-	b, err := engine.ParseBlueprint([]byte(fmt.Sprintf(fanBlueprint, "")), "test")
+	b, err := engine.ParseBlueprint([]byte(fanBlueprint("", "")), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +551,7 @@ func TestFanOut_workerContractIgnoresLaunch(t *testing.T) {
 // "allow always" given to one covers those waiting behind it.
 func TestFanOut_permissionsOneAtATime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		bp := strings.Replace(fmt.Sprintf(fanBlueprint, "max_workers = 4"), "[stages.check]\n", "[stages.check]\navailable_tools = [\"write_file\"]\n", 1)
+		bp := fanBlueprint("max_workers = 4", `available_tools = ["write_file"]`)
 		var script strings.Builder
 		script.WriteString("[[turn]]\n[[turn.tool_calls]]\nname = \"fan_out\"\narguments = { tasks = [{ prompt = \"1\" }, { prompt = \"2\" }, { prompt = \"3\" }, { prompt = \"4\" }] }\n")
 		for i := 1; i <= 4; i++ {
@@ -642,9 +638,7 @@ arguments = { content = "Read it all." }
 `)
 	turn.Tools = builtinTools()
 	res := engine.Run(context.Background(), turn, &events{})
-	if res.Status != engine.StatusAnswered || res.Err != nil {
-		t.Fatalf("Run = %s (%v), want answered", res.Status, res.Err)
-	}
+	ended(t, res, engine.StatusAnswered, "end_turn")
 }
 
 // DESIGN §12's own example lists submit_output among the worker stage's
@@ -710,7 +704,7 @@ text = "a.go is fixed."
 // reason, not as one that never answered, and counts as failed.
 func TestFanOut_workerUnavailable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		turn, _ := scripted(t, fmt.Sprintf(fanBlueprint, ""), `
+		turn, _ := scripted(t, fanBlueprint("", ""), `
 [[turn]]
 [[turn.tool_calls]]
 name = "fan_out"
@@ -778,7 +772,7 @@ func TestFanOut_maxWorkers(t *testing.T) {
 			fmt.Fprintf(&script, "[[turn]]\nfor = \"w%d\"\ndelay_ms = 100\ntext = \"x\"\n[[turn.tool_calls]]\nname = \"submit_output\"\narguments = { content = '{\"file\": \"%d\", \"ok\": true}' }\n", i, i)
 		}
 		script.WriteString("[[turn]]\nexpect = \"[fan_out results: 5 succeeded, 0 failed]\"\ntext = \"done\"\n")
-		bp := strings.Replace(fmt.Sprintf(fanBlueprint, "max_workers = 2"), "[stages.plan.transitions.merge]\nhint = \"Every slice is back\"\n", "", 1)
+		bp := strings.Replace(fanBlueprint("max_workers = 2", ""), "[stages.plan.transitions.merge]\nhint = \"Every slice is back\"\n", "", 1)
 		turn := newTurn(t, bp, script.String())
 		g := &gauge{Model: turn.Models.(oneModel).m}
 		turn.Models = oneModel{g}
@@ -832,7 +826,8 @@ func (m refusingModel) Stream(ctx context.Context, req *engine.Request, onDelta 
 // calling is called without tools from the start; and what one worker
 // learns of a model's tool calling, the next knows.
 func TestFanOut_workerInheritsTurn(t *testing.T) {
-	bp := strings.Replace(fmt.Sprintf(fanBlueprint, "max_workers = 1"), "[stages.check]\n", "[stages.check]\navailable_tools = [\"read_file\", \"write_file\"]\nmodel = { models = [\"script:worker\"], allow_user_default = false }\n", 1)
+	const checkTools = `available_tools = ["read_file", "write_file"]`
+	bp := fanBlueprint("max_workers = 1", checkTools+"\n"+`model = { models = ["script:worker"], allow_user_default = false }`)
 	model := `
 [[turn]]
 [[turn.tool_calls]]
@@ -857,7 +852,7 @@ arguments = { to = "merge" }
 text = "Done."
 `
 	// The read-only mode's withholding.
-	turn, sp := scripted(t, strings.Replace(bp, `model = { models = ["script:worker"], allow_user_default = false }`, "", 1), model)
+	turn, sp := scripted(t, fanBlueprint("max_workers = 1", checkTools), model)
 	turn.Tools = builtinTools()
 	turn.Withhold = func(t engine.Tool) bool { return t.Kind() == "edit" }
 	ended(t, engine.Run(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")

@@ -43,9 +43,7 @@ text = "Done."
 	})
 	sink := &events{on: func(engine.Event) { once.Do(func() { close(firstUpdate) }) }}
 	res := engine.Run(t.Context(), turn, sink)
-	if res.Status != engine.StatusAnswered {
-		t.Fatalf("Run = %s (%v)", res.Status, res.Err)
-	}
+	ended(t, res, engine.StatusAnswered, "end_turn")
 	mu.Lock()
 	defer mu.Unlock()
 	want := []string{
@@ -62,7 +60,7 @@ text = "Done."
 		t.Errorf("run.json when Run returned: %+v (%v); want it final", rr, err)
 	}
 	for _, f := range want {
-		if _, err := os.Stat(filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), f)); err != nil {
+		if _, err := os.Stat(recordPath(turn, f)); err != nil {
 			t.Errorf("when Run returned: %v", err)
 		}
 	}
@@ -82,7 +80,7 @@ func TestRun_promptNamesEarlierTurns(t *testing.T) {
 		{Prompt: "the third question", Answer: "the third answer", RunID: "r-3"},
 	}
 	engine.Run(t.Context(), turn, &events{})
-	b, err := os.ReadFile(filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), "stages", "001-answer@1", "prompt.md"))
+	b, err := os.ReadFile(recordPath(turn, "stages/001-answer@1/prompt.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,9 +114,7 @@ text = "Done."
 		}
 	})
 	res := engine.Run(t.Context(), turn, &events{})
-	if res.Status != engine.StatusAnswered {
-		t.Fatalf("Run = %s (%v)", res.Status, res.Err)
-	}
+	ended(t, res, engine.StatusAnswered, "end_turn")
 	n := 0
 	for _, w := range res.Warnings {
 		if strings.Contains(w, "the run record could not be written") && strings.Contains(w, "a bad file") {

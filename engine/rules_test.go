@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -73,10 +72,11 @@ func resultText(u *engine.ToolCallEvent) string {
 	return u.Content[0].Text
 }
 
-func stageStatus(t *testing.T, turn *engine.Turn, dir string) engine.StageStatus {
+// stageStatus reads the status.json of the stage visit dir ("001-answer@1").
+func stageStatus(t testing.TB, turn *engine.Turn, dir string) engine.StageStatus {
 	t.Helper()
 	var st engine.StageStatus
-	b, err := os.ReadFile(filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), "stages", dir, "status.json"))
+	b, err := os.ReadFile(recordPath(turn, "stages/"+dir+"/status.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,9 +86,11 @@ func stageStatus(t *testing.T, turn *engine.Turn, dir string) engine.StageStatus
 	return st
 }
 
+// ended fails the test unless the run ended with status and stop reason,
+// and, unless it failed, without an error.
 func ended(t *testing.T, res *engine.Result, status, stop string) {
 	t.Helper()
-	if res.Status != status || res.StopReason != stop {
+	if res.Status != status || res.StopReason != stop || (status != engine.StatusFailed && res.Err != nil) {
 		t.Fatalf("Run = status %q, stop %q (err %v, warnings %q); want %q, %q", res.Status, res.StopReason, res.Err, res.Warnings, status, stop)
 	}
 }
@@ -353,7 +355,7 @@ text = "Reviewed."
 	if st := stageStatus(t, turn, "001-draft@1"); st.Revisits != 1 {
 		t.Errorf("draft: %d revisits, want 1", st.Revisits)
 	}
-	if _, err := os.Stat(filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), "stages", "002-review@1")); err != nil {
+	if _, err := os.Stat(recordPath(turn, "stages/002-review@1")); err != nil {
 		t.Errorf("the run did not reach review: %v", err)
 	}
 }

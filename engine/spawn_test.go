@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -84,21 +83,9 @@ arguments = { content = "It is config.toml." }
 		turn.NewID = ids()
 		sink := &events{}
 		res := engine.Run(context.Background(), turn, sink)
-		if res.Status != engine.StatusAnswered {
-			t.Fatalf("Run = %s (%v)", res.Status, res.Err)
-		}
-		var spawned, waited string
-		for _, ev := range sink.evs {
-			if ev.Kind != engine.EventToolCallUpdate || len(ev.ToolCall.Content) == 0 {
-				continue
-			}
-			switch ev.ToolCall.ID {
-			case "t-1":
-				spawned = ev.ToolCall.Content[0].Text
-			case "t-2":
-				waited = ev.ToolCall.Content[0].Text
-			}
-		}
+		ended(t, res, engine.StatusAnswered, "end_turn")
+		_, last := toolCalls(sink.evs)
+		spawned, waited := resultText(last["t-1"]), resultText(last["t-2"])
 		if !strings.HasPrefix(spawned, "Started c1 (finder).") || !strings.Contains(spawned, "Warnings:\n- spawn_agent's output_* arguments asks for xml where json was in effect: retired schema (from the blueprint's [agent.output])") {
 			t.Errorf("spawn_agent's result = %q, want the id and the retirement", spawned)
 		}
@@ -124,7 +111,7 @@ arguments = { content = "It is config.toml." }
 		if err != nil || c1.FinalOutput == nil || c1.Agent != "finder" {
 			t.Errorf("children/c1/run.json = %+v (%v)", c1, err)
 		}
-		answer, err := os.ReadFile(filepath.Join(engine.RunDir(turn.StateDir, "run-1"), "children", "c1", "answer"))
+		answer, err := os.ReadFile(recordPath(turn, "children/c1/answer"))
 		if err != nil || string(answer) != "<found>config.toml</found>" {
 			t.Errorf("children/c1/answer = %q (%v)", answer, err)
 		}
@@ -164,9 +151,7 @@ arguments = { content = "Gave up." }
 		turn := newTurn(t, spawner, s.String())
 		turn.Agents = agents(t, map[string]string{"finder": finder})
 		res := engine.Run(context.Background(), turn, &events{})
-		if res.Status != engine.StatusAnswered {
-			t.Fatalf("Run = %s (%v)", res.Status, res.Err)
-		}
+		ended(t, res, engine.StatusAnswered, "end_turn")
 		if len(res.Children) != 4 {
 			t.Fatalf("children = %+v, want 4", res.Children)
 		}
@@ -325,9 +310,7 @@ expect = "cannot start agents in this run"
 name = "submit_output"
 arguments = { content = "alone" }
 `)
-	if res := engine.Run(context.Background(), turn, &events{}); res.Status != engine.StatusAnswered {
-		t.Fatalf("Run = %s (%v)", res.Status, res.Err)
-	}
+	ended(t, engine.Run(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")
 }
 
 // A cancel reaches every child at once (on the bubble's clock: no time
@@ -404,7 +387,5 @@ arguments = { content = "It failed." }
 `)
 	turn.Agents = agents(t, map[string]string{"finder": finder})
 	res := engine.Run(context.Background(), turn, &events{})
-	if res.Status != engine.StatusAnswered {
-		t.Fatalf("Run = %s (%v)", res.Status, res.Err)
-	}
+	ended(t, res, engine.StatusAnswered, "end_turn")
 }

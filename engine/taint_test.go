@@ -17,9 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/coda-acp/coda/engine"
-	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/engine/tools"
-	"github.com/coda-acp/coda/outputspec"
 )
 
 const (
@@ -43,26 +41,19 @@ type taintFixture struct {
 // refused).
 func newTaintFixture(t *testing.T, taint, model string, approve func(engine.PermissionRequest) bool) *taintFixture {
 	t.Helper()
-	bp := `
+	return taintFixtureOf(t, `
 [agent]
 name = "taint"
-` + taint + `
+`+taint+`
 [stages.answer]
 mode = "output"
 available_tools = ["read_file", "grep", "shell", "edit_file"]
-`
-	b, err := engine.ParseBlueprint([]byte(bp), "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := script.Parse([]byte(model), "model")
-	if err != nil {
-		t.Fatal(err)
-	}
-	outs, err := engine.CompileOutputs(b, outputspec.Levels{})
-	if err != nil {
-		t.Fatal(err)
-	}
+`, model, approve)
+}
+
+// taintFixtureOf is newTaintFixture for a whole blueprint of its own.
+func taintFixtureOf(t *testing.T, blueprint, model string, approve func(engine.PermissionRequest) bool) *taintFixture {
+	t.Helper()
 	dir, _ := filepath.EvalSymlinks(t.TempDir())
 	work := filepath.Join(dir, "work")
 	files := map[string]string{
@@ -77,19 +68,16 @@ available_tools = ["read_file", "grep", "shell", "edit_file"]
 			t.Fatal(err)
 		}
 	}
-	f := &taintFixture{dir: dir, logs: &bytes.Buffer{}}
-	ws := &engine.LocalWorkspace{Dir: work, Approve: func(_ context.Context, req engine.PermissionRequest) (bool, error) {
+	f := &taintFixture{dir: dir, logs: &bytes.Buffer{}, turn: newTurn(t, blueprint, model)}
+	f.turn.Workspace = &engine.LocalWorkspace{Dir: work, Approve: func(_ context.Context, req engine.PermissionRequest) (bool, error) {
 		f.mu.Lock()
 		f.asks = append(f.asks, req)
 		f.mu.Unlock()
 		return approve != nil && approve(req), nil
 	}}
-	f.turn = &engine.Turn{
-		RunID: "run-1", SessionID: "s-1", Agent: b, Outputs: outs, Prompt: "Go.",
-		Models: oneModel{script.New("script:test", sc)}, UserModel: "script:test",
-		Tools: tools.Builtin(), Workspace: ws, StateDir: filepath.Join(dir, "state"),
-		Log: slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	}
+	f.turn.StateDir = filepath.Join(dir, "state")
+	f.turn.Tools = tools.Builtin()
+	f.turn.Log = slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	return f
 }
 
@@ -106,7 +94,7 @@ func (f *taintFixture) run(t *testing.T) *engine.Result {
 // none.
 func (f *taintFixture) audit(t *testing.T) []engine.TaintAudit {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(engine.RunDir(f.turn.StateDir, "run-1"), "stages", "001-answer@1", "taint_audit.json"))
+	b, err := os.ReadFile(recordPath(f.turn, "stages/001-answer@1/taint_audit.json"))
 	if os.IsNotExist(err) {
 		return nil
 	}
@@ -129,7 +117,7 @@ func (f *taintFixture) audit(t *testing.T) []engine.TaintAudit {
 // runJSON reads run.json as a map, to see which keys it has.
 func (f *taintFixture) runJSON(t *testing.T) map[string]json.RawMessage {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(engine.RunDir(f.turn.StateDir, "run-1"), "run.json"))
+	b, err := os.ReadFile(recordPath(f.turn, "run.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -625,8 +613,7 @@ func TestTaintLaunch_Resolve(t *testing.T) {
 // answer goes to the parent unchecked, but the parent's answer carrying the
 // worker's secret meets the gate.
 func TestTaint_workerSource(t *testing.T) {
-	f := newTaintFixture(t, "", "", nil)
-	b, err := engine.ParseBlueprint([]byte(`
+	f := taintFixtureOf(t, `
 [agent]
 name = "fan"
 [agent.taint]
@@ -640,15 +627,7 @@ worker = "look"
 allow_as_worker = true
 require_output = true
 available_tools = ["read_file"]
-`), "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	outs, err := engine.CompileOutputs(b, outputspec.Levels{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := script.Parse([]byte(`
+`, `
 [[turn]]
 [[turn.tool_calls]]
 name = "fan_out"
@@ -677,12 +656,7 @@ expect = "content read from the private file .env"
 [[turn.tool_calls]]
 name = "submit_output"
 arguments = { content = "The worker found the key." }
-`), "model")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.turn.Agent, f.turn.Outputs = b, outs
-	f.turn.Models = oneModel{script.New("script:test", sc)}
+`, nil)
 	res := f.run(t)
 	if res.Answer == nil || res.Answer.Content != "The worker found the key." {
 		t.Fatalf("answer = %+v, want the clean one", res.Answer)

@@ -2,10 +2,8 @@ package engine_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -105,16 +103,8 @@ var yieldModels = []yieldModel{
 		return []string{reply(fenced(f)), reply(preamble(f)), reply(f.wrong), reply(f.valid)}
 	}},
 	{name: "stubborn (never valid)", turns: func(f yieldFormat) []string {
-		return slicesRepeat(submit(f.wrong), 12)
+		return slices.Repeat([]string{submit(f.wrong)}, 12)
 	}},
-}
-
-func slicesRepeat(s string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = s
-	}
-	return out
 }
 
 // yieldResult is one scripted turn's outcome.
@@ -139,8 +129,7 @@ func playYield(tb testing.TB, m yieldModel, f yieldFormat, turns []string) yield
 	if res.Err != nil {
 		tb.Fatalf("%s / %s: %v", m.name, f.name, res.Err)
 	}
-	var st engine.StageStatus
-	readStatus(tb, filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), "stages", "001-answer@1", "status.json"), &st)
+	st := stageStatus(tb, turn, "001-answer@1")
 	out := yieldResult{answered: res.Status == engine.StatusAnswered, repairs: st.Repairs, calls: st.Iterations}
 	out.asIs = res.Answer != nil && res.Answer.Content != f.valid
 	if out.asIs && laxFormats[f.name] == "" {
@@ -237,15 +226,4 @@ func BenchmarkYield(b *testing.B) {
 		// On stdout, whole: a benchmark's log is cut to ten lines.
 		fmt.Println(t.String())
 	})
-}
-
-func readStatus(tb testing.TB, path string, st *engine.StageStatus) {
-	tb.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := json.Unmarshal(b, st); err != nil {
-		tb.Fatal(err)
-	}
 }

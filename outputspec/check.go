@@ -83,15 +83,25 @@ type artifactRef struct {
 // failure refuses the submission, its Feedback written for the model.
 // A Desk adds the memory of refused answers that a stage visit needs.
 func (c *Contract) Check(ctx context.Context, sub Submission) Verdict {
-	a, problem := parseArgs(sub.Args)
-	if problem != "" {
-		return refuse(problem)
+	a, v, settled := admit(sub)
+	if !settled {
+		v, _ = c.check(ctx, sub, a)
 	}
-	if a.unavailable != "" {
-		return Verdict{Unavailable: a.unavailable}
-	}
-	v, _ := c.check(ctx, sub, a)
 	return v
+}
+
+// admit reads a submission's arguments. settled reports that they decide
+// the verdict before any check of the answer: a refusal of their shape, or
+// the answer declared unavailable.
+func admit(sub Submission) (a args, v Verdict, settled bool) {
+	a, problem := parseArgs(sub.Args)
+	switch {
+	case problem != "":
+		return a, refuse(problem), true
+	case a.unavailable != "":
+		return a, Verdict{Unavailable: a.unavailable}, true
+	}
+	return a, Verdict{}, false
 }
 
 // check runs steps 0 (after the arguments' shape) to 5. memo reports that

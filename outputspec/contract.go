@@ -114,7 +114,7 @@ func (c *Contract) readSchema() error {
 	default:
 		return nil
 	}
-	if !validators.HasDecoder(c.format) {
+	if f, _ := validators.Lookup(c.format); !f.HasDecoder() {
 		c.schemaText = ""
 		c.warnings = append(c.warnings, fmt.Sprintf("%s ignored: a JSON Schema checks json, yaml and toml answers, and the format is %s", c.schemaName, c.format))
 		return nil

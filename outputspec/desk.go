@@ -25,12 +25,9 @@ func NewDesk(c *Contract) *Desk {
 
 // Submit checks a submission, remembering a refused answer.
 func (d *Desk) Submit(ctx context.Context, sub Submission) Verdict {
-	a, problem := parseArgs(sub.Args)
-	if problem != "" {
-		return refuse(problem)
-	}
-	if a.unavailable != "" {
-		return Verdict{Unavailable: a.unavailable}
+	a, v, settled := admit(sub)
+	if settled {
+		return v
 	}
 	key := sha256.Sum256([]byte(a.content))
 	d.mu.Lock()

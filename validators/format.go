@@ -144,13 +144,6 @@ func Check(format, content string) error {
 	return nil
 }
 
-// HasDecoder reports whether Decode handles format (any spelling): json,
-// yaml and toml, the formats a JSON Schema applies to.
-func HasDecoder(format string) bool {
-	f, _ := Lookup(format)
-	return f.HasDecoder()
-}
-
 // Decode returns the answer's data as JSON-like Go values, ready for a JSON
 // Schema: map[string]any, []any, string, float64, int64, bool and nil. YAML
 // keys become strings; TOML and YAML dates and times become strings. It

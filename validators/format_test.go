@@ -273,6 +273,17 @@ func TestCheck_JSONAfterLeadIn(t *testing.T) {
 			t.Errorf("Check(%s, %q) = %v: data called a preamble", tc.format, tc.content, err)
 		}
 	}
+	// A key naming JSON whose flow value ends on its line, with more data
+	// after it, is YAML data, not a sentence and then JSON.
+	for _, content := range []string{
+		"json body: {\"method\": \"GET\"}\nretries: 3\n",
+		"request json: [\"a\", \"b\"]\nretries: 3\n",
+		"JSON: {\"a\": 1}\nb: 2\n",
+	} {
+		if err := Check("yaml", content); err != nil {
+			t.Errorf("Check(yaml, %q) = %v, want valid YAML", content, err)
+		}
+	}
 }
 
 func TestCheck_TOML(t *testing.T) {
@@ -548,8 +559,8 @@ func TestDecode_Refusals(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"xml", "csv", "markdown", "text"} {
-		if HasDecoder(f) {
-			t.Errorf("HasDecoder(%q) = true", f)
+		if l, _ := Lookup(f); l.HasDecoder() {
+			t.Errorf("%s has a decoder", f)
 		}
 		if _, err := Decode(f, "x"); err == nil {
 			t.Errorf("Decode(%q) = nil error", f)

@@ -286,6 +286,12 @@ func jsonAfterLeadIn(l1, content string) (lead string, ok bool) {
 	if json.Valid([]byte(data)) {
 		return lead, true
 	}
+	if json.Valid([]byte(rest)) && !leadIn(lead) {
+		// A value whole on the first line with more after it does not run
+		// to the end: a key of YAML data ("request json: {...}" and more
+		// keys), unless the lead is plainly a sentence.
+		return "", false
+	}
 	inner := strings.TrimLeft(data[1:], " \t\r\n")
 	return lead, inner != "" && (inner[0] == '"' || data[0] == '[' && strings.ContainsRune("[{\"0123456789-tfn]", rune(inner[0])))
 }

@@ -436,8 +436,8 @@ func mulSat(a, b uint64) uint64 {
 	return a * b
 }
 
-// room is what is left to render into before a value passes the budget,
-// bounding renderSize's walk.
+// room bounds renderSize's walk: a value bigger than the whole budget is
+// refused whatever its size (charge), so counting can stop there.
 func (b *budget) room() uint64 {
 	if b == nil {
 		return DefaultMaxMemory

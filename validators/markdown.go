@@ -46,7 +46,7 @@ func checkMarkdownWith(md parser.Parser, content string) error {
 	}
 	src := []byte(content)
 	doc := md.Parse(text.NewReader(src))
-	m := mdSource{src: content, starts: lineStarts(content)}
+	m := mdSource{src: content, raw: src, starts: lineStarts(content)}
 
 	var blocks []ast.Node
 	for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
@@ -87,7 +87,8 @@ func checkMarkdownWith(md parser.Parser, content string) error {
 // mdSource is the Markdown source split into lines by offset.
 type mdSource struct {
 	src    string
-	starts []int // offset of each line's first byte
+	raw    []byte // src as goldmark parsed it, which its segments read
+	starts []int  // offset of each line's first byte
 }
 
 func lineStarts(s string) []int {
@@ -153,7 +154,7 @@ func (m mdSource) wrapped(blocks []ast.Node) *Error {
 		return strings.TrimSpace(m.line(m.lineOf(n.Lines().At(0).Start)))
 	}
 	lang := func(fb *ast.FencedCodeBlock) string {
-		return strings.ToLower(string(fb.Language([]byte(m.src))))
+		return strings.ToLower(string(fb.Language(m.raw)))
 	}
 	var fb *ast.FencedCodeBlock
 	var lead string
@@ -194,11 +195,10 @@ func (m mdSource) wrapped(blocks []ast.Node) *Error {
 // fence.
 func (m mdSource) gfmTable(p ast.Node) bool {
 	lines := p.Lines()
-	src := []byte(m.src)
 	for i := 1; i < lines.Len(); i++ {
 		delim, header := lines.At(i), lines.At(i-1)
-		if cols := tableDelimiter(delim.Value(src)); cols > 0 {
-			return tableCells(header.Value(src)) <= cols
+		if cols := tableDelimiter(delim.Value(m.raw)); cols > 0 {
+			return tableCells(header.Value(m.raw)) <= cols
 		}
 	}
 	return false

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"go.starlark.net/resolve"
 	"go.starlark.net/starlark"
@@ -256,9 +257,14 @@ func (v *Validator) thread(ctx context.Context, out *strings.Builder) (*starlark
 	return th, done
 }
 
+// short cuts s to 40 bytes at most, at a character boundary.
 func short(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
+	if len(s) <= 40 {
+		return s
 	}
-	return s
+	i := 40
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }

@@ -98,6 +98,7 @@ func TestValidator_Validate(t *testing.T) {
 		{"a string rejects", "def validate(content):\n    if 'TODO' in content:\n        return 'remove the TODO'\n", "a TODO here", "remove the TODO", ""},
 		{"another type is broken", "def validate(content):\n    return 42\n", "x", "", "t.star:1:1: validate returned int 42, want None (the answer is fine) or a string (why it is not)"},
 		{"False is broken", "def validate(content):\n    return False\n", "x", "", "validate returned bool False"},
+		{"a long value is shortened at a character", "def validate(content):\n    return ['a' + 'é' * 30]\n", "x", "", `validate returned list ["a` + strings.Repeat("é", 18) + "…, want None"},
 		{"a failure is broken", "def validate(content):\n    fail('no idea')\n", "x", "", "t.star:2:9: in validate: fail: no idea"},
 		{"an error in a helper function", "def get(d):\n    return d['id']\ndef validate(content):\n    return get(parse_json(content))\n", `{"a": 1}`, "", `t.star:2:13: in get: key "id" not in dict`},
 		{"an endless loop is broken", "def validate(content):\n    n = 0\n    while True:\n        n += 1\n", "x", "", "the validator exceeded its budget of 20000000 execution steps"},

@@ -86,21 +86,33 @@ func errorBody(r io.Reader, secret string) string {
 	return errorMessage(body, secret)
 }
 
-// errorMessage is the message of an error body, secret masked:
-// error.message of {"error": {"message": ...}} (OpenAI, Anthropic, most
-// compatible servers), the string of {"error": "..."} (Ollama's own API),
-// the message of {"object": "error", "message": ...} (vLLM), or the body
-// itself, trimmed and shortened.
+// errorMessage is the message of an error body, secret masked: the
+// message the server gave (jsonMessage), or the body itself, trimmed and
+// shortened.
 func errorMessage(body []byte, secret string) string {
+	if m := jsonMessage(body); m != "" {
+		return redact(m, secret)
+	}
+	return shorten(redact(strings.TrimSpace(string(body)), secret), maxErrorShown)
+}
+
+// jsonMessage is the message of a JSON error body: error.message of
+// {"error": {"message": ...}} (OpenAI, Anthropic, most compatible servers),
+// else error.type; the string of {"error": "..."} (Ollama's own API); the
+// message of {"object": "error", "message": ...} (vLLM); or "".
+func jsonMessage(body []byte) string {
 	var v struct {
 		Error   json.RawMessage `json:"error"`
 		Object  string          `json:"object"`
 		Message string          `json:"message"`
 	}
-	if json.Unmarshal(body, &v) == nil && len(v.Error) > 0 {
+	if json.Unmarshal(body, &v) != nil {
+		return ""
+	}
+	if len(v.Error) > 0 {
 		var s string
 		if json.Unmarshal(v.Error, &s) == nil && s != "" {
-			return redact(s, secret)
+			return s
 		}
 		var o struct {
 			Message string `json:"message"`
@@ -109,16 +121,16 @@ func errorMessage(body []byte, secret string) string {
 		if json.Unmarshal(v.Error, &o) == nil {
 			switch {
 			case o.Message != "":
-				return redact(o.Message, secret)
+				return o.Message
 			case o.Type != "":
-				return redact(o.Type, secret)
+				return o.Type
 			}
 		}
 	}
-	if v.Object == "error" && v.Message != "" {
-		return redact(v.Message, secret)
+	if v.Object == "error" {
+		return v.Message
 	}
-	return shorten(redact(strings.TrimSpace(string(body)), secret), maxErrorShown)
+	return ""
 }
 
 // shorten cuts s to at most n bytes, at a character boundary, marking the

@@ -10,7 +10,7 @@ import "strings"
 type Text struct {
 	joined string   // what String returned last
 	blocks [][]byte // what came since, in order
-	n      int      // bytes in all
+	n      int      // bytes in all, to size the join
 }
 
 // Block sizes: small for short replies, doubling up to textBlockMax, the
@@ -39,9 +39,6 @@ func (t *Text) Add(s string) {
 		s = s[k:]
 	}
 }
-
-// Len is the length of the text in bytes.
-func (t *Text) Len() int { return t.n }
 
 // String returns the text, joining what came since the last call into one
 // string of exactly its size and letting the blocks go.
