@@ -71,11 +71,18 @@ func (v *stageVisit) check(ctx context.Context, tc ToolCall) outputspec.Verdict 
 		return outputspec.Verdict{Feedback: fmt.Sprintf("The answer is too large: this submit_output call's arguments are %d bytes, over the %d-byte cap (the answer itself may be at most %d bytes). Nothing was recorded. Submit a shorter answer.",
 			tc.Size(), ArgsCap(tc.Name), outputspec.MaxAnswer)}
 	}
+	return v.checkSubmission(ctx, outputspec.Submission{Args: tc.Arguments})
+}
+
+// checkSubmission checks a submission at the visit's Desk, in the run's
+// workspace, and puts a passing answer to the taint gate.
+func (v *stageVisit) checkSubmission(ctx context.Context, sub outputspec.Submission) outputspec.Verdict {
 	if v.desk == nil {
 		v.desk = outputspec.NewDesk(v.contract)
 	}
 	r := v.run
-	verdict := v.desk.Submit(ctx, outputspec.Submission{Args: tc.Arguments, Root: r.t.Workspace.Cwd(), Stages: r.t.Agent.Order, Overwritten: r.overwritten})
+	sub.Root, sub.Stages, sub.Overwritten = r.t.Workspace.Cwd(), r.t.Agent.Order, r.overwritten
+	verdict := v.desk.Submit(ctx, sub)
 	return v.gateAnswer(ctx, verdict) // the taint gate, before a passing answer is recorded
 }
 

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/coda-acp/coda/outputspec"
 )
@@ -36,25 +38,49 @@ func (v *stageVisit) repairReply(ctx context.Context, resp *Response) bool {
 	if text == "" || v.contract == nil || !v.stage.AnswersFromReply() {
 		return v.nudge("You have not submitted the answer yet. " + v.howToAnswer("the answer") + ".")
 	}
-	args, _ := json.Marshal(map[string]string{"content": text})
-	verdict := v.check(ctx, ToolCall{Name: ToolSubmitOutput, Arguments: args})
+	verdict := v.checkSubmission(ctx, outputspec.Submission{Reply: text})
 	if verdict.Accepted {
 		verdict.Flags = append(verdict.Flags, FlagAnswerFromReply)
 		v.accept(verdict)
 		return false
 	}
-	if v.refusal(refusalKey(args), verdict.Feedback) {
+	if v.refusal(replyKey(text), verdict.Feedback) {
 		return v.lastAttempt()
 	}
 	return v.nudge("Your reply was checked as the answer and refused:\n" + verdict.Feedback + "\n" + v.howToAnswer("the corrected answer") + ".")
 }
 
-// refusalKey is what identifies a refused submission: its arguments, as
-// JSON without the model's whitespace, which tidyCalls took out when the
-// reply came (a reply's are its text as content, encoded compactly).
-// Artifacts belong to it: an answer resubmitted with other files is
-// another submission.
-func refusalKey(args json.RawMessage) string { return string(args) }
+// refusalKey is what identifies a refused submission: a hash of its
+// arguments, as JSON without the model's whitespace, which tidyCalls took
+// out when the reply came. Artifacts belong to it: an answer resubmitted
+// with other files is another submission.
+func refusalKey(args json.RawMessage) string {
+	sum := sha256.Sum256(args)
+	return string(sum[:])
+}
+
+// replyKey is refusalKey of the arguments a reply's text stands for,
+// {"content": text} as json.Marshal writes it, hashed piece by piece: a
+// reply has no length cap, and encoding it whole would hold it twice more.
+// A piece ends where a character starts, so each is escaped as it would
+// be in the whole.
+func replyKey(text string) string { return replyKeyPieces(text, 32<<10) }
+
+func replyKeyPieces(text string, piece int) string {
+	h := sha256.New()
+	h.Write([]byte(`{"content":"`))
+	for len(text) > 0 {
+		n := min(len(text), piece)
+		for k := 1; k < utf8.UTFMax && n < len(text) && !utf8.RuneStart(text[n]); k++ {
+			n++ // the next character starts within three bytes, or no character spans the cut
+		}
+		quoted, _ := json.Marshal(text[:n])
+		h.Write(quoted[1 : len(quoted)-1])
+		text = text[n:]
+	}
+	h.Write([]byte(`"}`))
+	return string(h.Sum(nil))
+}
 
 // howToAnswer tells the model how to hand in what ("the answer"), by the
 // ways this visit takes it.

@@ -19,11 +19,15 @@ const MaxAnswer = 256 << 10
 // maxViolations caps the schema violations listed to the model.
 const maxViolations = 20
 
-// A Submission is one submit_output call.
+// A Submission is one submit_output call, or a reply checked as one.
 type Submission struct {
-	Args   json.RawMessage // the tool call's arguments
-	Root   string          // artifacts must resolve inside it
-	Stages []string        // the blueprint's stage names
+	Args json.RawMessage // the tool call's arguments
+	// Reply, when not empty, is a reply's text submitted as the answer
+	// (DESIGN §15) in place of Args: a content with nothing to parse, so
+	// a long reply is not encoded as arguments only to be decoded again.
+	Reply  string
+	Root   string   // artifacts must resolve inside it
+	Stages []string // the blueprint's stage names
 	// Overwritten lists files the run changed that existed before it
 	// (absolute paths). With overwrite_artifacts = false, none of them may
 	// be handed back as an artifact.
@@ -94,6 +98,9 @@ func (c *Contract) Check(ctx context.Context, sub Submission) Verdict {
 // the verdict before any check of the answer: a refusal of their shape, or
 // the answer declared unavailable.
 func admit(sub Submission) (a args, v Verdict, settled bool) {
+	if sub.Reply != "" {
+		return args{content: sub.Reply}, Verdict{}, false
+	}
 	a, problem := parseArgs(sub.Args)
 	switch {
 	case problem != "":
