@@ -121,7 +121,10 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 	if err != nil {
 		return nil, err
 	}
-	resp := s.response()
+	resp, err := s.response()
+	if err != nil {
+		return nil, err
+	}
 	resp.Usage.ContextWindow = m.opts.ContextWindow
 	// Thinking sent back must carry the signature it came with: the signed
 	// blocks ride along with the reply as its Replay.

@@ -216,7 +216,7 @@ func (s *stream) addThinking(b *contentBlock, text string) error {
 }
 
 // response is the assembled reply.
-func (s *stream) response() *engine.Response {
+func (s *stream) response() (*engine.Response, error) {
 	resp := &engine.Response{
 		Text:     s.text.String(),
 		Thinking: s.thinking.String(),
@@ -249,7 +249,7 @@ func (s *stream) response() *engine.Response {
 			resp.StopReason = engine.StopEndTurn
 		}
 	}
-	return resp
+	return resp, errors.Join(s.text.Err(), s.thinking.Err())
 }
 
 // thinkingBlocks are the reply's signed and redacted thinking blocks, as

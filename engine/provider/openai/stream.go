@@ -99,7 +99,7 @@ func (s *stream) read(r *sse.Reader) (*engine.Response, error) {
 			return nil, err
 		}
 	}
-	return s.response(), nil
+	return s.response()
 }
 
 // chunk handles one payload.
@@ -288,7 +288,7 @@ func escapeBoundary(body []byte, limit int) int {
 // response is the assembled reply. Whether tools were called is read from
 // the calls themselves, never from finish_reason: Ollama ends a reply with
 // tool calls with "stop".
-func (s *stream) response() *engine.Response {
+func (s *stream) response() (*engine.Response, error) {
 	resp := &engine.Response{
 		Text:     s.text.String(),
 		Thinking: s.thinking.String(),
@@ -314,7 +314,7 @@ func (s *stream) response() *engine.Response {
 	default:
 		resp.StopReason = engine.StopEndTurn
 	}
-	return resp
+	return resp, errors.Join(s.text.Err(), s.thinking.Err())
 }
 
 // streamError is the error a server sent inside a 200 stream. Overload,

@@ -1,50 +1,144 @@
 package sse
 
-import "strings"
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+)
 
 // Text gathers the streamed text of a reply. Its pieces are copied into
 // blocks that are filled in place and never moved, and joined once, exactly
 // sized, when the reply is whole: a strings.Builder instead copies the text
 // each time it outgrows its buffer, holding it twice while it does and up to
 // twice its size after. The zero value is empty and ready to use.
+//
+// A long reply would still be held twice for the moment of the join, its
+// blocks and the joined string. So past its first textKeep bytes a Text
+// writes the pieces to an unlinked temporary file, through one block, and
+// the join reads them back: a reply of any length is held once, plus
+// textKeep. Where no such file can be had (Windows, which cannot unlink an
+// open file; a full disk), the pieces stay in blocks as before.
 type Text struct {
 	joined string   // what String returned last
-	blocks [][]byte // what came since, in order
+	blocks [][]byte // what came since, in order, before spill
 	n      int      // bytes in all, to size the join
+
+	spill   *os.File // what came after blocks, when it did not fit them
+	spilled int64    // bytes written to spill
+	pending []byte   // bytes on their way to spill
+	tail    [][]byte // what came after spill, once it failed
+	noSpill bool     // spilling failed or is not possible here
+	err     error    // reading spill back failed
 }
 
 // Block sizes: small for short replies, doubling up to textBlockMax, the
-// most a Text ever holds unused.
+// most a Text ever holds unused. textKeep is how much of a reply a Text
+// keeps in memory before it spills: the answer cap, so that an answer
+// taken from a reply never touches the disk.
 const (
 	textBlockMin = 256
 	textBlockMax = 64 << 10
+	textKeep     = 256 << 10
 )
 
 // Add appends s.
 func (t *Text) Add(s string) {
 	t.n += len(s)
+	switch {
+	case t.spill == nil && !t.noSpill && t.n-len(t.joined) > textKeep:
+		t.startSpill()
+	case t.spill != nil && t.noSpill:
+		t.tail = addBlocks(t.tail, s)
+		return
+	}
+	if t.spill == nil {
+		t.blocks = addBlocks(t.blocks, s)
+		return
+	}
+	for len(s) > 0 && !t.noSpill {
+		if t.pending == nil {
+			t.pending = make([]byte, 0, textBlockMax)
+		}
+		k := min(len(s), cap(t.pending)-len(t.pending))
+		t.pending = append(t.pending, s[:k]...)
+		s = s[k:]
+		if len(t.pending) == cap(t.pending) {
+			t.flush()
+		}
+	}
+	t.tail = addBlocks(t.tail, s)
+}
+
+// addBlocks appends s to blocks, filling the last block before it adds
+// another.
+func addBlocks(blocks [][]byte, s string) [][]byte {
 	for len(s) > 0 {
-		last := len(t.blocks) - 1
-		if last < 0 || len(t.blocks[last]) == cap(t.blocks[last]) {
+		last := len(blocks) - 1
+		if last < 0 || len(blocks[last]) == cap(blocks[last]) {
 			size := textBlockMin
 			if last >= 0 {
-				size = min(2*cap(t.blocks[last]), textBlockMax)
+				size = min(2*cap(blocks[last]), textBlockMax)
 			}
-			t.blocks = append(t.blocks, make([]byte, 0, size))
+			blocks = append(blocks, make([]byte, 0, size))
 			last++
 		}
-		b := &t.blocks[last]
+		b := &blocks[last]
 		k := min(len(s), cap(*b)-len(*b))
 		*b = append(*b, s[:k]...)
 		s = s[k:]
 	}
+	return blocks
+}
+
+// startSpill opens the file that what comes next goes to, unlinked at once
+// so that nothing is left behind whatever happens to the process.
+func (t *Text) startSpill() {
+	if runtime.GOOS == "windows" {
+		t.noSpill = true
+		return
+	}
+	f, err := os.CreateTemp("", "coda-reply-*")
+	if err == nil {
+		err = os.Remove(f.Name())
+		if err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		t.noSpill = true
+		return
+	}
+	t.spill = f
+}
+
+// flush writes the pending bytes to the spill file; if that fails they,
+// and everything after them, stay in memory.
+func (t *Text) flush() {
+	if len(t.pending) == 0 {
+		return
+	}
+	if _, err := t.spill.WriteAt(t.pending, t.spilled); err != nil {
+		t.noSpill = true
+		t.tail = append(t.tail, t.pending)
+		t.pending = nil
+		return
+	}
+	t.spilled += int64(len(t.pending))
+	t.pending = t.pending[:0]
 }
 
 // String returns the text, joining what came since the last call into one
-// string of exactly its size and letting the blocks go.
+// string of exactly its size and letting the blocks and the spill file go.
+// If the spill cannot be read back, String returns what it has and Err
+// says why.
 func (t *Text) String() string {
-	if len(t.blocks) == 0 {
+	if len(t.blocks) == 0 && t.spill == nil {
 		return t.joined
+	}
+	if t.spill != nil && !t.noSpill {
+		t.flush()
 	}
 	var b strings.Builder
 	b.Grow(t.n)
@@ -54,6 +148,25 @@ func (t *Text) String() string {
 		t.blocks[i] = nil
 	}
 	t.blocks = nil
+	if t.spill != nil {
+		buf := t.pending[:cap(t.pending)]
+		if len(buf) == 0 {
+			buf = make([]byte, textBlockMax)
+		}
+		if _, err := io.CopyBuffer(&b, io.NewSectionReader(t.spill, 0, t.spilled), buf); err != nil && t.err == nil {
+			t.err = fmt.Errorf("reading back the reply's text: %w", err)
+		}
+		t.spill.Close()
+		t.spill, t.spilled, t.pending = nil, 0, nil
+		for _, blk := range t.tail {
+			b.Write(blk)
+		}
+		t.tail, t.noSpill = nil, false
+	}
 	t.joined = b.String()
+	t.n = len(t.joined)
 	return t.joined
 }
+
+// Err reports a failure to read back spilled text, which String left out.
+func (t *Text) Err() error { return t.err }

@@ -1,6 +1,9 @@
 package sse
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -58,5 +61,96 @@ func TestText_bytesAllocated(t *testing.T) {
 	builder := allocated(func(s string) { sb.WriteString(s) }, sb.String)
 	if text > 2*size+textBlockMax+64<<10 {
 		t.Errorf("Text allocated %d bytes for %d of text (a strings.Builder: %d)", text, size, builder)
+	}
+}
+
+// longText adds n pieces of a 42-byte chunk, from the from-th on, to tx
+// (if not nil), and returns the text they make.
+func longText(tx *Text, from, n int) string {
+	var want strings.Builder
+	for i := from; i < from+n; i++ {
+		piece := fmt.Sprintf("chunk %06d of the streamed reply texté. ", i)
+		if tx != nil {
+			tx.Add(piece)
+		} else {
+			want.WriteString(piece)
+		}
+	}
+	return want.String()
+}
+
+// A long reply is held once: past textKeep its pieces go to an unlinked
+// file, so before the join the heap holds about textKeep of it, and the
+// join gives the text back whole, however often String is called between
+// pieces. Nothing is left in the temporary directory.
+func TestText_spillsPastKeep(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var tx Text
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	longText(&tx, 0, 100_000) // 4.3 MB
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	want := longText(nil, 0, 100_000)
+	if tx.spill == nil {
+		t.Fatal("a 4 MB text did not spill")
+	}
+	if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > textKeep+4*textBlockMax {
+		t.Errorf("the heap holds %d bytes of a %d-byte text before the join, want at most about %d", held, len(want), textKeep)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+		t.Errorf("the spill file is in the temporary directory: %v", entries)
+	}
+	if got := tx.String(); got != want || tx.Err() != nil {
+		t.Fatalf("String gave %d bytes (err %v), want %d", len(got), tx.Err(), len(want))
+	}
+	if tx.spill != nil || len(tx.blocks) != 0 {
+		t.Error("the spill file or blocks kept after String")
+	}
+	// More after a join: joined, then blocks, then a new spill.
+	longText(&tx, 100_000, 20_000)
+	want += longText(nil, 100_000, 20_000)
+	if got := tx.String(); got != want {
+		t.Fatalf("after a second join: %d bytes, want %d", len(got), len(want))
+	}
+}
+
+// Where no temporary file can be made, a long text stays in memory.
+func TestText_noSpillFile(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	var tx Text
+	longText(&tx, 0, 20_000)
+	want := longText(nil, 0, 20_000)
+	if tx.spill != nil || !tx.noSpill {
+		t.Fatal("spilled with no temporary directory")
+	}
+	if got := tx.String(); got != want || tx.Err() != nil {
+		t.Fatalf("String gave %d bytes (err %v), want %d", len(got), tx.Err(), len(want))
+	}
+}
+
+// A write to the spill file that fails keeps that piece, and all that
+// follows, in memory, after what the file already holds.
+func TestText_spillWriteFails(t *testing.T) {
+	var tx Text
+	longText(&tx, 0, 10_000) // past textKeep: spilling
+	want := longText(nil, 0, 20_000)
+	if tx.spill == nil || tx.spilled == 0 {
+		t.Fatal("no spill to break")
+	}
+	readOnly, err := os.Open(fmt.Sprintf("/proc/self/fd/%d", tx.spill.Fd()))
+	if err != nil {
+		t.Skip("needs /proc/self/fd to reopen the unlinked file read-only:", err)
+	}
+	tx.spill.Close()
+	tx.spill = readOnly
+	longText(&tx, 10_000, 10_000)
+	if !tx.noSpill || len(tx.tail) == 0 {
+		t.Fatal("the failed write did not turn spilling off")
+	}
+	if got := tx.String(); got != want || tx.Err() != nil {
+		t.Fatalf("String gave %d bytes (err %v), want %d", len(got), tx.Err(), len(want))
 	}
 }
