@@ -25,7 +25,11 @@ func readBody(t *testing.T, fill func(w io.Writer)) *engine.Response {
 	if err := s.read(sse.NewReader(pr)); err != nil {
 		t.Fatal(err)
 	}
-	return s.response()
+	resp, err := s.response()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
 
 // A tool_use input past its cap is cut while it streams, whether it comes

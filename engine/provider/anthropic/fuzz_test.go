@@ -25,7 +25,11 @@ func FuzzStream(f *testing.F) {
 		if err := s.read(sse.NewReader(strings.NewReader(body))); err != nil {
 			return
 		}
-		for _, tc := range s.response().ToolCalls {
+		resp, err := s.response()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range resp.ToolCalls {
 			if len(tc.Arguments) == 0 {
 				t.Fatalf("tool call %+v", tc)
 			}
