@@ -4,23 +4,23 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	yamlv3 "go.yaml.in/yaml/v3"
 )
 
 // The fast path of YAML decoding (issue 14). goccy/go-yaml is what coda's
 // YAML checks are made of: every error's line and column, duplicate keys,
-// the alias bound. It is also twice as slow as go.yaml.in/yaml/v3, which
-// gives no column for syntax errors. So an answer is first read with
-// yaml/v3, and only a document made of what both read alike is decoded
-// that way: plain, single-line scalars that are letters-first strings,
+// the alias bound. It builds a token list and a syntax tree before any
+// value, which makes it the slow half of a YAML answer's check. So an
+// answer is first read by a small decoder of its own that builds the
+// values straight from the text, for a plain subset of YAML that goccy
+// reads alike: single-line plain scalars that are letters-first strings,
 // decimal integers and floats, true, false and null; quoted strings
-// without escapes or line breaks; block and flow mappings of such keys,
-// and sequences. Anything else (an anchor, an alias, a tag, a merge key, a
-// block scalar, a folded or multi-line scalar, a duplicate key, a second
-// document, a tab or an unusual line break, a number in another notation,
-// a document yaml/v3 refuses) is left to the goccy path, which decides
-// and words every refusal. FuzzYAML_fast holds the two to the same data.
+// without escapes or line breaks; block mappings of such keys and block
+// sequences in a plain layout; flow collections on one line; comments.
+// Anything else (an anchor, an alias, a tag, a merge key, a block scalar,
+// a folded or multi-line scalar, a duplicate key, a second document, a
+// tab or an unusual line break, a number in another notation, anything it
+// does not know) is left to the goccy path, which decides and words every
+// refusal. FuzzYAML_fast holds the two to the same data.
 
 // fastYAML decodes content as decodeYAML would, or reports false when it
 // is not sure to: the caller then takes the goccy path.
@@ -28,24 +28,16 @@ func fastYAML(content string) (any, bool) {
 	if !fastYAMLText(content) {
 		return nil, false
 	}
-	var doc yamlv3.Node
-	if err := yamlv3.Unmarshal([]byte(content), &doc); err != nil {
+	p := plainYAML{s: content}
+	p.next()
+	if p.eof || p.ind != 0 {
 		return nil, false
 	}
-	if doc.Kind != yamlv3.DocumentNode || len(doc.Content) != 1 {
+	v, ok := p.block(0)
+	if !ok || !p.eof {
 		return nil, false
 	}
-	root := doc.Content[0]
-	if root.Kind != yamlv3.MappingNode && root.Kind != yamlv3.SequenceNode || root.Style&yamlv3.FlowStyle != 0 {
-		// A flow collection at the top: yaml/v3 reads past its end what
-		// goccy refuses.
-		return nil, false
-	}
-	if root.Column != 1 {
-		return nil, false
-	}
-	f := fastDecoder{lines: strings.Split(content, "\n")}
-	return f.value(root)
+	return v, true
 }
 
 // fastYAMLText reports whether content's text is plain enough for the fast
@@ -79,214 +71,376 @@ func fastYAMLText(content string) bool {
 	return utf8.ValidString(content)
 }
 
-type fastDecoder struct {
-	lines []string // the content's lines, to read each scalar where it stands
+// plainYAML reads the plain subset line by line. The layout it takes: a
+// block mapping's keys one per line in one column, each value on its
+// key's line, or on the lines after it as a block collection further in
+// (a block sequence may stand in the key's column); a block sequence's
+// items each right after its "- ", the dashes in one column; a flow
+// collection on one line. Strings are slices of the content, not copies.
+type plainYAML struct {
+	s          string
+	start, end int  // the current line is s[start:end], without its "\n"
+	ind        int  // its indentation, in spaces
+	after      int  // where the line after it starts
+	eof        bool // no line is left
+	depth      int  // collections open, bounded by maxYAMLDepth
 }
 
-func (f *fastDecoder) value(n *yamlv3.Node) (any, bool) {
-	if n.Anchor != "" || n.Style&yamlv3.TaggedStyle != 0 || !coreTag(n.Tag) {
+// next moves to the next line that is neither blank nor only a comment.
+func (p *plainYAML) next() {
+	for p.after < len(p.s) {
+		p.start = p.after
+		if i := strings.IndexByte(p.s[p.start:], '\n'); i >= 0 {
+			p.end, p.after = p.start+i, p.start+i+1
+		} else {
+			p.end, p.after = len(p.s), len(p.s)
+		}
+		ind := p.start
+		for ind < p.end && p.s[ind] == ' ' {
+			ind++
+		}
+		if ind < p.end && p.s[ind] != '#' {
+			p.ind = ind - p.start
+			return
+		}
+	}
+	p.eof = true
+}
+
+// rest is the current line from column col (0-based) on.
+func (p *plainYAML) rest(col int) string { return p.s[p.start+col : p.end] }
+
+// block reads the block collection that starts at column col of the
+// current line, and the lines that belong to it.
+func (p *plainYAML) block(col int) (any, bool) {
+	if p.depth++; p.depth > maxYAMLDepth {
 		return nil, false
 	}
-	if n.Style&yamlv3.FlowStyle != 0 && !onLine(n, n.Line) {
-		return nil, false
+	var v any
+	var ok bool
+	if t := p.rest(col); t == "-" || strings.HasPrefix(t, "- ") {
+		v, ok = p.seq(col)
+	} else {
+		v, ok = p.mapping(col)
 	}
-	switch n.Kind {
-	case yamlv3.MappingNode:
-		m := make(map[string]any, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			key, ok := f.key(k)
-			if !ok || !f.laidOut(n, i, k, v) {
-				return nil, false
-			}
-			if _, dup := m[key]; dup {
-				return nil, false // goccy words the refusal
-			}
-			x, ok := f.value(v)
-			if !ok {
-				return nil, false
-			}
-			m[key] = x
+	p.depth--
+	return v, ok
+}
+
+func (p *plainYAML) seq(col int) (any, bool) {
+	s := []any{}
+	for {
+		t := p.rest(col)
+		if !strings.HasPrefix(t, "- ") || len(t) == 2 || t[2] == ' ' {
+			return nil, false // an empty item, or one further in
 		}
-		return m, true
-	case yamlv3.SequenceNode:
-		s := make([]any, len(n.Content))
-		for i, c := range n.Content {
-			if n.Style&yamlv3.FlowStyle == 0 && !f.item(n, i, c) {
-				return nil, false
-			}
-			x, ok := f.value(c)
-			if !ok {
-				return nil, false
-			}
-			s[i] = x
+		var v any
+		var ok bool
+		if item := t[2:]; item[0] != '[' && item[0] != '{' && (item == "-" || strings.HasPrefix(item, "- ") || hasKey(item)) {
+			v, ok = p.block(col + 2) // "- - x", "- key: value"
+		} else if v, ok = inline(item, &p.depth); ok {
+			p.next()
 		}
-		return s, true
-	case yamlv3.ScalarNode:
-		return f.scalar(n)
+		if !ok {
+			return nil, false
+		}
+		s = append(s, v)
+		switch {
+		case p.eof || p.ind < col:
+			return s, true
+		case p.ind > col:
+			return nil, false
+		case !strings.HasPrefix(p.rest(col), "-"):
+			return s, true // a key after a sequence in its column
+		}
 	}
-	return nil, false
 }
 
-// The layout the fast path takes: a block mapping's keys one per line in
-// one column, each value on its key's line or further in (a block
-// sequence may stand in the key's column); a block sequence's items each
-// right after its dash, the dashes in one column; a flow collection on
-// one line. yaml/v3 reads some other layouts that goccy refuses.
-
-// laidOut checks the i-th key k of block mapping m and its value v.
-func (f *fastDecoder) laidOut(m *yamlv3.Node, i int, k, v *yamlv3.Node) bool {
-	if m.Style&yamlv3.FlowStyle != 0 {
-		return true // onLine checked it
+func (p *plainYAML) mapping(col int) (any, bool) {
+	m := map[string]any{}
+	for {
+		key, t, ok := blockKey(p.rest(col))
+		if !ok {
+			return nil, false
+		}
+		if _, dup := m[key]; dup {
+			return nil, false // goccy words the refusal
+		}
+		var v any
+		switch t = strings.TrimLeft(t, " "); {
+		case t == "":
+			p.next()
+			switch {
+			case p.eof || p.ind < col:
+			case p.ind == col:
+				if r := p.rest(col); r == "-" || strings.HasPrefix(r, "- ") {
+					v, ok = p.block(col)
+				}
+			default:
+				v, ok = p.block(p.ind)
+			}
+		case t[0] == '#':
+			return nil, false
+		default:
+			if v, ok = inline(t, &p.depth); ok {
+				p.next()
+			}
+		}
+		if !ok {
+			return nil, false
+		}
+		m[key] = v
+		switch {
+		case p.eof || p.ind < col:
+			return m, true
+		case p.ind > col:
+			return nil, false
+		}
 	}
-	if k.Column != m.Content[0].Column || (i > 0 && k.Line <= m.Content[i-2].Line) {
-		return false
-	}
-	switch {
-	case v.Line == k.Line:
-		return v.Column > k.Column
-	case v.Line < k.Line:
-		return false
-	case v.Kind == yamlv3.SequenceNode && v.Style&yamlv3.FlowStyle == 0:
-		return v.Column >= k.Column
-	}
-	return v.Column > k.Column && v.Kind != yamlv3.ScalarNode // a scalar under its key is folded or odd
 }
 
-// item checks the i-th item c of block sequence s: "- " right before it,
-// in s's column, on a line after the previous item's.
-func (f *fastDecoder) item(s *yamlv3.Node, i int, c *yamlv3.Node) bool {
-	if c.Line < 1 || c.Line > len(f.lines) || c.Column != s.Column+2 || (i > 0 && c.Line <= s.Content[i-1].Line) {
-		return false
+// hasKey reports whether t, an item's text after its "- ", starts with a
+// mapping key: a scalar followed by ":" and a space or the line's end.
+func hasKey(t string) bool {
+	if t[0] == '"' || t[0] == '\'' {
+		end := strings.IndexByte(t[1:], t[0])
+		return end >= 0 && colonEnds(t[2+end:])
 	}
-	line := f.lines[c.Line-1]
-	if len(line) < s.Column+1 || line[s.Column-1:s.Column+1] != "- " {
-		return false
-	}
-	before := " "
-	if i == 0 {
-		before = " -" // "- - x": a sequence in an item
-	}
-	return strings.Trim(line[:s.Column-1], before) == ""
-}
-
-// onLine reports whether n and all within it stand on line.
-func onLine(n *yamlv3.Node, line int) bool {
-	if n.Line != line {
-		return false
-	}
-	for _, c := range n.Content {
-		if !onLine(c, line) {
+	for i := 0; i < len(t); i++ {
+		switch {
+		case t[i] == ':' && colonEnds(t[i:]):
+			return true
+		case t[i] == '#' && (i == 0 || t[i-1] == ' '):
 			return false
 		}
-	}
-	return true
-}
-
-// coreTag reports a tag yaml/v3 resolved itself; "!" and the like are
-// read otherwise by goccy.
-func coreTag(tag string) bool {
-	switch tag {
-	case "!!str", "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq":
-		return true
 	}
 	return false
 }
 
-// key is a mapping key that both read as the same string.
-func (f *fastDecoder) key(n *yamlv3.Node) (string, bool) {
-	if n.Kind != yamlv3.ScalarNode || n.Anchor != "" || n.Style&yamlv3.TaggedStyle != 0 || !coreTag(n.Tag) || n.Value == "<<" {
-		return "", false
-	}
-	v, ok := f.scalar(n)
-	s, isString := v.(string)
-	return s, ok && isString
+// colonEnds reports whether t starts with ":" followed by a space or
+// nothing.
+func colonEnds(t string) bool {
+	return len(t) > 0 && t[0] == ':' && (len(t) == 1 || t[1] == ' ')
 }
 
-func (f *fastDecoder) scalar(n *yamlv3.Node) (any, bool) {
-	switch n.Style {
-	case yamlv3.DoubleQuotedStyle, yamlv3.SingleQuotedStyle:
-		q := byte('"')
-		if n.Style == yamlv3.SingleQuotedStyle {
-			q = '\''
+// blockKey reads a block mapping's key at the start of t: a letters-first
+// plain string or a quoted one, then ":" and a space or the line's end.
+// It returns the key and what follows the ":".
+func blockKey(t string) (string, string, bool) {
+	if t[0] == '"' || t[0] == '\'' {
+		key, n, ok := quoted(t)
+		if !ok || key == "" || !colonEnds(t[n:]) {
+			return "", "", false
 		}
-		rest, ok := f.at(n)
-		if !ok || len(rest) < 2 || rest[0] != q {
-			return nil, false
-		}
-		end := strings.IndexByte(rest[1:], q)
-		if end < 0 {
-			return nil, false // closed on a later line
-		}
-		raw := rest[1 : 1+end]
-		// A quote doubled ('') or an escape (\): left to goccy.
-		if strings.ContainsRune(raw, '\\') || raw != n.Value || !f.ends(rest[2+end:]) ||
-			(q == '\'' && strings.HasPrefix(rest[2+end:], "'")) {
-			return nil, false
-		}
-		return raw, true
-	case 0:
-	default:
-		return nil, false // literal and folded block scalars
+		return key, t[n+1:], true
 	}
-	v := n.Value
+	for i := 0; i < len(t); i++ {
+		if t[i] == ':' {
+			if !colonEnds(t[i:]) || !plainKey(t[:i]) {
+				return "", "", false
+			}
+			return t[:i], t[i+1:], true
+		}
+		if t[i] == '#' && (i == 0 || t[i-1] == ' ') {
+			return "", "", false
+		}
+	}
+	return "", "", false
+}
+
+// plainKey reports whether k is a plain key both read as that string.
+// goccy reads a key with "<<" in it ("A<<") as a merge key.
+func plainKey(k string) bool {
+	v, ok := plainScalar(k)
+	_, isString := v.(string)
+	return ok && isString && k[len(k)-1] != ' ' && !strings.Contains(k, "<<")
+}
+
+// inline reads a value that ends its line: a scalar or a flow collection,
+// then nothing or a comment.
+func inline(t string, depth *int) (any, bool) {
+	switch t[0] {
+	case '[', '{':
+		v, n, ok := flow(t, 0, depth)
+		return v, ok && lineEnds(t[n:])
+	case '"', '\'':
+		v, n, ok := quoted(t)
+		return v, ok && lineEnds(t[n:])
+	}
+	if i := strings.Index(t, " #"); i >= 0 {
+		t = t[:i]
+	}
+	t = strings.TrimRight(t, " ")
+	if strings.Contains(t, ": ") || strings.HasSuffix(t, ":") {
+		return nil, false // "a: b: c"
+	}
+	return plainScalar(t)
+}
+
+// lineEnds reports whether what follows a value on its line ends it:
+// nothing, or a comment after a space.
+func lineEnds(rest string) bool {
+	t := strings.TrimLeft(rest, " ")
+	return t == "" || t[0] == '#' && len(t) < len(rest)
+}
+
+// flow reads the flow collection that opens at t[i], closed on the same
+// line, and returns it with the index after its close.
+func flow(t string, i int, depth *int) (any, int, bool) {
+	if *depth++; *depth > maxYAMLDepth {
+		return nil, 0, false
+	}
+	defer func() { *depth-- }()
+	isMap := t[i] == '{'
+	closer := byte(']')
+	if isMap {
+		closer = '}'
+	}
+	var m map[string]any
+	var s []any
+	if isMap {
+		m = map[string]any{}
+	} else {
+		s = []any{}
+	}
+	i = skipSpaces(t, i+1)
+	if i < len(t) && t[i] == closer {
+		if isMap {
+			return m, i + 1, true
+		}
+		return s, i + 1, true
+	}
+	for {
+		var key string
+		if isMap {
+			var ok bool
+			if key, i, ok = flowKey(t, i); !ok {
+				return nil, 0, false
+			}
+			if _, dup := m[key]; dup {
+				return nil, 0, false
+			}
+		}
+		v, n, ok := flowValue(t, i, depth)
+		if !ok {
+			return nil, 0, false
+		}
+		if isMap {
+			m[key] = v
+		} else {
+			s = append(s, v)
+		}
+		i = skipSpaces(t, n)
+		switch {
+		case i < len(t) && t[i] == ',':
+			if i = skipSpaces(t, i+1); i >= len(t) || t[i] == closer || t[i] == ',' {
+				return nil, 0, false // a trailing or doubled comma
+			}
+		case i < len(t) && t[i] == closer:
+			if isMap {
+				return m, i + 1, true
+			}
+			return s, i + 1, true
+		default:
+			return nil, 0, false
+		}
+	}
+}
+
+// flowKey reads a flow mapping's key at t[i] and the ": " after it, and
+// returns the key with the index of its value.
+func flowKey(t string, i int) (string, int, bool) {
+	if i >= len(t) {
+		return "", 0, false
+	}
+	if t[i] == '"' || t[i] == '\'' {
+		key, n, ok := quoted(t[i:])
+		if !ok || key == "" || !strings.HasPrefix(t[i+n:], ": ") {
+			return "", 0, false
+		}
+		return key, skipSpaces(t, i+n+2), true
+	}
+	j := i
+	for j < len(t) && strings.IndexByte(":,[]{}#", t[j]) < 0 {
+		j++
+	}
+	if !strings.HasPrefix(t[j:], ": ") || !plainKey(t[i:j]) {
+		return "", 0, false
+	}
+	return t[i:j], skipSpaces(t, j+2), true
+}
+
+// flowValue reads a value in a flow collection at t[i], and returns it
+// with the index after it.
+func flowValue(t string, i int, depth *int) (any, int, bool) {
+	if i >= len(t) {
+		return nil, 0, false
+	}
+	switch t[i] {
+	case '[', '{':
+		return flow(t, i, depth)
+	case '"', '\'':
+		v, n, ok := quoted(t[i:])
+		return v, i + n, ok
+	}
+	j := i
+	for j < len(t) && strings.IndexByte(":,[]{}#", t[j]) < 0 {
+		j++
+	}
+	if j >= len(t) || t[j] != ',' && t[j] != ']' && t[j] != '}' {
+		return nil, 0, false // a pair in a sequence, a comment, a bracket
+	}
+	v := strings.TrimRight(t[i:j], " ")
 	if v == "" {
-		if n.Tag == "!!null" {
-			return nil, true // a key with no value, an empty item
-		}
-		return nil, false
+		return nil, 0, false
 	}
-	rest, ok := f.at(n)
-	if !ok || !strings.HasPrefix(rest, v) || !f.ends(rest[len(v):]) {
-		return nil, false // a scalar over several lines, folded
+	x, ok := plainScalar(v)
+	return x, j, ok
+}
+
+func skipSpaces(t string, i int) int {
+	for i < len(t) && t[i] == ' ' {
+		i++
+	}
+	return i
+}
+
+// quoted reads the quoted string t starts with, closed on its line,
+// without escapes: a backslash or a doubled single quote is left to goccy.
+// It returns the string and the length of its source.
+func quoted(t string) (string, int, bool) {
+	q := t[0]
+	end := strings.IndexByte(t[1:], q)
+	if end < 0 {
+		return "", 0, false
+	}
+	raw := t[1 : 1+end]
+	if strings.IndexByte(raw, '\\') >= 0 || q == '\'' && strings.HasPrefix(t[2+end:], "'") {
+		return "", 0, false
+	}
+	return raw, 2 + end, true
+}
+
+// plainScalar resolves a plain scalar as both decoders do, or reports
+// false for one they may not read alike.
+func plainScalar(v string) (any, bool) {
+	if v == "" {
+		return nil, false
 	}
 	switch c := v[0]; {
 	case v == "true" || v == "false":
-		return v == "true", n.Tag == "!!bool"
-	case v == "null":
-		return nil, n.Tag == "!!null"
+		return v == "true", true
+	case v == "null" || v == "~":
+		return nil, true
 	case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
-		if n.Tag != "!!str" || reservedYAML(v) {
+		if reservedYAML(v) {
 			return nil, false
 		}
 		return v, true
 	case c == '-' || c >= '0' && c <= '9':
 		return yamlNumber(v)
-	case c == '~' && v == "~":
-		return nil, true
 	}
 	return nil, false
-}
-
-// at is the rest of the line from n's position.
-func (f *fastDecoder) at(n *yamlv3.Node) (string, bool) {
-	if n.Line < 1 || n.Line > len(f.lines) || n.Column < 1 {
-		return "", false
-	}
-	line := f.lines[n.Line-1]
-	for col := 1; col < n.Column; col++ { // yaml/v3 counts characters
-		if line == "" {
-			return "", false
-		}
-		_, size := utf8.DecodeRuneInString(line)
-		line = line[size:]
-	}
-	return line, true
-}
-
-// ends reports whether what follows a scalar on its line ends it: nothing,
-// a comment, or a flow collection's punctuation.
-func (f *fastDecoder) ends(rest string) bool {
-	t := strings.TrimLeft(rest, " ")
-	switch {
-	case t == "":
-		return true
-	case t[0] == '#':
-		return len(t) < len(rest) // a comment needs a space before it
-	case t[0] == ',' || t[0] == ']' || t[0] == '}' || t[0] == ':':
-		return true
-	}
-	return false
 }
 
 // reservedYAML reports words some YAML reader takes for a boolean, a null
