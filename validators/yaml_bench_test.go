@@ -1,0 +1,45 @@
+package validators
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// BenchmarkDecode_sameData decodes the same 256 KiB of data written as
+// YAML and as JSON, as a schema check receives it (Decode applies Check's
+// rules), and through goccy/go-yaml alone: the YAML side of issue 14's
+// yaml/json target without the schema, whose cost both share.
+func BenchmarkDecode_sameData(b *testing.B) {
+	doc := bigYAML(answerCap)
+	data, err := Decode("yaml", doc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	js, err := json.Marshal(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, ok := fastYAML(doc); !ok {
+		b.Fatal("the fast path leaves the benchmark's document to goccy")
+	}
+	for _, c := range []struct {
+		name, content string
+		decode        func(string) (any, error)
+	}{
+		{"json", string(js), func(s string) (any, error) { return Decode("json", s) }},
+		{"yaml", doc, func(s string) (any, error) { return Decode("yaml", s) }},
+		{"yaml-goccy", doc, decodeYAMLGoccy},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.content)))
+			b.ReportAllocs()
+			start := cpuTime()
+			for b.Loop() {
+				if _, err := c.decode(c.content); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
