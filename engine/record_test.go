@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/coda-acp/coda/engine"
@@ -64,6 +66,36 @@ text = "Done."
 			t.Errorf("when Run returned: %v", err)
 		}
 	}
+}
+
+// The record's writer is done when Run returns, not later: no file of
+// the record is written after it (so the next turn's first update shares
+// no CPU with this turn's record), and no goroutine of the writer is left
+// (synctest.Test fails on one left blocked; synctest.Wait lets one still
+// running finish its file first).
+func TestRun_recordDoneWhenRunReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		turn := newTurn(t, twoStages, `
+[[turn]]
+text = "Looked around."
+[[turn.tool_calls]]
+name = "transition"
+arguments = { to = "report" }
+
+[[turn]]
+text = "Done."
+`)
+		var returned atomic.Bool
+		engine.SetBeforeRecordWrite(t, func(path string) {
+			if returned.Load() {
+				t.Errorf("%s was written after Run returned", path)
+			}
+		})
+		res := engine.Run(t.Context(), turn, &events{})
+		returned.Store(true)
+		ended(t, res, engine.StatusAnswered, "end_turn")
+		synctest.Wait()
+	})
 }
 
 // A stage's prompt.md names the session's earlier turns by their run ids
