@@ -1,8 +1,11 @@
 package engine_test
 
 import (
+	"context"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -96,6 +99,36 @@ text = "Done."
 		ended(t, res, engine.StatusAnswered, "end_turn")
 		synctest.Wait()
 	})
+}
+
+// Keeping a record adds nothing to a turn's way to its first update: not
+// a file, not a directory, not even the record's path (each would show as
+// heap objects allocated before it; BenchmarkRun_firstUpdate times it).
+func TestRun_recordsAddNothingBeforeFirstUpdate(t *testing.T) {
+	allocs := func(records bool) uint64 {
+		least := uint64(math.MaxUint64)
+		for range 5 { // the least of a few: a stray allocation elsewhere only adds
+			turn := newTurn(t, defaultAgent, "[[turn]]\ntext = \"Done.\"\n")
+			if !records {
+				turn.StateDir = ""
+			}
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			before, n := ms.Mallocs, uint64(0)
+			engine.Run(t.Context(), turn, engine.SinkFunc(func(context.Context, engine.Event) error {
+				if n == 0 {
+					runtime.ReadMemStats(&ms)
+					n = ms.Mallocs - before
+				}
+				return nil
+			}))
+			least = min(least, n)
+		}
+		return least
+	}
+	if on, off := allocs(true), allocs(false); on > off {
+		t.Errorf("before its first update a turn allocated %d heap objects with its record, %d without", on, off)
+	}
 }
 
 // A stage's prompt.md names the session's earlier turns by their run ids
