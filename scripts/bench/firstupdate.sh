@@ -24,13 +24,18 @@ trap 'rm -rf "$work"' EXIT
 (cd "$root" && go test -c -o "$work/engine.test" ./engine)
 modes=(off off,disk-between on off,after-idle on,after-idle)
 
-bench() { # bench MODE: the run's median first update, in ns
+bench() { # bench MODE: the run's median first update in ns, and the heap objects allocated by then
 	local n=$turns
 	[[ $1 == *,after-idle ]] && n=$idle_turns
 	(cd "$work" && "$work/engine.test" -test.run '^$' -test.bench "^BenchmarkRun_firstUpdate\$/^records=$1\$" \
 		-test.benchtime "${n}x" -test.count 1 2>/dev/null) |
 		awk -v name="BenchmarkRun_firstUpdate/records=$1" '$1 ~ "^"name"(-[0-9]+)?$" {
-			for (i = 3; i < NF; i++) if ($(i + 1) == "first-update-ns") print $i }'
+			for (i = 3; i < NF; i++) {
+				if ($(i + 1) == "first-update-ns") ns = $i
+				if ($(i + 1) == "first-update-allocs") allocs = $i
+			}
+			print ns, allocs
+		}'
 }
 
 for ((r = 1; r <= rounds; r++)); do
@@ -41,21 +46,29 @@ for ((r = 1; r <= rounds; r++)); do
 	fi
 	line="round $r:"
 	for m in "${order[@]}"; do
-		v=$(bench "$m")
-		[[ -n $v ]] || { echo "no figure from records=$m" >&2; exit 1; }
+		read -r v allocs < <(bench "$m")
+		[[ -n ${v:-} ]] || { echo "no figure from records=$m" >&2; exit 1; }
 		echo "$v" >>"$work/$m"
+		echo "$allocs" >"$work/$m.allocs"
 		line+="  $m $v"
 	done
 	echo "$line"
 done
 
-median() { sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%.0f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median() { sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%.6g", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 declare -A med
 for m in "${modes[@]}"; do
 	med[$m]=$(median "$work/$m")
-	printf 'median records=%-18s %8.2f µs\n' "$m" "$(awk -v v="${med[$m]}" 'BEGIN { print v / 1e3 }')"
+	printf 'median records=%-18s %8.2f µs  (%s heap objects before it)\n' "$m" "$(awk -v v="${med[$m]}" 'BEGIN { print v / 1e3 }')" "$(cat "$work/$m.allocs")"
 done
-ratio() { awk -v a="${med[$1]}" -v b="${med[$2]}" -v l="$3" 'BEGIN { printf "%-44s %.2fx\n", l, a / b }'; }
+# ratio A B LABEL: the ratio of the medians, and the median of the rounds'
+# own ratios (each round runs A and B side by side).
+ratio() {
+	local per
+	per=$(paste "$work/$1" "$work/$2" | awk '{ print $1 / $2 }' >"$work/ratio" && median "$work/ratio")
+	awk -v a="${med[$1]}" -v b="${med[$2]}" -v l="$3" -v per="$per" \
+		'BEGIN { printf "%-34s %.2fx  (median of the rounds\047 ratios %.2fx)\n", l, a / b, per }'
+}
 ratio on off "on / off (back to back):"
 ratio on off,disk-between "on / off,disk-between:"
 ratio on,after-idle off,after-idle "on,after-idle / off,after-idle:"
