@@ -80,7 +80,7 @@ func (r *run) newSub(s subSpec) *run {
 		// every run of the turn.
 		Withhold: r.t.Withhold, ModelFacts: r.t.ModelFacts, ToolSupport: r.t.ToolSupport,
 	}
-	if r.rec.dir != "" {
+	if r.rec.dir() != "" {
 		// RunDir(StateDir, RunID) is then runs/RUN/workers/wN: the record
 		// nests in its parent's.
 		t.StateDir = r.t.StateDir
@@ -99,10 +99,10 @@ func (r *run) newSub(s subSpec) *run {
 // whole.
 // The parent writes it, so that a failure shows in the parent's warnings.
 func (r *run) keepAnswer(sub *run, content string) {
-	if sub.rec.dir == "" {
+	if sub.rec.dir() == "" {
 		return
 	}
-	r.rec.writeText(filepath.Join(sub.rec.dir, "answer"), content)
+	r.rec.writeText(filepath.Join(sub.rec.dir(), "answer"), content)
 }
 
 // taskLabel is how a sub-run's task is shown: its id when it has one,

@@ -272,7 +272,7 @@ func (v *stageVisit) fanOut(ctx context.Context, tc ToolCall, ev *ToolCallEvent)
 	if emitErr != nil {
 		return ToolResult{}, emitErr
 	}
-	report := fanOutReport(workers, fo.reportBytes(), r.rec.dir != "")
+	report := fanOutReport(workers, fo.reportBytes(), r.rec.dir() != "")
 	v.reports = append(v.reports, report)
 	if failFast && firstFailed != nil && ctx.Err() == nil {
 		return ToolResult{Output: report, IsError: true},

@@ -38,7 +38,7 @@ type kept struct {
 // keepArtifacts copies arts into the run's record and sets their RunPath.
 // A file it cannot copy is said once in the warnings and keeps no RunPath.
 func (r *run) keepArtifacts(arts []outputspec.Artifact) {
-	if r.rec.dir == "" {
+	if r.rec.dir() == "" {
 		return
 	}
 	for i := range arts {
@@ -48,7 +48,7 @@ func (r *run) keepArtifacts(arts []outputspec.Artifact) {
 			continue
 		}
 		name := r.copyName(a.Path)
-		sum, err := r.copyArtifact(a.Path, filepath.Join(r.rec.dir, artifactsDir, name))
+		sum, err := r.copyArtifact(a.Path, filepath.Join(r.rec.dir(), artifactsDir, name))
 		if err != nil {
 			r.warn(fmt.Sprintf("artifact %s (%s) was not kept in the run record: %v", a.Name, a.Path, err))
 			continue

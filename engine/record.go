@@ -27,7 +27,6 @@ import (
 // kept in err, and the run says so once in its warnings (recordWarning).
 type recorder struct {
 	t       *Turn
-	dir     string // "" when no records are kept
 	started time.Time
 	seq     int
 	begun   bool // run.json written as running
@@ -36,6 +35,9 @@ type recorder struct {
 
 	mu  sync.Mutex
 	err error // the first write that failed
+
+	dirOnce sync.Once
+	path    string // dir's
 }
 
 // A recordWriter writes the record files of a run and of its workers and
@@ -191,11 +193,20 @@ type ToolUse struct {
 }
 
 func newRecorder(t *Turn, log *slog.Logger, w *recordWriter) *recorder {
-	rec := &recorder{t: t, started: time.Now().UTC(), log: log, w: w}
-	if t.StateDir != "" && t.RunID != "" {
-		rec.dir = RunDir(t.StateDir, t.RunID)
-	}
-	return rec
+	return &recorder{t: t, started: time.Now().UTC(), log: log, w: w}
+}
+
+// dir is where the run's record is kept (RunDir), "" when no records are.
+// It is made on first use, after the turn's first update: a prompt that
+// comes after a pause runs that path on cold caches, where joining and
+// cleaning a path cost a few µs (BenchmarkRun_firstUpdate, after-idle).
+func (rec *recorder) dir() string {
+	rec.dirOnce.Do(func() {
+		if rec.t.StateDir != "" && rec.t.RunID != "" {
+			rec.path = RunDir(rec.t.StateDir, rec.t.RunID)
+		}
+	})
+	return rec.path
 }
 
 // RunDir is where a run's record lives.
@@ -222,14 +233,14 @@ func (rec *recorder) finish(res *Result) {
 }
 
 func (rec *recorder) writeRun(rr *RunRecord) {
-	if rec.dir == "" {
+	if rec.dir() == "" {
 		return
 	}
 	rr.RunID, rr.Session, rr.Prompt = rec.t.RunID, rec.t.SessionID, rec.t.Prompt
 	rr.Agent = rec.t.Agent.Agent.Name
 	rr.Started = rec.started.Format(time.RFC3339Nano)
 	rr.Flags, rr.Warnings, rr.Files = nonNil(rr.Flags), nonNil(rr.Warnings), nonNil(rr.Files)
-	rec.writeJSON(filepath.Join(rec.dir, "run.json"), rr)
+	rec.writeJSON(filepath.Join(rec.dir(), "run.json"), rr)
 }
 
 // writeJSON queues v, encoded now, as the file at path.
@@ -322,8 +333,8 @@ type visitRecord struct {
 func (rec *recorder) visit(stage string, n int) *visitRecord {
 	rec.seq++
 	vr := &visitRecord{rec: rec, status: StageStatus{Stage: stage, Visit: n, Outcome: "running", Calls: []CallUsage{}, Tools: []ToolUse{}}}
-	if rec.dir != "" {
-		vr.dir = filepath.Join(rec.dir, "stages", fmt.Sprintf("%03d-%s@%d", rec.seq, stage, n))
+	if rec.dir() != "" {
+		vr.dir = filepath.Join(rec.dir(), "stages", fmt.Sprintf("%03d-%s@%d", rec.seq, stage, n))
 	}
 	return vr
 }

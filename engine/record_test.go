@@ -1,11 +1,16 @@
 package engine_test
 
 import (
+	"context"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/coda-acp/coda/engine"
@@ -63,6 +68,66 @@ text = "Done."
 		if _, err := os.Stat(recordPath(turn, f)); err != nil {
 			t.Errorf("when Run returned: %v", err)
 		}
+	}
+}
+
+// The record's writer is done when Run returns, not later: no file of
+// the record is written after it (so the next turn's first update shares
+// no CPU with this turn's record), and no goroutine of the writer is left
+// (synctest.Test fails on one left blocked; synctest.Wait lets one still
+// running finish its file first).
+func TestRun_recordDoneWhenRunReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		turn := newTurn(t, twoStages, `
+[[turn]]
+text = "Looked around."
+[[turn.tool_calls]]
+name = "transition"
+arguments = { to = "report" }
+
+[[turn]]
+text = "Done."
+`)
+		var returned atomic.Bool
+		engine.SetBeforeRecordWrite(t, func(path string) {
+			if returned.Load() {
+				t.Errorf("%s was written after Run returned", path)
+			}
+		})
+		res := engine.Run(t.Context(), turn, &events{})
+		returned.Store(true)
+		ended(t, res, engine.StatusAnswered, "end_turn")
+		synctest.Wait()
+	})
+}
+
+// Keeping a record adds nothing to a turn's way to its first update: not
+// a file, not a directory, not even the record's path (each would show as
+// heap objects allocated before it; BenchmarkRun_firstUpdate times it).
+func TestRun_recordsAddNothingBeforeFirstUpdate(t *testing.T) {
+	allocs := func(records bool) uint64 {
+		least := uint64(math.MaxUint64)
+		for range 5 { // the least of a few: a stray allocation elsewhere only adds
+			turn := newTurn(t, defaultAgent, "[[turn]]\ntext = \"Done.\"\n")
+			if !records {
+				turn.StateDir = ""
+			}
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			before, n := ms.Mallocs, uint64(0)
+			engine.Run(t.Context(), turn, engine.SinkFunc(func(context.Context, engine.Event) error {
+				if n == 0 {
+					runtime.ReadMemStats(&ms)
+					n = ms.Mallocs - before
+				}
+				return nil
+			}))
+			least = min(least, n)
+		}
+		return least
+	}
+	if on, off := allocs(true), allocs(false); on > off {
+		t.Errorf("before its first update a turn allocated %d heap objects with its record, %d without", on, off)
 	}
 }
 

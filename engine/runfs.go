@@ -70,7 +70,7 @@ func (vr *visitRecord) runPath() string {
 	if vr.dir == "" {
 		return ""
 	}
-	rel, err := filepath.Rel(vr.rec.dir, vr.dir)
+	rel, err := filepath.Rel(vr.rec.dir(), vr.dir)
 	if err != nil {
 		return ""
 	}

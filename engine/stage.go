@@ -478,7 +478,7 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 		}
 	}()
 	call := &Call{
-		ID: ev.ID, Args: tc.Arguments, Stage: v.stage.Name, Workspace: v.run.t.Workspace, RunDir: v.run.rec.dir, flush: v.run.rec.w.flush,
+		ID: ev.ID, Args: tc.Arguments, Stage: v.stage.Name, Workspace: v.run.t.Workspace, RunDir: v.run.rec.dir(), flush: v.run.rec.w.flush,
 		Progress: func(p ToolCallEvent) {
 			p.ID = ev.ID
 			_ = v.run.sink.Emit(ctx, Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: &p})
