@@ -405,16 +405,39 @@ func unquote(text string) (string, bool) {
 			r += 2
 		case c == '"' || c < ' ':
 			return "", false
-		case c < utf8.RuneSelf:
-			b.WriteByte(c)
-			r++
 		default:
-			rr, size := utf8.DecodeRuneInString(text[r:])
-			b.WriteRune(rr) // RuneError for a byte that is not UTF-8
-			r += size
+			if n := plainRun(text[r:]); n > 0 {
+				b.WriteString(text[r : r+n])
+				r += n
+				continue
+			}
+			b.WriteRune(utf8.RuneError) // a byte that is not UTF-8
+			r++
 		}
 	}
 	return b.String(), true
+}
+
+// plainRun measures the text that starts s and unquotes to itself: UTF-8
+// without escapes, quotes or control characters.
+func plainRun(s string) int {
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c == '\\' || c == '"' || c < ' ' {
+				break
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			break
+		}
+		i += size
+	}
+	return i
 }
 
 // hex4 reads the four hexadecimal digits that start s, or returns -1.
