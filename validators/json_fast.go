@@ -180,7 +180,13 @@ func (p *jsonReader) array() (any, bool) {
 func (p *jsonReader) string() (any, bool) {
 	start := p.i + 1
 	escaped, ascii := false, true
-	for j := start; j < len(p.s); j++ {
+	for j := start; ; {
+		for j < len(p.s) && plainASCII[p.s[j]] {
+			j++
+		}
+		if j >= len(p.s) {
+			return nil, false
+		}
 		switch c := p.s[j]; {
 		case c == '"':
 			p.i = j + 1
@@ -192,15 +198,24 @@ func (p *jsonReader) string() (any, bool) {
 			return v, ok
 		case c == '\\':
 			escaped = true
-			j++ // the escaped byte, which may be a quote
+			j += 2 // past the escaped byte, which may be a quote
 		case c < ' ':
 			return nil, false
-		case c >= utf8.RuneSelf:
+		default:
 			ascii = false
+			j++
 		}
 	}
-	return nil, false
 }
+
+// plainASCII marks the bytes a JSON string holds as they stand: ASCII
+// other than control characters, the quote and the backslash.
+var plainASCII = func() (t [256]bool) {
+	for c := ' '; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // number reads a number and converts it as decodeJSON does (jsonNumber).
 func (p *jsonReader) number() (any, bool) {
@@ -328,7 +343,13 @@ func (p *jsonReader) colon() bool {
 
 // skipString reads past a string at p.i, checking its escapes.
 func (p *jsonReader) skipString() bool {
-	for j := p.i + 1; j < len(p.s); j++ {
+	for j := p.i + 1; ; j++ {
+		for j < len(p.s) && plainASCII[p.s[j]] {
+			j++
+		}
+		if j >= len(p.s) {
+			return false
+		}
 		switch c := p.s[j]; {
 		case c == '"':
 			p.i = j + 1
@@ -352,7 +373,6 @@ func (p *jsonReader) skipString() bool {
 			return false
 		}
 	}
-	return false
 }
 
 // unquote decodes the text of a JSON string (between its quotes) as
@@ -423,13 +443,12 @@ func unquote(text string) (string, bool) {
 func plainRun(s string) int {
 	i := 0
 	for i < len(s) {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c == '\\' || c == '"' || c < ' ' {
-				break
-			}
+		if plainASCII[s[i]] {
 			i++
 			continue
+		}
+		if s[i] < utf8.RuneSelf {
+			break
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
