@@ -20,9 +20,6 @@ import (
 // a document the quick schema accepts is accepted, and only one it
 // refuses is checked by the schema as written, which words every
 // violation. TestQuickSchema_agrees holds the two to the same verdicts.
-// They agree on data as Decode returns it, whose strings are plain Go
-// strings: kaptinlin's enum would compare a named string type by its
-// text, its pattern would not look at it.
 
 // quickSource returns src with every enum of strings written as
 // "type": "string" and a pattern matching exactly those strings, or nil
