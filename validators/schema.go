@@ -20,9 +20,6 @@ type Schema struct {
 	// into the compiled schema.
 	mu sync.Mutex
 	s  *jsonschema.Schema
-	// quick, when set, accepts exactly the data s accepts, for less
-	// (quickSource): a document it accepts is not checked again.
-	quick *jsonschema.Schema
 }
 
 // A Violation is one way the data breaks the schema.
@@ -55,11 +52,7 @@ func CompileSchema(src []byte) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	schema := &Schema{s: s}
-	if q := quickSource(src); q != nil {
-		schema.quick, _ = compileKaptinlin(q) // nil when it does not: s does the work
-	}
-	return schema, nil
+	return &Schema{s: s}, nil
 }
 
 // compileKaptinlin compiles src, no loader reaching the network.
@@ -142,9 +135,6 @@ func lintTypes(src []byte) error {
 func (s *Schema) Validate(data any) []Violation {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.quick != nil && s.quick.Validate(data).IsValid() {
-		return nil
-	}
 	r := s.s.Validate(data)
 	if r.IsValid() {
 		return nil
