@@ -47,9 +47,7 @@ func BenchmarkContract_Check_jsonSchema256KiB(b *testing.B) {
 }
 
 // BenchmarkContract_Check_jsonSchema256KiB_refused checks the same answer
-// with one finding off the schema: the path that words violations (and,
-// with an enum in the schema, runs kaptinlin twice: the quick schema, then
-// the schema as written).
+// with one finding off the schema: the path that words violations.
 func BenchmarkContract_Check_jsonSchema256KiB_refused(b *testing.B) {
 	c := mustCompile(b, Spec{Format: "json", SchemaFile: testdata("schemas/findings.json")})
 	answer := strings.Replace(findingsAnswer(MaxAnswer), `"medium"`, `"mild"`, 1)
