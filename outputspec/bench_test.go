@@ -28,12 +28,32 @@ func findingsAnswer(n int) string {
 
 // BenchmarkContract_Check_jsonSchema256KiB checks a 256 KiB JSON answer
 // against a schema: arguments, size, well-formedness, decode, schema.
+// Issue 14's target is ≤ 25 ms. cpu-ns/op counts the collector's work on
+// the other core too, and holds better than ns/op on a shared machine.
 func BenchmarkContract_Check_jsonSchema256KiB(b *testing.B) {
 	c := mustCompile(b, Spec{Format: "json", SchemaFile: testdata("schemas/findings.json")})
 	answer := findingsAnswer(MaxAnswer)
 	sub := Submission{Args: contentArgs(answer)}
 	if v := c.Check(context.Background(), sub); !v.Accepted {
 		b.Fatalf("refused: %s", v.Feedback)
+	}
+	b.SetBytes(int64(len(answer)))
+	b.ReportAllocs()
+	start := cpuTime()
+	for b.Loop() {
+		c.Check(context.Background(), sub)
+	}
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkContract_Check_jsonSchema256KiB_refused checks the same answer
+// with one finding off the schema: the path that words violations.
+func BenchmarkContract_Check_jsonSchema256KiB_refused(b *testing.B) {
+	c := mustCompile(b, Spec{Format: "json", SchemaFile: testdata("schemas/findings.json")})
+	answer := strings.Replace(findingsAnswer(MaxAnswer), `"medium"`, `"mild"`, 1)
+	sub := Submission{Args: contentArgs(answer)}
+	if v := c.Check(context.Background(), sub); v.Accepted {
+		b.Fatal("accepted")
 	}
 	b.SetBytes(int64(len(answer)))
 	b.ReportAllocs()

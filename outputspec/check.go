@@ -1,7 +1,6 @@
 package outputspec
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -288,12 +287,12 @@ func (c *Contract) validatorName() string {
 func parseArgs(raw json.RawMessage) (args, string) {
 	const shape = `submit_output takes {"content": "<the answer>", "artifacts": [optional paths or {"name", "path", "type"}]}`
 	var a args
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = []byte("{}")
+	text := strings.TrimSpace(string(raw))
+	if text == "" || text == "null" {
+		text = "{}"
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
+	fields, ok := members(text)
+	if !ok {
 		return a, "The arguments are not a JSON object: " + shape + "."
 	}
 	var extra []string
@@ -306,19 +305,19 @@ func parseArgs(raw json.RawMessage) (args, string) {
 		slices.Sort(extra)
 		return a, fmt.Sprintf("Unknown argument %s: %s.", strings.Join(extra, ", "), shape)
 	}
-	if ru, ok := fields["unavailable"]; ok && string(ru) != "null" {
+	if ru, ok := fields["unavailable"]; ok && ru != "null" {
 		return parseUnavailable(fields, ru)
 	}
 	rc, ok := fields["content"]
-	if !ok || string(rc) == "null" {
+	if !ok || rc == "null" {
 		return a, `The "content" string is missing: ` + shape + "."
 	}
-	if err := json.Unmarshal(rc, &a.content); err != nil {
+	if a.content, ok = validators.JSONString(rc); !ok {
 		return a, `"content" must be a string holding the answer's text (for a JSON answer, the JSON document written out as a string), not ` + jsonKindOf(rc) + "."
 	}
-	if ra, ok := fields["artifacts"]; ok && string(ra) != "null" {
+	if ra, ok := fields["artifacts"]; ok && ra != "null" {
 		var items []json.RawMessage
-		if err := json.Unmarshal(ra, &items); err != nil {
+		if err := json.Unmarshal([]byte(ra), &items); err != nil {
 			return a, `"artifacts" must be an array of paths or {"name", "path", "type"} objects, not ` + jsonKindOf(ra) + "."
 		}
 		for i, it := range items {
@@ -332,22 +331,43 @@ func parseArgs(raw json.RawMessage) (args, string) {
 	return a, ""
 }
 
+// members splits the arguments, a JSON object, into the texts of its
+// members' values, as json.Unmarshal into a map of json.RawMessage does.
+// validators.JSONMembers reads them in place, so a 256 KiB answer is not
+// scanned and copied several times over; what it leaves to encoding/json
+// (an object nested deeper than it reads) goes there.
+func members(text string) (map[string]string, bool) {
+	if m, ok := validators.JSONMembers(text); ok {
+		return m, true
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(text), &fields); err != nil {
+		return nil, false
+	}
+	m := make(map[string]string, len(fields))
+	for k, v := range fields {
+		m[k] = string(v)
+	}
+	return m, true
+}
+
 // parseUnavailable reads a submission that declares the answer
 // unavailable: a reason, and no answer beside it.
-func parseUnavailable(fields map[string]json.RawMessage, ru json.RawMessage) (args, string) {
+func parseUnavailable(fields map[string]string, ru string) (args, string) {
 	var a args
 	var reason string
-	if err := json.Unmarshal(ru, &reason); err != nil {
+	if err := json.Unmarshal([]byte(ru), &reason); err != nil {
 		return a, `"unavailable" must be a string saying why the answer cannot be given, not ` + jsonKindOf(ru) + "."
 	}
 	if strings.TrimSpace(reason) == "" {
 		return a, `"unavailable" is empty: say why the answer cannot be given, or submit the answer in "content".`
 	}
-	var content string
-	if rc, ok := fields["content"]; ok && string(rc) != "null" && (json.Unmarshal(rc, &content) != nil || strings.TrimSpace(content) != "") {
-		return a, `Give either "content" (the answer) or "unavailable" (why there is none), not both.`
+	if rc, ok := fields["content"]; ok && rc != "null" {
+		if content, ok := validators.JSONString(rc); !ok || strings.TrimSpace(content) != "" {
+			return a, `Give either "content" (the answer) or "unavailable" (why there is none), not both.`
+		}
 	}
-	if ra, ok := fields["artifacts"]; ok && string(ra) != "null" && string(ra) != "[]" {
+	if ra, ok := fields["artifacts"]; ok && ra != "null" && ra != "[]" {
 		return a, `"artifacts" go with an answer: a submission that declares it "unavailable" hands back no files.`
 	}
 	a.unavailable = strings.TrimSpace(reason)
@@ -367,7 +387,7 @@ func parseRef(raw json.RawMessage) (artifactRef, string) {
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		return ref, "is " + jsonKindOf(raw)
+		return ref, "is " + jsonKindOf(string(raw))
 	}
 	for k, v := range fields {
 		var dst *string
@@ -382,7 +402,7 @@ func parseRef(raw json.RawMessage) (artifactRef, string) {
 			return ref, fmt.Sprintf("has an unknown field %q", k)
 		}
 		if err := json.Unmarshal(v, dst); err != nil {
-			return ref, fmt.Sprintf("field %q must be a string, not %s", k, jsonKindOf(v))
+			return ref, fmt.Sprintf("field %q must be a string, not %s", k, jsonKindOf(string(v)))
 		}
 	}
 	if ref.Path == "" {
@@ -392,8 +412,8 @@ func parseRef(raw json.RawMessage) (artifactRef, string) {
 }
 
 // jsonKindOf names the kind of a JSON value for a message.
-func jsonKindOf(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
+func jsonKindOf(raw string) string {
+	raw = strings.TrimSpace(raw)
 	if len(raw) == 0 {
 		return "nothing"
 	}

@@ -379,3 +379,31 @@ func TestContract_Check_uncheckedLabel(t *testing.T) {
 		t.Errorf("content %q, flags %q", v.Content, v.Flags)
 	}
 }
+
+// parseArgs reads the arguments as json.Unmarshal does, whether
+// validators.JSONMembers splits them or leaves them to encoding/json (an
+// object nested deeper than it reads): the last of two members with one
+// key wins, keys and content are unescaped, bad text becomes U+FFFD.
+func TestParseArgs_readsAsEncodingJSON(t *testing.T) {
+	deep := strings.Repeat("[", 1500) + strings.Repeat("]", 1500)
+	for _, tt := range []struct {
+		args, content, problem string
+	}{
+		{`{"content": "a", "content": "b"}`, "b", ""},
+		{` {"con\u0074ent" : "x\ty\n\"z\"" } `, "x\ty\n\"z\"", ""},
+		{`{"content": "\ud800 \u00e9 \ud83d\ude00 ` + "\xff" + `"}`, "\ufffd é 😀 \ufffd", ""},
+		{`{"content": "x", "artifacts": [` + deep + `]}`, "x", "artifacts[0] is an array"},
+		{`{"content": "x", "more": ` + deep + `}`, "", `Unknown argument "more"`},
+		{`{"content": "x", "artifacts": null, "unavailable": null}`, "x", ""},
+		{`{"content": {"a": 1}}`, "", "not an object"},
+		{`{"content": "x",}`, "", "not a JSON object"},
+		{`{"content": "x"} {}`, "", "not a JSON object"},
+		{`{"unavailable": "no data", "content": "  ", "artifacts": []}`, "", ""},
+		{`{"unavailable": "no data", "artifacts": [ ]}`, "", `"artifacts" go with an answer`},
+	} {
+		a, problem := parseArgs(json.RawMessage(tt.args))
+		if a.content != tt.content || !strings.Contains(problem, tt.problem) || (tt.problem == "") != (problem == "") {
+			t.Errorf("parseArgs(%.60s) = %q, %q; want %q, %q", tt.args, a.content, problem, tt.content, tt.problem)
+		}
+	}
+}

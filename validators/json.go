@@ -238,6 +238,14 @@ func sniffTOML(content string) bool {
 // decodeJSON decodes one JSON value into generic Go values; numbers are
 // int64 when they are integers that fit, float64 otherwise.
 func decodeJSON(content string) (any, error) {
+	if v, ok := fastJSON(content); ok {
+		return v, nil
+	}
+	return decodeJSONStd(content)
+}
+
+// decodeJSONStd is decodeJSON through encoding/json alone.
+func decodeJSONStd(content string) (any, error) {
 	dec := json.NewDecoder(strings.NewReader(content))
 	dec.UseNumber()
 	var v any
@@ -257,14 +265,7 @@ func decodeJSON(content string) (any, error) {
 func numbers(v any) any {
 	switch v := v.(type) {
 	case json.Number:
-		s := string(v)
-		if !strings.ContainsAny(s, ".eE") {
-			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-				return i
-			}
-		}
-		f, _ := strconv.ParseFloat(s, 64)
-		return f
+		return jsonNumber(string(v))
 	case map[string]any:
 		for k, x := range v {
 			v[k] = numbers(x)
@@ -275,4 +276,16 @@ func numbers(v any) any {
 		}
 	}
 	return v
+}
+
+// jsonNumber converts a JSON number: to int64 when it is written as an
+// integer that fits, to float64 otherwise.
+func jsonNumber(s string) any {
+	if !strings.ContainsAny(s, ".eE") {
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return i
+		}
+	}
+	f, _ := strconv.ParseFloat(s, 64)
+	return f
 }

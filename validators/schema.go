@@ -8,13 +8,18 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/kaptinlin/jsonschema"
 )
 
 // A Schema is a compiled JSON Schema. It is safe for concurrent use.
 type Schema struct {
-	s *jsonschema.Schema
+	// mu serialises validations: kaptinlin compiles a "pattern" the first
+	// time it checks one and a "patternProperties" every time, writing
+	// into the compiled schema.
+	mu sync.Mutex
+	s  *jsonschema.Schema
 }
 
 // A Violation is one way the data breaks the schema.
@@ -43,6 +48,15 @@ func CompileSchema(src []byte) (*Schema, error) {
 	if err := lintTypes(src); err != nil {
 		return nil, err
 	}
+	s, err := compileKaptinlin(src)
+	if err != nil {
+		return nil, err
+	}
+	return &Schema{s: s}, nil
+}
+
+// compileKaptinlin compiles src, no loader reaching the network.
+func compileKaptinlin(src []byte) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	for scheme := range c.Loaders {
 		c.RegisterLoader(scheme, errNoNetwork)
@@ -56,7 +70,7 @@ func CompileSchema(src []byte) (*Schema, error) {
 	if refs := s.UnresolvedReferenceURIs(); len(refs) > 0 {
 		return nil, fmt.Errorf("the schema's $ref %q does not resolve (schemas are never fetched over the network: define it under $defs)", refs[0])
 	}
-	return &Schema{s: s}, nil
+	return s, nil
 }
 
 func oneLine(s string) string {
@@ -119,6 +133,8 @@ func lintTypes(src []byte) error {
 // returns every violation, the most specific ones only, ordered by
 // pointer. Nil means the data conforms.
 func (s *Schema) Validate(data any) []Violation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	r := s.s.Validate(data)
 	if r.IsValid() {
 		return nil

@@ -165,6 +165,27 @@ func TestSchema_ValidateConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
+// TestSchema_ValidateConcurrent_patterns: kaptinlin writes a compiled
+// pattern into the schema as it checks; Validate serialises, so -race
+// finds nothing.
+func TestSchema_ValidateConcurrent_patterns(t *testing.T) {
+	s, err := CompileSchema([]byte(`{"properties": {"id": {"pattern": "^c[0-9]+$"}, "kind": {"enum": ["a", "b"]}},
+	  "patternProperties": {"^x-": {"type": "string"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			data, _ := Decode("json", fmt.Sprintf(`{"id": "c%d", "kind": "a", "x-%d": "v"}`, i, i))
+			if vs := s.Validate(data); vs != nil {
+				t.Errorf("got %v", vs)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 func TestSchema_ValidateBig(t *testing.T) {
 	s, err := CompileSchema([]byte(bigSchema))
 	if err != nil {
