@@ -121,6 +121,11 @@ func TestCheck_JSONDuplicateKeys(t *testing.T) {
 		{"keys inside a string", `{"s": "{\"b\": 1, \"b\": 2}"}`, ok},
 		{"an empty key once", `{"": 1, "e": {"": 2}}`, ok},
 		{"an empty key twice", `{"": 1, "": 2}`, fails(1, 9, "the key / appears twice")},
+		// encoding/json reads each byte that is not UTF-8 as U+FFFD, so
+		// these are one key, and one value would silently be lost.
+		{"two keys of bytes that are not UTF-8", "{\"\xff\": 1, \"\xfe\": 2}", fails(1, -1, "the key /\ufffd appears twice")},
+		{"a byte that is not UTF-8 and U+FFFD escaped", "{\"a\xff\": 1, \"a\\ufffd\": 2}", fails(1, -1, "the key /a\ufffd appears twice")},
+		{"a surrogate written out, not escaped", "{\"\xed\xa0\x80\": 1, \"\\ud800\": 2}", ok},
 	})
 	if _, err := Decode("json", `{"a": [{"b": 1, "b": 2}]}`); err == nil || !strings.Contains(err.Error(), "the key /a/0/b appears twice") {
 		t.Errorf("Decode = %v, want the duplicate key refused", err)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // checkJSON accepts exactly one JSON value with nothing after it, with no
@@ -28,7 +29,8 @@ func checkJSON(content string) error {
 // of content, which must be valid JSON, and names it by its JSON Pointer.
 // encoding/json keeps the last of the two silently, so a schema would
 // check one value and a reader may take the other. Keys compare as
-// decoded ("a" and "\u0061" are one key).
+// decoded ("a" and "\u0061" are one key, as are two bytes that are not
+// UTF-8).
 func jsonDuplicateKey(content string) *Error {
 	type frame struct {
 		object  bool
@@ -74,7 +76,8 @@ func jsonDuplicateKey(content string) *Error {
 			top := &stack[len(stack)-1]
 			top.wantKey = false
 			key := content[start+1 : i]
-			if escaped {
+			if escaped || !utf8.ValidString(key) {
+				// As encoding/json reads it: a byte that is not UTF-8 is U+FFFD.
 				_ = json.Unmarshal([]byte(content[start:i+1]), &key) // valid JSON: cannot fail
 			}
 			first, dup := -1, false
