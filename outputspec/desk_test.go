@@ -2,9 +2,12 @@ package outputspec
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -35,4 +38,40 @@ func TestDesk_Submit(t *testing.T) {
 
 	// Another desk (another visit) has no memory.
 	expect(t, NewDesk(c).Submit(context.Background(), Submission{Args: json.RawMessage(`{"content": "{\"body\": 1}"}`)}), false, "refused by its validator")
+}
+
+// A reply submitted as the answer (Submission.Reply) is checked as
+// submit_output with it as content would be, and a Desk takes the two for
+// one answer: refused one way, it is the same answer the other way.
+func TestSubmission_Reply(t *testing.T) {
+	c := mustCompile(t, Spec{Format: "json", Validator: testdata("validators/has_title.star")})
+	stages := []string{"review", "summary"}
+	for _, content := range []string{
+		`{"title": "t"}`,
+		`{"body": 1}`,
+		`{"title": "t",}`,
+		"review",
+		`{"title": "` + strings.Repeat("é", MaxAnswer/2) + `"}`, // cut at the cap
+	} {
+		args := c.Check(context.Background(), Submission{Args: contentArgs(content), Stages: stages})
+		reply := c.Check(context.Background(), Submission{Reply: content, Stages: stages})
+		if !reflect.DeepEqual(args, reply) {
+			t.Errorf("%.40q: as a reply %+v, as arguments %+v", content, reply, args)
+		}
+	}
+
+	d := NewDesk(c)
+	expect(t, d.Submit(context.Background(), Submission{Args: contentArgs(`{"body": 1}`)}), false, "refused by its validator")
+	expect(t, d.Submit(context.Background(), Submission{Reply: `{"body": 1}`}), false, "identical to a refused submission")
+}
+
+// contentKey is sha256 of the answer, whatever its length against the
+// buffer it is hashed through.
+func TestContentKey(t *testing.T) {
+	for _, n := range []int{0, 1, 4<<10 - 1, 4 << 10, 4<<10 + 1, 3*4<<10 + 17} {
+		s := strings.Repeat("ab€", n/5+1)[:n]
+		if contentKey(s) != sha256.Sum256([]byte(s)) {
+			t.Errorf("contentKey of %d bytes differs from sha256.Sum256", n)
+		}
+	}
 }
