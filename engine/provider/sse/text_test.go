@@ -154,3 +154,23 @@ func TestText_spillWriteFails(t *testing.T) {
 		t.Fatalf("String gave %d bytes (err %v), want %d", len(got), tx.Err(), len(want))
 	}
 }
+
+// When the spill file cannot be read back, String gives what it has and
+// Err says the text is not whole, so the provider does not hand on a reply
+// with a piece missing as if it were the reply.
+func TestText_readBackFails(t *testing.T) {
+	var tx Text
+	longText(&tx, 0, 10_000) // past textKeep: spilling
+	want := longText(nil, 0, 10_000)
+	if tx.spill == nil || tx.spilled == 0 {
+		t.Fatal("no spill to break")
+	}
+	tx.spill.Close()
+	got := tx.String()
+	if tx.Err() == nil {
+		t.Fatalf("String gave %d of %d bytes and no error", len(got), len(want))
+	}
+	if len(got) >= len(want) || tx.spill != nil {
+		t.Errorf("String gave %d of %d bytes; spill kept: %v", len(got), len(want), tx.spill != nil)
+	}
+}
