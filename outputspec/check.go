@@ -93,12 +93,27 @@ func (c *Contract) Check(ctx context.Context, sub Submission) Verdict {
 	return v
 }
 
+// validUTF8 is s as its JSON encoding decodes: each byte that is not part
+// of a UTF-8 character becomes U+FFFD, so that a reply is checked as the
+// same text in submit_output's "content" would be.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for _, r := range s {
+		b.WriteRune(r) // an invalid byte ranges as utf8.RuneError, one byte wide
+	}
+	return b.String()
+}
+
 // admit reads a submission's arguments. settled reports that they decide
 // the verdict before any check of the answer: a refusal of their shape, or
 // the answer declared unavailable.
 func admit(sub Submission) (a args, v Verdict, settled bool) {
 	if sub.Reply != "" {
-		return args{content: sub.Reply}, Verdict{}, false
+		return args{content: validUTF8(sub.Reply)}, Verdict{}, false
 	}
 	a, problem := parseArgs(sub.Args)
 	switch {

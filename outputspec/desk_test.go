@@ -52,6 +52,7 @@ func TestSubmission_Reply(t *testing.T) {
 		`{"title": "t",}`,
 		"review",
 		`{"title": "` + strings.Repeat("é", MaxAnswer/2) + `"}`, // cut at the cap
+		"{\"title\": \"a\xffb\xe2\x82\"}",                       // not UTF-8: U+FFFD a byte, as JSON decodes it
 	} {
 		args := c.Check(context.Background(), Submission{Args: contentArgs(content), Stages: stages})
 		reply := c.Check(context.Background(), Submission{Reply: content, Stages: stages})
