@@ -72,3 +72,21 @@ func TestStream_oversizedInput(t *testing.T) {
 		check(t, resp, "write_file")
 	})
 }
+
+// A stream that breaks after its text spilled to a file lets the file go
+// at once, not when a collection finds the dropped stream.
+func TestStream_brokenDiscardsSpill(t *testing.T) {
+	var body strings.Builder
+	body.WriteString("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
+	for i := range 10_000 {
+		fmt.Fprintf(&body, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"chunk %06d of the streamed reply text.. \"}}\n\n", i)
+	}
+	started := false
+	s := &stream{onDelta: func(engine.Delta) error { return nil }, started: &started}
+	if err := s.read(sse.NewReader(strings.NewReader(body.String()))); err == nil {
+		t.Fatal("a stream without its end read as whole")
+	}
+	if s.text.String() != "" {
+		t.Error("the broken stream's text is kept")
+	}
+}

@@ -95,7 +95,13 @@ type stream struct {
 }
 
 // read consumes the event stream up to message_stop.
-func (s *stream) read(r *sse.Reader) error {
+func (s *stream) read(r *sse.Reader) (err error) {
+	defer func() {
+		if err != nil {
+			s.text.Discard()
+			s.thinking.Discard()
+		}
+	}()
 	for !s.done {
 		ev, err := r.Next()
 		if err == io.EOF {

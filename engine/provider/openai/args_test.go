@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
 // decodePieces is what writeJSONPieces gives for raw.
@@ -127,5 +128,22 @@ func TestStream_oversizedArguments(t *testing.T) {
 				t.Errorf("call %s: kept %d bytes, dropped %d, size %d (want %d)", tc.Name, len(tc.Arguments), tc.Dropped, tc.Size(), want)
 			}
 		})
+	}
+}
+
+// A stream that breaks after its text spilled to a file lets the file go
+// at once, not when a collection finds the dropped stream.
+func TestStream_brokenDiscardsSpill(t *testing.T) {
+	var body strings.Builder
+	for i := range 10_000 {
+		fmt.Fprintf(&body, `data: {"choices":[{"index":0,"delta":{"content":"chunk %06d of the streamed reply text.. "}}]}`+"\n\n", i)
+	}
+	started := false
+	s := &stream{onDelta: func(engine.Delta) error { return nil }, started: &started}
+	if _, err := s.read(sse.NewReader(strings.NewReader(body.String()))); err == nil {
+		t.Fatal("a stream without its end read as whole")
+	}
+	if s.text.String() != "" {
+		t.Error("the broken stream's text is kept")
 	}
 }

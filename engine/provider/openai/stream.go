@@ -79,7 +79,13 @@ type stream struct {
 var done = []byte("[DONE]")
 
 // read consumes the event stream and assembles the reply.
-func (s *stream) read(r *sse.Reader) (*engine.Response, error) {
+func (s *stream) read(r *sse.Reader) (resp *engine.Response, err error) {
+	defer func() {
+		if err != nil {
+			s.text.Discard()
+			s.thinking.Discard()
+		}
+	}()
 	for {
 		ev, err := r.Next()
 		if err == io.EOF {

@@ -168,5 +168,15 @@ func (t *Text) String() string {
 	return t.joined
 }
 
+// Discard lets the text go, its spill file closed at once: a reply that
+// failed is dropped without String, and an unlinked file as large as it
+// would stay open until a collection found it.
+func (t *Text) Discard() {
+	if t.spill != nil {
+		t.spill.Close()
+	}
+	*t = Text{}
+}
+
 // Err reports a failure to read back spilled text, which String left out.
 func (t *Text) Err() error { return t.err }

@@ -174,3 +174,20 @@ func TestText_readBackFails(t *testing.T) {
 		t.Errorf("String gave %d of %d bytes; spill kept: %v", len(got), len(want), tx.spill != nil)
 	}
 }
+
+// Discard closes the spill file at once and empties the text.
+func TestText_discard(t *testing.T) {
+	var tx Text
+	longText(&tx, 0, 10_000)
+	f := tx.spill
+	if f == nil {
+		t.Fatal("no spill")
+	}
+	tx.Discard()
+	if _, err := f.Stat(); err == nil {
+		t.Error("the spill file is still open after Discard")
+	}
+	if tx.String() != "" {
+		t.Error("a discarded text is not empty")
+	}
+}
