@@ -147,11 +147,11 @@ func (s *Server) loadSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request, replay 
 			return nil, fmt.Errorf("%w: session %s is answering a prompt: wait for its response (or cancel it), then %s it", ErrInvalidParams, id, req.Method)
 		}
 	}
-	f, exs, err := s.readSession(id)
+	f, history, err := s.readSession(id)
 	if err != nil {
 		return nil, err
 	}
-	sess, err := s.restore(conn, f, exs, cwd, p.AdditionalDirectories)
+	sess, err := s.restore(conn, f, history, cwd, p.AdditionalDirectories)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func (s *Server) loadSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request, replay 
 		return nil, err
 	}
 	if replay {
-		s.replay(id, exs)
+		s.replay(id)
 	}
 	s.mu.Lock()
 	s.sessions[id] = sess
@@ -178,12 +178,21 @@ func (s *Server) loadSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request, replay 
 }
 
 // readSession reads a session's file for load and resume, saying plainly
-// why it cannot be used.
-func (s *Server) readSession(id string) (*sessionFile, []storedExchange, error) {
-	f, exs, err := s.store.readAll(id)
+// why it cannot be used, and returns the history its next turn can use.
+// The exchanges are read one at a time (store.eachExchange); the latest
+// engine.MaxHistory are kept, their History clipped when they were saved.
+func (s *Server) readSession(id string) (*sessionFile, []engine.Exchange, error) {
+	var history []engine.Exchange
+	f, err := s.store.eachExchange(id, func(ex storedExchange) {
+		h := ex.History
+		h.RunID = ex.RunID
+		if history = append(history, h); len(history) > 2*engine.MaxHistory {
+			history = append(history[:0], history[len(history)-engine.MaxHistory:]...)
+		}
+	})
 	switch {
 	case err == nil:
-		return f, exs, nil
+		return f, engine.KeepHistory(history), nil
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil, fmt.Errorf("%w: unknown session %q", ErrInvalidParams, id)
 	case errors.Is(err, errCorrupt):
@@ -195,7 +204,7 @@ func (s *Server) readSession(id string) (*sessionFile, []storedExchange, error) 
 
 // restore makes a session of its file, in cwd: its output levels and
 // options as they were, and the history its next turn can use.
-func (s *Server) restore(conn *jsonrpc2.Conn, f *sessionFile, exs []storedExchange, cwd string, additional []string) (*session, error) {
+func (s *Server) restore(conn *jsonrpc2.Conn, f *sessionFile, history []engine.Exchange, cwd string, additional []string) (*session, error) {
 	sess := &session{
 		id: f.ID, cwd: cwd, additional: additional, metaRaw: f.Output,
 		config: f.Options.OutputFormat, model: f.Options.Model, mode: f.Options.Mode,
@@ -213,12 +222,7 @@ func (s *Server) restore(conn *jsonrpc2.Conn, f *sessionFile, exs []storedExchan
 	if sess.outputs, err = s.sessionOutputs(sess.meta, sess.config); err != nil {
 		return nil, fmt.Errorf("session %s cannot be restored: %w", f.ID, err)
 	}
-	history := make([]engine.Exchange, len(exs))
-	for i, ex := range exs {
-		history[i] = ex.History
-		history[i].RunID = ex.RunID
-	}
-	sess.history = engine.KeepHistory(history)
+	sess.history = history
 	s.workspace(conn, sess)
 	return sess, nil
 }
@@ -234,10 +238,13 @@ func (s *Server) workspace(conn *jsonrpc2.Conn, sess *session) {
 }
 
 // replay sends a session's history: each prompt as user_message_chunks,
-// then the chunks its turn closed with, as they were first sent.
-func (s *Server) replay(id string, exs []storedExchange) {
+// then the chunks its turn closed with, as they were first sent. The file
+// is read again, an exchange at a time, so that no more of it is held than
+// while it was checked (readSession); a file changed since then is replayed
+// as far as it can be read.
+func (s *Server) replay(id string) {
 	b := make([]byte, 0, 4<<10)
-	for _, ex := range exs {
+	_, err := s.store.eachExchange(id, func(ex storedExchange) {
 		for _, c := range ex.Prompt {
 			b = append(b[:0], `{"sessionUpdate":"user_message_chunk","content":`...)
 			b = appendShown(b, c)
@@ -247,6 +254,9 @@ func (s *Server) replay(id string, exs []storedExchange) {
 		for _, u := range ex.Closing {
 			s.writeUpdate(id, u)
 		}
+	})
+	if err != nil {
+		s.log.Warn("replaying a session: its file changed since it was read", "session", id, "err", err)
 	}
 }
 

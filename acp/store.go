@@ -115,25 +115,48 @@ func (f *sessionFile) check(id string) error {
 	return nil
 }
 
-// readAll reads a session's file with its exchanges decoded, in one pass:
-// what load and resume need. A missing file is fs.ErrNotExist; one that
-// is not a session file wraps errCorrupt.
-func (st *store) readAll(id string) (*sessionFile, []storedExchange, error) {
-	data, err := os.ReadFile(st.path(id))
+// eachExchange reads session id's file as load and resume need it, one
+// exchange at a time: the header, then each exchange decoded in turn and
+// handed to each, so that a long session costs the memory of its longest
+// exchange, not of the file. Every exchange is decoded before eachExchange
+// returns: a file with a corrupt one wraps errCorrupt, whatever each was
+// handed before it. A missing file is fs.ErrNotExist.
+func (st *store) eachExchange(id string, each func(storedExchange)) (*sessionFile, error) {
+	file, err := os.Open(st.path(id))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var f struct {
-		sessionFile
-		Exchanges []storedExchange `json:"exchanges"` // instead of the raw ones
+	defer file.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(file, 64<<10))
+	f, atExchanges, err := decodeHeader(dec, id)
+	if err != nil || !atExchanges {
+		return f, err
 	}
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", errCorrupt, err)
+	// coda writes the exchanges last (save): an array, then the file's end.
+	tok, err := dec.Token()
+	if err != nil || (tok != json.Delim('[') && tok != nil) {
+		return nil, corruptf("exchanges: not an array (%v)", eofUnexpected(err))
 	}
-	if err := f.check(id); err != nil {
-		return nil, nil, err
+	for tok != nil && dec.More() {
+		var ex storedExchange
+		if err := dec.Decode(&ex); err != nil {
+			return nil, corruptf("exchanges: %v", eofUnexpected(err))
+		}
+		each(ex)
 	}
-	return &f.sessionFile, f.Exchanges, nil
+	closing := []json.Delim{']', '}'}
+	if tok == nil {
+		closing = closing[1:]
+	}
+	for _, want := range closing {
+		if tok, err := dec.Token(); err != nil || tok != want {
+			return nil, corruptf("exchanges: want %q at the end (%v)", want, eofUnexpected(err))
+		}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, corruptf("data after the session's object")
+	}
+	return f, nil
 }
 
 // readHeader reads the fields before the exchanges: what session/list
@@ -179,6 +202,10 @@ func decodeHeader(dec *json.Decoder, id string) (f *sessionFile, atExchanges boo
 			v = &f.CreatedAt
 		case "updatedAt":
 			v = &f.UpdatedAt
+		case "output":
+			v = &f.Output
+		case "options":
+			v = &f.Options
 		default:
 			v = new(json.RawMessage)
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/metrics"
 	"strings"
 	"testing"
@@ -501,4 +502,82 @@ func (st *store) write(f *sessionFile) error {
 		_, err := w.Write(data)
 		return err
 	})
+}
+
+// eachExchange hands over a session's exchanges one at a time, in order,
+// checking the whole file; a file that ends wrong or holds more is corrupt.
+func TestStore_eachExchange(t *testing.T) {
+	st := &store{dir: t.TempDir()}
+	head := `{"version":1,"id":"s-1","cwd":"/w","options":{"mode":"read-only"},"output":{"format":"json"},"exchanges":`
+	for _, tt := range []struct {
+		name, file string
+		want       []string // the exchanges' run ids
+		corrupt    string   // in the error, when the file is corrupt
+	}{
+		{"two", head + `[{"runId":"r-1"},{"runId":"r-2"}]}`, []string{"r-1", "r-2"}, ""},
+		{"none", head + `[]}`, nil, ""},
+		{"null", head + `null}`, nil, ""},
+		{"no exchanges", `{"version":1,"id":"s-1","cwd":"/w"}`, nil, ""},
+		{"a bad exchange", head + `[{"runId":"r-1"},{"prompt":7}]}`, []string{"r-1"}, "exchanges: json: cannot unmarshal"},
+		{"cut short", head + `[{"runId":"r-1"},`, []string{"r-1"}, "exchanges"},
+		{"not an array", head + `{}}`, nil, "exchanges: not an array"},
+		{"more after", head + `[]}{}`, nil, "data after"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(st.path("s-1"), []byte(tt.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			f, err := st.eachExchange("s-1", func(ex storedExchange) { got = append(got, ex.RunID) })
+			if tt.corrupt != "" {
+				if !errors.Is(err, errCorrupt) || !strings.Contains(err.Error(), tt.corrupt) {
+					t.Errorf("err = %v, want corrupt: %s", err, tt.corrupt)
+				}
+			} else if err != nil || f.Cwd != "/w" {
+				t.Fatalf("eachExchange = %+v, %v", f, err)
+			} else if tt.name == "two" && (f.Options.Mode != "read-only" || string(f.Output) != `{"format":"json"}`) {
+				t.Errorf("options %+v, output %s: the header's fields are not all read", f.Options, f.Output)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("handed %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// Reading a long session for session/load holds about one exchange at a
+// time, not the file: what stays live while each 2 MiB exchange of a 24 MiB
+// session is handed over (measured after a collection, so that only what
+// is held counts) is a few MiB.
+func TestStore_eachExchangeMemoryBounded(t *testing.T) {
+	st := &store{dir: t.TempDir()}
+	prompt := strings.Repeat("a line of a long prompt that was pasted in.\n", 2<<20/44)
+	f := &sessionFile{Version: sessionFileVersion, ID: "s-big", Cwd: "/w", CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	for i := range 12 {
+		raw, _ := json.Marshal(storedExchange{Prompt: []shownBlock{{Type: "text", Text: prompt}}, History: engine.Exchange{Prompt: "q", Answer: "a"}, RunID: fmt.Sprint("r-", i)})
+		f.Exchanges = append(f.Exchanges, raw)
+	}
+	if err := st.write(f); err != nil {
+		t.Fatal(err)
+	}
+	want := 12 * len(prompt)
+	f, prompt = nil, ""
+	heap := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	live := func() uint64 {
+		runtime.GC()
+		metrics.Read(heap)
+		return heap[0].Value.Uint64()
+	}
+	live() // twice: the first leaves json.Marshal's pooled 24 MiB buffer to the pool's victim cache
+	base, most, n := live(), uint64(0), 0
+	_, err := st.eachExchange("s-big", func(ex storedExchange) {
+		n += len(ex.Prompt[0].Text)
+		most = max(most, live())
+	})
+	if err != nil || n != want {
+		t.Fatalf("eachExchange: %v, %d bytes of prompts, want %d", err, n, want)
+	}
+	if held := int64(most) - int64(base); held > 8<<20 {
+		t.Errorf("%d MiB stayed live reading a 24 MiB session, want about one 2 MiB exchange's worth", held>>20)
+	}
 }
