@@ -134,24 +134,23 @@ func (st *store) eachExchange(id string, each func(storedExchange)) (*sessionFil
 	}
 	// coda writes the exchanges last (save): an array, then the file's end.
 	tok, err := dec.Token()
-	if err != nil || (tok != json.Delim('[') && tok != nil) {
+	if err != nil || (tok != json.Delim('[') && tok != nil) { // null: none
 		return nil, corruptf("exchanges: not an array (%v)", eofUnexpected(err))
 	}
-	for tok != nil && dec.More() {
-		var ex storedExchange
-		if err := dec.Decode(&ex); err != nil {
-			return nil, corruptf("exchanges: %v", eofUnexpected(err))
+	if tok != nil {
+		for dec.More() {
+			var ex storedExchange
+			if err := dec.Decode(&ex); err != nil {
+				return nil, corruptf("exchanges: %v", eofUnexpected(err))
+			}
+			each(ex)
 		}
-		each(ex)
-	}
-	closing := []json.Delim{']', '}'}
-	if tok == nil {
-		closing = closing[1:]
-	}
-	for _, want := range closing {
-		if tok, err := dec.Token(); err != nil || tok != want {
-			return nil, corruptf("exchanges: want %q at the end (%v)", want, eofUnexpected(err))
+		if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
+			return nil, corruptf("exchanges: the array does not end (%v)", eofUnexpected(err))
 		}
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, corruptf("exchanges: want the file's end after them (%v)", eofUnexpected(err))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, corruptf("data after the session's object")

@@ -522,6 +522,8 @@ func TestStore_eachExchange(t *testing.T) {
 		{"cut short", head + `[{"runId":"r-1"},`, []string{"r-1"}, "exchanges"},
 		{"not an array", head + `{}}`, nil, "exchanges: not an array"},
 		{"more after", head + `[]}{}`, nil, "data after"},
+		{"a key after", head + `[], "title": "t"}`, nil, "after them"},
+		{"an object closes it", head + `[{"runId":"r-1"}}`, []string{"r-1"}, "exchanges"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := os.WriteFile(st.path("s-1"), []byte(tt.file), 0o644); err != nil {

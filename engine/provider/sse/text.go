@@ -46,18 +46,14 @@ const (
 // Add appends s.
 func (t *Text) Add(s string) {
 	t.n += len(s)
-	switch {
-	case t.spill == nil && !t.noSpill && t.n-len(t.joined) > textKeep:
+	if t.spill == nil && !t.noSpill && t.n-len(t.joined) > textKeep {
 		t.startSpill()
-	case t.spill != nil && t.noSpill:
-		t.tail = addBlocks(t.tail, s)
-		return
 	}
 	if t.spill == nil {
 		t.blocks = addBlocks(t.blocks, s)
 		return
 	}
-	for len(s) > 0 && !t.noSpill {
+	for len(s) > 0 && !t.noSpill { // once a write failed, the rest stays in tail
 		if t.pending == nil {
 			t.pending = make([]byte, 0, textBlockMax)
 		}
