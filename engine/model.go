@@ -66,6 +66,11 @@ type ToolSpec struct {
 	Name        string
 	Description string
 	Schema      json.RawMessage // JSON Schema of the arguments object
+	// Strict asks the provider to guarantee that the arguments match
+	// Schema (OpenAI and Anthropic strict tools). The engine sets it only
+	// when Schema already fits the provider's strict subset exactly
+	// (DESIGN §17); a provider without strict tools ignores it.
+	Strict bool
 }
 
 // A Request is one model call.
@@ -77,6 +82,46 @@ type Request struct {
 	// turn's own run. Providers ignore it; the script model serves each
 	// caller its own turns.
 	Caller Caller
+
+	// Effort is the reasoning effort asked for (DESIGN §16): "" leaves it
+	// to the provider's and model's defaults; otherwise one of EffortOff,
+	// EffortLow, EffortMedium, EffortHigh or a model's own extra level
+	// (EffortMinimal, EffortXHigh, EffortMax). Each provider maps it onto
+	// its API.
+	Effort string
+	// ToolChoice, when set, names the one tool the model must call
+	// (DESIGN §17: the answer call forced). A provider whose API forbids a
+	// named tool choice together with the thinking it was asked for sends
+	// "auto" instead.
+	ToolChoice string
+	// Reply, when set, asks for the reply itself in a constrained shape:
+	// the call whose reply is taken as the answer (DESIGN §17). Nil leaves
+	// the reply free.
+	Reply *ReplyFormat
+}
+
+// Reasoning effort levels (Request.Effort).
+const (
+	EffortOff     = "off"
+	EffortMinimal = "minimal"
+	EffortLow     = "low"
+	EffortMedium  = "medium"
+	EffortHigh    = "high"
+	EffortXHigh   = "xhigh"
+	EffortMax     = "max"
+)
+
+// A ReplyFormat asks a provider for a reply constrained to JSON: with
+// Schema, a value that the schema accepts (OpenAI text.format or
+// response_format json_schema, Gemini responseJsonSchema, Ollama format,
+// Anthropic output_config.format); without, any JSON value (json_object,
+// responseMimeType application/json, Ollama "json").
+type ReplyFormat struct {
+	Name   string          // a name for the schema where the API wants one ("answer")
+	Schema json.RawMessage // nil: any JSON
+	// Strict is set only when Schema fits the provider's strict subset
+	// exactly; coda never rewrites a schema to make it fit.
+	Strict bool
 }
 
 // A Delta is a streamed piece of the model's reply. Exactly one field is set.
@@ -85,7 +130,9 @@ type Delta struct {
 	Thinking string
 }
 
-// Stop reasons a Response can carry.
+// Stop reasons a Response can carry. StopMaxTokens is every API's "cut at
+// the token limit" (finish_reason length, stop_reason max_tokens,
+// incomplete_details max_output_tokens, finishReason MAX_TOKENS).
 const (
 	StopEndTurn   = "end_turn"
 	StopToolUse   = "tool_use"
@@ -101,17 +148,50 @@ type Response struct {
 	StopReason string
 	Usage      Usage
 	// Replay is provider data to send back with this reply in later
-	// requests (see Message.Replay).
+	// requests (see Message.Replay): Anthropic's signed thinking blocks,
+	// the Responses API's encrypted reasoning items, Gemini's thought
+	// signatures, an OpenAI-compatible server's tool_calls extra_content.
 	Replay json.RawMessage
+	// Refusal is the model's own refusal (OpenAI's refusal field), with
+	// StopReason StopRefusal; "" otherwise.
+	Refusal string
 }
 
 // Usage counts the tokens of one model call.
 type Usage struct {
 	InputTokens  int `json:"inputTokens"`
 	OutputTokens int `json:"outputTokens"`
+	// CacheReadTokens and CacheWriteTokens are the prompt tokens read from
+	// and written to the provider's prompt cache, where it reports them;
+	// InputTokens counts every prompt token, cached or not.
+	CacheReadTokens  int `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int `json:"cacheWriteTokens,omitempty"`
+	// ReasoningTokens are the output tokens spent reasoning, where reported.
+	ReasoningTokens int `json:"reasoningTokens,omitempty"`
 	// ContextWindow is the model's context size when known, else 0.
 	ContextWindow int `json:"contextWindow,omitempty"`
 }
+
+// ErrMechanismRefused is wrapped by providers when the server refuses a
+// way of shaping the answer the request asked for (an HTTP 400 naming
+// response_format, strict, tool_choice or the like): the engine makes the
+// call again with the next weaker mechanism and remembers it for the
+// session (DESIGN §17). A provider wraps it in a *MechanismError.
+var ErrMechanismRefused = errors.New("the server refused a structured-output mechanism")
+
+// A MechanismError says which mechanism a server refused.
+type MechanismError struct {
+	// Mechanism is "strict" (strict tools or schema), "tool_choice" (a
+	// named tool choice) or "reply_format" (a constrained reply).
+	Mechanism string
+	Err       error // the server's error, key masked
+}
+
+func (e *MechanismError) Error() string {
+	return e.Mechanism + " refused: " + e.Err.Error()
+}
+
+func (e *MechanismError) Unwrap() []error { return []error{ErrMechanismRefused, e.Err} }
 
 // ErrModelUnavailable is wrapped by providers when a model cannot serve at
 // all (not configured, or "model not found"); the stage then tries its next
@@ -131,6 +211,10 @@ type ModelFact struct {
 	// NoTools says why the model cannot call tools; "" when it is not
 	// known to lack them.
 	NoTools string
+	// Efforts are the reasoning effort levels the model takes, in order
+	// (EffortOff first where it can be turned off); nil when unknown or
+	// when it does not reason.
+	Efforts []string
 }
 
 // ModelFacts looks up what is known of the model a spec
