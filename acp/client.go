@@ -14,6 +14,8 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/proc"
+	"github.com/coda-acp/coda/internal/rootfs"
 )
 
 // clientWorkspace is a session's engine.Workspace over ACP: it reads and
@@ -198,7 +200,7 @@ func (w *clientWorkspace) inside(op, path string) error {
 		return err
 	}
 	if !inside {
-		return &fs.PathError{Op: op, Path: path, Err: engine.ErrOutside}
+		return &fs.PathError{Op: op, Path: path, Err: rootfs.ErrOutside}
 	}
 	return nil
 }
@@ -283,7 +285,7 @@ func (w *clientWorkspace) RunCommand(ctx context.Context, c engine.Command) (eng
 	res := engine.CommandResult{ExitCode: -1}
 	var created createTerminalResult
 	// The editor runs on this machine: the same shell as a local command.
-	name, args := engine.Shell(c.Line)
+	name, args := proc.Shell(c.Line)
 	err := w.call(ctx, "terminal/create", createTerminalParams{
 		SessionID: w.sessionID, Command: name, Args: args, Cwd: c.Dir, OutputByteLimit: limit,
 	}, &created)

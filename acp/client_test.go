@@ -19,6 +19,7 @@ import (
 
 	"github.com/coda-acp/coda/acp/acptest"
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/rootfs"
 )
 
 // fakeClient is an editor on the other end of an in-memory connection. It
@@ -597,10 +598,10 @@ func TestClientWorkspace_swappedBeforeEditorCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := ws.WriteTextFile(ctx, path, "pwned"); !errors.Is(err, engine.ErrOutside) {
+	if err := ws.WriteTextFile(ctx, path, "pwned"); !errors.Is(err, rootfs.ErrOutside) {
 		t.Errorf("WriteTextFile through a symlink to outside = %v, want ErrOutside", err)
 	}
-	if _, err := ws.ReadTextFile(ctx, path); !errors.Is(err, engine.ErrOutside) {
+	if _, err := ws.ReadTextFile(ctx, path); !errors.Is(err, rootfs.ErrOutside) {
 		t.Errorf("ReadTextFile through a symlink to outside = %v, want ErrOutside", err)
 	}
 	if got := fc.methods(); got != "" {

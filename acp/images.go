@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/bytesize"
 )
 
 // promptImages are the prompt's image blocks, decoded and checked
@@ -21,7 +22,7 @@ func promptImages(blocks []contentBlock) ([]engine.Image, error) {
 		}
 		// Refused before decoding: a huge block costs no more memory.
 		if base64.StdEncoding.DecodedLen(len(c.Data)) > engine.MaxImageSize+2 {
-			return nil, fmt.Errorf("%w: prompt[%d]: the image is over the %s limit", ErrInvalidParams, i, engine.ByteSize(engine.MaxImageSize))
+			return nil, fmt.Errorf("%w: prompt[%d]: the image is over the %s limit", ErrInvalidParams, i, bytesize.Format(engine.MaxImageSize))
 		}
 		data, err := base64.StdEncoding.DecodeString(c.Data)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/rootfs"
 	"github.com/coda-acp/coda/validators"
 )
 
@@ -277,7 +278,7 @@ func inside(roots []string, locs []engine.Location) bool {
 		return false
 	}
 	for _, l := range locs {
-		if !slices.ContainsFunc(roots, func(root string) bool { return engine.Within(root, l.Path) }) {
+		if !slices.ContainsFunc(roots, func(root string) bool { return rootfs.Within(root, l.Path) }) {
 			return false
 		}
 	}

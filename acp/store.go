@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/bytesize"
+	"github.com/coda-acp/coda/internal/textcut"
 )
 
 // The sessions' files: STATE/sessions/ID.json, one a session, rewritten
@@ -83,7 +85,7 @@ func checkSessionID(id string) error {
 		bad = !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.')
 	}
 	if bad {
-		shown := engine.CutAt(id, 40)
+		shown := textcut.At(id, 40)
 		if len(shown) < len(id) {
 			shown += "…"
 		}
@@ -413,7 +415,7 @@ func imageStandIn(c contentBlock) string {
 		parts = append(parts, linkName(c.URI))
 	}
 	size := base64.RawStdEncoding.DecodedLen(len(strings.TrimRight(c.Data, "=")))
-	parts = append(parts, c.MimeType, engine.ByteSize(size))
+	parts = append(parts, c.MimeType, bytesize.Format(size))
 	return "[image " + strings.Join(parts, ", ") + "]"
 }
 

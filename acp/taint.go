@@ -2,6 +2,7 @@ package acp
 
 import (
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/fileuri"
 )
 
 // promptSources are the prompt's embedded text resources, for the taint
@@ -15,7 +16,7 @@ func promptSources(blocks []contentBlock) []engine.Source {
 		if c.Type != "resource" || c.Resource == nil || c.Resource.Text == nil {
 			continue
 		}
-		if p := engine.URIPath(c.Resource.URI); p != "" {
+		if p := fileuri.Path(c.Resource.URI); p != "" {
 			out = append(out, engine.Source{Path: p, Text: *c.Resource.Text})
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/coda-acp/coda/internal/textcut"
 	"github.com/coda-acp/coda/outputspec"
 )
 
@@ -93,7 +94,7 @@ func (a *ArgsBuffer) overflow(total int) {
 // cut keeps the first keptArgs bytes of arguments that are total bytes
 // long, in a buffer of their own so that a large one is let go.
 func (a *ArgsBuffer) cut(total int) {
-	head := TrimPartialRune(a.buf[:min(len(a.buf), keptArgs)])
+	head := textcut.TrimPartialRune(a.buf[:min(len(a.buf), keptArgs)])
 	a.buf = append([]byte(nil), head...)
 	a.dropped = total - len(a.buf)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/coda-acp/coda/internal/textcut"
 	"github.com/coda-acp/coda/outputspec"
 )
 
@@ -116,7 +117,7 @@ func taskLabel(id, prompt string) string {
 	if len(line) <= most {
 		return line
 	}
-	return CutAt(line, most) + "…"
+	return textcut.At(line, most) + "…"
 }
 
 // guard makes sink safe for the concurrent Emits of workers and children

@@ -7,10 +7,10 @@
 // by its caller. What it shares with them: blueprint.go (Blueprint),
 // model.go (Model, its requests and responses, ModelFacts), tool.go (Tool,
 // Call, ToolResult), event.go (the Events a Sink receives), workspace.go
-// (Workspace: files, permission, commands), disk.go (a workspace's files on
-// the local disk, each access through os.Root), answer.go (the answer
+// (Workspace: files, permission, commands; the local disk's, every access
+// through internal/rootfs), answer.go (the answer
 // record and the run statuses), history.go (what a session's next turn
-// keeps of the earlier ones), proc_*.go (a command's process group).
+// keeps of the earlier ones).
 //
 // Where each rule lives: engine.go (a run, its result), stage.go (a stage
 // visit's model loop), submit_output.go and transition.go (the engine's own
@@ -30,6 +30,8 @@
 // taint.go (its settings and decisions, and Egress: tools that may carry
 // data off the machine), taint_glob.go (private paths), taint_lines.go
 // (what was read and finding it again), taint_mask.go (masking),
-// taint_audit.go (its records); glob.go is the one matcher of relative
-// paths, cut.go the one cut of text to a byte count.
+// taint_audit.go (its records). Helpers shared with other packages are
+// under internal/: textcut (the one cut of text to a byte count), glob
+// (the one matcher of relative paths), rootfs (files under the roots),
+// proc (a command's process group), fileuri, bytesize.
 package engine

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/coda-acp/coda/internal/textcut"
 )
 
 // fan_out is the engine's tool for handing slices of work to workers
@@ -344,7 +346,7 @@ func fanOutReport(workers []*worker, budget int, records bool) string {
 // much was cut and where the whole text is ("" when it is not kept). The
 // note fits within budget.
 func cutSection(s string, budget int, where string) string {
-	return cutNoted(s, budget, func(n int) string {
+	return textcut.Noted(s, budget, func(n int) string {
 		if where == "" {
 			return fmt.Sprintf("\n[… %d more bytes cut here]", n)
 		}

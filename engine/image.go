@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/coda-acp/coda/internal/bytesize"
 )
 
 // An Image is a picture the user attached to a prompt. The turn's task
@@ -33,7 +35,7 @@ func CheckImage(mimeType string, data []byte) (string, error) {
 		return "", fmt.Errorf("mimeType %q: coda takes %s", mimeType, strings.Join(ImageTypes, ", "))
 	}
 	if len(data) > MaxImageSize {
-		return "", fmt.Errorf("the image is %s, over the %s limit", ByteSize(len(data)), ByteSize(MaxImageSize))
+		return "", fmt.Errorf("the image is %s, over the %s limit", bytesize.Format(len(data)), bytesize.Format(MaxImageSize))
 	}
 	sniffed := http.DetectContentType(data)
 	if !slices.Contains(ImageTypes, sniffed) {
@@ -45,7 +47,7 @@ func CheckImage(mimeType string, data []byte) (string, error) {
 // StandIn is what a model that cannot see images is sent in an image's
 // place.
 func (im Image) StandIn() string {
-	return fmt.Sprintf("[The user attached an image (%s, %s); this model cannot see images.]", im.MIMEType, ByteSize(len(im.Data)))
+	return fmt.Sprintf("[The user attached an image (%s, %s); this model cannot see images.]", im.MIMEType, bytesize.Format(len(im.Data)))
 }
 
 // TextWithStandIns is a message's text for a model that cannot see
@@ -66,7 +68,7 @@ func (m *Message) TextWithStandIns() string {
 // historyNote is what later turns read in an image's place: images are
 // sent in their own turn only.
 func (im Image) historyNote() string {
-	return fmt.Sprintf("[The user attached an image here (%s, %s); it was shown only in that turn.]", im.MIMEType, ByteSize(len(im.Data)))
+	return fmt.Sprintf("[The user attached an image here (%s, %s); it was shown only in that turn.]", im.MIMEType, bytesize.Format(len(im.Data)))
 }
 
 // HistoryPrompt is the turn's prompt as the session's later turns read it:
@@ -84,15 +86,4 @@ func (t *Turn) HistoryPrompt() string {
 		b.WriteString(im.historyNote())
 	}
 	return b.String()
-}
-
-// ByteSize shows a size as people read it: 512 bytes, 34 KB, 2.5 MB.
-func ByteSize(n int) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d bytes", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%d KB", (n+1<<10-1)>>10)
-	}
-	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/coda-acp/coda/internal/rootfs"
 	"github.com/coda-acp/coda/outputspec"
 )
 
@@ -102,7 +103,7 @@ func safeName(s string) string {
 func (r *run) copyArtifact(p, dst string) (string, error) {
 	ws := r.t.Workspace
 	src := filepath.Join(ws.Cwd(), filepath.FromSlash(p))
-	f, err := (Disk{Roots: ws.Roots()}).Open(src)
+	f, err := (rootfs.Disk{Roots: ws.Roots()}).Open(src)
 	if err != nil {
 		return "", err
 	}

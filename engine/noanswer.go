@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/coda-acp/coda/internal/textcut"
 )
 
 // No silent endings (DESIGN §8): a run that ends without an answer, for
@@ -80,7 +82,7 @@ func oneLine(s string, n int) string {
 	first, _, more := strings.Cut(s, "\n")
 	first = strings.TrimSpace(first)
 	if len(first) > n {
-		first, more = CutAt(first, n), true
+		first, more = textcut.At(first, n), true
 	}
 	if more {
 		first += " …"

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/coda-acp/coda/internal/bytesize"
 )
 
 // A recorder writes a run's record under STATE/runs/RUN-ID. Every file is
@@ -383,7 +385,7 @@ func writePrompt(w io.Writer, system string, msgs []Message, earlier []Exchange)
 		}
 		fmt.Fprintf(w, "\n# %s\n\n%s\n", m.Role, m.Text)
 		for _, im := range m.Images {
-			fmt.Fprintf(w, "\n[image %s, %s]\n", im.MIMEType, ByteSize(len(im.Data)))
+			fmt.Fprintf(w, "\n[image %s, %s]\n", im.MIMEType, bytesize.Format(len(im.Data)))
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/coda-acp/coda/internal/rootfs"
 	"github.com/coda-acp/coda/outputspec"
 )
 
@@ -37,9 +38,9 @@ type RunFiles struct{ dir string }
 // NewRunFiles returns the record at dir (RunDir) as a read-only Workspace.
 func NewRunFiles(dir string) *RunFiles { return &RunFiles{dir: filepath.Clean(dir)} }
 
-func (f *RunFiles) Cwd() string     { return f.dir }
-func (f *RunFiles) Roots() []string { return []string{f.dir} }
-func (f *RunFiles) disk() Disk      { return Disk{Roots: f.Roots()} }
+func (f *RunFiles) Cwd() string       { return f.dir }
+func (f *RunFiles) Roots() []string   { return []string{f.dir} }
+func (f *RunFiles) disk() rootfs.Disk { return rootfs.Disk{Roots: f.Roots()} }
 
 func (f *RunFiles) ReadTextFile(_ context.Context, path string) (string, error) {
 	b, err := f.disk().ReadFile(path)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/coda-acp/coda/internal/textcut"
 	"github.com/coda-acp/coda/outputspec"
 )
 
@@ -260,7 +261,7 @@ func clip(s string) string {
 
 // clipNoted is clip with where saying where the whole text is.
 func clipNoted(s, where string) string {
-	return cutNoted(s, maxInline, func(n int) string {
+	return textcut.Noted(s, maxInline, func(n int) string {
 		return fmt.Sprintf("\n[… %d more bytes, cut here; %s]", n, where)
 	})
 }

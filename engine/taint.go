@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
-	"net/url"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/coda-acp/coda/internal/rootfs"
 	"github.com/coda-acp/coda/outputspec"
 )
 
@@ -479,7 +478,7 @@ func (v *stageVisit) gateAnswer(ctx context.Context, verdict outputspec.Verdict)
 	}
 	c := sinkCall{sink: ToolSubmitOutput, kind: "other", what: "this answer", payload: []string{verdict.Content}}
 	cwd := v.run.t.Workspace.Cwd()
-	disk := Disk{Roots: v.run.t.Workspace.Roots()}
+	disk := rootfs.Disk{Roots: v.run.t.Workspace.Roots()}
 	for _, a := range verdict.Artifacts {
 		path := filepath.Join(cwd, filepath.FromSlash(a.Path))
 		if name, private := ts.paths.private(path); private {
@@ -552,27 +551,6 @@ func argStrings(args json.RawMessage) []string {
 	}
 	walk(v)
 	return out
-}
-
-// URIPath is the file path a resource URI names: a file: URI's path, or
-// the path part of any other (a relative one is taken against the working
-// directory by the gate).
-func URIPath(uri string) string {
-	u, err := url.Parse(uri)
-	if err != nil {
-		return uri
-	}
-	p := u.Path
-	if p == "" {
-		p = u.Opaque
-	}
-	if runtime.GOOS == "windows" && len(p) > 2 && p[0] == '/' && p[2] == ':' {
-		p = p[1:] // file:///C:/x
-	}
-	if p == "" {
-		return ""
-	}
-	return filepath.FromSlash(strings.TrimSpace(p))
 }
 
 // listNames names sources for a title or message: at most three, then how

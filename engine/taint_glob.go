@@ -4,6 +4,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/coda-acp/coda/internal/glob"
+	"github.com/coda-acp/coda/internal/rootfs"
 )
 
 // DefaultPrivate are the private paths of DESIGN §13, used unless
@@ -22,7 +25,7 @@ var foldCase = runtime.GOOS == "darwin" || runtime.GOOS == "windows"
 // every symlink followed, so that neither a link (`notes.txt -> .env`) nor a
 // `..` (`src/../.env`) dodges a glob.
 type privatePaths struct {
-	globs []Glob
+	globs []glob.Pattern
 	fold  bool
 	cwd   string
 	roots []string // as given, cleaned, then their real locations
@@ -34,7 +37,7 @@ func newPrivatePaths(patterns []string, cwd string, roots []string, fold bool) (
 		if fold {
 			pat = strings.ToLower(pat)
 		}
-		g, err := CompileGlob(pat)
+		g, err := glob.Compile(pat)
 		if err != nil {
 			return nil, err
 		}
@@ -44,7 +47,7 @@ func newPrivatePaths(patterns []string, cwd string, roots []string, fold bool) (
 		p.roots = append(p.roots, filepath.Clean(r))
 	}
 	for _, r := range roots {
-		if real := rootReal(r); real != filepath.Clean(r) {
+		if real := rootfs.RealRoot(r); real != filepath.Clean(r) {
 			p.roots = append(p.roots, real)
 		}
 	}
@@ -54,7 +57,7 @@ func newPrivatePaths(patterns []string, cwd string, roots []string, fold bool) (
 // CheckPrivate says why a private-path glob cannot be used, or nil.
 func CheckPrivate(patterns []string) error {
 	for _, pat := range patterns {
-		if _, err := CompileGlob(pat); err != nil {
+		if _, err := glob.Compile(pat); err != nil {
 			return err
 		}
 	}
@@ -77,7 +80,7 @@ func (p *privatePaths) private(path string) (name string, ok bool) {
 	// Where the path really leads, taken as cleaned (what a tool opens)
 	// and as written (a `..` after a symlink climbs out of its target).
 	for _, q := range []string{path, raw} {
-		if real, err := realPath(q, 0); err == nil && real != path && p.matches(real) {
+		if real, err := rootfs.Real(q); err == nil && real != path && p.matches(real) {
 			return name, true
 		}
 	}
@@ -89,7 +92,7 @@ func (p *privatePaths) private(path string) (name string, ok bool) {
 func (p *privatePaths) matches(path string) bool {
 	under := false
 	for _, root := range p.roots {
-		if !Within(root, path) {
+		if !rootfs.Within(root, path) {
 			continue
 		}
 		under = true
@@ -121,13 +124,13 @@ func (p *privatePaths) match(rel string) bool {
 // it lies under it, else relative to the additional root that holds it,
 // after that root's name, else absolute.
 func (p *privatePaths) name(path string) string {
-	if Within(p.cwd, path) {
+	if rootfs.Within(p.cwd, path) {
 		if rel, err := filepath.Rel(p.cwd, path); err == nil {
 			return filepath.ToSlash(rel)
 		}
 	}
 	for _, root := range p.roots {
-		if Within(root, path) {
+		if rootfs.Within(root, path) {
 			if rel, err := filepath.Rel(root, path); err == nil {
 				return filepath.ToSlash(filepath.Join(filepath.Base(root), rel))
 			}

@@ -10,6 +10,9 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/coda-acp/coda/internal/proc"
+	"github.com/coda-acp/coda/internal/rootfs"
 )
 
 // A Workspace is what tools need from the place a turn runs in: the editor
@@ -119,7 +122,7 @@ func (w *LocalWorkspace) Cwd() string     { return w.Dir }
 func (w *LocalWorkspace) Roots() []string { return append([]string{w.Dir}, w.Extra...) }
 
 // Disk is the local disk under the workspace's roots.
-func (w *LocalWorkspace) Disk() Disk { return Disk{Roots: w.Roots()} }
+func (w *LocalWorkspace) Disk() rootfs.Disk { return rootfs.Disk{Roots: w.Roots()} }
 
 func (w *LocalWorkspace) ReadTextFile(_ context.Context, path string) (string, error) {
 	b, err := w.Disk().ReadFile(path)
@@ -203,14 +206,14 @@ func runLocal(ctx context.Context, c Command) (CommandResult, error) {
 		defer close(copied)
 		_, _ = io.Copy(out, pr)
 	}()
-	name, args := Shell(c.Line)
+	name, args := proc.Shell(c.Line)
 	cmd := exec.CommandContext(runCtx, name, args...)
 	cmd.Dir = c.Dir
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout = pw // one pipe for both: the streams interleave as printed
 	cmd.Stderr = pw
-	OwnGroup(cmd)
-	cmd.Cancel = func() error { return KillGroup(cmd) }
+	proc.OwnGroup(cmd)
+	cmd.Cancel = func() error { return proc.KillGroup(cmd) }
 
 	err = cmd.Start()
 	pw.Close()
@@ -220,7 +223,7 @@ func runLocal(ctx context.Context, c Command) (CommandResult, error) {
 		return CommandResult{ExitCode: -1}, fmt.Errorf("start %q: %w", c.Line, err)
 	}
 	waitErr := cmd.Wait()
-	_ = KillGroup(cmd)
+	_ = proc.KillGroup(cmd)
 	select {
 	case <-copied:
 	case <-time.After(2 * time.Second):

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/textcut"
 )
 
 // result is `coda result [RUN-ID] [--raw|--json|--artifacts DIR]`: a
@@ -129,7 +130,7 @@ func listRuns(w io.Writer, stateDir string) error {
 		if rr, err := engine.ReadRun(stateDir, id); err == nil {
 			status, prompt = rr.Status, firstLine(strings.TrimSpace(rr.Prompt))
 		}
-		if cut := engine.CutAt(prompt, 72); len(cut) < len(prompt) {
+		if cut := textcut.At(prompt, 72); len(cut) < len(prompt) {
 			prompt = cut + "…"
 		}
 		fmt.Fprintf(w, "%-24s %-20s %s\n", id, status, prompt)

@@ -13,7 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/proc"
+	"github.com/coda-acp/coda/internal/textcut"
 )
 
 // process is a stdio server's process. It runs in a process group of its
@@ -60,7 +61,7 @@ func startProcess(s Server, log *slog.Logger) (*process, error) {
 	cmd := exec.Command(s.Command, s.Args...)
 	cmd.Dir = s.Dir
 	cmd.Env = environ(s.Env)
-	engine.OwnGroup(cmd)
+	proc.OwnGroup(cmd)
 	var files []*os.File // every pipe end, closed on failure
 	pipe := func() (r, w *os.File, err error) {
 		r, w, err = os.Pipe()
@@ -155,7 +156,7 @@ func (p *process) stop(grace time.Duration) {
 	case <-p.exited:
 	case <-timer.C:
 	}
-	_ = engine.KillGroup(p.cmd)
+	_ = proc.KillGroup(p.cmd)
 	<-p.exited
 	p.stdout.Close()
 	select {
@@ -179,7 +180,7 @@ func (t *tail) add(line string) {
 		return
 	}
 	if len(line) > tailLineBytes {
-		line = engine.CutAt(line, tailLineBytes) + "…"
+		line = textcut.At(line, tailLineBytes) + "…"
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -11,6 +11,9 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/bytesize"
+	"github.com/coda-acp/coda/internal/fileuri"
+	"github.com/coda-acp/coda/internal/textcut"
 )
 
 // A Tool is one tool of a started server, as the model sees it.
@@ -147,7 +150,7 @@ func sources(args json.RawMessage, res *sdk.CallToolResult, output string) []eng
 	}
 	for _, c := range res.Content {
 		if e, ok := c.(*sdk.EmbeddedResource); ok && e.Resource != nil && e.Resource.Blob == nil {
-			if p := engine.URIPath(e.Resource.URI); p != "" {
+			if p := fileuri.Path(e.Resource.URI); p != "" {
 				out = append(out, engine.Source{Path: p, Text: e.Resource.Text})
 			}
 		}
@@ -179,9 +182,9 @@ func resultText(res *sdk.CallToolResult) string {
 		case *sdk.TextContent:
 			parts = append(parts, c.Text)
 		case *sdk.ImageContent:
-			parts = append(parts, fmt.Sprintf("[image %s, %s]", c.MIMEType, engine.ByteSize(len(c.Data))))
+			parts = append(parts, fmt.Sprintf("[image %s, %s]", c.MIMEType, bytesize.Format(len(c.Data))))
 		case *sdk.AudioContent:
-			parts = append(parts, fmt.Sprintf("[audio %s, %s]", c.MIMEType, engine.ByteSize(len(c.Data))))
+			parts = append(parts, fmt.Sprintf("[audio %s, %s]", c.MIMEType, bytesize.Format(len(c.Data))))
 		case *sdk.ResourceLink:
 			parts = append(parts, fmt.Sprintf("[resource link %s]", c.URI))
 		case *sdk.EmbeddedResource:
@@ -207,7 +210,7 @@ func embedded(r *sdk.ResourceContents) string {
 	case r.Blob == nil:
 		return fmt.Sprintf("<resource uri=%q>\n%s\n</resource>", r.URI, r.Text)
 	}
-	return fmt.Sprintf("[resource %s, %s, %s]", r.URI, r.MIMEType, engine.ByteSize(len(r.Blob)))
+	return fmt.Sprintf("[resource %s, %s, %s]", r.URI, r.MIMEType, bytesize.Format(len(r.Blob)))
 }
 
 // cut keeps the first maxOutput bytes of s, at a character boundary,
@@ -216,6 +219,6 @@ func cut(s string) string {
 	if len(s) <= maxOutput {
 		return s
 	}
-	head := engine.CutAt(s, maxOutput)
+	head := textcut.At(s, maxOutput)
 	return head + fmt.Sprintf("\n[… %d more bytes of the result cut]", len(s)-len(head))
 }

@@ -19,6 +19,9 @@ import (
 	"sync"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/glob"
+	"github.com/coda-acp/coda/internal/rootfs"
+	"github.com/coda-acp/coda/internal/textcut"
 )
 
 //go:embed grep.md
@@ -85,9 +88,9 @@ func (Grep) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 	if err != nil {
 		return engine.Errorf("grep: %s", describeErr(shown, err))
 	}
-	var g *engine.Glob
+	var g *glob.Pattern
 	if a.Glob != "" {
-		c, err := engine.CompileGlob(a.Glob)
+		c, err := glob.Compile(a.Glob)
 		if err != nil {
 			return engine.Errorf("grep: %v", err)
 		}
@@ -280,7 +283,7 @@ type grepJob struct {
 // tree searches every regular file under root matching g, walking in order
 // while a bounded pool of workers searches the files; the results keep the
 // walk's order.
-func (m *grepMatcher) tree(ctx context.Context, ws engine.Workspace, root string, g *engine.Glob) ([]*grepFile, error) {
+func (m *grepMatcher) tree(ctx context.Context, ws engine.Workspace, root string, g *glob.Pattern) ([]*grepFile, error) {
 	dk := disk(ws)
 	jobs := make(chan grepJob, 4*grepWorkers)
 	var wg sync.WaitGroup
@@ -347,7 +350,7 @@ func (w *grepWorker) buffer() []byte {
 }
 
 // open searches the file at path (through the workspace's roots) into f.
-func (m *grepMatcher) open(f *grepFile, dk engine.Disk, path string, w *grepWorker) {
+func (m *grepMatcher) open(f *grepFile, dk rootfs.Disk, path string, w *grepWorker) {
 	file, err := dk.Open(path)
 	if err != nil {
 		f.err = err
@@ -480,5 +483,5 @@ func clip(b []byte, n int) string {
 	if len(b) <= n {
 		return string(b)
 	}
-	return string(engine.CutAt(b, n)) + " […]"
+	return string(textcut.At(b, n)) + " […]"
 }

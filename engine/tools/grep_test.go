@@ -17,6 +17,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/glob"
 )
 
 // Patterns and texts where a whole-file search could part from a
@@ -74,7 +75,7 @@ func FuzzGrepMatcher_whole(f *testing.F) {
 // grepReference is grep as it was before it searched files in parallel and
 // whole: filepath.WalkDir, every file opened by path and read line by line.
 // The output of Grep must stay exactly this.
-func grepReference(ws engine.Workspace, pattern, root string, g *engine.Glob) string {
+func grepReference(ws engine.Workspace, pattern, root string, g *glob.Pattern) string {
 	re := regexp.MustCompile(pattern)
 	var files, binary, matchedFiles, total int
 	var shownLines, unreadable []string
@@ -207,9 +208,9 @@ func TestGrep_sameAsOneFileAtATime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var g *engine.Glob
+		var g *glob.Pattern
 		if tt.glob != "" {
-			c, err := engine.CompileGlob(tt.glob)
+			c, err := glob.Compile(tt.glob)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/glob"
 )
 
 //go:embed list_files.md
@@ -68,9 +69,9 @@ func (ListFiles) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 	if !fi.IsDir() {
 		return engine.Errorf("list_files: %s is a file, not a directory; use read_file to read it", shown)
 	}
-	var g *engine.Glob
+	var g *glob.Pattern
 	if a.Pattern != "" {
-		c, err := engine.CompileGlob(a.Pattern)
+		c, err := glob.Compile(a.Pattern)
 		if err != nil {
 			return engine.Errorf("list_files: %v", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/rootfs"
 )
 
 // resolve turns a path the model gave into an absolute, clean path that is
@@ -31,7 +32,7 @@ func resolve(ws engine.Workspace, p string) (string, error) {
 	abs = filepath.Clean(abs)
 	real, inside, err := disk(ws).Inside(abs)
 	if err != nil {
-		return "", fmt.Errorf("cannot resolve %s: %w", p, engine.UnwrapPath(err))
+		return "", fmt.Errorf("cannot resolve %s: %w", p, rootfs.UnwrapPath(err))
 	}
 	if inside {
 		return abs, nil
@@ -91,7 +92,7 @@ func located(ws engine.Workspace, abs string) []engine.Location {
 
 // disk is the local disk under the workspace's roots: every file a tool
 // reads or lists on disk is reached through it.
-func disk(ws engine.Workspace) engine.Disk { return engine.Disk{Roots: ws.Roots()} }
+func disk(ws engine.Workspace) rootfs.Disk { return rootfs.Disk{Roots: ws.Roots()} }
 
 // display names a resolved path for the model: relative to Cwd when it lies
 // under it, else absolute.
@@ -104,7 +105,7 @@ func display(ws engine.Workspace, abs string) string {
 		}
 		return engine.RunPrefix + filepath.ToSlash(rel)
 	}
-	if rel, err := filepath.Rel(cwd, abs); err == nil && engine.Within(cwd, abs) {
+	if rel, err := filepath.Rel(cwd, abs); err == nil && rootfs.Within(cwd, abs) {
 		return filepath.ToSlash(rel)
 	}
 	return abs
@@ -118,6 +119,6 @@ func describeErr(shown string, err error) string {
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Sprintf("%s cannot be accessed: permission denied", shown)
 	default:
-		return fmt.Sprintf("%s: %v", shown, engine.UnwrapPath(err))
+		return fmt.Sprintf("%s: %v", shown, rootfs.UnwrapPath(err))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/textcut"
 )
 
 //go:embed read_file.md
@@ -192,7 +193,7 @@ func window(f engine.File, offset, limit int64) (int64, []byte, error) {
 	if int64(len(buf)) <= limit {
 		return start, buf, nil // the rest of the file
 	}
-	data := engine.TrimPartialRune(buf[:limit])
+	data := textcut.TrimPartialRune(buf[:limit])
 	if len(data) == 0 {
 		// The window holds only part of one character: take all of it.
 		data = buf[:min(runeLen(buf[0]), len(buf))]

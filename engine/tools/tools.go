@@ -23,6 +23,8 @@ import (
 	"github.com/gabriel-vasile/mimetype"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/rootfs"
+	"github.com/coda-acp/coda/internal/textcut"
 )
 
 // Builtin returns every tool of this package by name, for blueprints'
@@ -47,7 +49,7 @@ const maxEditSize = engine.EditorReadLimit
 // have a buffer for it), a refusal for the model when it is not a regular
 // file or its start is binary or not UTF-8, and an error when it cannot be
 // read. Only a regular file is opened: opening a FIFO would block.
-func sniffDisk(d engine.Disk, path, shown string) (size int64, refusal string, err error) {
+func sniffDisk(d rootfs.Disk, path, shown string) (size int64, refusal string, err error) {
 	fi, err := d.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return -1, "", nil
@@ -81,7 +83,7 @@ func sniffText(head []byte, whole bool, shown string) string {
 	}
 	valid := head
 	if !whole {
-		valid = engine.TrimPartialRune(head)
+		valid = textcut.TrimPartialRune(head)
 	}
 	if bytes.IndexByte(head, 0) < 0 && utf8.Valid(valid) {
 		return ""

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/glob"
+	"github.com/coda-acp/coda/internal/rootfs"
 )
 
 // A walkEntry is a file a walk came to.
@@ -49,7 +50,7 @@ func (d *walkDir) release() {
 // read is passed over; only top's own failure is an error. Every directory
 // is opened from its parent's os.Root, top from dk's roots, so the walk
 // never leaves top. fn must not keep e.dir past its call without holding it.
-func walkFiles(ctx context.Context, dk engine.Disk, top string, g *engine.Glob, fn func(e walkEntry) error) error {
+func walkFiles(ctx context.Context, dk rootfs.Disk, top string, g *glob.Pattern, fn func(e walkEntry) error) error {
 	r, err := dk.OpenRoot(top)
 	if err != nil {
 		return err
@@ -59,7 +60,7 @@ func walkFiles(ctx context.Context, dk engine.Disk, top string, g *engine.Glob, 
 
 // walkIn walks the directory r, whose path under the walk's top is rel, and
 // closes r when it and the holders of its files are done.
-func walkIn(ctx context.Context, r *os.Root, rel string, g *engine.Glob, fn func(e walkEntry) error, top bool) error {
+func walkIn(ctx context.Context, r *os.Root, rel string, g *glob.Pattern, fn func(e walkEntry) error, top bool) error {
 	dir := &walkDir{root: r}
 	dir.refs.Store(1)
 	defer dir.release()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/textcut"
 )
 
 // A StatusError is an HTTP reply other than 200, with the provider's own
@@ -139,7 +140,7 @@ func shorten(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return engine.CutAt(s, n) + "…"
+	return textcut.At(s, n) + "…"
 }
 
 // minSecret is the shortest secret masked: a shorter one would mask

@@ -1,4 +1,8 @@
-package engine
+// Package rootfs reaches the files under a session's roots on the local
+// disk, every access through an os.Root (DESIGN §11): the one way coda's
+// tools, workspaces and taint gate open a path the model named, and tell
+// where a path really leads.
+package rootfs
 
 import (
 	"errors"
@@ -73,12 +77,12 @@ func (d Disk) OpenRoot(path string) (*os.Root, error) {
 // roots: what a tool checks before it uses a path, to tell the model why it
 // may not.
 func (d Disk) Inside(path string) (real string, inside bool, err error) {
-	real, err = realPath(filepath.Clean(path), 0)
+	real, err = Real(filepath.Clean(path))
 	if err != nil {
 		return "", false, err
 	}
 	for _, root := range d.Roots {
-		if Within(rootReal(root), real) {
+		if Within(RealRoot(root), real) {
 			return real, true, nil
 		}
 	}
@@ -107,7 +111,7 @@ func under[T any](d Disk, opName, path string, op func(r *os.Root, rel string) (
 	}
 	if inside {
 		for _, root := range d.Roots {
-			if root = rootReal(root); Within(root, real) {
+			if root = RealRoot(root); Within(root, real) {
 				v, err := inRoot(root, real, op)
 				if escapes(err) {
 					break // a symlink changed under it since realPath looked
@@ -156,11 +160,13 @@ func UnwrapPath(err error) error {
 	return err
 }
 
-// realPath follows every symlink in p. Components that do not exist are kept
+// Real follows every symlink in p. Components that do not exist are kept
 // as they are under their deepest existing parent's real path; a dangling
 // symlink is followed to where it points, so a write through it cannot land
 // outside the check.
-func realPath(p string, depth int) (string, error) {
+func Real(p string) (string, error) { return realDepth(p, 0) }
+
+func realDepth(p string, depth int) (string, error) {
 	if depth > 64 {
 		return "", errors.New("too many levels of symbolic links")
 	}
@@ -177,7 +183,7 @@ func realPath(p string, depth int) (string, error) {
 		if !filepath.IsAbs(target) {
 			target = filepath.Join(filepath.Dir(p), target)
 		}
-		return realPath(filepath.Clean(target), depth+1)
+		return realDepth(filepath.Clean(target), depth+1)
 	case err == nil:
 		// It exists, yet its symlinks cannot be followed: refuse rather
 		// than guess.
@@ -188,7 +194,7 @@ func realPath(p string, depth int) (string, error) {
 		if parent == p {
 			return p, nil
 		}
-		rp, err := realPath(parent, depth)
+		rp, err := realDepth(parent, depth)
 		if err != nil {
 			return "", err
 		}
@@ -198,7 +204,9 @@ func realPath(p string, depth int) (string, error) {
 	}
 }
 
-func rootReal(root string) string {
+// RealRoot is where root really is, every symlink followed; root, cleaned,
+// when that cannot be told.
+func RealRoot(root string) string {
 	root = filepath.Clean(root)
 	if r, err := filepath.EvalSymlinks(root); err == nil {
 		return r

@@ -1,14 +1,13 @@
-package engine
+// Package textcut cuts text to a byte count at a character boundary, never
+// inside a UTF-8 sequence: the engine's clips and labels, and the tools',
+// the providers', MCP's and acp's, all cut here.
+package textcut
 
 import "unicode/utf8"
 
-// Text cut to a byte count is cut at a character boundary, never inside a
-// UTF-8 sequence: the engine's clips and labels, and the tools', the
-// providers' and MCP's, all cut here.
-
-// CutAt returns s's longest prefix of at most n bytes that does not end
+// At returns s's longest prefix of at most n bytes that does not end
 // inside a character; s itself when it is no longer.
-func CutAt[T ~string | ~[]byte](s T, n int) T {
+func At[T ~string | ~[]byte](s T, n int) T {
 	if len(s) <= n {
 		return s
 	}
@@ -18,15 +17,15 @@ func CutAt[T ~string | ~[]byte](s T, n int) T {
 	return s[:n]
 }
 
-// cutNoted cuts s to at most n bytes at a character boundary, ending what
-// it keeps with note(k), which says that k bytes were cut: the note fits
+// Noted cuts s to at most n bytes at a character boundary, ending what it
+// keeps with note(k), which says that k bytes were cut: the note fits
 // within n too (s's length has at least as many digits as what is cut), so
 // cutting twice changes nothing.
-func cutNoted(s string, n int, note func(cut int) string) string {
+func Noted(s string, n int, note func(cut int) string) string {
 	if len(s) <= n {
 		return s
 	}
-	head := CutAt(s, max(n-len(note(len(s))), 0))
+	head := At(s, max(n-len(note(len(s))), 0))
 	return head + note(len(s)-len(head))
 }
 

@@ -1,12 +1,12 @@
-package engine_test
+package textcut_test
 
 import (
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/textcut"
 )
 
-func TestCutAt(t *testing.T) {
+func TestAt(t *testing.T) {
 	for _, tt := range []struct {
 		s    string
 		n    int
@@ -22,11 +22,11 @@ func TestCutAt(t *testing.T) {
 		{"ab\x80\x80c", 3, "a"}, // stray continuation bytes are backed over too
 		{"", 0, ""},
 	} {
-		if got := engine.CutAt(tt.s, tt.n); got != tt.want {
-			t.Errorf("CutAt(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		if got := textcut.At(tt.s, tt.n); got != tt.want {
+			t.Errorf("At(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
 		}
-		if got := string(engine.CutAt([]byte(tt.s), tt.n)); got != tt.want {
-			t.Errorf("CutAt([]byte(%q), %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		if got := string(textcut.At([]byte(tt.s), tt.n)); got != tt.want {
+			t.Errorf("At([]byte(%q), %d) = %q, want %q", tt.s, tt.n, got, tt.want)
 		}
 	}
 }
@@ -40,7 +40,7 @@ func TestTrimPartialRune(t *testing.T) {
 		{"ab\x80", "ab\x80"}, // a stray continuation byte is not a partial character
 		{"", ""},
 	} {
-		if got := string(engine.TrimPartialRune([]byte(tt.in))); got != tt.want {
+		if got := string(textcut.TrimPartialRune([]byte(tt.in))); got != tt.want {
 			t.Errorf("TrimPartialRune(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}

@@ -1,12 +1,12 @@
-package engine_test
+package glob_test
 
 import (
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/glob"
 )
 
-func TestGlob_Match(t *testing.T) {
+func TestPattern_Match(t *testing.T) {
 	tests := []struct {
 		pattern, path string
 		want          bool
@@ -27,7 +27,7 @@ func TestGlob_Match(t *testing.T) {
 		{"**", "anything/at/all", true},
 	}
 	for _, tt := range tests {
-		g, err := engine.CompileGlob(tt.pattern)
+		g, err := glob.Compile(tt.pattern)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.pattern, err)
 		}
@@ -36,8 +36,8 @@ func TestGlob_Match(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "a/[", "/"} {
-		if _, err := engine.CompileGlob(bad); err == nil {
-			t.Errorf("engine.CompileGlob(%q) accepted a bad pattern", bad)
+		if _, err := glob.Compile(bad); err == nil {
+			t.Errorf("glob.Compile(%q) accepted a bad pattern", bad)
 		}
 	}
 }

@@ -1,4 +1,7 @@
-package engine
+// Package glob is the one matcher of slash-separated relative paths:
+// list_files' and grep's patterns (engine/tools) and the taint gate's
+// private paths (engine/taint).
+package glob
 
 import (
 	"fmt"
@@ -6,37 +9,36 @@ import (
 	"strings"
 )
 
-// A Glob matches slash-separated relative paths: list_files and grep's
-// patterns, and the taint gate's private paths. `*`, `?` and `[...]` work
+// A Pattern matches slash-separated relative paths. `*`, `?` and `[...]` work
 // within one path segment as in path.Match; a `**` segment matches any
 // number of directories, none included. A pattern without `/` matches a
 // file's name at any depth, as `**/pattern` would.
-type Glob struct{ segs []string }
+type Pattern struct{ segs []string }
 
-// CompileGlob checks pattern and compiles it.
-func CompileGlob(pattern string) (Glob, error) {
+// Compile checks pattern and compiles it.
+func Compile(pattern string) (Pattern, error) {
 	p := strings.Trim(strings.ReplaceAll(pattern, "\\", "/"), "/")
 	p = strings.TrimPrefix(p, "./")
 	if p == "" {
-		return Glob{}, fmt.Errorf("the pattern %q is empty", pattern)
+		return Pattern{}, fmt.Errorf("the pattern %q is empty", pattern)
 	}
 	if !strings.Contains(p, "/") && p != "**" {
 		p = "**/" + p
 	}
-	g := Glob{segs: strings.Split(p, "/")}
+	g := Pattern{segs: strings.Split(p, "/")}
 	for _, s := range g.segs {
 		if s == "**" {
 			continue
 		}
 		if _, err := path.Match(s, ""); err != nil {
-			return Glob{}, fmt.Errorf("the pattern %q is malformed: %v", pattern, err)
+			return Pattern{}, fmt.Errorf("the pattern %q is malformed: %v", pattern, err)
 		}
 	}
 	return g, nil
 }
 
 // Match reports whether the slash-separated relative path rel matches.
-func (g Glob) Match(rel string) bool {
+func (g Pattern) Match(rel string) bool {
 	return matchSegs(g.segs, strings.Split(rel, "/"))
 }
 
