@@ -16,6 +16,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/provider/anthropic"
 	"github.com/coda-acp/coda/engine/provider/openai"
 	"github.com/coda-acp/coda/engine/provider/script"
@@ -372,23 +373,19 @@ func (c *config) newModel(spec string) (engine.Model, error) {
 	if p.MaxRetries != nil {
 		tries = *p.MaxRetries + 1
 	}
-	retry := sse.Retry{Tries: tries, Sleep: c.sleep}
-	window := c.modelFacts(spec).ContextWindow
+	facts := c.modelFacts(spec)
+	opts := provider.Options{
+		Name: spec, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
+		MaxTokens: p.MaxTokens, ThinkingBudget: p.ThinkingBudget,
+		Timeout: time.Duration(p.Timeout), MaxCallTime: time.Duration(p.MaxCallTime),
+		Retry:         sse.Retry{Tries: tries, Sleep: c.sleep},
+		ContextWindow: facts.ContextWindow, Efforts: facts.Efforts, NoVision: !p.sees(model),
+	}
 	switch p.Kind {
 	case providerKindAnthropic:
-		return anthropic.New(model, anthropic.Options{
-			Name: spec, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
-			MaxTokens: p.MaxTokens, ThinkingBudget: p.ThinkingBudget,
-			Timeout: time.Duration(p.Timeout), MaxCallTime: time.Duration(p.MaxCallTime),
-			Retry: retry, ContextWindow: window, NoVision: !p.sees(model),
-		}), nil
+		return anthropic.New(model, opts), nil
 	default:
-		return openai.New(model, openai.Options{
-			Name: spec, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
-			MaxTokens: p.MaxTokens,
-			Timeout:   time.Duration(p.Timeout), MaxCallTime: time.Duration(p.MaxCallTime),
-			Retry: retry, ContextWindow: window, NoVision: !p.sees(model),
-		}), nil
+		return openai.New(model, opts), nil
 	}
 }
 

@@ -6,11 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"strings"
-	"time"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -25,35 +23,11 @@ const Version = "2023-06-01"
 // requires one.
 const DefaultMaxTokens = 16384
 
-// Options configure a Model.
-type Options struct {
-	Name    string            // the spec the model was chosen by; default "anthropic:"+model
-	BaseURL string            // default DefaultBaseURL
-	APIKey  string            // sent as x-api-key
-	Headers map[string]string // extra headers (a gateway's own auth, anthropic-beta)
-
-	MaxTokens int // default DefaultMaxTokens
-
-	// ThinkingBudget turns on extended thinking with this many tokens
-	// (at least 1024, less than MaxTokens); 0 leaves it off.
-	ThinkingBudget int
-
-	// Timeout is how long the server may go without completing a line
-	// (before replying and between events) before the try is abandoned; 0
-	// means sse.DefaultTimeout (5 minutes).
-	Timeout time.Duration
-	// MaxCallTime bounds a whole call, every try included, however lively
-	// the server; 0 means sse.DefaultMaxCallTime (30 minutes).
-	MaxCallTime time.Duration
-	Retry       sse.Retry
-	Client      *http.Client // nil means http.DefaultClient
-
-	// ContextWindow is reported in each Response's Usage; 0 when unknown.
-	ContextWindow int
-	// NoVision says the model cannot see images: each is sent as a line of
-	// text instead (engine.Image.StandIn).
-	NoVision bool
-}
+// Options configure a Model (engine/provider.Options). BaseURL defaults to
+// DefaultBaseURL, MaxTokens to DefaultMaxTokens; ThinkingBudget turns on
+// extended thinking with that many tokens (at least 1024, less than
+// MaxTokens).
+type Options = provider.Options
 
 // A Model is one Claude model. It is safe for concurrent use.
 type Model struct {
@@ -64,40 +38,13 @@ type Model struct {
 
 // New returns the model named model (e.g. "claude-sonnet-4-5").
 func New(model string, opts Options) *Model {
-	if opts.Name == "" {
-		opts.Name = "anthropic:" + model
-	}
-	if opts.BaseURL == "" {
-		opts.BaseURL = DefaultBaseURL
-	}
+	opts = opts.WithDefaults("anthropic", model, DefaultBaseURL)
 	if opts.MaxTokens <= 0 {
 		opts.MaxTokens = DefaultMaxTokens
 	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = sse.DefaultTimeout
-	}
-	h := http.Header{}
-	for k, v := range opts.Headers {
-		h.Set(k, v)
-	}
-	if opts.APIKey != "" {
-		h.Set("X-Api-Key", opts.APIKey)
-	}
+	h := opts.Header("X-Api-Key", "")
 	h.Set("Anthropic-Version", Version)
-	return &Model{
-		model: model,
-		opts:  opts,
-		call: sse.Call{
-			Name:    opts.Name,
-			Client:  opts.Client,
-			URL:     strings.TrimRight(opts.BaseURL, "/") + "/v1/messages",
-			Header:  h,
-			Secret:  opts.APIKey,
-			Timeout: opts.Timeout,
-			MaxTime: opts.MaxCallTime,
-			Retry:   opts.Retry,
-		},
-	}
+	return &Model{model: model, opts: opts, call: opts.Call("/v1/messages", h)}
 }
 
 // Name is the spec the model was chosen by.

@@ -12,12 +12,10 @@ package openai
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
-	"strings"
-	"time"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -25,34 +23,12 @@ import (
 // vendors' SDKs do.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
-// Options configure a Model. The zero value talks to OpenAI without a key.
-type Options struct {
-	Name    string            // the spec the model was chosen by; default "openai:"+model
-	BaseURL string            // default DefaultBaseURL; "/chat/completions" is appended
-	APIKey  string            // sent as a Bearer token; empty sends none (Ollama, llama.cpp)
-	Headers map[string]string // extra headers, such as OpenRouter's HTTP-Referer and X-Title
-
-	// MaxTokens caps the reply; 0 leaves it to the server. OpenAI's own API
-	// is sent max_completion_tokens (its reasoning models refuse
-	// max_tokens), every other server max_tokens.
-	MaxTokens int
-
-	// Timeout is how long the server may go without completing a line
-	// (before replying and between streamed pieces) before the try is
-	// abandoned; 0 means sse.DefaultTimeout (5 minutes).
-	Timeout time.Duration
-	// MaxCallTime bounds a whole call, every try included, however lively
-	// the server; 0 means sse.DefaultMaxCallTime (30 minutes).
-	MaxCallTime time.Duration
-	Retry       sse.Retry
-	Client      *http.Client // nil means http.DefaultClient
-
-	// ContextWindow is reported in each Response's Usage; 0 when unknown.
-	ContextWindow int
-	// NoVision says the model cannot see images: each is sent as a line of
-	// text instead (engine.Image.StandIn).
-	NoVision bool
-}
+// Options configure a Model (engine/provider.Options). The zero value
+// talks to OpenAI without a key. BaseURL defaults to DefaultBaseURL, and
+// "/chat/completions" is appended; MaxTokens goes to OpenAI's own API as
+// max_completion_tokens (its reasoning models refuse max_tokens), to every
+// other server as max_tokens.
+type Options = provider.Options
 
 // A Model is one model behind a chat completions endpoint. It is safe for
 // concurrent use.
@@ -65,35 +41,11 @@ type Model struct {
 // New returns the model named model (as the server names it, e.g. "gpt-5.1"
 // or "llama3.1:8b").
 func New(model string, opts Options) *Model {
-	if opts.Name == "" {
-		opts.Name = "openai:" + model
-	}
-	if opts.BaseURL == "" {
-		opts.BaseURL = DefaultBaseURL
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = sse.DefaultTimeout
-	}
-	h := http.Header{}
-	for k, v := range opts.Headers {
-		h.Set(k, v)
-	}
-	if opts.APIKey != "" {
-		h.Set("Authorization", "Bearer "+opts.APIKey)
-	}
+	opts = opts.WithDefaults("openai", model, DefaultBaseURL)
 	return &Model{
 		model: model,
 		opts:  opts,
-		call: sse.Call{
-			Name:    opts.Name,
-			Client:  opts.Client,
-			URL:     strings.TrimRight(opts.BaseURL, "/") + "/chat/completions",
-			Header:  h,
-			Secret:  opts.APIKey,
-			Timeout: opts.Timeout,
-			MaxTime: opts.MaxCallTime,
-			Retry:   opts.Retry,
-		},
+		call:  opts.Call("/chat/completions", opts.Header("Authorization", "Bearer ")),
 	}
 }
 

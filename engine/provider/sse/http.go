@@ -22,6 +22,9 @@ import (
 type StatusError struct {
 	Code    int
 	Message string
+	// Param is the request field the server blamed, where its error body
+	// names one (OpenAI's error.param: "response_format", "tool_choice").
+	Param string
 }
 
 func (e *StatusError) Error() string {
@@ -36,7 +39,7 @@ func (e *StatusError) Error() string {
 // *StatusError, wrapped in *Temporary when RetryStatus says so (with the
 // server's Retry-After); a failure to connect or send is *Temporary too.
 // secret (the API key) is cut out of any message the server echoes.
-func post(ctx context.Context, client *http.Client, url string, header http.Header, body []byte, secret string) (*http.Response, error) {
+func post(ctx context.Context, client *http.Client, url string, header http.Header, body []byte, secret string, shaping Shaping, accept string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -45,7 +48,7 @@ func post(ctx context.Context, client *http.Client, url string, header http.Head
 		req.Header[k] = v
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Accept", accept)
 	if client == nil {
 		client = http.DefaultClient
 	}
@@ -60,10 +63,14 @@ func post(ctx context.Context, client *http.Client, url string, header http.Head
 		return resp, nil
 	}
 	defer resp.Body.Close()
-	serr := &StatusError{Code: resp.StatusCode, Message: errorBody(resp.Body, secret)}
+	serr := statusError(resp, secret)
 	if toolsRefused(serr) {
 		// Another try would meet the same refusal (llama.cpp's is a 500).
 		return nil, ToolsUnsupported{serr}
+	}
+	if m := shaping.refused(serr); m != "" {
+		// So would this one: the engine tries again without the mechanism.
+		return nil, &engine.MechanismError{Mechanism: m, Err: serr}
 	}
 	if RetryStatus(resp.StatusCode) {
 		return nil, &Temporary{Err: serr, After: retryAfter(resp.Header, time.Now())}
@@ -78,13 +85,13 @@ const (
 	maxErrorShown = 500
 )
 
-// errorBody reads an error reply and returns its message with secret cut
-// out. The secret is masked before the message is shortened, so that the
-// cut cannot leave part of it behind. (A body cut at the read limit is not
-// JSON, and only its first maxErrorShown bytes are shown.)
-func errorBody(r io.Reader, secret string) string {
-	body, _ := io.ReadAll(io.LimitReader(r, maxErrorBody))
-	return errorMessage(body, secret)
+// statusError reads an error reply into a *StatusError, its message with
+// secret cut out. The secret is masked before the message is shortened, so
+// that the cut cannot leave part of it behind. (A body cut at the read
+// limit is not JSON, and only its first maxErrorShown bytes are shown.)
+func statusError(resp *http.Response, secret string) *StatusError {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	return &StatusError{Code: resp.StatusCode, Message: errorMessage(body, secret), Param: shorten(redact(jsonParam(body), secret), maxErrorShown)}
 }
 
 // errorMessage is the message of an error body, secret masked: the
@@ -95,6 +102,19 @@ func errorMessage(body []byte, secret string) string {
 		return redact(m, secret)
 	}
 	return shorten(redact(strings.TrimSpace(string(body)), secret), maxErrorShown)
+}
+
+// jsonParam is error.param of a JSON error body, or "".
+func jsonParam(body []byte) string {
+	var v struct {
+		Error struct {
+			Param string `json:"param"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return ""
+	}
+	return v.Error.Param
 }
 
 // jsonMessage is the message of a JSON error body: error.message of
@@ -244,6 +264,9 @@ type Call struct {
 	// lively the server; <= 0 means DefaultMaxCallTime.
 	MaxTime time.Duration
 	Retry   Retry
+	// NDJSON says the reply is a stream of JSON lines (Ollama's own API)
+	// rather than server-sent events: each line is read as an event's data.
+	NDJSON bool
 }
 
 // Do posts body and hands the event stream to read, trying again as
@@ -254,6 +277,13 @@ type Call struct {
 // when the call has taken c.MaxTime. A 404 wraps engine.ErrModelUnavailable,
 // so that a stage tries its next model.
 func (c *Call) Do(ctx context.Context, body []byte, read func(ctx context.Context, r *Reader, started *bool) error) error {
+	return c.DoShaped(ctx, body, Shaping{}, read)
+}
+
+// DoShaped is Do for a request that used the answer-shaping mechanisms
+// shaping names: a server's refusal of one of them (see Shaping) is a
+// *engine.MechanismError, never tried again.
+func (c *Call) DoShaped(ctx context.Context, body []byte, shaping Shaping, read func(ctx context.Context, r *Reader, started *bool) error) error {
 	limit := c.MaxTime
 	if limit <= 0 {
 		limit = DefaultMaxCallTime
@@ -264,10 +294,20 @@ func (c *Call) Do(ctx context.Context, body []byte, read func(ctx context.Contex
 		ictx, idle, stop := withIdle(callCtx, c.Timeout)
 		defer stop()
 		started := false
-		resp, err := post(ictx, c.Client, c.URL, c.Header, body, c.Secret)
+		accept := "text/event-stream"
+		if c.NDJSON {
+			accept = "application/x-ndjson"
+		}
+		resp, err := post(ictx, c.Client, c.URL, c.Header, body, c.Secret, shaping, accept)
 		if err == nil {
 			idle.kick()
-			err = read(ictx, NewReader(eventBody(idle.wrap(resp.Body), resp.Header)), &started)
+			var r *Reader
+			if c.NDJSON {
+				r = NewLineReader(idle.wrap(resp.Body))
+			} else {
+				r = NewReader(eventBody(idle.wrap(resp.Body), resp.Header))
+			}
+			err = read(ictx, r, &started)
 			resp.Body.Close()
 		}
 		var tmp *Temporary
@@ -367,3 +407,75 @@ func isEventStream(br *bufio.Reader) bool {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// MaxJSONReply is the most of a reply JSON reads: a model list or a model's
+// details, never a stream.
+const MaxJSONReply = 8 << 20
+
+// JSON makes a request that is not streamed, a GET when body is nil and
+// else a POST of body, to url with c's header, and decodes the 200 reply
+// into v, reading no more than MaxJSONReply. It is tried once, under ctx
+// and c.Timeout. Errors start with c.Name and carry no key; a 404 wraps
+// engine.ErrModelUnavailable.
+func (c *Call) JSON(ctx context.Context, url string, body []byte, v any) error {
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, c.Timeout, fmt.Errorf("no reply from the server for %s", c.Timeout))
+		defer cancel()
+	}
+	err := c.json(ctx, url, body, v)
+	if err == nil {
+		return nil
+	}
+	err = redactError(err, c.Secret)
+	var serr *StatusError
+	if errors.As(err, &serr) && serr.Code == http.StatusNotFound {
+		return fmt.Errorf("%s: %w: %w", c.Name, engine.ErrModelUnavailable, err)
+	}
+	return fmt.Errorf("%s: %w", c.Name, err)
+}
+
+func (c *Call) json(ctx context.Context, url string, body []byte, v any) error {
+	method := http.MethodGet
+	var rd io.Reader
+	if body != nil {
+		method, rd = http.MethodPost, bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return err
+	}
+	for k, vs := range c.Header {
+		req.Header[k] = vs
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	client := c.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return statusError(resp, c.Secret)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxJSONReply+1))
+	switch {
+	case err != nil:
+		return fmt.Errorf("reading the reply: %w", err)
+	case len(data) > MaxJSONReply:
+		return fmt.Errorf("the reply is larger than %d MiB", MaxJSONReply>>20)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("the reply is not the JSON expected: %w", err)
+	}
+	return nil
+}

@@ -40,6 +40,7 @@ type Reader struct {
 	name    []byte
 	data    []byte
 	hasData bool
+	lines   bool // NDJSON: each line is an event's data
 }
 
 // keepBuffer is the largest data buffer kept from one event to the next: a
@@ -51,6 +52,42 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, 64<<10)}
 }
 
+// NewLineReader returns a Reader of a stream of JSON lines (NDJSON, as
+// Ollama's own API streams): each line that is not blank is one event, its
+// Data the line without its ending, its Name empty. A line is held to
+// MaxEventSize as an event's data is.
+func NewLineReader(r io.Reader) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10), lines: true}
+}
+
+// nextLine is Next for a line reader.
+func (r *Reader) nextLine() (Event, error) {
+	for {
+		r.data = r.data[:0]
+		var err error
+		for {
+			var chunk []byte
+			chunk, err = r.br.ReadSlice('\n')
+			if len(r.data)+len(chunk) > MaxEventSize+len("\r\n") {
+				return Event{}, errTooLarge
+			}
+			r.data = append(r.data, chunk...)
+			if !errors.Is(err, bufio.ErrBufferFull) {
+				break
+			}
+		}
+		if err != nil && err != io.EOF {
+			return Event{}, err
+		}
+		if line := bytes.TrimSpace(r.data); len(line) > 0 {
+			return Event{Data: line}, nil
+		}
+		if err == io.EOF {
+			return Event{}, io.EOF
+		}
+	}
+}
+
 // Next returns the next event with data. At the end of the stream it returns
 // io.EOF; an event the stream ended in the middle of (no blank line after it)
 // is still returned first, since several servers close the body right after
@@ -58,6 +95,9 @@ func NewReader(r io.Reader) *Reader {
 func (r *Reader) Next() (Event, error) {
 	if cap(r.data) > keepBuffer {
 		r.data = nil
+	}
+	if r.lines {
+		return r.nextLine()
 	}
 	r.name = r.name[:0]
 	r.data = r.data[:0]

@@ -3,6 +3,7 @@ package sse
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -183,9 +184,11 @@ func TestErrorBody_keyAtEveryOffset(t *testing.T) {
 			strings.Repeat("é", off/2) + key,
 			`{"error":{"message":"` + strings.Repeat("x", off) + key + `"}}`,
 			`{"detail":"` + strings.Repeat("x", off) + key + `"}`,
+			`{"error":{"message":"bad","param":"` + strings.Repeat("x", off) + key + `"}}`,
 		}
 		for i, body := range bodies {
-			msg := errorBody(strings.NewReader(body), key)
+			serr := statusError(&http.Response{StatusCode: 400, Body: io.NopCloser(strings.NewReader(body))}, key)
+			msg := serr.Message + " " + serr.Param
 			if p := leaked(msg, key); p != "" {
 				t.Fatalf("body %d, key at %d: %q of the key is in %q", i, off, p, shorten(msg[max(0, len(msg)-80):], 200))
 			}
