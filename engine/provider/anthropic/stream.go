@@ -84,7 +84,6 @@ type stream struct {
 	onDelta func(engine.Delta) error
 	started *bool // set once something was passed to onDelta: the try cannot be repeated
 
-	dec      sse.JSONDecoder
 	ev       event
 	blocks   []*contentBlock
 	text     sse.Text
@@ -119,7 +118,7 @@ func (s *stream) read(r *sse.Reader) (err error) {
 
 func (s *stream) event(data []byte) error {
 	s.ev = event{}
-	if err := s.dec.Decode(data, &s.ev); err != nil {
+	if err := json.Unmarshal(data, &s.ev); err != nil {
 		return fmt.Errorf("a stream event is not JSON: %w", err)
 	}
 	e := &s.ev
