@@ -73,6 +73,15 @@ type Options struct {
 	// NoCache turns prompt caching off where a provider asks for it
 	// (Anthropic's cache_control breakpoints).
 	NoCache bool
+	// Thinking is how the model takes an effort, a catalog fact read by
+	// the APIs that have more than one way (anthropic.Thinking*: budget,
+	// adaptive, adaptive-on, always; gemini.Thinking*: level, budget); ""
+	// when unknown.
+	Thinking string
+	// NoForcedTool says the model refuses a named tool choice whatever
+	// its thinking (Anthropic's Claude 5.5 and Fable 5 models, a catalog
+	// fact): the provider asks for the tool in auto mode instead.
+	NoForcedTool bool
 }
 
 // APIs of kind "openai" (Options.API).

@@ -1,0 +1,56 @@
+package gemini
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/sse"
+)
+
+// FuzzStream feeds arbitrary bodies to the stream reader: it may fail, but
+// not panic; a reply it accepts has tool calls with arguments, and its
+// replay describes it exactly, so that the reply goes back whole.
+func FuzzStream(f *testing.F) {
+	for _, name := range []string{"text.sse", "function_call.sse", "max_tokens.sse", "safety.sse", "prompt_blocked.sse", "overloaded.sse", "not_streamed.json"} {
+		b, err := os.ReadFile("testdata/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if strings.HasSuffix(name, ".json") {
+			b = append([]byte("data: "), b...)
+		}
+		f.Add(string(b))
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		started := false
+		n := 0
+		s := &stream{onDelta: func(engine.Delta) error { return nil }, started: &started, newID: func() string { n++; return localIDPrefix + string(rune('a'+n%26)) }}
+		if err := s.read(sse.NewReader(strings.NewReader(body))); err != nil {
+			return
+		}
+		resp, err := s.response("gemini-3-pro-preview")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range resp.ToolCalls {
+			if len(tc.Arguments) == 0 {
+				t.Fatalf("tool call %+v", tc)
+			}
+		}
+		msg := engine.Message{Role: engine.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay}
+		if len(resp.Replay) > 0 {
+			var r replay
+			if err := json.Unmarshal(resp.Replay, &r); err != nil {
+				t.Fatal(err)
+			}
+			if ok, thoughts := r.fits(&msg); !ok || !thoughts {
+				t.Fatalf("the replay %s does not describe the reply %+v", resp.Replay, resp)
+			}
+		}
+		m := New("gemini-3-pro-preview", Options{Thinking: ThinkingLevel})
+		m.modelParts(&msg)
+	})
+}

@@ -1,0 +1,226 @@
+package gemini
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/coda-acp/coda/engine"
+)
+
+// callsReply answers with a thought summary, then the calls named (the
+// first signed, as Gemini signs parallel calls), then a finish.
+func callsReply(names ...string) fakeReply {
+	return func(req *wireRequest, sign func() string) string {
+		var parts []map[string]any
+		for i, n := range names {
+			p := map[string]any{"functionCall": map[string]any{"name": n, "args": map[string]any{"n": i}}}
+			if i == 0 {
+				p["thoughtSignature"] = sign()
+			}
+			parts = append(parts, p)
+		}
+		return sseChunk([]map[string]any{{"text": "Planning the calls.", "thought": true}}, "", nil) +
+			sseChunk(parts, "STOP", map[string]any{"promptTokenCount": 100, "candidatesTokenCount": 20, "thoughtsTokenCount": 50, "cachedContentTokenCount": 64})
+	}
+}
+
+// loop runs a tool loop as the stage engine does: each reply's message,
+// with its Replay, then a result for each call, until a reply makes no
+// call.
+func loop(t *testing.T, m *Model, calls int) ([]*engine.Response, error) {
+	t.Helper()
+	req := &engine.Request{
+		System:   "Use the tools.",
+		Messages: []engine.Message{{Role: engine.RoleUser, Text: "Go."}},
+		Tools:    []engine.ToolSpec{{Name: "a", Schema: json.RawMessage(`{"type":"object"}`)}, {Name: "b"}},
+	}
+	var out []*engine.Response
+	for range calls + 1 {
+		resp, _, err := collect(m, req)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, resp)
+		if len(resp.ToolCalls) == 0 {
+			return out, nil
+		}
+		req.Messages = append(req.Messages, engine.Message{Role: engine.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay})
+		for _, tc := range resp.ToolCalls {
+			req.Messages = append(req.Messages, engine.Message{Role: engine.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: "ok"})
+		}
+	}
+	t.Fatalf("the loop did not end after %d calls", calls)
+	return nil, nil
+}
+
+// Sequential and parallel calls on every Gemini 3 model the fake knows:
+// each step's signature goes back where it came, and the fake, which
+// refuses a step without it, takes every request.
+func TestFake_toolLoopSignatures(t *testing.T) {
+	for _, model := range []string{"gemini-3-pro-preview", "gemini-3-flash-preview", "gemini-3.8-flash"} {
+		t.Run(model, func(t *testing.T) {
+			f := newFake(t, testKey, callsReply("a", "b"), callsReply("b"), textReply("Done."))
+			m := newModel(f.URL, model, Options{Thinking: ThinkingLevel, Effort: engine.EffortLow})
+			resps, err := loop(t, m, 3)
+			if err != nil {
+				t.Fatalf("%v (the fake refused: %v)", err, f.refusals)
+			}
+			if len(resps) != 3 || resps[2].Text != "Done." {
+				t.Fatalf("responses %+v", resps)
+			}
+			if r := resps[0]; r.Thinking != "Planning the calls." || r.Usage.CacheReadTokens != 64 || r.Usage.ReasoningTokens != 50 || r.Usage.OutputTokens != 70 {
+				t.Errorf("first response %+v", r)
+			}
+			reqs := f.requests()
+			last := reqs[len(reqs)-1]
+			// user, model (2 calls), user (2 results), model (1 call), user (1 result)
+			if len(last.Contents) != 5 {
+				t.Fatalf("contents %+v", last.Contents)
+			}
+			for _, i := range []int{1, 3} {
+				parts := last.Contents[i].Parts
+				if !parts[0].Thought || *parts[0].Text != "Planning the calls." {
+					t.Errorf("contents[%d]: the thought summary does not go back first: %+v", i, parts[0])
+				}
+				if parts[1].FunctionCall == nil || parts[1].ThoughtSignature == "" || parts[1].ThoughtSignature == skipSignature {
+					t.Errorf("contents[%d]: the first call lacks its own signature: %+v", i, parts[1])
+				}
+			}
+			if p := last.Contents[1].Parts[2]; p.FunctionCall == nil || p.ThoughtSignature != "" {
+				t.Errorf("the second parallel call gained a signature: %+v", p)
+			}
+			if tc := last.GenerationConfig.ThinkingConfig; tc == nil || tc.ThinkingLevel != "low" || !tc.IncludeThoughts {
+				t.Errorf("thinkingConfig %+v", tc)
+			}
+		})
+	}
+}
+
+// The fake holds the rule: a step sent back without its signature is
+// refused with Google's 400, as a provider that dropped it would be.
+func TestFake_refusesMissingSignature(t *testing.T) {
+	f := newFake(t, testKey, callsReply("a"), textReply("Done."))
+	// Told nothing of the model, the provider neither asks for thoughts
+	// nor stands in a signature; and here it loses the Replay.
+	m := newModel(f.URL, "gemini-3-pro-preview", Options{})
+	resp, _, err := collect(m, &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "Go."}}, Tools: []engine.ToolSpec{{Name: "a"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &engine.Request{
+		Messages: []engine.Message{
+			{Role: engine.RoleUser, Text: "Go."},
+			{Role: engine.RoleAssistant, ToolCalls: resp.ToolCalls},
+			{Role: engine.RoleTool, ToolCallID: resp.ToolCalls[0].ID, ToolName: "a", Text: "ok"},
+		},
+		Tools: []engine.ToolSpec{{Name: "a"}},
+	}
+	_, _, err = collect(m, req)
+	if err == nil || !strings.Contains(err.Error(), "HTTP 400 Bad Request: Function call is missing a thought_signature in functionCall parts") {
+		t.Fatalf("error %v, want the fake's missing-signature 400", err)
+	}
+	// With its Replay, the same step is taken.
+	req.Messages[1].Replay = resp.Replay
+	if _, _, err := collect(m, req); err != nil {
+		t.Fatalf("with the Replay: %v", err)
+	}
+}
+
+// A reply of one model sent to another (a stage's fallback) goes without
+// the first model's signatures, which the second would refuse as
+// corrupted: its first call carries the documented skip value.
+func TestFake_signaturesStayWithTheirModel(t *testing.T) {
+	f := newFake(t, testKey, callsReply("a"), textReply("Done."))
+	pro := newModel(f.URL, "gemini-3-pro-preview", Options{Thinking: ThinkingLevel})
+	flash := newModel(f.URL, "gemini-3-flash-preview", Options{Thinking: ThinkingLevel})
+	base := []engine.Message{{Role: engine.RoleUser, Text: "Go."}}
+	tools := []engine.ToolSpec{{Name: "a"}}
+	resp, _, err := collect(pro, &engine.Request{Messages: base, Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &engine.Request{Tools: tools, Messages: append(base,
+		engine.Message{Role: engine.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay},
+		engine.Message{Role: engine.RoleTool, ToolCallID: resp.ToolCalls[0].ID, ToolName: "a", Text: "ok"})}
+	if _, _, err := collect(flash, req); err != nil {
+		t.Fatalf("flash after pro: %v", err)
+	}
+	reqs := f.requests()
+	parts := reqs[len(reqs)-1].Contents[1].Parts
+	if len(parts) != 1 || parts[0].ThoughtSignature != skipSignature {
+		t.Errorf("parts sent to another model: %+v", parts)
+	}
+
+	// Pro's signature itself, sent to Flash, is what the fake refuses.
+	b, _ := pro.encode(req)
+	var body map[string]any
+	json.Unmarshal(b, &body)
+	if !strings.Contains(string(b), resp.ToolCalls[0].Name) {
+		t.Fatal(string(b))
+	}
+	m := newModel(f.URL, "gemini-3-flash-preview", Options{Thinking: ThinkingLevel})
+	m.model = "gemini-3-pro-preview" // encodes as Pro would, posts to Flash
+	_, _, err = collect(m, req)
+	if err == nil || !strings.Contains(err.Error(), "Corrupted thought signature") {
+		t.Errorf("pro's signature sent to flash: %v", err)
+	}
+}
+
+// The rules on thinking hold for what the provider sends, model by model,
+// at every level the catalog offers.
+func TestFake_thinkingLevels(t *testing.T) {
+	tests := []struct {
+		model, style string
+		efforts      []string
+	}{
+		{"gemini-3-pro-preview", ThinkingLevel, []string{"", "low", "high"}},
+		{"gemini-3-flash-preview", ThinkingLevel, []string{"", "minimal", "low", "medium", "high"}},
+		{"gemini-3.8-flash", ThinkingLevel, []string{"", "low", "medium", "high"}},
+		{"gemini-2.5-pro", ThinkingBudget, []string{"", "low", "medium", "high"}},
+		{"gemini-2.5-flash", ThinkingBudget, []string{"", "off", "low", "medium", "high"}},
+	}
+	for _, tt := range tests {
+		for _, effort := range tt.efforts {
+			f := newFake(t, testKey, textReply("ok"))
+			m := newModel(f.URL, tt.model, Options{Thinking: tt.style, Effort: effort})
+			if _, _, err := collect(m, simpleRequest); err != nil {
+				t.Errorf("%s at %q: %v", tt.model, effort, err)
+			}
+		}
+	}
+	// What the fake refuses, the catalog does not offer.
+	for _, tt := range []struct{ model, style, effort, refusal string }{
+		{"gemini-2.5-pro", ThinkingBudget, "off", "Budget 0 is invalid"},
+		{"gemini-3.8-flash", ThinkingLevel, "minimal", `thinking_level "minimal" is not supported`},
+		{"gemini-2.5-flash", ThinkingLevel, "low", "thinking_level is not supported by this model"},
+	} {
+		f := newFake(t, testKey, textReply("ok"))
+		m := newModel(f.URL, tt.model, Options{Thinking: tt.style, Effort: tt.effort})
+		if _, _, err := collect(m, simpleRequest); err == nil || !strings.Contains(err.Error(), tt.refusal) {
+			t.Errorf("%s at %q: %v, want %q", tt.model, tt.effort, err, tt.refusal)
+		}
+	}
+}
+
+// A forced call and a shaped reply are sent as the fake takes them.
+func TestFake_forcedAndShaped(t *testing.T) {
+	f := newFake(t, testKey, callsReply("submit_output"), textReply(`{"ok":true}`))
+	m := newModel(f.URL, "gemini-3-flash-preview", Options{Thinking: ThinkingLevel})
+	forced := &engine.Request{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{{Name: "read_file"}, {Name: "submit_output"}}, ToolChoice: "submit_output"}
+	resp, _, err := collect(m, forced)
+	if err != nil || len(resp.ToolCalls) != 1 || resp.ToolCalls[0].Name != "submit_output" {
+		t.Fatalf("forced: %+v, %v", resp, err)
+	}
+	shaped := &engine.Request{Messages: simpleRequest.Messages, Reply: &engine.ReplyFormat{Name: "answer", Schema: json.RawMessage(`{"type":"object"}`)}}
+	if resp, _, err = collect(m, shaped); err != nil || resp.Text != `{"ok":true}` {
+		t.Fatalf("shaped: %+v, %v", resp, err)
+	}
+	reqs := f.requests()
+	if tc := reqs[0].ToolConfig; tc == nil || tc.FunctionCallingConfig.Mode != "ANY" || strings.Join(tc.FunctionCallingConfig.AllowedFunctionNames, ",") != "submit_output" {
+		t.Errorf("toolConfig %+v", reqs[0].ToolConfig)
+	}
+	if gc := reqs[1].GenerationConfig; gc == nil || gc.ResponseMIMEType != "application/json" || string(gc.ResponseJSONSchema) != `{"type":"object"}` {
+		t.Errorf("generationConfig %+v", reqs[1].GenerationConfig)
+	}
+}
