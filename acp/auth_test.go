@@ -12,6 +12,7 @@ import (
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/engine/tools"
+	"github.com/coda-acp/coda/store"
 )
 
 // authScript answers every turn at once.
@@ -47,8 +48,10 @@ func authServer(t *testing.T, opts acp.Options) *acp.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Agent, opts.Models, opts.Tools, opts.NewID = agent, oneModel{script.New("script:ok", authScript)}, tools.Builtin(), counter()
-	opts.StateDir = t.TempDir()
+	opts.Agent = agent
+	e := testEngine(&opts)
+	e.Models, e.Tools, e.IDs = oneModel{script.New("script:ok", authScript)}, tools.Builtin(), counter()
+	e.Store = store.New(t.TempDir())
 	srv, err := acp.NewServer(opts)
 	if err != nil {
 		t.Fatal(err)

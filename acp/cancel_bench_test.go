@@ -31,7 +31,7 @@ func BenchmarkPromptCancel(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := acp.NewServer(acp.Options{Agent: agent, Models: oneModel{script.New("script:bench", parsed)}, UserModel: "script:bench", NewID: counter()})
+	srv, err := acp.NewServer(acp.Options{Agent: agent, UserModel: "script:bench", Engine: &engine.Engine{Models: oneModel{script.New("script:bench", parsed)}, IDs: counter()}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -132,7 +132,7 @@ func (s *Server) runCommand(req *jsonrpc2.Request, sess *session, name, arg stri
 		text = s.describeOption(sess, ids[name])
 	}
 	b := append([]byte(nil), `{"sessionUpdate":"agent_message_chunk","messageId":`...)
-	b = appendString(b, s.opts.NewID("m"))
+	b = appendString(b, s.opts.Engine.NewID("m"))
 	b = append(b, `,"content":{"type":"text","text":`...)
 	b = appendString(b, text)
 	b = append(b, `},"_meta":{"coda":{"phase":"command","command":`...)

@@ -66,10 +66,10 @@ type conn struct {
 func newConn(opts Options, in io.Reader, out io.Writer) *conn {
 	var trace *slog.Logger
 	if opts.Trace {
-		trace = opts.Log
+		trace = opts.log()
 	}
 	o := newOutput(out, trace)
-	c := &conn{log: opts.Log, in: newStream(in, o, opts.MaxMessageBytes, trace), out: o, drainTimeout: opts.DrainTimeout}
+	c := &conn{log: opts.log(), in: newStream(in, o, opts.MaxMessageBytes, trace), out: o, drainTimeout: opts.DrainTimeout}
 	c.turns, c.cancelTurns = context.WithCancel(context.Background())
 	return c
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/tools"
+	"github.com/coda-acp/coda/store"
 )
 
 // lifeModel plays a model by what its prompt asks: "stream" streams a
@@ -63,6 +64,15 @@ func (lifeModel) Stream(ctx context.Context, req *engine.Request, onDelta func(e
 	}}, nil
 }
 
+// testEngine is opts' engine, made when the test gave none: a test sets
+// the fields it is about, its helper the rest.
+func testEngine(opts *acp.Options) *engine.Engine {
+	if opts.Engine == nil {
+		opts.Engine = &engine.Engine{}
+	}
+	return opts.Engine
+}
+
 // newLifeServer is a server for lifecycle tests: the default blueprint, the
 // given model, run records in state.
 func newLifeServer(t *testing.T, state string, model engine.Model, opts acp.Options) *acp.Server {
@@ -71,8 +81,9 @@ func newLifeServer(t *testing.T, state string, model engine.Model, opts acp.Opti
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Agent, opts.Models, opts.UserModel = agent, oneModel{model}, "life"
-	opts.Tools, opts.StateDir, opts.NewID = tools.Builtin(), state, counter()
+	opts.Agent, opts.UserModel = agent, "life"
+	e := testEngine(&opts)
+	e.Models, e.Tools, e.Store, e.IDs = oneModel{model}, tools.Builtin(), store.New(state), counter()
 	srv, err := acp.NewServer(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -277,7 +288,7 @@ func TestServe_traceWholeMessages(t *testing.T) {
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	log := slog.New(slog.NewJSONHandler(lockedWriter{&logs, &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv := newLifeServer(t, t.TempDir(), lifeModel{}, acp.Options{Trace: true, Log: log})
+	srv := newLifeServer(t, t.TempDir(), lifeModel{}, acp.Options{Trace: true, Engine: &engine.Engine{Log: log}})
 	in := []string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`,
 		`not json`,

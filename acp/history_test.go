@@ -13,6 +13,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/coda-acp/coda/engine"
+	statestore "github.com/coda-acp/coda/store"
 )
 
 // answerModel answers every call at once.
@@ -43,7 +44,7 @@ func TestSession_historyBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := NewServer(Options{Agent: agent, Models: answerModels{}, UserModel: "answer", StateDir: t.TempDir()})
+	srv, err := NewServer(Options{Agent: agent, UserModel: "answer", Engine: &engine.Engine{Models: answerModels{}, Store: statestore.New(t.TempDir())}})
 	if err != nil {
 		t.Fatal(err)
 	}

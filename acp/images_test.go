@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/acp"
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/store"
 )
 
 // The session's later turns read a note where an image was: images are
@@ -26,7 +28,7 @@ expect = "And its size?"
 [[turn.tool_calls]]
 name = "submit_output"
 arguments = { content = "8 bytes." }
-`, acp.Options{StateDir: state})
+`, acp.Options{Engine: &engine.Engine{Store: store.New(state)}})
 	m.request(1, "session/new", newSession())
 	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\n"))
 	resp := m.request(2, "session/prompt", map[string]any{"sessionId": "s-1", "prompt": []map[string]string{

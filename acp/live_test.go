@@ -15,6 +15,7 @@ import (
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/engine/tools"
+	"github.com/coda-acp/coda/store"
 )
 
 // mcpAgent offers every MCP server's tools, as the bundled default agent
@@ -58,17 +59,18 @@ func serveLive(t *testing.T, model string, opts acp.Options, answers ...string) 
 		t.Fatal(err)
 	}
 	logs, logMu := &strings.Builder{}, &sync.Mutex{}
-	opts.Agent, opts.Models, opts.UserModel = agent, oneModel{script.New("script:test", sc)}, "script:test"
-	opts.Tools, opts.Version, opts.NewID = tools.Builtin(), "test", counter()
-	if opts.StateDir == "" {
-		opts.StateDir = t.TempDir()
+	opts.Agent, opts.UserModel, opts.Version = agent, "script:test", "test"
+	e := testEngine(&opts)
+	e.Models, e.Tools, e.IDs = oneModel{script.New("script:test", sc)}, tools.Builtin(), counter()
+	if e.Store == nil {
+		e.Store = store.New(t.TempDir())
 	}
 	if opts.MCPStartWait == 0 {
 		// A prompt waits for its servers as long as a loaded machine may
 		// take to start them: only a hang would run out.
 		opts.MCPStartWait = time.Minute
 	}
-	opts.Log = slog.New(slog.NewTextHandler(lockedWriter{logs, logMu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e.Log = slog.New(slog.NewTextHandler(lockedWriter{logs, logMu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv, err := acp.NewServer(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -257,7 +257,7 @@ func (s *Server) showStarting(ctx context.Context, set *mcpSet, sink engine.Sink
 		if shown == nil {
 			shown = map[*mcpServer]string{}
 		}
-		shown[m] = s.opts.NewID("t")
+		shown[m] = s.opts.Engine.NewID("t")
 		_ = sink.Emit(ctx, engine.Event{Kind: engine.EventToolCall, ToolCall: &engine.ToolCallEvent{
 			ID: shown[m], Title: "Start MCP server " + m.name, Kind: "other", Status: engine.ToolInProgress,
 		}})

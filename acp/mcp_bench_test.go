@@ -39,7 +39,7 @@ func BenchmarkSessionNew(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			srv, err := acp.NewServer(acp.Options{Agent: agent, Models: oneModel{script.New("script:test", &script.Script{})}, Tools: tools.Builtin()})
+			srv, err := acp.NewServer(acp.Options{Agent: agent, Engine: &engine.Engine{Models: oneModel{script.New("script:test", &script.Script{})}, Tools: tools.Builtin()}})
 			if err != nil {
 				b.Fatal(err)
 			}

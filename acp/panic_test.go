@@ -29,7 +29,7 @@ func TestServer_panicInTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := acp.NewServer(acp.Options{Agent: agent, Models: oneModel{panicky{}}, UserModel: "panicky", NewID: counter()})
+	srv, err := acp.NewServer(acp.Options{Agent: agent, UserModel: "panicky", Engine: &engine.Engine{Models: oneModel{panicky{}}, IDs: counter()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,14 +76,12 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 	s.prompts[idKey(req.ID)] = sess
 	s.mu.Unlock()
 
+	// What this prompt is; the rest is the engine's (Options.Engine).
 	turn := &engine.Turn{
-		RunID: s.opts.NewID("r"), SessionID: sess.id, Agent: s.opts.Agent, Outputs: outs,
-		Prompt: text, Images: images, History: history, Models: s.opts.Models,
+		RunID: s.opts.Engine.NewID("r"), SessionID: sess.id, Agent: s.opts.Agent, Outputs: outs,
+		Prompt: text, Images: images, History: history, PromptSources: promptSources(p.Prompt),
 		UserModel: s.userModel(sess), DefaultModel: s.opts.DefaultModel,
-		Tools: s.opts.Tools, Withhold: withhold(sess.mode), Workspace: sess.ws, StateDir: s.opts.StateDir,
-		NewID: s.opts.NewID, MaxModelCalls: s.opts.MaxModelCalls, Log: s.log,
-		Agents: s.opts.Agents, Taint: s.opts.Taint, PromptSources: promptSources(p.Prompt),
-		ModelFacts: s.opts.ModelFacts, ToolSupport: sess.toolSupport,
+		Withhold: withhold(sess.mode), Workspace: sess.ws, ToolSupport: sess.toolSupport,
 	}
 	go s.runTurn(ctx, r, req.ID, sess, turn)
 	return nil
@@ -121,7 +119,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, id jsonrpc2.ID, sess *
 		return
 	}
 	s.mcpTurn(ctx, sess, turn, sink)
-	res := engine.Run(ctx, turn, sink)
+	res := s.opts.Engine.Run(ctx, turn, sink)
 
 	ex := engine.Exchange{Prompt: turn.HistoryPrompt(), Answer: res.LastReply, RunID: res.RunID}
 	if res.Answer != nil {

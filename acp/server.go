@@ -27,20 +27,14 @@ type Options struct {
 	// LaunchDir resolves relative paths in Launch (the working directory).
 	LaunchDir string
 
-	Models       engine.Models // required
+	// Engine runs the turns (required). Its models, tools, record store,
+	// ids (session ids "s" too), call cap, taint settings and model facts
+	// are the server's; its log is where the server logs as well.
+	Engine *engine.Engine
+
 	UserModel    string
 	DefaultModel string
-	Tools        map[string]engine.Tool
-	StateDir     string
 	Version      string
-	Log          *slog.Logger
-	// NewID makes session ("s"), run ("r"), message ("m") and tool call
-	// ("t") ids. Nil makes random ones; tests inject counters.
-	NewID         func(prefix string) string
-	MaxModelCalls int
-	// Agents loads the agents a stage may spawn (engine.AgentLoader); nil
-	// refuses spawn_agent.
-	Agents engine.AgentLoader
 	// DrainTimeout bounds how long in-flight turns may run after stdin
 	// closes before they are cancelled (default 30s).
 	DrainTimeout time.Duration
@@ -56,12 +50,6 @@ type Options struct {
 	MaxMessageBytes int
 	// Trace logs every message read and written, whole, at debug level.
 	Trace bool
-	// Taint is what the launch says of the taint gate (config.toml's
-	// [taint], --taint); the blueprint's [agent.taint] comes between.
-	Taint engine.TaintLaunch
-	// ModelFacts says what is known of models before calling them (which
-	// cannot call tools); nil knows nothing.
-	ModelFacts engine.ModelFacts
 
 	// Models beyond the launch's (auth.go, modes.go).
 
@@ -90,6 +78,14 @@ type Options struct {
 	MCPStartWait    time.Duration
 	MCPStartTimeout time.Duration
 	MCPCallTimeout  time.Duration
+}
+
+// log is where the server logs: the engine's log, or nowhere.
+func (o *Options) log() *slog.Logger {
+	if o.Engine == nil || o.Engine.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Engine.Log
 }
 
 // Errors mapped to JSON-RPC codes; wrap them with %w.
@@ -139,19 +135,8 @@ type Server struct {
 
 // NewServer checks opts and compiles the launch output contracts.
 func NewServer(opts Options) (*Server, error) {
-	if opts.Agent == nil || opts.Models == nil {
-		return nil, errors.New("acp: Options.Agent and Options.Models are required")
-	}
-	if opts.Log == nil {
-		opts.Log = slog.New(slog.DiscardHandler)
-	}
-	if opts.NewID == nil {
-		opts.NewID = func(prefix string) string {
-			if prefix == "r" {
-				return engine.NewRunID()
-			}
-			return engine.RandomID(prefix)
-		}
+	if opts.Agent == nil || opts.Engine == nil || opts.Engine.Models == nil {
+		return nil, errors.New("acp: Options.Agent, Options.Engine and its Models are required")
 	}
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 30 * time.Second
@@ -165,10 +150,10 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.MCPStartWait <= 0 {
 		opts.MCPStartWait = 10 * time.Second
 	}
-	s := &Server{opts: opts, log: opts.Log, sessions: map[string]*session{}, prompts: map[string]*session{}}
+	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, prompts: map[string]*session{}}
 	s.store = &store{}
-	if opts.StateDir != "" {
-		s.store.dir = filepath.Join(opts.StateDir, "sessions")
+	if dir := opts.Engine.Store.Dir(); dir != "" {
+		s.store.dir = filepath.Join(dir, "sessions")
 	}
 	s.launchLevel = &outputspec.Level{Dir: opts.LaunchDir, Spec: opts.Launch}
 	outs, err := engine.CompileOutputs(opts.Agent, outputspec.Levels{Launch: s.launchLevel})

@@ -135,7 +135,7 @@ func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, er
 	if sess.outputs, err = s.sessionOutputs(sess.meta, ""); err != nil {
 		return nil, err
 	}
-	sess.id = s.opts.NewID("s")
+	sess.id = s.opts.Engine.NewID("s")
 	s.workspace(conn, sess)
 	if err := s.startMCP(sess, p.MCPServers); err != nil {
 		return nil, err

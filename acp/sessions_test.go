@@ -28,6 +28,7 @@ import (
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/engine/tools"
 	"github.com/coda-acp/coda/outputspec"
+	"github.com/coda-acp/coda/store"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected agent lines (-- server --) of testdata/sessions/*.txtar")
@@ -226,10 +227,12 @@ func runSession(t *testing.T, file string) {
 	ids := counter()
 	newServer := func() *acp.Server {
 		srv, err := acp.NewServer(acp.Options{
-			Agent: agent, Launch: launch, LaunchDir: work, Models: oneModel{model}, UserModel: "script:test",
-			Tools: tools.Builtin(), StateDir: state, Version: "test",
-			Log:   slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, &slog.HandlerOptions{Level: slog.LevelDebug})),
-			NewID: ids, MaxModelCalls: maxCalls, Agents: sessionAgents,
+			Agent: agent, Launch: launch, LaunchDir: work, UserModel: "script:test", Version: "test",
+			Engine: &engine.Engine{
+				Models: oneModel{model}, Tools: tools.Builtin(), Store: store.New(state),
+				Log: slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+				IDs: ids, MaxModelCalls: maxCalls, Agents: sessionAgents,
+			},
 		})
 		if err != nil {
 			t.Fatal(err)

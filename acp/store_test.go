@@ -17,6 +17,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/coda-acp/coda/engine"
+	statestore "github.com/coda-acp/coda/store"
 )
 
 func TestCheckSessionID(t *testing.T) {
@@ -265,7 +266,11 @@ func testServer(t testing.TB, state string, opts Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Agent, opts.Models, opts.StateDir = agent, answerModels{}, state
+	opts.Agent = agent
+	if opts.Engine == nil {
+		opts.Engine = &engine.Engine{}
+	}
+	opts.Engine.Models, opts.Engine.Store = answerModels{}, statestore.New(state)
 	if opts.UserModel == "" {
 		opts.UserModel = "answer:model"
 	}

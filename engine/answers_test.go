@@ -48,7 +48,7 @@ func TestRun_replyIsTheAnswer(t *testing.T) {
 text = "  # Verdict\n\nIt is safe.\n"
 `)
 	sink := &events{}
-	res := engine.Run(context.Background(), turn, sink)
+	res := runTurn(context.Background(), turn, sink)
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	flagsAre(t, res, engine.FlagAnswerFromReply)
 	if res.Answer.Content != "# Verdict\n\nIt is safe." {
@@ -76,7 +76,7 @@ text = "Here is the JSON: {\"safe\": true}"
 expect = "Your reply was checked as the answer and refused:\nThe answer is not well-formed JSON"
 text = "{\"safe\": true}"
 `)
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	flagsAre(t, res, engine.FlagAnswerFromReply)
 	if st := stageStatus(t, turn, "001-answer@1"); st.Repairs != 1 || st.Revisits != 1 {
@@ -96,7 +96,7 @@ func TestRun_replyPreambleRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			turn, _ := scripted(t, answerStage+"[stages.answer.output]\nformat = \""+tt.format+"\"\n",
 				"[[turn]]\ntext = "+tomlString(tt.bad)+"\n[[turn]]\nexpect = "+tomlString(tt.reason)+"\ntext = "+tomlString(tt.good)+"\n")
-			res := engine.Run(context.Background(), turn, &events{})
+			res := runTurn(context.Background(), turn, &events{})
 			ended(t, res, engine.StatusAnswered, "end_turn")
 			if st := stageStatus(t, turn, "001-answer@1"); st.Repairs != 1 {
 				t.Errorf("status.json = %+v; want the reply counted as a refused submission", st)
@@ -122,7 +122,7 @@ expect = "You have not submitted the answer yet. Call submit_output with the ans
 name = "submit_output"
 arguments = { content = "# Fine" }
 `)
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	flagsAre(t, res)
 }
@@ -140,7 +140,7 @@ arguments = { content = "` + "```json\\n{}\\n```" + `" }
 	turn, sp := scripted(t, jsonStage, submitFenced+strings.Replace(submitFenced, "[[turn]]", "[[turn]]\nexpect = \"code fence\"", 1)+
 		strings.Replace(submitFenced, "[[turn]]", "[[turn]]\nexpect = \"This is your last attempt in this stage.\"", 1))
 	sink := &events{}
-	res := engine.Run(context.Background(), turn, sink)
+	res := runTurn(context.Background(), turn, sink)
 	ended(t, res, engine.StatusCompleteNoOutput, "end_turn")
 	flagsAre(t, res, engine.FlagRepairsExhausted, engine.FlagOutputForced)
 	warned(t, res, "stage answer stopped repairing: the model submitted the same refused answer twice in a row")
@@ -157,7 +157,7 @@ arguments = { content = "` + "```json\\n{}\\n```" + `" }
 
 	// Without revisits there is no last attempt: it stops at the second.
 	turn, sp = scripted(t, jsonStageWith("max_revisits = 0\n"), submitFenced+submitFenced)
-	res = engine.Run(context.Background(), turn, &events{})
+	res = runTurn(context.Background(), turn, &events{})
 	flagsAre(t, res, engine.FlagRepairsExhausted, engine.FlagOutputForced)
 	if len(sp.reqs) != 2 {
 		t.Errorf("max_revisits = 0: %d model calls, want 2", len(sp.reqs))
@@ -169,7 +169,7 @@ arguments = { content = "` + "```json\\n{}\\n```" + `" }
 expect = "last attempt"
 text = "{}"
 `)
-	res = engine.Run(context.Background(), turn, &events{})
+	res = runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	flagsAre(t, res, engine.FlagRepairsExhausted, engine.FlagAnswerFromReply)
 
@@ -179,7 +179,7 @@ text = "{}"
 		return "[[turn]]\n[[turn.tool_calls]]\nname = \"submit_output\"\nraw_arguments = '{" + sp + "\"content\":" + sp + "\"```json\\n{}\\n```\"}'\n"
 	}
 	turn, sp = scripted(t, jsonStageWith("max_revisits = 0\n"), spaced("")+spaced(" \t "))
-	res = engine.Run(context.Background(), turn, &events{})
+	res = runTurn(context.Background(), turn, &events{})
 	flagsAre(t, res, engine.FlagRepairsExhausted, engine.FlagOutputForced)
 	warned(t, res, "stage answer stopped repairing: the model submitted the same refused answer twice in a row")
 	if len(sp.reqs) != 2 {
@@ -201,7 +201,7 @@ arguments = { content = "[1," }
 expect = "last attempt"
 text = "nope"
 `)
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusCompleteNoOutput, "end_turn")
 	flagsAre(t, res, engine.FlagRepairsExhausted, engine.FlagOutputForced)
 	warned(t, res, "stage answer stopped repairing: 2 refused submissions, past max_repairs = 1")
@@ -224,7 +224,7 @@ name = "submit_output"
 arguments = { unavailable = "The file auth.go does not exist." }
 `)
 	sink := &events{}
-	res := engine.Run(context.Background(), turn, sink)
+	res := runTurn(context.Background(), turn, sink)
 	ended(t, res, engine.StatusUnavailable, "end_turn")
 	if res.Answer != nil || res.Unavailable != "The file auth.go does not exist." {
 		t.Errorf("answer %v, unavailable %q", res.Answer, res.Unavailable)
@@ -242,7 +242,7 @@ arguments = { unavailable = "The file auth.go does not exist." }
 	if !strings.Contains(schema, `"unavailable"`) {
 		t.Errorf("submit_output's schema does not offer unavailable: %s", schema)
 	}
-	rr, err := engine.ReadRun(turn.StateDir, turn.RunID)
+	rr, err := engine.ReadRun(turn.Store.Dir(), turn.RunID)
 	if err != nil || rr.Status != engine.StatusUnavailable || rr.Unavailable != res.Unavailable || rr.FinalOutput != nil || rr.NoAnswer != res.NoAnswer {
 		t.Errorf("run.json = %+v (%v)", rr, err)
 	}
@@ -262,7 +262,7 @@ expect = "This stage must answer"
 name = "submit_output"
 arguments = { content = "Best effort." }
 `)
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	for _, tool := range sp.reqs[0].Tools {
 		if tool.Name == engine.ToolSubmitOutput && strings.Contains(string(tool.Schema), "unavailable") {
@@ -297,7 +297,7 @@ func TestRun_noAnswerEvent(t *testing.T) {
 					cancel()
 				}
 			}}
-			res := engine.Run(ctx, turn, sink)
+			res := runTurn(ctx, turn, sink)
 			ev := noAnswerEvent(t, sink)
 			if ev.Text != tt.text || "No answer: "+res.NoAnswer != ev.Text || ev.MessageID == "" {
 				t.Errorf("no-answer event %q (result %q), want %q", ev.Text, res.NoAnswer, tt.text)
@@ -356,7 +356,7 @@ text = "Again fine."
 	turn.Models = oneModel{tl}
 	support := engine.NewToolSupport()
 	turn.ToolSupport = support
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	if res.Answer.Stage != "answer" || res.Answer.Content != "All fine." {
 		t.Errorf("answer %+v, want the reply in the first transition's stage", res.Answer)
@@ -381,7 +381,7 @@ text = "Again fine."
 	// The next run of the session: no tools offered, no warning.
 	turn2, _ := scripted(t, answerStage, "")
 	turn2.Models, turn2.ToolSupport = oneModel{tl}, support
-	res = engine.Run(context.Background(), turn2, &events{})
+	res = runTurn(context.Background(), turn2, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	if tl.refused != 1 || len(res.Warnings) != 0 {
 		t.Errorf("second run: %d refusals in all, warnings %q; want no new refusal, no warning", tl.refused, res.Warnings)
@@ -398,7 +398,7 @@ text = "{\"ok\": true}"
 	turn.ModelFacts = func(spec string) engine.ModelFact {
 		return engine.ModelFact{NoTools: "tools = false in the config"}
 	}
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	if len(sp.reqs[0].Tools) != 0 || len(res.Warnings) != 0 {
 		t.Errorf("tools %v, warnings %q", sp.reqs[0].Tools, res.Warnings)
@@ -421,7 +421,7 @@ expect = "the whole text is at run:stages/001-explore@1/last_response]"
 text = "Fine."
 `
 	turn, _ := scripted(t, twoStages, model)
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	b, err := os.ReadFile(recordPath(turn, "stages/001-explore@1/last_response"))
 	if err != nil || string(b) != long {
@@ -433,8 +433,8 @@ text = "Fine."
 	}
 
 	turn, _ = scripted(t, twoStages, strings.Replace(model, "the whole text is at run:stages/001-explore@1/last_response]", "the rest is not kept (the run keeps no record)]", 1))
-	turn.StateDir = ""
-	ended(t, engine.Run(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")
+	turn.Store = nil
+	ended(t, runTurn(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")
 }
 
 // An accepted artifact is copied into the run's record, the answer keeps
@@ -469,9 +469,9 @@ text = "Done."
 			t.Fatal(err)
 		}
 	}
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
-	rr, err := engine.ReadRun(turn.StateDir, turn.RunID)
+	rr, err := engine.ReadRun(turn.Store.Dir(), turn.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -521,7 +521,7 @@ arguments = { to = "answer" }
 text = "prose"
 `)
 	turn.MaxModelCalls = 4
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	n := 0
 	for _, w := range res.Warnings {
 		if strings.HasPrefix(w, "stage answer ended without the answer it owes") {
@@ -553,7 +553,7 @@ arguments = { content = "Wrote them.", artifacts = [{ name = "big", path = "big.
 	if err := os.WriteFile(filepath.Join(work, "edge.bin"), make([]byte, engine.MaxArtifactCopy), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	arts := res.Answer.Artifacts
 	if len(arts) != 2 || arts[0].RunPath != "" || arts[1].RunPath != "run:artifacts/edge.bin" {

@@ -110,7 +110,7 @@ func TestRun_oversizedSubmission(t *testing.T) {
 	turn := newTurn(t, defaultAgent, "")
 	turn.Models = oneModel{bigScript(t, engine.ToolSubmitOutput, 2<<20)}
 	sink := &events{}
-	res := engine.Run(context.Background(), turn, sink)
+	res := runTurn(context.Background(), turn, sink)
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	calls, last := toolCalls(sink.evs)
 	if len(calls) != 2 {
@@ -151,9 +151,9 @@ available_tools = ["count"]
 `, "")
 	turn.Models = oneModel{bigScript(t, "count", 3<<20)}
 	c := &counter{}
-	turn.Tools = map[string]engine.Tool{"count": c}
+	turn.Engine.Tools = map[string]engine.Tool{"count": c}
 	sink := &events{}
-	res := engine.Run(context.Background(), turn, sink)
+	res := runTurn(context.Background(), turn, sink)
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	if c.n != 0 {
 		t.Errorf("the tool ran %d times", c.n)
@@ -203,7 +203,7 @@ func TestRun_capsAnyModel(t *testing.T) {
 	turn := newTurn(t, defaultAgent, "")
 	turn.Models = oneModel{&whole{}}
 	sink := &events{}
-	res := engine.Run(context.Background(), turn, sink)
+	res := runTurn(context.Background(), turn, sink)
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	calls, last := toolCalls(sink.evs)
 	if !strings.Contains(resultText(last[calls[0].ID]), "The answer is too large") || len(calls[0].RawInput) > 2<<10 {
@@ -229,7 +229,7 @@ name = "submit_output"
 raw_arguments = '{"content": "x'
 `)
 	sink := &events{}
-	res := engine.Run(context.Background(), turn, sink)
+	res := runTurn(context.Background(), turn, sink)
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	calls, _ := toolCalls(sink.evs)
 	if got := string(calls[0].RawInput); got != `{"content":"a\nb","artifacts":[]}` {
@@ -257,10 +257,10 @@ arguments = { to = "report" }
 name = "submit_output"
 arguments = { content = "Fine." }
 `)
-	if err := os.WriteFile(turn.StateDir, []byte("not a directory"), 0o644); err != nil {
+	if err := os.WriteFile(turn.Store.Dir(), []byte("not a directory"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	n := 0
 	for _, w := range res.Warnings {
@@ -277,7 +277,7 @@ arguments = { content = "Fine." }
 	if !slicesContain(res.Answer.Warnings, "the run record could not be written") {
 		t.Errorf("the answer record's warnings %q lack it", res.Answer.Warnings)
 	}
-	if _, err := engine.ReadRun(turn.StateDir, turn.RunID); err == nil {
+	if _, err := engine.ReadRun(turn.Store.Dir(), turn.RunID); err == nil {
 		t.Error("ReadRun found a run that was never written")
 	}
 }
@@ -299,7 +299,7 @@ arguments = { content = "Fine." }
 			os.MkdirAll(filepath.Join(runJSON, "x"), 0o755)
 		}
 	}}
-	res := engine.Run(context.Background(), turn, sink)
+	res := runTurn(context.Background(), turn, sink)
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	if !slicesContain(res.Warnings, "the run record could not be written") || !slicesContain(res.Answer.Warnings, "the run record could not be written") {
 		t.Errorf("warnings %q, answer's %q", res.Warnings, res.Answer.Warnings)

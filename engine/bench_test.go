@@ -18,6 +18,7 @@ import (
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/outputspec"
+	"github.com/coda-acp/coda/store"
 )
 
 // noop is a tool that does nothing, so the benchmark measures the engine.
@@ -70,15 +71,17 @@ format = "json"
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				turn := &engine.Turn{
-					RunID: fmt.Sprintf("r-%d", i), Agent: bp, Outputs: outs, Prompt: "go",
-					Models: oneModel{script.New("script:bench", parsed)}, UserModel: "script:bench",
-					Tools: map[string]engine.Tool{"noop": noop{}}, Workspace: &engine.LocalWorkspace{Dir: dir},
+				turn := &testTurn{
+					Engine: &engine.Engine{Models: oneModel{script.New("script:bench", parsed)}, Tools: map[string]engine.Tool{"noop": noop{}}},
+					Turn: &engine.Turn{
+						RunID: fmt.Sprintf("r-%d", i), Agent: bp, Outputs: outs, Prompt: "go",
+						UserModel: "script:bench", Workspace: &engine.LocalWorkspace{Dir: dir},
+					},
 				}
 				if records {
-					turn.StateDir = dir
+					turn.Store = store.New(dir)
 				}
-				res := engine.Run(context.Background(), turn, engine.SinkFunc(func(context.Context, engine.Event) error { return nil }))
+				res := runTurn(context.Background(), turn, engine.SinkFunc(func(context.Context, engine.Event) error { return nil }))
 				if res.Status != engine.StatusAnswered {
 					b.Fatalf("run %s: %+v", res.Status, res.Err)
 				}
@@ -146,14 +149,16 @@ func BenchmarkRun_firstUpdate(b *testing.B) {
 			// stops the world, so not in the turns timed).
 			turn := func(count bool) (first time.Duration, objects uint64) {
 				i++
-				turn := &engine.Turn{
-					RunID: fmt.Sprintf("r-%d", i), SessionID: "s-1", Agent: bp, Outputs: outs, Prompt: "go", History: history,
-					Models: oneModel{script.New("script:bench", parsed)}, UserModel: "script:bench",
-					Workspace: &engine.LocalWorkspace{Dir: dir},
+				turn := &testTurn{
+					Engine: &engine.Engine{Models: oneModel{script.New("script:bench", parsed)}},
+					Turn: &engine.Turn{
+						RunID: fmt.Sprintf("r-%d", i), SessionID: "s-1", Agent: bp, Outputs: outs, Prompt: "go", History: history,
+						UserModel: "script:bench", Workspace: &engine.LocalWorkspace{Dir: dir},
+					},
 				}
 				switch mode {
 				case "on", "on,after-idle":
-					turn.StateDir = dir
+					turn.Store = store.New(dir)
 				case "off,disk-between":
 					done := make(chan error)
 					go func() { done <- writeLikeARecord(engine.RunDir(dir, turn.RunID)) }()
@@ -170,7 +175,7 @@ func BenchmarkRun_firstUpdate(b *testing.B) {
 				}
 				before := ms.Mallocs
 				start, seen := time.Now(), false
-				res := engine.Run(context.Background(), turn, engine.SinkFunc(func(context.Context, engine.Event) error {
+				res := runTurn(context.Background(), turn, engine.SinkFunc(func(context.Context, engine.Event) error {
 					if !seen {
 						first, seen = time.Since(start), true
 						if count {

@@ -100,8 +100,8 @@ func TestFinding_String(t *testing.T) {
 }
 
 func TestNewRunID(t *testing.T) {
-	a, b := NewRunID(), NewRunID()
+	a, b := newRunID(), newRunID()
 	if a == b || len(a) != len("20060102-150405-abcdef") {
-		t.Errorf("NewRunID = %q, %q", a, b)
+		t.Errorf("newRunID = %q, %q", a, b)
 	}
 }

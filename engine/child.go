@@ -71,25 +71,19 @@ func (r *run) newSub(s subSpec) *run {
 		name = r.sub.caller.Name + "/" + s.name
 	}
 	label := "[" + name + "] "
-	t := &Turn{
-		RunID: r.t.RunID + "/" + s.kind + "/" + s.name, SessionID: r.t.SessionID,
-		Agent: s.agent, Outputs: s.outputs, Prompt: s.prompt,
-		Models: r.t.Models, UserModel: r.t.UserModel, DefaultModel: r.t.DefaultModel, Tools: r.t.Tools,
-		Workspace: &subWorkspace{Workspace: r.share.ws, perm: r.share.perm, label: label},
-		NewID:     r.t.NewID, MaxModelCalls: r.t.MaxModelCalls, Log: r.t.Log, Agents: r.t.Agents,
-		// The session's mode and what is known of its models hold for
-		// every run of the turn.
-		Withhold: r.t.Withhold, ModelFacts: r.t.ModelFacts, ToolSupport: r.t.ToolSupport,
-	}
-	if r.rec.dir() != "" {
-		// RunDir(StateDir, RunID) is then runs/RUN/workers/wN: the record
-		// nests in its parent's.
-		t.StateDir = r.t.StateDir
-	}
+	// The child's turn is its parent's, but for what it is asked: the
+	// user's model, the session's tools, mode and workspace hold for every
+	// run of the turn (the engine, the tree and the taint gate are shared
+	// outright); the parent's conversation and prompt are not the child's.
+	t := *r.t
+	t.RunID = r.t.RunID + "/" + s.kind + "/" + s.name // its record nests in its parent's
+	t.Agent, t.Outputs, t.Prompt = s.agent, s.outputs, s.prompt
+	t.History, t.Images, t.Warnings, t.PromptSources = nil, nil, nil, nil
+	t.Workspace = &subWorkspace{Workspace: r.share.ws, perm: r.share.perm, label: label}
 	// The taint gate is the turn's: what a worker or child reads taints the
 	// whole turn (its answer reaches the parent's report), and its egress
 	// tools meet the turn's policy.
-	c := newRun(t, &subSink{to: r.share.sink, label: label, shown: map[string]bool{}}, r)
+	c := r.e.newRun(&t, &subSink{to: r.share.sink, label: label, shown: map[string]bool{}}, r)
 	c.sub.depth = r.sub.depth + 1
 	c.sub.caller = Caller{Name: name, Task: s.task}
 	return c

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/coda-acp/coda/outputspec"
+	"github.com/coda-acp/coda/store"
 )
 
 // A Sink receives what a turn produces, in order. acp implements it with
@@ -41,8 +43,70 @@ type Exchange struct {
 	RunID string `json:"-"`
 }
 
-// A Turn is everything one run needs.
+// An Engine runs prompt turns. It holds what lasts as long as the process
+// (the models, the tools, the record store, the limits, the log), is built
+// once where coda starts (cmd/coda: serving, `coda run`, `coda demo`) and
+// is shared by every turn, and by the workers and children those turns
+// start; Run takes what one prompt is (a Turn). The zero value of every
+// field but Models works. An Engine is not changed once it runs turns.
+type Engine struct {
+	// Models turns model specs into models; required.
+	Models Models
+	// Tools are coda's own tools, by name (engine/tools); a turn adds its
+	// session's (Turn.Tools).
+	Tools map[string]Tool
+	// Agents loads the agents a stage's spawn list names (spawn.go); nil
+	// refuses every spawn_agent call.
+	Agents AgentLoader
+	// Store keeps the run records (STATE/runs/RUN-ID); nil keeps none.
+	Store *store.Store
+	// IDs makes ids: "r" run ids, "m" message and "t" tool call ids (and
+	// acp's "s" session ids). Nil makes them random, run ids sortable.
+	IDs func(prefix string) string
+	// MaxModelCalls caps the model calls of one turn, its workers' and
+	// children's with it; 0 is DefaultMaxModelCalls.
+	MaxModelCalls int
+	// Log is where the engine logs; nil discards.
+	Log *slog.Logger
+	// Taint is what the launch says of the taint gate (taint.go).
+	Taint TaintLaunch
+	// ModelFacts says what is known of a model before calling it (which
+	// cannot call tools: DESIGN §15); nil knows nothing.
+	ModelFacts ModelFacts
+}
+
+// NewID makes an id with prefix (see Engine.IDs).
+func (e *Engine) NewID(prefix string) string {
+	if e.IDs != nil {
+		return e.IDs(prefix)
+	}
+	if prefix == "r" {
+		return newRunID()
+	}
+	return randomID(prefix)
+}
+
+func (e *Engine) maxModelCalls() int {
+	if e.MaxModelCalls > 0 {
+		return e.MaxModelCalls
+	}
+	return DefaultMaxModelCalls
+}
+
+func (e *Engine) log() *slog.Logger {
+	if e.Log == nil {
+		return discard
+	}
+	return e.Log
+}
+
+var discard = slog.New(slog.DiscardHandler)
+
+// A Turn is what one prompt is: what a run is asked, in which session and
+// workspace, and how its answer is shaped.
 type Turn struct {
+	// RunID names the run and its record (Engine.NewID("r")); "" keeps
+	// no record.
 	RunID     string
 	SessionID string
 	Agent     *Blueprint
@@ -57,12 +121,14 @@ type Turn struct {
 	// that failed to start).
 	Warnings []string
 
-	Models Models
-	// UserModel is the --model spec; it overrides stage models unless a
-	// stage pins them. DefaultModel is used when a stage names none.
+	// UserModel is the --model spec, or the session's pick; it overrides
+	// stage models unless a stage pins them. DefaultModel is used when a
+	// stage names none.
 	UserModel    string
 	DefaultModel string
 
+	// Tools are the session's own tools (its MCP servers'), offered beside
+	// the engine's; one of the same name takes its place.
 	Tools     map[string]Tool
 	Workspace Workspace
 	// Withhold, when set, holds back the tools it answers true for: they
@@ -70,28 +136,11 @@ type Turn struct {
 	// session's read-only mode).
 	Withhold func(Tool) bool
 
-	// StateDir holds run records (STATE/runs/RUN-ID); empty writes none.
-	StateDir string
-	// NewID makes message and tool call ids; prefix is "m" or "t".
-	// Nil uses random ids.
-	NewID         func(prefix string) string
-	MaxModelCalls int
-	Log           *slog.Logger
-	// Agents loads the agents a stage's spawn list names (spawn.go); nil
-	// refuses every spawn_agent call.
-	Agents AgentLoader
-
-	// Taint is what the launch says of the taint gate (taint.go);
-	// PromptSources are the prompt's embedded resources, which the gate
-	// takes in when their paths are private.
-	Taint         TaintLaunch
+	// PromptSources are the prompt's embedded resources, which the taint
+	// gate takes in when their paths are private.
 	PromptSources []Source
-
-	// ModelFacts says what is known of a model before calling it (which
-	// cannot call tools: DESIGN §15); nil knows nothing.
-	ModelFacts ModelFacts
 	// ToolSupport is what the session has learned of its models' tool
-	// calling (notools.go); nil learns for this run alone.
+	// calling (notools.go); nil learns for this turn alone.
 	ToolSupport *ToolSupport
 }
 
@@ -135,9 +184,10 @@ const (
 )
 
 // Run runs one prompt turn to its end and returns how it ended. The final
-// answer, when there is one, is emitted once, last, from here.
-func Run(ctx context.Context, t *Turn, sink Sink) *Result {
-	return newRun(t, guard(t.Agent, sink), nil).run(ctx)
+// answer, when there is one, is emitted once, last, from here. Turns may
+// run at once, each with its own Turn.
+func (e *Engine) Run(ctx context.Context, t *Turn, sink Sink) *Result {
+	return e.newRun(t, guard(t.Agent, sink), nil).run(ctx)
 }
 
 // run runs r to its end: the turn's own run, or a worker or child.
@@ -164,6 +214,7 @@ func (r *run) run(ctx context.Context) *Result {
 
 // run is the state of one Run.
 type run struct {
+	e     *Engine
 	t     *Turn
 	sink  Sink
 	log   *slog.Logger
@@ -204,32 +255,19 @@ type stageOutcome struct {
 // newRun sets up a run of t: the turn's own (parent nil), or a worker or
 // child of parent, which shares its tree, its record's writer and its
 // taint gate (child.go).
-func newRun(t *Turn, sink Sink, parent *run) *run {
-	if t.NewID == nil {
-		t.NewID = RandomID
-	}
-	if t.MaxModelCalls <= 0 {
-		t.MaxModelCalls = DefaultMaxModelCalls
-	}
-	log := t.Log
-	if log == nil {
-		log = slog.Default()
-	}
-	if t.ToolSupport == nil {
-		t.ToolSupport = NewToolSupport()
-	}
-	r := &run{t: t, sink: sink, log: log.With("run", t.RunID), visits: map[string]int{}}
+func (e *Engine) newRun(t *Turn, sink Sink, parent *run) *run {
+	r := &run{e: e, t: t, sink: sink, log: e.log().With("run", t.RunID), visits: map[string]int{}}
 	if t.Outputs != nil {
 		r.warnings = append(r.warnings, t.Outputs.Warnings...)
 	}
 	r.warnings = append(r.warnings, t.Warnings...)
 	if parent != nil {
 		r.share, r.taint = parent.share, parent.taint
-		r.rec = newRecorder(t, r.log, parent.rec.w) // one writer for the turn's whole record, in order
+		r.rec = parent.rec.sub(r) // one writer for the turn's whole record, in order
 		return r
 	}
-	r.share = newTree(t, sink)
-	r.rec = newRecorder(t, r.log, &recordWriter{})
+	r.share = newTree(e, t, sink)
+	r.rec = newRecorder(r, e.Store, &recordWriter{})
 	r.taint = newTaint(r)
 	return r
 }
@@ -239,7 +277,8 @@ var errMaxCalls = errors.New("the run used its model-call budget")
 
 // A tree is what a run shares with its workers and children, and theirs
 // (DESIGN §12): one model-call budget, the turn's sink and its workspace
-// (so its permission memory). Cancellation reaches them through their
+// (so its permission memory), its tools and what it learns of its models'
+// tool calling. Cancellation reaches them through their
 // contexts, derived from the run's; their records nest in the run's.
 type tree struct {
 	calls atomic.Int64 // model calls so far, tree-wide
@@ -249,13 +288,27 @@ type tree struct {
 	// perm lets one permission request of a worker or child out at a
 	// time, so that "allow always" answered once covers those queued.
 	perm chan struct{}
+	// tools are the engine's and the session's, by name.
+	tools   map[string]Tool
+	support *ToolSupport
 
 	agentsMu sync.Mutex
 	agents   map[agentRef]*Blueprint // the spawnable agents loaded so far (spawn.go)
 }
 
-func newTree(t *Turn, sink Sink) *tree {
-	return &tree{max: int64(t.MaxModelCalls), sink: sink, ws: t.Workspace, perm: make(chan struct{}, 1)}
+func newTree(e *Engine, t *Turn, sink Sink) *tree {
+	tr := &tree{max: int64(e.maxModelCalls()), sink: sink, ws: t.Workspace, perm: make(chan struct{}, 1), tools: e.Tools, support: t.ToolSupport}
+	if len(t.Tools) > 0 {
+		tr.tools = maps.Clone(e.Tools)
+		if tr.tools == nil {
+			tr.tools = map[string]Tool{}
+		}
+		maps.Copy(tr.tools, t.Tools)
+	}
+	if tr.support == nil {
+		tr.support = NewToolSupport()
+	}
+	return tr
 }
 
 // spend takes one model call from the budget, reporting false when none
@@ -286,7 +339,7 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 		res.Status, res.StopReason = StatusCancelled, "cancelled"
 	case errors.Is(err, errMaxCalls):
 		res.StopReason = "max_turn_requests"
-		r.warn(fmt.Sprintf("the run stopped after %d model calls (the run-wide cap)", r.t.MaxModelCalls))
+		r.warn(fmt.Sprintf("the run stopped after %d model calls (the run-wide cap)", r.e.maxModelCalls()))
 	case err != nil:
 		res.Status, res.Err = StatusFailed, err
 	}
@@ -319,7 +372,7 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 		res.Answer = &a
 		// The closing answer goes out even when the run was cancelled or
 		// failed after recording it; a cancelled context must not stop it.
-		if err := r.sink.Emit(context.WithoutCancel(ctx), Event{Kind: EventFinalAnswer, Stage: a.Stage, MessageID: r.t.NewID("m"), Answer: &a}); err != nil {
+		if err := r.sink.Emit(context.WithoutCancel(ctx), Event{Kind: EventFinalAnswer, Stage: a.Stage, MessageID: r.e.NewID("m"), Answer: &a}); err != nil {
 			r.log.Warn("sending the final answer", "err", err)
 		}
 	}
@@ -432,15 +485,15 @@ func CompileOutputs(b *Blueprint, levels outputspec.Levels) (*Outputs, error) {
 	return out, nil
 }
 
-// RandomID returns prefix-XXXXXXXXXXXX, random.
-func RandomID(prefix string) string {
+// randomID returns prefix-XXXXXXXXXXXX, random.
+func randomID(prefix string) string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return prefix + "-" + hex.EncodeToString(b[:])
 }
 
-// NewRunID returns a sortable, unique run id.
-func NewRunID() string {
+// newRunID returns a sortable, unique run id.
+func newRunID() string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])

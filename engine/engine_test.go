@@ -16,6 +16,7 @@ import (
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/outputspec"
+	"github.com/coda-acp/coda/store"
 )
 
 type oneModel struct{ m engine.Model }
@@ -50,7 +51,7 @@ hint = "Seen enough"
 mode = "output"
 `
 
-func newTurn(t testing.TB, blueprint, model string) *engine.Turn {
+func newTurn(t testing.TB, blueprint, model string) *testTurn {
 	t.Helper()
 	b, err := engine.ParseBlueprint([]byte(blueprint), "test")
 	if err != nil {
@@ -65,16 +66,30 @@ func newTurn(t testing.TB, blueprint, model string) *engine.Turn {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	return &engine.Turn{
-		RunID: "run-1", SessionID: "s-1", Agent: b, Outputs: outs, Prompt: "Go.",
-		Models: oneModel{script.New("script:test", sc)}, UserModel: "script:test",
-		Workspace: &engine.LocalWorkspace{Dir: dir}, StateDir: filepath.Join(dir, "state"),
+	return &testTurn{
+		Engine: &engine.Engine{Models: oneModel{script.New("script:test", sc)}, Store: store.New(filepath.Join(dir, "state"))},
+		Turn: &engine.Turn{
+			RunID: "run-1", SessionID: "s-1", Agent: b, Outputs: outs, Prompt: "Go.",
+			UserModel: "script:test", Workspace: &engine.LocalWorkspace{Dir: dir},
+		},
 	}
 }
 
+// A testTurn is a test's run: the engine and the turn it runs, both the
+// test's to change before it runs.
+type testTurn struct {
+	*engine.Engine
+	*engine.Turn
+}
+
+// runTurn runs t's turn on t's engine.
+func runTurn(ctx context.Context, t *testTurn, sink engine.Sink) *engine.Result {
+	return t.Engine.Run(ctx, t.Turn, sink)
+}
+
 // recordPath is the path of rel (slash-separated) in turn's run record.
-func recordPath(turn *engine.Turn, rel string) string {
-	return filepath.Join(engine.RunDir(turn.StateDir, turn.RunID), filepath.FromSlash(rel))
+func recordPath(turn *testTurn, rel string) string {
+	return filepath.Join(turn.Store.RunDir(turn.RunID), filepath.FromSlash(rel))
 }
 
 // Cancelling in the second stage ends the run "cancelled"; the record says
@@ -97,11 +112,11 @@ text = ["never ", "sent"]
 			cancel()
 		}
 	}}
-	res := engine.Run(ctx, turn, sink)
+	res := runTurn(ctx, turn, sink)
 	if res.Status != engine.StatusCancelled || res.StopReason != "cancelled" || res.Err != nil {
 		t.Fatalf("Run = status %q, stop %q, err %v; want cancelled", res.Status, res.StopReason, res.Err)
 	}
-	rr, err := engine.ReadRun(turn.StateDir, "run-1")
+	rr, err := engine.ReadRun(turn.Store.Dir(), "run-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +154,7 @@ name = "submit_output"
 arguments = { content = "All fine." }
 `)
 	sink := &events{}
-	res := engine.Run(context.Background(), turn, sink)
+	res := runTurn(context.Background(), turn, sink)
 	if res.Status != engine.StatusAnswered || res.Answer == nil {
 		t.Fatalf("Run = %+v, want answered", res)
 	}
@@ -156,7 +171,7 @@ arguments = { content = "All fine." }
 	if n != 1 {
 		t.Errorf("%d final answers sent, want 1", n)
 	}
-	rr, err := engine.ReadRun(turn.StateDir, "run-1")
+	rr, err := engine.ReadRun(turn.Store.Dir(), "run-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,11 +193,11 @@ arguments = { to = "report" }
 [[turn]]
 error = "503 overloaded"
 `)
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	if res.Status != engine.StatusFailed || res.Err == nil || !strings.Contains(res.Err.Error(), "503 overloaded") {
 		t.Fatalf("Run = status %q err %v, want failed with the model's error", res.Status, res.Err)
 	}
-	rr, err := engine.ReadRun(turn.StateDir, "run-1")
+	rr, err := engine.ReadRun(turn.Store.Dir(), "run-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +241,7 @@ model = { models = ["anthropic:missing", "openai:there"], allow_user_default = f
 	rec := &recorder{}
 	turn.Models = models{"openai:there": rec}
 	turn.UserModel = "script:ignored"
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	if res.Status != engine.StatusAnswered || len(rec.reqs) != 1 {
 		t.Fatalf("Run = %s (%v), %d calls to the fallback; want answered through it", res.Status, res.Err, len(rec.reqs))
 	}
@@ -240,7 +255,7 @@ func TestRun_history(t *testing.T) {
 	turn.UserModel = "rec"
 	turn.History = []engine.Exchange{{Prompt: "What is 6×7?", Answer: "42"}}
 	turn.Prompt = "And doubled?"
-	engine.Run(context.Background(), turn, &events{})
+	runTurn(context.Background(), turn, &events{})
 	if len(rec.reqs) == 0 {
 		t.Fatal("the model was not called")
 	}
@@ -272,7 +287,7 @@ func TestRun_historyBounded(t *testing.T) {
 		turn.History = append(turn.History, engine.Exchange{Prompt: fmt.Sprintf("q%d", i), Answer: "a"})
 	}
 	turn.History[24].Answer = strings.Repeat("é", 20000) // 40,000 bytes
-	engine.Run(context.Background(), turn, &events{})
+	runTurn(context.Background(), turn, &events{})
 	msgs := rec.reqs[0].Messages
 	if len(msgs) != 2*20+1 || msgs[0].Text != "q5" {
 		t.Fatalf("%d messages starting %q; want the latest 20 turns and the prompt", len(msgs), msgs[0].Text)

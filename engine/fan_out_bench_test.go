@@ -57,12 +57,14 @@ format = "json"
 				dir := b.TempDir()
 				b.ReportAllocs()
 				for b.Loop() {
-					turn := &engine.Turn{
-						RunID: "r", Agent: bp, Outputs: outs, Prompt: "go",
-						Models: oneModel{script.New("script:bench", parsed)}, UserModel: "script:bench",
-						Workspace: &engine.LocalWorkspace{Dir: dir},
+					turn := &testTurn{
+						Engine: &engine.Engine{Models: oneModel{script.New("script:bench", parsed)}},
+						Turn: &engine.Turn{
+							RunID: "r", Agent: bp, Outputs: outs, Prompt: "go",
+							UserModel: "script:bench", Workspace: &engine.LocalWorkspace{Dir: dir},
+						},
 					}
-					res := engine.Run(context.Background(), turn, engine.SinkFunc(func(context.Context, engine.Event) error { return nil }))
+					res := runTurn(context.Background(), turn, engine.SinkFunc(func(context.Context, engine.Event) error { return nil }))
 					if res.Err != nil || len(res.Workers) != c.tasks || res.Workers[c.tasks-1].Status != engine.StatusAnswered {
 						b.Fatalf("run %s: %v, workers %+v", res.Status, res.Err, res.Workers)
 					}

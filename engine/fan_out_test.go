@@ -122,9 +122,9 @@ arguments = { content = "a.go is fine; c.go is not; b.go was not checked." }
 func TestFanOut_report(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		turn := newTurn(t, fanBlueprint("", ""), threeWorkers)
-		turn.NewID = ids()
+		turn.IDs = ids()
 		sink := &events{}
-		res := engine.Run(context.Background(), turn, sink)
+		res := runTurn(context.Background(), turn, sink)
 		ended(t, res, engine.StatusAnswered, "end_turn")
 
 		var report string
@@ -181,7 +181,7 @@ func TestFanOut_report(t *testing.T) {
 		}
 
 		// The records: each worker's run, its whole answer, and the list.
-		rr, err := engine.ReadRun(turn.StateDir, "run-1")
+		rr, err := engine.ReadRun(turn.Store.Dir(), "run-1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +200,7 @@ func TestFanOut_report(t *testing.T) {
 		if _, err := os.Stat(recordPath(turn, "workers/w2/answer")); !os.IsNotExist(err) {
 			t.Errorf("a failed worker has an answer file (%v)", err)
 		}
-		w1, err := engine.ReadSubRun(turn.StateDir, "run-1", "workers/w1")
+		w1, err := engine.ReadSubRun(turn.Store.Dir(), "run-1", "workers/w1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,10 +210,10 @@ func TestFanOut_report(t *testing.T) {
 		if _, err := os.Stat(recordPath(turn, "workers/w1/stages/001-check@1/status.json")); err != nil {
 			t.Errorf("the worker's stage record: %v", err)
 		}
-		if _, err := engine.ReadSubRun(turn.StateDir, "run-1", "workers/w9"); err == nil || !strings.Contains(err.Error(), "has no workers/w9") {
+		if _, err := engine.ReadSubRun(turn.Store.Dir(), "run-1", "workers/w9"); err == nil || !strings.Contains(err.Error(), "has no workers/w9") {
 			t.Errorf("ReadSubRun of a missing worker = %v", err)
 		}
-		if _, err := engine.ReadSubRun(turn.StateDir, "run-1", "workers/../../x"); err == nil {
+		if _, err := engine.ReadSubRun(turn.Store.Dir(), "run-1", "workers/../../x"); err == nil {
 			t.Error("ReadSubRun read a path out of the record")
 		}
 	})
@@ -248,9 +248,9 @@ for = "c"
 delay_ms = 20
 error = "503 overloaded"
 `)
-		turn.NewID = ids()
+		turn.IDs = ids()
 		sink := &events{}
-		res := engine.Run(context.Background(), turn, sink)
+		res := runTurn(context.Background(), turn, sink)
 		if res.Status != engine.StatusFailed || res.Err == nil {
 			t.Fatalf("Run = %s (%v), want failed", res.Status, res.Err)
 		}
@@ -260,7 +260,7 @@ error = "503 overloaded"
 		if _, last := toolCalls(sink.evs); last["t-1"] == nil || last["t-1"].Status != engine.ToolFailed {
 			t.Errorf("the fan_out call's last update = %+v, want failed", last["t-1"])
 		}
-		rr, _ := engine.ReadRun(turn.StateDir, "run-1")
+		rr, _ := engine.ReadRun(turn.Store.Dir(), "run-1")
 		if rr == nil || len(rr.Workers) != 3 || rr.Workers[2].Status != engine.StatusFailed {
 			t.Errorf("run.json workers = %+v", rr)
 		}
@@ -280,7 +280,7 @@ arguments = { tasks = [ { prompt = "A" }, { prompt = "B" } ] }
 for = "w1"
 text = "No."
 `)
-		res := engine.Run(context.Background(), turn, &events{})
+		res := runTurn(context.Background(), turn, &events{})
 		if res.Status != engine.StatusFailed || !strings.Contains(res.Err.Error(), "worker w1 (A) failed") {
 			t.Fatalf("Run = %s (%v)", res.Status, res.Err)
 		}
@@ -319,7 +319,7 @@ func TestFanOut_cancel(t *testing.T) {
 				}()
 			}
 		}}
-		res := engine.Run(ctx, turn, sink)
+		res := runTurn(ctx, turn, sink)
 		if took := time.Since(cancelled); took >= 100*time.Millisecond {
 			t.Errorf("the run ended %v after the cancel, want under 100ms", took)
 		}
@@ -370,11 +370,11 @@ arguments = { content = '{"file": "f%d.txt", "ok": true}' }
 	bp := fanBlueprint("max_workers = 16", `available_tools = ["read_file"]`)
 	bp = strings.Replace(bp, "[stages.plan.transitions.merge]\nhint = \"Every slice is back\"\n", "", 1)
 	turn := newTurn(t, bp, script.String())
-	turn.Tools = builtinTools()
+	turn.Engine.Tools = builtinTools()
 	for i := 1; i <= 16; i++ {
 		os.WriteFile(filepath.Join(turn.Workspace.Cwd(), fmt.Sprintf("f%d.txt", i)), []byte(fmt.Sprintf("content %d\n", i)), 0o644)
 	}
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	if res.Err != nil || len(res.Workers) != 16 {
 		t.Fatalf("Run = %s (%v), %d workers", res.Status, res.Err, len(res.Workers))
 	}
@@ -407,7 +407,7 @@ name = "submit_output"
 arguments = { content = '{"file": "b", "ok": true}' }
 `)
 		turn.MaxModelCalls = 3
-		res := engine.Run(context.Background(), turn, &events{})
+		res := runTurn(context.Background(), turn, &events{})
 		if res.StopReason != "max_turn_requests" {
 			t.Errorf("the run stopped %q, want max_turn_requests", res.StopReason)
 		}
@@ -454,7 +454,7 @@ arguments = { to = "merge" }
 name = "submit_output"
 arguments = { content = "done" }
 `)
-		turn.Tools = builtinTools()
+		turn.Engine.Tools = builtinTools()
 		var mu sync.Mutex
 		var asked []string
 		turn.Workspace.(*engine.LocalWorkspace).Approve = func(_ context.Context, req engine.PermissionRequest) (bool, error) {
@@ -464,7 +464,7 @@ arguments = { content = "done" }
 			return true, nil
 		}
 		sink := &events{}
-		res := engine.Run(context.Background(), turn, sink)
+		res := runTurn(context.Background(), turn, sink)
 		ended(t, res, engine.StatusAnswered, "end_turn")
 		var titles []string
 		for _, ev := range sink.evs {
@@ -511,7 +511,7 @@ expect = "`+strings.ReplaceAll(tt.want, `"`, `\"`)+`"
 text = "ok"
 `)
 		turn.MaxModelCalls = 2
-		res := engine.Run(context.Background(), turn, &events{})
+		res := runTurn(context.Background(), turn, &events{})
 		if res.Err != nil && !strings.Contains(res.Err.Error(), "no turn left") {
 			t.Errorf("%s: %v", tt.args, res.Err)
 		}
@@ -559,7 +559,7 @@ func TestFanOut_permissionsOneAtATime(t *testing.T) {
 			fmt.Fprintf(&script, "[[turn]]\nfor = \"w%d\"\n[[turn.tool_calls]]\nname = \"submit_output\"\narguments = { content = '{\"file\": \"f%d.txt\", \"ok\": true}' }\n", i, i)
 		}
 		turn := newTurn(t, bp, script.String())
-		turn.Tools = builtinTools()
+		turn.Engine.Tools = builtinTools()
 		var mu sync.Mutex
 		asking, most, asked := 0, 0, 0
 		turn.Workspace.(*engine.LocalWorkspace).Approve = func(ctx context.Context, _ engine.PermissionRequest) (bool, error) {
@@ -578,7 +578,7 @@ func TestFanOut_permissionsOneAtATime(t *testing.T) {
 			mu.Unlock()
 			return true, nil
 		}
-		res := engine.Run(context.Background(), turn, &events{})
+		res := runTurn(context.Background(), turn, &events{})
 		if len(res.Workers) != 4 || res.Workers[3].Status != engine.StatusAnswered {
 			t.Fatalf("workers = %+v", res.Workers)
 		}
@@ -636,8 +636,8 @@ expect = "the end"
 name = "submit_output"
 arguments = { content = "Read it all." }
 `)
-	turn.Tools = builtinTools()
-	res := engine.Run(context.Background(), turn, &events{})
+	turn.Engine.Tools = builtinTools()
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 }
 
@@ -670,8 +670,8 @@ arguments = { to = "merge" }
 [[turn]]
 text = "a.go is fixed."
 `)
-	turn.Tools = builtinTools()
-	res := engine.Run(context.Background(), turn, &events{})
+	turn.Engine.Tools = builtinTools()
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	if len(res.Warnings) != 0 {
 		t.Errorf("warnings %q", res.Warnings)
@@ -694,7 +694,7 @@ text = "a.go is fixed."
 	if n != 1 {
 		t.Errorf("the worker is offered submit_output %d times, want once", n)
 	}
-	w1, err := engine.ReadSubRun(turn.StateDir, turn.RunID, "workers/w1")
+	w1, err := engine.ReadSubRun(turn.Store.Dir(), turn.RunID, "workers/w1")
 	if err != nil || w1.Status != engine.StatusAnswered || len(w1.Warnings) != 0 {
 		t.Errorf("worker w1's record %+v (%v): want answered, no warnings", w1, err)
 	}
@@ -725,7 +725,7 @@ arguments = { to = "merge" }
 [[turn]]
 text = "Nothing to check."
 `)
-		res := engine.Run(context.Background(), turn, &events{})
+		res := runTurn(context.Background(), turn, &events{})
 		ended(t, res, engine.StatusAnswered, "end_turn")
 		if len(res.Workers) != 1 || res.Workers[0].Status != engine.StatusUnavailable {
 			t.Errorf("workers %+v", res.Workers)
@@ -777,7 +777,7 @@ func TestFanOut_maxWorkers(t *testing.T) {
 		g := &gauge{Model: turn.Models.(oneModel).m}
 		turn.Models = oneModel{g}
 		start := time.Now()
-		res := engine.Run(context.Background(), turn, &events{})
+		res := runTurn(context.Background(), turn, &events{})
 		if res.Err != nil || len(res.Workers) != 5 {
 			t.Fatalf("Run = %s (%v), %d workers", res.Status, res.Err, len(res.Workers))
 		}
@@ -853,9 +853,9 @@ text = "Done."
 `
 	// The read-only mode's withholding.
 	turn, sp := scripted(t, fanBlueprint("max_workers = 1", checkTools), model)
-	turn.Tools = builtinTools()
+	turn.Engine.Tools = builtinTools()
 	turn.Withhold = func(t engine.Tool) bool { return t.Kind() == "edit" }
-	ended(t, engine.Run(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")
+	ended(t, runTurn(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")
 	for _, req := range sp.reqs {
 		for _, tool := range req.Tools {
 			if req.Caller.Name != "" && tool.Name == "write_file" {
@@ -873,7 +873,7 @@ text = "Done."
 		return engine.ModelFact{}
 	}
 	turn.Models = oneModel{sp}
-	ended(t, engine.Run(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")
+	ended(t, runTurn(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")
 	for _, req := range sp.reqs {
 		if req.Caller.Name != "" && len(req.Tools) > 0 {
 			t.Errorf("worker %s is offered tools its model cannot call", req.Caller.Name)
@@ -884,7 +884,7 @@ text = "Done."
 	turn, sp = scripted(t, bp, model)
 	m := &refusing{m: sp}
 	turn.Models = m
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	if m.refused != 1 {
 		t.Errorf("the server refused tools %d times, want once: the second worker should know", m.refused)

@@ -64,7 +64,7 @@ func TestRun_images(t *testing.T) {
 	turn.Models, turn.UserModel = models{"m": m}, "m"
 	turn.Prompt = "What is in the picture?"
 	turn.Images = []engine.Image{{MIMEType: "image/png", Data: png}}
-	ended(t, engine.Run(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")
+	ended(t, runTurn(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")
 	for i, req := range m.reqs {
 		task := req.Messages[0]
 		if len(task.Images) != 1 || task.Images[0].MIMEType != "image/png" || !strings.HasSuffix(task.Text, "What is in the picture?") {

@@ -36,7 +36,7 @@ func (r *run) closeWithoutAnswer(ctx context.Context, res *Result) {
 	if n := len(r.done); n > 0 {
 		stage = r.done[n-1].stage
 	}
-	ev := Event{Kind: EventNoAnswer, Stage: stage, MessageID: r.t.NewID("m"), Text: "No answer: " + res.NoAnswer, Answer: res.Record()}
+	ev := Event{Kind: EventNoAnswer, Stage: stage, MessageID: r.e.NewID("m"), Text: "No answer: " + res.NoAnswer, Answer: res.Record()}
 	// A cancelled run says so too: its context must not stop the message.
 	if err := r.sink.Emit(context.WithoutCancel(ctx), ev); err != nil {
 		r.log.Warn("sending the closing no-answer message", "err", err)
@@ -53,7 +53,7 @@ func (r *run) whyNoAnswer(res *Result) string {
 	case res.Status == StatusFailed && res.Err != nil:
 		return "the run failed: " + oneLine(res.Err.Error(), 300)
 	case res.StopReason == "max_turn_requests":
-		return fmt.Sprintf("the run used its budget of %d model calls", r.t.MaxModelCalls)
+		return fmt.Sprintf("the run used its budget of %d model calls", r.e.maxModelCalls())
 	case res.StopReason == "refusal":
 		return "the model refused to answer"
 	case res.StopReason == "max_tokens":

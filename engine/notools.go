@@ -8,7 +8,7 @@ import (
 )
 
 // Models without tools (DESIGN §15). A model known to lack tool calling
-// (Turn.ModelFacts: the catalog, or `tools = false` in the config) is
+// (Engine.ModelFacts: the catalog, or `tools = false` in the config) is
 // called without tools: no submit_output, no transition, none of the
 // stage's tools. Its stages answer by reply (reply.go), and a stage with
 // transitions goes on to the first of them (it cannot choose). A server
@@ -55,11 +55,11 @@ func (t *ToolSupport) learn(spec, why string) bool {
 
 // toolsFor reports whether the model spec names is called with tools.
 func (v *stageVisit) toolsFor(spec string) bool {
-	t := v.run.t
-	if t.ModelFacts != nil && t.ModelFacts(spec).NoTools != "" {
+	r := v.run
+	if r.e.ModelFacts != nil && r.e.ModelFacts(spec).NoTools != "" {
 		return false
 	}
-	return t.ToolSupport.Lacks(spec) == ""
+	return r.share.support.Lacks(spec) == ""
 }
 
 // request is the visit's next model call as the model spec names takes
@@ -79,7 +79,7 @@ func (v *stageVisit) request(spec string) *Request {
 // warning the first time.
 func (v *stageVisit) learnNoTools(spec string, err error) {
 	said := strings.TrimPrefix(err.Error(), spec+": ") // providers' errors start with the spec
-	if v.run.t.ToolSupport.learn(spec, said) {
+	if v.run.share.support.learn(spec, said) {
 		v.run.warn(fmt.Sprintf("%s cannot call tools (its server says: %s): coda calls it without tools for the rest of the session; its stages answer by reply, and a stage with transitions goes on to its first", spec, said))
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/coda-acp/coda/internal/bytesize"
+	"github.com/coda-acp/coda/store"
 )
 
 // A recorder writes a run's record under STATE/runs/RUN-ID. Every file is
@@ -29,6 +30,7 @@ import (
 // kept in err, and the run says so once in its warnings (recordWarning).
 type recorder struct {
 	t       *Turn
+	store   *store.Store // nil keeps no record
 	started time.Time
 	seq     int
 	begun   bool // run.json written as running
@@ -194,8 +196,19 @@ type ToolUse struct {
 	Error bool   `json:"error"`
 }
 
-func newRecorder(t *Turn, log *slog.Logger, w *recordWriter) *recorder {
-	return &recorder{t: t, started: time.Now().UTC(), log: log, w: w}
+func newRecorder(r *run, st *store.Store, w *recordWriter) *recorder {
+	return &recorder{t: r.t, store: st, started: time.Now().UTC(), log: r.log, w: w}
+}
+
+// sub is the recorder of a worker or child r of rec's run: its record
+// nests in rec's (workers/wN, children/cN: its run id says where), written
+// by rec's writer, in order; none when rec keeps none.
+func (rec *recorder) sub(r *run) *recorder {
+	st := rec.store
+	if rec.dir() == "" {
+		st = nil
+	}
+	return newRecorder(r, st, rec.w)
 }
 
 // dir is where the run's record is kept (RunDir), "" when no records are.
@@ -204,8 +217,8 @@ func newRecorder(t *Turn, log *slog.Logger, w *recordWriter) *recorder {
 // cleaning a path cost a few µs (BenchmarkRun_firstUpdate, after-idle).
 func (rec *recorder) dir() string {
 	rec.dirOnce.Do(func() {
-		if rec.t.StateDir != "" && rec.t.RunID != "" {
-			rec.path = RunDir(rec.t.StateDir, rec.t.RunID)
+		if rec.t.RunID != "" {
+			rec.path = rec.store.RunDir(rec.t.RunID)
 		}
 	})
 	return rec.path

@@ -41,13 +41,13 @@ text = "Done."
 		case <-time.After(time.Minute): // only a real hang gets here
 			t.Error("the run's first update waited for its record")
 		}
-		rel, _ := filepath.Rel(engine.RunDir(turn.StateDir, turn.RunID), path)
+		rel, _ := filepath.Rel(turn.Store.RunDir(turn.RunID), path)
 		mu.Lock()
 		wrote = append(wrote, filepath.ToSlash(rel))
 		mu.Unlock()
 	})
 	sink := &events{on: func(engine.Event) { once.Do(func() { close(firstUpdate) }) }}
-	res := engine.Run(t.Context(), turn, sink)
+	res := runTurn(t.Context(), turn, sink)
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	mu.Lock()
 	defer mu.Unlock()
@@ -60,7 +60,7 @@ text = "Done."
 	if strings.Join(wrote, "\n") != strings.Join(want, "\n") {
 		t.Errorf("files written, in order:\n%s\nwant:\n%s", strings.Join(wrote, "\n"), strings.Join(want, "\n"))
 	}
-	rr, err := engine.ReadRun(turn.StateDir, turn.RunID)
+	rr, err := engine.ReadRun(turn.Store.Dir(), turn.RunID)
 	if err != nil || rr.Status != res.Status || rr.Ended == "" {
 		t.Errorf("run.json when Run returned: %+v (%v); want it final", rr, err)
 	}
@@ -94,7 +94,7 @@ text = "Done."
 				t.Errorf("%s was written after Run returned", path)
 			}
 		})
-		res := engine.Run(t.Context(), turn, &events{})
+		res := runTurn(t.Context(), turn, &events{})
 		returned.Store(true)
 		ended(t, res, engine.StatusAnswered, "end_turn")
 		synctest.Wait()
@@ -110,12 +110,12 @@ func TestRun_recordsAddNothingBeforeFirstUpdate(t *testing.T) {
 		for range 5 { // the least of a few: a stray allocation elsewhere only adds
 			turn := newTurn(t, defaultAgent, "[[turn]]\ntext = \"Done.\"\n")
 			if !records {
-				turn.StateDir = ""
+				turn.Store = nil
 			}
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			before, n := ms.Mallocs, uint64(0)
-			engine.Run(t.Context(), turn, engine.SinkFunc(func(context.Context, engine.Event) error {
+			runTurn(t.Context(), turn, engine.SinkFunc(func(context.Context, engine.Event) error {
 				if n == 0 {
 					runtime.ReadMemStats(&ms)
 					n = ms.Mallocs - before
@@ -144,7 +144,7 @@ func TestRun_promptNamesEarlierTurns(t *testing.T) {
 		{Prompt: "the second question", Answer: "the second answer"},
 		{Prompt: "the third question", Answer: "the third answer", RunID: "r-3"},
 	}
-	engine.Run(t.Context(), turn, &events{})
+	runTurn(t.Context(), turn, &events{})
 	b, err := os.ReadFile(recordPath(turn, "stages/001-answer@1/prompt.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ text = "Done."
 			panic("a bad file")
 		}
 	})
-	res := engine.Run(t.Context(), turn, &events{})
+	res := runTurn(t.Context(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	n := 0
 	for _, w := range res.Warnings {

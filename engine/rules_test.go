@@ -41,7 +41,7 @@ func (s *spy) Stream(ctx context.Context, req *engine.Request, onDelta func(engi
 
 // scripted makes a turn of blueprint against a script model wrapped in a
 // spy.
-func scripted(t *testing.T, blueprint, model string) (*engine.Turn, *spy) {
+func scripted(t *testing.T, blueprint, model string) (*testTurn, *spy) {
 	t.Helper()
 	turn := newTurn(t, blueprint, model)
 	sp := &spy{Model: turn.Models.(oneModel).m}
@@ -73,7 +73,7 @@ func resultText(u *engine.ToolCallEvent) string {
 }
 
 // stageStatus reads the status.json of the stage visit dir ("001-answer@1").
-func stageStatus(t testing.TB, turn *engine.Turn, dir string) engine.StageStatus {
+func stageStatus(t testing.TB, turn *testTurn, dir string) engine.StageStatus {
 	t.Helper()
 	var st engine.StageStatus
 	b, err := os.ReadFile(recordPath(turn, "stages/"+dir+"/status.json"))
@@ -139,7 +139,7 @@ expect = "You have not submitted the answer yet"
 name = "submit_output"
 arguments = { content = "Done." }
 `)
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	flagsAre(t, res)
 	if len(sp.reqs) != 2 {
@@ -161,7 +161,7 @@ text = "Hmm."
 expect = "You have not submitted the answer yet"
 text = "Still thinking."
 `)
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusCompleteNoOutput, "end_turn")
 	flagsAre(t, res, engine.FlagOutputForced)
 	warned(t, res, "stage answer ended without the answer it owes (nudged 1 time(s))")
@@ -176,7 +176,7 @@ func TestRun_noRevisits(t *testing.T) {
 [[turn]]
 text = "No."
 `)
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusCompleteNoOutput, "end_turn")
 	flagsAre(t, res, engine.FlagOutputForced)
 	warned(t, res, "(nudged 0 time(s))")
@@ -193,7 +193,7 @@ text = "One."
 expect = "You have not submitted the answer yet"
 text = "Two."
 `)
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusCompleteNoOutput, "end_turn")
 	flagsAre(t, res, engine.FlagMaxIterationsHit, engine.FlagOutputForced)
 	want := []string{"stage answer used its 2 iterations", "stage answer ended without the answer it owes"}
@@ -239,7 +239,7 @@ name = "submit_output"
 arguments = { content = "Z." }
 `)
 	sink := &events{}
-	res := engine.Run(context.Background(), turn, sink)
+	res := runTurn(context.Background(), turn, sink)
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	if res.Answer.Stage != "zeta" {
 		t.Errorf("answered in %s, want zeta (the first transition)", res.Answer.Stage)
@@ -294,7 +294,7 @@ name = "submit_output"
 arguments = { content = "Fine." }
 `)
 	sink := &events{}
-	res := engine.Run(context.Background(), turn, sink)
+	res := runTurn(context.Background(), turn, sink)
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	calls, last := toolCalls(sink.evs)
 	if got := resultText(last[calls[0].ID]); last[calls[0].ID].Status != engine.ToolFailed || !strings.Contains(got, `"nowhere" is not a way out of this stage. Choose one of: report.`) {
@@ -342,7 +342,7 @@ arguments = { to = "review" }
 text = "Reviewed."
 `)
 	sink := &events{}
-	res := engine.Run(context.Background(), turn, sink)
+	res := runTurn(context.Background(), turn, sink)
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	flagsAre(t, res)
 	if res.Answer.Stage != "draft" || res.Answer.Content != "The draft." {
@@ -372,7 +372,7 @@ arguments = { to = "review" }
 [[turn]]
 text = "Reviewed."
 `)
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusCompleteNoOutput, "end_turn")
 	flagsAre(t, res, engine.FlagOutputForced)
 	warned(t, res, "stage draft ended without the answer it owes (nudged 0 time(s))")
@@ -397,7 +397,7 @@ name = "transition"
 arguments = { to = "DONE", reason = "nothing to do" }
 `)
 	sink := &events{}
-	res := engine.Run(context.Background(), turn, sink)
+	res := runTurn(context.Background(), turn, sink)
 	ended(t, res, engine.StatusCompleteNoOutput, "end_turn")
 	if !strings.Contains(sp.reqs[0].System, "- DONE: the whole task is finished") {
 		t.Errorf("DONE is not offered:\n%s", sp.reqs[0].System)
@@ -421,7 +421,7 @@ func TestRun_refusalStop(t *testing.T) {
 text = "I can't help with that."
 stop_reason = "refusal"
 `)
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusCompleteNoOutput, "refusal")
 	if len(sp.reqs) != 1 || res.LastReply != "I can't help with that." {
 		t.Errorf("%d calls, last reply %q", len(sp.reqs), res.LastReply)
@@ -440,7 +440,7 @@ name = "free"
 text = "And then the"
 stop_reason = "max_tokens"
 `)
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusCompleteNoOutput, "max_tokens")
 }
 
@@ -466,7 +466,7 @@ expect = "Your reply reached the model's output token limit while you were writi
 name = "submit_output"
 arguments = { content = "Short." }
 `)
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	if st := stageStatus(t, turn, "001-answer@1"); st.Revisits != 0 || st.Iterations != 3 {
 		t.Errorf("status.json = %+v; want 0 revisits in 3 iterations", st)
@@ -482,9 +482,9 @@ name = "busy"
 [stages.work]
 available_tools = ["noop"]
 `, strings.Repeat("[[turn]]\n[[turn.tool_calls]]\nname = \"noop\"\n", 5))
-	turn.Tools = map[string]engine.Tool{"noop": noop{}}
+	turn.Engine.Tools = map[string]engine.Tool{"noop": noop{}}
 	turn.MaxModelCalls = 3
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusCompleteNoOutput, "max_turn_requests")
 	warned(t, res, "the run stopped after 3 model calls (the run-wide cap)")
 	if len(sp.reqs) != 3 {
@@ -529,10 +529,10 @@ text = "never asked"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	b := &blocker{cancel: cancel}
-	turn.Tools = map[string]engine.Tool{"block": b}
+	turn.Engine.Tools = map[string]engine.Tool{"block": b}
 	turn.Workspace = allowAll{turn.Workspace}
 	sink := &events{}
-	res := engine.Run(ctx, turn, sink)
+	res := runTurn(ctx, turn, sink)
 	ended(t, res, engine.StatusCancelled, "cancelled")
 	if !b.ran || len(sp.reqs) != 1 {
 		t.Fatalf("tool ran %v, %d model calls; want the tool run after one call", b.ran, len(sp.reqs))
@@ -541,7 +541,7 @@ text = "never asked"
 	if len(calls) != 1 || last[calls[0].ID].Status != engine.ToolFailed || resultText(last[calls[0].ID]) != "Cancelled." {
 		t.Errorf("tool call %+v ended %+v; want failed, Cancelled.", calls, last)
 	}
-	rr, err := engine.ReadRun(turn.StateDir, turn.RunID)
+	rr, err := engine.ReadRun(turn.Store.Dir(), turn.RunID)
 	if err != nil || rr.Status != engine.StatusCancelled {
 		t.Errorf("run.json: %+v, %v", rr, err)
 	}
@@ -590,7 +590,7 @@ arguments = { content = "Yes." }
 `)
 	gone := &flaky{}
 	turn.Models = models{"a:gone": gone, "b:there": turn.Models.(oneModel).m}
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	if gone.calls != 1 {
 		t.Errorf("the unavailable model was called %d times, want once", gone.calls)
@@ -612,7 +612,7 @@ text = "never"
 `)
 	gone := &flaky{midReply: true}
 	turn.Models = models{"a:gone": gone, "b:there": turn.Models.(oneModel).m}
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	if res.Status != engine.StatusFailed || !errors.Is(res.Err, engine.ErrModelUnavailable) {
 		t.Fatalf("Run = %s, %v; want failed with the first model's error", res.Status, res.Err)
 	}
@@ -623,13 +623,13 @@ text = "never"
 func TestRun_noModel(t *testing.T) {
 	turn, _ := scripted(t, answerStage, "")
 	turn.UserModel = ""
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	if res.Status != engine.StatusFailed || !strings.Contains(fmt.Sprint(res.Err), "stage answer has no model") {
 		t.Errorf("Run = %s, %v", res.Status, res.Err)
 	}
 	turn, _ = scripted(t, answerStage, "")
 	turn.Models = models{}
-	res = engine.Run(context.Background(), turn, &events{})
+	res = runTurn(context.Background(), turn, &events{})
 	if res.Status != engine.StatusFailed || !errors.Is(res.Err, engine.ErrModelUnavailable) {
 		t.Errorf("Run = %s, %v", res.Status, res.Err)
 	}
@@ -642,7 +642,7 @@ func TestRun_sinkError(t *testing.T) {
 text = "Hello"
 `)
 	gone := errors.New("client gone")
-	res := engine.Run(context.Background(), turn, engine.SinkFunc(func(_ context.Context, ev engine.Event) error {
+	res := runTurn(context.Background(), turn, engine.SinkFunc(func(_ context.Context, ev engine.Event) error {
 		if ev.Kind == engine.EventText {
 			return gone
 		}
@@ -686,9 +686,9 @@ expect = "The tool panicky failed inside coda: index out of range"
 name = "submit_output"
 arguments = { content = "ok" }
 `)
-	turn.Tools = map[string]engine.Tool{"panicky": panicky{}}
+	turn.Engine.Tools = map[string]engine.Tool{"panicky": panicky{}}
 	sink := &events{}
-	res := engine.Run(context.Background(), turn, sink)
+	res := runTurn(context.Background(), turn, sink)
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	warned(t, res, `stage answer lists tool "missing", which coda does not have`)
 	calls, last := toolCalls(sink.evs)
@@ -723,7 +723,7 @@ name = "submit_output"
 arguments = { content = '{"ok": true}' }
 `)
 	sink := &events{}
-	res := engine.Run(context.Background(), turn, sink)
+	res := runTurn(context.Background(), turn, sink)
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	flagsAre(t, res, engine.FlagRepairsExhausted)
 	calls, last := toolCalls(sink.evs)
@@ -753,7 +753,7 @@ arguments = { content = "`+long+`" }
 expect = "Submit a shorter answer."
 text = "That will do."
 `)
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	if !res.Answer.Truncated || !slices.Contains(res.Flags, "truncated") {
 		t.Errorf("answer truncated %v, flags %q", res.Answer.Truncated, res.Flags)
@@ -775,7 +775,7 @@ arguments = { to = "review" }
 [[turn]]
 text = "Reviewed."
 `)
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	first := sp.reqs[1].Messages[0].Text
 	for _, want := range []string{"## What earlier stages produced", "### Stage draft", "Last response:\nDrafting now.", "Answer:\nThe draft.", "## The task\nGo."} {

@@ -10,7 +10,7 @@ import (
 )
 
 func TestCheckRunID(t *testing.T) {
-	for _, id := range []string{engine.NewRunID(), "20260102-150405-a1b2c3", "run-1", "r.1"} {
+	for _, id := range []string{(&engine.Engine{}).NewID("r"), "20260102-150405-a1b2c3", "run-1", "r.1"} {
 		if err := engine.CheckRunID(id); err != nil {
 			t.Errorf("%q: %v", id, err)
 		}

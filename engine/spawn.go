@@ -73,7 +73,7 @@ func (r *run) loadAgent(name string) (*Blueprint, error) {
 	if b != nil {
 		return b, nil
 	}
-	b, err := r.t.Agents(name, ref.fromDir)
+	b, err := r.e.Agents(name, ref.fromDir)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func (v *stageVisit) spawnSpecs() []ToolSpec {
 		"output_format, output_instructions and output_schema ask for its answer in the shape you need; without them it answers as it is built to. The agents you can start:", ToolWaitForAgent, MaxChildren)
 	for _, name := range s.Spawn {
 		fmt.Fprintf(&d, "\n- %s", name)
-		if r.t.Agents == nil {
+		if r.e.Agents == nil {
 			continue
 		}
 		if b, err := r.loadAgent(name); err == nil && b.Agent.Description != "" {
@@ -135,7 +135,7 @@ func (v *stageVisit) spawn(ctx context.Context, tc ToolCall) ToolResult {
 		return Errorf("spawn_agent needs a prompt: the agent's whole task.")
 	case r.sub.depth >= MaxDepth:
 		return Errorf("spawn_agent cannot start an agent here: runs started by other runs nest at most %d deep, and this one is that deep. Do the work yourself.", MaxDepth)
-	case r.t.Agents == nil:
+	case r.e.Agents == nil:
 		return Errorf("spawn_agent cannot start agents in this run.")
 	}
 	if running := r.runningChildren(); len(running) >= MaxChildren {

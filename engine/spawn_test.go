@@ -80,9 +80,9 @@ name = "submit_output"
 arguments = { content = "It is config.toml." }
 `)
 		turn.Agents = agents(t, map[string]string{"finder": finder})
-		turn.NewID = ids()
+		turn.IDs = ids()
 		sink := &events{}
-		res := engine.Run(context.Background(), turn, sink)
+		res := runTurn(context.Background(), turn, sink)
 		ended(t, res, engine.StatusAnswered, "end_turn")
 		_, last := toolCalls(sink.evs)
 		spawned, waited := resultText(last["t-1"]), resultText(last["t-2"])
@@ -103,11 +103,11 @@ arguments = { content = "It is config.toml." }
 		if diff := cmp.Diff(want, res.Children); diff != "" {
 			t.Errorf("children (-want +got):\n%s", diff)
 		}
-		rr, err := engine.ReadRun(turn.StateDir, "run-1")
+		rr, err := engine.ReadRun(turn.Store.Dir(), "run-1")
 		if err != nil || len(rr.Children) != 1 {
 			t.Fatalf("run.json children: %+v (%v)", rr, err)
 		}
-		c1, err := engine.ReadSubRun(turn.StateDir, "run-1", "children/c1")
+		c1, err := engine.ReadSubRun(turn.Store.Dir(), "run-1", "children/c1")
 		if err != nil || c1.FinalOutput == nil || c1.Agent != "finder" {
 			t.Errorf("children/c1/run.json = %+v (%v)", c1, err)
 		}
@@ -150,7 +150,7 @@ arguments = { content = "Gave up." }
 `)
 		turn := newTurn(t, spawner, s.String())
 		turn.Agents = agents(t, map[string]string{"finder": finder})
-		res := engine.Run(context.Background(), turn, &events{})
+		res := runTurn(context.Background(), turn, &events{})
 		ended(t, res, engine.StatusAnswered, "end_turn")
 		if len(res.Children) != 4 {
 			t.Fatalf("children = %+v, want 4", res.Children)
@@ -212,7 +212,7 @@ arguments = { content = "Both found." }
 			loads++
 			return load(name, fromDir)
 		}
-		res := engine.Run(context.Background(), turn, &events{})
+		res := runTurn(context.Background(), turn, &events{})
 		if res.Status != engine.StatusAnswered || len(res.Children) != 2 {
 			t.Fatalf("Run = %s (%v), children %+v", res.Status, res.Err, res.Children)
 		}
@@ -286,11 +286,11 @@ name = "submit_output"
 arguments = { content = "done" }
 `)
 		turn.Agents = agents(t, map[string]string{"self": self})
-		res := engine.Run(context.Background(), turn, &events{})
+		res := runTurn(context.Background(), turn, &events{})
 		if res.Status != engine.StatusAnswered || res.Answer.Content != "done" {
 			t.Fatalf("Run = %s (%v)", res.Status, res.Err)
 		}
-		deep, err := engine.ReadSubRun(turn.StateDir, "run-1", "children/c1/children/c1/children/c1")
+		deep, err := engine.ReadSubRun(turn.Store.Dir(), "run-1", "children/c1/children/c1/children/c1")
 		if err != nil || deep.FinalOutput == nil || deep.FinalOutput.Content != "bottom" {
 			t.Errorf("the deepest child's record = %+v (%v)", deep, err)
 		}
@@ -310,7 +310,7 @@ expect = "cannot start agents in this run"
 name = "submit_output"
 arguments = { content = "alone" }
 `)
-	ended(t, engine.Run(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")
+	ended(t, runTurn(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")
 }
 
 // A cancel reaches every child at once (on the bubble's clock: no time
@@ -346,7 +346,7 @@ text = "never"
 			cancelled = time.Now()
 			cancel()
 		}()
-		res := engine.Run(ctx, turn, &events{})
+		res := runTurn(ctx, turn, &events{})
 		if took := time.Since(cancelled); took >= 100*time.Millisecond {
 			t.Errorf("the run ended %v after the cancel, want under 100ms", took)
 		}
@@ -386,6 +386,6 @@ name = "submit_output"
 arguments = { content = "It failed." }
 `)
 	turn.Agents = agents(t, map[string]string{"finder": finder})
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 }

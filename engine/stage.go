@@ -174,13 +174,13 @@ func (v *stageVisit) prepare() {
 	}
 	v.messages = append(v.messages, Message{Role: RoleUser, Text: v.preamble() + r.t.Prompt, Images: r.t.Images})
 
-	names := stageToolNames(s.AvailableTools, r.t.Tools)
+	names := stageToolNames(s.AvailableTools, r.share.tools)
 	v.offered = map[string]Tool{}
 	for _, name := range names {
 		if delegates(s, name) || name == ToolSubmitOutput {
 			continue // offered below, from the stage's own tables and contract
 		}
-		if tool := r.t.Tools[name]; tool != nil {
+		if tool := r.share.tools[name]; tool != nil {
 			if r.t.Withhold != nil && r.t.Withhold(tool) {
 				continue
 			}
@@ -278,13 +278,13 @@ func (v *stageVisit) call(ctx context.Context) (*Response, error) {
 	onDelta := func(d Delta) error {
 		if d.Text != "" {
 			if textID == "" {
-				textID = r.t.NewID("m")
+				textID = r.e.NewID("m")
 			}
 			return r.sink.Emit(ctx, Event{Kind: EventText, Stage: v.stage.Name, MessageID: textID, Text: d.Text})
 		}
 		if d.Thinking != "" {
 			if thoughtID == "" {
-				thoughtID = r.t.NewID("m")
+				thoughtID = r.e.NewID("m")
 			}
 			return r.sink.Emit(ctx, Event{Kind: EventThought, Stage: v.stage.Name, MessageID: thoughtID, Text: d.Thinking})
 		}
@@ -323,7 +323,7 @@ func (v *stageVisit) call(ctx context.Context) (*Response, error) {
 
 // stream makes the call with the model spec names.
 func (v *stageVisit) stream(ctx context.Context, spec string, req *Request, onDelta func(Delta) error) (*Response, error) {
-	m, err := v.run.t.Models.Model(spec)
+	m, err := v.run.e.Models.Model(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -412,7 +412,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 // approval. tool is the stage's own tool of that name, or nil. A call
 // whose arguments were cut is shown by its name alone.
 func (v *stageVisit) announce(tc ToolCall, tool Tool) *ToolCallEvent {
-	ev := &ToolCallEvent{ID: v.run.t.NewID("t"), Title: tc.Name, Kind: "other", Status: ToolInProgress, RawInput: shownArgs(tc)}
+	ev := &ToolCallEvent{ID: v.run.e.NewID("t"), Title: tc.Name, Kind: "other", Status: ToolInProgress, RawInput: shownArgs(tc)}
 	switch {
 	case v.isSubmit(tc.Name):
 		ev.Title = v.submitTitle()

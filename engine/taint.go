@@ -160,8 +160,8 @@ type taintState struct {
 
 // newTaint sets up the gate for a run, or returns nil when it is off.
 func newTaint(r *run) *taintState {
-	t := r.t
-	cfg := t.Taint.Resolve(t.Agent)
+	t, launch := r.t, r.e.Taint
+	cfg := launch.Resolve(t.Agent)
 	if cfg.Policy == TaintOff || CheckTaintPolicy(cfg.Policy) != nil {
 		return nil
 	}
@@ -176,7 +176,7 @@ func newTaint(r *run) *taintState {
 		r.warn(fmt.Sprintf("taint: %v; guarding the default private paths instead", err))
 		paths, _ = newPrivatePaths(DefaultPrivate, cwd, roots, foldCase)
 	}
-	ts := &taintState{policy: cfg.Policy, paths: paths, unattended: t.Taint.Unattended, waive: t.Taint.Waive, seed: maphash.MakeSeed()}
+	ts := &taintState{policy: cfg.Policy, paths: paths, unattended: launch.Unattended, waive: launch.Waive, seed: maphash.MakeSeed()}
 	ts.read(t.PromptSources)
 	return ts
 }
@@ -366,7 +366,7 @@ const (
 func (v *stageVisit) taintRequest(c sinkCall, rec TaintAudit) PermissionRequest {
 	id := v.callID
 	if id == "" {
-		id = v.run.t.NewID("t")
+		id = v.run.e.NewID("t")
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s would carry content read from %s.", upperFirst(c.what), privateNames(rec.Sources, false))

@@ -31,7 +31,7 @@ func privateMiB() string {
 func taintedVisit(b *testing.B, text string) *stageVisit {
 	dir := b.TempDir()
 	ws := &LocalWorkspace{Dir: dir}
-	r := &run{t: &Turn{Workspace: ws, Agent: &Blueprint{}, Taint: TaintLaunch{Policy: TaintDeny}}, log: nil}
+	r := &run{e: &Engine{Taint: TaintLaunch{Policy: TaintDeny}}, t: &Turn{Workspace: ws, Agent: &Blueprint{}}, log: nil}
 	r.taint = newTaint(r)
 	r.taint.read([]Source{{Path: filepath.Join(dir, ".env"), Text: text}})
 	return &stageVisit{run: r, rec: &visitRecord{}}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/tools"
+	"github.com/coda-acp/coda/store"
 )
 
 const (
@@ -29,7 +30,7 @@ const (
 // taintFixture is a turn over a workspace holding a private .env and an
 // ordinary file, with the builtin tools, records and logs kept.
 type taintFixture struct {
-	turn *engine.Turn
+	turn *testTurn
 	dir  string
 	logs *bytes.Buffer
 	asks []engine.PermissionRequest
@@ -75,15 +76,15 @@ func taintFixtureOf(t *testing.T, blueprint, model string, approve func(engine.P
 		f.mu.Unlock()
 		return approve != nil && approve(req), nil
 	}}
-	f.turn.StateDir = filepath.Join(dir, "state")
-	f.turn.Tools = tools.Builtin()
+	f.turn.Store = store.New(filepath.Join(dir, "state"))
+	f.turn.Engine.Tools = tools.Builtin()
 	f.turn.Log = slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	return f
 }
 
 func (f *taintFixture) run(t *testing.T) *engine.Result {
 	t.Helper()
-	res := engine.Run(context.Background(), f.turn, &events{})
+	res := runTurn(context.Background(), f.turn, &events{})
 	if res.Err != nil {
 		t.Fatalf("Run: %v", res.Err)
 	}
@@ -140,7 +141,7 @@ func (f *taintFixture) noSecret(t *testing.T) {
 			t.Errorf("a permission request holds the secret: %s", b)
 		}
 	}
-	_ = filepath.WalkDir(engine.RunDir(f.turn.StateDir, "run-1"), func(path string, d fs.DirEntry, err error) error {
+	_ = filepath.WalkDir(f.turn.Store.RunDir("run-1"), func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}

@@ -125,7 +125,7 @@ func playYield(tb testing.TB, m yieldModel, f yieldFormat, turns []string) yield
 		script = "tools = false\n" + script
 	}
 	turn := newTurn(tb, answerStage+"[stages.answer.output]\n"+f.keys+"\n", script)
-	res := engine.Run(context.Background(), turn, &events{})
+	res := runTurn(context.Background(), turn, &events{})
 	if res.Err != nil {
 		tb.Fatalf("%s / %s: %v", m.name, f.name, res.Err)
 	}

@@ -45,8 +45,11 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	srv, err := acp.NewServer(acp.Options{
-		Agent: agent, Models: oneModel{script.New("script:demo", sc)}, UserModel: "script:demo",
-		Version: version, Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+		Agent: agent, UserModel: "script:demo", Version: version,
+		Engine: &engine.Engine{
+			Models: oneModel{script.New("script:demo", sc)},
+			Log:    slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+		},
 	})
 	if err != nil {
 		return err

@@ -43,11 +43,13 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer l.closeLog()
-	log := l.log
+	e := l.engine
 	if f.logFile == "" {
 		// The run's warnings are printed once, at the end.
-		log = slog.New(withoutWarnings{log.Handler()})
+		e.Log = slog.New(withoutWarnings{l.log.Handler()})
 	}
+	// Nobody is there to ask: the taint gate's `ask` denies, unless --yes.
+	e.Taint.Unattended, e.Taint.Waive = true, yes
 	// The --output-* paths were typed here, whatever --cwd says.
 	outs, err := engine.CompileOutputs(l.agent, outputspec.Levels{Launch: &outputspec.Level{Dir: l.cwd, Spec: l.spec}})
 	if err != nil {
@@ -62,14 +64,9 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if yes {
 		ws.Approve = func(context.Context, engine.PermissionRequest) (bool, error) { return true, nil }
 	}
-	// Nobody is there to ask: the taint gate's `ask` denies, unless --yes.
-	taint := l.taint
-	taint.Unattended, taint.Waive = true, yes
-	res := engine.Run(ctx, &engine.Turn{
-		RunID: engine.NewRunID(), Agent: l.agent, Outputs: outs, Prompt: task, Models: l.models,
-		UserModel: l.userModel, DefaultModel: l.defaultModel, Tools: l.tools, Workspace: ws,
-		StateDir: l.stateDir, Log: log, MaxModelCalls: l.maxModelCalls, Agents: loadSpawned, Taint: taint,
-		ModelFacts: l.facts,
+	res := e.Run(ctx, &engine.Turn{
+		RunID: e.NewID("r"), Agent: l.agent, Outputs: outs, Prompt: task,
+		UserModel: l.userModel, DefaultModel: l.defaultModel, Workspace: ws,
 	}, progress)
 	progress.endLine()
 	for _, w := range res.Warnings {

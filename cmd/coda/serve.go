@@ -13,6 +13,7 @@ import (
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/tools"
 	"github.com/coda-acp/coda/outputspec"
+	"github.com/coda-acp/coda/store"
 )
 
 // launch is everything a served or one-shot run needs, checked before any
@@ -21,18 +22,15 @@ type launch struct {
 	agent        *engine.Blueprint
 	spec         outputspec.Spec
 	cwd          string
-	models       engine.Models
 	userModel    string
 	defaultModel string
-	// maxModelCalls caps a turn's model calls; 0 is the engine's default.
-	maxModelCalls int
-	tools         map[string]engine.Tool
-	spawned       []spawnedAgent    // the agents its runs can start (spawn lists)
-	facts         engine.ModelFacts // what is known of models (models.go)
-	stateDir      string
-	taint         engine.TaintLaunch // config.toml's [taint] and --taint
-	log           *slog.Logger
-	closeLog      func()
+	// engine runs the launch's turns, built once here (prepare): the
+	// config's models, limits and model facts, the tools, the state
+	// directory, config.toml's [taint] with --taint, and the log.
+	engine   *engine.Engine
+	spawned  []spawnedAgent // the agents its runs can start (spawn lists)
+	log      *slog.Logger
+	closeLog func()
 
 	// Serving's models beyond the launch's (auth.go): the picker's list,
 	// the look for a default, the checks behind the auth method.
@@ -50,7 +48,7 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &launch{log: log, closeLog: closeLog, stateDir: f.stateDirectory(), userModel: f.model}
+	l := &launch{log: log, closeLog: closeLog, userModel: f.model}
 	fail := func(err error) (*launch, error) { closeLog(); return nil, err }
 	if err := engine.CheckTaintPolicy(f.taint); err != nil {
 		return fail(usageError("--taint: %v", err))
@@ -74,11 +72,14 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	if err != nil {
 		return fail(err)
 	}
-	l.models, l.defaultModel, l.maxModelCalls = cfg.models(), cfg.DefaultModel, cfg.MaxModelCalls
-	l.taint = engine.TaintLaunch{Config: cfg.Taint, Policy: f.taint}
-	l.facts = cfg.modelFacts
-	if l.maxModelCalls < 0 {
-		return fail(fmt.Errorf("config: max_model_calls must be positive, not %d", l.maxModelCalls))
+	if cfg.MaxModelCalls < 0 {
+		return fail(fmt.Errorf("config: max_model_calls must be positive, not %d", cfg.MaxModelCalls))
+	}
+	l.defaultModel = cfg.DefaultModel
+	l.engine = &engine.Engine{
+		Models: cfg.models(), Tools: tools.Builtin(), Agents: loadSpawned, Store: store.New(f.stateDirectory()),
+		MaxModelCalls: cfg.MaxModelCalls, Log: log, ModelFacts: cfg.modelFacts,
+		Taint: engine.TaintLaunch{Config: cfg.Taint, Policy: f.taint},
 	}
 	l.pickerModels = cfg.Picker.Models
 	l.checkModel = func(spec string) error { return authError(cfg.preflight([]string{spec})) }
@@ -111,7 +112,6 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	default:
 		return fail(err)
 	}
-	l.tools = tools.Builtin()
 	return l, nil
 }
 
@@ -218,10 +218,9 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	defer l.closeLog()
 	opts := acp.Options{
-		Agent: l.agent, Launch: l.spec, LaunchDir: l.cwd, Models: l.models,
-		UserModel: l.userModel, DefaultModel: l.defaultModel, Tools: l.tools,
-		StateDir: l.stateDir, Version: version, Log: l.log, MaxModelCalls: l.maxModelCalls,
-		MaxMessageBytes: *maxMessage, Trace: f.trace, Agents: loadSpawned, Taint: l.taint, ModelFacts: l.facts,
+		Agent: l.agent, Launch: l.spec, LaunchDir: l.cwd, Engine: l.engine,
+		UserModel: l.userModel, DefaultModel: l.defaultModel, Version: version,
+		MaxMessageBytes: *maxMessage, Trace: f.trace,
 		PickerModels: l.pickerModels, CheckModel: l.checkModel, Reach: l.reach,
 	}
 	if l.finder != nil {
@@ -231,7 +230,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	if f.trace && l.taint.Resolve(l.agent).Policy != engine.TaintOff {
+	if f.trace && l.engine.Taint.Resolve(l.agent).Policy != engine.TaintOff {
 		l.log.Warn("--trace logs every wire message whole: the private content the taint gate guards (a file read, a call that carries it) is in this log unmasked")
 	}
 	l.log.Debug("serving ACP", "agent", l.agent.Agent.Name, "model", l.userModel)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/outputspec"
+	"github.com/coda-acp/coda/store"
 )
 
 // peakMemoryLimit is what a turn may take at its peak, whole process, with
@@ -91,12 +92,13 @@ func TestRun_peakMemoryChild(t *testing.T) {
 	}
 	dir := t.TempDir()
 	model := New("m", Options{BaseURL: srv.URL})
+	e := &engine.Engine{Models: models{model}, Store: store.New(dir)}
 	turn := &engine.Turn{
-		RunID: "mem", Agent: b, Outputs: outs, Prompt: "Go.", Models: models{model}, UserModel: "openai:m",
-		Workspace: &engine.LocalWorkspace{Dir: dir}, StateDir: dir,
+		RunID: "mem", Agent: b, Outputs: outs, Prompt: "Go.", UserModel: "openai:m",
+		Workspace: &engine.LocalWorkspace{Dir: dir},
 	}
 	var shown int
-	res := engine.Run(context.Background(), turn, engine.SinkFunc(func(_ context.Context, ev engine.Event) error {
+	res := e.Run(context.Background(), turn, engine.SinkFunc(func(_ context.Context, ev engine.Event) error {
 		if ev.Kind == engine.EventToolCall {
 			shown += len(ev.ToolCall.RawInput)
 		}
