@@ -24,7 +24,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	err := s.conn.serve(ctx, s)
 	// 7. Stop the sessions' MCP servers: every turn that could call them
 	// has answered.
-	s.stopAllMCP()
+	s.mcp.Close()
 	return err
 }
 

@@ -21,8 +21,8 @@
 //	commands.go    slash commands: /format, /mode, /model
 //	prompt.go      a prompt turn: started on the read loop, run and answered in its own goroutine
 //	images.go      a prompt's image blocks, decoded and checked
-//	mcp.go         a session's MCP servers: mcpServers read, started in the background, their tools
-//	               handed to each turn, warnings, stopped with the session and the connection
+//	mcp.go         mcpServers read (-32602 naming a wrong field) and handed to engine/mcp, which
+//	               runs them; each turn given the session's MCP tools
 //	client.go      the editor as a workspace: fs/*, terminal/*, session/request_permission
 //	updates.go     engine events as session/update notifications
 //	encode.go      the hand-written JSON encoders, model-supplied JSON made compact

@@ -204,9 +204,9 @@ func modeState(mode string) map[string]any {
 // is one more).
 func (s *Server) sessionResponse(sess *session, warning string) map[string]any {
 	sess.mu.Lock()
-	warnings, mode := sess.outputs.Warnings, sess.mode
+	warnings, mode, set := sess.outputs.Warnings, sess.mode, sess.mcp
 	sess.mu.Unlock()
-	warnings = slices.Concat(warnings, sess.mcpWarnings())
+	warnings = slices.Concat(warnings, set.Warnings())
 	if warning != "" {
 		warnings = append(warnings, warning)
 	}

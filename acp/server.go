@@ -15,6 +15,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/mcp"
 	"github.com/coda-acp/coda/outputspec"
 )
 
@@ -127,10 +128,9 @@ type Server struct {
 	sessions   map[string]*session
 	prompts    map[string]*session // a running prompt's request id → its session
 	clientCaps json.RawMessage
-	// mcpSets are the sessions' MCP servers (mcp.go), stopped with the
-	// connection; once mcpClosing is set none starts.
-	mcpSets    map[*mcpSet]bool
-	mcpClosing bool
+	// mcp runs the sessions' MCP servers (mcp.go), stopped with the
+	// connection.
+	mcp *mcp.Host
 }
 
 // NewServer checks opts and compiles the launch output contracts.
@@ -147,10 +147,11 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes
 	}
-	if opts.MCPStartWait <= 0 {
-		opts.MCPStartWait = 10 * time.Second
-	}
 	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, prompts: map[string]*session{}}
+	s.mcp = mcp.NewHost(mcp.Options{
+		Log: s.log, Version: opts.Version,
+		StartTimeout: opts.MCPStartTimeout, CallTimeout: opts.MCPCallTimeout, StartWait: opts.MCPStartWait,
+	})
 	s.store = &store{}
 	if dir := opts.Engine.Store.Dir(); dir != "" {
 		s.store.dir = filepath.Join(dir, "sessions")

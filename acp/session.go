@@ -12,6 +12,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/mcp"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/validators"
 )
@@ -42,7 +43,7 @@ type session struct {
 	// called without them for the rest of the session.
 	toolSupport *engine.ToolSupport
 	// mcp are the session's MCP servers (mcp.go); nil without any.
-	mcp *mcpSet
+	mcp *mcp.Set
 
 	// What the session's file keeps besides (store.go), and the pickers
 	// (modes.go): the session/new _meta.coda.output as sent, the model
@@ -280,6 +281,17 @@ func (s *Server) afterTurn(sess *session, stopped <-chan struct{}, answer func()
 		return
 	}
 	s.conn.afterOrNow(stopped, answer)
+}
+
+// both is closed once a and b are.
+func both(a, b <-chan struct{}) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		<-a
+		<-b
+		close(done)
+	}()
+	return done
 }
 
 // cancelSession handles session/cancel: the running prompt stops and is

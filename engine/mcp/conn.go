@@ -1,10 +1,15 @@
-// Package mcp connects to the MCP servers an editor hands a session (stdio
-// and streamable HTTP, through the official MCP Go SDK) and offers their
-// tools as engine.Tools: named SERVER__TOOL for the model, asking the user
-// before each call, bounded by a timeout and cancelled with the turn, their
-// results fed back as text.
+// Package mcp runs the MCP servers an editor hands a session (stdio and
+// streamable HTTP, through the official MCP Go SDK), from their start in
+// the background to their stop with the session or the connection, and
+// offers their tools as engine.Tools: named SERVER__TOOL for the model,
+// asking the user before each call, bounded by a timeout and cancelled with
+// the turn, their results fed back as text. The protocol that hands the
+// servers over (ACP's mcpServers) is acp's; this package knows nothing of
+// it.
 //
-// Where each rule lives: conn.go (starting a server, listing its tools,
+// Where each rule lives: host.go (a session's servers: started in the
+// background, waited for by a turn, their warnings, stopped with the session
+// or the connection), conn.go (starting a server, listing its tools,
 // noticing it end, stopping it), process.go (a stdio server's process: its
 // environment, its stderr, no orphans), names.go (the names the model
 // sees), tool.go (a call: permission, timeout, the result as text, and
@@ -51,6 +56,9 @@ type Options struct {
 	StartTimeout time.Duration
 	// CallTimeout bounds each tool call (default 2 minutes).
 	CallTimeout time.Duration
+	// StartWait bounds how long a turn waits for its session's servers
+	// still starting (Set.Turn; default DefaultStartWait, 10s).
+	StartWait time.Duration
 }
 
 // Defaults of Options.
@@ -71,6 +79,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.StartWait <= 0 {
+		o.StartWait = DefaultStartWait
 	}
 	return o
 }
