@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -30,12 +31,15 @@ import (
 //	default_model = "anthropic:claude-sonnet-4-5"
 //
 //	[providers.local]
-//	kind = "openai"                      # "openai" (chat completions) | "anthropic" (messages)
+//	kind = "openai"                      # "openai" | "anthropic" (messages) | "ollama" (Ollama's own /api/chat)
+//	api = "chat"                         # openai: "chat" (chat completions, the default) | "responses"
 //	base_url = "http://localhost:8080/v1"
 //	api_key_env = "LOCAL_KEY"            # "" or absent for a server without keys
 //	headers = { "X-Team" = "docs" }
 //	max_tokens = 8192
 //	thinking_budget = 4096               # anthropic: extended thinking
+//	effort = "high"                      # reasoning effort when none is asked: off, minimal, low, medium, high, xhigh, max
+//	num_ctx = 32768                      # ollama: the most context asked of the server (default: the model's own)
 //	timeout = "2m"                       # silence before a try is abandoned; or seconds
 //	max_call_time = "30m"                # a whole call, tries included (default 30m)
 //	max_retries = 3                      # tries after the first
@@ -46,6 +50,7 @@ import (
 //	[providers.local.models."gemma3:4b"]  # one model's own facts, over its provider's
 //	tools = false
 //	vision = true
+//	effort = "low"
 //
 //	[taint]                              # the taint gate (DESIGN §13); off by default
 //	policy = "ask"                       # "off" | "allow" | "deny" | "ask"
@@ -67,6 +72,7 @@ type config struct {
 	Taint *engine.TaintConfig `toml:"taint"`
 
 	getenv    func(string) string
+	log       *slog.Logger                               // the providers' warnings; nil discards them
 	providers map[string]*providerConfig                 // built-ins merged with the file's
 	sleep     func(context.Context, time.Duration) error // backoff waits; nil is a real timer (tests inject one)
 
@@ -77,11 +83,14 @@ type config struct {
 // providerConfig is one [providers.NAME] table.
 type providerConfig struct {
 	Kind           string            `toml:"kind"`
+	API            string            `toml:"api"`
 	BaseURL        string            `toml:"base_url"`
 	APIKeyEnv      *string           `toml:"api_key_env"`
 	Headers        map[string]string `toml:"headers"`
 	MaxTokens      int               `toml:"max_tokens"`
 	ThinkingBudget int               `toml:"thinking_budget"`
+	Effort         string            `toml:"effort"`
+	NumCtx         int               `toml:"num_ctx"`
 	Timeout        configDuration    `toml:"timeout"`
 	MaxCallTime    configDuration    `toml:"max_call_time"`
 	MaxRetries     *int              `toml:"max_retries"`
@@ -97,8 +106,9 @@ type providerConfig struct {
 // modelConfig is one [providers.NAME.models."MODEL"] table: what is known
 // of one model of the provider, over what the provider's table says.
 type modelConfig struct {
-	Tools  *bool `toml:"tools"`
-	Vision *bool `toml:"vision"`
+	Tools  *bool  `toml:"tools"`
+	Vision *bool  `toml:"vision"`
+	Effort string `toml:"effort"`
 }
 
 const (
@@ -135,7 +145,7 @@ func configBuiltinProviders(getenv func(string) string) map[string]*providerConf
 	key := func(s string) *string { return &s }
 	return map[string]*providerConfig{
 		"anthropic": {Kind: providerKindAnthropic, BaseURL: anthropic.DefaultBaseURL, APIKeyEnv: key("ANTHROPIC_API_KEY")},
-		"openai":    {Kind: providerKindOpenAI, BaseURL: openai.DefaultBaseURL, APIKeyEnv: key("OPENAI_API_KEY")},
+		"openai":    {Kind: providerKindOpenAI, API: provider.APIResponses, BaseURL: openai.DefaultBaseURL, APIKeyEnv: key("OPENAI_API_KEY")},
 		"ollama":    {Kind: providerKindOpenAI, BaseURL: configOllamaBase(getenv("OLLAMA_HOST")), APIKeyEnv: key("")},
 		"openrouter": {
 			Kind: providerKindOpenAI, BaseURL: "https://openrouter.ai/api/v1", APIKeyEnv: key("OPENROUTER_API_KEY"),
@@ -270,8 +280,26 @@ func (c *config) check() error {
 				return fmt.Errorf("%s.headers: %s would put a credential in the file; keys are read from the environment only: name the variable with api_key_env", key, h)
 			}
 		}
-		if p.MaxTokens < 0 || p.ThinkingBudget < 0 || (p.MaxRetries != nil && *p.MaxRetries < 0) {
-			return fmt.Errorf("%s: max_tokens, thinking_budget and max_retries cannot be negative", key)
+		if p.MaxTokens < 0 || p.ThinkingBudget < 0 || p.NumCtx < 0 || (p.MaxRetries != nil && *p.MaxRetries < 0) {
+			return fmt.Errorf("%s: max_tokens, thinking_budget, num_ctx and max_retries cannot be negative", key)
+		}
+		kind := p.Kind
+		if b, ok := c.providers[name]; ok && kind == "" {
+			kind = b.Kind
+		}
+		if p.API != "" && (kind != providerKindOpenAI || p.API != provider.APIChat && p.API != provider.APIResponses) {
+			if kind != providerKindOpenAI {
+				return fmt.Errorf("%s.api: only a provider of kind \"openai\" takes an api", key)
+			}
+			return fmt.Errorf("%s.api = %q: want \"chat\" (chat completions, what compatible servers speak) or \"responses\" (OpenAI's Responses API)", key, p.API)
+		}
+		if err := checkEffort(p.Effort); err != nil {
+			return fmt.Errorf("%s.effort: %w", key, err)
+		}
+		for m, mc := range p.Models {
+			if err := checkEffort(mc.Effort); err != nil {
+				return fmt.Errorf("%s.models.%q.effort: %w", key, m, err)
+			}
 		}
 		for m, n := range p.ContextWindows {
 			if n <= 0 {
@@ -309,6 +337,15 @@ func (b *providerConfig) merge(p providerConfig) providerConfig {
 	}
 	if p.ThinkingBudget != 0 {
 		out.ThinkingBudget = p.ThinkingBudget
+	}
+	if p.API != "" {
+		out.API = p.API
+	}
+	if p.Effort != "" {
+		out.Effort = p.Effort
+	}
+	if p.NumCtx != 0 {
+		out.NumCtx = p.NumCtx
 	}
 	if p.Timeout != 0 {
 		out.Timeout = p.Timeout
@@ -380,13 +417,53 @@ func (c *config) newModel(spec string) (engine.Model, error) {
 		Timeout: time.Duration(p.Timeout), MaxCallTime: time.Duration(p.MaxCallTime),
 		Retry:         sse.Retry{Tries: tries, Sleep: c.sleep},
 		ContextWindow: facts.ContextWindow, Efforts: facts.Efforts, NoVision: !p.sees(model),
+		Effort: p.effort(model), API: p.API, NumCtx: p.NumCtx, Log: c.logger(),
 	}
-	switch p.Kind {
-	case providerKindAnthropic:
+	switch {
+	case p.Kind == providerKindAnthropic:
 		return anthropic.New(model, opts), nil
+	case p.API == provider.APIResponses:
+		return openai.NewResponses(model, opts), nil
 	default:
 		return openai.New(model, opts), nil
 	}
+}
+
+// effort is model's reasoning effort when a request names none: its own
+// table's, else its provider's; "" leaves it to the model.
+func (p *providerConfig) effort(model string) string {
+	if m, ok := p.Models[model]; ok && m.Effort != "" {
+		return m.Effort
+	}
+	return p.Effort
+}
+
+// configEfforts are the effort levels the config takes (DESIGN §16): the
+// catalog says which of them each model takes.
+var configEfforts = []string{engine.EffortOff, engine.EffortMinimal, engine.EffortLow, engine.EffortMedium, engine.EffortHigh, engine.EffortXHigh, engine.EffortMax}
+
+func checkEffort(e string) error {
+	if e == "" || slices.Contains(configEfforts, e) {
+		return nil
+	}
+	return fmt.Errorf("%q is not a level: want one of %s", e, strings.Join(configEfforts, ", "))
+}
+
+// effortTaken checks that the model spec names takes the effort e the
+// config gives it, when the catalog knows the levels it takes (takes).
+func effortTaken(spec, e string, takes []string) error {
+	if e == "" || len(takes) == 0 || slices.Contains(takes, e) {
+		return nil
+	}
+	return fmt.Errorf("model %s takes effort %s; the config's effort = %q is not one of them", spec, strings.Join(takes, ", "), e)
+}
+
+// logger is where the providers' warnings go: the launch's log, once set.
+func (c *config) logger() *slog.Logger {
+	if c.log != nil {
+		return c.log
+	}
+	return slog.New(slog.DiscardHandler)
 }
 
 // resolve finds spec's provider and reads its key from the environment.
@@ -430,7 +507,11 @@ func (c *config) preflight(specs []string) error {
 			}
 			continue
 		}
-		if _, _, err := c.resolve(spec, name); err != nil {
+		p, _, err := c.resolve(spec, name)
+		if err != nil {
+			return err
+		}
+		if err := effortTaken(spec, p.effort(model), c.modelFacts(spec).Efforts); err != nil {
 			return err
 		}
 	}

@@ -83,7 +83,7 @@ models = ["gateway:claude-opus-4-1", "ollama:qwen3"]
 			MaxTokens: 4096, Timeout: configDuration(90 * time.Second), MaxCallTime: configDuration(45 * time.Minute), MaxRetries: &one,
 			ContextWindows: map[string]int{"qwen3:8b": 40960},
 		},
-		"openai":    {Kind: "openai", BaseURL: "https://api.openai.com/v1", APIKeyEnv: str("MY_OPENAI_KEY"), Timeout: configDuration(30 * time.Second)},
+		"openai":    {Kind: "openai", API: "responses", BaseURL: "https://api.openai.com/v1", APIKeyEnv: str("MY_OPENAI_KEY"), Timeout: configDuration(30 * time.Second)},
 		"anthropic": {Kind: "anthropic", BaseURL: "https://api.anthropic.com", APIKeyEnv: str("ANTHROPIC_API_KEY")},
 		"ollama":    {Kind: "openai", BaseURL: "http://localhost:11434/v1", APIKeyEnv: str("")},
 		"openrouter": {
@@ -116,6 +116,11 @@ func TestLoadConfig_errors(t *testing.T) {
 		{"[providers.x]\nkind = \"openai\"\ncontext_windows = { m = 0 }", "want a positive number of tokens"},
 		{`default_model = `, "config "},
 		{"[providers.openai]\nheaders = { Authorization = \"Bearer sk-1\" }", "providers.openai.headers: Authorization would put a credential in the file"},
+		{"[providers.openai]\napi = \"completions\"", `providers.openai.api = "completions": want "chat"`},
+		{"[providers.anthropic]\napi = \"chat\"", `providers.anthropic.api: only a provider of kind "openai" takes an api`},
+		{"[providers.openai]\neffort = \"extreme\"", `providers.openai.effort: "extreme" is not a level: want one of off, minimal, low, medium, high, xhigh, max`},
+		{"[providers.openai.models.\"gpt-5.4\"]\neffort = \"HIGH\"", `providers.openai.models."gpt-5.4".effort: "HIGH" is not a level`},
+		{"[providers.ollama]\nnum_ctx = -1", "cannot be negative"},
 	}
 	for _, tt := range tests {
 		path := writeConfig(t, tt.text)
@@ -197,6 +202,16 @@ func TestConfig_models(t *testing.T) {
 kind = "openai"
 base_url = "http://127.0.0.1:8080/v1"
 context_windows = { "tiny" = 2048 }
+
+[providers.chat]
+kind = "openai"
+api = "chat"
+api_key_env = "OPENAI_API_KEY"
+
+[providers.resp]
+kind = "openai"
+api = "responses"
+api_key_env = "OPENAI_API_KEY"
 `)
 	c, err := loadConfig(path, configEnv(map[string]string{"OPENAI_API_KEY": "sk-o", "ANTHROPIC_API_KEY": "sk-a"}))
 	if err != nil {
@@ -204,7 +219,9 @@ context_windows = { "tiny" = 2048 }
 	}
 	ms := c.models()
 	for spec, want := range map[string]engine.Model{
-		"openai:gpt-5.1":              (*openai.Model)(nil),
+		"openai:gpt-5.1":              (*openai.Responses)(nil),
+		"chat:gpt-5.1":                (*openai.Model)(nil),
+		"resp:gpt-5.1":                (*openai.Responses)(nil),
 		"anthropic:claude-sonnet-4-5": (*anthropic.Model)(nil),
 		"ollama:llama3.1:8b":          (*openai.Model)(nil),
 		"local:tiny":                  (*openai.Model)(nil),
@@ -227,7 +244,7 @@ context_windows = { "tiny" = 2048 }
 
 	for spec, want := range map[string]string{
 		"openrouter:openai/gpt-4o": "model openrouter:openai/gpt-4o needs OPENROUTER_API_KEY: set it in the environment (or api_key_env in [providers.openrouter])",
-		"gemini:gemini-2.5-pro":    `model gemini:gemini-2.5-pro: unknown provider "gemini": use one of anthropic, local, ollama, openai, openrouter, script, or add [providers.gemini] to the config file`,
+		"gemini:gemini-2.5-pro":    `model gemini:gemini-2.5-pro: unknown provider "gemini": use one of anthropic, chat, local, ollama, openai, openrouter, resp, script, or add [providers.gemini] to the config file`,
 		"gpt-5.1":                  `model "gpt-5.1": want PROVIDER:MODEL`,
 	} {
 		_, err := ms.Model(spec)
@@ -346,5 +363,40 @@ func TestConfig_maxCallTime(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "no whole reply within 100ms (the provider's max_call_time)") {
 			t.Errorf("%s: error %v", kind, err)
 		}
+	}
+}
+
+// effort: a model's own table's, else its provider's; a level the
+// catalog says the model does not take is refused before any call, naming
+// the levels it takes.
+func TestConfig_effort(t *testing.T) {
+	path := writeConfig(t, `
+[providers.openai]
+effort = "high"
+
+[providers.openai.models."gpt-5.4-mini"]
+effort = "low"
+
+[providers.openai.models."o-test"]
+effort = "max"
+`)
+	c, err := loadConfig(path, configEnv(map[string]string{"OPENAI_API_KEY": "sk-o"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.providers["openai"]
+	if p.effort("gpt-5.4") != "high" || p.effort("gpt-5.4-mini") != "low" {
+		t.Errorf("effort %q, %q", p.effort("gpt-5.4"), p.effort("gpt-5.4-mini"))
+	}
+	if err := effortTaken("openai:o-test", "max", []string{"low", "medium", "high"}); err == nil || err.Error() != `model openai:o-test takes effort low, medium, high; the config's effort = "max" is not one of them` {
+		t.Errorf("effortTaken: %v", err)
+	}
+	for _, takes := range [][]string{nil, {"low", "max"}} {
+		if err := effortTaken("openai:o-test", "max", takes); err != nil {
+			t.Errorf("takes %v: %v", takes, err)
+		}
+	}
+	if err := c.preflight([]string{"openai:o-test", "openai:gpt-5.4"}); err != nil {
+		t.Errorf("models of no known levels: %v", err)
 	}
 }

@@ -72,6 +72,7 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	if err != nil {
 		return fail(err)
 	}
+	cfg.log = log
 	if cfg.MaxModelCalls < 0 {
 		return fail(fmt.Errorf("config: max_model_calls must be positive, not %d", cfg.MaxModelCalls))
 	}

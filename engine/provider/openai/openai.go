@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"sync/atomic"
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/provider"
@@ -36,6 +37,11 @@ type Model struct {
 	model string
 	opts  Options
 	call  sse.Call
+
+	// toolsNoEffort is set once the server refused reasoning effort with
+	// function tools for this model (see setEffort).
+	toolsNoEffort atomic.Bool
+	once          provider.Once
 }
 
 // New returns the model named model (as the server names it, e.g. "gpt-5.1"
@@ -56,13 +62,29 @@ func (m *Model) Name() string { return m.opts.Name }
 // was passed to onDelta is retried as the Retry option allows (429, 5xx,
 // connection errors, a stream broken early); after that a failure ends the
 // call. A 404 wraps engine.ErrModelUnavailable (see sse.Call.Do).
+//
+// A server's refusal of a mechanism the request asked for (a strict tool,
+// the named tool choice, the reply's format) is an *engine.MechanismError,
+// not tried again. A model that refuses reasoning effort with tools is
+// asked once more with "none", and so from then on (setEffort).
 func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
-	body, err := m.encode(req)
+	resp, err := m.stream(ctx, req, onDelta)
+	if err != nil && len(req.Tools) > 0 && toolsEffortRefused(err) && !m.toolsNoEffort.Swap(true) {
+		m.once.Warn(m.opts.Log, "effort-with-tools",
+			"the server takes no reasoning effort with tools for this model: it is sent \"none\" from now on; set api = \"responses\" on the provider to reason with tools",
+			"model", m.opts.Name)
+		resp, err = m.stream(ctx, req, onDelta)
+	}
+	return resp, err
+}
+
+func (m *Model) stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+	body, shaping, err := m.encode(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
 	}
 	var resp *engine.Response
-	err = m.call.Do(ctx, body, func(ctx context.Context, r *sse.Reader, started *bool) error {
+	err = m.call.DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
 		s := stream{onDelta: onDelta, started: started}
 		var err error
 		resp, err = s.read(r)

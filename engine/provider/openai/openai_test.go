@@ -170,7 +170,7 @@ func TestModel_Stream(t *testing.T) {
 			Text:       "4",
 			Thinking:   "The user asks for 2+2.",
 			StopReason: engine.StopEndTurn,
-			Usage:      engine.Usage{InputTokens: 13, OutputTokens: 25, ContextWindow: 128000},
+			Usage:      engine.Usage{InputTokens: 13, OutputTokens: 25, ReasoningTokens: 21, ContextWindow: 128000},
 		},
 		deltas: []engine.Delta{{Thinking: "The user asks"}, {Thinking: " for 2+2."}, {Text: "4"}},
 	}, {
@@ -326,7 +326,7 @@ func TestModel_Stream_maxTokens(t *testing.T) {
 		{"http://localhost:11434/v1", "max_tokens"},
 	} {
 		m := New("m", Options{BaseURL: tt.base, MaxTokens: 1000})
-		body, err := m.encode(simpleRequest)
+		body, _, err := m.encode(simpleRequest)
 		if err != nil {
 			t.Fatal(err)
 		}

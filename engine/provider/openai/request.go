@@ -6,17 +6,47 @@ import (
 	"encoding/json"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
 // The request body of POST /chat/completions, as much of it as coda sends.
 type request struct {
-	Model               string        `json:"model"`
-	Messages            []message     `json:"messages"`
-	Tools               []tool        `json:"tools,omitempty"`
-	Stream              bool          `json:"stream"`
-	StreamOptions       streamOptions `json:"stream_options"`
-	MaxTokens           int           `json:"max_tokens,omitempty"`
-	MaxCompletionTokens int           `json:"max_completion_tokens,omitempty"`
+	Model               string          `json:"model"`
+	Messages            []message       `json:"messages"`
+	Tools               []tool          `json:"tools,omitempty"`
+	ToolChoice          *toolChoice     `json:"tool_choice,omitempty"`
+	ResponseFormat      *responseFormat `json:"response_format,omitempty"`
+	ReasoningEffort     string          `json:"reasoning_effort,omitempty"`
+	Reasoning           *reasoningOpt   `json:"reasoning,omitempty"` // OpenRouter's
+	Stream              bool            `json:"stream"`
+	StreamOptions       streamOptions   `json:"stream_options"`
+	MaxTokens           int             `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
+}
+
+// toolChoice names the one function the model must call.
+type toolChoice struct {
+	Type     string `json:"type"` // "function"
+	Function struct {
+		Name string `json:"name"`
+	} `json:"function"`
+}
+
+// responseFormat asks for a JSON reply: json_schema with a schema, else
+// json_object.
+type responseFormat struct {
+	Type       string      `json:"type"`
+	JSONSchema *jsonSchema `json:"json_schema,omitempty"`
+}
+
+type jsonSchema struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict,omitempty"`
+}
+
+type reasoningOpt struct {
+	Effort string `json:"effort"`
 }
 
 type streamOptions struct {
@@ -48,6 +78,11 @@ type toolCall struct {
 	ID       string       `json:"id"`
 	Type     string       `json:"type"`
 	Function functionCall `json:"function"`
+	// ExtraContent is what the server sent with the call, sent back as it
+	// came: Gemini's OpenAI endpoint puts the thought signature there
+	// ({"google": {"thought_signature": ...}}), which a Gemini 3 model
+	// refuses the next call without.
+	ExtraContent json.RawMessage `json:"extra_content,omitempty"`
 }
 
 type functionCall struct {
@@ -64,6 +99,7 @@ type function struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters"`
+	Strict      bool            `json:"strict,omitempty"`
 }
 
 // emptySchema is what a tool without a schema is declared with: servers
@@ -72,8 +108,11 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // encode builds the request body: the system prompt first as a system
 // message, then the conversation. Thinking is not sent back: chat
-// completions has no field for it, and some servers refuse one.
-func (m *Model) encode(req *engine.Request) ([]byte, error) {
+// completions has no field for it, and some servers refuse one. What the
+// server asked to have back with a tool call (extra_content, kept in the
+// reply's Replay) goes back with it. shaping says which of the answer's
+// mechanisms the body asks for (DESIGN §17).
+func (m *Model) encode(req *engine.Request) (body []byte, shaping sse.Shaping, err error) {
 	r := request{
 		Model:         m.model,
 		Stream:        true,
@@ -98,11 +137,13 @@ func (m *Model) encode(req *engine.Request) ([]byte, error) {
 			if msg.Text != "" || len(msg.ToolCalls) == 0 {
 				out.Content = &msg.Text
 			}
+			extra := chatReplay(msg.Replay)
 			for _, tc := range msg.ToolCalls {
 				out.ToolCalls = append(out.ToolCalls, toolCall{
-					ID:       tc.ID,
-					Type:     "function",
-					Function: functionCall{Name: tc.Name, Arguments: arguments(tc.Arguments)},
+					ID:           tc.ID,
+					Type:         "function",
+					Function:     functionCall{Name: tc.Name, Arguments: arguments(tc.Arguments)},
+					ExtraContent: extra[tc.ID],
 				})
 			}
 			r.Messages = append(r.Messages, out)
@@ -124,10 +165,43 @@ func (m *Model) encode(req *engine.Request) ([]byte, error) {
 		}
 		r.Tools = append(r.Tools, tool{
 			Type:     "function",
-			Function: function{Name: t.Name, Description: t.Description, Parameters: params},
+			Function: function{Name: t.Name, Description: t.Description, Parameters: params, Strict: t.Strict},
 		})
+		shaping.Strict = shaping.Strict || t.Strict
+		if t.Name == req.ToolChoice {
+			r.ToolChoice = &toolChoice{Type: "function"}
+			r.ToolChoice.Function.Name = t.Name
+			shaping.ToolChoice = true
+		}
 	}
-	return json.Marshal(r)
+	if f := req.Reply; f != nil {
+		shaping.Reply = true
+		if len(bytes.TrimSpace(f.Schema)) == 0 {
+			r.ResponseFormat = &responseFormat{Type: "json_object"}
+		} else {
+			r.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{Name: schemaName(f), Schema: f.Schema, Strict: f.Strict}}
+			shaping.Strict = shaping.Strict || f.Strict
+		}
+	}
+	m.setEffort(&r, req)
+	body, err = json.Marshal(r)
+	return body, shaping, err
+}
+
+// schemaName is the name a reply's schema is sent under: the format's own,
+// else "answer". OpenAI takes letters, digits, '_' and '-', at most 64.
+func schemaName(f *engine.ReplyFormat) string {
+	name := f.Name
+	if name == "" {
+		return "answer"
+	}
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	return string(b[:min(len(b), 64)])
 }
 
 // userMessage is a user message: its images first, as image_url parts,

@@ -38,9 +38,10 @@ type delta struct {
 }
 
 type toolCallDelta struct {
-	Index    *int   `json:"index"`
-	ID       string `json:"id"`
-	Function struct {
+	Index        *int            `json:"index"`
+	ID           string          `json:"id"`
+	ExtraContent json.RawMessage `json:"extra_content"` // Gemini's thought signature, kept for Replay
+	Function     struct {
 		Name string `json:"name"`
 		// Arguments is a string fragment of JSON, or (from a few servers)
 		// the whole arguments object itself.
@@ -49,8 +50,16 @@ type toolCallDelta struct {
 }
 
 type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens     int `json:"cached_tokens"`
+		CacheWriteTokens int `json:"cache_write_tokens"` // OpenRouter
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"` // DeepSeek
 }
 
 // A callSlot collects one tool call from its fragments. Its arguments are
@@ -59,6 +68,7 @@ type callSlot struct {
 	index int // the wire index, or -1 when the server sent none
 	id    string
 	args  engine.ArgsBuffer
+	extra json.RawMessage // extra_content, as it came
 }
 
 // stream is the state of reading one reply.
@@ -69,6 +79,7 @@ type stream struct {
 	c        chunk
 	text     sse.Text
 	thinking sse.Text
+	refusal  sse.Text // the model's refusal, apart from its text
 	refused  bool
 	calls    []*callSlot
 	finish   string // the finish_reason, once one came: the reply is complete
@@ -83,6 +94,7 @@ func (s *stream) read(r *sse.Reader) (resp *engine.Response, err error) {
 		if err != nil {
 			s.text.Discard()
 			s.thinking.Discard()
+			s.refusal.Discard()
 		}
 	}()
 	for {
@@ -150,12 +162,13 @@ func (s *stream) delta(d *delta) error {
 			return err
 		}
 	}
-	text := d.Content
 	if d.Refusal != "" {
-		text += d.Refusal
+		// Not the model's text, and never an answer: the engine makes the
+		// visit unavailable with these words.
+		s.refusal.Add(d.Refusal)
 		s.refused = true
 	}
-	if text != "" {
+	if text := d.Content; text != "" {
 		s.text.Add(text)
 		if err := s.emit(engine.Delta{Text: text}); err != nil {
 			return err
@@ -213,6 +226,9 @@ func (s *stream) toolCall(tc *toolCallDelta) {
 	if tc.Function.Name != "" {
 		slot.args.Name = tc.Function.Name
 	}
+	if len(tc.ExtraContent) > 0 && !bytes.Equal(tc.ExtraContent, []byte("null")) && len(tc.ExtraContent) <= maxExtra {
+		slot.extra = append(slot.extra[:0], tc.ExtraContent...) // the decoder's buffer is reused
+	}
 	args := tc.Function.Arguments
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 		return
@@ -223,6 +239,10 @@ func (s *stream) toolCall(tc *toolCallDelta) {
 	}
 	slot.args.Write(args) // the whole object, sent as JSON rather than as a string
 }
+
+// maxExtra is the most of a tool call's extra_content kept: a thought
+// signature is a few KiB.
+const maxExtra = 1 << 20
 
 // stringPiece is how much of a long JSON string fragment is decoded at a
 // time, so that a server sending a call's arguments in one piece (Ollama
@@ -294,11 +314,22 @@ func escapeBoundary(body []byte, limit int) int {
 // the calls themselves, never from finish_reason: Ollama ends a reply with
 // tool calls with "stop".
 func (s *stream) response() (*engine.Response, error) {
+	u := &s.usage
+	cached := u.PromptTokensDetails.CachedTokens
+	if cached == 0 {
+		cached = u.PromptCacheHitTokens
+	}
 	resp := &engine.Response{
 		Text:     s.text.String(),
 		Thinking: s.thinking.String(),
-		Usage:    engine.Usage{InputTokens: s.usage.PromptTokens, OutputTokens: s.usage.CompletionTokens},
+		Refusal:  s.refusal.String(),
+		Usage: engine.Usage{
+			InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens,
+			CacheReadTokens: cached, CacheWriteTokens: u.PromptTokensDetails.CacheWriteTokens,
+			ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens,
+		},
 	}
+	var extra map[string]json.RawMessage
 	for i, c := range s.calls {
 		if c.args.Name == "" && c.args.Len() == 0 {
 			continue
@@ -308,6 +339,15 @@ func (s *stream) response() (*engine.Response, error) {
 			id = "call_" + strconv.Itoa(i)
 		}
 		resp.ToolCalls = append(resp.ToolCalls, c.args.ToolCall(id))
+		if c.extra != nil {
+			if extra == nil {
+				extra = map[string]json.RawMessage{}
+			}
+			extra[id] = c.extra
+		}
+	}
+	if extra != nil {
+		resp.Replay, _ = json.Marshal(replay{ExtraContent: extra})
 	}
 	switch {
 	case s.finish == "length":
@@ -319,7 +359,7 @@ func (s *stream) response() (*engine.Response, error) {
 	default:
 		resp.StopReason = engine.StopEndTurn
 	}
-	return resp, errors.Join(s.text.Err(), s.thinking.Err())
+	return resp, errors.Join(s.text.Err(), s.thinking.Err(), s.refusal.Err())
 }
 
 // streamError is the error a server sent inside a 200 stream. Overload,

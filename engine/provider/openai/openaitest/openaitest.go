@@ -1,0 +1,396 @@
+// Package openaitest is a fake OpenAI API for tests: chat completions,
+// the Responses API and the model list, streamed as the real ones stream,
+// and holding each request to the rules OpenAI documents, answered with
+// the error bodies OpenAI sends when one is broken. Tests script what the
+// model does (Turn); the fake records what it was sent.
+//
+// The rules it enforces, each with its source:
+//
+// Chat completions (platform.openai.com/docs/api-reference/chat):
+//   - GPT-5.4 and later take function tools only with reasoning_effort
+//     "none", and default to another: "Function tools with reasoning_effort
+//     are not supported for gpt-5.4 in /v1/chat/completions"
+//     (openai/openai-openapi#541, developers.openai.com/api/docs/guides/reasoning).
+//   - a tool message answers an assistant tool call before it, and every
+//     tool call is answered ("messages with role 'tool' must be a response
+//     to a preceeding message with 'tool_calls'").
+//   - json_object needs the word "json" in the messages; a strict schema
+//     (response_format or a strict function) has every object closed
+//     (additionalProperties false) and every property required
+//     (platform.openai.com/docs/guides/structured-outputs, "Supported
+//     schemas"); a named tool_choice names an offered function.
+//   - with Gemini set, as Gemini's OpenAI endpoint does
+//     (ai.google.dev/gemini-api/docs/thought-signatures): each tool call
+//     carries a thought signature in extra_content, and a call sent back
+//     without the signature it came with is refused.
+//
+// Responses (platform.openai.com/docs/api-reference/responses,
+// developers.openai.com/api/docs/guides/reasoning#keeping-reasoning-items-in-context):
+//   - stateless only (store false): a reasoning item sent back must carry
+//     the encrypted_content it came with ("Item with id 'rs_…' not found.
+//     Items are not persisted when `store` is set to false"), which comes
+//     only when include names reasoning.encrypted_content;
+//   - a reasoning item goes back with the item it was produced with, and
+//     that item with it ("Item 'fc_…' of type 'function_call' was provided
+//     without its required 'reasoning' item", "… of type 'reasoning' was
+//     provided without its required following item");
+//   - a function_call_output answers a function_call in the input, and
+//     each function_call is answered;
+//   - a function tool is strict unless it says strict: false, and a strict
+//     schema must fit strict mode; json_object needs "json" in the input;
+//   - a model that does not reason refuses reasoning parameters.
+package openaitest
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// A Turn is what the fake model does on one call.
+type Turn struct {
+	Reasoning string // reasoning text: chat's reasoning_content, a Responses summary with its encrypted item
+	Text      string // streamed a word at a time
+	Calls     []Call
+	Refusal   string // the model's refusal (chat's delta.refusal, a Responses refusal part)
+	Length    bool   // the reply is cut at the token limit (finish_reason length, incomplete max_output_tokens)
+	Usage     Usage
+
+	// Hold streams the first piece of the reply, then waits until the
+	// client goes away: a reply that never ends, for cancellation.
+	Hold bool
+
+	// Status, when set, answers with this HTTP status and Body instead.
+	Status int
+	Body   string
+}
+
+// A Call is one tool call of a Turn; Args is its arguments' JSON.
+type Call struct {
+	Name, Args string
+}
+
+// Usage is a Turn's token counts.
+type Usage struct {
+	Input, Output, Cached, Reasoning int
+}
+
+// A Request is one call the server received.
+type Request struct {
+	Path string
+	Body map[string]any
+	Raw  []byte
+	// Refused is the error message the server answered with, when a rule
+	// refused the request; "" when it was served.
+	Refused string
+}
+
+// A Server is a fake OpenAI API, its base URL ending in /v1.
+type Server struct {
+	URL string
+
+	// Reply is what the model does on the n-th call (from 0) that the
+	// rules let through; nil replies "OK.".
+	Reply func(n int, r *Request) Turn
+	// Key, when set, is the API key every request must carry; a wrong
+	// one is refused with OpenAI's 401, the key sent echoed in it.
+	Key string
+	// Gemini makes chat completions behave as Gemini's OpenAI endpoint
+	// does with thought signatures.
+	Gemini bool
+	// Models is what GET /models lists (OpenRouter's shape when a model
+	// has a context length).
+	Models []Model
+
+	srv       *httptest.Server
+	mu        sync.Mutex
+	requests  []*Request
+	served    int
+	cancelled int
+	issued    map[string]issued // Responses: reasoning items by encrypted content
+	following map[string]string // Responses: an item's id -> the reasoning item it came after
+	sigs      map[string]string // chat (Gemini): a call id -> its signature
+}
+
+// A Model is one entry of GET /models.
+type Model struct {
+	ID            string
+	ContextLength int
+	Tools         *bool // OpenRouter's supported_parameters names tools (nil: no such list)
+}
+
+type issued struct{ id, next string }
+
+// NewServer starts a fake; Close stops it.
+func NewServer() *Server {
+	s := &Server{issued: map[string]issued{}, following: map[string]string{}, sigs: map[string]string{}}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.srv.URL + "/v1"
+	return s
+}
+
+// Close shuts the server down.
+func (s *Server) Close() { s.srv.Close() }
+
+// Client is an HTTP client for the server.
+func (s *Server) Client() *http.Client { return s.srv.Client() }
+
+// Requests are the calls received so far, refused ones included.
+func (s *Server) Requests() []*Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
+}
+
+// Cancelled counts the replies whose client went away before they ended.
+func (s *Server) Cancelled() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cancelled
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if s.Key != "" && r.Header.Get("Authorization") != "Bearer "+s.Key {
+		got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		writeError(w, 401, fmt.Sprintf("Incorrect API key provided: %s. You can find your API key at https://platform.openai.com/account/api-keys.", got), "", "invalid_api_key")
+		return
+	}
+	path := strings.TrimPrefix(r.URL.Path, "/v1")
+	if r.Method == http.MethodGet && path == "/models" {
+		s.list(w)
+		return
+	}
+	raw, _ := io.ReadAll(r.Body)
+	req := &Request{Path: path, Raw: raw}
+	if err := json.Unmarshal(raw, &req.Body); err != nil {
+		req.Refused = "We could not parse the JSON body of your request."
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	s.mu.Unlock()
+	if req.Refused != "" {
+		writeError(w, 400, req.Refused, "", "")
+		return
+	}
+	switch path {
+	case "/chat/completions":
+		s.chat(w, r, req)
+	case "/responses":
+		s.responses(w, r, req)
+	default:
+		writeError(w, 404, "Invalid URL (POST /v1"+path+")", "", "")
+	}
+}
+
+// refuse answers req with a 400 naming param, and records it.
+func (s *Server) refuse(w http.ResponseWriter, req *Request, status int, msg, param string) {
+	s.mu.Lock()
+	req.Refused = msg
+	s.mu.Unlock()
+	writeError(w, status, msg, param, "")
+}
+
+func writeError(w http.ResponseWriter, status int, msg, param, code string) {
+	e := map[string]any{"message": msg, "type": "invalid_request_error", "param": nil, "code": nil}
+	if param != "" {
+		e["param"] = param
+	}
+	if code != "" {
+		e["code"] = code
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{"error": e})
+}
+
+// turn is the model's next turn for req.
+func (s *Server) turn(req *Request) Turn {
+	s.mu.Lock()
+	n := s.served
+	s.served++
+	s.mu.Unlock()
+	if s.Reply == nil {
+		return Turn{Text: "OK."}
+	}
+	return s.Reply(n, req)
+}
+
+// An sseWriter writes server-sent events, flushed, and tells when the
+// client has gone.
+type sseWriter struct {
+	w   http.ResponseWriter
+	r   *http.Request
+	s   *Server
+	seq int
+}
+
+func newSSE(w http.ResponseWriter, r *http.Request, s *Server) *sseWriter {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	return &sseWriter{w: w, r: r, s: s}
+}
+
+func (e *sseWriter) data(v any) {
+	b, _ := json.Marshal(v)
+	fmt.Fprintf(e.w, "data: %s\n\n", b)
+	e.w.(http.Flusher).Flush()
+}
+
+func (e *sseWriter) event(typ string, v map[string]any) {
+	v["type"] = typ
+	v["sequence_number"] = e.seq
+	e.seq++
+	b, _ := json.Marshal(v)
+	fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", typ, b)
+	e.w.(http.Flusher).Flush()
+}
+
+// hold waits for the client to go away, and counts it.
+func (e *sseWriter) hold() {
+	<-e.r.Context().Done()
+	e.s.mu.Lock()
+	e.s.cancelled++
+	e.s.mu.Unlock()
+}
+
+// words splits text into the pieces it is streamed in.
+func words(text string) []string {
+	if text == "" {
+		return nil
+	}
+	return strings.SplitAfter(text, " ")
+}
+
+// halves splits s in two, for arguments streamed in two fragments.
+func halves(s string) []string {
+	if len(s) < 2 {
+		return []string{s}
+	}
+	return []string{s[:len(s)/2], s[len(s)/2:]}
+}
+
+// The model families the rules depend on.
+
+// baseName is a model id without a vendor prefix, lowercased.
+func baseName(model string) string {
+	model = strings.ToLower(model)
+	if i := strings.LastIndexByte(model, '/'); i >= 0 {
+		model = model[i+1:]
+	}
+	return model
+}
+
+// noToolsWithEffort: OpenAI's GPT-5.4 and later on chat completions.
+func noToolsWithEffort(model string) bool {
+	rest, ok := strings.CutPrefix(baseName(model), "gpt-")
+	if !ok {
+		return false
+	}
+	num := rest
+	if i := strings.IndexAny(rest, "-_ "); i >= 0 {
+		num = rest[:i]
+	}
+	maj, mnr, _ := strings.Cut(num, ".")
+	a, err := strconv.Atoi(maj)
+	b, _ := strconv.Atoi(mnr)
+	return err == nil && (a > 5 || a == 5 && b >= 4)
+}
+
+// reasons: the models that take reasoning parameters.
+func reasons(model string) bool {
+	b := baseName(model)
+	return (strings.HasPrefix(b, "gpt-5") || strings.HasPrefix(b, "gpt-6") || strings.HasPrefix(b, "o3") || strings.HasPrefix(b, "o4")) && !strings.Contains(b, "-chat")
+}
+
+// strictProblem says why schema does not fit strict mode, or "".
+func strictProblem(schema any, where string) string {
+	m, ok := schema.(map[string]any)
+	if !ok {
+		return ""
+	}
+	if props, ok := m["properties"].(map[string]any); ok || m["type"] == "object" {
+		if m["additionalProperties"] != false {
+			return fmt.Sprintf("In context=(%s), 'additionalProperties' is required to be supplied and to be false.", where)
+		}
+		req, _ := m["required"].([]any)
+		for k := range props {
+			if !slices.Contains(req, any(k)) {
+				return fmt.Sprintf("In context=(%s), 'required' is required to be supplied and to be an array including every key in properties. Missing '%s'.", where, k)
+			}
+		}
+		for k, p := range props {
+			if msg := strictProblem(p, join(where, "'properties', '"+k+"'")); msg != "" {
+				return msg
+			}
+		}
+	}
+	if msg := strictProblem(m["items"], join(where, "'items'")); msg != "" {
+		return msg
+	}
+	for _, key := range []string{"anyOf", "$defs", "definitions"} {
+		switch v := m[key].(type) {
+		case []any:
+			for i, sub := range v {
+				if msg := strictProblem(sub, join(where, fmt.Sprintf("'%s', '%d'", key, i))); msg != "" {
+					return msg
+				}
+			}
+		case map[string]any:
+			for k, sub := range v {
+				if msg := strictProblem(sub, join(where, fmt.Sprintf("'%s', '%s'", key, k))); msg != "" {
+					return msg
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + ", " + b
+}
+
+// mentionsJSON reports whether v holds the word json, in any case, in a
+// string anywhere.
+func mentionsJSON(v any) bool {
+	b, _ := json.Marshal(v)
+	return bytes.Contains(bytes.ToLower(b), []byte("json"))
+}
+
+func (s *Server) list(w http.ResponseWriter) {
+	data := []map[string]any{}
+	for _, m := range s.Models {
+		d := map[string]any{"id": m.ID, "object": "model", "created": 1764495600, "owned_by": "openai"}
+		if m.ContextLength > 0 {
+			d["context_length"] = m.ContextLength
+		}
+		if m.Tools != nil {
+			params := []string{"max_tokens", "temperature"}
+			if *m.Tools {
+				params = append(params, "tools", "tool_choice")
+			}
+			d["supported_parameters"] = params
+		}
+		data = append(data, d)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func signature(id string) string { return base64.StdEncoding.EncodeToString([]byte("sig:" + id)) }

@@ -1,0 +1,320 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider"
+	"github.com/coda-acp/coda/engine/provider/sse"
+)
+
+// The Responses API (POST /responses) lives beside chat completions in
+// this package rather than in its own: the two share the vendor's base
+// URL and auth, its error bodies and in-stream errors (streamError), its
+// effort names (wireEffort) and the piecewise decoding of long argument
+// strings; a package of its own would export or copy each.
+
+// Responses is one model behind OpenAI's Responses API, called statelessly
+// (store: false): the reasoning items a reply returns, encrypted, go back
+// on the next calls of the turn through Response.Replay. It is safe for
+// concurrent use.
+type Responses struct {
+	model string
+	opts  Options
+	call  sse.Call
+}
+
+// NewResponses returns the model named model behind the Responses API of
+// opts.BaseURL (default DefaultBaseURL; "/responses" is appended).
+func NewResponses(model string, opts Options) *Responses {
+	opts = opts.WithDefaults("openai", model, DefaultBaseURL)
+	return &Responses{
+		model: model,
+		opts:  opts,
+		call:  opts.Call("/responses", opts.Header("Authorization", "Bearer ")),
+	}
+}
+
+// Name is the spec the model was chosen by.
+func (m *Responses) Name() string { return m.opts.Name }
+
+// Stream sends req and streams the reply: text and reasoning summaries as
+// they come, tool calls whole at the end. A try that fails before anything
+// was passed to onDelta is retried as the Retry option allows; a 404 wraps
+// engine.ErrModelUnavailable; a server's refusal of a strict tool, the
+// named tool choice or the reply's format is an *engine.MechanismError.
+func (m *Responses) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+	body, shaping, err := m.encode(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
+	}
+	var resp *engine.Response
+	err = m.call.DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
+		s := rstream{onDelta: onDelta, started: started}
+		var err error
+		resp, err = s.read(r)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	resp.Usage.ContextWindow = m.opts.ContextWindow
+	return resp, nil
+}
+
+// The request body of POST /responses, as much of it as coda sends.
+type rRequest struct {
+	Model           string       `json:"model"`
+	Instructions    string       `json:"instructions,omitempty"`
+	Input           []any        `json:"input"`
+	Tools           []rTool      `json:"tools,omitempty"`
+	ToolChoice      *rToolChoice `json:"tool_choice,omitempty"`
+	Text            *rText       `json:"text,omitempty"`
+	Reasoning       *rReasoning  `json:"reasoning,omitempty"`
+	MaxOutputTokens int          `json:"max_output_tokens,omitempty"`
+	Store           bool         `json:"store"`
+	Include         []string     `json:"include,omitempty"`
+	Stream          bool         `json:"stream"`
+}
+
+// rTool is a function tool. Strict is always sent: the Responses API takes
+// a function without it as strict, and refuses a schema that does not fit
+// strict mode.
+type rTool struct {
+	Type        string          `json:"type"` // "function"
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      bool            `json:"strict"`
+}
+
+type rToolChoice struct {
+	Type string `json:"type"` // "function"
+	Name string `json:"name"`
+}
+
+type rText struct {
+	Format rFormat `json:"format"`
+}
+
+type rFormat struct {
+	Type   string          `json:"type"` // "json_schema" | "json_object"
+	Name   string          `json:"name,omitempty"`
+	Schema json.RawMessage `json:"schema,omitempty"`
+	Strict *bool           `json:"strict,omitempty"`
+}
+
+type rReasoning struct {
+	Effort  string `json:"effort,omitempty"`
+	Summary string `json:"summary,omitempty"`
+}
+
+// Input items.
+type (
+	rMessage struct {
+		Type    string `json:"type"` // "message"
+		Role    string `json:"role"`
+		Content any    `json:"content"` // a string, or parts
+	}
+	// rOutputMessage is an assistant message sent back with the id it
+	// came with, which a reasoning item before it is paired with.
+	rOutputMessage struct {
+		Type    string      `json:"type"` // "message"
+		ID      string      `json:"id"`
+		Role    string      `json:"role"`
+		Status  string      `json:"status"`
+		Content []rTextPart `json:"content"`
+	}
+	rTextPart struct {
+		Type     string `json:"type"` // "input_text" | "output_text" | "input_image"
+		Text     string `json:"text,omitempty"`
+		ImageURL string `json:"image_url,omitempty"`
+	}
+	rFunctionCall struct {
+		Type      string `json:"type"` // "function_call"
+		ID        string `json:"id,omitempty"`
+		CallID    string `json:"call_id"`
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	rFunctionOutput struct {
+		Type   string `json:"type"` // "function_call_output"
+		CallID string `json:"call_id"`
+		Output string `json:"output"`
+	}
+)
+
+// includeEncrypted asks for each reasoning item's encrypted content: with
+// store false, the only way to send the reasoning back.
+const includeEncrypted = "reasoning.encrypted_content"
+
+// reasons reports whether the model reasons: the catalog says so, or its
+// name is one of OpenAI's reasoning families (gpt-5 and later but their
+// chat-latest aliases, o1, o3, o4, gpt-oss, codex).
+func (m *Responses) reasons() bool {
+	if m.opts.Reasons() {
+		return true
+	}
+	base := strings.ToLower(m.model)
+	if i := strings.LastIndexByte(base, '/'); i >= 0 {
+		base = base[i+1:]
+	}
+	if strings.Contains(base, "-chat") {
+		return false
+	}
+	for _, p := range []string{"gpt-5", "gpt-6", "o1", "o3", "o4", "gpt-oss", "codex"} {
+		if strings.HasPrefix(base, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// encode builds the request body. The system prompt is the instructions;
+// the conversation is input items, an assistant message expanded from its
+// Replay (the reasoning items, encrypted, in the order they came, and the
+// ids its calls and text came with) so that each reasoning item precedes
+// the item it was produced with, as the API requires of a stateless call.
+func (m *Responses) encode(req *engine.Request) (body []byte, shaping sse.Shaping, err error) {
+	r := rRequest{
+		Model:           m.model,
+		Instructions:    req.System,
+		Input:           make([]any, 0, len(req.Messages)+2),
+		MaxOutputTokens: m.opts.MaxTokens,
+		Stream:          true,
+	}
+	for i := range req.Messages {
+		msg := &req.Messages[i]
+		switch msg.Role {
+		case engine.RoleAssistant:
+			r.Input = appendAssistant(r.Input, msg)
+		case engine.RoleTool:
+			text := msg.Text
+			if msg.IsError {
+				text = "Error: " + text // the API has no error flag for an output
+			}
+			r.Input = append(r.Input, rFunctionOutput{Type: "function_call_output", CallID: msg.ToolCallID, Output: text})
+		default:
+			r.Input = append(r.Input, m.userItem(msg))
+		}
+	}
+	for _, t := range req.Tools {
+		params := t.Schema
+		if len(bytes.TrimSpace(params)) == 0 {
+			params = emptySchema
+		}
+		r.Tools = append(r.Tools, rTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params, Strict: t.Strict})
+		shaping.Strict = shaping.Strict || t.Strict
+		if t.Name == req.ToolChoice {
+			r.ToolChoice = &rToolChoice{Type: "function", Name: t.Name}
+			shaping.ToolChoice = true
+		}
+	}
+	if f := req.Reply; f != nil {
+		shaping.Reply = true
+		if len(bytes.TrimSpace(f.Schema)) == 0 {
+			r.Text = &rText{Format: rFormat{Type: "json_object"}}
+		} else {
+			strict := f.Strict
+			r.Text = &rText{Format: rFormat{Type: "json_schema", Name: schemaName(f), Schema: f.Schema, Strict: &strict}}
+			shaping.Strict = shaping.Strict || f.Strict
+		}
+	}
+	effort := m.opts.EffortOf(req)
+	if effort != "" || m.reasons() {
+		r.Reasoning = &rReasoning{Effort: wireEffort(effort)}
+		if effort != engine.EffortOff {
+			r.Reasoning.Summary = "auto"
+		}
+		r.Include = []string{includeEncrypted}
+	}
+	body, err = json.Marshal(r)
+	return body, shaping, err
+}
+
+// userItem is a user message: its text, or its images (input_image parts
+// with data: URLs) then its text; for a model without vision, the text
+// with a line in each image's place.
+func (m *Responses) userItem(msg *engine.Message) rMessage {
+	switch {
+	case len(msg.Images) == 0:
+		return rMessage{Type: "message", Role: "user", Content: msg.Text}
+	case m.opts.NoVision:
+		return rMessage{Type: "message", Role: "user", Content: msg.TextWithStandIns()}
+	}
+	parts := make([]rTextPart, 0, len(msg.Images)+1)
+	for _, im := range msg.Images {
+		parts = append(parts, rTextPart{Type: "input_image", ImageURL: "data:" + im.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(im.Data)})
+	}
+	if msg.Text != "" {
+		parts = append(parts, rTextPart{Type: "input_text", Text: msg.Text})
+	}
+	return rMessage{Type: "message", Role: "user", Content: parts}
+}
+
+// A Responses reply's Replay: its output items in order, the reasoning
+// items whole (as response.output_item.done gave them, encrypted content
+// and all), the others as stubs naming the ids their text and calls came
+// with, filled from the Message when it is sent back.
+type rReplay struct {
+	Items []json.RawMessage `json:"items"`
+}
+
+// replayStub is a reasoning item, or a stub of a message or a function
+// call.
+type replayStub struct {
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+	CallID string `json:"call_id,omitempty"`
+}
+
+// appendAssistant appends an assistant message's items: from its Replay
+// when it has one of this API's, else its text and calls alone.
+func appendAssistant(input []any, msg *engine.Message) []any {
+	sent := map[string]bool{}
+	textSent := false
+	var rp rReplay
+	if len(msg.Replay) > 0 && json.Unmarshal(msg.Replay, &rp) == nil {
+		for _, raw := range rp.Items {
+			var stub replayStub
+			if json.Unmarshal(raw, &stub) != nil {
+				continue
+			}
+			switch stub.Type {
+			case "reasoning":
+				input = append(input, raw)
+			case "message":
+				if textSent {
+					continue
+				}
+				input = append(input, rOutputMessage{Type: "message", ID: stub.ID, Role: "assistant", Status: "completed",
+					Content: []rTextPart{{Type: "output_text", Text: msg.Text}}})
+				textSent = true
+			case "function_call":
+				for _, tc := range msg.ToolCalls {
+					if tc.ID == stub.CallID && !sent[tc.ID] {
+						input = append(input, rFunctionCall{Type: "function_call", ID: stub.ID, CallID: tc.ID, Name: tc.Name, Arguments: arguments(tc.Arguments)})
+						sent[tc.ID] = true
+					}
+				}
+			}
+		}
+	}
+	if !textSent && msg.Text != "" {
+		input = append(input, rMessage{Type: "message", Role: "assistant", Content: msg.Text})
+	}
+	for _, tc := range msg.ToolCalls {
+		if !sent[tc.ID] {
+			input = append(input, rFunctionCall{Type: "function_call", CallID: tc.ID, Name: tc.Name, Arguments: arguments(tc.Arguments)})
+		}
+	}
+	return input
+}
+
+var _ engine.Model = (*Responses)(nil)
+var _ provider.Lister = Lister{}
