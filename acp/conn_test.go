@@ -153,7 +153,7 @@ func checkRecords(t *testing.T, state string, n int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rr engine.RunRecord
+		var rr store.RunRecord
 		if err := json.Unmarshal(data, &rr); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/outputspec"
+	statestore "github.com/coda-acp/coda/store"
 )
 
 // The sink keeps the chunks a turn closes with (the final answer and its
@@ -26,11 +27,11 @@ func TestUpdateSink_closing(t *testing.T) {
 		{Kind: engine.EventText, Stage: "answer", MessageID: "m-1", Text: `"phase":"final_answer"`},
 		{Kind: engine.EventThought, Stage: "answer", MessageID: "m-1", Text: "x"},
 		{Kind: engine.EventToolCall, ToolCall: &engine.ToolCallEvent{ID: "t-1", RawInput: json.RawMessage(`{"_meta":{"coda":{"phase":"final_answer"}}}`)}},
-		{Kind: engine.EventFinalAnswer, MessageID: "m-2", Answer: &engine.Answer{
+		{Kind: engine.EventFinalAnswer, MessageID: "m-2", Answer: &statestore.Answer{
 			RunID: "r-1", Stage: "answer", Format: "json", Content: `{"a":1}`,
 			Artifacts: []outputspec.Artifact{{Name: "report.md", Path: "report.md", MimeType: "text/markdown", Size: 3}},
 		}},
-		{Kind: engine.EventNoAnswer, MessageID: "m-3", Text: "No answer.", Answer: &engine.Answer{RunID: "r-2", Status: "failed"}},
+		{Kind: engine.EventNoAnswer, MessageID: "m-3", Text: "No answer.", Answer: &statestore.Answer{RunID: "r-2", Status: "failed"}},
 	} {
 		if err := k.Emit(ctx, ev); err != nil {
 			t.Fatal(err)

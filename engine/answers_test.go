@@ -242,7 +242,7 @@ arguments = { unavailable = "The file auth.go does not exist." }
 	if !strings.Contains(schema, `"unavailable"`) {
 		t.Errorf("submit_output's schema does not offer unavailable: %s", schema)
 	}
-	rr, err := engine.ReadRun(turn.Store.Dir(), turn.RunID)
+	rr, err := turn.Store.ReadRun(turn.RunID)
 	if err != nil || rr.Status != engine.StatusUnavailable || rr.Unavailable != res.Unavailable || rr.FinalOutput != nil || rr.NoAnswer != res.NoAnswer {
 		t.Errorf("run.json = %+v (%v)", rr, err)
 	}
@@ -471,7 +471,7 @@ text = "Done."
 	}
 	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
-	rr, err := engine.ReadRun(turn.Store.Dir(), turn.RunID)
+	rr, err := turn.Store.ReadRun(turn.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}

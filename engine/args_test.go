@@ -277,7 +277,7 @@ arguments = { content = "Fine." }
 	if !slicesContain(res.Answer.Warnings, "the run record could not be written") {
 		t.Errorf("the answer record's warnings %q lack it", res.Answer.Warnings)
 	}
-	if _, err := engine.ReadRun(turn.Store.Dir(), turn.RunID); err == nil {
+	if _, err := turn.Store.ReadRun(turn.RunID); err == nil {
 		t.Error("ReadRun found a run that was never written")
 	}
 }

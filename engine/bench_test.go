@@ -102,7 +102,7 @@ format = "json"
 // (ns/op), and the record's size per turn (record-B/turn), which names
 // the earlier turns by run id instead of rewriting them.
 //
-// Run returns once its record is written (recordWriter.flush), so a turn
+// Run returns once its record is written (store.Run.Flush), so a turn
 // with records starts right after its goroutine waited, idle, for the
 // previous turn's files: on a slow disk a few ms, after which the next
 // turn's first µs run on cold caches whatever they do (a time.Sleep of
@@ -161,7 +161,7 @@ func BenchmarkRun_firstUpdate(b *testing.B) {
 					turn.Store = store.New(dir)
 				case "off,disk-between":
 					done := make(chan error)
-					go func() { done <- writeLikeARecord(engine.RunDir(dir, turn.RunID)) }()
+					go func() { done <- writeLikeARecord(store.New(dir).RunDir(turn.RunID)) }()
 					if err := <-done; err != nil {
 						b.Fatal(err)
 					}
@@ -204,7 +204,7 @@ func BenchmarkRun_firstUpdate(b *testing.B) {
 			b.ReportMetric(float64(median(counts)), "first-update-allocs")
 			size := 0
 			if strings.HasPrefix(mode, "on") {
-				_ = filepath.WalkDir(engine.RunDir(dir, fmt.Sprintf("r-%d", i)), func(_ string, d fs.DirEntry, err error) error {
+				_ = filepath.WalkDir(store.New(dir).RunDir(fmt.Sprintf("r-%d", i)), func(_ string, d fs.DirEntry, err error) error {
 					if err == nil && !d.IsDir() {
 						if info, err := d.Info(); err == nil {
 							size += int(info.Size())

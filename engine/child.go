@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/coda-acp/coda/internal/textcut"
 	"github.com/coda-acp/coda/outputspec"
+	"github.com/coda-acp/coda/store"
 )
 
 // A sub-run is a run started by another (DESIGN §12): a fan_out worker
@@ -33,15 +32,6 @@ type Caller struct {
 	Task string
 }
 
-// A SubRun is a worker or child as run.json lists it.
-type SubRun struct {
-	Name   string   `json:"name"`
-	Task   string   `json:"task"`
-	Agent  string   `json:"agent,omitempty"` // a child's agent
-	Status string   `json:"status"`
-	Flags  []string `json:"flags"`
-}
-
 // delegation is a run's own part in the tree: where it sits, and the
 // workers and children it started.
 type delegation struct {
@@ -49,7 +39,7 @@ type delegation struct {
 	caller Caller // zero for the turn's own run
 	// workers are the run's fan_out workers so far, across its fan_out
 	// calls, in task order: names go on from one call to the next.
-	workers  []SubRun
+	workers  []store.SubRun
 	children []*child // spawn.go
 }
 
@@ -93,12 +83,7 @@ func (r *run) newSub(s subSpec) *run {
 // what a report cuts, `run:workers/wN/answer` (or children/cN) reads
 // whole.
 // The parent writes it, so that a failure shows in the parent's warnings.
-func (r *run) keepAnswer(sub *run, content string) {
-	if sub.rec.dir() == "" {
-		return
-	}
-	r.rec.writeText(filepath.Join(sub.rec.dir(), "answer"), content)
-}
+func (r *run) keepAnswer(sub *run, content string) { r.rec.KeepAnswer(sub.rec, content) }
 
 // taskLabel is how a sub-run's task is shown: its id when it has one,
 // else the first line of its prompt, shortened.
@@ -205,32 +190,6 @@ func stageLevels(s *Stage, levels outputspec.Levels) outputspec.Levels {
 		return levels
 	}
 	return outputspec.Levels{Agent: levels.Agent, Stage: levels.Stage, StageName: levels.StageName}
-}
-
-// ReadSubRun reads the run.json of a worker or child of a recorded run:
-// path names it from the run down, such as "workers/w1" or
-// "children/c1/workers/w2".
-func ReadSubRun(stateDir, runID, path string) (*RunRecord, error) {
-	parts := strings.Split(path, "/")
-	if len(parts)%2 != 0 {
-		return nil, fmt.Errorf("%q does not name a worker or child", path)
-	}
-	for i := 0; i < len(parts); i += 2 {
-		if parts[i] != "workers" && parts[i] != "children" {
-			return nil, fmt.Errorf("%q does not name a worker or child", path)
-		}
-		if err := CheckRunID(parts[i+1]); err != nil {
-			return nil, fmt.Errorf("%q is not a worker or child name", parts[i+1])
-		}
-	}
-	if _, err := ReadRun(stateDir, runID); err != nil {
-		return nil, err
-	}
-	rr, err := readRunFile(filepath.Join(RunDir(stateDir, runID), filepath.FromSlash(path)), runID+"/"+path)
-	if os.IsNotExist(err) {
-		return nil, fmt.Errorf("run %s has no %s", runID, path)
-	}
-	return rr, err
 }
 
 // delegates reports whether the stage offers the named tool of the

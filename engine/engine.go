@@ -151,7 +151,7 @@ type Result struct {
 	StopReason string // an ACP stop reason: end_turn, max_tokens, max_turn_requests, refusal, cancelled
 	Flags      []string
 	Warnings   []string
-	Answer     *Answer // nil without one
+	Answer     *store.Answer // nil without one
 	// LastReply is the model's last text, for the session's history when
 	// there is no answer.
 	LastReply string
@@ -161,9 +161,9 @@ type Result struct {
 	Err error
 	// Workers and Children are the run's fan_out workers and spawned
 	// children, as run.json lists them (DESIGN §12).
-	Workers, Children []SubRun
+	Workers, Children []store.SubRun
 	// Taint counts the taint gate's decisions; nil when the gate is off.
-	Taint *TaintCounts
+	Taint *store.TaintCounts
 	// NoAnswer says in one line why the run has no answer; "" when it has
 	// one (noanswer.go). Unavailable is the model's reason when it declared
 	// the answer unavailable (status unavailable).
@@ -195,12 +195,12 @@ func (r *run) run(ctx context.Context) *Result {
 	err := r.walk(ctx)
 	r.endChildren(ctx)
 	// The closing answer's warnings say whether the record was written.
-	r.rec.w.flush()
+	r.rec.Flush()
 	res := r.finish(ctx, err)
 	res.Workers, res.Children = r.sub.workers, r.childRecords()
-	r.rec.finish(res)
-	r.rec.w.flush()
-	if w := r.rec.recordWarning(); w != "" && !slices.Contains(res.Warnings, w) {
+	finishRecord(r.rec, res)
+	r.rec.Flush()
+	if w := r.rec.Warning(); w != "" && !slices.Contains(res.Warnings, w) {
 		// Only the last write, of run.json, failed: the answer is out,
 		// but the result still says so.
 		r.log.Warn(w, LogWarning, true)
@@ -218,13 +218,13 @@ type run struct {
 	t     *Turn
 	sink  Sink
 	log   *slog.Logger
-	rec   *recorder
+	rec   *store.Run
 	share *tree // what the run shares with its workers and children
 
 	plan     []PlanEntry
 	visits   map[string]int
 	done     []stageOutcome // completed stage visits, in order
-	answer   *Answer
+	answer   *store.Answer
 	flags    []string
 	warnings []string
 	written  []string
@@ -263,11 +263,11 @@ func (e *Engine) newRun(t *Turn, sink Sink, parent *run) *run {
 	r.warnings = append(r.warnings, t.Warnings...)
 	if parent != nil {
 		r.share, r.taint = parent.share, parent.taint
-		r.rec = parent.rec.sub(r) // one writer for the turn's whole record, in order
+		r.rec = subRecord(parent, r) // one writer for the turn's whole record, in order
 		return r
 	}
 	r.share = newTree(e, t, sink)
-	r.rec = newRecorder(r, e.Store, &recordWriter{})
+	r.rec = newRecord(r)
 	r.taint = newTaint(r)
 	return r
 }
@@ -359,7 +359,7 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 			res.Status = StatusCompleteNoOutput
 		}
 	}
-	if w := r.rec.recordWarning(); w != "" {
+	if w := r.rec.Warning(); w != "" {
 		r.warn(w) // once per run, however many files failed
 	}
 	res.Flags, res.Warnings = nonNil(r.flags), nonNil(r.warnings)

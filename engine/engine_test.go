@@ -116,7 +116,7 @@ text = ["never ", "sent"]
 	if res.Status != engine.StatusCancelled || res.StopReason != "cancelled" || res.Err != nil {
 		t.Fatalf("Run = status %q, stop %q, err %v; want cancelled", res.Status, res.StopReason, res.Err)
 	}
-	rr, err := engine.ReadRun(turn.Store.Dir(), "run-1")
+	rr, err := turn.Store.ReadRun("run-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ arguments = { content = "All fine." }
 	if n != 1 {
 		t.Errorf("%d final answers sent, want 1", n)
 	}
-	rr, err := engine.ReadRun(turn.Store.Dir(), "run-1")
+	rr, err := turn.Store.ReadRun("run-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ error = "503 overloaded"
 	if res.Status != engine.StatusFailed || res.Err == nil || !strings.Contains(res.Err.Error(), "503 overloaded") {
 		t.Fatalf("Run = status %q err %v, want failed with the model's error", res.Status, res.Err)
 	}
-	rr, err := engine.ReadRun(turn.Store.Dir(), "run-1")
+	rr, err := turn.Store.ReadRun("run-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,5 +295,12 @@ func TestRun_historyBounded(t *testing.T) {
 	big := msgs[len(msgs)-2].Text
 	if len(big) > 9000 || !utf8.ValidString(big) || !strings.Contains(big, "more bytes") {
 		t.Errorf("the long answer came through as %d bytes (valid UTF-8: %v)", len(big), utf8.ValidString(big))
+	}
+}
+
+// The run ids the engine makes name runs in the store.
+func TestEngine_NewID(t *testing.T) {
+	if id := (&engine.Engine{}).NewID("r"); store.CheckRunID(id) != nil {
+		t.Errorf("NewID(r) = %q: %v", id, store.CheckRunID(id))
 	}
 }

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/coda-acp/coda/store"
+
 // EventKind says what an Event reports.
 type EventKind uint8
 
@@ -27,7 +29,7 @@ type Event struct {
 
 	ToolCall *ToolCallEvent // EventToolCall, EventToolCallUpdate
 	Plan     []PlanEntry    // EventPlan
-	Answer   *Answer        // EventFinalAnswer, EventNoAnswer
+	Answer   *store.Answer  // EventFinalAnswer, EventNoAnswer
 	Usage    *Usage         // EventUsage
 	// Worker, on the EventToolCallUpdate that counts a fan_out's workers
 	// done, is the worker that just ended: `coda run` shows each one.

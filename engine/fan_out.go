@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/coda-acp/coda/internal/textcut"
+	"github.com/coda-acp/coda/store"
 )
 
 // fan_out is the engine's tool for handing slices of work to workers
@@ -172,8 +173,8 @@ func (w *worker) settle(stage *Stage, notRun string) {
 	}
 }
 
-func (w *worker) record() SubRun {
-	s := SubRun{Name: w.name, Task: w.label, Status: "not run", Flags: []string{}}
+func (w *worker) record() store.SubRun {
+	s := store.SubRun{Name: w.name, Task: w.label, Status: "not run", Flags: []string{}}
 	if w.res != nil {
 		s.Status, s.Flags = w.res.Status, nonNil(w.res.Flags)
 	}
@@ -274,7 +275,7 @@ func (v *stageVisit) fanOut(ctx context.Context, tc ToolCall, ev *ToolCallEvent)
 	if emitErr != nil {
 		return ToolResult{}, emitErr
 	}
-	report := fanOutReport(workers, fo.reportBytes(), r.rec.dir() != "")
+	report := fanOutReport(workers, fo.reportBytes(), r.rec.Dir() != "")
 	v.reports = append(v.reports, report)
 	if failFast && firstFailed != nil && ctx.Err() == nil {
 		return ToolResult{Output: report, IsError: true},

@@ -16,6 +16,7 @@ import (
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/tools"
 	"github.com/coda-acp/coda/outputspec"
+	"github.com/coda-acp/coda/store"
 )
 
 // ids makes stable ids: t-1, t-2, m-1, ...
@@ -181,11 +182,11 @@ func TestFanOut_report(t *testing.T) {
 		}
 
 		// The records: each worker's run, its whole answer, and the list.
-		rr, err := engine.ReadRun(turn.Store.Dir(), "run-1")
+		rr, err := turn.Store.ReadRun("run-1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantWorkers := []engine.SubRun{
+		wantWorkers := []store.SubRun{
 			{Name: "w1", Task: "a.go", Status: engine.StatusAnswered, Flags: []string{}},
 			{Name: "w2", Task: "Check b.go", Status: engine.StatusCompleteNoOutput, Flags: []string{engine.FlagOutputForced}},
 			{Name: "w3", Task: "c.go", Status: engine.StatusAnswered, Flags: []string{}},
@@ -200,7 +201,7 @@ func TestFanOut_report(t *testing.T) {
 		if _, err := os.Stat(recordPath(turn, "workers/w2/answer")); !os.IsNotExist(err) {
 			t.Errorf("a failed worker has an answer file (%v)", err)
 		}
-		w1, err := engine.ReadSubRun(turn.Store.Dir(), "run-1", "workers/w1")
+		w1, err := turn.Store.ReadSubRun("run-1", "workers/w1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,10 +211,10 @@ func TestFanOut_report(t *testing.T) {
 		if _, err := os.Stat(recordPath(turn, "workers/w1/stages/001-check@1/status.json")); err != nil {
 			t.Errorf("the worker's stage record: %v", err)
 		}
-		if _, err := engine.ReadSubRun(turn.Store.Dir(), "run-1", "workers/w9"); err == nil || !strings.Contains(err.Error(), "has no workers/w9") {
+		if _, err := turn.Store.ReadSubRun("run-1", "workers/w9"); err == nil || !strings.Contains(err.Error(), "has no workers/w9") {
 			t.Errorf("ReadSubRun of a missing worker = %v", err)
 		}
-		if _, err := engine.ReadSubRun(turn.Store.Dir(), "run-1", "workers/../../x"); err == nil {
+		if _, err := turn.Store.ReadSubRun("run-1", "workers/../../x"); err == nil {
 			t.Error("ReadSubRun read a path out of the record")
 		}
 	})
@@ -260,7 +261,7 @@ error = "503 overloaded"
 		if _, last := toolCalls(sink.evs); last["t-1"] == nil || last["t-1"].Status != engine.ToolFailed {
 			t.Errorf("the fan_out call's last update = %+v, want failed", last["t-1"])
 		}
-		rr, _ := engine.ReadRun(turn.Store.Dir(), "run-1")
+		rr, _ := turn.Store.ReadRun("run-1")
 		if rr == nil || len(rr.Workers) != 3 || rr.Workers[2].Status != engine.StatusFailed {
 			t.Errorf("run.json workers = %+v", rr)
 		}
@@ -284,7 +285,7 @@ text = "No."
 		if res.Status != engine.StatusFailed || !strings.Contains(res.Err.Error(), "worker w1 (A) failed") {
 			t.Fatalf("Run = %s (%v)", res.Status, res.Err)
 		}
-		want := []engine.SubRun{
+		want := []store.SubRun{
 			{Name: "w1", Task: "A", Status: engine.StatusCompleteNoOutput, Flags: []string{engine.FlagOutputForced}},
 			{Name: "w2", Task: "B", Status: "not run", Flags: []string{}},
 		}
@@ -694,7 +695,7 @@ text = "a.go is fixed."
 	if n != 1 {
 		t.Errorf("the worker is offered submit_output %d times, want once", n)
 	}
-	w1, err := engine.ReadSubRun(turn.Store.Dir(), turn.RunID, "workers/w1")
+	w1, err := turn.Store.ReadSubRun(turn.RunID, "workers/w1")
 	if err != nil || w1.Status != engine.StatusAnswered || len(w1.Warnings) != 0 {
 		t.Errorf("worker w1's record %+v (%v): want answered, no warnings", w1, err)
 	}

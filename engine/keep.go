@@ -27,9 +27,6 @@ import (
 // MaxArtifactCopy is the largest artifact copied into a run's record.
 const MaxArtifactCopy = 10 << 20
 
-// artifactsDir is where a run's record keeps artifact copies.
-const artifactsDir = "artifacts"
-
 // kept is what a run has copied into its record.
 type kept struct {
 	copies map[string]string // workspace path → name under artifacts/
@@ -39,7 +36,7 @@ type kept struct {
 // keepArtifacts copies arts into the run's record and sets their RunPath.
 // A file it cannot copy is said once in the warnings and keeps no RunPath.
 func (r *run) keepArtifacts(arts []outputspec.Artifact) {
-	if r.rec.dir() == "" {
+	if r.rec.Dir() == "" {
 		return
 	}
 	for i := range arts {
@@ -49,7 +46,7 @@ func (r *run) keepArtifacts(arts []outputspec.Artifact) {
 			continue
 		}
 		name := r.copyName(a.Path)
-		sum, err := r.copyArtifact(a.Path, filepath.Join(r.rec.dir(), artifactsDir, name))
+		kept, sum, err := r.copyArtifact(a.Path, name)
 		if err != nil {
 			r.warn(fmt.Sprintf("artifact %s (%s) was not kept in the run record: %v", a.Name, a.Path, err))
 			continue
@@ -57,7 +54,7 @@ func (r *run) keepArtifacts(arts []outputspec.Artifact) {
 		if sum != a.SHA256 {
 			r.warn(fmt.Sprintf("artifact %s (%s) changed after it was checked: the run record keeps it as it is now", a.Name, a.Path))
 		}
-		a.RunPath = RunPrefix + artifactsDir + "/" + name
+		a.RunPath = RunPrefix + kept
 	}
 }
 
@@ -98,23 +95,24 @@ func safeName(s string) string {
 }
 
 // copyArtifact copies the workspace file p (relative to the working
-// directory, slash-separated) to dst, reading it through the workspace's
-// roots, and returns the sha256 of what it copied.
-func (r *run) copyArtifact(p, dst string) (string, error) {
+// directory, slash-separated) into the record as name, reading it through
+// the workspace's roots, and returns the copy's path in the record and
+// the sha256 of what it copied.
+func (r *run) copyArtifact(p, name string) (kept, sum string, err error) {
 	ws := r.t.Workspace
 	src := filepath.Join(ws.Cwd(), filepath.FromSlash(p))
 	f, err := (rootfs.Disk{Roots: ws.Roots()}).Open(src)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	defer f.Close()
 	h := sha256.New()
-	err = writeAtomic(dst, func(w io.Writer) error {
+	kept, err = r.rec.KeepArtifact(name, func(w io.Writer) error {
 		n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(f, MaxArtifactCopy+1))
 		if err == nil && n > MaxArtifactCopy {
 			err = errors.New("it grew past the size kept")
 		}
 		return err
 	})
-	return hex.EncodeToString(h.Sum(nil)), err
+	return kept, hex.EncodeToString(h.Sum(nil)), err
 }

@@ -35,7 +35,7 @@ text = "Done."
 	var once sync.Once
 	var mu sync.Mutex
 	var wrote []string
-	engine.SetBeforeRecordWrite(t, func(path string) {
+	turn.Store.BeforeWrite = func(path string) {
 		select {
 		case <-firstUpdate:
 		case <-time.After(time.Minute): // only a real hang gets here
@@ -45,7 +45,7 @@ text = "Done."
 		mu.Lock()
 		wrote = append(wrote, filepath.ToSlash(rel))
 		mu.Unlock()
-	})
+	}
 	sink := &events{on: func(engine.Event) { once.Do(func() { close(firstUpdate) }) }}
 	res := runTurn(t.Context(), turn, sink)
 	ended(t, res, engine.StatusAnswered, "end_turn")
@@ -60,7 +60,7 @@ text = "Done."
 	if strings.Join(wrote, "\n") != strings.Join(want, "\n") {
 		t.Errorf("files written, in order:\n%s\nwant:\n%s", strings.Join(wrote, "\n"), strings.Join(want, "\n"))
 	}
-	rr, err := engine.ReadRun(turn.Store.Dir(), turn.RunID)
+	rr, err := turn.Store.ReadRun(turn.RunID)
 	if err != nil || rr.Status != res.Status || rr.Ended == "" {
 		t.Errorf("run.json when Run returned: %+v (%v); want it final", rr, err)
 	}
@@ -89,11 +89,11 @@ arguments = { to = "report" }
 text = "Done."
 `)
 		var returned atomic.Bool
-		engine.SetBeforeRecordWrite(t, func(path string) {
+		turn.Store.BeforeWrite = func(path string) {
 			if returned.Load() {
 				t.Errorf("%s was written after Run returned", path)
 			}
-		})
+		}
 		res := runTurn(t.Context(), turn, &events{})
 		returned.Store(true)
 		ended(t, res, engine.StatusAnswered, "end_turn")
@@ -173,11 +173,11 @@ func TestRun_recordWriterPanic(t *testing.T) {
 [[turn]]
 text = "Done."
 `)
-	engine.SetBeforeRecordWrite(t, func(path string) {
+	turn.Store.BeforeWrite = func(path string) {
 		if filepath.Base(path) == "prompt.md" {
 			panic("a bad file")
 		}
-	})
+	}
 	res := runTurn(t.Context(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	n := 0

@@ -541,7 +541,7 @@ text = "never asked"
 	if len(calls) != 1 || last[calls[0].ID].Status != engine.ToolFailed || resultText(last[calls[0].ID]) != "Cancelled." {
 		t.Errorf("tool call %+v ended %+v; want failed, Cancelled.", calls, last)
 	}
-	rr, err := engine.ReadRun(turn.Store.Dir(), turn.RunID)
+	rr, err := turn.Store.ReadRun(turn.RunID)
 	if err != nil || rr.Status != engine.StatusCancelled {
 		t.Errorf("run.json: %+v, %v", rr, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/coda-acp/coda/internal/rootfs"
 	"github.com/coda-acp/coda/outputspec"
+	"github.com/coda-acp/coda/store"
 )
 
 // What later stages can read (DESIGN §15). A run's own record is readable
@@ -23,19 +24,14 @@ import (
 // RunPrefix starts a path that names a file of the run's own record.
 const RunPrefix = "run:"
 
-// The files of a visit's record that hold its texts whole.
-const (
-	answerFile       = "answer"
-	lastResponseFile = "last_response"
-)
-
 // ErrReadOnly refuses a change to the run's record through RunFiles.
 var ErrReadOnly = errors.New("the run's record (run:) is read-only")
 
 // RunFiles is a run's record directory as a read-only Workspace.
 type RunFiles struct{ dir string }
 
-// NewRunFiles returns the record at dir (RunDir) as a read-only Workspace.
+// NewRunFiles returns the record at dir (store.Store.RunDir) as a
+// read-only Workspace.
 func NewRunFiles(dir string) *RunFiles { return &RunFiles{dir: filepath.Clean(dir)} }
 
 func (f *RunFiles) Cwd() string       { return f.dir }
@@ -65,32 +61,19 @@ func (f *RunFiles) RunCommand(context.Context, Command) (CommandResult, error) {
 	return CommandResult{}, ErrReadOnly
 }
 
-// runPath is the visit's record as a run: path without the prefix
-// ("stages/002-review@1"); "" when no record is kept.
-func (vr *visitRecord) runPath() string {
-	if vr.dir == "" {
-		return ""
-	}
-	rel, err := filepath.Rel(vr.rec.dir(), vr.dir)
-	if err != nil {
-		return ""
-	}
-	return filepath.ToSlash(rel)
-}
-
 // writeTexts writes the visit's last response and its answer, whole.
 func (vr *visitRecord) writeTexts(v *stageVisit) {
 	if v.lastText != "" {
-		vr.write(lastResponseFile, v.lastText)
+		vr.WriteText(store.LastResponseFile, v.lastText)
 	}
 	if v.submitted != nil {
-		vr.write(answerFile, v.submitted.Content)
+		vr.WriteText(store.AnswerFile, v.submitted.Content)
 	}
 }
 
 // outcome is what the finished visit leaves for later stages.
 func (v *stageVisit) outcome() stageOutcome {
-	o := stageOutcome{stage: v.stage.Name, response: v.lastText, answer: v.answerContent(), dir: v.rec.runPath(), reports: v.reports}
+	o := stageOutcome{stage: v.stage.Name, response: v.lastText, answer: v.answerContent(), dir: v.rec.RunPath(), reports: v.reports}
 	if v.submitted != nil {
 		o.artifacts = v.submitted.Artifacts
 	}

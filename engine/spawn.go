@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/coda-acp/coda/internal/plainjson"
 	"github.com/coda-acp/coda/outputspec"
+	"github.com/coda-acp/coda/store"
 )
 
 // spawn_agent and wait_for_agent are the engine's tools for sub-agents
@@ -226,7 +228,7 @@ func (v *stageVisit) wait(ctx context.Context, tc ToolCall) ToolResult {
 		return Errorf("Cancelled.")
 	}
 	r.settleChild(c)
-	b, _ := encodeRecord(c.res.Record(), "")
+	b, _ := plainjson.Marshal(c.res.Record(), "")
 	return ToolResult{Output: strings.TrimSuffix(string(b), "\n")}
 }
 
@@ -267,10 +269,10 @@ func (r *run) endChildren(ctx context.Context) {
 	}
 }
 
-func (r *run) childRecords() []SubRun {
-	var out []SubRun
+func (r *run) childRecords() []store.SubRun {
+	var out []store.SubRun
 	for _, c := range r.sub.children {
-		out = append(out, SubRun{Name: c.name, Task: c.label, Agent: c.agent, Status: c.res.Status, Flags: nonNil(c.res.Flags)})
+		out = append(out, store.SubRun{Name: c.name, Task: c.label, Agent: c.agent, Status: c.res.Status, Flags: nonNil(c.res.Flags)})
 	}
 	return out
 }

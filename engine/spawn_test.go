@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/store"
 )
 
 // agents is an AgentLoader over blueprint texts by name.
@@ -89,7 +90,7 @@ arguments = { content = "It is config.toml." }
 		if !strings.HasPrefix(spawned, "Started c1 (finder).") || !strings.Contains(spawned, "Warnings:\n- spawn_agent's output_* arguments asks for xml where json was in effect: retired schema (from the blueprint's [agent.output])") {
 			t.Errorf("spawn_agent's result = %q, want the id and the retirement", spawned)
 		}
-		var rec engine.Answer
+		var rec store.Answer
 		if err := json.Unmarshal([]byte(waited), &rec); err != nil {
 			t.Fatalf("wait_for_agent's result is not an answer record: %v\n%s", err, waited)
 		}
@@ -99,15 +100,15 @@ arguments = { content = "It is config.toml." }
 		if len(rec.Warnings) == 0 || !strings.Contains(rec.Warnings[0], "retired") {
 			t.Errorf("the child's warnings = %q, want the retirement", rec.Warnings)
 		}
-		want := []engine.SubRun{{Name: "c1", Task: "Find the config.", Agent: "finder", Status: engine.StatusAnswered, Flags: []string{}}}
+		want := []store.SubRun{{Name: "c1", Task: "Find the config.", Agent: "finder", Status: engine.StatusAnswered, Flags: []string{}}}
 		if diff := cmp.Diff(want, res.Children); diff != "" {
 			t.Errorf("children (-want +got):\n%s", diff)
 		}
-		rr, err := engine.ReadRun(turn.Store.Dir(), "run-1")
+		rr, err := turn.Store.ReadRun("run-1")
 		if err != nil || len(rr.Children) != 1 {
 			t.Fatalf("run.json children: %+v (%v)", rr, err)
 		}
-		c1, err := engine.ReadSubRun(turn.Store.Dir(), "run-1", "children/c1")
+		c1, err := turn.Store.ReadSubRun("run-1", "children/c1")
 		if err != nil || c1.FinalOutput == nil || c1.Agent != "finder" {
 			t.Errorf("children/c1/run.json = %+v (%v)", c1, err)
 		}
@@ -290,7 +291,7 @@ arguments = { content = "done" }
 		if res.Status != engine.StatusAnswered || res.Answer.Content != "done" {
 			t.Fatalf("Run = %s (%v)", res.Status, res.Err)
 		}
-		deep, err := engine.ReadSubRun(turn.Store.Dir(), "run-1", "children/c1/children/c1/children/c1")
+		deep, err := turn.Store.ReadSubRun("run-1", "children/c1/children/c1/children/c1")
 		if err != nil || deep.FinalOutput == nil || deep.FinalOutput.Content != "bottom" {
 			t.Errorf("the deepest child's record = %+v (%v)", deep, err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/coda-acp/coda/internal/textcut"
 	"github.com/coda-acp/coda/outputspec"
+	"github.com/coda-acp/coda/store"
 )
 
 // visit is one stage visit: the model loop. It returns the next stage's
@@ -19,8 +20,8 @@ func (r *run) visit(ctx context.Context, s *Stage) (string, error) {
 	if err := r.emitPlan(ctx, s.Name, PlanInProgress); err != nil {
 		return "", err
 	}
-	r.rec.start() // after the turn's first update, which waits for nothing
-	v.rec = r.rec.visit(s.Name, v.n)
+	r.rec.Start() // after the turn's first update, which waits for nothing
+	v.rec = newVisitRecord(r.rec, s.Name, v.n)
 	next, err := v.loop(ctx)
 	v.rec.finish(v, err)
 	r.done = append(r.done, v.outcome())
@@ -63,7 +64,7 @@ type stageVisit struct {
 	rep        repairs          // refused submissions and the repair budget (repair.go)
 	toolless   bool             // the last call was made without tools (notools.go)
 	desk       *outputspec.Desk // checks submissions; remembers refused ones (repair.go)
-	submitted  *Answer          // the last passing submission of this visit
+	submitted  *store.Answer    // the last passing submission of this visit
 	lastText   string
 	written    []string
 	reports    []string // fan_out reports, for later stages
@@ -237,10 +238,10 @@ func (v *stageVisit) preamble() string {
 	for _, o := range done {
 		fmt.Fprintf(&b, "\n### Stage %s\n", o.stage)
 		if o.response != "" {
-			fmt.Fprintf(&b, "Last response:\n%s\n", clipAt(o.response, o.dir, lastResponseFile))
+			fmt.Fprintf(&b, "Last response:\n%s\n", clipAt(o.response, o.dir, store.LastResponseFile))
 		}
 		if o.answer != "" {
-			fmt.Fprintf(&b, "Answer:\n%s\n", clipAt(o.answer, o.dir, answerFile))
+			fmt.Fprintf(&b, "Answer:\n%s\n", clipAt(o.answer, o.dir, store.AnswerFile))
 		}
 		for _, rep := range o.reports {
 			// Not clipped: each worker's share is cut at report_bytes.
@@ -479,7 +480,7 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 		}
 	}()
 	call := &Call{
-		ID: ev.ID, Args: tc.Arguments, Stage: v.stage.Name, Workspace: v.run.t.Workspace, RunDir: v.run.rec.dir(), flush: v.run.rec.w.flush,
+		ID: ev.ID, Args: tc.Arguments, Stage: v.stage.Name, Workspace: v.run.t.Workspace, RunDir: v.run.rec.Dir(), flush: v.run.rec.Flush,
 		Progress: func(p ToolCallEvent) {
 			p.ID = ev.ID
 			_ = v.run.sink.Emit(ctx, Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: &p})

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/coda-acp/coda/outputspec"
+	"github.com/coda-acp/coda/store"
 )
 
 // submit_output is the engine's tool through which a stage hands in its
@@ -61,7 +62,7 @@ func (v *stageVisit) accept(verdict outputspec.Verdict) {
 	for _, f := range verdict.Flags {
 		r.flag(f)
 	}
-	a := &Answer{
+	a := &store.Answer{
 		Stage: v.stage.Name, Format: v.contract.Format(), Content: verdict.Content, Truncated: verdict.Truncated,
 		Flags: nonNil(verdict.Flags), Warnings: nonNil(verdict.Warnings), Artifacts: verdict.Artifacts,
 	}

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/coda-acp/coda/internal/plainjson"
 	"github.com/coda-acp/coda/internal/rootfs"
 	"github.com/coda-acp/coda/outputspec"
+	"github.com/coda-acp/coda/store"
 )
 
 // The taint gate (DESIGN §13). Off unless turned on. With it on, content
@@ -151,7 +153,7 @@ type taintState struct {
 	mu      sync.Mutex
 	sources []string // private sources read so far, by name, in order
 	lines   privateLines
-	counts  TaintCounts
+	counts  store.TaintCounts
 	// declined are the calls the user refused, by sink and payload: the
 	// same call again is refused without asking again.
 	declined map[uint64]bool
@@ -426,7 +428,7 @@ func (ts *taintState) redactArgs(args json.RawMessage) json.RawMessage {
 		}
 		return v
 	}
-	b, err := encodeRecord(walk(v), "")
+	b, err := plainjson.Marshal(walk(v), "")
 	if err != nil {
 		return json.RawMessage(`{}`)
 	}

@@ -1,8 +1,9 @@
 package engine
 
 import (
-	"path/filepath"
 	"time"
+
+	"github.com/coda-acp/coda/store"
 )
 
 // TaintAudit is one gated call, as stages/NNN-STAGE@V/taint_audit.json
@@ -25,15 +26,6 @@ type TaintAudit struct {
 	Reason    string `json:"reason,omitempty"`
 }
 
-// TaintCounts are run.json's "taint": the gated calls and what became of
-// them. Present only when the gate is on.
-type TaintCounts struct {
-	Gated   int `json:"gated"`
-	Allowed int `json:"allowed"` // by the policy or the user
-	Denied  int `json:"denied"`
-	Waived  int `json:"waived"` // through by --yes, nobody being there to ask
-}
-
 // audit records a decision: counted for run.json, logged (masked), and
 // written to the visit's taint_audit.json, whole again after each call so
 // that a run that dies keeps what it decided.
@@ -53,13 +45,11 @@ func (v *stageVisit) audit(rec TaintAudit, waived bool) {
 	ts.mu.Unlock()
 	v.rec.audit = append(v.rec.audit, rec)
 	v.run.log.Info("taint gate", "sink", rec.Sink, "sources", rec.Sources, "matches", rec.Matches, "decision", rec.Decision, "decidedBy", rec.DecidedBy, "reason", rec.Reason)
-	if v.rec.dir != "" {
-		v.rec.rec.writeJSON(filepath.Join(v.rec.dir, "taint_audit.json"), v.rec.audit)
-	}
+	v.rec.WriteAudit(v.rec.audit)
 }
 
 // snapshot is the run's counts, or nil when the gate is off.
-func (ts *taintState) snapshot() *TaintCounts {
+func (ts *taintState) snapshot() *store.TaintCounts {
 	if ts == nil {
 		return nil
 	}

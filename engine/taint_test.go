@@ -225,11 +225,11 @@ arguments = { content = "The key is in .env, under API_KEY." }
 	if diff := cmp.Diff(want, f.audit(t)); diff != "" {
 		t.Errorf("audit (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(&engine.TaintCounts{Gated: 1, Denied: 1}, res.Taint); diff != "" {
+	if diff := cmp.Diff(&store.TaintCounts{Gated: 1, Denied: 1}, res.Taint); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}
-	var counts engine.TaintCounts
-	if err := json.Unmarshal(f.runJSON(t)["taint"], &counts); err != nil || counts != (engine.TaintCounts{Gated: 1, Denied: 1}) {
+	var counts store.TaintCounts
+	if err := json.Unmarshal(f.runJSON(t)["taint"], &counts); err != nil || counts != (store.TaintCounts{Gated: 1, Denied: 1}) {
 		t.Errorf("run.json taint = %+v (%v)", counts, err)
 	}
 	if len(f.asks) != 0 {
@@ -249,7 +249,7 @@ func TestTaint_allow(t *testing.T) {
 	if diff := cmp.Diff(want, f.audit(t)); diff != "" {
 		t.Errorf("audit (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(&engine.TaintCounts{Gated: 1, Allowed: 1}, res.Taint); diff != "" {
+	if diff := cmp.Diff(&store.TaintCounts{Gated: 1, Allowed: 1}, res.Taint); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}
 	f.noSecret(t)
@@ -366,7 +366,7 @@ arguments = { content = "Clean." }
 	if diff := cmp.Diff(want, f.audit(t)); diff != "" {
 		t.Errorf("with --yes: audit (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(&engine.TaintCounts{Gated: 1, Waived: 1}, res.Taint); diff != "" {
+	if diff := cmp.Diff(&store.TaintCounts{Gated: 1, Waived: 1}, res.Taint); diff != "" {
 		t.Errorf("with --yes: counts (-want +got):\n%s", diff)
 	}
 	if len(f.asks) != 0 {
@@ -662,7 +662,7 @@ arguments = { content = "The worker found the key." }
 	if res.Answer == nil || res.Answer.Content != "The worker found the key." {
 		t.Fatalf("answer = %+v, want the clean one", res.Answer)
 	}
-	if diff := cmp.Diff(&engine.TaintCounts{Gated: 1, Denied: 1}, res.Taint); diff != "" {
+	if diff := cmp.Diff(&store.TaintCounts{Gated: 1, Denied: 1}, res.Taint); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}
 	f.noSecret(t)

@@ -66,7 +66,7 @@ type Call struct {
 	// not ask again.
 	Approved bool
 
-	flush func() // writes what the record has queued (record.go)
+	flush func() // writes what the record has queued (store.Run.Flush)
 }
 
 // RunFiles is the run's own record (RunDir) as a read-only Workspace,

@@ -12,6 +12,11 @@ import "path/filepath"
 // written to it is dropped, and it reads none.
 type Store struct {
 	dir string
+
+	// BeforeWrite, when set (by tests, before any run), is called on a
+	// record's writer goroutine before each file of it is written: a
+	// test holds a write back, or fails it, with it.
+	BeforeWrite func(path string)
 }
 
 // New returns the store at dir, or nil (keeping nothing) when dir is "".
@@ -29,6 +34,13 @@ func (s *Store) Dir() string {
 		return ""
 	}
 	return s.dir
+}
+
+func (s *Store) hook() func(path string) {
+	if s == nil {
+		return nil
+	}
+	return s.BeforeWrite
 }
 
 // RunDir is where the record of the run id lives: runs/RUN-ID, with a

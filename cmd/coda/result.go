@@ -1,17 +1,15 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/internal/textcut"
+	"github.com/coda-acp/coda/store"
 )
 
 // result is `coda result [RUN-ID] [--raw|--json|--artifacts DIR]`: a
@@ -45,17 +43,18 @@ func result(args []string, stdout, stderr io.Writer) error {
 		if raw || asJSON || artifacts != "" || force || worker != "" || child != "" {
 			return usageError("--raw, --json, --artifacts, --worker and --child need a RUN-ID: coda result RUN-ID ... (coda result alone lists the runs)")
 		}
-		return listRuns(stdout, stateDir)
+		return listRuns(stdout, store.New(stateDir))
 	}
-	if err := engine.CheckRunID(rest[0]); err != nil {
+	if err := store.CheckRunID(rest[0]); err != nil {
 		return usageError("%v", err)
 	}
-	rr, err := readResult(stateDir, rest[0], child, worker)
+	st := store.New(stateDir)
+	rr, err := readResult(st, rest[0], child, worker)
 	if err != nil {
 		return err
 	}
 	if artifacts != "" {
-		return handBack(stdout, stateDir, rr, artifacts, force)
+		return handBack(stdout, st, rr, artifacts, force)
 	}
 	if rr.FinalOutput == nil {
 		if asJSON {
@@ -77,9 +76,9 @@ func result(args []string, stdout, stderr io.Writer) error {
 
 // readResult reads the record of a run, or of one of its children or
 // workers (DESIGN §12).
-func readResult(stateDir, runID, child, worker string) (*engine.RunRecord, error) {
+func readResult(st *store.Store, runID, child, worker string) (*store.RunRecord, error) {
 	for _, name := range []string{child, worker} {
-		if name != "" && engine.CheckRunID(name) != nil {
+		if name != "" && store.CheckRunID(name) != nil {
 			return nil, usageError("%q is not a worker or child name, such as w1 or c1", name)
 		}
 	}
@@ -91,9 +90,9 @@ func readResult(stateDir, runID, child, worker string) (*engine.RunRecord, error
 		path = append(path, "workers", worker)
 	}
 	if len(path) == 0 {
-		return engine.ReadRun(stateDir, runID)
+		return st.ReadRun(runID)
 	}
-	return engine.ReadSubRun(stateDir, runID, strings.Join(path, "/"))
+	return st.ReadSubRun(runID, strings.Join(path, "/"))
 }
 
 // runsListed is how many runs `coda result` lists.
@@ -101,33 +100,21 @@ const runsListed = 20
 
 // listRuns lists the latest runs, newest first (run ids sort by time):
 // each one's id, status and the first line of its prompt.
-func listRuns(w io.Writer, stateDir string) error {
-	dir := filepath.Join(stateDir, "runs")
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		_, err = fmt.Fprintf(w, "no runs in %s\n", dir)
-		return err
-	}
+func listRuns(w io.Writer, st *store.Store) error {
+	dir := filepath.Join(st.Dir(), "runs")
+	ids, err := st.RunIDs()
 	if err != nil {
 		return err
-	}
-	var ids []string
-	for _, e := range entries {
-		if e.IsDir() && engine.CheckRunID(e.Name()) == nil {
-			ids = append(ids, e.Name())
-		}
 	}
 	if len(ids) == 0 {
 		_, err = fmt.Fprintf(w, "no runs in %s\n", dir)
 		return err
 	}
-	slices.Sort(ids)
-	slices.Reverse(ids)
 	more := max(0, len(ids)-runsListed)
 	ids = ids[:len(ids)-more]
 	for _, id := range ids {
 		status, prompt := "unreadable", ""
-		if rr, err := engine.ReadRun(stateDir, id); err == nil {
+		if rr, err := st.ReadRun(id); err == nil {
 			status, prompt = rr.Status, firstLine(strings.TrimSpace(rr.Prompt))
 		}
 		if cut := textcut.At(prompt, 72); len(cut) < len(prompt) {
@@ -145,7 +132,7 @@ func listRuns(w io.Writer, stateDir string) error {
 // its workspace path, and prints each file written. Nothing is replaced
 // without force; nothing outside dir is written, and nothing outside the
 // run's record is read (both through os.Root).
-func handBack(w io.Writer, stateDir string, rr *engine.RunRecord, dir string, force bool) error {
+func handBack(w io.Writer, st *store.Store, rr *store.RunRecord, dir string, force bool) error {
 	if rr.FinalOutput == nil || len(rr.FinalOutput.Artifacts) == 0 {
 		return &exitError{code: 3, msg: fmt.Sprintf("run %s has no artifacts", rr.RunID)}
 	}
@@ -157,7 +144,7 @@ func handBack(w io.Writer, stateDir string, rr *engine.RunRecord, dir string, fo
 		return err
 	}
 	defer out.Close()
-	rec, err := os.OpenRoot(engine.RunDir(stateDir, rr.RunID))
+	rec, err := st.OpenRun(rr.RunID)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/outputspec"
+	"github.com/coda-acp/coda/store"
 )
 
 // runOnce is `coda run`: one turn without an editor. The answer goes to
@@ -112,13 +113,13 @@ func runEnd(stderr io.Writer, res *engine.Result) error {
 
 // printAnswer prints an answer: its bytes (--raw), its record (--json), or
 // by default with a heading naming the run and stage when heading is set.
-func printAnswer(w io.Writer, a *engine.Answer, raw, asJSON, heading bool) error {
+func printAnswer(w io.Writer, a *store.Answer, raw, asJSON, heading bool) error {
 	switch {
 	case raw:
 		_, err := io.WriteString(w, a.Content)
 		return err
 	case asJSON:
-		b, err := engine.MarshalRecord(a)
+		b, err := store.MarshalRecord(a)
 		if err != nil {
 			return err
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/mcp/mcptest"
+	"github.com/coda-acp/coda/store"
 )
 
 // Serving, a SIGTERM or SIGINT with turns in flight (stdin still open):
@@ -151,7 +152,7 @@ func TestServe_signal(t *testing.T) {
 				t.Errorf("%d run records, want %d", len(runs), tt.turns)
 			}
 			for _, run := range runs {
-				rr, err := engine.ReadRun(state, filepath.Base(filepath.Dir(run)))
+				rr, err := store.New(state).ReadRun(filepath.Base(filepath.Dir(run)))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package engine_test
+package store_test
 
 import (
 	"os"
@@ -6,17 +6,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/store"
 )
 
 func TestCheckRunID(t *testing.T) {
-	for _, id := range []string{(&engine.Engine{}).NewID("r"), "20260102-150405-a1b2c3", "run-1", "r.1"} {
-		if err := engine.CheckRunID(id); err != nil {
+	for _, id := range []string{"20260102-150405-a1b2c3", "run-1", "r.1"} {
+		if err := store.CheckRunID(id); err != nil {
 			t.Errorf("%q: %v", id, err)
 		}
 	}
 	for _, id := range []string{"", ".", "..", "../x", "../../x", "a/b", `a\b`, "/etc", "x\x00y", `..\x`} {
-		if err := engine.CheckRunID(id); err == nil {
+		if err := store.CheckRunID(id); err == nil {
 			t.Errorf("%q was taken for a run id", id)
 		}
 	}
@@ -34,7 +34,7 @@ func TestReadRun_notAPath(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(outside, "run.json"), []byte(`{"runId": "outside", "status": "answered"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rr, err := engine.ReadRun(state, "../../outside")
+	rr, err := store.New(state).ReadRun("../../outside")
 	if err == nil || !strings.Contains(err.Error(), "not a run id") {
 		t.Errorf("ReadRun(../../outside) = %+v, %v", rr, err)
 	}

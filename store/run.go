@@ -1,0 +1,378 @@
+package store
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// A Run is one run's record as it is written (DESIGN §9): run.json, and a
+// directory per stage visit, stages/NNN-STAGE@VISIT/ (prompt.md,
+// response.md, status.json, the texts later stages read whole, and the
+// taint gate's taint_audit.json). Every file is written atomically, so a
+// reader never sees half of one, and what a run wrote so far survives its
+// failure or cancellation. The files are written in the background, in
+// order, by one writer the run shares with its workers and children
+// (Sub): a turn's updates never wait for the disk.
+//
+// A record that cannot be written (a state directory that is read-only,
+// full, or not a directory) does not stop the run: the first failure is
+// kept, and Warning says so once.
+type Run struct {
+	store   *Store // nil keeps nothing
+	head    RunRecord
+	started time.Time
+	seq     int  // the stage visits so far
+	begun   bool // run.json written as running
+	log     *slog.Logger
+	w       *writer
+
+	mu  sync.Mutex
+	err error // the first write that failed
+
+	dirOnce sync.Once
+	dir     string
+}
+
+// The files of a visit's record that hold its texts whole, which later
+// stages read as run:stages/NNN-STAGE@VISIT/FILE.
+const (
+	AnswerFile       = "answer"
+	LastResponseFile = "last_response"
+)
+
+// ArtifactsDir is where a run's record keeps artifact copies, which later
+// stages read as run:artifacts/NAME.
+const ArtifactsDir = "artifacts"
+
+// NewRun begins the record of a run. head gives what run.json says of the
+// run from start to end: RunID, Agent, Session and Prompt. A nil Store, or
+// a head without a RunID, keeps nothing: every write is dropped.
+func (s *Store) NewRun(head RunRecord, log *slog.Logger) *Run {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Run{store: s, head: head, started: time.Now().UTC(), log: log, w: &writer{hook: s.hook()}}
+}
+
+// Sub begins the record of a worker or child of r's run, nested in r's
+// (head.RunID says where: RUN/workers/w1, RUN/children/c1), written by
+// r's writer after what r queued; none when r keeps none.
+func (r *Run) Sub(head RunRecord, log *slog.Logger) *Run {
+	if log == nil {
+		log = r.log
+	}
+	s := r.store
+	if r.Dir() == "" {
+		s = nil
+	}
+	return &Run{store: s, head: head, started: time.Now().UTC(), log: log, w: r.w}
+}
+
+// Dir is where the run's record is kept, "" when none is. It is made on
+// first use, after the turn's first update: a prompt that comes after a
+// pause runs that path on cold caches, where joining and cleaning a path
+// cost a few µs (engine's BenchmarkRun_firstUpdate, after-idle).
+func (r *Run) Dir() string {
+	r.dirOnce.Do(func() {
+		if r.head.RunID != "" {
+			r.dir = r.store.RunDir(r.head.RunID)
+		}
+	})
+	return r.dir
+}
+
+// Start writes run.json as running, once.
+func (r *Run) Start() {
+	if r.begun {
+		return
+	}
+	r.begun = true
+	r.writeRun(&RunRecord{Status: "running"})
+}
+
+// Finish writes run.json as rr says the run ended, with the head's fields
+// and the times.
+func (r *Run) Finish(rr *RunRecord) {
+	rr.Ended = time.Now().UTC().Format(time.RFC3339Nano)
+	r.writeRun(rr)
+}
+
+func (r *Run) writeRun(rr *RunRecord) {
+	if r.Dir() == "" {
+		return
+	}
+	rr.RunID, rr.Session, rr.Prompt, rr.Agent = r.head.RunID, r.head.Session, r.head.Prompt, r.head.Agent
+	rr.Started = r.started.Format(time.RFC3339Nano)
+	rr.Flags, rr.Warnings, rr.Files = nonNil(rr.Flags), nonNil(rr.Warnings), nonNil(rr.Files)
+	r.writeJSON(filepath.Join(r.Dir(), "run.json"), rr)
+}
+
+// KeepAnswer writes the whole answer of sub, a worker or child of r's run,
+// into sub's record (AnswerFile), as r's: a failure is r's to warn of.
+func (r *Run) KeepAnswer(sub *Run, content string) {
+	if sub.Dir() == "" {
+		return
+	}
+	r.writeText(filepath.Join(sub.Dir(), AnswerFile), content)
+}
+
+// KeepArtifact copies an artifact into the record as ArtifactsDir/name,
+// now rather than in the background (the answer that names it is not
+// recorded before the copy is there), with what fill writes. It returns
+// the copy's path in the record ("artifacts/NAME").
+func (r *Run) KeepArtifact(name string, fill func(io.Writer) error) (string, error) {
+	if r.Dir() == "" {
+		return "", fmt.Errorf("the run keeps no record")
+	}
+	path := filepath.Join(r.Dir(), ArtifactsDir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	if err := writeAtomic(path, fill); err != nil {
+		return "", err
+	}
+	return ArtifactsDir + "/" + name, nil
+}
+
+// Flush waits until every file queued so far (by r, and by the runs that
+// share its writer) is written. A run flushes before its closing answer,
+// whose warnings say whether the record could be written, and again
+// before it returns, so a prompt is answered, and coda exits (signals
+// included: acp answers every prompt in flight first), only once its
+// run.json is final; tools flush before they read the record as run:PATH.
+func (r *Run) Flush() { r.w.flush() }
+
+// Warning is the run's warning about a record it could not write, or "".
+func (r *Run) Warning() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		return ""
+	}
+	return fmt.Sprintf("the run record could not be written (%v): `coda result %s` will not find this run, or not all of it", r.err, r.head.RunID)
+}
+
+// Visit begins the record of the run's next stage visit: the nth visit
+// of stage.
+func (r *Run) Visit(stage string, n int) *Visit {
+	r.seq++
+	v := &Visit{run: r}
+	if r.Dir() != "" {
+		v.dir = filepath.Join(r.Dir(), "stages", fmt.Sprintf("%03d-%s@%d", r.seq, stage, n))
+	}
+	return v
+}
+
+// A Visit is one stage visit's part of a run's record. A visit's files
+// are written when it ends, however it ends, so a run costs a few file
+// writes per stage rather than per model call.
+type Visit struct {
+	run *Run
+	dir string
+}
+
+// Dir is the visit's directory, "" when the run keeps no record.
+func (v *Visit) Dir() string { return v.dir }
+
+// RunPath is the visit's directory as the run's tools name it, without
+// the run: prefix ("stages/002-review@1"); "" when no record is kept.
+func (v *Visit) RunPath() string {
+	if v.dir == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(v.run.Dir(), v.dir)
+	if err != nil {
+		return ""
+	}
+	return filepath.ToSlash(rel)
+}
+
+// WritePrompt queues prompt.md, the prompt as sent, with what fill writes.
+func (v *Visit) WritePrompt(fill func(io.Writer) error) { v.write("prompt.md", fill) }
+
+// WriteResponse queues response.md, what the model answered and the tools
+// returned, with what fill writes.
+func (v *Visit) WriteResponse(fill func(io.Writer) error) { v.write("response.md", fill) }
+
+// WriteStatus queues status.json: status, encoded now.
+func (v *Visit) WriteStatus(status any) { v.writeJSON("status.json", status) }
+
+// WriteAudit queues taint_audit.json: the taint gate's decisions in the
+// visit so far, encoded now.
+func (v *Visit) WriteAudit(audit any) { v.writeJSON("taint_audit.json", audit) }
+
+// WriteText queues one of the visit's texts kept whole (AnswerFile,
+// LastResponseFile).
+func (v *Visit) WriteText(file, text string) {
+	if v.dir != "" {
+		v.run.writeText(filepath.Join(v.dir, file), text)
+	}
+}
+
+func (v *Visit) write(file string, fill func(io.Writer) error) {
+	if v.dir != "" {
+		v.run.write(filepath.Join(v.dir, file), fill)
+	}
+}
+
+func (v *Visit) writeJSON(file string, x any) {
+	if v.dir != "" {
+		v.run.writeJSON(filepath.Join(v.dir, file), x)
+	}
+}
+
+// write queues writing path atomically with what fill writes, noting the
+// outcome. fill runs later, on the writer's goroutine: what it writes must
+// not change after it is queued.
+func (r *Run) write(path string, fill func(io.Writer) error) {
+	r.w.do(func() {
+		defer func() {
+			// A failing file must not end coda: the writer's goroutine is
+			// no turn's, so nothing else would recover it.
+			if p := recover(); p != nil {
+				r.wrote(path, fmt.Errorf("writing failed inside coda: %v", p))
+			}
+		}()
+		if r.w.hook != nil {
+			r.w.hook(path)
+		}
+		err := r.w.mkdir(filepath.Dir(path))
+		if err == nil {
+			err = writeAtomic(path, fill)
+		}
+		r.wrote(path, err)
+	})
+}
+
+// writeJSON queues x, encoded now, as the file at path.
+func (r *Run) writeJSON(path string, x any) {
+	b, err := MarshalRecord(x)
+	if err != nil {
+		r.wrote(path, err)
+		return
+	}
+	r.write(path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+// writeText queues text as the file at path.
+func (r *Run) writeText(path, text string) {
+	r.write(path, func(w io.Writer) error {
+		_, err := io.WriteString(w, text)
+		return err
+	})
+}
+
+// wrote notes the outcome of writing path: the first failure is logged and
+// kept, later ones only logged at debug level.
+func (r *Run) wrote(path string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case err == nil:
+	case r.err == nil:
+		r.err = err
+		r.log.Warn("writing the run record", "path", path, "err", err)
+	default:
+		r.log.Debug("writing the run record", "path", path, "err", err)
+	}
+}
+
+// A writer writes the record files of a run and of its workers and
+// children on one goroutine of its own, one file at a time in the order
+// they were queued; flush waits until every queued file is written. The
+// goroutine runs only while there is work.
+type writer struct {
+	mu   sync.Mutex
+	jobs []func()
+	idle chan struct{} // closed when the queue empties; nil while none runs
+	// made are the directories made so far: each is made once, not per
+	// file. Only the draining goroutine reads or writes it.
+	made map[string]bool
+	hook func(path string) // Store.BeforeWrite
+}
+
+// do queues job.
+func (w *writer) do(job func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.jobs = append(w.jobs, job)
+	if w.idle == nil {
+		w.idle = make(chan struct{})
+		go w.drain()
+	}
+}
+
+func (w *writer) drain() {
+	for {
+		w.mu.Lock()
+		if len(w.jobs) == 0 {
+			close(w.idle)
+			w.idle, w.jobs = nil, nil
+			w.mu.Unlock()
+			return
+		}
+		job := w.jobs[0]
+		w.jobs[0] = nil
+		w.jobs = w.jobs[1:]
+		w.mu.Unlock()
+		job()
+	}
+}
+
+// flush waits until every file queued so far is written.
+func (w *writer) flush() {
+	w.mu.Lock()
+	idle := w.idle
+	w.mu.Unlock()
+	if idle != nil {
+		<-idle
+	}
+}
+
+// mkdir makes dir once.
+func (w *writer) mkdir(dir string) error {
+	if w.made[dir] {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if w.made == nil {
+		w.made = map[string]bool{}
+	}
+	w.made[dir] = true
+	return nil
+}
+
+// writeAtomic writes what fill writes to path, in a directory that
+// exists, through a temporary file and a rename.
+func writeAtomic(path string, fill func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	err = fill(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
