@@ -4,8 +4,11 @@ package anthropic
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/provider"
@@ -31,20 +34,23 @@ type Options = provider.Options
 
 // A Model is one Claude model. It is safe for concurrent use.
 type Model struct {
-	model string
-	opts  Options
-	call  sse.Call
+	model        string
+	opts         Options
+	maxTokensSet bool // the options set MaxTokens
+	call         sse.Call
+	once         provider.Once
 }
 
 // New returns the model named model (e.g. "claude-sonnet-4-5").
 func New(model string, opts Options) *Model {
 	opts = opts.WithDefaults("anthropic", model, DefaultBaseURL)
-	if opts.MaxTokens <= 0 {
+	set := opts.MaxTokens > 0
+	if !set {
 		opts.MaxTokens = DefaultMaxTokens
 	}
 	h := opts.Header("X-Api-Key", "")
 	h.Set("Anthropic-Version", Version)
-	return &Model{model: model, opts: opts, call: opts.Call("/v1/messages", h)}
+	return &Model{model: model, opts: opts, maxTokensSet: set, call: opts.Call("/v1/messages", h)}
 }
 
 // Name is the spec the model was chosen by.
@@ -54,29 +60,54 @@ func (m *Model) Name() string { return m.opts.Name }
 // was passed to onDelta is retried as the Retry option allows (429, 5xx and
 // 529, overloaded_error events, connection errors, a stream broken early);
 // after that a failure ends the call. A 404 wraps engine.ErrModelUnavailable
-// (see sse.Call.Do).
+// (see sse.Call.Do); a 400 that names a mechanism the request used (a
+// strict tool, the forced tool choice, the JSON output format) is an
+// *engine.MechanismError.
 func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
-	body, err := m.encode(req)
+	var r request
+	body, err := m.encodeTo(req, &r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
 	}
+	shaping := sse.Shaping{
+		Strict:     slices.ContainsFunc(r.Tools, func(t tool) bool { return t.Strict }),
+		ToolChoice: r.ToolChoice != nil && r.ToolChoice.Type == "tool",
+		Reply:      r.OutputConfig != nil && r.OutputConfig.Format != nil,
+	}
 	var s *stream
-	err = m.call.Do(ctx, body, func(ctx context.Context, r *sse.Reader, started *bool) error {
+	err = m.call.DoShaped(ctx, body, shaping, func(ctx context.Context, rd *sse.Reader, started *bool) error {
 		s = &stream{onDelta: onDelta, started: started}
-		return s.read(r)
+		return s.read(rd)
 	})
 	if err != nil {
-		return nil, err
+		return nil, mechanismError(shaping, err)
 	}
 	resp, err := s.response()
 	if err != nil {
 		return nil, err
 	}
 	resp.Usage.ContextWindow = m.opts.ContextWindow
-	// Thinking sent back must carry the signature it came with: the signed
-	// blocks ride along with the reply as its Replay.
-	if blocks := s.thinkingBlocks(); len(blocks) > 0 {
-		resp.Replay, _ = json.Marshal(blocks)
-	}
+	// Thinking sent back must carry the signature it came with, in its
+	// place: the reply's blocks ride along with it as its Replay.
+	resp.Replay = s.replay(m.model)
 	return resp, nil
+}
+
+// mechanismError is err as an *engine.MechanismError when it is a 400 that
+// names, in Anthropic's words, a mechanism the request used (sse's
+// shaping knows the words every API shares); err otherwise.
+func mechanismError(used sse.Shaping, err error) error {
+	var serr *sse.StatusError
+	var merr *engine.MechanismError
+	if errors.As(err, &merr) || !errors.As(err, &serr) || serr.Code != http.StatusBadRequest {
+		return err
+	}
+	msg := strings.ToLower(serr.Message)
+	switch {
+	case used.Reply && (strings.Contains(msg, "output_config.format") || strings.Contains(msg, "output_format") || strings.Contains(msg, "structured output")):
+		return &engine.MechanismError{Mechanism: sse.MechanismReply, Err: err}
+	case used.Strict && (strings.Contains(msg, "strict") || strings.HasPrefix(msg, "tools.") && strings.Contains(msg, "additionalproperties")):
+		return &engine.MechanismError{Mechanism: sse.MechanismStrict, Err: err}
+	}
+	return err
 }

@@ -118,9 +118,10 @@ func TestModel_Stream(t *testing.T) {
 				{ID: "toolu_01Ab9Xk2Pq7LmN4sRt6Uv8Wy", Name: "list_files", Arguments: json.RawMessage(`{}`)},
 			},
 			StopReason: engine.StopToolUse,
-			Usage:      engine.Usage{InputTokens: 1021 + 2048, OutputTokens: 89, ContextWindow: 200000},
-			// The signed thinking rides along, to be sent back as it came.
-			Replay: json.RawMessage(`[{"type":"thinking","thinking":"The user wants auth checked. Read login.go first.","signature":"EqQBCkgIBxABGAIiQL2zVb3hmPq0c+Rk1W1xkOq2gYh4u7Vt0d0jZQ=="}]`),
+			Usage:      engine.Usage{InputTokens: 1021 + 2048, OutputTokens: 89, CacheReadTokens: 2048, ContextWindow: 200000},
+			// The blocks ride along, the thinking with its signature, to
+			// be sent back as they came.
+			Replay: json.RawMessage(`{"claude":"claude-sonnet-4-5","blocks":[{"k":"h","n":49,"s":"EqQBCkgIBxABGAIiQL2zVb3hmPq0c+Rk1W1xkOq2gYh4u7Vt0d0jZQ=="},{"k":"t","n":27},{"k":"c"},{"k":"c"}]}`),
 		},
 		deltas: []engine.Delta{
 			{Thinking: "The user wants auth checked."}, {Thinking: " Read login.go first."},
@@ -186,7 +187,7 @@ func TestModel_Stream_notStreamed(t *testing.T) {
 		ToolCalls:  []engine.ToolCall{{ID: "toolu_9", Name: "read_file", Arguments: json.RawMessage(`{"path":"a.go"}`)}},
 		StopReason: engine.StopToolUse,
 		Usage:      engine.Usage{InputTokens: 40, OutputTokens: 20, ContextWindow: 200000},
-		Replay:     json.RawMessage(`[{"type":"thinking","thinking":"Look first.","signature":"sig1"}]`),
+		Replay:     json.RawMessage(`{"claude":"claude-sonnet-4-5","blocks":[{"k":"h","n":11,"s":"sig1"},{"k":"t","n":8},{"k":"c"}]}`),
 	}
 	if diff := cmp.Diff(want, resp); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
@@ -194,7 +195,9 @@ func TestModel_Stream_notStreamed(t *testing.T) {
 }
 
 // The request: system at the top level, tool results as tool_result blocks
-// merged into one user message, thinking sent back with its signature.
+// merged into one user message, thinking sent back with its signature,
+// cache breakpoints on the system prompt and the last two messages, and
+// room to think (max_tokens raised, none having been configured).
 func TestModel_Stream_request(t *testing.T) {
 	s := newServer(t, reply{file: "text_tool_thinking.sse"}, reply{file: "text.sse"})
 	var waits int
@@ -237,8 +240,8 @@ func TestModel_Stream_request(t *testing.T) {
 	}
 	want := `{
 	"model": "claude-sonnet-4-5",
-	"max_tokens": 16384,
-	"system": "You review code.",
+	"max_tokens": 32000,
+	"system": [{"type": "text", "text": "You review code.", "cache_control": {"type": "ephemeral"}}],
 	"thinking": {"type": "enabled", "budget_tokens": 2048},
 	"stream": true,
 	"messages": [
@@ -255,9 +258,9 @@ func TestModel_Stream_request(t *testing.T) {
 			{"type": "text", "text": "Also check the tests."}
 		]},
 		{"role": "assistant", "content": [
-			{"type": "tool_use", "id": "toolu_3", "name": "done", "input": {}}
+			{"type": "tool_use", "id": "toolu_3", "name": "done", "input": {}, "cache_control": {"type": "ephemeral"}}
 		]},
-		{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_3"}]}
+		{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_3", "cache_control": {"type": "ephemeral"}}]}
 	],
 	"tools": [
 		{"name": "read_file", "description": "Read a file.", "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},

@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -34,6 +35,18 @@ func FuzzStream(f *testing.F) {
 				t.Fatalf("tool call %+v", tc)
 			}
 		}
-		s.thinkingBlocks()
+		// The replay describes the reply exactly, so that it goes back
+		// whole.
+		if raw := s.replay("claude-opus-4-7"); raw != nil {
+			var r replay
+			if err := json.Unmarshal(raw, &r); err != nil {
+				t.Fatal(err)
+			}
+			msg := engine.Message{Role: engine.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: raw}
+			if !r.fits(&msg) {
+				t.Fatalf("the replay %s does not describe the reply %+v", raw, resp)
+			}
+			New("claude-opus-4-7", Options{}).assistantBlocks(&msg)
+		}
 	})
 }

@@ -22,6 +22,7 @@ func TestModel_images(t *testing.T) {
 		var waits int
 		m := newModel(s, &waits)
 		m.opts.NoVision = noVision
+		m.opts.NoCache = true
 		if _, _, err := collect(t, m, req); err != nil {
 			t.Fatal(err)
 		}

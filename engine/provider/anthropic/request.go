@@ -7,20 +7,46 @@ import (
 	"github.com/coda-acp/coda/engine"
 )
 
-// The request body of POST /v1/messages, as much of it as coda sends.
+// The request body of POST /v1/messages, as much of it as coda sends
+// (https://docs.anthropic.com/en/api/messages).
 type request struct {
 	Model     string    `json:"model"`
 	MaxTokens int       `json:"max_tokens"`
-	System    string    `json:"system,omitempty"`
+	System    any       `json:"system,omitempty"` // a string, or []block with a cache breakpoint
 	Messages  []message `json:"messages"`
 	Tools     []tool    `json:"tools,omitempty"`
-	Thinking  *thinking `json:"thinking,omitempty"`
-	Stream    bool      `json:"stream"`
+	// ToolChoice is {"type": "tool", "name"} for a forced call, or
+	// {"type": "auto"} where the API would refuse one.
+	ToolChoice   *toolChoice   `json:"tool_choice,omitempty"`
+	Thinking     *thinking     `json:"thinking,omitempty"`
+	OutputConfig *outputConfig `json:"output_config,omitempty"`
+	Stream       bool          `json:"stream"`
 }
 
+// thinking is extended thinking: {"type": "enabled", "budget_tokens"} on
+// the models that take a budget, {"type": "adaptive", "display"} on the
+// later ones, {"type": "disabled"} to turn off a model's default.
 type thinking struct {
 	Type         string `json:"type"`
-	BudgetTokens int    `json:"budget_tokens"`
+	BudgetTokens int    `json:"budget_tokens,omitempty"`
+	Display      string `json:"display,omitempty"`
+}
+
+type outputConfig struct {
+	Effort string        `json:"effort,omitempty"`
+	Format *outputFormat `json:"format,omitempty"`
+}
+
+// outputFormat is a JSON output: the reply is JSON its schema accepts
+// (https://docs.anthropic.com/en/docs/build-with-claude/structured-outputs).
+type outputFormat struct {
+	Type   string          `json:"type"` // "json_schema"
+	Schema json.RawMessage `json:"schema"`
+}
+
+type toolChoice struct {
+	Type string `json:"type"`
+	Name string `json:"name,omitempty"`
 }
 
 type message struct {
@@ -43,12 +69,22 @@ type block struct {
 	Content   string `json:"content,omitempty"`
 	IsError   bool   `json:"is_error,omitempty"`
 
-	Thinking  string `json:"thinking,omitempty"` // thinking
-	Signature string `json:"signature,omitempty"`
+	// thinking: Thinking is a pointer so that a block whose thinking was
+	// not displayed (display "omitted") goes back with its empty text.
+	Thinking  *string `json:"thinking,omitempty"`
+	Signature string  `json:"signature,omitempty"`
 
 	Data string `json:"data,omitempty"` // redacted_thinking
 
 	Source *imageSource `json:"source,omitempty"` // image
+
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
+}
+
+// cacheControl marks a prompt-cache breakpoint: the request up to and
+// including the block is cached.
+type cacheControl struct {
+	Type string `json:"type"` // "ephemeral"
 }
 
 // imageSource is an image block's bytes, sent inline.
@@ -59,29 +95,44 @@ type imageSource struct {
 }
 
 type tool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	Strict       bool            `json:"strict,omitempty"`
+	CacheControl *cacheControl   `json:"cache_control,omitempty"`
 }
 
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// maxBreakpoints is the most cache_control blocks a request may have.
+const maxBreakpoints = 4
 
 // encode builds the request body. The system prompt is the top-level
 // system field. Tool results go back as tool_result blocks of a user
 // message; consecutive messages of one role are merged into one, since the
 // API wants the roles to alternate. Empty text blocks, which the API
-// refuses, are left out. An assistant's thinking is sent back only with the
-// signature it came with.
+// refuses, are left out. A reply goes back block for block with its signed
+// thinking (replay.go).
+//
+// Prompt caching, unless Options.NoCache: a breakpoint ends the system
+// prompt (the tools come before it, so it caches both; the last tool
+// carries it when there is no system prompt), and one ends each of the
+// last two messages, so that a tool loop's next call reads all but its
+// newest turn from the cache, and the one after still finds the turn
+// before if a call in between missed it. Three breakpoints at most, of
+// the API's four.
 func (m *Model) encode(req *engine.Request) ([]byte, error) {
+	var r request
+	return m.encodeTo(req, &r)
+}
+
+// encodeTo is encode, leaving the request in r.
+func (m *Model) encodeTo(req *engine.Request, out *request) ([]byte, error) {
 	r := request{
 		Model:     m.model,
 		MaxTokens: m.opts.MaxTokens,
-		System:    req.System,
 		Stream:    true,
 		Messages:  make([]message, 0, len(req.Messages)),
-	}
-	if m.opts.ThinkingBudget > 0 {
-		r.Thinking = &thinking{Type: "enabled", BudgetTokens: m.opts.ThinkingBudget}
 	}
 	add := func(role string, blocks ...block) {
 		if len(blocks) == 0 {
@@ -97,20 +148,7 @@ func (m *Model) encode(req *engine.Request) ([]byte, error) {
 		msg := &req.Messages[i]
 		switch msg.Role {
 		case engine.RoleAssistant:
-			var blocks []block
-			if len(msg.Replay) > 0 {
-				var signed []block
-				if json.Unmarshal(msg.Replay, &signed) == nil {
-					blocks = append(blocks, signed...)
-				}
-			}
-			if msg.Text != "" {
-				blocks = append(blocks, block{Type: "text", Text: msg.Text})
-			}
-			for _, tc := range msg.ToolCalls {
-				blocks = append(blocks, block{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: input(tc.Arguments)})
-			}
-			add("assistant", blocks...)
+			add("assistant", m.assistantBlocks(msg)...)
 		case engine.RoleTool:
 			add("user", block{Type: "tool_result", ToolUseID: msg.ToolCallID, Content: msg.Text, IsError: msg.IsError})
 		default:
@@ -133,17 +171,73 @@ func (m *Model) encode(req *engine.Request) ([]byte, error) {
 		if len(bytes.TrimSpace(schema)) == 0 {
 			schema = emptySchema
 		}
-		r.Tools = append(r.Tools, tool{Name: t.Name, Description: t.Description, InputSchema: schema})
+		r.Tools = append(r.Tools, tool{Name: t.Name, Description: t.Description, InputSchema: schema, Strict: t.Strict})
 	}
-	return json.Marshal(r)
+
+	thinkingOn := m.thinking(&r, m.opts.EffortOf(req))
+	if req.ToolChoice != "" && len(r.Tools) > 0 {
+		// A forced tool is refused with thinking on ("Thinking may not be
+		// enabled when tool_choice forces tool use"), and by the models
+		// that never take one: they are asked for auto.
+		if thinkingOn || m.opts.NoForcedTool {
+			r.ToolChoice = &toolChoice{Type: "auto"}
+		} else {
+			r.ToolChoice = &toolChoice{Type: "tool", Name: req.ToolChoice}
+		}
+	}
+	if req.Reply != nil && len(bytes.TrimSpace(req.Reply.Schema)) > 0 {
+		// JSON outputs take a schema; without one the reply is left free
+		// (the API has no "any JSON" mode) and coda's checks hold it.
+		if r.OutputConfig == nil {
+			r.OutputConfig = &outputConfig{}
+		}
+		r.OutputConfig.Format = &outputFormat{Type: "json_schema", Schema: req.Reply.Schema}
+	}
+
+	cache := !m.opts.NoCache
+	switch {
+	case req.System != "" && cache:
+		r.System = []block{{Type: "text", Text: req.System, CacheControl: ephemeral()}}
+	case req.System != "":
+		r.System = req.System
+	case cache && len(r.Tools) > 0:
+		r.Tools[len(r.Tools)-1].CacheControl = ephemeral()
+	}
+	if cache {
+		for i, marked := len(r.Messages)-1, 0; i >= 0 && marked < 2; i-- {
+			if markLast(r.Messages[i].Content) {
+				marked++
+			}
+		}
+	}
+	*out = r
+	return json.Marshal(&r)
+}
+
+func ephemeral() *cacheControl { return &cacheControl{Type: "ephemeral"} }
+
+// markLast puts a cache breakpoint on the last block of content that can
+// carry one (not thinking, which cannot be marked), reporting whether
+// there was one.
+func markLast(content []block) bool {
+	for i := len(content) - 1; i >= 0; i-- {
+		switch content[i].Type {
+		case "thinking", "redacted_thinking":
+			continue
+		}
+		content[i].CacheControl = ephemeral()
+		return true
+	}
+	return false
 }
 
 // input is a tool call's arguments as the API takes them: a JSON object.
-// Arguments that are not one (a model's broken JSON, kept as it was sent)
-// go back as {}, since the request could not be encoded otherwise.
-func input(raw json.RawMessage) json.RawMessage {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
+// Arguments that are not one (a model's broken JSON, kept as it was sent,
+// or arguments cut at their cap) go back as {}, since the request could not
+// be encoded otherwise.
+func input(tc *engine.ToolCall) json.RawMessage {
+	raw := bytes.TrimSpace(tc.Arguments)
+	if tc.Dropped > 0 || len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
 		return json.RawMessage("{}")
 	}
 	return raw

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/provider/sse"
@@ -14,7 +13,7 @@ import (
 // One event's data. Every event carries its type in "type" as well as in
 // the SSE event name; the data's is used.
 type event struct {
-	Type         string        `json:"type"`
+	Type         kind          `json:"type"`
 	Index        int           `json:"index"`
 	Message      *startMessage `json:"message"`       // message_start
 	ContentBlock *startBlock   `json:"content_block"` // content_block_start
@@ -25,6 +24,19 @@ type event struct {
 	// A whole message, from a server that did not stream.
 	Content    []startBlock `json:"content"`
 	StopReason string       `json:"stop_reason"`
+}
+
+// reset empties e for the next event, writing only the fields the last
+// one set: of a stream's thousands of events, most set three.
+func (e *event) reset() {
+	e.Type, e.Index = "", 0
+	if e.Message != nil || e.ContentBlock != nil || e.Usage != nil || e.Error != nil || e.Content != nil || e.StopReason != "" {
+		e.Message, e.ContentBlock, e.Usage, e.Error, e.Content, e.StopReason = nil, nil, nil, nil, nil, ""
+	}
+	if e.Delta != (eventDelta{Type: e.Delta.Type, Text: e.Delta.Text}) {
+		e.Delta = eventDelta{}
+	}
+	e.Delta.Type, e.Delta.Text = "", ""
 }
 
 type startMessage struct {
@@ -43,12 +55,37 @@ type startBlock struct {
 }
 
 type eventDelta struct {
-	Type        string `json:"type"`
+	Type        kind   `json:"type"`
 	Text        string `json:"text"`         // text_delta
 	PartialJSON string `json:"partial_json"` // input_json_delta
 	Thinking    string `json:"thinking"`     // thinking_delta
 	Signature   string `json:"signature"`    // signature_delta
 	StopReason  string `json:"stop_reason"`  // message_delta
+}
+
+// A kind is an event's or a delta's type. The types the reader switches
+// on are decoded to constants, without the string each event's would
+// otherwise cost; another is kept as it came.
+type kind string
+
+func (k *kind) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"content_block_delta"`:
+		*k = "content_block_delta"
+	case `"text_delta"`:
+		*k = "text_delta"
+	case `"thinking_delta"`:
+		*k = "thinking_delta"
+	case `"input_json_delta"`:
+		*k = "input_json_delta"
+	case `"signature_delta"`:
+		*k = "signature_delta"
+	case `"ping"`:
+		*k = "ping"
+	default:
+		return json.Unmarshal(b, (*string)(k))
+	}
+	return nil
 }
 
 type usage struct {
@@ -64,13 +101,16 @@ type apiError struct {
 }
 
 // A contentBlock is one block of the reply being assembled. A tool_use's
-// input is held to the engine's cap as it comes (engine.ArgsBuffer).
+// input is held to the engine's cap as it comes (engine.ArgsBuffer); of a
+// text or thinking block only its length is kept here, its text being in
+// the stream's.
 type contentBlock struct {
 	typ       string
 	id        string
 	input     engine.ArgsBuffer // tool_use: the input_json_delta fragments
 	start     engine.ArgsBuffer // tool_use: the input content_block_start carried
-	thinking  strings.Builder
+	textN     int               // bytes of text in it
+	thinkN    int               // bytes of thinking in it
 	signature string
 	data      string // redacted_thinking
 }
@@ -117,7 +157,7 @@ func (s *stream) read(r *sse.Reader) (err error) {
 }
 
 func (s *stream) event(data []byte) error {
-	s.ev = event{}
+	s.ev.reset()
 	if err := json.Unmarshal(data, &s.ev); err != nil {
 		return fmt.Errorf("a stream event is not JSON: %w", err)
 	}
@@ -149,7 +189,7 @@ func (s *stream) event(data []byte) error {
 		b := s.block(e.Index)
 		switch d := &e.Delta; d.Type {
 		case "text_delta":
-			return s.addText(d.Text)
+			return s.addText(b, d.Text)
 		case "thinking_delta":
 			return s.addThinking(b, d.Thinking)
 		case "signature_delta":
@@ -190,7 +230,7 @@ func (s *stream) startBlock(index int, cb *startBlock) error {
 	if err := s.addThinking(b, cb.Thinking); err != nil {
 		return err
 	}
-	return s.addText(cb.Text)
+	return s.addText(b, cb.Text)
 }
 
 // block is the block at index, made when first seen.
@@ -201,10 +241,11 @@ func (s *stream) block(index int) *contentBlock {
 	return s.blocks[index]
 }
 
-func (s *stream) addText(text string) error {
+func (s *stream) addText(b *contentBlock, text string) error {
 	if text == "" {
 		return nil
 	}
+	b.textN += len(text)
 	s.text.Add(text)
 	*s.started = true
 	return s.onDelta(engine.Delta{Text: text})
@@ -214,7 +255,7 @@ func (s *stream) addThinking(b *contentBlock, text string) error {
 	if text == "" {
 		return nil
 	}
-	b.thinking.WriteString(text)
+	b.thinkN += len(text)
 	s.thinking.Add(text)
 	*s.started = true
 	return s.onDelta(engine.Delta{Thinking: text})
@@ -226,8 +267,10 @@ func (s *stream) response() (*engine.Response, error) {
 		Text:     s.text.String(),
 		Thinking: s.thinking.String(),
 		Usage: engine.Usage{
-			InputTokens:  s.usage.InputTokens + s.usage.CacheCreationInputTokens + s.usage.CacheReadInputTokens,
-			OutputTokens: s.usage.OutputTokens,
+			InputTokens:      s.usage.InputTokens + s.usage.CacheCreationInputTokens + s.usage.CacheReadInputTokens,
+			OutputTokens:     s.usage.OutputTokens,
+			CacheReadTokens:  s.usage.CacheReadInputTokens,
+			CacheWriteTokens: s.usage.CacheCreationInputTokens,
 		},
 	}
 	for _, b := range s.blocks {
@@ -257,18 +300,36 @@ func (s *stream) response() (*engine.Response, error) {
 	return resp, errors.Join(s.text.Err(), s.thinking.Err())
 }
 
-// thinkingBlocks are the reply's signed and redacted thinking blocks, as
-// they must be sent back.
-func (s *stream) thinkingBlocks() []block {
-	var out []block
+// replay is the reply's blocks as they must go back (replay.go), for
+// model; nil when it holds no thinking.
+func (s *stream) replay(model string) json.RawMessage {
+	r := replay{Model: model}
+	// Each block is described by what it added to the reply, whatever
+	// its type says, so that the replay always matches the message. A
+	// block of a kind coda does not send (a server tool's) adds nothing,
+	// and is gone.
 	for _, b := range s.blocks {
-		switch {
-		case b.typ == "thinking" && b.signature != "":
-			out = append(out, block{Type: "thinking", Thinking: b.thinking.String(), Signature: b.signature})
-		case b.typ == "redacted_thinking" && b.data != "":
-			out = append(out, block{Type: "redacted_thinking", Data: b.data})
+		if b.typ == "thinking" || b.thinkN > 0 {
+			sig := ""
+			if b.typ == "thinking" {
+				sig = b.signature
+			}
+			r.Blocks = append(r.Blocks, replayBlock{Kind: kindThinking, N: b.thinkN, Sig: sig})
+		}
+		if b.typ == "redacted_thinking" {
+			r.Blocks = append(r.Blocks, replayBlock{Kind: kindRedacted, Data: b.data})
+		}
+		if b.typ == "text" || b.textN > 0 {
+			r.Blocks = append(r.Blocks, replayBlock{Kind: kindText, N: b.textN})
+		}
+		if b.typ == "tool_use" {
+			r.Blocks = append(r.Blocks, replayBlock{Kind: kindCall})
 		}
 	}
+	if !r.thinks() {
+		return nil
+	}
+	out, _ := json.Marshal(&r)
 	return out
 }
 

@@ -1,0 +1,389 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/sse"
+)
+
+func fakeModel(f *fakeAPI, model string, opts Options) *Model {
+	opts.BaseURL = f.URL
+	opts.APIKey = testKey
+	opts.Client = f.Client()
+	opts.Retry = sse.Retry{Tries: 1}
+	return New(model, opts)
+}
+
+func call(m *Model, req *engine.Request) (*engine.Response, []engine.Delta, error) {
+	var deltas []engine.Delta
+	resp, err := m.Stream(context.Background(), req, func(d engine.Delta) error { deltas = append(deltas, d); return nil })
+	return resp, deltas, err
+}
+
+// interleaved answers as a model with interleaved thinking does: think,
+// call, think again, call (and a redacted block), each thinking signed.
+func interleaved(n int) fakeReply {
+	return func(req *fakeRequest, sign func(string) string, usage string) string {
+		t1 := "Step " + string(rune('0'+n)) + ": read first."
+		t2 := "Then list."
+		return fakeStream(usage, "tool_use",
+			map[string]any{"type": "thinking", "thinking": t1, "signature": sign(t1)},
+			map[string]any{"type": "text", "text": "Reading."},
+			map[string]any{"type": "tool_use", "id": "toolu_a" + string(rune('0'+n)), "name": "read_file", "input": map[string]any{"path": "a.go"}},
+			map[string]any{"type": "thinking", "thinking": t2, "signature": sign(t2)},
+			map[string]any{"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"},
+			map[string]any{"type": "tool_use", "id": "toolu_b" + string(rune('0'+n)), "name": "list_files", "input": map[string]any{}},
+		)
+	}
+}
+
+// loop runs a tool loop as the stage engine does, until a reply calls
+// nothing.
+func loop(t *testing.T, m *Model, req *engine.Request) []*engine.Response {
+	t.Helper()
+	var out []*engine.Response
+	for range 5 {
+		resp, _, err := call(m, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, resp)
+		if len(resp.ToolCalls) == 0 {
+			return out
+		}
+		req.Messages = append(req.Messages, engine.Message{Role: engine.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay})
+		for _, tc := range resp.ToolCalls {
+			req.Messages = append(req.Messages, engine.Message{Role: engine.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: strings.Repeat("file contents ", 50)})
+		}
+	}
+	t.Fatal("the loop did not end")
+	return nil
+}
+
+func loopRequest() *engine.Request {
+	return &engine.Request{
+		System:   strings.Repeat("You review code carefully. ", 40),
+		Messages: []engine.Message{{Role: engine.RoleUser, Text: "Is auth safe?"}},
+		Tools: []engine.ToolSpec{
+			{Name: "read_file", Description: "Read a file.", Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`), Strict: true},
+			{Name: "list_files", Description: "List files."},
+		},
+	}
+}
+
+// A tool loop with interleaved and redacted thinking on the models that
+// think adaptively: every block goes back in its place with its
+// signature (the fake refuses one it did not sign, for that model, with
+// that text), and the loop reads its prefix from the cache.
+func TestFake_toolLoop(t *testing.T) {
+	for _, tt := range []struct{ model, style string }{
+		{"claude-opus-4-7", ThinkingAdaptive},
+		{"claude-sonnet-5", ThinkingAdaptiveOn},
+		{"claude-opus-5-5", ThinkingAlways},
+		{"claude-opus-4-6", ThinkingBoth},
+	} {
+		t.Run(tt.model, func(t *testing.T) {
+			f := newFakeAPI(t, interleaved(1), interleaved(2), fakeText("Safe."))
+			m := fakeModel(f, tt.model, Options{Thinking: tt.style, Effort: engine.EffortHigh})
+			resps := loop(t, m, loopRequest())
+			if len(resps) != 3 || resps[2].Text != "Safe." {
+				t.Fatalf("responses %+v (the fake refused: %v)", resps, f.refusals)
+			}
+			if r := resps[0]; r.Thinking != "Step 1: read first.Then list." || len(r.ToolCalls) != 2 {
+				t.Errorf("first reply %+v", r)
+			}
+			reqs := f.requests()
+			last := reqs[2]
+			var types []string
+			for _, b := range last.Messages[1].Content {
+				var blk fakeBlock
+				json.Unmarshal(b, &blk)
+				types = append(types, blk.Type)
+			}
+			if got := strings.Join(types, ","); got != "thinking,text,tool_use,thinking,redacted_thinking,tool_use" {
+				t.Errorf("the first reply went back as %s", got)
+			}
+			if th := last.Thinking; th == nil || th.Type != "adaptive" || th.Display != "summarized" || last.OutputConfig == nil || last.OutputConfig.Effort != "high" {
+				t.Errorf("thinking %+v, output_config %+v", last.Thinking, last.OutputConfig)
+			}
+			// The second call reads the first's prefix from the cache, the
+			// third the second's.
+			if resps[0].Usage.CacheWriteTokens == 0 || resps[0].Usage.CacheReadTokens != 0 {
+				t.Errorf("first call's usage %+v: it writes the cache", resps[0].Usage)
+			}
+			for i := 1; i < 3; i++ {
+				u := resps[i].Usage
+				if u.CacheReadTokens == 0 || u.CacheReadTokens >= u.InputTokens || u.CacheReadTokens <= resps[i-1].Usage.CacheReadTokens {
+					t.Errorf("call %d's usage %+v (before %+v): the loop does not read its growing prefix from the cache", i+1, u, resps[i-1].Usage)
+				}
+			}
+		})
+	}
+}
+
+// cache = false sends no breakpoint, and the fake caches nothing.
+func TestFake_noCache(t *testing.T) {
+	f := newFakeAPI(t, interleaved(1), fakeText("Safe."))
+	m := fakeModel(f, "claude-opus-4-7", Options{Thinking: ThinkingAdaptive, Effort: engine.EffortLow, NoCache: true})
+	resps := loop(t, m, loopRequest())
+	for _, r := range resps {
+		if r.Usage.CacheReadTokens != 0 || r.Usage.CacheWriteTokens != 0 {
+			t.Errorf("usage %+v with caching off", r.Usage)
+		}
+	}
+	for _, r := range f.requests() {
+		if string(r.System[:1]) != `"` {
+			t.Errorf("system %s: a plain string without caching", r.System)
+		}
+	}
+}
+
+// Every effort the catalog offers each kind of model is one the fake
+// takes, and thinking off is sent as each model takes it.
+func TestFake_efforts(t *testing.T) {
+	tests := []struct {
+		model, style string
+		efforts      []string
+	}{
+		{"claude-sonnet-4-5", ThinkingBudget, []string{"", "off", "low", "medium", "high"}},
+		{"claude-haiku-4-5", ThinkingBudget, []string{"", "off", "low", "medium", "high"}},
+		{"claude-opus-4-6", ThinkingBoth, []string{"", "off", "low", "medium", "high", "max"}},
+		{"claude-opus-4-7", ThinkingAdaptive, []string{"", "off", "low", "medium", "high", "xhigh", "max"}},
+		{"claude-sonnet-5", ThinkingAdaptiveOn, []string{"", "off", "low", "medium", "high", "xhigh", "max"}},
+		{"claude-sonnet-5-5", ThinkingAdaptiveOn, []string{"", "off", "low", "medium", "high", "xhigh", "max"}},
+		{"claude-opus-5-5", ThinkingAlways, []string{"", "low", "medium", "high", "xhigh", "max"}},
+	}
+	for _, tt := range tests {
+		for _, effort := range tt.efforts {
+			f := newFakeAPI(t, fakeText("ok"))
+			m := fakeModel(f, tt.model, Options{Thinking: tt.style, Effort: effort})
+			if _, _, err := call(m, simpleRequest); err != nil {
+				t.Errorf("%s at %q: %v", tt.model, effort, err)
+				continue
+			}
+			th := f.requests()[0].Thinking
+			switch {
+			case effort == "off" && tt.style == ThinkingAdaptiveOn:
+				if th == nil || th.Type != "disabled" {
+					t.Errorf("%s off: thinking %+v, want disabled", tt.model, th)
+				}
+			case effort == "off" || effort == "" && (tt.style == ThinkingBudget || tt.style == ThinkingBoth || tt.style == ThinkingAdaptive):
+				if th != nil {
+					t.Errorf("%s at %q: thinking %+v sent", tt.model, effort, th)
+				}
+			case tt.style == ThinkingBudget:
+				if th == nil || th.Type != "enabled" || th.BudgetTokens < 1024 {
+					t.Errorf("%s at %q: thinking %+v", tt.model, effort, th)
+				}
+			default:
+				if th == nil || th.Type != "adaptive" {
+					t.Errorf("%s at %q: thinking %+v", tt.model, effort, th)
+				}
+			}
+		}
+	}
+}
+
+// What the fake refuses: a budget to a model that thinks adaptively only
+// (the 400 coda met before the catalog knew), "disabled" where thinking
+// cannot stop, an effort a model lacks. The provider, told the model's
+// thinking, sends none of them.
+func TestFake_refusals(t *testing.T) {
+	tests := []struct {
+		model   string
+		opts    Options
+		refusal string
+	}{
+		{"claude-opus-4-7", Options{ThinkingBudget: 4096}, `"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort"`},
+		{"claude-opus-5-5", Options{Thinking: ThinkingAdaptiveOn, Effort: "off"}, `"thinking.type.disabled" is not supported for this model.`},
+		{"claude-opus-4-6", Options{Thinking: ThinkingBoth, Effort: "xhigh"}, "output_config.effort: Input should be low, medium, high, max"},
+		{"claude-sonnet-4-5", Options{Effort: "high"}, `"thinking.type.adaptive" is not supported for this model.`},
+	}
+	for _, tt := range tests {
+		f := newFakeAPI(t, fakeText("ok"))
+		_, _, err := call(fakeModel(f, tt.model, tt.opts), simpleRequest)
+		if err == nil || !strings.Contains(err.Error(), "HTTP 400 Bad Request: "+tt.refusal) {
+			t.Errorf("%s %+v: %v, want the fake's %q", tt.model, tt.opts, err, tt.refusal)
+		}
+	}
+	// Told the model thinks adaptively, a configured budget is dropped
+	// with one warning, and the call goes through.
+	var log bytes.Buffer
+	f := newFakeAPI(t, fakeText("ok"))
+	m := fakeModel(f, "claude-opus-4-7", Options{Thinking: ThinkingAdaptive, ThinkingBudget: 4096, Effort: "medium", Log: slog.New(slog.NewTextHandler(&log, nil))})
+	for range 2 {
+		if _, _, err := call(m, simpleRequest); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(log.String(), "thinking_budget is not taken"); n != 1 {
+		t.Errorf("warned %d times: %s", n, log.String())
+	}
+}
+
+// A forced tool is sent only where the API takes it: thinking off, on a
+// model that takes one. With thinking on, or on a model that never takes
+// one, the request asks for auto (and the fake, which refuses a forced
+// tool with thinking on, takes it).
+func TestFake_toolChoice(t *testing.T) {
+	tests := []struct {
+		model  string
+		opts   Options
+		choice string
+	}{
+		{"claude-sonnet-4-5", Options{Thinking: ThinkingBudget}, "tool"},
+		{"claude-sonnet-4-5", Options{Thinking: ThinkingBudget, Effort: "low"}, "auto"},
+		{"claude-opus-4-7", Options{Thinking: ThinkingAdaptive}, "tool"},
+		{"claude-opus-4-7", Options{Thinking: ThinkingAdaptive, Effort: "high"}, "auto"},
+		{"claude-sonnet-5", Options{Thinking: ThinkingAdaptiveOn}, "auto"}, // it thinks by default
+		{"claude-sonnet-5", Options{Thinking: ThinkingAdaptiveOn, Effort: "off"}, "tool"},
+		{"claude-sonnet-5-5", Options{Thinking: ThinkingAdaptiveOn, Effort: "off", NoForcedTool: true}, "auto"},
+		{"claude-opus-5-5", Options{Thinking: ThinkingAlways, NoForcedTool: true}, "auto"},
+	}
+	for _, tt := range tests {
+		f := newFakeAPI(t, fakeText("ok"))
+		req := &engine.Request{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{{Name: "read_file"}, {Name: "submit_output"}}, ToolChoice: "submit_output"}
+		if _, _, err := call(fakeModel(f, tt.model, tt.opts), req); err != nil {
+			t.Errorf("%s %+v: %v", tt.model, tt.opts, err)
+			continue
+		}
+		tc := f.requests()[0].ToolChoice
+		if tc == nil || tc.Type != tt.choice || tt.choice == "tool" && tc.Name != "submit_output" {
+			t.Errorf("%s %+v: tool_choice %+v, want %s", tt.model, tt.opts, tc, tt.choice)
+		}
+	}
+	// The fake's rule, met by a provider told nothing of Sonnet 5's
+	// thinking by default.
+	f := newFakeAPI(t, fakeText("ok"))
+	req := &engine.Request{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{{Name: "submit_output"}}, ToolChoice: "submit_output"}
+	_, _, err := call(fakeModel(f, "claude-sonnet-5", Options{}), req)
+	if err == nil || !strings.Contains(err.Error(), "Thinking may not be enabled when tool_choice forces tool use.") {
+		t.Errorf("error %v", err)
+	}
+	var me *engine.MechanismError
+	if !errors.As(err, &me) || me.Mechanism != "tool_choice" {
+		t.Errorf("%v is not a tool_choice MechanismError", err)
+	}
+}
+
+// Strict tools and a JSON output go as the API documents them; a 400
+// naming either is a MechanismError, for the engine to try a weaker one.
+func TestFake_strictAndFormat(t *testing.T) {
+	f := newFakeAPI(t, fakeText(`{"ok":true}`))
+	m := fakeModel(f, "claude-opus-4-7", Options{Thinking: ThinkingAdaptive})
+	req := &engine.Request{
+		Messages: simpleRequest.Messages,
+		Tools:    []engine.ToolSpec{{Name: "submit_output", Schema: json.RawMessage(`{"type":"object","properties":{"content":{"type":"string"}},"required":["content"],"additionalProperties":false}`), Strict: true}},
+		Reply:    &engine.ReplyFormat{Name: "answer", Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],"additionalProperties":false}`)},
+	}
+	if resp, _, err := call(m, req); err != nil || resp.Text != `{"ok":true}` {
+		t.Fatalf("%+v %v", resp, err)
+	}
+	got := f.requests()[0]
+	if got.OutputConfig == nil || got.OutputConfig.Format == nil || got.OutputConfig.Format.Type != "json_schema" || !strings.Contains(string(got.OutputConfig.Format.Schema), `"ok"`) {
+		t.Errorf("output_config %+v", got.OutputConfig)
+	}
+	if !strings.Contains(string(got.Tools[0]), `"strict":true`) {
+		t.Errorf("tool %s", got.Tools[0])
+	}
+
+	// The fake refuses a strict tool whose schema leaves objects open.
+	open := &engine.Request{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{{Name: "submit_output", Schema: json.RawMessage(`{"type":"object"}`), Strict: true}}}
+	_, _, err := call(m, open)
+	var me *engine.MechanismError
+	if !errors.As(err, &me) || me.Mechanism != "strict" || !strings.Contains(err.Error(), "additionalProperties") {
+		t.Errorf("strict refused: %v", err)
+	}
+
+	for _, tt := range []struct {
+		msg, mechanism string
+		req            *engine.Request
+	}{
+		{"output_config.format.schema: For 'object' type, property 'x' is not supported", "reply_format", req},
+		{"Structured outputs are not supported for this model", "reply_format", req},
+		{"prompt is too long: 210000 tokens > 200000 maximum", "", req},
+		{"output_config.format: not supported", "", &engine.Request{Messages: simpleRequest.Messages}},
+	} {
+		s := newServer(t, reply{status: 400, body: `{"type":"error","error":{"type":"invalid_request_error","message":"` + tt.msg + `"}}`})
+		var waits int
+		_, _, err := collect(t, newModel(s, &waits), tt.req)
+		var me *engine.MechanismError
+		switch {
+		case err == nil:
+			t.Errorf("%q: no error", tt.msg)
+		case tt.mechanism == "" && errors.As(err, &me):
+			t.Errorf("%q: %v is a MechanismError", tt.msg, err)
+		case tt.mechanism != "" && (!errors.As(err, &me) || me.Mechanism != tt.mechanism):
+			t.Errorf("%q: %v, want a %s MechanismError", tt.msg, err, tt.mechanism)
+		}
+	}
+}
+
+// A reply of another model goes back without its thinking, which the
+// fake would refuse as another's signature; the legacy array replay is
+// still read.
+func TestFake_thinkingStaysWithItsModel(t *testing.T) {
+	f := newFakeAPI(t, interleaved(1), fakeText("Safe."))
+	opus := fakeModel(f, "claude-opus-4-7", Options{Thinking: ThinkingAdaptive, Effort: "high"})
+	req := loopRequest()
+	resp, _, err := call(opus, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Messages = append(req.Messages, engine.Message{Role: engine.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay})
+	for _, tc := range resp.ToolCalls {
+		req.Messages = append(req.Messages, engine.Message{Role: engine.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: "ok"})
+	}
+	sonnet := fakeModel(f, "claude-sonnet-5", Options{Thinking: ThinkingAdaptiveOn, Effort: "high"})
+	if _, _, err := call(sonnet, req); err != nil {
+		t.Fatalf("sonnet after opus: %v", err)
+	}
+	sent := f.requests()[1].Messages[1].Content
+	if len(sent) != 3 || strings.Contains(string(sent[0]), "thinking") {
+		t.Errorf("opus's reply sent to sonnet: %s", sent)
+	}
+}
+
+// The fake's cache rules are not vacuous: five breakpoints, or one on a
+// thinking block, are refused.
+func TestFake_cacheRules(t *testing.T) {
+	f := newFakeAPI(t, fakeText("ok"))
+	sig := ""
+	f.replies = []fakeReply{func(req *fakeRequest, sign func(string) string, usage string) string {
+		sig = sign("t")
+		return fakeStream(usage, "end_turn", map[string]any{"type": "text", "text": "ok"})
+	}}
+	post := func(body string) string {
+		r, _ := http.NewRequest(http.MethodPost, f.URL+"/v1/messages", strings.NewReader(body))
+		r.Header.Set("X-Api-Key", testKey)
+		r.Header.Set("Anthropic-Version", Version)
+		resp, err := f.Client().Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	post(`{"model":"claude-opus-4-7","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":"a"}]}]}`)
+	cc := `"cache_control":{"type":"ephemeral"}`
+	five := `{"model":"claude-opus-4-7","max_tokens":10,"system":[{"type":"text","text":"s",` + cc + `}],"tools":[{"name":"a","input_schema":{"type":"object"},` + cc + `}],"messages":[` +
+		`{"role":"user","content":[{"type":"text","text":"a",` + cc + `},{"type":"text","text":"b",` + cc + `},{"type":"text","text":"c",` + cc + `}]}]}`
+	if got := post(five); !strings.Contains(got, "A maximum of 4 blocks with cache_control may be provided. Found 5.") {
+		t.Errorf("five breakpoints: %s", got)
+	}
+	onThinking := `{"model":"claude-opus-4-7","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":"a"}]},` +
+		`{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"` + sig + `",` + cc + `},{"type":"text","text":"x"}]},{"role":"user","content":[{"type":"text","text":"b"}]}]}`
+	if got := post(onThinking); !strings.Contains(got, "Thinking blocks cannot be cached directly") {
+		t.Errorf("a breakpoint on thinking: %s", got)
+	}
+}

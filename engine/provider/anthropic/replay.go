@@ -1,0 +1,137 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/coda-acp/coda/engine"
+)
+
+// Thinking goes back as it came
+// (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#preserving-thinking-blocks):
+// every thinking block with its signature, every redacted_thinking block
+// with its data, unchanged and in their places among the text and tool_use
+// blocks (with interleaved thinking, a reply may think between its calls;
+// the later models put the text between calls in thinking blocks too). A
+// block signed by one model is refused by another, so a reply of another
+// model goes back without its thinking, which the API allows for earlier
+// turns.
+//
+// A Response's Replay keeps the reply's blocks in order, each thinking
+// block with its signature, but not their text: the message carries that
+// already (Text, Thinking), and it is cut out again by length.
+
+// replay is what a reply keeps for later calls of the turn.
+type replay struct {
+	Model  string        `json:"claude"` // the model that signed the blocks
+	Blocks []replayBlock `json:"blocks"`
+}
+
+// A replayBlock is one block of a reply: thinking ("h", N bytes of the
+// message's Thinking, with its signature), redacted thinking ("r", its
+// data), text ("t", N bytes of the message's Text) or the message's next
+// tool call ("c").
+type replayBlock struct {
+	Kind string `json:"k"`
+	N    int    `json:"n,omitempty"`
+	Sig  string `json:"s,omitempty"`
+	Data string `json:"d,omitempty"`
+}
+
+const (
+	kindThinking = "h"
+	kindRedacted = "r"
+	kindText     = "t"
+	kindCall     = "c"
+)
+
+// thinks reports whether the replay holds thinking to send back: only
+// then is it kept.
+func (r *replay) thinks() bool {
+	for _, b := range r.Blocks {
+		if b.Kind == kindThinking && b.Sig != "" || b.Kind == kindRedacted && b.Data != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// fits reports whether the replay describes msg, to the byte.
+func (r *replay) fits(msg *engine.Message) bool {
+	text, thought, calls := 0, 0, 0
+	for _, b := range r.Blocks {
+		if b.N < 0 {
+			return false
+		}
+		switch b.Kind {
+		case kindText:
+			text += b.N
+		case kindThinking:
+			thought += b.N
+		case kindCall:
+			calls++
+		case kindRedacted:
+		default:
+			return false
+		}
+	}
+	return text == len(msg.Text) && thought == len(msg.Thinking) && calls == len(msg.ToolCalls)
+}
+
+// assistantBlocks is an assistant message as content blocks: block for
+// block as it came when it is a reply of this model with its replay, else
+// its text and its calls. A replay in the array form of coda's earlier
+// versions (the signed blocks alone) goes first, as they did.
+func (m *Model) assistantBlocks(msg *engine.Message) []block {
+	var blocks []block
+	var r replay
+	raw := bytes.TrimSpace(msg.Replay)
+	switch {
+	case len(raw) > 0 && raw[0] == '[':
+		var signed []block
+		if json.Unmarshal(raw, &signed) == nil {
+			for _, b := range signed {
+				if b.Type == "thinking" && b.Signature != "" && b.Thinking != nil || b.Type == "redacted_thinking" && b.Data != "" {
+					blocks = append(blocks, block{Type: b.Type, Thinking: b.Thinking, Signature: b.Signature, Data: b.Data})
+				}
+			}
+		}
+	case len(raw) > 0 && json.Unmarshal(raw, &r) == nil && r.Model != "" && r.fits(msg):
+		same := r.Model == m.model
+		text, thought, call := 0, 0, 0
+		for _, b := range r.Blocks {
+			switch b.Kind {
+			case kindThinking:
+				s := msg.Thinking[thought : thought+b.N]
+				thought += b.N
+				if same && b.Sig != "" {
+					blocks = append(blocks, block{Type: "thinking", Thinking: &s, Signature: b.Sig})
+				}
+			case kindRedacted:
+				if same && b.Data != "" {
+					blocks = append(blocks, block{Type: "redacted_thinking", Data: b.Data})
+				}
+			case kindText:
+				if s := msg.Text[text : text+b.N]; s != "" {
+					blocks = append(blocks, block{Type: "text", Text: s})
+				}
+				text += b.N
+			case kindCall:
+				blocks = append(blocks, toolUse(&msg.ToolCalls[call]))
+				call++
+			}
+		}
+		return blocks
+	}
+	if msg.Text != "" {
+		blocks = append(blocks, block{Type: "text", Text: msg.Text})
+	}
+	for i := range msg.ToolCalls {
+		blocks = append(blocks, toolUse(&msg.ToolCalls[i]))
+	}
+	return blocks
+}
+
+func toolUse(tc *engine.ToolCall) block {
+	return block{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: input(tc)}
+}
