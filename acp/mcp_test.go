@@ -17,6 +17,7 @@ import (
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/mcp/mcptest"
+	"github.com/coda-acp/coda/engine/taint"
 )
 
 func TestMain(m *testing.M) {
@@ -473,7 +474,7 @@ expect = "so it was not run: the user declined it"
 [[turn.tool_calls]]
 name = "submit_output"
 arguments = { content = "Not sent." }
-`, acp.Options{Engine: &engine.Engine{Taint: engine.TaintLaunch{Policy: engine.TaintAsk}}},
+`, acp.Options{Engine: &engine.Engine{Taint: taint.Launch{Policy: taint.Ask}}},
 		`session/request_permission {"outcome":{"outcome":"selected","optionId":"reject_once"}}`)
 	if err := os.WriteFile(filepath.Join(m.work, ".env"), []byte("API_KEY=sk-proj-4fGh82kLmN0pQrStUvWxYz12f3\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -525,7 +526,7 @@ expect = "This answer would carry content read from the private file .env, so it
 [[turn.tool_calls]]
 name = "submit_output"
 arguments = { content = "The key is in .env." }
-`, acp.Options{Engine: &engine.Engine{Taint: engine.TaintLaunch{Policy: engine.TaintDeny}}},
+`, acp.Options{Engine: &engine.Engine{Taint: taint.Launch{Policy: taint.Deny}}},
 		`session/request_permission {"outcome":{"outcome":"selected","optionId":"allow_always"}}`)
 	if err := os.WriteFile(filepath.Join(m.work, ".env"), []byte("API_KEY=sk-proj-4fGh82kLmN0pQrStUvWxYz12f3\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/rootfs"
 	"github.com/coda-acp/coda/validators"
 )
@@ -264,7 +265,7 @@ func (s *Server) bindMode(sess *session) {
 			mode := sess.mode
 			sess.mu.Unlock()
 			// The taint gate's questions are never the mode's to answer.
-			return mode == modeAutoEdit && req.ToolCall.Kind == "edit" && !strings.HasPrefix(req.Key, engine.TaintPermissionPrefix) &&
+			return mode == modeAutoEdit && req.ToolCall.Kind == "edit" && !strings.HasPrefix(req.Key, taint.PermissionPrefix) &&
 				inside(w.Roots(), req.ToolCall.Locations)
 		}
 	}

@@ -1,7 +1,7 @@
 package acp
 
 import (
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/fileuri"
 )
 
@@ -10,14 +10,14 @@ import (
 // the text the model is given. A resource_link is not a source: it carries
 // no content, and the model reads it with its tools, which report what they
 // read.
-func promptSources(blocks []contentBlock) []engine.Source {
-	var out []engine.Source
+func promptSources(blocks []contentBlock) []taint.Source {
+	var out []taint.Source
 	for _, c := range blocks {
 		if c.Type != "resource" || c.Resource == nil || c.Resource.Text == nil {
 			continue
 		}
 		if p := fileuri.Path(c.Resource.URI); p != "" {
-			out = append(out, engine.Source{Path: p, Text: *c.Resource.Text})
+			out = append(out, taint.Source{Path: p, Text: *c.Resource.Text})
 		}
 	}
 	return out

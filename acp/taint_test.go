@@ -4,9 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/coda-acp/coda/engine/taint"
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/coda-acp/coda/engine"
 )
 
 func TestPromptSources(t *testing.T) {
@@ -21,7 +20,7 @@ func TestPromptSources(t *testing.T) {
 		{Type: "resource", Resource: &embeddedResource{URI: "file:///home/me/proj/key.pem", Blob: text("AAAA")}},
 		{Type: "resource_link", URI: "file:///home/me/proj/secrets/x"},
 	}
-	want := []engine.Source{
+	want := []taint.Source{
 		{Path: filepath.FromSlash("/home/me/proj/.env"), Text: "A=1\n"},
 		{Path: filepath.FromSlash("/home/me/proj/my notes.md"), Text: "notes\n"},
 		{Path: filepath.FromSlash("config/.env.local"), Text: "B=2\n"},

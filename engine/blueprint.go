@@ -10,6 +10,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/outputspec"
 )
 
@@ -35,7 +36,7 @@ type AgentConfig struct {
 	Start       string           `toml:"start"`
 	Output      *outputspec.Spec `toml:"output"`
 	// Taint is [agent.taint]: the taint gate for this agent (taint.go).
-	Taint *TaintConfig `toml:"taint"`
+	Taint *taint.Config `toml:"taint"`
 	// Commands are [agent.commands.NAME]: slash commands the agent offers
 	// (commands.go).
 	Commands map[string]*SlashCommand `toml:"commands"`

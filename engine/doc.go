@@ -29,11 +29,9 @@
 // child.go (a sub-run: what it shares with its parent, its sink, workspace
 // and record), fan_out.go (the fan_out tool, its workers and report),
 // spawn.go (spawn_agent and wait_for_agent), fan_out_lint.go (what loading
-// and `coda validate` check of them). The taint gate (DESIGN §13):
-// taint.go (its settings and decisions, and Egress: tools that may carry
-// data off the machine), taint_glob.go (private paths), taint_lines.go
-// (what was read and finding it again), taint_mask.go (masking),
-// taint_audit.go (its records). Helpers shared with other packages are
+// and `coda validate` check of them). The taint gate (DESIGN §13) is
+// engine/taint's; taint.go is where the engine asks it (the answer, egress
+// tools, the user's permission, the audit in the record). Helpers shared with other packages are
 // under internal/: textcut (the one cut of text to a byte count), glob
 // (the one matcher of relative paths), rootfs (files under the roots),
 // proc (a command's process group), fileuri, bytesize.

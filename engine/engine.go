@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
 )
@@ -69,7 +70,7 @@ type Engine struct {
 	// Log is where the engine logs; nil discards.
 	Log *slog.Logger
 	// Taint is what the launch says of the taint gate (taint.go).
-	Taint TaintLaunch
+	Taint taint.Launch
 	// ModelFacts says what is known of a model before calling it (which
 	// cannot call tools: DESIGN §15); nil knows nothing.
 	ModelFacts ModelFacts
@@ -138,7 +139,7 @@ type Turn struct {
 
 	// PromptSources are the prompt's embedded resources, which the taint
 	// gate takes in when their paths are private.
-	PromptSources []Source
+	PromptSources []taint.Source
 	// ToolSupport is what the session has learned of its models' tool
 	// calling (notools.go); nil learns for this turn alone.
 	ToolSupport *ToolSupport
@@ -232,7 +233,7 @@ type run struct {
 	overwritten []string
 	reply       string      // the last model text
 	stop        string      // a stop reason other than end_turn, set by a visit
-	taint       *taintState // nil when the gate is off
+	taint       *taint.Gate // nil when the gate is off
 	// sub is the run's place among workers and children (child.go).
 	sub delegation
 
@@ -363,7 +364,7 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 		r.warn(w) // once per run, however many files failed
 	}
 	res.Flags, res.Warnings = nonNil(r.flags), nonNil(r.warnings)
-	res.Taint = r.taint.snapshot()
+	res.Taint = taintCounts(r.taint)
 	if r.answer != nil && res.Status != StatusUnavailable {
 		a := *r.answer
 		a.RunID, a.Status = r.t.RunID, res.Status

@@ -9,6 +9,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/outputspec"
 )
 
@@ -348,7 +349,7 @@ func knownKeys(parent []string) []string {
 	case len(parent) == 1 && parent[0] == "agent":
 		t = reflect.TypeOf(AgentConfig{})
 	case len(parent) == 2 && parent[0] == "agent" && parent[1] == "taint":
-		t = reflect.TypeOf(TaintConfig{})
+		t = reflect.TypeOf(taint.Config{})
 	case len(parent) == 3 && parent[0] == "agent" && parent[1] == "commands":
 		t = reflect.TypeOf(SlashCommand{})
 	case len(parent) == 2 && parent[0] == "agent" && parent[1] == "output",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/bytesize"
 	"github.com/coda-acp/coda/store"
 )
@@ -76,9 +77,9 @@ type visitRecord struct {
 	// carry (stage.go's prepare), a user and an assistant message each.
 	earlier []Exchange
 	// audit is the taint gate's decisions in this visit, as
-	// taint_audit.json lists them (taint_audit.go). Only the visit's own
+	// taint_audit.json lists them (taint.go). Only the visit's own
 	// goroutine touches it; WriteAudit encodes it when queued.
-	audit []TaintAudit
+	audit []taint.Audit
 }
 
 func newVisitRecord(rec *store.Run, stage string, n int) *visitRecord {

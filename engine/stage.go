@@ -384,7 +384,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 			}
 		case delegates(v.stage, tc.Name):
 			res, stop = v.delegate(ctx, tc, ev)
-			res.private = v.run.taint.carries(res.Output)
+			res.private = v.run.taint.Carries(res.Output)
 		case tool != nil:
 			res = v.runTool(ctx, tool, tc, ev)
 		default:
@@ -490,7 +490,7 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 		return refused
 	}
 	res = tool.Run(ctx, call)
-	res.private = v.run.taint.read(res.Sources)
+	res.private = v.run.taint.Read(res.Sources)
 	if len(res.Written) > 0 {
 		v.written = append(v.written, res.Written...)
 		v.run.written = append(v.run.written, res.Written...)

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/engine/tools"
 	"github.com/coda-acp/coda/store"
 )
@@ -93,7 +94,7 @@ func (f *taintFixture) run(t *testing.T) *engine.Result {
 
 // audit reads the first stage visit's taint_audit.json; nil when there is
 // none.
-func (f *taintFixture) audit(t *testing.T) []engine.TaintAudit {
+func (f *taintFixture) audit(t *testing.T) []taint.Audit {
 	t.Helper()
 	b, err := os.ReadFile(recordPath(f.turn, "stages/001-answer@1/taint_audit.json"))
 	if os.IsNotExist(err) {
@@ -102,7 +103,7 @@ func (f *taintFixture) audit(t *testing.T) []engine.TaintAudit {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var recs []engine.TaintAudit
+	var recs []taint.Audit
 	if err := json.Unmarshal(b, &recs); err != nil {
 		t.Fatalf("taint_audit.json: %v", err)
 	}
@@ -221,7 +222,7 @@ arguments = { content = "The key is in .env, under API_KEY." }
 	if res.Answer == nil || res.Answer.Content != "The key is in .env, under API_KEY." || len(res.Answer.Flags) != 0 {
 		t.Fatalf("answer = %+v, want the clean one", res.Answer)
 	}
-	want := []engine.TaintAudit{{Sink: "submit_output", Sources: []string{".env"}, Matches: []string{maskedLine}, Policy: "deny", Decision: "denied", DecidedBy: "policy"}}
+	want := []taint.Audit{{Sink: "submit_output", Sources: []string{".env"}, Matches: []string{maskedLine}, Policy: "deny", Decision: "denied", DecidedBy: "policy"}}
 	if diff := cmp.Diff(want, f.audit(t)); diff != "" {
 		t.Errorf("audit (-want +got):\n%s", diff)
 	}
@@ -245,7 +246,7 @@ func TestTaint_allow(t *testing.T) {
 	if res.Answer == nil || !strings.Contains(res.Answer.Content, secretKey) {
 		t.Fatalf("answer = %+v", res.Answer)
 	}
-	want := []engine.TaintAudit{{Sink: "submit_output", Sources: []string{".env"}, Matches: []string{maskedLine}, Policy: "allow", Decision: "allowed", DecidedBy: "policy"}}
+	want := []taint.Audit{{Sink: "submit_output", Sources: []string{".env"}, Matches: []string{maskedLine}, Policy: "allow", Decision: "allowed", DecidedBy: "policy"}}
 	if diff := cmp.Diff(want, f.audit(t)); diff != "" {
 		t.Errorf("audit (-want +got):\n%s", diff)
 	}
@@ -294,12 +295,12 @@ arguments = { content = "Clean." }
 			if diff := cmp.Diff(wantReq, req); diff != "" || req.ToolCall.ID == "" {
 				t.Errorf("request (-want +got):\n%s", diff)
 			}
-			denied := engine.TaintAudit{Sink: "submit_output", Sources: []string{".env"}, Matches: []string{maskedLine}, Policy: "ask", Decision: "denied", DecidedBy: "user"}
-			want, content := []engine.TaintAudit{denied, denied}, "Clean."
+			denied := taint.Audit{Sink: "submit_output", Sources: []string{".env"}, Matches: []string{maskedLine}, Policy: "ask", Decision: "denied", DecidedBy: "user"}
+			want, content := []taint.Audit{denied, denied}, "Clean."
 			if approve {
 				allowed := denied
 				allowed.Decision = "allowed"
-				want, content = []engine.TaintAudit{allowed}, "The key is "+secretKey+"."
+				want, content = []taint.Audit{allowed}, "The key is "+secretKey+"."
 			}
 			if res.Answer == nil || res.Answer.Content != content {
 				t.Errorf("answer = %+v, want %q", res.Answer, content)
@@ -347,7 +348,7 @@ name = "submit_output"
 arguments = { content = "Clean." }
 `
 	f := newTaintFixture(t, "", readEnv+leakAnswer+clean, nil)
-	f.turn.Taint = engine.TaintLaunch{Policy: "ask", Unattended: true}
+	f.turn.Taint = taint.Launch{Policy: "ask", Unattended: true}
 	res := f.run(t)
 	if res.Answer == nil || res.Answer.Content != "Clean." {
 		t.Errorf("without --yes: answer %+v, want the clean one", res.Answer)
@@ -357,12 +358,12 @@ arguments = { content = "Clean." }
 	}
 
 	f = newTaintFixture(t, "", readEnv+leakAnswer, nil)
-	f.turn.Taint = engine.TaintLaunch{Policy: "ask", Unattended: true, Waive: true}
+	f.turn.Taint = taint.Launch{Policy: "ask", Unattended: true, Waive: true}
 	res = f.run(t)
-	if res.Answer == nil || !strings.Contains(res.Answer.Content, secretKey) || !slices.Contains(res.Answer.Flags, engine.FlagTaintWaived) || !slices.Contains(res.Flags, engine.FlagTaintWaived) {
+	if res.Answer == nil || !strings.Contains(res.Answer.Content, secretKey) || !slices.Contains(res.Answer.Flags, taint.FlagWaived) || !slices.Contains(res.Flags, taint.FlagWaived) {
 		t.Fatalf("with --yes: answer %+v, run flags %v; want it through, flagged", res.Answer, res.Flags)
 	}
-	want := []engine.TaintAudit{{Sink: "submit_output", Sources: []string{".env"}, Matches: []string{maskedLine}, Policy: "ask", Decision: "allowed", DecidedBy: "waiver", Reason: "nobody was there to ask, and --yes waived the gate"}}
+	want := []taint.Audit{{Sink: "submit_output", Sources: []string{".env"}, Matches: []string{maskedLine}, Policy: "ask", Decision: "allowed", DecidedBy: "waiver", Reason: "nobody was there to ask, and --yes waived the gate"}}
 	if diff := cmp.Diff(want, f.audit(t)); diff != "" {
 		t.Errorf("with --yes: audit (-want +got):\n%s", diff)
 	}
@@ -409,7 +410,7 @@ arguments = { content = "Done." }
 	if len(f.asks) != 1 || f.asks[0].Key != "shell" {
 		t.Errorf("permission requests = %+v, want only the clean command's", f.asks)
 	}
-	want := []engine.TaintAudit{{Sink: "shell", Sources: []string{".env"}, Matches: []string{maskedLine}, Policy: "deny", Decision: "denied", DecidedBy: "policy"}}
+	want := []taint.Audit{{Sink: "shell", Sources: []string{".env"}, Matches: []string{maskedLine}, Policy: "deny", Decision: "denied", DecidedBy: "policy"}}
 	if diff := cmp.Diff(want, f.audit(t)); diff != "" {
 		t.Errorf("audit (-want +got):\n%s", diff)
 	}
@@ -501,7 +502,7 @@ expect = "content read from the private file config/.env.local"
 name = "submit_output"
 arguments = { content = "Clean." }
 `, nil)
-	f.turn.PromptSources = []engine.Source{
+	f.turn.PromptSources = []taint.Source{
 		{Path: filepath.Join(f.turn.Workspace.Cwd(), "config", ".env.local"), Text: secretLine + "\n"},
 		{Path: filepath.Join(f.turn.Workspace.Cwd(), "notes.md"), Text: "OTHER=sk-not-private-9f8e7d6c5b4a\n"},
 	}
@@ -561,7 +562,7 @@ text = "I cannot answer without it."
 	for i := range 70000 {
 		fmt.Fprintf(&big, "K%d=v-%09d\n", i, i)
 	}
-	f.turn.PromptSources = []engine.Source{{Path: filepath.Join(f.turn.Workspace.Cwd(), "secrets", "big.env"), Text: big.String()}}
+	f.turn.PromptSources = []taint.Source{{Path: filepath.Join(f.turn.Workspace.Cwd(), "secrets", "big.env"), Text: big.String()}}
 	f.turn.Agent.Stages["answer"].MaxRevisits = new(int)
 	res := f.run(t)
 	if res.Answer != nil {
@@ -576,36 +577,6 @@ text = "I cannot answer without it."
 	for _, rec := range recs {
 		if !rec.Unchecked || rec.Decision != "denied" || !slices.Equal(rec.Sources, []string{"secrets/big.env"}) {
 			t.Errorf("audit record = %+v", rec)
-		}
-	}
-}
-
-// The launch's settings and the blueprint's combine key by key: --taint,
-// then [agent.taint], then config.toml's [taint], then the defaults.
-func TestTaintLaunch_Resolve(t *testing.T) {
-	bp := func(taint *engine.TaintConfig) *engine.Blueprint {
-		return &engine.Blueprint{Agent: engine.AgentConfig{Taint: taint}}
-	}
-	config := &engine.TaintConfig{Policy: "deny", Private: []string{"*.secret"}}
-	tests := []struct {
-		name   string
-		launch engine.TaintLaunch
-		agent  *engine.TaintConfig
-		want   engine.TaintConfig
-	}{
-		{"nothing set", engine.TaintLaunch{}, nil, engine.TaintConfig{Policy: "off", Private: engine.DefaultPrivate}},
-		{"config", engine.TaintLaunch{Config: config}, nil, *config},
-		{"blueprint cannot loosen config", engine.TaintLaunch{Config: config}, &engine.TaintConfig{Policy: "allow"}, *config},
-		{"blueprint tightens config", engine.TaintLaunch{Config: &engine.TaintConfig{Policy: "allow"}}, &engine.TaintConfig{Policy: "ask"}, engine.TaintConfig{Policy: "ask", Private: engine.DefaultPrivate}},
-		{"blueprint alone", engine.TaintLaunch{}, &engine.TaintConfig{Policy: "ask"}, engine.TaintConfig{Policy: "ask", Private: engine.DefaultPrivate}},
-		{"blueprint's private adds", engine.TaintLaunch{Config: config}, &engine.TaintConfig{Private: []string{"*.pem", "*.secret"}}, engine.TaintConfig{Policy: "deny", Private: []string{"*.secret", "*.pem"}}},
-		{"blueprint's private keeps the defaults", engine.TaintLaunch{}, &engine.TaintConfig{Policy: "deny", Private: []string{"data/**"}}, engine.TaintConfig{Policy: "deny", Private: append(append([]string(nil), engine.DefaultPrivate...), "data/**")}},
-		{"flag over both", engine.TaintLaunch{Config: config, Policy: "allow"}, &engine.TaintConfig{Policy: "ask"}, engine.TaintConfig{Policy: "allow", Private: []string{"*.secret"}}},
-		{"flag off", engine.TaintLaunch{Config: config, Policy: "off"}, &engine.TaintConfig{Policy: "ask"}, engine.TaintConfig{Policy: "off", Private: []string{"*.secret"}}},
-	}
-	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, tt.launch.Resolve(bp(tt.agent))); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
 		}
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+
+	"github.com/coda-acp/coda/engine/taint"
 )
 
 // A Tool is something the model can call. Tools live in engine/tools, one
@@ -92,7 +95,7 @@ type ToolResult struct {
 	// Sources are the files whose content the result carries to the model
 	// (what was read, grep's matching lines, an edit's text), for the
 	// taint gate.
-	Sources []Source
+	Sources []taint.Source
 
 	private string // the private sources it carries, named, for the record
 }
@@ -134,4 +137,11 @@ func Ask(ctx context.Context, call *Call, req PermissionRequest, skipped, what s
 	// Approved: the call leaves "pending" and runs.
 	call.Progress(ToolCallEvent{Status: ToolInProgress})
 	return nil
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

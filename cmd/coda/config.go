@@ -22,6 +22,7 @@ import (
 	"github.com/coda-acp/coda/engine/provider/openai"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/engine/provider/sse"
+	"github.com/coda-acp/coda/engine/taint"
 )
 
 // config is the config file (config.toml): the default model and the model
@@ -54,7 +55,7 @@ import (
 //
 //	[taint]                              # the taint gate (DESIGN §13); off by default
 //	policy = "ask"                       # "off" | "allow" | "deny" | "ask"
-//	private = ["**/.env", "**/*.pem"]    # default: engine.DefaultPrivate
+//	private = ["**/.env", "**/*.pem"]    # default: taint.DefaultPrivate
 //
 //	[picker]
 //	models = ["openai:gpt-5.1", "ollama:qwen3"]   # more choices in the editor's model picker
@@ -69,7 +70,7 @@ type config struct {
 	MaxModelCalls int `toml:"max_model_calls"`
 	// Taint is [taint]: the taint gate, unless the blueprint or --taint
 	// says otherwise.
-	Taint *engine.TaintConfig `toml:"taint"`
+	Taint *taint.Config `toml:"taint"`
 
 	getenv    func(string) string
 	log       *slog.Logger                               // the providers' warnings; nil discards them
@@ -234,10 +235,10 @@ func loadConfig(path string, getenv func(string) string) (*config, error) {
 // still holds the built-in providers alone.
 func (c *config) check() error {
 	if c.Taint != nil {
-		if err := engine.CheckTaintPolicy(c.Taint.Policy); err != nil {
+		if err := taint.CheckPolicy(c.Taint.Policy); err != nil {
 			return fmt.Errorf("taint.policy: %w", err)
 		}
-		if err := engine.CheckPrivate(c.Taint.Private); err != nil {
+		if err := taint.CheckPrivate(c.Taint.Private); err != nil {
 			return fmt.Errorf("taint.private: %w", err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/engine/tools"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
@@ -50,7 +51,7 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	}
 	l := &launch{log: log, closeLog: closeLog, userModel: f.model}
 	fail := func(err error) (*launch, error) { closeLog(); return nil, err }
-	if err := engine.CheckTaintPolicy(f.taint); err != nil {
+	if err := taint.CheckPolicy(f.taint); err != nil {
 		return fail(usageError("--taint: %v", err))
 	}
 	if l.cwd, err = os.Getwd(); err != nil {
@@ -80,7 +81,7 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	l.engine = &engine.Engine{
 		Models: cfg.models(), Tools: tools.Builtin(), Agents: loadSpawned, Store: store.New(f.stateDirectory()),
 		MaxModelCalls: cfg.MaxModelCalls, Log: log, ModelFacts: cfg.modelFacts,
-		Taint: engine.TaintLaunch{Config: cfg.Taint, Policy: f.taint},
+		Taint: taint.Launch{Config: cfg.Taint, Policy: f.taint},
 	}
 	l.pickerModels = cfg.Picker.Models
 	l.checkModel = func(spec string) error { return authError(cfg.preflight([]string{spec})) }
@@ -231,7 +232,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	if f.trace && l.engine.Taint.Resolve(l.agent).Policy != engine.TaintOff {
+	if f.trace && l.engine.Taint.Resolve(l.agent.Agent.Taint).Policy != taint.Off {
 		l.log.Warn("--trace logs every wire message whole: the private content the taint gate guards (a file read, a call that carries it) is in this log unmasked")
 	}
 	l.log.Debug("serving ACP", "agent", l.agent.Agent.Name, "model", l.userModel)

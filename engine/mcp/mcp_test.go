@@ -19,6 +19,7 @@ import (
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/mcp"
 	"github.com/coda-acp/coda/engine/mcp/mcptest"
+	"github.com/coda-acp/coda/engine/taint"
 )
 
 func TestMain(m *testing.M) {
@@ -308,7 +309,7 @@ func TestTool_sources(t *testing.T) {
 	}
 	args, _ := json.Marshal(map[string]string{"path": path})
 	res := call(context.Background(), tools(c)["test__read"], approving(t, nil), string(args), nil)
-	want := []engine.Source{{Path: path, Text: "KEY=v\n"}}
+	want := []taint.Source{{Path: path, Text: "KEY=v\n"}}
 	if res.IsError || !slices.Equal(res.Sources, want) {
 		t.Errorf("read's sources = %+v, want %+v", res.Sources, want)
 	}
@@ -321,7 +322,7 @@ func TestTool_sources(t *testing.T) {
 		&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///w/key.pem", Blob: []byte{1}}},
 	}}
 	got := mcp.Sources(json.RawMessage(`{"n":3,"paths":["a.txt","multi\nline"]}`), embedded, "out")
-	want = []engine.Source{{Path: "a.txt", Text: "out"}, {Path: filepath.FromSlash("/w/.env"), Text: "KEY=v\n"}}
+	want = []taint.Source{{Path: "a.txt", Text: "out"}, {Path: filepath.FromSlash("/w/.env"), Text: "KEY=v\n"}}
 	if !slices.Equal(got, want) {
 		t.Errorf("sources = %+v, want %+v", got, want)
 	}

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/bytesize"
 	"github.com/coda-acp/coda/internal/fileuri"
 	"github.com/coda-acp/coda/internal/textcut"
@@ -125,14 +126,14 @@ const maxPathArgs = 32
 // the call's arguments may name (a filesystem server's read_text_file
 // {path}: the server's reading is invisible to coda), and each embedded
 // resource's text, as its URI's.
-func sources(args json.RawMessage, res *sdk.CallToolResult, output string) []engine.Source {
-	var out []engine.Source
+func sources(args json.RawMessage, res *sdk.CallToolResult, output string) []taint.Source {
+	var out []taint.Source
 	var walk func(any)
 	walk = func(v any) {
 		switch v := v.(type) {
 		case string:
 			if len(out) < maxPathArgs && v != "" && len(v) <= 4096 && !strings.ContainsAny(v, "\n\x00") {
-				out = append(out, engine.Source{Path: v, Text: output})
+				out = append(out, taint.Source{Path: v, Text: output})
 			}
 		case []any:
 			for _, x := range v {
@@ -151,7 +152,7 @@ func sources(args json.RawMessage, res *sdk.CallToolResult, output string) []eng
 	for _, c := range res.Content {
 		if e, ok := c.(*sdk.EmbeddedResource); ok && e.Resource != nil && e.Resource.Blob == nil {
 			if p := fileuri.Path(e.Resource.URI); p != "" {
-				out = append(out, engine.Source{Path: p, Text: e.Resource.Text})
+				out = append(out, taint.Source{Path: p, Text: e.Resource.Text})
 			}
 		}
 	}

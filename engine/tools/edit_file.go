@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/taint"
 )
 
 //go:embed edit_file.md
@@ -116,7 +117,7 @@ func (t EditFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult 
 		Content:   diff,
 		Written:   []string{path},
 		// The text the model replaced and put in: private, if the file is.
-		Sources: []engine.Source{{Path: path, Text: old + "\n" + repl}},
+		Sources: []taint.Source{{Path: path, Text: old + "\n" + repl}},
 	}
 }
 

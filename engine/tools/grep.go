@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/glob"
 	"github.com/coda-acp/coda/internal/rootfs"
 	"github.com/coda-acp/coda/internal/textcut"
@@ -173,7 +174,7 @@ type grepTotals struct {
 	shown                              []string
 	locations                          []engine.Location
 	unreadable                         []string
-	sources                            []engine.Source // each file's lines shown, for the taint gate
+	sources                            []taint.Source // each file's lines shown, for the taint gate
 }
 
 // grepSummary adds up the files in the order they were found, keeping the
@@ -209,7 +210,7 @@ func grepSummary(ws engine.Workspace, root string, found []*grepFile) grepTotals
 				text.WriteByte('\n')
 			}
 			if text.Len() > 0 {
-				s.sources = append(s.sources, engine.Source{Path: abs, Text: text.String()})
+				s.sources = append(s.sources, taint.Source{Path: abs, Text: text.String()})
 			}
 		}
 		switch {

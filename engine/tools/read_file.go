@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/textcut"
 )
 
@@ -148,7 +149,7 @@ func (t ReadFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult 
 		Locations: locs,
 		// The editor is shown what was read, not the JSON around it.
 		Content: []engine.ToolContent{{Text: string(data)}},
-		Sources: []engine.Source{{Path: path, Text: res.Content}},
+		Sources: []taint.Source{{Path: path, Text: res.Content}},
 	}
 }
 

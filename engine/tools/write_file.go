@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/taint"
 )
 
 //go:embed write_file.md
@@ -81,7 +82,7 @@ func (t WriteFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult
 		Content:   diff,
 		Written:   []string{path},
 		// What the model put in the file: private, if the file is.
-		Sources: []engine.Source{{Path: path, Text: a.Content}},
+		Sources: []taint.Source{{Path: path, Text: a.Content}},
 	}
 }
 

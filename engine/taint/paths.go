@@ -1,4 +1,4 @@
-package engine
+package taint
 
 import (
 	"path/filepath"

@@ -1,0 +1,31 @@
+// Package taint is the taint gate (DESIGN §13). Off unless turned on. With
+// it on, content read from private paths taints the turn: a tool result
+// that carries it (read_file, grep's matches, edit_file and write_file on
+// a private file; a tool says which files' content a result carries in
+// its Sources) and a prompt resource whose URI is private. Every way off
+// the machine then meets the policy before it happens: the answer (at the
+// moment a passing submission would be recorded), and every egress tool
+// (shell, MCP tools) before it runs.
+//
+// A call is gated when what it would send carries private content: a
+// private line (or a secret-looking part of one) found verbatim in it,
+// white space aside, or a private file submitted whole as an artifact. A
+// call that carries none goes through untouched, so an answer written
+// without the secret is recorded. What is not verbatim (a secret
+// paraphrased, encoded or re-typed in pieces) is not seen; the gate is a
+// guard against carrying private content out by accident, not against a
+// model set on hiding it.
+//
+// The engine is the gate's user: it hands a Gate what its tools read
+// (Gate.Read) and each call that could leave the machine (Gate.Decide),
+// asks the user the Question the gate puts under `ask`, and writes the
+// Audit of each decision into the run's record. The package imports
+// nothing of coda's above it.
+//
+// Where each rule lives: policy.go (the settings and how the launch's and
+// the blueprint's combine), gate.go (the turn's gate, its decisions and
+// what it tells the model and the user), paths.go (which paths are
+// private), lines.go (what was read, bounded, and finding it again),
+// mask.go (the one way private lines are quoted), audit.go (a decision's
+// record, and the counts in run.json).
+package taint
