@@ -19,6 +19,7 @@ import (
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/provider/anthropic"
+	"github.com/coda-acp/coda/engine/provider/ollama"
 	"github.com/coda-acp/coda/engine/provider/openai"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/engine/provider/sse"
@@ -115,6 +116,7 @@ type modelConfig struct {
 const (
 	providerKindOpenAI    = "openai"
 	providerKindAnthropic = "anthropic"
+	providerKindOllama    = "ollama" // Ollama's own /api/chat; its /v1 is kind "openai"
 )
 
 // configDuration is a duration written as "90s" / "2m", or as seconds.
@@ -147,7 +149,7 @@ func configBuiltinProviders(getenv func(string) string) map[string]*providerConf
 	return map[string]*providerConfig{
 		"anthropic": {Kind: providerKindAnthropic, BaseURL: anthropic.DefaultBaseURL, APIKeyEnv: key("ANTHROPIC_API_KEY")},
 		"openai":    {Kind: providerKindOpenAI, API: provider.APIResponses, BaseURL: openai.DefaultBaseURL, APIKeyEnv: key("OPENAI_API_KEY")},
-		"ollama":    {Kind: providerKindOpenAI, BaseURL: configOllamaBase(getenv("OLLAMA_HOST")), APIKeyEnv: key("")},
+		"ollama":    {Kind: providerKindOllama, BaseURL: configOllamaBase(getenv("OLLAMA_HOST")), APIKeyEnv: key("")},
 		"openrouter": {
 			Kind: providerKindOpenAI, BaseURL: "https://openrouter.ai/api/v1", APIKeyEnv: key("OPENROUTER_API_KEY"),
 			Headers: map[string]string{"HTTP-Referer": "https://github.com/coda-acp/coda", "X-Title": "coda"},
@@ -155,12 +157,12 @@ func configBuiltinProviders(getenv func(string) string) map[string]*providerConf
 	}
 }
 
-// configOllamaBase is Ollama's OpenAI-compatible endpoint for OLLAMA_HOST,
-// which may be "host", "host:port" or a URL, as the ollama CLI takes it.
+// configOllamaBase is the root of the Ollama at OLLAMA_HOST, which may be
+// "host", "host:port" or a URL, as the ollama CLI takes it.
 func configOllamaBase(host string) string {
 	host = strings.TrimSpace(host)
 	if host == "" {
-		return "http://localhost:11434/v1"
+		return ollama.DefaultBaseURL
 	}
 	scheme := "http"
 	if i := strings.Index(host, "://"); i >= 0 {
@@ -174,7 +176,7 @@ func configOllamaBase(host string) string {
 	if _, _, err := net.SplitHostPort(host); err != nil {
 		host = net.JoinHostPort(strings.Trim(host, "[]"), "11434")
 	}
-	return scheme + "://" + host + path + "/v1"
+	return scheme + "://" + host + path
 }
 
 // configDefaultPath is $XDG_CONFIG_HOME/coda/config.toml, or
@@ -261,10 +263,10 @@ func (c *config) check() error {
 			return fmt.Errorf("[%s]: a provider name cannot be empty or contain ':' or spaces", key)
 		}
 		if _, ok := c.providers[name]; !ok && p.Kind == "" {
-			return fmt.Errorf("%s.kind is missing: say \"openai\" (chat completions: OpenAI, Ollama, vLLM, llama.cpp, OpenRouter) or \"anthropic\"", key)
+			return fmt.Errorf("%s.kind is missing: say \"openai\" (OpenAI and what speaks its API: vLLM, llama.cpp, LM Studio, OpenRouter, Ollama's /v1), \"anthropic\" or \"ollama\" (Ollama's own API)", key)
 		}
-		if p.Kind != "" && p.Kind != providerKindOpenAI && p.Kind != providerKindAnthropic {
-			return fmt.Errorf("%s.kind = %q: want \"openai\" or \"anthropic\"", key, p.Kind)
+		if p.Kind != "" && p.Kind != providerKindOpenAI && p.Kind != providerKindAnthropic && p.Kind != providerKindOllama {
+			return fmt.Errorf("%s.kind = %q: want \"openai\", \"anthropic\" or \"ollama\"", key, p.Kind)
 		}
 		if p.BaseURL != "" {
 			u, err := url.Parse(p.BaseURL)
@@ -293,6 +295,9 @@ func (c *config) check() error {
 				return fmt.Errorf("%s.api: only a provider of kind \"openai\" takes an api", key)
 			}
 			return fmt.Errorf("%s.api = %q: want \"chat\" (chat completions, what compatible servers speak) or \"responses\" (OpenAI's Responses API)", key, p.API)
+		}
+		if p.NumCtx != 0 && kind != providerKindOllama {
+			return fmt.Errorf("%s.num_ctx: only a provider of kind \"ollama\" takes num_ctx", key)
 		}
 		if err := checkEffort(p.Effort); err != nil {
 			return fmt.Errorf("%s.effort: %w", key, err)
@@ -423,6 +428,8 @@ func (c *config) newModel(spec string) (engine.Model, error) {
 	switch {
 	case p.Kind == providerKindAnthropic:
 		return anthropic.New(model, opts), nil
+	case p.Kind == providerKindOllama:
+		return ollama.New(model, opts), nil
 	case p.API == provider.APIResponses:
 		return openai.NewResponses(model, opts), nil
 	default:

@@ -18,6 +18,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/provider/anthropic"
+	"github.com/coda-acp/coda/engine/provider/ollama"
 	"github.com/coda-acp/coda/engine/provider/openai"
 )
 
@@ -85,7 +86,7 @@ models = ["gateway:claude-opus-4-1", "ollama:qwen3"]
 		},
 		"openai":    {Kind: "openai", API: "responses", BaseURL: "https://api.openai.com/v1", APIKeyEnv: str("MY_OPENAI_KEY"), Timeout: configDuration(30 * time.Second)},
 		"anthropic": {Kind: "anthropic", BaseURL: "https://api.anthropic.com", APIKeyEnv: str("ANTHROPIC_API_KEY")},
-		"ollama":    {Kind: "openai", BaseURL: "http://localhost:11434/v1", APIKeyEnv: str("")},
+		"ollama":    {Kind: "ollama", BaseURL: "http://localhost:11434", APIKeyEnv: str("")},
 		"openrouter": {
 			Kind: "openai", BaseURL: "https://openrouter.ai/api/v1", APIKeyEnv: str("OPENROUTER_API_KEY"),
 			Headers: map[string]string{"HTTP-Referer": "https://github.com/coda-acp/coda", "X-Title": "my editor"},
@@ -103,7 +104,7 @@ func TestLoadConfig_errors(t *testing.T) {
 		{"[providers.openai]\napi_key = \"sk-1\"", "unknown key providers.openai.api_key: keys are read from the environment only"},
 		{"[providers.local]\nbase_url = \"http://x/v1\"\nknd = \"openai\"", "unknown key providers.local.knd"},
 		{"[providers.local]\nbase_url = \"http://x/v1\"", "providers.local.kind is missing"},
-		{"[providers.local]\nkind = \"gemini\"", `providers.local.kind = "gemini": want "openai" or "anthropic"`},
+		{"[providers.local]\nkind = \"gemini\"", `providers.local.kind = "gemini": want "openai", "anthropic" or "ollama"`},
 		{"[providers.local]\nkind = \"openai\"\nbase_url = \"localhost:8080\"", "providers.local.base_url"},
 		{"[providers.openai]\ntimeout = \"soon\"", `"soon" is not a duration`},
 		{"[providers.openai]\nmax_retries = -1", "cannot be negative"},
@@ -121,6 +122,8 @@ func TestLoadConfig_errors(t *testing.T) {
 		{"[providers.openai]\neffort = \"extreme\"", `providers.openai.effort: "extreme" is not a level: want one of off, minimal, low, medium, high, xhigh, max`},
 		{"[providers.openai.models.\"gpt-5.4\"]\neffort = \"HIGH\"", `providers.openai.models."gpt-5.4".effort: "HIGH" is not a level`},
 		{"[providers.ollama]\nnum_ctx = -1", "cannot be negative"},
+		{"[providers.openai]\nnum_ctx = 8192", `providers.openai.num_ctx: only a provider of kind "ollama" takes num_ctx`},
+		{"[providers.local]\nkind = \"ollama\"\napi = \"chat\"", `providers.local.api: only a provider of kind "openai" takes an api`},
 	}
 	for _, tt := range tests {
 		path := writeConfig(t, tt.text)
@@ -175,13 +178,13 @@ func TestConfigDefaultPath(t *testing.T) {
 
 func TestConfigOllamaBase(t *testing.T) {
 	for in, want := range map[string]string{
-		"":                       "http://localhost:11434/v1",
-		"127.0.0.1":              "http://127.0.0.1:11434/v1",
-		"0.0.0.0:8080":           "http://0.0.0.0:8080/v1",
-		"https://ollama.example": "https://ollama.example:11434/v1",
-		"http://gpu-box:11434/":  "http://gpu-box:11434/v1",
-		"http://proxy:80/ollama": "http://proxy:80/ollama/v1",
-		"[::1]":                  "http://[::1]:11434/v1",
+		"":                       "http://localhost:11434",
+		"127.0.0.1":              "http://127.0.0.1:11434",
+		"0.0.0.0:8080":           "http://0.0.0.0:8080",
+		"https://ollama.example": "https://ollama.example:11434",
+		"http://gpu-box:11434/":  "http://gpu-box:11434",
+		"http://proxy:80/ollama": "http://proxy:80/ollama",
+		"[::1]":                  "http://[::1]:11434",
 	} {
 		if got := configOllamaBase(in); got != want {
 			t.Errorf("configOllamaBase(%q) = %q, want %q", in, got, want)
@@ -191,7 +194,7 @@ func TestConfigOllamaBase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.providers["ollama"].BaseURL; got != "http://gpu-box:11500/v1" {
+	if got := c.providers["ollama"].BaseURL; got != "http://gpu-box:11500" {
 		t.Errorf("ollama base %q", got)
 	}
 }
@@ -202,6 +205,10 @@ func TestConfig_models(t *testing.T) {
 kind = "openai"
 base_url = "http://127.0.0.1:8080/v1"
 context_windows = { "tiny" = 2048 }
+
+[providers.ollamav1]
+kind = "openai"
+base_url = "http://localhost:11434/v1"
 
 [providers.chat]
 kind = "openai"
@@ -223,7 +230,8 @@ api_key_env = "OPENAI_API_KEY"
 		"chat:gpt-5.1":                (*openai.Model)(nil),
 		"resp:gpt-5.1":                (*openai.Responses)(nil),
 		"anthropic:claude-sonnet-4-5": (*anthropic.Model)(nil),
-		"ollama:llama3.1:8b":          (*openai.Model)(nil),
+		"ollama:llama3.1:8b":          (*ollama.Model)(nil),
+		"ollamav1:llama3.1:8b":        (*openai.Model)(nil),
 		"local:tiny":                  (*openai.Model)(nil),
 	} {
 		m, err := ms.Model(spec)
@@ -244,7 +252,7 @@ api_key_env = "OPENAI_API_KEY"
 
 	for spec, want := range map[string]string{
 		"openrouter:openai/gpt-4o": "model openrouter:openai/gpt-4o needs OPENROUTER_API_KEY: set it in the environment (or api_key_env in [providers.openrouter])",
-		"gemini:gemini-2.5-pro":    `model gemini:gemini-2.5-pro: unknown provider "gemini": use one of anthropic, chat, local, ollama, openai, openrouter, resp, script, or add [providers.gemini] to the config file`,
+		"gemini:gemini-2.5-pro":    `model gemini:gemini-2.5-pro: unknown provider "gemini": use one of anthropic, chat, local, ollama, ollamav1, openai, openrouter, resp, script, or add [providers.gemini] to the config file`,
 		"gpt-5.1":                  `model "gpt-5.1": want PROVIDER:MODEL`,
 	} {
 		_, err := ms.Model(spec)

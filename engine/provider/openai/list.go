@@ -7,16 +7,14 @@ import (
 	"github.com/coda-acp/coda/engine/provider"
 )
 
-// Lister lists the models of an OpenAI-style server (GET /models): OpenAI,
-// OpenRouter, vLLM, llama.cpp, LM Studio, Ollama's /v1. It is a
-// provider.Lister.
-type Lister struct{ opts Options }
-
-// NewLister returns the lister of the server opts names (its BaseURL and
-// key; a zero BaseURL is OpenAI's).
-func NewLister(opts Options) Lister {
-	return Lister{opts.WithDefaults("openai", "models", DefaultBaseURL)}
+// NewLister lists the models of the OpenAI-style server opts names (its
+// BaseURL, OpenAI's when zero, and key) with GET /models: OpenAI,
+// OpenRouter, vLLM, llama.cpp, LM Studio, Ollama's /v1.
+func NewLister(opts Options) provider.Lister {
+	return lister{opts.WithDefaults("openai", "", DefaultBaseURL)}
 }
+
+type lister struct{ opts Options }
 
 // The reply of GET /models: OpenAI's {"data": [{"id": ...}]}, with what
 // OpenRouter (context_length, supported_parameters, architecture) and vLLM
@@ -37,7 +35,7 @@ type modelList struct {
 // server's order: those whose names say they do not chat (embeddings,
 // speech, images) marked Embedding, those OpenRouter lists without tools
 // marked NoTools.
-func (l Lister) List(ctx context.Context) ([]provider.Listed, error) {
+func (l lister) List(ctx context.Context) ([]provider.Listed, error) {
 	call := l.opts.Call("", l.opts.Header("Authorization", "Bearer "))
 	var v modelList
 	if err := call.JSON(ctx, l.opts.BaseURL+"/models", nil, &v); err != nil {

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/coda-acp/coda/engine"
-	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -317,4 +316,3 @@ func appendAssistant(input []any, msg *engine.Message) []any {
 }
 
 var _ engine.Model = (*Responses)(nil)
-var _ provider.Lister = Lister{}

@@ -1,0 +1,35 @@
+package ollama
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/sse"
+)
+
+// FuzzStream feeds arbitrary bodies to the stream reader: it may fail, but
+// not panic, and a reply it accepts has well-formed tool calls.
+func FuzzStream(f *testing.F) {
+	for _, name := range []string{"chat_stream.ndjson", "chat_thinking_tools.ndjson", "chat_length.ndjson", "chat_error.ndjson"} {
+		b, err := os.ReadFile("testdata/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		started := false
+		s := stream{onDelta: func(engine.Delta) error { return nil }, started: &started}
+		resp, err := s.read(sse.NewLineReader(strings.NewReader(body)))
+		if err != nil {
+			return
+		}
+		for _, tc := range resp.ToolCalls {
+			if tc.ID == "" || len(tc.Arguments) == 0 {
+				t.Fatalf("tool call %+v", tc)
+			}
+		}
+	})
+}
