@@ -327,7 +327,7 @@ func parseArgs(raw json.RawMessage) (args, string) {
 	if !ok || rc == "null" {
 		return a, `The "content" string is missing: ` + shape + "."
 	}
-	if a.content, ok = validators.JSONString(rc); !ok {
+	if json.Unmarshal([]byte(rc), &a.content) != nil {
 		return a, `"content" must be a string holding the answer's text (for a JSON answer, the JSON document written out as a string), not ` + jsonKindOf(rc) + "."
 	}
 	if ra, ok := fields["artifacts"]; ok && ra != "null" {
@@ -348,13 +348,7 @@ func parseArgs(raw json.RawMessage) (args, string) {
 
 // members splits the arguments, a JSON object, into the texts of its
 // members' values, as json.Unmarshal into a map of json.RawMessage does.
-// validators.JSONMembers reads them in place, so a 256 KiB answer is not
-// scanned and copied several times over; what it leaves to encoding/json
-// (an object nested deeper than it reads) goes there.
 func members(text string) (map[string]string, bool) {
-	if m, ok := validators.JSONMembers(text); ok {
-		return m, true
-	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(text), &fields); err != nil {
 		return nil, false
@@ -378,7 +372,8 @@ func parseUnavailable(fields map[string]string, ru string) (args, string) {
 		return a, `"unavailable" is empty: say why the answer cannot be given, or submit the answer in "content".`
 	}
 	if rc, ok := fields["content"]; ok && rc != "null" {
-		if content, ok := validators.JSONString(rc); !ok || strings.TrimSpace(content) != "" {
+		var content string
+		if json.Unmarshal([]byte(rc), &content) != nil || strings.TrimSpace(content) != "" {
 			return a, `Give either "content" (the answer) or "unavailable" (why there is none), not both.`
 		}
 	}

@@ -380,10 +380,9 @@ func TestContract_Check_uncheckedLabel(t *testing.T) {
 	}
 }
 
-// parseArgs reads the arguments as json.Unmarshal does, whether
-// validators.JSONMembers splits them or leaves them to encoding/json (an
-// object nested deeper than it reads): the last of two members with one
-// key wins, keys and content are unescaped, bad text becomes U+FFFD.
+// parseArgs reads the arguments as json.Unmarshal does, however deep they
+// nest: the last of two members with one key wins, keys and content are
+// unescaped, bad text becomes U+FFFD.
 func TestParseArgs_readsAsEncodingJSON(t *testing.T) {
 	deep := strings.Repeat("[", 1500) + strings.Repeat("]", 1500)
 	for _, tt := range []struct {

@@ -14,9 +14,7 @@
 // answer must be XML"). A label with no built-in parser is not checked.
 //
 // [Decode] returns a json, yaml or toml answer's data as JSON-like Go
-// values for [Schema.Validate]. [JSONMembers] and [JSONString] read a
-// JSON object's members and a JSON string as json.Unmarshal does, in
-// place, for arguments that carry a whole answer.
+// values for [Schema.Validate].
 //
 // # JSON Schema
 //

@@ -241,14 +241,6 @@ func sniffTOML(content string) bool {
 // decodeJSON decodes one JSON value into generic Go values; numbers are
 // int64 when they are integers that fit, float64 otherwise.
 func decodeJSON(content string) (any, error) {
-	if v, ok := fastJSON(content); ok {
-		return v, nil
-	}
-	return decodeJSONStd(content)
-}
-
-// decodeJSONStd is decodeJSON through encoding/json alone.
-func decodeJSONStd(content string) (any, error) {
 	dec := json.NewDecoder(strings.NewReader(content))
 	dec.UseNumber()
 	var v any
