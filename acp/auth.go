@@ -3,8 +3,6 @@ package acp
 import (
 	"fmt"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/coda-acp/coda/engine"
 )
 
@@ -21,32 +19,25 @@ import (
 // authMethodEnv is the id of coda's one auth method.
 const authMethodEnv = "env"
 
-// authMethods are initialize's authMethods: AuthMethodAgent entries.
-func (s *Server) authMethods() []map[string]any {
+// authMethods are initialize's authMethods.
+func (s *Server) authMethods() []authMethod {
 	description := "coda reads model API keys from the environment it starts with (ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY, or a provider's api_key_env in config.toml); the configured model's is set"
 	if err := s.reach(s.opts.UserModel, s.defaultModel(false)); err != nil {
 		description = err.Error()
 	}
-	return []map[string]any{{"id": authMethodEnv, "name": "API key from the environment", "description": description}}
+	return []authMethod{{ID: authMethodEnv, Name: "API key from the environment", Description: description}}
 }
 
 // authenticate handles authenticate: it succeeds when the launch's model
 // can be reached.
-func (s *Server) authenticate(req *jsonrpc2.Request) (any, error) {
-	var p authenticateRequest
-	if err := params(req, &p); err != nil {
-		return nil, err
-	}
-	if p.MethodID == nil {
-		return nil, missingField("methodId")
-	}
+func (s *Server) authenticate(_ *request[authenticateResponse], p *authenticateRequest) (*authenticateResponse, error) {
 	if *p.MethodID != authMethodEnv {
 		return nil, fmt.Errorf("%w: methodId: coda offers no method %q (it offers %q)", ErrInvalidParams, *p.MethodID, authMethodEnv)
 	}
 	if err := s.reach(s.opts.UserModel, s.defaultModel(true)); err != nil {
 		return nil, err
 	}
-	return map[string]any{}, nil
+	return &authenticateResponse{}, nil
 }
 
 // defaultModel is the model for stages that name none: the configured one,

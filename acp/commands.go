@@ -6,8 +6,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/coda-acp/coda/engine"
 )
 
@@ -21,25 +19,25 @@ import (
 
 // slashCommands are coda's commands (engine.CodaCommands), as
 // available_commands_update lists them.
-var slashCommands = []map[string]any{
-	{"name": "format", "description": "Set the answer's format for this session: json, xml, csv, yaml, toml, markdown, text, or any label", "input": map[string]any{"hint": "LABEL"}},
-	{"name": "mode", "description": "Set the mode: ask (ask before edits and shell), auto-edit (edit inside the workspace without asking), read-only (no edits, no shell)", "input": map[string]any{"hint": "ask | auto-edit | read-only"}},
-	{"name": "model", "description": "Set the model for this session", "input": map[string]any{"hint": "PROVIDER:MODEL"}},
+var slashCommands = []availableCommand{
+	{Name: "format", Description: "Set the answer's format for this session: json, xml, csv, yaml, toml, markdown, text, or any label", Input: &commandInput{"LABEL"}},
+	{Name: "mode", Description: "Set the mode: ask (ask before edits and shell), auto-edit (edit inside the workspace without asking), read-only (no edits, no shell)", Input: &commandInput{"ask | auto-edit | read-only"}},
+	{Name: "model", Description: "Set the model for this session", Input: &commandInput{"PROVIDER:MODEL"}},
 }
 
 // availableCommands are coda's commands, then the agent's.
-func (s *Server) availableCommands() []map[string]any {
-	var out []map[string]any
+func (s *Server) availableCommands() []availableCommand {
+	var out []availableCommand
 	for _, c := range slashCommands {
 		// /format only when the agent gives an answer to shape.
-		if c["name"] != "format" || s.shapes("") == nil {
+		if c.Name != "format" || s.shapes("") == nil {
 			out = append(out, c)
 		}
 	}
 	for _, c := range s.opts.Agent.AgentCommands() {
-		cmd := map[string]any{"name": c.Name, "description": c.Description}
+		cmd := availableCommand{Name: c.Name, Description: c.Description}
 		if c.Hint != "" {
-			cmd["input"] = map[string]any{"hint": c.Hint}
+			cmd.Input = &commandInput{c.Hint}
 		}
 		out = append(out, cmd)
 	}
@@ -60,19 +58,19 @@ func (s *Server) agentCommand(blocks []contentBlock) (string, bool) {
 	return c.Expand(arg), true
 }
 
-// thenAnnounce answers resp, then tells the client the session's commands,
-// and the title of a restored session that has one: sent after the answer
-// (and a load's replay), once the client knows the session.
-func (s *Server) thenAnnounce(sess *session, resp any) replyThen {
-	return replyThen{resp, func() {
-		s.writeUpdate(sess.id, appendJSON(nil, map[string]any{"sessionUpdate": "available_commands_update", "availableCommands": s.availableCommands()}))
+// announce tells the client the session's commands, and the title of a
+// restored session that has one: sent after the answer to the request that
+// opened the session (and a load's replay), once the client knows it.
+func (s *Server) announce(sess *session) func() {
+	return func() {
+		s.writeUpdate(sess.id, appendJSON(nil, availableCommandsUpdate{SessionUpdate: "available_commands_update", AvailableCommands: s.availableCommands()}))
 		sess.mu.Lock()
 		title := sess.title
 		sess.mu.Unlock()
 		if title != "" {
 			s.writeUpdate(sess.id, titleUpdate(title))
 		}
-	}}
+	}
 }
 
 // parseCommand reads a prompt that is one of coda's slash commands: one
@@ -107,7 +105,7 @@ func splitCommand(blocks []contentBlock) (name, arg string, ok bool) {
 // confirmation as an agent_message_chunk, then the prompt's answer,
 // end_turn. A value coda cannot take is said in the confirmation's place:
 // the user typed it in the conversation, so the answer goes there.
-func (s *Server) runCommand(req *jsonrpc2.Request, sess *session, name, arg string) {
+func (s *Server) runCommand(sess *session, name, arg string) *promptResponse {
 	ids := map[string]string{"format": optionFormat, "mode": optionMode, "model": optionModel}
 	var text string
 	var warnings []string
@@ -139,9 +137,9 @@ func (s *Server) runCommand(req *jsonrpc2.Request, sess *session, name, arg stri
 	b = appendString(b, name)
 	b = append(b, "}}}"...)
 	s.writeUpdate(sess.id, b)
-	s.reply(req.ID, map[string]any{"stopReason": "end_turn", "_meta": map[string]any{"coda": map[string]any{
-		"status": "command", "command": name, "warnings": nonNilStrings(warnings), "finalOutput": nil,
-	}}})
+	return &promptResponse{StopReason: "end_turn", Meta: codaMeta[promptOutcome]{Coda: promptOutcome{
+		Status: "command", Command: name, Warnings: nonNilStrings(warnings),
+	}}}
 }
 
 // describeOption says an option's value and what else it takes, in a line.

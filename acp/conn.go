@@ -58,6 +58,10 @@ type conn struct {
 	turns       context.Context
 	cancelTurns context.CancelFunc
 
+	// rpc is the library's connection, for coda's calls to the editor:
+	// set and read on the read loop (client).
+	rpc *jsonrpc2.Conn
+
 	mu      sync.Mutex
 	closing bool           // set at step 2: no new turn starts
 	owed    sync.WaitGroup // answers the read loop left to goroutines
@@ -183,6 +187,9 @@ func (c *conn) afterOrNow(done <-chan struct{}, answer func()) {
 		answer()
 	}()
 }
+
+// client is the connection coda calls the editor on; nil outside Serve.
+func (c *conn) client() *jsonrpc2.Conn { return c.rpc }
 
 // slogLogger adapts slog to jsonrpc2's logger.
 type slogLogger struct{ l *slog.Logger }

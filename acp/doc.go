@@ -1,7 +1,7 @@
 // Package acp serves the Agent Client Protocol over a byte stream (stdio):
 // newline-delimited JSON-RPC 2.0 on github.com/sourcegraph/jsonrpc2 with
-// coda's own line reader, the method table (initialize, sessions, prompt
-// turns, cancel), and the mapping of engine events to session/update
+// coda's own line reader, the typed method table (initialize, sessions,
+// prompt turns, cancel), and the mapping of engine events to session/update
 // notifications, encoded by hand on the hot path.
 //
 // Where each part lives:
@@ -9,8 +9,10 @@
 //	conn.go        a connection's whole life: serve, disconnect, drain, cancel, wait, flush, close
 //	stream.go      the line reader: one message a line, bad and over-long lines answered, never fatal
 //	output.go      the protocol stream out: one line a message, under one lock, flushed when idle
-//	server.go      Options, the method table, replies and the JSON-RPC error codes
-//	protocol.go    the wire types of the requests coda reads
+//	methods.go     the method table: each method's name, params type, result type and handler;
+//	               params decoded and refused (-32602) and requests answered, once, there
+//	protocol.go    the wire types: each method's params and result, named as the ACP schema does
+//	server.go      Options, the Server, replies and the JSON-RPC error codes
 //	initialize.go  initialize
 //	auth.go        the "env" auth method, authenticate, a turn that cannot reach a model (-32000)
 //	session.go     sessions: new, set_config_option, close, cancel, and their bounded history

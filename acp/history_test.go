@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/coda-acp/coda/engine"
 	statestore "github.com/coda-acp/coda/store"
 )
@@ -53,12 +51,7 @@ func TestSession_historyBounded(t *testing.T) {
 	// the line reader's business, tested on their own).
 	srv.conn = newConn(srv.opts, strings.NewReader(""), io.Discard)
 	defer srv.conn.out.close()
-	newSession := &jsonrpc2.Request{Method: "session/new", Params: rawParams(fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, t.TempDir()))}
-	res, err := srv.newSession(nil, newSession)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sessionID := res.(replyThen).result.(map[string]any)["sessionId"].(string)
+	sessionID := handle(t, srv, (*Server).newSession, fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, t.TempDir())).SessionID
 	sess := srv.sessions[sessionID]
 
 	var before, after runtime.MemStats
@@ -75,11 +68,7 @@ func TestSession_historyBounded(t *testing.T) {
 		case 20:
 			early = allocated() - mark
 		}
-		req := &jsonrpc2.Request{Method: "session/prompt", ID: jsonrpc2.ID{Num: uint64(i)},
-			Params: rawParams(fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":"%d %s"}]}`, sessionID, i, prompt))}
-		if err := srv.prompt(req); err != nil {
-			t.Fatal(err)
-		}
+		handle(t, srv, (*Server).prompt, fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":"%d %s"}]}`, sessionID, i, prompt))
 		srv.conn.owed.Wait() // until the turn has answered, its file saved
 	}
 
@@ -110,9 +99,4 @@ func TestSession_historyBounded(t *testing.T) {
 		t.Errorf("the heap grew %d MiB over the session, want well under the 100 MiB of prompts", grown>>20)
 	}
 	runtime.KeepAlive(srv)
-}
-
-func rawParams(s string) *json.RawMessage {
-	raw := json.RawMessage(s)
-	return &raw
 }

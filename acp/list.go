@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/sourcegraph/jsonrpc2"
 )
 
 // listPage is how many sessions one session/list answer holds.
@@ -33,13 +31,7 @@ type sessionInfo struct {
 // listSessions handles session/list: the kept sessions, newest first (the
 // latest activity), in pages of listPage; with cwd, only those in it. A
 // file that is not a session's is skipped, and logged.
-func (s *Server) listSessions(req *jsonrpc2.Request) (any, error) {
-	var p listSessionsRequest
-	if req.Params != nil && !isNull(*req.Params) {
-		if err := params(req, &p); err != nil {
-			return nil, err
-		}
-	}
+func (s *Server) listSessions(_ *request[listSessionsResponse], p *listSessionsRequest) (*listSessionsResponse, error) {
 	cwd := ""
 	if p.Cwd != nil {
 		if !filepath.IsAbs(*p.Cwd) {
@@ -66,13 +58,15 @@ func (s *Server) listSessions(req *jsonrpc2.Request) (any, error) {
 		}
 		infos = infos[i:]
 	}
-	resp := map[string]any{}
+	res := &listSessionsResponse{Sessions: infos}
 	if len(infos) > listPage {
-		infos = infos[:listPage]
-		resp["nextCursor"] = cursorOf(infos[listPage-1])
+		res.Sessions = infos[:listPage]
+		res.NextCursor = cursorOf(infos[listPage-1])
 	}
-	resp["sessions"] = infos
-	return resp, nil
+	if res.Sessions == nil {
+		res.Sessions = []*sessionInfo{} // no sessions directory yet
+	}
+	return res, nil
 }
 
 // newestFirst orders sessions by their latest activity, newest first,

@@ -12,8 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/coda-acp/coda/engine"
 )
 
@@ -32,29 +30,27 @@ import (
 func (s *Server) keepsSessions() bool { return s.store.dir != "" }
 
 // sessionCapabilities are initialize's agentCapabilities.sessionCapabilities.
-func (s *Server) sessionCapabilities() map[string]any {
-	caps := map[string]any{"close": map[string]any{}, "additionalDirectories": map[string]any{}}
+func (s *Server) sessionCapabilities() sessionCapabilities {
+	served := &struct{}{}
+	caps := sessionCapabilities{Close: served, AdditionalDirectories: served}
 	if s.keepsSessions() {
-		caps["list"], caps["resume"], caps["delete"] = map[string]any{}, map[string]any{}, map[string]any{}
+		caps.List, caps.Resume, caps.Delete = served, served, served
 	}
 	return caps
 }
 
 // checkDirs checks a session's cwd and additional directories: absolute
 // paths, the cwd required. It returns the cwd, cleaned.
-func checkDirs(cwd *string, additional []string) (string, error) {
-	if cwd == nil {
-		return "", missingField("cwd")
-	}
-	if !filepath.IsAbs(*cwd) {
-		return "", fmt.Errorf("%w: cwd: %q is not an absolute path", ErrInvalidParams, *cwd)
+func checkDirs(cwd string, additional []string) (string, error) {
+	if !filepath.IsAbs(cwd) {
+		return "", fmt.Errorf("%w: cwd: %q is not an absolute path", ErrInvalidParams, cwd)
 	}
 	for i, d := range additional {
 		if !filepath.IsAbs(d) {
 			return "", fmt.Errorf("%w: additionalDirectories[%d]: %q is not an absolute path", ErrInvalidParams, i, d)
 		}
 	}
-	return filepath.Clean(*cwd), nil
+	return filepath.Clean(cwd), nil
 }
 
 // saveSession writes the session's file, with ex appended when not nil.
@@ -115,26 +111,42 @@ func (s *Server) saveTurn(sess *session, prompt []contentBlock, runID string, ex
 	return s.saveSession(sess, stored)
 }
 
-// loadSession handles session/load (replay set) and session/resume: the
-// session is restored from its file; load first replays its history.
-func (s *Server) loadSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request, replay bool) (any, error) {
-	var p loadSessionRequest
-	if err := params(req, &p); err != nil {
-		return nil, err
-	}
-	if p.SessionID == nil {
-		return nil, missingField("sessionId")
-	}
-	id := *p.SessionID
-	if err := checkSessionID(id); err != nil {
-		return nil, err
-	}
-	cwd, err := checkDirs(p.Cwd, p.AdditionalDirectories)
+// loadSession handles session/load: the session is restored from its
+// file, and its history replayed before the answer.
+func (s *Server) loadSession(r *request[loadSessionResponse], p *loadSessionRequest) (*loadSessionResponse, error) {
+	sess, res, err := s.restoreSession(r.method, p, true)
 	if err != nil {
 		return nil, err
 	}
+	r.then(s.announce(sess))
+	return res, nil
+}
+
+// resumeSession handles session/resume: the session is restored from its
+// file, without a replay.
+func (s *Server) resumeSession(r *request[resumeSessionResponse], p *resumeSessionRequest) (*resumeSessionResponse, error) {
+	sess, res, err := s.restoreSession(r.method, p, false)
+	if err != nil {
+		return nil, err
+	}
+	r.then(s.announce(sess))
+	return (*resumeSessionResponse)(res), nil
+}
+
+// restoreSession restores a session from its file for method (session/load
+// or session/resume), and says what to answer; with replay, its history is
+// sent first.
+func (s *Server) restoreSession(method string, p *loadSessionRequest, replay bool) (*session, *loadSessionResponse, error) {
+	id := *p.SessionID
+	if err := checkSessionID(id); err != nil {
+		return nil, nil, err
+	}
+	cwd, err := checkDirs(*p.Cwd, p.AdditionalDirectories)
+	if err != nil {
+		return nil, nil, err
+	}
 	if !s.keepsSessions() {
-		return nil, fmt.Errorf("%w: coda runs without a state directory, so it keeps no sessions", ErrInvalidParams)
+		return nil, nil, fmt.Errorf("%w: coda runs without a state directory, so it keeps no sessions", ErrInvalidParams)
 	}
 	s.mu.Lock()
 	old := s.sessions[id]
@@ -144,16 +156,16 @@ func (s *Server) loadSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request, replay 
 		busy := old.running != nil
 		old.mu.Unlock()
 		if busy {
-			return nil, fmt.Errorf("%w: session %s is answering a prompt: wait for its response (or cancel it), then %s it", ErrInvalidParams, id, req.Method)
+			return nil, nil, fmt.Errorf("%w: session %s is answering a prompt: wait for its response (or cancel it), then %s it", ErrInvalidParams, id, method)
 		}
 	}
 	f, history, err := s.readSession(id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	sess, err := s.restore(conn, f, history, cwd, p.AdditionalDirectories)
+	sess, err := s.restore(f, history, cwd, p.AdditionalDirectories)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if old != nil {
 		s.mu.Lock()
@@ -162,7 +174,7 @@ func (s *Server) loadSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request, replay 
 		s.stopMCP(old)
 	}
 	if err := s.startMCP(sess, p.MCPServers); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if replay {
 		s.replay(id)
@@ -174,7 +186,7 @@ func (s *Server) loadSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request, replay 
 	if cwd != f.Cwd || !slices.Equal(p.AdditionalDirectories, f.AdditionalDirectories) {
 		warning = s.saveSession(sess, nil)
 	}
-	return s.thenAnnounce(sess, s.sessionResponse(sess, warning)), nil
+	return sess, s.sessionResponse(sess, warning), nil
 }
 
 // readSession reads a session's file for load and resume, saying plainly
@@ -204,7 +216,7 @@ func (s *Server) readSession(id string) (*sessionFile, []engine.Exchange, error)
 
 // restore makes a session of its file, in cwd: its output levels and
 // options as they were, and the history its next turn can use.
-func (s *Server) restore(conn *jsonrpc2.Conn, f *sessionFile, history []engine.Exchange, cwd string, additional []string) (*session, error) {
+func (s *Server) restore(f *sessionFile, history []engine.Exchange, cwd string, additional []string) (*session, error) {
 	sess := &session{
 		id: f.ID, cwd: cwd, additional: additional, metaRaw: f.Output,
 		config: f.Options.OutputFormat, model: f.Options.Model, mode: f.Options.Mode,
@@ -223,17 +235,17 @@ func (s *Server) restore(conn *jsonrpc2.Conn, f *sessionFile, history []engine.E
 		return nil, fmt.Errorf("session %s cannot be restored: %w", f.ID, err)
 	}
 	sess.history = history
-	s.workspace(conn, sess)
+	s.workspace(sess)
 	return sess, nil
 }
 
 // workspace gives a session its workspace: the editor's, in the session's
 // directories, its permission requests answered by the session's mode.
-func (s *Server) workspace(conn *jsonrpc2.Conn, sess *session) {
+func (s *Server) workspace(sess *session) {
 	s.mu.Lock()
 	caps := s.clientCaps
 	s.mu.Unlock()
-	sess.ws = newClientWorkspace(conn, sess.id, sess.cwd, sess.additional, caps, s.opts.EditorTimeout)
+	sess.ws = newClientWorkspace(s.conn.client(), sess.id, sess.cwd, sess.additional, caps, s.opts.EditorTimeout)
 	s.bindMode(sess)
 }
 
@@ -296,17 +308,10 @@ func (s *Server) writeUpdate(sessionID string, update []byte) {
 // deleteSession handles session/delete: the session's file is removed
 // (its run records stay), and the session closed if it is open, as
 // session/close closes it.
-func (s *Server) deleteSession(req *jsonrpc2.Request) error {
-	var p sessionRequest
-	if err := params(req, &p); err != nil {
-		return err
-	}
-	if p.SessionID == nil {
-		return missingField("sessionId")
-	}
+func (s *Server) deleteSession(r *request[deleteSessionResponse], p *deleteSessionRequest) (*deleteSessionResponse, error) {
 	id := *p.SessionID
 	if err := checkSessionID(id); err != nil {
-		return err
+		return nil, err
 	}
 	s.mu.Lock()
 	sess := s.sessions[id]
@@ -321,20 +326,20 @@ func (s *Server) deleteSession(req *jsonrpc2.Request) error {
 		err := os.Remove(s.store.path(id))
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && sess == nil:
-			return fmt.Errorf("%w: unknown session %q", ErrInvalidParams, id)
+			return nil, fmt.Errorf("%w: unknown session %q", ErrInvalidParams, id)
 		case err != nil && !errors.Is(err, fs.ErrNotExist):
-			return fmt.Errorf("deleting session %s: %w", id, err)
+			return nil, fmt.Errorf("deleting session %s: %w", id, err)
 		}
 	} else if sess == nil {
-		return fmt.Errorf("%w: unknown session %q", ErrInvalidParams, id)
+		return nil, fmt.Errorf("%w: unknown session %q", ErrInvalidParams, id)
 	}
-	answer := func() { s.reply(req.ID, map[string]any{}) }
 	if sess == nil {
-		answer()
-		return nil
+		return &deleteSessionResponse{}, nil
 	}
-	s.afterTurn(sess, s.stopMCP(sess), answer)
-	return nil
+	// Answered once the session's turn, if one runs, has answered.
+	answer := r.keep()
+	s.afterTurn(sess, s.stopMCP(sess), func() { answer.reply(&deleteSessionResponse{}) })
+	return nil, nil
 }
 
 // maxTitle is the longest title, in characters.
@@ -394,5 +399,5 @@ func (s *Server) nameSession(sess *session, prompt []contentBlock) {
 
 // titleUpdate is the session_info_update that gives a session's title.
 func titleUpdate(title string) []byte {
-	return appendJSON(nil, map[string]any{"sessionUpdate": "session_info_update", "title": title})
+	return appendJSON(nil, sessionInfoUpdate{SessionUpdate: "session_info_update", Title: title})
 }

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/rootfs"
@@ -191,19 +189,19 @@ func modeOption(mode string) configOption {
 	return opt
 }
 
-// modeState is the session's modes as session/set_mode clients read them.
-func modeState(mode string) map[string]any {
-	modes := make([]map[string]any, len(sessionModes))
+// modesOf is the session's modes as session/set_mode clients read them.
+func modesOf(mode string) modeState {
+	modes := make([]sessionMode, len(sessionModes))
 	for i, m := range sessionModes {
-		modes[i] = map[string]any{"id": m.id, "name": m.name, "description": m.description}
+		modes[i] = sessionMode{ID: m.id, Name: m.name, Description: m.description}
 	}
-	return map[string]any{"currentModeId": mode, "availableModes": modes}
+	return modeState{CurrentModeID: mode, AvailableModes: modes}
 }
 
 // sessionResponse is what session/new, load and resume answer besides
 // the id: the options, the modes, and the warnings (warning, when not "",
 // is one more).
-func (s *Server) sessionResponse(sess *session, warning string) map[string]any {
+func (s *Server) sessionResponse(sess *session, warning string) *loadSessionResponse {
 	sess.mu.Lock()
 	warnings, mode, set := sess.outputs.Warnings, sess.mode, sess.mcp
 	sess.mu.Unlock()
@@ -211,40 +209,31 @@ func (s *Server) sessionResponse(sess *session, warning string) map[string]any {
 	if warning != "" {
 		warnings = append(warnings, warning)
 	}
-	return withWarnings(map[string]any{"configOptions": s.configOptions(sess), "modes": modeState(mode)}, warnings)
+	return &loadSessionResponse{ConfigOptions: s.configOptions(sess), Modes: modesOf(mode), Meta: withWarnings(warnings)}
 }
 
 // setMode handles session/set_mode: the same modes as the mode option.
-func (s *Server) setMode(req *jsonrpc2.Request) (any, error) {
-	var p setModeRequest
-	if err := params(req, &p); err != nil {
-		return nil, err
-	}
-	sess, err := s.session(p.SessionID)
+func (s *Server) setMode(_ *request[setSessionModeResponse], p *setSessionModeRequest) (*setSessionModeResponse, error) {
+	sess, err := s.session(*p.SessionID)
 	if err != nil {
 		return nil, err
-	}
-	if p.ModeID == nil {
-		return nil, missingField("modeId")
 	}
 	if _, err := s.setOption(sess, optionMode, *p.ModeID); err != nil {
 		return nil, err
 	}
 	// A client that shows config options learns of the change here.
 	s.notifyOptions(sess)
-	resp := map[string]any{}
+	res := &setSessionModeResponse{}
 	if w := s.saveSession(sess, nil); w != "" {
-		withWarnings(resp, []string{w})
+		res.Meta = withWarnings([]string{w})
 	}
-	return resp, nil
+	return res, nil
 }
 
 // notifyOptions sends config_option_update: the options changed by
 // another route than set_config_option.
 func (s *Server) notifyOptions(sess *session) {
-	s.writeUpdate(sess.id, appendJSON(nil, map[string]any{
-		"sessionUpdate": "config_option_update", "configOptions": s.configOptions(sess),
-	}))
+	s.writeUpdate(sess.id, appendJSON(nil, configOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: s.configOptions(sess)}))
 }
 
 // notifyMode sends current_mode_update: the mode changed by another route
@@ -253,7 +242,7 @@ func (s *Server) notifyMode(sess *session) {
 	sess.mu.Lock()
 	mode := sess.mode
 	sess.mu.Unlock()
-	s.writeUpdate(sess.id, appendJSON(nil, map[string]any{"sessionUpdate": "current_mode_update", "currentModeId": mode}))
+	s.writeUpdate(sess.id, appendJSON(nil, currentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: mode}))
 }
 
 // bindMode lets the session's mode answer permission requests: in

@@ -7,36 +7,27 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/coda-acp/coda/engine"
 )
 
 // prompt starts a turn. It registers the turn's cancel func before the
 // turn's goroutine starts, so a session/cancel read right after this
 // message always finds it. The turn answers the request when it ends.
-func (s *Server) prompt(req *jsonrpc2.Request) error {
-	var p promptRequest
-	if err := params(req, &p); err != nil {
-		return err
-	}
-	sess, err := s.session(p.SessionID)
+func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptResponse, error) {
+	sess, err := s.session(*p.SessionID)
 	if err != nil {
-		return err
-	}
-	if p.Prompt == nil {
-		return missingField("prompt")
+		return nil, err
 	}
 	text, err := renderPrompt(p.Prompt)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if expanded, ok := s.agentCommand(p.Prompt); ok {
 		text = expanded
 	}
 	images, err := promptImages(p.Prompt)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sess.mu.Lock()
 	outs := sess.outputs
@@ -44,36 +35,37 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 	busy := sess.running != nil
 	sess.mu.Unlock()
 	if busy {
-		return fmt.Errorf("%w: session %s is still answering an earlier prompt: wait for its response, or send session/cancel first", ErrInvalidParams, sess.id)
+		return nil, fmt.Errorf("%w: session %s is still answering an earlier prompt: wait for its response, or send session/cancel first", ErrInvalidParams, sess.id)
 	}
 	if name, arg, ok := parseCommand(p.Prompt); ok {
-		s.runCommand(req, sess, name, arg)
-		return nil
+		return s.runCommand(sess, name, arg), nil
 	}
 	if raw := p.Meta.output(); raw != nil {
 		// A per-turn spec: the session's contracts, recompiled with it.
 		if err := s.shapes("_meta.coda.output"); err != nil {
-			return err
+			return nil, err
 		}
 		levels := s.levels(sess.meta, sess.config)
 		if levels.PromptMeta, err = metaLevel(raw, sess.cwd); err != nil {
-			return err
+			return nil, err
 		}
 		if outs, err = s.compile(levels); err != nil {
-			return err
+			return nil, err
 		}
 	}
 
 	ctx, cancel, err := s.conn.begin()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r := &running{cancel: cancel, done: make(chan struct{}), prompt: p.Prompt}
+	// Answered by the turn when it ends.
+	answer := r.keep()
+	run := &running{cancel: cancel, done: make(chan struct{}), prompt: p.Prompt, id: idKeyOf(r.id)}
 	sess.mu.Lock()
-	sess.running = r
+	sess.running = run
 	sess.mu.Unlock()
 	s.mu.Lock()
-	s.prompts[idKey(req.ID)] = sess
+	s.prompts[run.id] = sess
 	s.mu.Unlock()
 
 	// What this prompt is; the rest is the engine's (Options.Engine).
@@ -83,12 +75,12 @@ func (s *Server) prompt(req *jsonrpc2.Request) error {
 		UserModel: s.userModel(sess), DefaultModel: s.opts.DefaultModel,
 		Withhold: withhold(sess.mode), Workspace: sess.ws, ToolSupport: sess.toolSupport,
 	}
-	go s.runTurn(ctx, r, req.ID, sess, turn)
-	return nil
+	go s.runTurn(ctx, run, answer, sess, turn)
+	return nil, nil
 }
 
 // runTurn runs a prompt turn and answers the prompt, whatever happens.
-func (s *Server) runTurn(ctx context.Context, r *running, id jsonrpc2.ID, sess *session, turn *engine.Turn) {
+func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptResponse], sess *session, turn *engine.Turn) {
 	// After the answer: a session/close waiting for this turn answers,
 	// then the connection stops owing this answer.
 	defer s.conn.end()
@@ -102,20 +94,20 @@ func (s *Server) runTurn(ctx context.Context, r *running, id jsonrpc2.ID, sess *
 		sess.running = nil
 		sess.mu.Unlock()
 		s.mu.Lock()
-		delete(s.prompts, idKey(id))
+		delete(s.prompts, r.id)
 		s.mu.Unlock()
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("panic in a prompt turn", "session", sess.id, "run", turn.RunID, "panic", p, "stack", string(debug.Stack()))
 			release()
-			s.replyError(id, codeInternalError, fmt.Sprintf("internal error: the turn failed inside coda (%v); the session is still usable", p), map[string]any{"runId": turn.RunID})
+			answer.failWith(codeInternalError, fmt.Sprintf("internal error: the turn failed inside coda (%v); the session is still usable", p), turnPanicked{RunID: turn.RunID})
 		}
 	}()
 	sink := &updateSink{out: s.conn.out, sessionID: sess.id, cwd: sess.cwd}
 	if err := s.startTurn(sess, turn, r.prompt); err != nil {
 		release()
-		s.replyError(id, codeOf(err), err.Error(), nil)
+		answer.fail(err)
 		return
 	}
 	s.mcpTurn(ctx, sess, turn, sink)
@@ -132,11 +124,11 @@ func (s *Server) runTurn(ctx context.Context, r *running, id jsonrpc2.ID, sess *
 	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.closing, res.Status); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
-	coda := map[string]any{
-		"runId": res.RunID, "status": res.Status, "flags": res.Flags, "warnings": res.Warnings,
-		"finalOutput": res.Answer,
+	// Without an answer, finalOutput is null, and noAnswer says why.
+	coda := promptOutcome{
+		RunID: res.RunID, Status: res.Status, Flags: nonNilStrings(res.Flags), Warnings: res.Warnings,
+		FinalOutput: res.Answer, NoAnswer: res.NoAnswer, Unavailable: res.Unavailable,
 	}
-	noAnswerMeta(coda, res)
 	// A failed run (a model or coda failed, a fan_out under
 	// on_worker_failure = "fail") is an error: ACP v1 has no stop reason
 	// for it, and end_turn would tell the client the model finished. The
@@ -144,10 +136,10 @@ func (s *Server) runTurn(ctx context.Context, r *running, id jsonrpc2.ID, sess *
 	// no_answer chunk before it says why in the conversation.
 	if res.Err != nil && !errors.Is(res.Err, context.Canceled) {
 		s.log.Error("turn failed", "session", sess.id, "run", res.RunID, "err", res.Err)
-		s.replyError(id, codeInternalError, "the turn failed: "+res.Err.Error(), coda)
+		answer.failWith(codeInternalError, "the turn failed: "+res.Err.Error(), coda)
 		return
 	}
-	s.reply(id, map[string]any{"stopReason": res.StopReason, "_meta": map[string]any{"coda": coda}})
+	answer.reply(&promptResponse{StopReason: res.StopReason, Meta: codaMeta[promptOutcome]{Coda: coda}})
 }
 
 // renderPrompt turns the prompt's content blocks into the text the model
@@ -193,16 +185,4 @@ func renderPrompt(blocks []contentBlock) (string, error) {
 		}
 	}
 	return b.String(), nil
-}
-
-// noAnswerMeta adds to a prompt response's _meta.coda what a run without
-// an answer says of it: why (noAnswer), and the model's reason when it
-// declared the answer unavailable. finalOutput stays null.
-func noAnswerMeta(coda map[string]any, res *engine.Result) {
-	if res.NoAnswer != "" {
-		coda["noAnswer"] = res.NoAnswer
-	}
-	if res.Unavailable != "" {
-		coda["unavailable"] = res.Unavailable
-	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"math"
 	"path/filepath"
@@ -168,106 +167,25 @@ func NewServer(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Handle implements jsonrpc2.Handler. Messages are handled in wire order on
-// the read loop; only a prompt turn runs in its own goroutine.
-func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.log.Error("panic handling a message", "method", req.Method, "panic", p)
-			if !req.Notif {
-				s.replyError(req.ID, codeInternalError, fmt.Sprintf("internal error handling %s", req.Method), nil)
-			}
-		}
-	}()
-	if req.Notif {
-		switch req.Method {
-		case "session/cancel":
-			s.cancelSession(req)
-		case "$/cancel_request":
-			s.cancelRequest(req)
-		default:
-			s.log.Debug("ignoring notification", "method", req.Method)
-		}
-		return
+// Handle implements jsonrpc2.Handler: the library's read loop hands each
+// message to the method table (methods.go), in wire order.
+func (s *Server) Handle(_ context.Context, rpc *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	s.conn.rpc = rpc // read on the read loop only (conn.client)
+	var id, params json.RawMessage
+	if !req.Notif {
+		id = appendID(nil, req.ID)
 	}
-	var (
-		result any
-		err    error
-	)
-	switch req.Method {
-	case "initialize":
-		result, err = s.initialize(req)
-	case "authenticate":
-		result, err = s.authenticate(req)
-	case "session/new":
-		result, err = s.newSession(conn, req)
-	case "session/set_config_option":
-		result, err = s.setConfigOption(req)
-	case "session/set_mode":
-		result, err = s.setMode(req)
-	case "session/load":
-		result, err = s.loadSession(conn, req, true)
-	case "session/resume":
-		result, err = s.loadSession(conn, req, false)
-	case "session/list":
-		result, err = s.listSessions(req)
-	case "session/delete":
-		// Answered once the session's turn, if one runs, has answered.
-		if err = s.deleteSession(req); err == nil {
-			return
-		}
-	case "session/close":
-		// Answered once the session's turn, if one runs, has answered.
-		if err = s.closeSession(req); err == nil {
-			return
-		}
-	case "session/prompt":
-		// Answered by the turn when it ends, or now if refused.
-		if err = s.prompt(req); err == nil {
-			return
-		}
-	case "session/cancel", "$/cancel_request":
-		err = fmt.Errorf("%w: %s is a notification: send it without an id", ErrInvalidParams, req.Method)
-	default:
-		err = fmt.Errorf("%w: %s", ErrMethodNotFound, req.Method)
+	if req.Params != nil {
+		params = *req.Params
 	}
-	if err != nil {
-		code := codeOf(err)
-		if code == codeInternalError {
-			s.log.Error("request failed", "method", req.Method, "err", err)
-		}
-		s.replyError(req.ID, code, err.Error(), nil)
-		return
-	}
-	if t, ok := result.(replyThen); ok {
-		s.reply(req.ID, t.result)
-		t.then()
-		return
-	}
-	s.reply(req.ID, result)
+	s.serve(id, req.Method, params)
 }
 
-// replyThen is a result with what to send once it is answered: the
-// notifications about a session the client learns of from the answer.
-type replyThen struct {
-	result any
-	then   func()
-}
-
-// withWarnings puts warnings, when there are any, in a response's
-// _meta.coda.warnings.
-func withWarnings(resp map[string]any, warnings []string) map[string]any {
-	if len(warnings) > 0 {
-		resp["_meta"] = map[string]any{"coda": map[string]any{"warnings": warnings}}
-	}
-	return resp
-}
-
-// reply writes a result response.
-func (s *Server) reply(id jsonrpc2.ID, result any) {
+// reply writes a result response; id is as the client sent it.
+func (s *Server) reply(id json.RawMessage, result any) {
 	b := make([]byte, 0, 256)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = appendID(b, id)
+	b = append(b, id...)
 	b = append(b, `,"result":`...)
 	if raw, ok := result.([]byte); ok {
 		b = append(b, raw...)
@@ -281,8 +199,8 @@ func (s *Server) reply(id jsonrpc2.ID, result any) {
 }
 
 // replyError writes an error response, with optional data.
-func (s *Server) replyError(id jsonrpc2.ID, code int, msg string, data any) {
-	b := appendError(make([]byte, 0, 128+len(msg)), appendID(nil, id), code, msg, data)
+func (s *Server) replyError(id json.RawMessage, code int, msg string, data any) {
+	b := appendError(make([]byte, 0, 128+len(msg)), id, code, msg, data)
 	if err := s.conn.out.writeLine(b); err != nil {
 		s.log.Debug("writing a reply", "err", err)
 	}
@@ -319,29 +237,30 @@ func appendID(b []byte, id jsonrpc2.ID) []byte {
 	return strconv.AppendUint(b, id.Num, 10)
 }
 
-// idKey is a map key for a request id.
-func idKey(id jsonrpc2.ID) string {
-	if id.IsString {
-		return "s:" + id.Str
+// idKey is a map key for a request id: the same for one id however it is
+// spelt (a string's escapes, a number's form); false for what is no id.
+func idKey(raw json.RawMessage) (string, bool) {
+	var v any
+	if isNull(raw) || json.Unmarshal(raw, &v) != nil {
+		return "", false
 	}
-	return "n:" + strconv.FormatInt(int64(id.Num), 10)
-}
-
-// params decodes a request's params into v; a failure names the field.
-func params(req *jsonrpc2.Request, v any) error {
-	if req.Params == nil || isNull(*req.Params) {
-		return fmt.Errorf("%w: %s needs params", ErrInvalidParams, req.Method)
-	}
-	if err := json.Unmarshal(*req.Params, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return fmt.Errorf("%w: %s: expected %s, got %s", ErrInvalidParams, te.Field, te.Type, te.Value)
+	switch v := v.(type) {
+	case string:
+		return "s:" + v, true
+	case float64:
+		var n json.Number
+		if json.Unmarshal(raw, &n) == nil {
+			if i, err := n.Int64(); err == nil {
+				return "n:" + strconv.FormatInt(i, 10), true
+			}
 		}
-		return fmt.Errorf("%w: %v", ErrInvalidParams, err)
 	}
-	return nil
+	return "", false
 }
 
-func missingField(name string) error {
-	return fmt.Errorf("%w: %s is required", ErrInvalidParams, name)
+// idKeyOf is the key of a request's own id, which the line reader has
+// checked is one.
+func idKeyOf(id json.RawMessage) string {
+	key, _ := idKey(id)
+	return key
 }

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/mcp"
 	"github.com/coda-acp/coda/outputspec"
@@ -65,6 +63,7 @@ type running struct {
 	cancel context.CancelFunc
 	done   chan struct{}  // closed once the prompt is answered
 	prompt []contentBlock // as the client sent it, for the session's file
+	id     string         // the prompt's request id (idKey), for $/cancel_request
 }
 
 // remember adds a finished turn to the session's history, keeping only what
@@ -114,12 +113,8 @@ func (s *Server) shapes(field string) error {
 	return nil
 }
 
-func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
-	var p newSessionRequest
-	if err := params(req, &p); err != nil {
-		return nil, err
-	}
-	cwd, err := checkDirs(p.Cwd, p.AdditionalDirectories)
+func (s *Server) newSession(r *request[newSessionResponse], p *newSessionRequest) (*newSessionResponse, error) {
+	cwd, err := checkDirs(*p.Cwd, p.AdditionalDirectories)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +132,7 @@ func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, er
 		return nil, err
 	}
 	sess.id = s.opts.Engine.NewID("s")
-	s.workspace(conn, sess)
+	s.workspace(sess)
 	if err := s.startMCP(sess, p.MCPServers); err != nil {
 		return nil, err
 	}
@@ -147,9 +142,9 @@ func (s *Server) newSession(conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, er
 	s.mu.Unlock()
 
 	warning := s.saveSession(sess, nil)
-	resp := s.sessionResponse(sess, warning)
-	resp["sessionId"] = sess.id
-	return s.thenAnnounce(sess, resp), nil
+	res := s.sessionResponse(sess, warning)
+	r.then(s.announce(sess))
+	return &newSessionResponse{Meta: res.Meta, ConfigOptions: res.ConfigOptions, Modes: res.Modes, SessionID: sess.id}, nil
 }
 
 // metaLevel is a _meta.coda.output spec as a level of the cascade, its
@@ -204,30 +199,21 @@ func (s *Server) formatOption(outs *engine.Outputs) configOption {
 	return opt
 }
 
-func (s *Server) session(id *string) (*session, error) {
-	if id == nil {
-		return nil, missingField("sessionId")
-	}
+// session is the open session id names.
+func (s *Server) session(id string) (*session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sess := s.sessions[*id]
+	sess := s.sessions[id]
 	if sess == nil {
-		return nil, fmt.Errorf("%w: unknown session %q", ErrInvalidParams, *id)
+		return nil, fmt.Errorf("%w: unknown session %q", ErrInvalidParams, id)
 	}
 	return sess, nil
 }
 
-func (s *Server) setConfigOption(req *jsonrpc2.Request) (any, error) {
-	var p setConfigOptionRequest
-	if err := params(req, &p); err != nil {
-		return nil, err
-	}
-	sess, err := s.session(p.SessionID)
+func (s *Server) setConfigOption(_ *request[setSessionConfigOptionResponse], p *setSessionConfigOptionRequest) (*setSessionConfigOptionResponse, error) {
+	sess, err := s.session(*p.SessionID)
 	if err != nil {
 		return nil, err
-	}
-	if p.ConfigID == nil {
-		return nil, missingField("configId")
 	}
 	var value string
 	if err := json.Unmarshal(p.Value, &value); err != nil || strings.TrimSpace(value) == "" {
@@ -243,28 +229,25 @@ func (s *Server) setConfigOption(req *jsonrpc2.Request) (any, error) {
 	if w := s.saveSession(sess, nil); w != "" {
 		warnings = append(warnings, w)
 	}
-	return withWarnings(map[string]any{"configOptions": s.configOptions(sess)}, warnings), nil
+	return &setSessionConfigOptionResponse{ConfigOptions: s.configOptions(sess), Meta: withWarnings(warnings)}, nil
 }
 
 // closeSession handles session/close. A running prompt is cancelled, and
 // the close is answered only after it: the prompt's "cancelled" answer comes
 // first, and nothing is sent for the session after the close's answer.
-func (s *Server) closeSession(req *jsonrpc2.Request) error {
-	var p sessionRequest
-	if err := params(req, &p); err != nil {
-		return err
-	}
-	sess, err := s.session(p.SessionID)
+func (s *Server) closeSession(r *request[closeSessionResponse], p *closeSessionRequest) (*closeSessionResponse, error) {
+	sess, err := s.session(*p.SessionID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.mu.Lock()
 	delete(s.sessions, sess.id)
 	s.mu.Unlock()
 	// Its MCP servers stop meanwhile; the close is answered once they are
 	// gone.
-	s.afterTurn(sess, s.stopMCP(sess), func() { s.reply(req.ID, map[string]any{}) })
-	return nil
+	answer := r.keep()
+	s.afterTurn(sess, s.stopMCP(sess), func() { answer.reply(&closeSessionResponse{}) })
+	return nil, nil
 }
 
 // afterTurn cancels the session's running prompt, if any, and sends answer
@@ -296,12 +279,7 @@ func both(a, b <-chan struct{}) <-chan struct{} {
 
 // cancelSession handles session/cancel: the running prompt stops and is
 // answered "cancelled".
-func (s *Server) cancelSession(req *jsonrpc2.Request) {
-	var p sessionRequest
-	if params(req, &p) != nil || p.SessionID == nil {
-		s.log.Warn("session/cancel without a sessionId")
-		return
-	}
+func (s *Server) cancelSession(p *cancelNotification) {
 	s.mu.Lock()
 	sess := s.sessions[*p.SessionID]
 	s.mu.Unlock()
@@ -315,42 +293,26 @@ func (s *Server) cancelSession(req *jsonrpc2.Request) {
 // cancelRequest handles $/cancel_request: a running session/prompt with
 // that id is cancelled. Other requests are answered before the next
 // message is read, so there is nothing else to cancel.
-func (s *Server) cancelRequest(req *jsonrpc2.Request) {
-	var p cancelRequestNotification
-	if params(req, &p) != nil {
+func (s *Server) cancelRequest(p *cancelRequestNotification) {
+	key, ok := idKey(p.RequestID)
+	if !ok {
 		return
 	}
-	var id jsonrpc2.ID
-	if err := json.Unmarshal(p.RequestID, &id); err != nil {
-		var n int64
-		if json.Unmarshal(p.RequestID, &n) != nil {
-			return
-		}
-		id = jsonrpc2.ID{Num: uint64(n)}
-	}
 	s.mu.Lock()
-	sess := s.prompts[idKey(id)]
+	sess := s.prompts[key]
 	s.mu.Unlock()
 	if sess != nil {
 		sess.cancelTurn()
 	}
 }
 
-// publicSpec is a spec as advertised: what a client needs to know of it.
-func publicSpec(c *outputspec.Contract) map[string]any {
+// publicSpecOf is a contract's spec as advertised.
+func publicSpecOf(c *outputspec.Contract) publicSpec {
 	spec := c.Spec()
-	m := map[string]any{"format": c.Format()}
-	if spec.Instructions != "" {
-		m["instructions"] = spec.Instructions
-	}
-	if spec.Example != "" {
-		m["example"] = spec.Example
-	}
-	if spec.Schema != nil || spec.SchemaFile != "" {
-		m["jsonSchema"] = true
-	}
+	p := publicSpec{Format: c.Format(), Instructions: spec.Instructions, Example: spec.Example}
+	p.JSONSchema = spec.Schema != nil || spec.SchemaFile != ""
 	if spec.Validator != "" {
-		m["validator"] = filepath.Base(spec.Validator)
+		p.Validator = filepath.Base(spec.Validator)
 	}
-	return m
+	return p
 }

@@ -131,7 +131,7 @@ func BenchmarkSessionNew(b *testing.B) {
 // iteration saves the same file). Read against BenchmarkSessionNew.
 func BenchmarkSaveSession_200turns(b *testing.B) {
 	srv := testServer(b, b.TempDir(), Options{})
-	id := call(b, srv, "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, b.TempDir())).(map[string]any)["sessionId"].(string)
+	id := handle(b, srv, (*Server).newSession, fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, b.TempDir())).SessionID
 	sess := srv.sessions[id]
 	benchSession(b, srv.store, id, sess.cwd, 200, time.Now())
 	b.ReportAllocs()

@@ -8,13 +8,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/coda-acp/coda/engine"
 	statestore "github.com/coda-acp/coda/store"
@@ -233,7 +232,7 @@ func TestInside(t *testing.T) {
 func TestBindMode_autoEdit(t *testing.T) {
 	srv := testServer(t, t.TempDir(), Options{})
 	work := t.TempDir()
-	id := call(t, srv, "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, work)).(map[string]any)["sessionId"].(string)
+	id := handle(t, srv, (*Server).newSession, fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, work)).SessionID
 	sess := srv.sessions[id]
 	w := sess.ws.(*clientWorkspace)
 	in, out := []engine.Location{{Path: filepath.Join(work, "a.txt")}}, []engine.Location{{Path: "/etc/hosts"}}
@@ -283,26 +282,22 @@ func testServer(t testing.TB, state string, opts Options) *Server {
 	return srv
 }
 
-func call(t testing.TB, srv *Server, method, params string) any {
+// handle runs a handler as the method table does: params decoded and
+// checked, what follows the answer sent. It returns the result; nil for a
+// request the handler keeps to answer later.
+func handle[P, R any](t testing.TB, srv *Server, h func(*Server, *request[R], *P) (*R, error), params string) *R {
 	t.Helper()
-	req := &jsonrpc2.Request{Method: method, Params: rawParams(params)}
-	var res any
-	var err error
-	switch method {
-	case "session/new":
-		res, err = srv.newSession(nil, req)
-	case "session/load":
-		res, err = srv.loadSession(nil, req, true)
-	case "session/list":
-		res, err = srv.listSessions(req)
-	default:
-		t.Fatalf("call: %s", method)
-	}
+	p, err := decodeParams[P](&method{name: "test"}, json.RawMessage(params), requiredFields(reflect.TypeFor[P]()))
 	if err != nil {
-		t.Fatalf("%s: %v", method, err)
+		t.Fatal(err)
 	}
-	if r, ok := res.(replyThen); ok {
-		return r.result
+	r := &request[R]{s: srv, method: "test", id: json.RawMessage("0")}
+	res, err := h(srv, r, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.after != nil {
+		r.after()
 	}
 	return res
 }
@@ -310,10 +305,7 @@ func call(t testing.TB, srv *Server, method, params string) any {
 // promptAndWait runs one turn through the method table.
 func promptAndWait(t testing.TB, srv *Server, sessionID, text string) {
 	t.Helper()
-	req := &jsonrpc2.Request{Method: "session/prompt", Params: rawParams(fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":%q}]}`, sessionID, text))}
-	if err := srv.prompt(req); err != nil {
-		t.Fatal(err)
-	}
+	handle(t, srv, (*Server).prompt, fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":%q}]}`, sessionID, text))
 	// Until the turn's answer is written: the session's file is saved
 	// before it. (The session is free again a little earlier.)
 	srv.conn.owed.Wait()
@@ -324,7 +316,7 @@ func promptAndWait(t testing.TB, srv *Server, sessionID, text string) {
 func TestRestore_historyBounded(t *testing.T) {
 	state := t.TempDir()
 	srv := testServer(t, state, Options{})
-	id := call(t, srv, "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, t.TempDir())).(map[string]any)["sessionId"].(string)
+	id := handle(t, srv, (*Server).newSession, fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, t.TempDir())).SessionID
 	for i := range 30 {
 		promptAndWait(t, srv, id, fmt.Sprintf("turn %d", i))
 	}
@@ -337,7 +329,7 @@ func TestRestore_historyBounded(t *testing.T) {
 	}
 
 	again := testServer(t, state, Options{})
-	call(t, again, "session/load", fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, f.Cwd))
+	handle(t, again, (*Server).loadSession, fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, f.Cwd))
 	sess := again.sessions[id]
 	if len(sess.history) != 20 || sess.history[0].Prompt != "turn 10" || sess.history[19].Answer != "ok" {
 		t.Errorf("restored history: %d exchanges from %q, want the latest 20 from \"turn 10\"", len(sess.history), sess.history[0].Prompt)
@@ -364,9 +356,9 @@ func TestListSessions_pages(t *testing.T) {
 		if cursor != "" {
 			params = fmt.Sprintf(`{"cursor":%q}`, cursor)
 		}
-		resp := call(t, srv, "session/list", params).(map[string]any)
+		resp := handle(t, srv, (*Server).listSessions, params)
 		pages++
-		for _, info := range resp["sessions"].([]*sessionInfo) {
+		for _, info := range resp.Sessions {
 			if seen[info.SessionID] {
 				t.Errorf("%s listed twice", info.SessionID)
 			}
@@ -381,11 +373,10 @@ func TestListSessions_pages(t *testing.T) {
 			// on the next pages, and moves nothing on them.
 			srv.store.write(&sessionFile{Version: sessionFileVersion, ID: "s-new", Cwd: "/w", UpdatedAt: base.Add(time.Hour), Exchanges: []json.RawMessage{}})
 		}
-		next, ok := resp["nextCursor"].(string)
-		if !ok {
+		if resp.NextCursor == "" {
 			break
 		}
-		cursor = next
+		cursor = resp.NextCursor
 	}
 	if pages != 3 || len(seen) != 120 || seen["s-new"] {
 		t.Errorf("%d pages, %d sessions (s-new listed: %v); want 3 pages of the 120", pages, len(seen), seen["s-new"])
@@ -397,7 +388,7 @@ func TestListSessions_pages(t *testing.T) {
 func TestSaveSession_corruptAndFailing(t *testing.T) {
 	state := t.TempDir()
 	srv := testServer(t, state, Options{})
-	id := call(t, srv, "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, t.TempDir())).(map[string]any)["sessionId"].(string)
+	id := handle(t, srv, (*Server).newSession, fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, t.TempDir())).SessionID
 	path := srv.store.path(id)
 	os.WriteFile(path, []byte("garbage"), 0o600)
 	promptAndWait(t, srv, id, "hello")
@@ -411,24 +402,22 @@ func TestSaveSession_corruptAndFailing(t *testing.T) {
 	blocked := t.TempDir()
 	os.WriteFile(filepath.Join(blocked, "sessions"), []byte("a file where the directory goes"), 0o600)
 	srv = testServer(t, blocked, Options{})
-	resp := call(t, srv, "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, t.TempDir())).(map[string]any)
-	warnings, _ := json.Marshal(resp["_meta"])
+	resp := handle(t, srv, (*Server).newSession, fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, t.TempDir()))
+	warnings, _ := json.Marshal(resp.Meta)
 	if !strings.Contains(string(warnings), "could not be saved") {
 		t.Errorf("session/new _meta = %s, want the save's warning", warnings)
 	}
-	promptAndWait(t, srv, resp["sessionId"].(string), "still usable")
+	promptAndWait(t, srv, resp.SessionID, "still usable")
 }
 
 // A session deleted while its turn runs is not written again when the
 // turn ends.
 func TestDeleteSession_duringTurn(t *testing.T) {
 	srv := testServer(t, t.TempDir(), Options{})
-	id := call(t, srv, "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, t.TempDir())).(map[string]any)["sessionId"].(string)
+	id := handle(t, srv, (*Server).newSession, fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, t.TempDir())).SessionID
 	sess := srv.sessions[id]
 	// The turn's save, coming after the delete, finds the session gone.
-	if err := srv.deleteSession(&jsonrpc2.Request{Method: "session/delete", Params: rawParams(fmt.Sprintf(`{"sessionId":%q}`, id))}); err != nil {
-		t.Fatal(err)
-	}
+	handle(t, srv, (*Server).deleteSession, fmt.Sprintf(`{"sessionId":%q}`, id))
 	if w := srv.saveTurn(sess, nil, "r-1", engine.Exchange{Prompt: "p", Answer: "a"}, nil, engine.StatusAnswered); w != "" {
 		t.Fatal(w)
 	}
@@ -442,7 +431,7 @@ func TestDeleteSession_duringTurn(t *testing.T) {
 func TestRestore_levelsAndOptions(t *testing.T) {
 	state, cwd := t.TempDir(), t.TempDir()
 	srv := testServer(t, state, Options{PickerModels: []string{"answer:other"}})
-	id := call(t, srv, "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[],"_meta":{"coda":{"output":{"format":"json","instructions":"Keys sorted."}}}}`, cwd)).(map[string]any)["sessionId"].(string)
+	id := handle(t, srv, (*Server).newSession, fmt.Sprintf(`{"cwd":%q,"mcpServers":[],"_meta":{"coda":{"output":{"format":"json","instructions":"Keys sorted."}}}}`, cwd)).SessionID
 	sess := srv.sessions[id]
 	for option, value := range map[string]string{optionModel: "answer:other", optionMode: modeAutoEdit} {
 		if _, err := srv.setOption(sess, option, value); err != nil {
@@ -452,7 +441,7 @@ func TestRestore_levelsAndOptions(t *testing.T) {
 	srv.saveSession(sess, nil)
 
 	again := testServer(t, state, Options{PickerModels: []string{"answer:other"}})
-	call(t, again, "session/load", fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, cwd))
+	handle(t, again, (*Server).loadSession, fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, cwd))
 	got := again.sessions[id]
 	if got.meta == nil || got.meta.Spec.Instructions != "Keys sorted." || got.outputs.Lead(again.opts.Agent).Format() != "json" {
 		t.Errorf("restored output level %+v, format %s", got.meta, got.outputs.Lead(again.opts.Agent).Format())

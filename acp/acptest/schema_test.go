@@ -1,6 +1,9 @@
 package acptest
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestCheck(t *testing.T) {
 	tests := []struct {
@@ -25,5 +28,48 @@ func TestCheck(t *testing.T) {
 				t.Errorf("Check = %v, want ok=%v", err, tt.ok)
 			}
 		})
+	}
+}
+
+func TestCheckResult(t *testing.T) {
+	tests := []struct {
+		name, method, result string
+		ok                   bool
+	}{
+		{"new session", "session/new", `{"sessionId":"s-1","configOptions":[{"id":"mode","name":"Mode","category":"mode","type":"select","currentValue":"ask","options":[{"value":"ask","name":"Ask"}]}],"modes":{"currentModeId":"ask","availableModes":[{"id":"ask","name":"Ask"}]},"_meta":{"anything":[1]}}`, true},
+		{"a misspelt member", "session/new", `{"sessionId":"s-1","sessionID":"s-1"}`, false},
+		{"a misspelt nested member", "session/new", `{"sessionId":"s-1","modes":{"currentModeId":"ask","availableModes":[{"id":"ask","name":"Ask","title":"x"}]}}`, false},
+		{"invalid", "session/new", `{"configOptions":[]}`, false},
+		{"a stop reason", "session/prompt", `{"stopReason":"end_turn","_meta":{"coda":{}}}`, true},
+		{"unknown method", "coda/nope", `{}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckResult(tt.method, []byte(tt.result))
+			if (err == nil) != tt.ok {
+				t.Errorf("CheckResult = %v, want ok=%v", err, tt.ok)
+			}
+		})
+	}
+	if err := CheckUpdate([]byte(`{"sessionUpdate":"current_mode_update","currentModeId":"ask"}`)); err != nil {
+		t.Errorf("CheckUpdate: %v", err)
+	}
+	if err := CheckUpdate([]byte(`{"sessionUpdate":"current_mode_update","currentModeId":"ask","modeId":"ask"}`)); err == nil {
+		t.Errorf("CheckUpdate took a member current_mode_update does not name")
+	}
+}
+
+func TestMembers(t *testing.T) {
+	named, required, err := Members("SetSessionConfigOptionRequest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"sessionId", "configId", "value", "_meta"} {
+		if !slices.Contains(named, want) {
+			t.Errorf("Members names %q, want %s among them", named, want)
+		}
+	}
+	if !slices.Contains(required, "sessionId") {
+		t.Errorf("required %q, want sessionId among them", required)
 	}
 }

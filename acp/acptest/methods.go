@@ -1,0 +1,283 @@
+package acptest
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// What an agent's method table must agree with, method by method: the
+// definitions of the params it reads and of the results it answers, so a
+// test can check each entry's Go types against the schema (acp's
+// methods_test.go does, for every entry).
+
+// clientParams are the definitions of the params of the methods a client
+// sends an agent: its requests and its notifications.
+var clientParams = map[string]string{
+	"initialize":                "InitializeRequest",
+	"authenticate":              "AuthenticateRequest",
+	"session/new":               "NewSessionRequest",
+	"session/load":              "LoadSessionRequest",
+	"session/resume":            "ResumeSessionRequest",
+	"session/list":              "ListSessionsRequest",
+	"session/delete":            "DeleteSessionRequest",
+	"session/close":             "CloseSessionRequest",
+	"session/prompt":            "PromptRequest",
+	"session/set_config_option": "SetSessionConfigOptionRequest",
+	"session/set_mode":          "SetSessionModeRequest",
+	"session/cancel":            "CancelNotification",
+	"$/cancel_request":          "CancelRequestNotification",
+}
+
+// ParamsDef is the schema definition of the params of method, a request or
+// notification a client sends an agent; "" when acptest knows none.
+func ParamsDef(method string) string { return clientParams[method] }
+
+// ResultDef is the schema definition of the result of method, a request a
+// client sends an agent; "" when acptest knows none.
+func ResultDef(method string) string { return responseResults[method] }
+
+// CheckResult reports why result is not a result of method as the schema
+// defines it: not valid against its definition, or with a member the
+// definition does not name (outside _meta, where anything goes). The
+// schema lets unknown members pass; a misspelt optional member would pass
+// too, so they are looked for here.
+func CheckResult(method string, result []byte) error {
+	d := ResultDef(method)
+	if d == "" {
+		return fmt.Errorf("acptest knows no result definition for %s", method)
+	}
+	return checkDef(d, result)
+}
+
+// CheckUpdate reports why update is not a session update (a SessionUpdate:
+// the update object of a session/update notification), as CheckResult
+// does for results.
+func CheckUpdate(update []byte) error {
+	params, err := json.Marshal(map[string]any{"sessionId": "s-1", "update": json.RawMessage(update)})
+	if err != nil {
+		return fmt.Errorf("not JSON: %v", err)
+	}
+	return checkDef("SessionNotification", params)
+}
+
+func checkDef(name string, instance []byte) error {
+	var v any
+	if err := json.Unmarshal(instance, &v); err != nil {
+		return fmt.Errorf("not JSON: %v", err)
+	}
+	if err := validate(name, v); err != nil {
+		return err
+	}
+	node, err := defNode(name)
+	if err != nil {
+		return err
+	}
+	var unknown []string
+	unknownMembers(node, v, "", &unknown)
+	if len(unknown) > 0 {
+		return fmt.Errorf("%s names no member %s", name, strings.Join(unknown, ", "))
+	}
+	return nil
+}
+
+// Members lists the members definition name names at its top (through
+// $ref, allOf, anyOf and oneOf), and those it requires.
+func Members(name string) (named, required []string, err error) {
+	node, err := defNode(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	props, req := collect(node, nil)
+	for k := range props {
+		named = append(named, k)
+	}
+	slices.Sort(named)
+	return named, req, nil
+}
+
+// defNode is the schema's definition name, undecoded into any.
+func defNode(name string) (any, error) {
+	if _, err := def(name); err != nil {
+		return nil, err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	defs, _ := rootDefs["$defs"].(map[string]any)
+	return defs[name], nil
+}
+
+// resolve follows a node's $ref.
+func resolve(node any) map[string]any {
+	m, _ := node.(map[string]any)
+	for m != nil {
+		ref, ok := m["$ref"].(string)
+		if !ok {
+			break
+		}
+		name, ok := strings.CutPrefix(ref, "#/$defs/")
+		if !ok {
+			break
+		}
+		mu.Lock()
+		defs, _ := rootDefs["$defs"].(map[string]any)
+		m, _ = defs[name].(map[string]any)
+		mu.Unlock()
+	}
+	return m
+}
+
+// collect gathers the member schemas a node names for an instance v (nil:
+// for any instance), and its required members: its properties, those of
+// its allOf branches, and those of the anyOf and oneOf branches v may
+// match.
+func collect(node any, v any) (props map[string]any, required []string) {
+	props = map[string]any{}
+	var walk func(node any)
+	walk = func(node any) {
+		m := resolve(node)
+		if m == nil {
+			return
+		}
+		if p, ok := m["properties"].(map[string]any); ok {
+			for k, s := range p {
+				if _, seen := props[k]; !seen {
+					props[k] = s
+				}
+			}
+		}
+		for _, r := range asList(m["required"]) {
+			if s, ok := r.(string); ok {
+				required = append(required, s)
+			}
+		}
+		for _, b := range asList(m["allOf"]) {
+			walk(b)
+		}
+		for _, key := range []string{"anyOf", "oneOf"} {
+			for _, b := range asList(m[key]) {
+				if v == nil || mayMatch(b, v) {
+					walk(b)
+				}
+			}
+		}
+	}
+	walk(node)
+	return props, required
+}
+
+// mayMatch reports whether an anyOf or oneOf branch may be the one v
+// matches: its type allows v's, its const members agree, and v has its
+// required members.
+func mayMatch(branch any, v any) bool {
+	m := resolve(branch)
+	if m == nil {
+		return false
+	}
+	if t, ok := m["type"]; ok && !typeAllows(t, v) {
+		return false
+	}
+	obj, isObj := v.(map[string]any)
+	if !isObj {
+		return true
+	}
+	if p, ok := m["properties"].(map[string]any); ok {
+		for k, s := range p {
+			if c, ok := s.(map[string]any)["const"]; ok && obj[k] != c {
+				return false
+			}
+		}
+	}
+	for _, r := range asList(m["required"]) {
+		if s, ok := r.(string); ok {
+			if _, has := obj[s]; !has {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func typeAllows(t any, v any) bool {
+	want := "null"
+	switch v.(type) {
+	case map[string]any:
+		want = "object"
+	case []any:
+		want = "array"
+	case string:
+		want = "string"
+	case float64:
+		want = "number"
+	case bool:
+		want = "boolean"
+	}
+	for _, x := range append(asList(t), t) {
+		if s, ok := x.(string); ok && (s == want || (s == "integer" && want == "number")) {
+			return true
+		}
+	}
+	return false
+}
+
+func asList(x any) []any {
+	l, _ := x.([]any)
+	return l
+}
+
+// unknownMembers adds to out the paths of v's members that node does not
+// name. An object node that names no members is free-form, as _meta is.
+func unknownMembers(node any, v any, path string, out *[]string) {
+	switch v := v.(type) {
+	case map[string]any:
+		props, _ := collect(node, v)
+		if len(props) == 0 {
+			return
+		}
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if k == "_meta" {
+				continue
+			}
+			sub, ok := props[k]
+			if !ok {
+				*out = append(*out, path+"/"+k)
+				continue
+			}
+			unknownMembers(sub, v[k], path+"/"+k, out)
+		}
+	case []any:
+		items := itemsOf(node, v)
+		for i, x := range v {
+			if items != nil {
+				unknownMembers(items, x, fmt.Sprintf("%s/%d", path, i), out)
+			}
+		}
+	}
+}
+
+// itemsOf is the schema of an array node's items.
+func itemsOf(node any, v any) any {
+	m := resolve(node)
+	if m == nil {
+		return nil
+	}
+	if items, ok := m["items"]; ok {
+		return items
+	}
+	for _, key := range []string{"allOf", "anyOf", "oneOf"} {
+		for _, b := range asList(m[key]) {
+			if key == "allOf" || mayMatch(b, v) {
+				if items := itemsOf(b, v); items != nil {
+					return items
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,256 @@
+package acp
+
+import (
+	"encoding/json"
+	"io"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/coda-acp/coda/acp/acptest"
+	"github.com/coda-acp/coda/outputspec"
+	statestore "github.com/coda-acp/coda/store"
+)
+
+// exampleResults are representative results of every request of the
+// method table, between them setting every field of every result type:
+// TestMethods_results checks each against the schema's definition of that
+// method's result, so a result type that strays from the schema (a
+// misspelt member, a wrong type, a value out of its enum) fails here, not
+// in an editor.
+var exampleResults = map[string][]any{
+	"initialize": {&initializeResponse{
+		ProtocolVersion: ProtocolVersion,
+		AgentInfo:       implementation{Name: "coda", Title: "coda", Version: "1.0.0"},
+		AgentCapabilities: agentCapabilities{
+			LoadSession:         true,
+			PromptCapabilities:  promptCapabilities{Image: true, Audio: true, EmbeddedContext: true},
+			MCPCapabilities:     mcpCapabilities{HTTP: true, SSE: true},
+			SessionCapabilities: sessionCapabilities{AdditionalDirectories: &struct{}{}, Close: &struct{}{}, Delete: &struct{}{}, List: &struct{}{}, Resume: &struct{}{}},
+			Meta: codaMeta[codaCapabilities]{Coda: codaCapabilities{
+				FinalOutput: true, Formats: []string{"json"}, JSONSchema: true, Validators: []string{"starlark"},
+				Output: publicSpec{Format: "json", Instructions: "Keys sorted.", Example: "{}", JSONSchema: true, Validator: "check.star"},
+			}},
+		},
+		AuthMethods: []authMethod{{ID: "env", Name: "API key from the environment", Description: "Set ANTHROPIC_API_KEY."}},
+	}},
+	"authenticate": {&authenticateResponse{}},
+	"session/new": {&newSessionResponse{
+		SessionID: "s-1", ConfigOptions: exampleOptions, Modes: modesOf(modeAsk), Meta: withWarnings([]string{"a warning"}),
+	}},
+	"session/load":   {&loadSessionResponse{ConfigOptions: exampleOptions, Modes: modesOf(modeAsk), Meta: withWarnings([]string{"a warning"})}},
+	"session/resume": {&resumeSessionResponse{ConfigOptions: exampleOptions, Modes: modesOf(modeAsk), Meta: withWarnings([]string{"a warning"})}},
+	"session/list": {&listSessionsResponse{
+		Sessions:   []*sessionInfo{{SessionID: "s-1", Cwd: "/w", AdditionalDirectories: []string{"/x"}, Title: "Where is it?", UpdatedAt: "2026-01-02T03:04:05Z"}},
+		NextCursor: "c",
+	}},
+	"session/set_config_option": {&setSessionConfigOptionResponse{ConfigOptions: exampleOptions, Meta: withWarnings([]string{"a warning"})}},
+	"session/set_mode":          {&setSessionModeResponse{Meta: withWarnings([]string{"a warning"})}},
+	"session/prompt": {
+		// A turn's answer, one without an answer, and a slash command's.
+		&promptResponse{StopReason: "end_turn", Meta: codaMeta[promptOutcome]{Coda: promptOutcome{
+			RunID: "r-1", Status: "answered", Flags: []string{"truncated"}, Warnings: []string{"a warning"},
+			FinalOutput: &statestore.Answer{RunID: "r-1", Status: "answered", Stage: "answer", Format: "json", Content: "{}", Flags: []string{}, Warnings: []string{},
+				Artifacts: []outputspec.Artifact{{Name: "report.md", Path: "report.md", MimeType: "text/markdown", Size: 3, SHA256: "ab"}}},
+		}}},
+		&promptResponse{StopReason: "max_turn_requests", Meta: codaMeta[promptOutcome]{Coda: promptOutcome{
+			RunID: "r-2", Status: "unavailable", Flags: []string{}, Warnings: []string{}, NoAnswer: "The model said it cannot answer.", Unavailable: "no data",
+		}}},
+		&promptResponse{StopReason: "end_turn", Meta: codaMeta[promptOutcome]{Coda: promptOutcome{Status: "command", Command: "mode", Warnings: []string{}}}},
+	},
+	"session/close":  {&closeSessionResponse{}},
+	"session/delete": {&deleteSessionResponse{}},
+}
+
+var exampleOptions = []configOption{{
+	ID: optionFormat, Name: "Answer format", Description: "The format of the final answer", Category: "_output", Type: "select",
+	CurrentValue: "json", Options: []selectOption{{Value: "json", Name: "JSON"}},
+}}
+
+// exampleUpdates are the session updates sent off the hot path, encoded
+// from their types (updates.go writes the streamed ones by hand; the
+// session transcripts check those).
+var exampleUpdates = []any{
+	availableCommandsUpdate{SessionUpdate: "available_commands_update", AvailableCommands: []availableCommand{{Name: "mode", Description: "Set the mode", Input: &commandInput{"ask"}}}},
+	configOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: exampleOptions},
+	currentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: modeAsk},
+	sessionInfoUpdate{SessionUpdate: "session_info_update", Title: "Where is it?"},
+}
+
+// Every entry's result, as its representative results encode it, is what
+// the schema defines for that method's result; between them they set
+// every field of the result's type, so no field goes unchecked.
+func TestMethods_results(t *testing.T) {
+	for name, m := range methods {
+		if m.notification {
+			if m.result != nil {
+				t.Errorf("%s: a notification with a result type", name)
+			}
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			examples := exampleResults[name]
+			if len(examples) == 0 {
+				t.Fatalf("no example result of %s: add one to exampleResults", name)
+			}
+			set := map[string]bool{}
+			for _, ex := range examples {
+				if reflect.TypeOf(ex) != reflect.PointerTo(m.result) {
+					t.Fatalf("an example of %T, but the entry's result is %v", ex, m.result)
+				}
+				if err := acptest.CheckResult(name, appendJSON(nil, ex)); err != nil {
+					t.Errorf("%v\n  result: %s", err, appendJSON(nil, ex))
+				}
+				fieldsSet(reflect.ValueOf(ex), set)
+			}
+			for _, f := range typeFields(m.result) {
+				if !set[f] {
+					t.Errorf("no example sets %s: it goes unchecked", f)
+				}
+			}
+		})
+	}
+	for name := range exampleResults {
+		if m := methods[name]; m == nil || m.notification {
+			t.Errorf("an example result of %s, which is no request of the table", name)
+		}
+	}
+	for _, u := range exampleUpdates {
+		if err := acptest.CheckUpdate(appendJSON(nil, u)); err != nil {
+			t.Errorf("%T: %v", u, err)
+		}
+	}
+}
+
+// Every entry's params type reads only members the schema's definition of
+// that method's params names, and requires (acp:"required") only members
+// the schema requires: coda never demands what ACP leaves out.
+func TestMethods_params(t *testing.T) {
+	for name, m := range methods {
+		t.Run(name, func(t *testing.T) {
+			def := acptest.ParamsDef(name)
+			if def == "" {
+				t.Fatalf("acptest knows no definition of %s's params", name)
+			}
+			named, required, err := acptest.Members(def)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reqd := map[string]bool{}
+			for _, f := range requiredFields(m.params) {
+				reqd[f.name] = true
+			}
+			for i := range m.params.NumField() {
+				f := m.params.Field(i)
+				member, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+				if !slices.Contains(named, member) {
+					t.Errorf("%s.%s reads %q, which %s does not name (it names %q)", m.params.Name(), f.Name, member, def, named)
+				}
+				if reqd[member] && !slices.Contains(required, member) {
+					t.Errorf("%s.%s requires %q, which %s leaves optional", m.params.Name(), f.Name, member, def)
+				}
+			}
+		})
+	}
+}
+
+// The table's own refusals: a missing or wrong-typed member, missing
+// params, a request sent as a notification and the reverse, an unknown
+// method.
+func TestMethods_refusals(t *testing.T) {
+	m := methods["session/set_mode"]
+	for _, tt := range []struct{ params, err string }{
+		{`{"modeId":"ask"}`, "invalid params: sessionId is required"},
+		{`{"sessionId":"s-1","modeId":null}`, "invalid params: modeId is required"},
+		{`{"sessionId":7,"modeId":"ask"}`, "invalid params: sessionId: expected string, got number"},
+		{``, "invalid params: session/set_mode needs params"},
+		{`null`, "invalid params: session/set_mode needs params"},
+	} {
+		_, err := decodeParams[setSessionModeRequest](m, json.RawMessage(tt.params), requiredFields(m.params))
+		if err == nil || err.Error() != tt.err {
+			t.Errorf("params %s: %v, want %q", tt.params, err, tt.err)
+		}
+	}
+	if _, err := decodeParams[listSessionsRequest](methods["session/list"], nil, nil); err != nil {
+		t.Errorf("session/list without params: %v", err)
+	}
+
+	srv := testServer(t, t.TempDir(), Options{})
+	var out strings.Builder
+	srv.conn.out.close()
+	srv.conn.out = newOutput(&out, nil)
+	srv.serve(json.RawMessage(`"a"`), "session/cancel", json.RawMessage(`{"sessionId":"s-1"}`))
+	srv.serve(json.RawMessage(`-3`), "coda/nope", nil)
+	srv.serve(nil, "session/new", json.RawMessage(`{"cwd":"/"}`)) // a request as a notification: ignored
+	srv.serve(nil, "coda/nope", nil)
+	srv.conn.out.close()
+	srv.conn.out = newOutput(io.Discard, nil) // for testServer's cleanup to close
+	want := `{"jsonrpc":"2.0","id":"a","error":{"code":-32602,"message":"invalid params: session/cancel is a notification: send it without an id"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":-3,"error":{"code":-32601,"message":"method not found: coda/nope"}}` + "\n"
+	if out.String() != want {
+		t.Errorf("the table answered\n%s\nwant\n%s", out.String(), want)
+	}
+	if len(srv.sessions) != 0 {
+		t.Errorf("a session/new sent as a notification opened a session")
+	}
+}
+
+// fieldsSet records the fields of acp's own types that v sets: "Type.Field".
+func fieldsSet(v reflect.Value, set map[string]bool) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			fieldsSet(v.Elem(), set)
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			fieldsSet(v.Index(i), set)
+		}
+	case reflect.Struct:
+		if !ours(v.Type()) {
+			return
+		}
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if f.IsExported() && !v.Field(i).IsZero() {
+				set[v.Type().Name()+"."+f.Name] = true
+			}
+			if f.IsExported() {
+				fieldsSet(v.Field(i), set)
+			}
+		}
+	}
+}
+
+// typeFields lists the fields of t and of acp's types it holds, that an
+// example must set: all but those a plain bool (false is as good a value
+// as true, and always sent).
+func typeFields(t reflect.Type) []string {
+	var out []string
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || !ours(t) || seen[t] {
+			return
+		}
+		seen[t] = true
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			if f.Type.Kind() != reflect.Bool || strings.Contains(f.Tag.Get("json"), "omitempty") {
+				out = append(out, t.Name()+"."+f.Name)
+			}
+			walk(f.Type)
+		}
+	}
+	walk(t)
+	return out
+}
+
+func ours(t reflect.Type) bool { return t.PkgPath() == reflect.TypeFor[Server]().PkgPath() }
