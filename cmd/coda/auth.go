@@ -21,10 +21,14 @@ import (
 
 // envDefaults are the providers tried for a default, in order, each with
 // the model it defaults to.
+// The models are each vendor's current general model (models.go,
+// defaultModels).
 var envDefaults = []struct{ env, spec string }{
-	{"ANTHROPIC_API_KEY", "anthropic:claude-sonnet-4-5"},
-	{"OPENAI_API_KEY", "openai:gpt-5.1"},
-	{"OPENROUTER_API_KEY", "openrouter:anthropic/claude-sonnet-4.5"},
+	{"ANTHROPIC_API_KEY", "anthropic:" + defaultModels["anthropic"]},
+	{"OPENAI_API_KEY", "openai:" + defaultModels["openai"]},
+	{"GEMINI_API_KEY", "gemini:" + defaultModels["gemini"]},
+	{"GOOGLE_API_KEY", "gemini:" + defaultModels["gemini"]},
+	{"OPENROUTER_API_KEY", "openrouter:" + defaultModels["openrouter"]},
 }
 
 // envDefault is the default model of the first provider whose key is set;
@@ -49,8 +53,8 @@ func (e noModelError) Error() string {
 	for _, d := range envDefaults {
 		envs = append(envs, d.env)
 	}
-	return fmt.Sprintf("stage %s has no model: pass --model (e.g. --model anthropic:claude-sonnet-4-5), set default_model in the config file, or set %s (or run Ollama)",
-		e.stage, strings.Join(envs, ", "))
+	return fmt.Sprintf("stage %s has no model: pass --model (e.g. --model anthropic:%s), set default_model in the config file, or set %s (or run Ollama)",
+		e.stage, defaultModels["anthropic"], strings.Join(envs, ", "))
 }
 
 func (e noModelError) Is(target error) bool { return target == errNoModel }

@@ -17,9 +17,11 @@ func TestEnvDefault(t *testing.T) {
 		want string
 	}{
 		{nil, ""},
-		{map[string]string{"OPENROUTER_API_KEY": "k"}, "openrouter:anthropic/claude-sonnet-4.5"},
-		{map[string]string{"OPENROUTER_API_KEY": "k", "OPENAI_API_KEY": "k"}, "openai:gpt-5.1"},
-		{map[string]string{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}, "anthropic:claude-sonnet-4-5"},
+		{map[string]string{"OPENROUTER_API_KEY": "k"}, "openrouter:anthropic/claude-sonnet-5.5"},
+		{map[string]string{"OPENROUTER_API_KEY": "k", "GOOGLE_API_KEY": "k"}, "gemini:gemini-4-hydrogen"},
+		{map[string]string{"GEMINI_API_KEY": "k", "OPENROUTER_API_KEY": "k"}, "gemini:gemini-4-hydrogen"},
+		{map[string]string{"OPENROUTER_API_KEY": "k", "OPENAI_API_KEY": "k", "GEMINI_API_KEY": "k"}, "openai:gpt-5.5"},
+		{map[string]string{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}, "anthropic:claude-sonnet-5-5"},
 		{map[string]string{"ANTHROPIC_API_KEY": "  "}, ""},
 	}
 	for _, tt := range tests {
@@ -77,7 +79,7 @@ func TestServe_ollamaDefault(t *testing.T) {
 	home := t.TempDir()
 	for k, v := range map[string]string{
 		"HOME": home, "XDG_CONFIG_HOME": "", "XDG_STATE_HOME": "", "OLLAMA_HOST": ollama.URL,
-		"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "OPENROUTER_API_KEY": "",
+		"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "OPENROUTER_API_KEY": "", "GEMINI_API_KEY": "", "GOOGLE_API_KEY": "",
 	} {
 		t.Setenv(k, v)
 	}

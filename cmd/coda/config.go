@@ -19,6 +19,7 @@ import (
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/provider/anthropic"
+	"github.com/coda-acp/coda/engine/provider/gemini"
 	"github.com/coda-acp/coda/engine/provider/ollama"
 	"github.com/coda-acp/coda/engine/provider/openai"
 	"github.com/coda-acp/coda/engine/provider/script"
@@ -30,16 +31,17 @@ import (
 // providers, on top of the built-in ones. API keys are never in it, only
 // the names of the environment variables that hold them.
 //
-//	default_model = "anthropic:claude-sonnet-4-5"
+//	default_model = "anthropic:claude-sonnet-5-5"
 //
 //	[providers.local]
-//	kind = "openai"                      # "openai" | "anthropic" (messages) | "ollama" (Ollama's own /api/chat)
+//	kind = "openai"                      # "openai" | "anthropic" (messages) | "gemini" (generateContent) | "ollama" (Ollama's own /api/chat)
 //	api = "chat"                         # openai: "chat" (chat completions, the default) | "responses"
 //	base_url = "http://localhost:8080/v1"
 //	api_key_env = "LOCAL_KEY"            # "" or absent for a server without keys
 //	headers = { "X-Team" = "docs" }
 //	max_tokens = 8192
-//	thinking_budget = 4096               # anthropic: extended thinking
+//	thinking_budget = 4096               # anthropic: budgeted thinking, for the models that still take it
+//	cache = false                        # anthropic: no prompt caching (on by default)
 //	effort = "high"                      # reasoning effort when none is asked: off, minimal, low, medium, high, xhigh, max
 //	num_ctx = 32768                      # ollama: the most context asked of the server (default: the model's own)
 //	timeout = "2m"                       # silence before a try is abandoned; or seconds
@@ -59,7 +61,7 @@ import (
 //	private = ["**/.env", "**/*.pem"]    # default: taint.DefaultPrivate
 //
 //	[picker]
-//	models = ["openai:gpt-5.1", "ollama:qwen3"]   # more choices in the editor's model picker
+//	models = ["openai:gpt-5.5", "ollama:qwen3"]   # more choices in the editor's model picker
 type config struct {
 	DefaultModel string                    `toml:"default_model"`
 	Providers    map[string]providerConfig `toml:"providers"`
@@ -74,6 +76,7 @@ type config struct {
 	Taint *taint.Config `toml:"taint"`
 
 	getenv    func(string) string
+	effort    string                                     // --effort: every model's, over the file's
 	log       *slog.Logger                               // the providers' warnings; nil discards them
 	providers map[string]*providerConfig                 // built-ins merged with the file's
 	sleep     func(context.Context, time.Duration) error // backoff waits; nil is a real timer (tests inject one)
@@ -92,17 +95,24 @@ type providerConfig struct {
 	MaxTokens      int               `toml:"max_tokens"`
 	ThinkingBudget int               `toml:"thinking_budget"`
 	Effort         string            `toml:"effort"`
-	NumCtx         int               `toml:"num_ctx"`
-	Timeout        configDuration    `toml:"timeout"`
-	MaxCallTime    configDuration    `toml:"max_call_time"`
-	MaxRetries     *int              `toml:"max_retries"`
-	ContextWindows map[string]int    `toml:"context_windows"`
+	// Cache = false turns Anthropic's prompt caching off.
+	Cache          *bool          `toml:"cache"`
+	NumCtx         int            `toml:"num_ctx"`
+	Timeout        configDuration `toml:"timeout"`
+	MaxCallTime    configDuration `toml:"max_call_time"`
+	MaxRetries     *int           `toml:"max_retries"`
+	ContextWindows map[string]int `toml:"context_windows"`
 	// Tools = false: the provider's models cannot call tools (DESIGN §15);
 	// Vision = false: they cannot see images. Models holds one model's own
 	// facts, which win (models.go: modelFacts and sees).
 	Tools  *bool                  `toml:"tools"`
 	Vision *bool                  `toml:"vision"`
 	Models map[string]modelConfig `toml:"models"`
+
+	// AltKeyEnvs are the variables a built-in provider also reads its key
+	// from when APIKeyEnv's is unset (Gemini's GOOGLE_API_KEY); setting
+	// api_key_env drops them.
+	AltKeyEnvs []string `toml:"-"`
 }
 
 // modelConfig is one [providers.NAME.models."MODEL"] table: what is known
@@ -117,6 +127,7 @@ const (
 	providerKindOpenAI    = "openai"
 	providerKindAnthropic = "anthropic"
 	providerKindOllama    = "ollama" // Ollama's own /api/chat; its /v1 is kind "openai"
+	providerKindGemini    = "gemini"
 )
 
 // configDuration is a duration written as "90s" / "2m", or as seconds.
@@ -148,6 +159,7 @@ func configBuiltinProviders(getenv func(string) string) map[string]*providerConf
 	key := func(s string) *string { return &s }
 	return map[string]*providerConfig{
 		"anthropic": {Kind: providerKindAnthropic, BaseURL: anthropic.DefaultBaseURL, APIKeyEnv: key("ANTHROPIC_API_KEY")},
+		"gemini":    {Kind: providerKindGemini, BaseURL: gemini.DefaultBaseURL, APIKeyEnv: key("GEMINI_API_KEY"), AltKeyEnvs: []string{"GOOGLE_API_KEY"}},
 		"openai":    {Kind: providerKindOpenAI, API: provider.APIResponses, BaseURL: openai.DefaultBaseURL, APIKeyEnv: key("OPENAI_API_KEY")},
 		"ollama":    {Kind: providerKindOllama, BaseURL: configOllamaBase(getenv("OLLAMA_HOST")), APIKeyEnv: key("")},
 		"openrouter": {
@@ -263,10 +275,10 @@ func (c *config) check() error {
 			return fmt.Errorf("[%s]: a provider name cannot be empty or contain ':' or spaces", key)
 		}
 		if _, ok := c.providers[name]; !ok && p.Kind == "" {
-			return fmt.Errorf("%s.kind is missing: say \"openai\" (OpenAI and what speaks its API: vLLM, llama.cpp, LM Studio, OpenRouter, Ollama's /v1), \"anthropic\" or \"ollama\" (Ollama's own API)", key)
+			return fmt.Errorf("%s.kind is missing: say \"openai\" (OpenAI and what speaks its API: vLLM, llama.cpp, LM Studio, OpenRouter, Ollama's /v1), \"anthropic\", \"gemini\" or \"ollama\" (Ollama's own API)", key)
 		}
-		if p.Kind != "" && p.Kind != providerKindOpenAI && p.Kind != providerKindAnthropic && p.Kind != providerKindOllama {
-			return fmt.Errorf("%s.kind = %q: want \"openai\", \"anthropic\" or \"ollama\"", key, p.Kind)
+		if p.Kind != "" && p.Kind != providerKindOpenAI && p.Kind != providerKindAnthropic && p.Kind != providerKindGemini && p.Kind != providerKindOllama {
+			return fmt.Errorf("%s.kind = %q: want \"openai\", \"anthropic\", \"gemini\" or \"ollama\"", key, p.Kind)
 		}
 		if p.BaseURL != "" {
 			u, err := url.Parse(p.BaseURL)
@@ -279,7 +291,7 @@ func (c *config) check() error {
 		}
 		for h := range p.Headers {
 			switch strings.ToLower(h) {
-			case "authorization", "x-api-key", "api-key", "proxy-authorization":
+			case "authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization":
 				return fmt.Errorf("%s.headers: %s would put a credential in the file; keys are read from the environment only: name the variable with api_key_env", key, h)
 			}
 		}
@@ -306,6 +318,14 @@ func (c *config) check() error {
 			if err := checkEffort(mc.Effort); err != nil {
 				return fmt.Errorf("%s.models.%q.effort: %w", key, m, err)
 			}
+			// A model table names its model: the level is checked against
+			// it now.
+			if takes := effortsTaken(name + ":" + m); mc.Effort != "" && !slices.Contains(takes, mc.Effort) {
+				return fmt.Errorf("%s.models.%q.effort = %q: %s takes %s", key, m, mc.Effort, m, strings.Join(takes, ", "))
+			}
+		}
+		if p.Cache != nil && kind != providerKindAnthropic {
+			return fmt.Errorf("%s.cache: only a provider of kind \"anthropic\" takes cache (the other APIs cache prompts by themselves)", key)
 		}
 		for m, n := range p.ContextWindows {
 			if n <= 0 {
@@ -326,7 +346,7 @@ func (b *providerConfig) merge(p providerConfig) providerConfig {
 		out.BaseURL = p.BaseURL
 	}
 	if p.APIKeyEnv != nil {
-		out.APIKeyEnv = p.APIKeyEnv
+		out.APIKeyEnv, out.AltKeyEnvs = p.APIKeyEnv, nil
 	}
 	if p.Headers != nil {
 		h := map[string]string{}
@@ -349,6 +369,9 @@ func (b *providerConfig) merge(p providerConfig) providerConfig {
 	}
 	if p.Effort != "" {
 		out.Effort = p.Effort
+	}
+	if p.Cache != nil {
+		out.Cache = p.Cache
 	}
 	if p.NumCtx != 0 {
 		out.NumCtx = p.NumCtx
@@ -417,19 +440,28 @@ func (c *config) newModel(spec string) (engine.Model, error) {
 		tries = *p.MaxRetries + 1
 	}
 	facts := c.modelFacts(spec)
+	entry := catalogEntryFor(name, model)
 	opts := provider.Options{
 		Name: spec, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
 		MaxTokens: p.MaxTokens, ThinkingBudget: p.ThinkingBudget,
 		Timeout: time.Duration(p.Timeout), MaxCallTime: time.Duration(p.MaxCallTime),
 		Retry:         sse.Retry{Tries: tries, Sleep: c.sleep},
-		ContextWindow: facts.ContextWindow, Efforts: facts.Efforts, NoVision: !p.sees(model),
-		Effort: p.effort(model), API: p.API, NumCtx: p.NumCtx, Log: c.logger(),
+		ContextWindow: facts.ContextWindow, Efforts: facts.Efforts, NoVision: !p.sees(name, model),
+		// A level this model cannot take (a stage's fallback, a model
+		// picked later) is sent as the nearest it takes; the chosen
+		// model's was checked at start-up (preflight).
+		Effort: nearestEffort(c.effortFor(spec, p, model), effortsTaken(spec)),
+		API:    p.API, NumCtx: p.NumCtx, Log: c.logger(),
+		Thinking: entry.thinking, NoForcedTool: entry.noForcedTool,
+		NoCache: p.Cache != nil && !*p.Cache,
 	}
 	switch {
 	case p.Kind == providerKindAnthropic:
 		return anthropic.New(model, opts), nil
 	case p.Kind == providerKindOllama:
 		return ollama.New(model, opts), nil
+	case p.Kind == providerKindGemini:
+		return gemini.New(model, opts), nil
 	case p.API == provider.APIResponses:
 		return openai.NewResponses(model, opts), nil
 	default:
@@ -457,13 +489,50 @@ func checkEffort(e string) error {
 	return fmt.Errorf("%q is not a level: want one of %s", e, strings.Join(configEfforts, ", "))
 }
 
-// effortTaken checks that the model spec names takes the effort e the
-// config gives it, when the catalog knows the levels it takes (takes).
-func effortTaken(spec, e string, takes []string) error {
-	if e == "" || len(takes) == 0 || slices.Contains(takes, e) {
+// effortFor is the effort of the model spec names (served by p) when a
+// request names none: --effort, else the model's table's, else its
+// provider's; "" leaves it to the model.
+func (c *config) effortFor(spec string, p *providerConfig, model string) string {
+	if c.effort != "" {
+		return c.effort
+	}
+	return p.effort(model)
+}
+
+// setEffort takes --effort's level; "" leaves the config's.
+func (c *config) setEffort(e string) error {
+	if err := checkEffort(e); err != nil {
+		return usageError("--effort: %v", err)
+	}
+	c.effort = e
+	return nil
+}
+
+// errEffort is a level a model cannot take: start-up stops on it, whatever
+// other model a stage could fall back to.
+var errEffort = errors.New("effort not taken")
+
+// effortTaken checks that the model spec names (served by p) takes the
+// effort it is given: the catalog's levels, or the basic four for a model
+// it does not know. The error is one line naming the levels it takes.
+func (c *config) effortTaken(spec string, p *providerConfig, model string) error {
+	e := c.effortFor(spec, p, model)
+	takes := effortsTaken(spec)
+	if e == "" || slices.Contains(takes, e) {
 		return nil
 	}
-	return fmt.Errorf("model %s takes effort %s; the config's effort = %q is not one of them", spec, strings.Join(takes, ", "), e)
+	from := "--effort"
+	switch {
+	case c.effort != "":
+	case p.Models[model].Effort != "":
+		from = fmt.Sprintf("the config's [providers.%s.models.%q] effort", strings.SplitN(spec, ":", 2)[0], model)
+	default:
+		from = fmt.Sprintf("the config's [providers.%s] effort", strings.SplitN(spec, ":", 2)[0])
+	}
+	if len(takes) == 1 && takes[0] == effOff {
+		return fmt.Errorf("%w: %s %s: model %s does not reason, it takes no effort but off", errEffort, from, e, spec)
+	}
+	return fmt.Errorf("%w: %s %s: model %s takes %s", errEffort, from, e, spec, strings.Join(takes, ", "))
 }
 
 // logger is where the providers' warnings go: the launch's log, once set.
@@ -494,7 +563,15 @@ func (c *config) resolve(spec, name string) (*providerConfig, string, error) {
 		return p, "", nil
 	}
 	key := strings.TrimSpace(c.getenv(env))
+	for _, alt := range p.AltKeyEnvs {
+		if key == "" {
+			key = strings.TrimSpace(c.getenv(alt))
+		}
+	}
 	if key == "" {
+		if len(p.AltKeyEnvs) > 0 {
+			env += " (or " + strings.Join(p.AltKeyEnvs, ", ") + ")"
+		}
 		return nil, "", missingKey{configUnavailable{fmt.Sprintf("model %s needs %s: set it in the environment (or api_key_env in [providers.%s])", spec, env, name)}}
 	}
 	return p, key, nil
@@ -519,7 +596,7 @@ func (c *config) preflight(specs []string) error {
 		if err != nil {
 			return err
 		}
-		if err := effortTaken(spec, p.effort(model), c.modelFacts(spec).Efforts); err != nil {
+		if err := c.effortTaken(spec, p, model); err != nil {
 			return err
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/provider/anthropic"
+	"github.com/coda-acp/coda/engine/provider/gemini"
 	"github.com/coda-acp/coda/engine/provider/ollama"
 	"github.com/coda-acp/coda/engine/provider/openai"
 )
@@ -86,6 +87,7 @@ models = ["gateway:claude-opus-4-1", "ollama:qwen3"]
 		},
 		"openai":    {Kind: "openai", API: "responses", BaseURL: "https://api.openai.com/v1", APIKeyEnv: str("MY_OPENAI_KEY"), Timeout: configDuration(30 * time.Second)},
 		"anthropic": {Kind: "anthropic", BaseURL: "https://api.anthropic.com", APIKeyEnv: str("ANTHROPIC_API_KEY")},
+		"gemini":    {Kind: "gemini", BaseURL: "https://generativelanguage.googleapis.com/v1beta", APIKeyEnv: str("GEMINI_API_KEY"), AltKeyEnvs: []string{"GOOGLE_API_KEY"}},
 		"ollama":    {Kind: "ollama", BaseURL: "http://localhost:11434", APIKeyEnv: str("")},
 		"openrouter": {
 			Kind: "openai", BaseURL: "https://openrouter.ai/api/v1", APIKeyEnv: str("OPENROUTER_API_KEY"),
@@ -104,7 +106,8 @@ func TestLoadConfig_errors(t *testing.T) {
 		{"[providers.openai]\napi_key = \"sk-1\"", "unknown key providers.openai.api_key: keys are read from the environment only"},
 		{"[providers.local]\nbase_url = \"http://x/v1\"\nknd = \"openai\"", "unknown key providers.local.knd"},
 		{"[providers.local]\nbase_url = \"http://x/v1\"", "providers.local.kind is missing"},
-		{"[providers.local]\nkind = \"gemini\"", `providers.local.kind = "gemini": want "openai", "anthropic" or "ollama"`},
+		{"[providers.local]\nkind = \"bedrock\"", `providers.local.kind = "bedrock": want "openai", "anthropic", "gemini" or "ollama"`},
+		{"[providers.local]\nkind = \"openai\"\ncache = false", `providers.local.cache: only a provider of kind "anthropic" takes cache`},
 		{"[providers.local]\nkind = \"openai\"\nbase_url = \"localhost:8080\"", "providers.local.base_url"},
 		{"[providers.openai]\ntimeout = \"soon\"", `"soon" is not a duration`},
 		{"[providers.openai]\nmax_retries = -1", "cannot be negative"},
@@ -155,7 +158,7 @@ func TestLoadConfig_defaultPath(t *testing.T) {
 	}
 	// No file: the built-in providers only.
 	c, err = loadConfig("", configEnv(map[string]string{"XDG_CONFIG_HOME": t.TempDir()}))
-	if err != nil || c.DefaultModel != "" || len(c.providers) != 4 {
+	if err != nil || c.DefaultModel != "" || len(c.providers) != 5 {
 		t.Errorf("no file: %+v, %v", c, err)
 	}
 	// A named file that is missing is an error.
@@ -220,7 +223,7 @@ kind = "openai"
 api = "responses"
 api_key_env = "OPENAI_API_KEY"
 `)
-	c, err := loadConfig(path, configEnv(map[string]string{"OPENAI_API_KEY": "sk-o", "ANTHROPIC_API_KEY": "sk-a"}))
+	c, err := loadConfig(path, configEnv(map[string]string{"OPENAI_API_KEY": "sk-o", "ANTHROPIC_API_KEY": "sk-a", "GOOGLE_API_KEY": "g-key"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,6 +233,7 @@ api_key_env = "OPENAI_API_KEY"
 		"chat:gpt-5.1":                (*openai.Model)(nil),
 		"resp:gpt-5.1":                (*openai.Responses)(nil),
 		"anthropic:claude-sonnet-4-5": (*anthropic.Model)(nil),
+		"gemini:gemini-2.5-pro":       (*gemini.Model)(nil), // its key read from GOOGLE_API_KEY
 		"ollama:llama3.1:8b":          (*ollama.Model)(nil),
 		"ollamav1:llama3.1:8b":        (*openai.Model)(nil),
 		"local:tiny":                  (*openai.Model)(nil),
@@ -252,7 +256,7 @@ api_key_env = "OPENAI_API_KEY"
 
 	for spec, want := range map[string]string{
 		"openrouter:openai/gpt-4o": "model openrouter:openai/gpt-4o needs OPENROUTER_API_KEY: set it in the environment (or api_key_env in [providers.openrouter])",
-		"gemini:gemini-2.5-pro":    `model gemini:gemini-2.5-pro: unknown provider "gemini": use one of anthropic, chat, local, ollama, ollamav1, openai, openrouter, resp, script, or add [providers.gemini] to the config file`,
+		"vertex:gemini-2.5-pro":    `model vertex:gemini-2.5-pro: unknown provider "vertex": use one of anthropic, chat, gemini, local, ollama, ollamav1, openai, openrouter, resp, script, or add [providers.vertex] to the config file`,
 		"gpt-5.1":                  `model "gpt-5.1": want PROVIDER:MODEL`,
 	} {
 		_, err := ms.Model(spec)
@@ -380,31 +384,78 @@ func TestConfig_maxCallTime(t *testing.T) {
 func TestConfig_effort(t *testing.T) {
 	path := writeConfig(t, `
 [providers.openai]
-effort = "high"
+effort = "xhigh"
 
 [providers.openai.models."gpt-5.4-mini"]
 effort = "low"
-
-[providers.openai.models."o-test"]
-effort = "max"
 `)
-	c, err := loadConfig(path, configEnv(map[string]string{"OPENAI_API_KEY": "sk-o"}))
+	c, err := loadConfig(path, configEnv(map[string]string{"OPENAI_API_KEY": "sk-o", "ANTHROPIC_API_KEY": "sk-a"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := c.providers["openai"]
-	if p.effort("gpt-5.4") != "high" || p.effort("gpt-5.4-mini") != "low" {
+	if p.effort("gpt-5.4") != "xhigh" || p.effort("gpt-5.4-mini") != "low" {
 		t.Errorf("effort %q, %q", p.effort("gpt-5.4"), p.effort("gpt-5.4-mini"))
 	}
-	if err := effortTaken("openai:o-test", "max", []string{"low", "medium", "high"}); err == nil || err.Error() != `model openai:o-test takes effort low, medium, high; the config's effort = "max" is not one of them` {
-		t.Errorf("effortTaken: %v", err)
+	if err := c.preflight([]string{"openai:gpt-5.5", "openai:gpt-5.4-mini"}); err != nil {
+		t.Errorf("levels the models take: %v", err)
 	}
-	for _, takes := range [][]string{nil, {"low", "max"}} {
-		if err := effortTaken("openai:o-test", "max", takes); err != nil {
-			t.Errorf("takes %v: %v", takes, err)
+	// A model of no known levels takes the basic four; one that does not
+	// reason takes none but off.
+	for spec, want := range map[string]string{
+		"openai:o-test":  `effort not taken: the config's [providers.openai] effort xhigh: model openai:o-test takes off, low, medium, high`,
+		"openai:gpt-4.1": `effort not taken: the config's [providers.openai] effort xhigh: model openai:gpt-4.1 does not reason, it takes no effort but off`,
+	} {
+		if err := c.preflight([]string{spec}); err == nil || err.Error() != want || !errors.Is(err, errEffort) {
+			t.Errorf("%s: %v, want %q", spec, err, want)
 		}
 	}
-	if err := c.preflight([]string{"openai:o-test", "openai:gpt-5.4"}); err != nil {
-		t.Errorf("models of no known levels: %v", err)
+	// --effort wins over the file, and is checked the same way.
+	if err := c.setEffort("max"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.preflight([]string{"anthropic:claude-opus-4-7"}); err != nil {
+		t.Errorf("opus 4.7 at max: %v", err)
+	}
+	want := "effort not taken: --effort max: model openai:gpt-5.5 takes off, low, medium, high, xhigh"
+	if err := c.preflight([]string{"openai:gpt-5.5"}); err == nil || err.Error() != want {
+		t.Errorf("gpt-5.5 at max: %v, want %q", err, want)
+	}
+	if err := c.setEffort("extreme"); err == nil || !strings.Contains(err.Error(), `--effort: "extreme" is not a level: want one of off, minimal, low, medium, high, xhigh, max`) {
+		t.Errorf("setEffort: %v", err)
+	}
+}
+
+// A model table's effort names its model: a level the model cannot take
+// stops the config's load with the levels it takes.
+func TestConfig_effortOfAModelTable(t *testing.T) {
+	path := writeConfig(t, `
+[providers.anthropic.models."claude-haiku-4-5"]
+effort = "xhigh"
+`)
+	_, err := loadConfig(path, configEnv(nil))
+	if err == nil || !strings.Contains(err.Error(), `providers.anthropic.models."claude-haiku-4-5".effort = "xhigh": claude-haiku-4-5 takes off, low, medium, high`) {
+		t.Errorf("error %v", err)
+	}
+}
+
+// The level a fallback model is sent is the nearest it takes.
+func TestNearestEffort(t *testing.T) {
+	for _, tt := range []struct {
+		effort string
+		takes  []string
+		want   string
+	}{
+		{"xhigh", effortsBudget, "high"},
+		{"max", []string{"low", "medium", "high", "xhigh"}, "xhigh"},
+		{"minimal", effortsBudget, "off"},
+		{"minimal", effortsLowHigh, "low"},
+		{"off", effortsLowMax, "low"},
+		{"high", effortsLowHigh, "high"},
+		{"", effortsLowHigh, ""},
+	} {
+		if got := nearestEffort(tt.effort, tt.takes); got != tt.want {
+			t.Errorf("nearestEffort(%q, %v) = %q, want %q", tt.effort, tt.takes, got, tt.want)
+		}
 	}
 }

@@ -26,11 +26,12 @@ type launchFlags struct {
 	logFile      string
 	trace        bool
 	taint        string
+	effort       string
 }
 
 func (f *launchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.agent, "agent", "default", "a bundled agent name, or a blueprint file or directory")
-	fs.StringVar(&f.model, "model", "", "the model: anthropic:MODEL, openai:MODEL, ollama:MODEL, openrouter:MODEL, NAME:MODEL, script:PATH")
+	fs.StringVar(&f.model, "model", "", "the model: anthropic:MODEL, openai:MODEL, gemini:MODEL, ollama:MODEL, openrouter:MODEL, NAME:MODEL, script:PATH")
 	fs.StringVar(&f.format, "output-format", "", "the answer's format label: json, xml, csv, yaml, toml, markdown, text, a MIME type, or any label")
 	fs.StringVar(&f.instructions, "output-instructions", "", "what the answer must contain and how it is laid out")
 	fs.StringVar(&f.example, "output-example", "", "an example answer (TEXT or @FILE)")
@@ -41,6 +42,7 @@ func (f *launchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFile, "log-file", "", "write logs to this file instead of stderr")
 	fs.BoolVar(&f.trace, "trace", false, "log every wire message")
+	fs.StringVar(&f.effort, "effort", "", "the reasoning effort: off, low, medium, high, or a model's own minimal, xhigh, max (wins over the config's effort)")
 	fs.StringVar(&f.taint, "taint", "", "the taint gate's policy: off, allow, deny or ask (wins over the blueprint's and the config file's)")
 }
 

@@ -48,7 +48,7 @@ var flagArgs = map[string]string{
 	"agent": "NAME|PATH", "model": "SPEC", "output-format": "LABEL", "output-instructions": "TEXT",
 	"output-example": "TEXT|@FILE", "output-schema": "JSON|@FILE", "output-validator": "FILE",
 	"config": "FILE", "state-dir": "DIR", "log-level": "LEVEL", "log-file": "FILE",
-	"cwd": "DIR", "max-message-bytes": "N", "artifacts": "DIR", "worker": "NAME", "child": "NAME", "taint": "POLICY",
+	"cwd": "DIR", "max-message-bytes": "N", "artifacts": "DIR", "worker": "NAME", "child": "NAME", "taint": "POLICY", "effort": "LEVEL",
 }
 
 // usageOf is a flag set's usage: its synopsis, then one line per flag.

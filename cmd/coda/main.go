@@ -145,4 +145,16 @@ const usageText = `coda — an ACP agent whose every turn ends in one validated 
   coda demo                         a scripted ACP session end to end (no model, key or network)
   coda version
   coda help [CMD]                   this text, or a command's flags (also CMD --help)
+
+Models: --model PROVIDER:MODEL (or default_model in the config file); keys
+are read from the environment, never from a file:
+  anthropic:MODEL   ANTHROPIC_API_KEY     e.g. anthropic:claude-sonnet-5-5
+  openai:MODEL      OPENAI_API_KEY        e.g. openai:gpt-5.5
+  gemini:MODEL      GEMINI_API_KEY (or GOOGLE_API_KEY)  e.g. gemini:gemini-4-hydrogen
+  openrouter:MODEL  OPENROUTER_API_KEY    e.g. openrouter:anthropic/claude-sonnet-5.5
+  ollama:MODEL      a local Ollama (OLLAMA_HOST)  e.g. ollama:qwen3
+  NAME:MODEL        a [providers.NAME] of the config file
+--effort LEVEL sets the reasoning effort: off, low, medium, high, or a
+model's own minimal, xhigh, max; a level the model cannot take is refused
+with the levels it takes.
 `

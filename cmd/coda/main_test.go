@@ -145,7 +145,7 @@ func exitCode(err error) int {
 // from the script.
 var scriptEnvNames = []string{
 	"PATH", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "TMPDIR", "GORACE", "GOCOVERDIR",
-	"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "OLLAMA_HOST",
+	"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OLLAMA_HOST",
 }
 
 // cmdNoInput runs a program whose stdin is a pipe that stays open and

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"path"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/coda-acp/coda/engine/provider/anthropic"
+	"github.com/coda-acp/coda/engine/provider/gemini"
 )
 
 func TestModelFacts_noTools(t *testing.T) {
@@ -58,5 +63,131 @@ func TestModelFacts_contextWindow(t *testing.T) {
 		if got := modelFacts(spec).ContextWindow; got != want {
 			t.Errorf("modelFacts(%q).ContextWindow = %d, want %d", spec, got, want)
 		}
+	}
+}
+
+// Every pattern is one path.Match takes: a malformed one matches nothing,
+// silently.
+func TestModelCatalog_patterns(t *testing.T) {
+	for _, e := range modelCatalog {
+		if _, err := path.Match(e.pattern, "x"); err != nil {
+			t.Errorf("pattern %q: %v", e.pattern, err)
+		}
+		for _, l := range e.efforts {
+			if !slices.Contains(configEfforts, l) {
+				t.Errorf("pattern %q: effort %q is not a level", e.pattern, l)
+			}
+		}
+		switch e.thinking {
+		case "", anthropic.ThinkingBudget, anthropic.ThinkingBoth, anthropic.ThinkingAdaptive, anthropic.ThinkingAdaptiveOn, anthropic.ThinkingAlways, gemini.ThinkingLevel:
+		default:
+			t.Errorf("pattern %q: thinking %q", e.pattern, e.thinking)
+		}
+	}
+	// Each built-in provider's default model is one the catalog knows.
+	for provider, model := range defaultModels {
+		if e := catalogEntryFor(provider, model); e.pattern == "" || e.efforts == nil || e.window == 0 {
+			t.Errorf("default %s:%s: catalog entry %+v", provider, model, e)
+		}
+	}
+}
+
+func TestModelFacts_efforts(t *testing.T) {
+	tests := []struct {
+		spec, efforts, thinking string
+		noForced                bool
+	}{
+		{"anthropic:claude-opus-5-5", "low medium high xhigh max", anthropic.ThinkingAlways, true},
+		{"anthropic:claude-fable-5-1", "low medium high xhigh max", anthropic.ThinkingAlways, true},
+		{"anthropic:claude-sonnet-5-5", "off low medium high xhigh max", anthropic.ThinkingAdaptiveOn, true},
+		{"anthropic:claude-sonnet-5", "off low medium high xhigh max", anthropic.ThinkingAdaptiveOn, false},
+		{"anthropic:claude-opus-4-7", "off low medium high xhigh max", anthropic.ThinkingAdaptive, false},
+		{"openrouter:anthropic/claude-opus-4.8", "off low medium high xhigh max", anthropic.ThinkingAdaptive, false},
+		{"anthropic:claude-opus-4-6", "off low medium high max", anthropic.ThinkingBoth, false},
+		{"anthropic:claude-sonnet-4-5-20250929", "off low medium high", anthropic.ThinkingBudget, false},
+		{"anthropic:claude-haiku-4-5", "off low medium high", anthropic.ThinkingBudget, false},
+		{"openrouter:anthropic/claude-3.7-sonnet", "off low medium high", anthropic.ThinkingBudget, false},
+		{"anthropic:claude-3-5-haiku-latest", "", "", false},
+		{"anthropic:claude-opus-6", "", anthropic.ThinkingAdaptive, false},
+		{"gemini:gemini-4-hydrogen", "low medium high xhigh", gemini.ThinkingLevel, false},
+		{"gemini:gemini-4-argon", "low medium high", gemini.ThinkingLevel, false},
+		{"gemini:gemini-3-pro-preview", "low high", gemini.ThinkingLevel, false},
+		{"gemini:gemini-3-flash-preview", "minimal low medium high", gemini.ThinkingLevel, false},
+		{"gemini:gemini-3.8-flash", "low medium high", gemini.ThinkingLevel, false},
+		{"gemini:gemini-2.5-pro", "low medium high", gemini.ThinkingBudget, false},
+		{"gemini:gemini-2.5-flash-lite", "off low medium high", gemini.ThinkingBudget, false},
+		{"gemini:gemini-5-ultra", "", gemini.ThinkingLevel, false},
+		{"openai:gpt-5.5", "off low medium high xhigh", "", false},
+		{"openai:gpt-5.4-mini", "off low medium high xhigh", "", false},
+		{"openai:gpt-5-mini", "minimal low medium high", "", false},
+		{"openai:o3", "low medium high", "", false},
+		{"openai:gpt-4.1", "", "", false},
+		{"ollama:gpt-oss:20b", "low medium high", "", false},
+		{"ollama:qwen3:8b", "off low medium high", "", false},
+		{"local:my-finetune", "", "", false},
+	}
+	for _, tt := range tests {
+		f := modelFacts(tt.spec)
+		if got := strings.Join(f.Efforts, " "); got != tt.efforts {
+			t.Errorf("%s: efforts %q, want %q", tt.spec, got, tt.efforts)
+		}
+		provider, model, _ := strings.Cut(tt.spec, ":")
+		e := catalogEntryFor(provider, model)
+		if e.thinking != tt.thinking || e.noForcedTool != tt.noForced {
+			t.Errorf("%s: thinking %q, no forced tool %v; want %q, %v", tt.spec, e.thinking, e.noForcedTool, tt.thinking, tt.noForced)
+		}
+	}
+	// What start-up checks a level against: the catalog's, off alone for
+	// a model that does not reason, the basic four for one not known.
+	for spec, want := range map[string]string{
+		"openai:gpt-4.1":        "off",
+		"local:my-finetune":     "off low medium high",
+		"gemini:gemini-5-ultra": "off low medium high",
+		"openai:gpt-5.5":        "off low medium high xhigh",
+	} {
+		if got := strings.Join(effortsTaken(spec), " "); got != want {
+			t.Errorf("effortsTaken(%s) = %q, want %q", spec, got, want)
+		}
+	}
+}
+
+func TestModelFacts_current(t *testing.T) {
+	for spec, want := range map[string]int{
+		"anthropic:claude-opus-5-5":                1_000_000,
+		"anthropic:claude-sonnet-5-5":              1_000_000,
+		"anthropic:claude-haiku-4-5":               200_000,
+		"gemini:gemini-4-hydrogen":                 1_048_576,
+		"gemini:gemini-2.5-flash":                  1_048_576,
+		"openai:gpt-5.5":                           1_050_000,
+		"openai:gpt-5.4-nano":                      400_000,
+		"openrouter:google/gemini-3.1-pro-preview": 1_048_576,
+	} {
+		if got := modelFacts(spec).ContextWindow; got != want {
+			t.Errorf("modelFacts(%q).ContextWindow = %d, want %d", spec, got, want)
+		}
+	}
+	for spec, lacks := range map[string]bool{
+		"gemini:gemma-3-27b-it":         true,
+		"ollama:gemma-3-27b-it":         false,
+		"gemini:gemini-2.5-flash-image": true,
+		"gemini:gemini-2.5-flash":       false,
+	} {
+		if got := modelFacts(spec).NoTools != ""; got != lacks {
+			t.Errorf("%s: lacks tools %v, want %v", spec, got, lacks)
+		}
+	}
+}
+
+// A text-only model of the catalog gets stand-ins for images, unless the
+// config says it sees.
+func TestSees_catalog(t *testing.T) {
+	yes := true
+	p := &providerConfig{}
+	if p.sees("ollama", "gpt-oss:20b") || !p.sees("anthropic", "claude-sonnet-5-5") || !p.sees("ollama", "qwen3-vl:8b") {
+		t.Error("the catalog's vision facts are not read")
+	}
+	p.Models = map[string]modelConfig{"gpt-oss:20b": {Vision: &yes}}
+	if !p.sees("ollama", "gpt-oss:20b") {
+		t.Error("the config's vision = true does not win")
 	}
 }

@@ -74,6 +74,9 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 		return fail(err)
 	}
 	cfg.log = log
+	if err := cfg.setEffort(f.effort); err != nil {
+		return fail(err)
+	}
 	if cfg.MaxModelCalls < 0 {
 		return fail(fmt.Errorf("config: max_model_calls must be positive, not %d", cfg.MaxModelCalls))
 	}
@@ -192,6 +195,9 @@ func anyUsable(cfg *config, specs []string) error {
 		err := cfg.preflight([]string{spec})
 		if err == nil {
 			return nil
+		}
+		if errors.Is(err, errEffort) {
+			return err // the model the stage would use cannot take the level
 		}
 		first = cmp.Or(first, err)
 	}
