@@ -9,7 +9,7 @@ import (
 	"testing/synctest"
 
 	"github.com/coda-acp/coda/acp"
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/engine/tools"
 	"github.com/coda-acp/coda/store"
@@ -44,7 +44,7 @@ func keyless(opts acp.Options) acp.Options {
 
 func authServer(t *testing.T, opts acp.Options) *acp.Server {
 	t.Helper()
-	agent, err := engine.ParseBlueprint([]byte(defaultBlueprint), "test")
+	agent, err := blueprint.Parse([]byte(defaultBlueprint), "test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/provider/script"
 )
 
@@ -27,7 +28,7 @@ func BenchmarkPromptCancel(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	agent, err := engine.ParseBlueprint([]byte(defaultBlueprint), "bench")
+	agent, err := blueprint.Parse([]byte(defaultBlueprint), "bench")
 	if err != nil {
 		b.Fatal(err)
 	}

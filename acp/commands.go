@@ -6,18 +6,18 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 )
 
 // Slash commands: /format, /mode and /model, offered to the client with
 // available_commands_update and handled by coda itself, without a model
-// call; then the agent's own ([agent.commands.NAME], engine.SlashCommand),
+// call; then the agent's own ([agent.commands.NAME], blueprint.SlashCommand),
 // each run as the prompt it expands to. A prompt that starts with "/" and
 // names none of them is an ordinary prompt: it may be a path ("/etc/hosts
 // is empty, why?"), and a model can still make sense of one it does not
 // know.
 
-// slashCommands are coda's commands (engine.CodaCommands), as
+// slashCommands are coda's commands (blueprint.CodaCommands), as
 // available_commands_update lists them.
 var slashCommands = []availableCommand{
 	{Name: "format", Description: "Set the answer's format for this session: json, xml, csv, yaml, toml, markdown, text, or any label", Input: &commandInput{"LABEL"}},
@@ -77,7 +77,7 @@ func (s *Server) announce(sess *session) func() {
 // text block, "/NAME" then its argument.
 func parseCommand(blocks []contentBlock) (name, arg string, ok bool) {
 	name, arg, ok = splitCommand(blocks)
-	if !ok || !slices.Contains(engine.CodaCommands, name) {
+	if !ok || !slices.Contains(blueprint.CodaCommands, name) {
 		return "", "", false
 	}
 	return name, strings.TrimSpace(arg), true

@@ -18,6 +18,7 @@ import (
 
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/tools"
 	"github.com/coda-acp/coda/store"
 )
@@ -77,7 +78,7 @@ func testEngine(opts *acp.Options) *engine.Engine {
 // given model, run records in state.
 func newLifeServer(t *testing.T, state string, model engine.Model, opts acp.Options) *acp.Server {
 	t.Helper()
-	agent, err := engine.ParseBlueprint([]byte(defaultBlueprint), "test")
+	agent, err := blueprint.Parse([]byte(defaultBlueprint), "test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	statestore "github.com/coda-acp/coda/store"
 )
 
@@ -20,7 +21,7 @@ type answerModel struct{}
 func (answerModel) Name() string { return "answer" }
 func (answerModel) Stream(context.Context, *engine.Request, func(engine.Delta) error) (*engine.Response, error) {
 	return &engine.Response{StopReason: engine.StopToolUse, ToolCalls: []engine.ToolCall{
-		{ID: "s", Name: engine.ToolSubmitOutput, Arguments: json.RawMessage(`{"content":"ok"}`)},
+		{ID: "s", Name: blueprint.ToolSubmitOutput, Arguments: json.RawMessage(`{"content":"ok"}`)},
 	}}, nil
 }
 
@@ -38,7 +39,7 @@ func TestSession_historyBounded(t *testing.T) {
 	if raceEnabled {
 		t.Skip("100 MiB of prompts through encoding/json take minutes under the race detector")
 	}
-	agent, err := engine.ParseBlueprint([]byte("[agent]\nname = \"t\"\n[stages.answer]\nmode = \"output\"\n"), "test")
+	agent, err := blueprint.Parse([]byte("[agent]\nname = \"t\"\n[stages.answer]\nmode = \"output\"\n"), "test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/coda-acp/coda/acp"
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/engine/tools"
 	"github.com/coda-acp/coda/store"
@@ -50,7 +50,7 @@ func (m *liveConn) log() string {
 func serveLive(t *testing.T, model string, opts acp.Options, answers ...string) *liveConn {
 	t.Helper()
 	work, _ := filepath.EvalSymlinks(t.TempDir())
-	agent, err := engine.ParseBlueprint([]byte(mcpAgent), "blueprint.toml")
+	agent, err := blueprint.Parse([]byte(mcpAgent), "blueprint.toml")
 	if err != nil {
 		t.Fatal(err)
 	}

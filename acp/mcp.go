@@ -42,7 +42,7 @@ func (s *Server) mcpTurn(ctx context.Context, sess *session, turn *engine.Turn, 
 	sess.mu.Lock()
 	set := sess.mcp
 	sess.mu.Unlock()
-	conns, warnings := set.Turn(ctx, engine.OffersMCP(s.opts.Agent), sink, s.opts.Engine.NewID)
+	conns, warnings := set.Turn(ctx, s.opts.Agent.OffersMCP(), sink, s.opts.Engine.NewID)
 	if len(conns) > 0 {
 		tools := maps.Clone(turn.Tools)
 		if tools == nil {

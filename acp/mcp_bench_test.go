@@ -12,6 +12,7 @@ import (
 
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/mcp/mcptest"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/engine/tools"
@@ -35,7 +36,7 @@ func BenchmarkSessionNew(b *testing.B) {
 					"env": []map[string]string{{"name": "CODA_MCP_GATE", "value": gate}}})
 			}
 			params, _ := json.Marshal(map[string]any{"cwd": b.TempDir(), "mcpServers": servers})
-			agent, err := engine.ParseBlueprint([]byte(mcpAgent), "blueprint.toml")
+			agent, err := blueprint.Parse([]byte(mcpAgent), "blueprint.toml")
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/acp/acptest"
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 )
 
 // panicky panics inside a turn, as a bug in coda would.
@@ -25,7 +26,7 @@ func (panicky) Stream(context.Context, *engine.Request, func(engine.Delta) error
 // A panic inside a turn is recovered and answered -32603; the session and
 // the connection keep serving.
 func TestServer_panicInTurn(t *testing.T) {
-	agent, err := engine.ParseBlueprint([]byte(defaultBlueprint), "test")
+	agent, err := blueprint.Parse([]byte(defaultBlueprint), "test")
 	if err != nil {
 		t.Fatal(err)
 	}

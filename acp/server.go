@@ -14,13 +14,14 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/mcp"
 	"github.com/coda-acp/coda/outputspec"
 )
 
 // Options configure a Server. The zero value of every optional field works.
 type Options struct {
-	Agent *engine.Blueprint // required
+	Agent *blueprint.Blueprint // required
 	// Launch is the launch level of the output cascade (the --output-*
 	// flags); it may be empty.
 	Launch outputspec.Spec
@@ -117,7 +118,7 @@ type Server struct {
 	log  *slog.Logger
 	conn *conn // set by Serve, before the first message is read
 	// launchOutputs are the contracts at launch: advertised in initialize.
-	launchOutputs *engine.Outputs
+	launchOutputs *blueprint.Outputs
 	launchLevel   *outputspec.Level
 
 	// store keeps the sessions' files (store.go).
@@ -156,7 +157,7 @@ func NewServer(opts Options) (*Server, error) {
 		s.store.dir = filepath.Join(dir, "sessions")
 	}
 	s.launchLevel = &outputspec.Level{Dir: opts.LaunchDir, Spec: opts.Launch}
-	outs, err := engine.CompileOutputs(opts.Agent, outputspec.Levels{Launch: s.launchLevel})
+	outs, err := blueprint.CompileOutputs(opts.Agent, outputspec.Levels{Launch: s.launchLevel})
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/mcp"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/validators"
@@ -30,7 +31,7 @@ type session struct {
 	config string
 	// outputs are the contracts those levels give, compiled once: again
 	// only when the option changes or a prompt brings its own spec.
-	outputs *engine.Outputs
+	outputs *blueprint.Outputs
 	// history is what of the earlier turns the next one can use
 	// (engine.KeepHistory): a long session's memory stays bounded.
 	history []engine.Exchange
@@ -92,8 +93,8 @@ func (s *Server) levels(meta *outputspec.Level, config string) outputspec.Levels
 // compile compiles the agent's contracts under levels, logging what they
 // retire. A failure is the request's fault: -32602 with the compiler's
 // one-line message.
-func (s *Server) compile(levels outputspec.Levels) (*engine.Outputs, error) {
-	outs, err := engine.CompileOutputs(s.opts.Agent, levels)
+func (s *Server) compile(levels outputspec.Levels) (*blueprint.Outputs, error) {
+	outs, err := blueprint.CompileOutputs(s.opts.Agent, levels)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
 	}
@@ -160,7 +161,7 @@ func metaLevel(raw json.RawMessage, dir string) (*outputspec.Level, error) {
 
 // sessionOutputs are the contracts a session's levels give: the launch's,
 // compiled once for every session, when it has no level of its own.
-func (s *Server) sessionOutputs(meta *outputspec.Level, config string) (*engine.Outputs, error) {
+func (s *Server) sessionOutputs(meta *outputspec.Level, config string) (*blueprint.Outputs, error) {
 	if meta == nil && config == "" {
 		return s.launchOutputs, nil
 	}
@@ -179,7 +180,7 @@ var formatChoices = func() []selectOption {
 
 // formatOption is the output_format config option, showing the format in
 // effect.
-func (s *Server) formatOption(outs *engine.Outputs) configOption {
+func (s *Server) formatOption(outs *blueprint.Outputs) configOption {
 	current := ""
 	if c := outs.Lead(s.opts.Agent); c != nil {
 		current = c.Format()

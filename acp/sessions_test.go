@@ -25,6 +25,7 @@ import (
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/acp/acptest"
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/engine/tools"
 	"github.com/coda-acp/coda/outputspec"
@@ -202,7 +203,7 @@ func runSession(t *testing.T, file string) {
 	if bp == nil {
 		bp = []byte(defaultBlueprint)
 	}
-	agent, err := engine.ParseBlueprint(bp, "blueprint.toml")
+	agent, err := blueprint.Parse(bp, "blueprint.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -543,12 +544,12 @@ func (c *client) answer(id json.RawMessage, method string) {
 
 // sessionAgents loads the agents a session's blueprint spawns: blueprint
 // files of the session (files/NAME), next to the blueprint.
-func sessionAgents(name, fromDir string) (*engine.Blueprint, error) {
+func sessionAgents(name, fromDir string) (*blueprint.Blueprint, error) {
 	data, err := os.ReadFile(filepath.Join(fromDir, name))
 	if err != nil {
 		return nil, err
 	}
-	b, err := engine.ParseBlueprint(data, name)
+	b, err := blueprint.Parse(data, name)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	statestore "github.com/coda-acp/coda/store"
 )
 
@@ -261,7 +262,7 @@ func TestBindMode_autoEdit(t *testing.T) {
 // through the method table.
 func testServer(t testing.TB, state string, opts Options) *Server {
 	t.Helper()
-	agent, err := engine.ParseBlueprint([]byte("[agent]\nname = \"t\"\n[stages.answer]\nmode = \"output\"\navailable_tools = [\"read_file\", \"write_file\", \"shell\"]\n"), "test")
+	agent, err := blueprint.Parse([]byte("[agent]\nname = \"t\"\n[stages.answer]\nmode = \"output\"\navailable_tools = [\"read_file\", \"write_file\", \"shell\"]\n"), "test")
 	if err != nil {
 		t.Fatal(err)
 	}

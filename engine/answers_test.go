@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 )
 
 // Answers from every model (DESIGN §15): a reply checked as the answer,
@@ -235,7 +236,7 @@ arguments = { unavailable = "The file auth.go does not exist." }
 	}
 	var schema string
 	for _, tool := range sp.reqs[1].Tools {
-		if tool.Name == engine.ToolSubmitOutput {
+		if tool.Name == blueprint.ToolSubmitOutput {
 			schema = string(tool.Schema)
 		}
 	}
@@ -265,7 +266,7 @@ arguments = { content = "Best effort." }
 	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	for _, tool := range sp.reqs[0].Tools {
-		if tool.Name == engine.ToolSubmitOutput && strings.Contains(string(tool.Schema), "unavailable") {
+		if tool.Name == blueprint.ToolSubmitOutput && strings.Contains(string(tool.Schema), "unavailable") {
 			t.Errorf("the schema offers unavailable where the stage refuses it: %s", tool.Schema)
 		}
 	}

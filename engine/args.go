@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/internal/textcut"
 	"github.com/coda-acp/coda/outputspec"
 )
@@ -34,7 +35,7 @@ const keptArgs = 1 << 10
 // ArgsCap is the most bytes of arguments a call to the named tool may
 // have.
 func ArgsCap(tool string) int {
-	if tool == ToolSubmitOutput {
+	if tool == blueprint.ToolSubmitOutput {
 		return MaxSubmitArgs
 	}
 	return MaxArgs

@@ -14,12 +14,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/outputspec"
 )
 
 func TestArgsCap(t *testing.T) {
-	if got := engine.ArgsCap(engine.ToolSubmitOutput); got != 2*outputspec.MaxAnswer+64<<10 {
+	if got := engine.ArgsCap(blueprint.ToolSubmitOutput); got != 2*outputspec.MaxAnswer+64<<10 {
 		t.Errorf("submit_output's cap = %d", got)
 	}
 	if got := engine.ArgsCap("write_file"); got != 1<<20 {
@@ -75,7 +76,7 @@ func TestArgsBuffer(t *testing.T) {
 	t.Run("a name that comes late lowers the cap", func(t *testing.T) {
 		var a engine.ArgsBuffer
 		a.WriteString(strings.Repeat("x", engine.MaxSubmitArgs+1))
-		a.Name = engine.ToolSubmitOutput
+		a.Name = blueprint.ToolSubmitOutput
 		if tc := a.ToolCall("c"); tc.Dropped == 0 || tc.Size() != engine.MaxSubmitArgs+1 {
 			t.Errorf("kept %d, dropped %d", len(tc.Arguments), tc.Dropped)
 		}
@@ -98,7 +99,7 @@ func bigScript(t *testing.T, name string, size int) *script.Model {
 	t.Helper()
 	sc := &script.Script{Turns: []script.Turn{
 		{ToolCalls: []script.ToolCall{{Name: name, RawArguments: `{"content": "` + strings.Repeat("x", size) + `"}`}}},
-		{Expect: "too large", ToolCalls: []script.ToolCall{{Name: engine.ToolSubmitOutput, Arguments: map[string]any{"content": "Short."}}}},
+		{Expect: "too large", ToolCalls: []script.ToolCall{{Name: blueprint.ToolSubmitOutput, Arguments: map[string]any{"content": "Short."}}}},
 	}}
 	return script.New("script:big", sc)
 }
@@ -108,7 +109,7 @@ func bigScript(t *testing.T, name string, size int) *script.Model {
 // of the call, once, and the record keeps no more.
 func TestRun_oversizedSubmission(t *testing.T) {
 	turn := newTurn(t, defaultAgent, "")
-	turn.Models = oneModel{bigScript(t, engine.ToolSubmitOutput, 2<<20)}
+	turn.Models = oneModel{bigScript(t, blueprint.ToolSubmitOutput, 2<<20)}
 	sink := &events{}
 	res := runTurn(context.Background(), turn, sink)
 	ended(t, res, engine.StatusAnswered, "end_turn")

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
@@ -48,7 +49,7 @@ func BenchmarkRun_perModelCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	bp, err := engine.ParseBlueprint([]byte(fmt.Sprintf(`
+	bp, err := blueprint.Parse([]byte(fmt.Sprintf(`
 [agent]
 name = "bench"
 [stages.answer]
@@ -61,7 +62,7 @@ format = "json"
 	if err != nil {
 		b.Fatal(err)
 	}
-	outs, err := engine.CompileOutputs(bp, outputspec.Levels{})
+	outs, err := blueprint.CompileOutputs(bp, outputspec.Levels{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -124,11 +125,11 @@ func BenchmarkRun_firstUpdate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	bp, err := engine.ParseBlueprint([]byte("[agent]\nname = \"bench\"\n[stages.answer]\nmode = \"output\"\n"), "bench")
+	bp, err := blueprint.Parse([]byte("[agent]\nname = \"bench\"\n[stages.answer]\nmode = \"output\"\n"), "bench")
 	if err != nil {
 		b.Fatal(err)
 	}
-	outs, err := engine.CompileOutputs(bp, outputspec.Levels{})
+	outs, err := blueprint.CompileOutputs(bp, outputspec.Levels{})
 	if err != nil {
 		b.Fatal(err)
 	}

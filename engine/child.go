@@ -7,8 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/internal/textcut"
-	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
 )
 
@@ -48,8 +48,8 @@ type subSpec struct {
 	kind    string // "workers" or "children": its record's directory
 	name    string // w1, c1
 	task    string // a worker's task id, as fan_out was given it
-	agent   *Blueprint
-	outputs *Outputs
+	agent   *blueprint.Blueprint
+	outputs *blueprint.Outputs
 	prompt  string
 }
 
@@ -101,7 +101,7 @@ func taskLabel(id, prompt string) string {
 
 // guard makes sink safe for the concurrent Emits of workers and children
 // when the blueprint can start any; otherwise it is left as it is.
-func guard(b *Blueprint, sink Sink) Sink {
+func guard(b *blueprint.Blueprint, sink Sink) Sink {
 	for _, s := range b.Stages {
 		if s.FanOut != nil || len(s.Spawn) > 0 {
 			return &lockedSink{to: sink}
@@ -182,36 +182,13 @@ func (w *subWorkspace) RequestPermission(ctx context.Context, req PermissionRequ
 	return w.Workspace.RequestPermission(ctx, req)
 }
 
-// stageLevels are the levels a stage's contract resolves from: a worker
-// stage answers to its blueprint alone (agent and stage), never to the
-// launch, whose spec shapes the run's final answer (DESIGN §12).
-func stageLevels(s *Stage, levels outputspec.Levels) outputspec.Levels {
-	if !s.AllowAsWorker {
-		return levels
-	}
-	return outputspec.Levels{Agent: levels.Agent, Stage: levels.Stage, StageName: levels.StageName}
-}
-
-// delegates reports whether the stage offers the named tool of the
-// engine's for starting sub-runs: fan_out from its fan_out table,
-// spawn_agent and wait_for_agent from its spawn list.
-func delegates(s *Stage, name string) bool {
-	switch name {
-	case ToolFanOut:
-		return s.FanOut != nil
-	case ToolSpawnAgent, ToolWaitForAgent:
-		return len(s.Spawn) > 0
-	}
-	return false
-}
-
 // delegationSpecs are the stage's tools for starting sub-runs.
 func (v *stageVisit) delegationSpecs() []ToolSpec {
 	var specs []ToolSpec
-	if delegates(v.stage, ToolFanOut) {
+	if v.stage.Delegates(blueprint.ToolFanOut) {
 		specs = append(specs, v.fanOutSpec())
 	}
-	if delegates(v.stage, ToolSpawnAgent) {
+	if v.stage.Delegates(blueprint.ToolSpawnAgent) {
 		specs = append(specs, v.spawnSpecs()...)
 	}
 	return specs
@@ -226,13 +203,13 @@ func delegationTitle(tc ToolCall) string {
 	}
 	_ = json.Unmarshal(tc.Arguments, &a)
 	switch {
-	case tc.Name == ToolFanOut && len(a.Tasks) == 1:
+	case tc.Name == blueprint.ToolFanOut && len(a.Tasks) == 1:
 		return "fan_out: 1 task"
-	case tc.Name == ToolFanOut && len(a.Tasks) > 1:
+	case tc.Name == blueprint.ToolFanOut && len(a.Tasks) > 1:
 		return fmt.Sprintf("fan_out: %d tasks", len(a.Tasks))
-	case tc.Name == ToolSpawnAgent && a.Agent != "":
+	case tc.Name == blueprint.ToolSpawnAgent && a.Agent != "":
 		return "spawn_agent: " + a.Agent
-	case tc.Name == ToolWaitForAgent && a.ID != "":
+	case tc.Name == blueprint.ToolWaitForAgent && a.ID != "":
 		return "wait_for_agent: " + a.ID
 	}
 	return tc.Name
@@ -242,9 +219,9 @@ func delegationTitle(tc ToolCall) string {
 // (a failed worker under on_worker_failure = "fail").
 func (v *stageVisit) delegate(ctx context.Context, tc ToolCall, ev *ToolCallEvent) (res ToolResult, stop error) {
 	switch tc.Name {
-	case ToolFanOut:
+	case blueprint.ToolFanOut:
 		return v.fanOut(ctx, tc, ev)
-	case ToolSpawnAgent:
+	case blueprint.ToolSpawnAgent:
 		return v.spawn(ctx, tc), nil
 	default:
 		return v.wait(ctx, tc), nil

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
@@ -58,7 +59,7 @@ type Engine struct {
 	Tools map[string]Tool
 	// Agents loads the agents a stage's spawn list names (spawn.go); nil
 	// refuses every spawn_agent call.
-	Agents AgentLoader
+	Agents blueprint.Loader
 	// Store keeps the run records (STATE/runs/RUN-ID); nil keeps none.
 	Store *store.Store
 	// IDs makes ids: "r" run ids, "m" message and "t" tool call ids (and
@@ -110,9 +111,9 @@ type Turn struct {
 	// no record.
 	RunID     string
 	SessionID string
-	Agent     *Blueprint
+	Agent     *blueprint.Blueprint
 	// Outputs are the stages' compiled answer contracts (see CompileOutputs).
-	Outputs *Outputs
+	Outputs *blueprint.Outputs
 	Prompt  string
 	History []Exchange
 	// Images are the prompt's attached images (CheckImage): every stage's
@@ -294,7 +295,7 @@ type tree struct {
 	support *ToolSupport
 
 	agentsMu sync.Mutex
-	agents   map[agentRef]*Blueprint // the spawnable agents loaded so far (spawn.go)
+	agents   map[agentRef]*blueprint.Blueprint // the spawnable agents loaded so far (spawn.go)
 }
 
 func newTree(e *Engine, t *Turn, sink Sink) *tree {
@@ -420,70 +421,6 @@ func (r *run) setPlan(content, status string) {
 	if !found {
 		r.plan = append(r.plan, PlanEntry{Content: content, Status: status})
 	}
-}
-
-// Lead is the contract of the blueprint's start stage, or else of its first
-// stage that answers: the one a client is told about. Nil when no stage
-// answers.
-func (o *Outputs) Lead(b *Blueprint) *outputspec.Contract {
-	if s := b.StartStage(); s != nil && o.ByStage[s.Name] != nil {
-		return o.ByStage[s.Name]
-	}
-	for _, name := range b.Order {
-		if c := o.ByStage[name]; c != nil && !b.Stages[name].AllowAsWorker {
-			return c
-		}
-	}
-	return nil
-}
-
-// Outputs are a blueprint's answer contracts per stage, resolved against the
-// launch, session and prompt levels and compiled.
-type Outputs struct {
-	ByStage  map[string]*outputspec.Contract
-	Warnings []string
-}
-
-// CompileOutputs resolves and compiles the answer contract of every stage
-// that can submit an answer. levels are the levels after the blueprint's
-// (launch, session, config option, prompt; or a child run's spawn); the
-// blueprint's own two are filled in here. An error names the file and
-// problem; it is a start-up (or request) error.
-func CompileOutputs(b *Blueprint, levels outputspec.Levels) (*Outputs, error) {
-	out := &Outputs{ByStage: map[string]*outputspec.Contract{}}
-	seen := map[string]bool{}
-	for _, name := range b.Order {
-		s := b.Stages[name]
-		if !s.CanSubmit() {
-			continue
-		}
-		levels.Agent, levels.Stage, levels.StageName = nil, nil, name
-		if b.Agent.Output != nil {
-			levels.Agent = &outputspec.Level{Dir: b.Dir, Spec: *b.Agent.Output}
-		}
-		if s.Output != nil {
-			levels.Stage = &outputspec.Level{Dir: b.Dir, Spec: *s.Output}
-		}
-		spec, warnings := outputspec.Resolve(stageLevels(s, levels))
-		for _, w := range warnings {
-			if !seen[w] {
-				seen[w] = true
-				out.Warnings = append(out.Warnings, w)
-			}
-		}
-		c, err := outputspec.Compile(spec)
-		if err != nil {
-			return nil, err
-		}
-		for _, w := range c.Warnings() {
-			if !seen[w] {
-				seen[w] = true
-				out.Warnings = append(out.Warnings, w)
-			}
-		}
-		out.ByStage[name] = c
-	}
-	return out, nil
 }
 
 // randomID returns prefix-XXXXXXXXXXXX, random.

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
@@ -51,9 +52,9 @@ hint = "Seen enough"
 mode = "output"
 `
 
-func newTurn(t testing.TB, blueprint, model string) *testTurn {
+func newTurn(t testing.TB, agent, model string) *testTurn {
 	t.Helper()
-	b, err := engine.ParseBlueprint([]byte(blueprint), "test")
+	b, err := blueprint.Parse([]byte(agent), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func newTurn(t testing.TB, blueprint, model string) *testTurn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs, err := engine.CompileOutputs(b, outputspec.Levels{})
+	outs, err := blueprint.CompileOutputs(b, outputspec.Levels{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/internal/textcut"
 	"github.com/coda-acp/coda/store"
 )
@@ -18,48 +19,12 @@ import (
 // against the blueprint's own contract for it. Workers run at once, up to
 // max_workers; the call's result is one report of what each submitted, in
 // task order, each section cut at report_bytes.
-const ToolFanOut = "fan_out"
 
-// FanOut is a [stages.X.fan_out] table.
-type FanOut struct {
-	Worker          string `toml:"worker"`
-	MaxWorkers      int    `toml:"max_workers"`
-	OnWorkerFailure string `toml:"on_worker_failure"`
-	ReportBytes     int    `toml:"report_bytes"`
-}
-
-// Limits and defaults of fan_out.
-const (
-	DefaultMaxWorkers  = 4
-	MaxWorkers         = 16 // the most max_workers may say
-	MaxTasks           = 64 // tasks in one fan_out call
-	DefaultReportBytes = 8 << 10
-	MinReportBytes     = 256 // room for a section's cut note
-	MaxReportBytes     = 256 << 10
-)
-
-// Values of on_worker_failure.
-const (
-	OnWorkerFailureContinue = "continue"
-	OnWorkerFailureFail     = "fail"
-)
+// maxTasks caps the tasks of one fan_out call.
+const maxTasks = 64
 
 // workerOwed is a require_output worker's failure without an answer.
 const workerOwed = "worker finished without the final output its stage requires"
-
-func (f *FanOut) workers() int {
-	if f.MaxWorkers > 0 {
-		return f.MaxWorkers
-	}
-	return DefaultMaxWorkers
-}
-
-func (f *FanOut) reportBytes() int {
-	if f.ReportBytes > 0 {
-		return f.ReportBytes
-	}
-	return DefaultReportBytes
-}
 
 // fanOutSpec is fan_out as the model is told of it.
 func (v *stageVisit) fanOutSpec() ToolSpec {
@@ -79,11 +44,11 @@ func (v *stageVisit) fanOutSpec() ToolSpec {
 	}
 	fmt.Fprintf(&d, " Give 1 to %d tasks; up to %d workers run at once. Give each task a short id (a file name, a question's key) to find it in the report; "+
 		"ids default to w1, w2, …. The report lists every worker in task order, as \"## worker wN (ID)\" followed by its answer, or \"## worker wN FAILED (ID)\" followed by why. "+
-		"A long answer is cut in the report; the report names where its whole text can be read.", MaxTasks, fo.workers())
+		"A long answer is cut in the report; the report names where its whole text can be read.", maxTasks, fo.AtOnce())
 	schema := fmt.Sprintf(`{"type":"object","properties":{"tasks":{"type":"array","minItems":1,"maxItems":%d,"items":{"type":"object","properties":{`+
 		`"id":{"type":"string","description":"A short, unique name for the task, shown in the report."},`+
-		`"prompt":{"type":"string","description":"Everything the worker needs to do its slice."}},"required":["prompt"]}}},"required":["tasks"]}`, MaxTasks)
-	return ToolSpec{Name: ToolFanOut, Description: d.String(), Schema: json.RawMessage(schema)}
+		`"prompt":{"type":"string","description":"Everything the worker needs to do its slice."}},"required":["prompt"]}}},"required":["tasks"]}`, maxTasks)
+	return ToolSpec{Name: blueprint.ToolFanOut, Description: d.String(), Schema: json.RawMessage(schema)}
 }
 
 // A fanOutTask is one task of a fan_out call.
@@ -110,8 +75,8 @@ func parseTasks(args json.RawMessage, earlier int) ([]fanOutTask, string) {
 	switch n := len(a.Tasks); {
 	case n == 0:
 		return nil, "fan_out needs at least one task in tasks."
-	case n > MaxTasks:
-		return nil, fmt.Sprintf("fan_out takes at most %d tasks; this call has %d. Split them over several fan_out calls.", MaxTasks, n)
+	case n > maxTasks:
+		return nil, fmt.Sprintf("fan_out takes at most %d tasks; this call has %d. Split them over several fan_out calls.", maxTasks, n)
 	}
 	seen := map[string]int{}
 	for i := range a.Tasks {
@@ -149,7 +114,7 @@ type worker struct {
 
 // settle decides what the worker's result counts as. notRun says why a
 // worker that never started did not.
-func (w *worker) settle(stage *Stage, notRun string) {
+func (w *worker) settle(stage *blueprint.Stage, notRun string) {
 	res := w.res
 	switch {
 	case res == nil:
@@ -212,9 +177,9 @@ func (v *stageVisit) fanOut(ctx context.Context, tc ToolCall, ev *ToolCallEvent)
 	}
 	done := make(chan ended)
 	next, running, finished, failed := 0, 0, 0, 0
-	failFast := fo.OnWorkerFailure == OnWorkerFailureFail
+	failFast := fo.OnWorkerFailure == blueprint.OnWorkerFailureFail
 	start := func() {
-		for next < len(workers) && running < fo.workers() && fanCtx.Err() == nil && !(failFast && failed > 0) {
+		for next < len(workers) && running < fo.AtOnce() && fanCtx.Err() == nil && !(failFast && failed > 0) {
 			w := workers[next]
 			w.sub = r.newSub(subSpec{kind: "workers", name: w.name, task: w.task.ID, agent: agent, outputs: r.t.Outputs, prompt: w.task.Prompt})
 			go func() { done <- ended{w, w.sub.run(fanCtx)} }()
@@ -275,7 +240,7 @@ func (v *stageVisit) fanOut(ctx context.Context, tc ToolCall, ev *ToolCallEvent)
 	if emitErr != nil {
 		return ToolResult{}, emitErr
 	}
-	report := fanOutReport(workers, fo.reportBytes(), r.rec.Dir() != "")
+	report := fanOutReport(workers, fo.SectionBytes(), r.rec.Dir() != "")
 	v.reports = append(v.reports, report)
 	if failFast && firstFailed != nil && ctx.Err() == nil {
 		return ToolResult{Output: report, IsError: true},
@@ -286,12 +251,12 @@ func (v *stageVisit) fanOut(ctx context.Context, tc ToolCall, ev *ToolCallEvent)
 
 // workerView is the blueprint as a worker runs it: the worker stage is
 // where it starts and ends, without its transitions or DONE.
-func workerView(b *Blueprint, stage string) *Blueprint {
+func workerView(b *blueprint.Blueprint, stage string) *blueprint.Blueprint {
 	s := *b.Stages[stage]
 	s.TransitionOrder, s.AllowComplete = nil, false
 	view := *b
 	view.Agent.Start = stage
-	view.Stages = make(map[string]*Stage, len(b.Stages))
+	view.Stages = make(map[string]*blueprint.Stage, len(b.Stages))
 	for name, st := range b.Stages {
 		view.Stages[name] = st
 	}

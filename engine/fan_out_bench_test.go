@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/outputspec"
 )
@@ -33,7 +34,7 @@ func BenchmarkFanOut(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			bp, err := engine.ParseBlueprint([]byte(fmt.Sprintf(`
+			bp, err := blueprint.Parse([]byte(fmt.Sprintf(`
 [agent]
 name = "bench"
 [stages.plan]
@@ -49,7 +50,7 @@ format = "json"
 			if err != nil {
 				b.Fatal(err)
 			}
-			outs, err := engine.CompileOutputs(bp, outputspec.Levels{})
+			outs, err := blueprint.CompileOutputs(bp, outputspec.Levels{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/tools"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
@@ -526,11 +527,11 @@ text = "ok"
 // launch's: a launch asking for XML shapes the run's answer, not theirs,
 // and retires nothing of theirs.
 func TestFanOut_workerContractIgnoresLaunch(t *testing.T) {
-	b, err := engine.ParseBlueprint([]byte(fanBlueprint("", "")), "test")
+	b, err := blueprint.Parse([]byte(fanBlueprint("", "")), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs, err := engine.CompileOutputs(b, launchLevels("xml"))
+	outs, err := blueprint.CompileOutputs(b, launchLevels("xml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -688,7 +689,7 @@ text = "a.go is fixed."
 	}
 	n := 0
 	for _, tool := range worker.Tools {
-		if tool.Name == engine.ToolSubmitOutput {
+		if tool.Name == blueprint.ToolSubmitOutput {
 			n++
 		}
 	}

@@ -2,11 +2,21 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
+
+// nopTool is a tool that does nothing, known by its name.
+type nopTool struct{ name string }
+
+func (t nopTool) Spec() ToolSpec {
+	return ToolSpec{Name: t.name, Schema: json.RawMessage(`{"type":"object"}`)}
+}
+func (nopTool) Kind() string                              { return "other" }
+func (nopTool) Run(context.Context, *Call) (r ToolResult) { return r }
 
 // mcpTool stands in for an MCP server's tool (engine/mcp).
 type mcpTool struct{ server, tool string }
@@ -40,47 +50,6 @@ func TestStageToolNames(t *testing.T) {
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, stageToolNames(tt.listed, tools)); diff != "" {
 			t.Errorf("stageToolNames(%q) (-want +got):\n%s", tt.listed, diff)
-		}
-	}
-}
-
-// validate takes MCP entries in their three forms, and refuses one that
-// names no server.
-func TestLint_mcpEntries(t *testing.T) {
-	ok := `
-[stages.answer]
-mode = "output"
-available_tools = ["read_file", "mcp", "mcp:github", "mcp:github/create_issue"]`
-	if _, fs := LintSource([]byte(ok), "ok.toml", t.TempDir(), lintOpts); len(fs) != 0 {
-		t.Errorf("findings for valid MCP entries: %v", fs)
-	}
-	bad := `
-[stages.answer]
-mode = "output"
-available_tools = ["mcp:", "mcp:github/", "mcpx"]`
-	_, fs := LintSource([]byte(bad), "bad.toml", t.TempDir(), lintOpts)
-	want := []string{
-		"error[unknown-tool] stages.answer.available_tools",
-		"error[unknown-tool] stages.answer.available_tools",
-		"error[unknown-tool] stages.answer.available_tools",
-	}
-	if diff := cmp.Diff(want, summary(fs)); diff != "" {
-		t.Errorf("findings (-want +got):\n%s\nfull: %v", diff, fs)
-	}
-}
-
-// A turn waits for MCP servers only for an agent that offers their tools.
-func TestOffersMCP(t *testing.T) {
-	for toml, want := range map[string]bool{
-		"[stages.a]\navailable_tools = [\"read_file\"]":               false,
-		"[stages.a]\n[stages.b]\navailable_tools = [\"mcp:git/log\"]": true,
-	} {
-		b, err := ParseBlueprint([]byte(toml), "t.toml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := OffersMCP(b); got != want {
-			t.Errorf("OffersMCP(%q) = %v", toml, got)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/outputspec"
 )
 
@@ -27,17 +28,6 @@ import (
 // and the model is not called again in this visit. A model stuck repeating
 // itself so costs one call past the point it was caught, not the rest of
 // max_iterations.
-
-// DefaultMaxRepairs is the refused submissions a visit repairs.
-const DefaultMaxRepairs = 4
-
-// Repairs is how many refused submissions a visit of the stage repairs.
-func (s *Stage) Repairs() int {
-	if s.MaxRepairs != nil {
-		return *s.MaxRepairs
-	}
-	return DefaultMaxRepairs
-}
 
 // repairs is a visit's account of its refused submissions.
 type repairs struct {
@@ -150,7 +140,7 @@ func (v *stageVisit) halt(to string) { v.rep.halted, v.rep.haltTo = true, to }
 // fallback is where a visit goes when the model cannot choose: the first
 // way out, or the run's end when that is DONE or there is none.
 func (v *stageVisit) fallback() string {
-	if len(v.targets) == 0 || v.targets[0] == Done {
+	if len(v.targets) == 0 || v.targets[0] == blueprint.Done {
 		return ""
 	}
 	return v.targets[0]
@@ -179,7 +169,7 @@ func (v *stageVisit) holdForAnswer(to string, later []ToolCall) (ToolResult, boo
 // submits reports whether any of calls is a submit_output call.
 func submits(calls []ToolCall) bool {
 	for _, c := range calls {
-		if c.Name == ToolSubmitOutput {
+		if c.Name == blueprint.ToolSubmitOutput {
 			return true
 		}
 	}

@@ -21,9 +21,6 @@ import (
 // answer_from_reply = false on a stage turns this off. A model that cannot
 // call tools (notools.go) answers this way only.
 
-// AnswersFromReply reports whether a reply may be the stage's answer.
-func (s *Stage) AnswersFromReply() bool { return s.AnswerFromReply == nil || *s.AnswerFromReply }
-
 // repairReply is what follows a reply without a tool call in a visit that
 // owes its answer: the reply checked as the answer, or a nudge. It reports
 // whether the model is asked again.

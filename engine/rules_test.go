@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 )
 
 // The engine's rules (DESIGN §4, §6), driven by the script model against
@@ -251,7 +252,7 @@ arguments = { content = "Z." }
 	}
 	var enum []string
 	for _, tool := range first.Tools {
-		if tool.Name == engine.ToolTransition {
+		if tool.Name == blueprint.ToolTransition {
 			var schema struct {
 				Properties struct {
 					To struct {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/internal/plainjson"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
@@ -21,19 +22,9 @@ import (
 // child asked for another format than its blueprint's has that
 // blueprint's schema and validator retired, and the call's result says
 // so.
-const (
-	ToolSpawnAgent   = "spawn_agent"
-	ToolWaitForAgent = "wait_for_agent"
-)
 
 // MaxChildren is how many of a run's children run at once.
 const MaxChildren = 4
-
-// An AgentLoader loads the agent a spawn entry names: a bundled agent's
-// name, or a blueprint file or directory, relative to fromDir (the
-// spawning blueprint's directory; "" for a bundled agent). cmd/coda
-// implements it, where the bundled agents are.
-type AgentLoader func(name, fromDir string) (*Blueprint, error)
 
 // A child is a spawned sub-run.
 type child struct {
@@ -66,7 +57,7 @@ type agentRef struct{ name, fromDir string }
 // visit of a stage that spawns names its agents in spawn_agent's
 // description, and each spawn starts one; neither reads and parses its
 // blueprint again. An agent that fails to load is tried again next time.
-func (r *run) loadAgent(name string) (*Blueprint, error) {
+func (r *run) loadAgent(name string) (*blueprint.Blueprint, error) {
 	ref := agentRef{name, r.t.Agent.Dir}
 	tr := r.share
 	tr.agentsMu.Lock()
@@ -82,7 +73,7 @@ func (r *run) loadAgent(name string) (*Blueprint, error) {
 	tr.agentsMu.Lock()
 	defer tr.agentsMu.Unlock()
 	if tr.agents == nil {
-		tr.agents = map[agentRef]*Blueprint{}
+		tr.agents = map[agentRef]*blueprint.Blueprint{}
 	}
 	tr.agents[ref] = b
 	return b, nil
@@ -93,7 +84,7 @@ func (v *stageVisit) spawnSpecs() []ToolSpec {
 	var d strings.Builder
 	fmt.Fprintf(&d, "Start another agent on a task of its own. It runs alongside you, and this call returns its id (c1, c2, …) at once; call %s with the id when you need its answer. "+
 		"The agent sees nothing of this conversation: the prompt must say everything it needs. At most %d of the agents you start run at once. "+
-		"output_format, output_instructions and output_schema ask for its answer in the shape you need; without them it answers as it is built to. The agents you can start:", ToolWaitForAgent, MaxChildren)
+		"output_format, output_instructions and output_schema ask for its answer in the shape you need; without them it answers as it is built to. The agents you can start:", blueprint.ToolWaitForAgent, MaxChildren)
 	for _, name := range s.Spawn {
 		fmt.Fprintf(&d, "\n- %s", name)
 		if r.e.Agents == nil {
@@ -111,8 +102,8 @@ func (v *stageVisit) spawnSpecs() []ToolSpec {
 		`"output_schema":{"type":"object","description":"A JSON Schema the answer's data must satisfy."}},"required":["agent","prompt"]}`
 	waitSchema := `{"type":"object","properties":{"id":{"type":"string","description":"The id spawn_agent returned, such as c1."}},"required":["id"]}`
 	return []ToolSpec{
-		{Name: ToolSpawnAgent, Description: d.String(), Schema: json.RawMessage(spawnSchema)},
-		{Name: ToolWaitForAgent, Description: "Wait until an agent you started with spawn_agent has finished, and get its answer record: status, format, content (the answer), flags and warnings. " +
+		{Name: blueprint.ToolSpawnAgent, Description: d.String(), Schema: json.RawMessage(spawnSchema)},
+		{Name: blueprint.ToolWaitForAgent, Description: "Wait until an agent you started with spawn_agent has finished, and get its answer record: status, format, content (the answer), flags and warnings. " +
 			"A status other than \"answered\" means it has no answer; its warnings say why.", Schema: json.RawMessage(waitSchema)},
 	}
 }
@@ -157,7 +148,7 @@ func (v *stageVisit) spawn(ctx context.Context, tc ToolCall) ToolResult {
 	if spec.Format != "" || spec.Instructions != "" || spec.Schema != nil {
 		levels.Spawn = &outputspec.Level{Dir: r.t.Workspace.Cwd(), Spec: spec}
 	}
-	outs, err := CompileOutputs(b, levels)
+	outs, err := blueprint.CompileOutputs(b, levels)
 	if err != nil {
 		return Errorf("The answer shape you asked for cannot be used: %v", err)
 	}

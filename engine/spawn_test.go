@@ -13,17 +13,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/store"
 )
 
 // agents is an AgentLoader over blueprint texts by name.
-func agents(t *testing.T, texts map[string]string) engine.AgentLoader {
-	return func(name, _ string) (*engine.Blueprint, error) {
+func agents(t *testing.T, texts map[string]string) blueprint.Loader {
+	return func(name, _ string) (*blueprint.Blueprint, error) {
 		text, ok := texts[name]
 		if !ok {
 			return nil, fmt.Errorf("no agent %q", name)
 		}
-		return engine.ParseBlueprint([]byte(text), name)
+		return blueprint.Parse([]byte(text), name)
 	}
 }
 
@@ -209,7 +210,7 @@ arguments = { content = "Both found." }
 `)
 		load := agents(t, map[string]string{"finder": finder})
 		loads := 0
-		turn.Agents = func(name, fromDir string) (*engine.Blueprint, error) {
+		turn.Agents = func(name, fromDir string) (*blueprint.Blueprint, error) {
 			loads++
 			return load(name, fromDir)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/internal/textcut"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
@@ -14,7 +15,7 @@ import (
 
 // visit is one stage visit: the model loop. It returns the next stage's
 // name, or "" when the run ends here.
-func (r *run) visit(ctx context.Context, s *Stage) (string, error) {
+func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 	r.visits[s.Name]++
 	v := &stageVisit{run: r, stage: s, n: r.visits[s.Name], contract: r.contract(s)}
 	if err := r.emitPlan(ctx, s.Name, PlanInProgress); err != nil {
@@ -34,7 +35,7 @@ func (r *run) visit(ctx context.Context, s *Stage) (string, error) {
 	return next, nil
 }
 
-func (r *run) contract(s *Stage) *outputspec.Contract {
+func (r *run) contract(s *blueprint.Stage) *outputspec.Contract {
 	if r.t.Outputs == nil {
 		return nil
 	}
@@ -44,7 +45,7 @@ func (r *run) contract(s *Stage) *outputspec.Contract {
 // stageVisit is the state of one visit of a stage.
 type stageVisit struct {
 	run      *run
-	stage    *Stage
+	stage    *blueprint.Stage
 	n        int // the visit's number, from 1
 	contract *outputspec.Contract
 	rec      *visitRecord
@@ -120,7 +121,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 				if v.owes() && v.repairLeave(to) {
 					continue
 				}
-				if to == Done {
+				if to == blueprint.Done {
 					return "", nil
 				}
 				return to, nil
@@ -160,7 +161,7 @@ func (v *stageVisit) say(msg string) {
 // model candidates.
 func (v *stageVisit) prepare() {
 	r, s := v.run, v.stage
-	v.targets = waysOut(s)
+	v.targets = s.WaysOut()
 	v.system = v.systemPrompt(true)
 
 	if len(r.done) == 0 {
@@ -178,7 +179,7 @@ func (v *stageVisit) prepare() {
 	names := stageToolNames(s.AvailableTools, r.share.tools)
 	v.offered = map[string]Tool{}
 	for _, name := range names {
-		if delegates(s, name) || name == ToolSubmitOutput {
+		if s.Delegates(name) || name == blueprint.ToolSubmitOutput {
 			continue // offered below, from the stage's own tables and contract
 		}
 		if tool := r.share.tools[name]; tool != nil {
@@ -382,7 +383,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 			if target != "" && to == "" {
 				to = target
 			}
-		case delegates(v.stage, tc.Name):
+		case v.stage.Delegates(tc.Name):
 			res, stop = v.delegate(ctx, tc, ev)
 			res.private = v.run.taint.Carries(res.Output)
 		case tool != nil:
@@ -419,7 +420,7 @@ func (v *stageVisit) announce(tc ToolCall, tool Tool) *ToolCallEvent {
 		ev.Title = v.submitTitle()
 	case v.isTransition(tc.Name):
 		ev.Title, ev.Kind = "transition", "think"
-	case delegates(v.stage, tc.Name):
+	case v.stage.Delegates(tc.Name):
 		if tc.Dropped == 0 {
 			ev.Title = delegationTitle(tc)
 		}
@@ -444,7 +445,7 @@ func finished(id, name string, res ToolResult) *ToolCallEvent {
 	if res.IsError {
 		upd.Status = ToolFailed
 	}
-	if len(upd.Content) == 0 && res.Output != "" && (res.IsError || name != ToolSubmitOutput) {
+	if len(upd.Content) == 0 && res.Output != "" && (res.IsError || name != blueprint.ToolSubmitOutput) {
 		upd.Content = []ToolContent{{Text: res.Output}}
 	}
 	return upd

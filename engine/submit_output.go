@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
 )
@@ -13,18 +14,19 @@ import (
 // contract. The contract's checks run on every call and nothing is
 // recorded until one passes; what a visit does about a refusal is the
 // repair loop's (repair.go).
-const ToolSubmitOutput = "submit_output"
 
 // canSubmit reports whether this visit offers submit_output.
 func (v *stageVisit) canSubmit() bool { return v.contract != nil && v.stage.CanSubmit() }
 
 // isSubmit reports whether a call of the named tool is this visit's
 // submit_output.
-func (v *stageVisit) isSubmit(name string) bool { return name == ToolSubmitOutput && v.canSubmit() }
+func (v *stageVisit) isSubmit(name string) bool {
+	return name == blueprint.ToolSubmitOutput && v.canSubmit()
+}
 
 func (v *stageVisit) submitSpec() ToolSpec {
 	w := v.ways(true)
-	return ToolSpec{Name: ToolSubmitOutput, Description: v.contract.ToolDescriptionFor(w), Schema: v.contract.ToolSchemaFor(w)}
+	return ToolSpec{Name: blueprint.ToolSubmitOutput, Description: v.contract.ToolDescriptionFor(w), Schema: v.contract.ToolSchemaFor(w)}
 }
 
 // submitTitle is how the editor shows a submit_output call.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/rootfs"
 	"github.com/coda-acp/coda/outputspec"
@@ -38,7 +39,8 @@ func newTaint(r *run) *taint.Gate {
 	if ws := r.t.Workspace; ws != nil {
 		roots, cwd = ws.Roots(), ws.Cwd()
 	}
-	g, err := taint.New(r.e.Taint, r.t.Agent.Agent.Taint, cwd, roots)
+	// [agent.taint] is the blueprint's spelling of a taint.Config.
+	g, err := taint.New(r.e.Taint, (*taint.Config)(r.t.Agent.Agent.Taint), cwd, roots)
 	if err != nil {
 		r.warn(fmt.Sprintf("taint: %v", err))
 	}
@@ -121,7 +123,7 @@ func (v *stageVisit) gateAnswer(ctx context.Context, verdict outputspec.Verdict)
 		// machine: the parent's answer meets the gate.
 		return verdict
 	}
-	c := taint.Call{Sink: ToolSubmitOutput, What: "this answer", Payload: []string{verdict.Content}}
+	c := taint.Call{Sink: blueprint.ToolSubmitOutput, What: "this answer", Payload: []string{verdict.Content}}
 	cwd := v.run.t.Workspace.Cwd()
 	disk := rootfs.Disk{Roots: v.run.t.Workspace.Roots()}
 	for _, a := range verdict.Artifacts {
@@ -169,26 +171,4 @@ func (v *stageVisit) gateEgress(ctx context.Context, tool Tool, call *Call, tc T
 		return ToolResult{}, false
 	}
 	return ToolResult{Output: out.Refusal, IsError: true, Title: ev.Title}, true
-}
-
-// checkTaint reports what loading refuses in [agent.taint]: a policy that
-// is not one, a private path that is not a glob.
-func checkTaint(fs *findings, c *taint.Config) {
-	if c == nil {
-		return
-	}
-	if err := taint.CheckPolicy(c.Policy); err != nil {
-		fs.add(SeverityError, CodeBadValue, "agent.taint.policy", "%v", err)
-	}
-	if err := taint.CheckPrivate(c.Private); err != nil {
-		fs.add(SeverityError, CodeBadValue, "agent.taint.private", "%v", err)
-	}
-}
-
-// lintTaint warns of a gate turned on only to record: `allow` lets every
-// call through.
-func lintTaint(fs *findings, b *Blueprint) {
-	if c := b.Agent.Taint; c != nil && c.Policy == taint.Allow {
-		fs.add(SeverityWarning, CodeTaintAllow, "agent.taint.policy", "\"allow\" lets private content through every answer, shell command and MCP call; it only records them in taint_audit.json: say \"ask\" or \"deny\" to guard them")
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/taint"
 )
 
@@ -32,7 +33,7 @@ func privateMiB() string {
 func taintedVisit(b *testing.B, text string) *stageVisit {
 	dir := b.TempDir()
 	ws := &LocalWorkspace{Dir: dir}
-	r := &run{e: &Engine{Taint: taint.Launch{Policy: taint.Deny}}, t: &Turn{Workspace: ws, Agent: &Blueprint{}}, log: nil}
+	r := &run{e: &Engine{Taint: taint.Launch{Policy: taint.Deny}}, t: &Turn{Workspace: ws, Agent: &blueprint.Blueprint{}}, log: nil}
 	r.taint = newTaint(r)
 	r.taint.Read([]taint.Source{{Path: filepath.Join(dir, ".env"), Text: text}})
 	return &stageVisit{run: r, rec: &visitRecord{}}

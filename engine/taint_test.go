@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/engine/tools"
 	"github.com/coda-acp/coda/store"
@@ -637,4 +638,15 @@ arguments = { content = "The worker found the key." }
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}
 	f.noSecret(t)
+}
+
+// A blueprint's [agent.taint] takes exactly the policies the gate knows:
+// blueprint checks them when it loads, engine/taint when it runs.
+func TestTaintPolicies_blueprintAndGateAgree(t *testing.T) {
+	for _, p := range []string{taint.Off, taint.Allow, taint.Ask, taint.Deny, "", "strict", "Allow"} {
+		_, err := blueprint.Parse([]byte("[agent.taint]\npolicy = \""+p+"\"\n[stages.a]\nmode = \"output\"\n"), "t.toml")
+		if gate := taint.CheckPolicy(p); (err == nil) != (gate == nil) {
+			t.Errorf("policy %q: the blueprint says %v, the gate %v", p, err, gate)
+		}
+	}
 }

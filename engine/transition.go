@@ -5,44 +5,32 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/coda-acp/coda/engine/blueprint"
 )
 
 // transition is the engine's tool for leaving a stage (DESIGN §6). A stage
 // with transitions offers it, listing the ways out in the order the
-// blueprint gives them, then DONE under allow_complete.
-const (
-	ToolTransition = "transition"
-	// Done is the transition target that ends the run (allow_complete).
-	Done = "DONE"
-)
-
-// waysOut lists the targets a stage offers: its transitions in order, then
-// DONE when allow_complete. Any fallback is the first of them.
-func waysOut(s *Stage) []string {
-	targets := append([]string(nil), s.TransitionOrder...)
-	if s.AllowComplete {
-		targets = append(targets, Done)
-	}
-	return targets
-}
+// blueprint gives them (blueprint.Stage.WaysOut), then DONE under
+// allow_complete.
 
 // ways lists a stage's ways out, one a line, for the model.
-func ways(s *Stage) string {
+func ways(s *blueprint.Stage) string {
 	var b strings.Builder
 	for _, to := range s.TransitionOrder {
 		fmt.Fprintf(&b, "\n- %s: %s", to, s.Transitions[to].Hint)
 	}
 	if s.AllowComplete {
-		fmt.Fprintf(&b, "\n- %s: the whole task is finished; end the run here", Done)
+		fmt.Fprintf(&b, "\n- %s: the whole task is finished; end the run here", blueprint.Done)
 	}
 	return b.String()
 }
 
-func transitionSpec(s *Stage, targets []string) ToolSpec {
+func transitionSpec(s *blueprint.Stage, targets []string) ToolSpec {
 	enum, _ := json.Marshal(targets)
 	desc := "Move on from this stage. Choose where to go next:" + ways(s)
 	schema := `{"type":"object","properties":{"to":{"type":"string","enum":` + string(enum) + `},"reason":{"type":"string","description":"Why, in a sentence."}},"required":["to"]}`
-	return ToolSpec{Name: ToolTransition, Description: desc, Schema: json.RawMessage(schema)}
+	return ToolSpec{Name: blueprint.ToolTransition, Description: desc, Schema: json.RawMessage(schema)}
 }
 
 // canTransition reports whether this visit offers transition.
@@ -51,7 +39,7 @@ func (v *stageVisit) canTransition() bool { return len(v.targets) > 0 }
 // isTransition reports whether a call of the named tool is this visit's
 // transition.
 func (v *stageVisit) isTransition(name string) bool {
-	return name == ToolTransition && v.canTransition()
+	return name == blueprint.ToolTransition && v.canTransition()
 }
 
 // transition runs call i of calls, a transition call. It returns the
@@ -72,8 +60,8 @@ func (v *stageVisit) transition(calls []ToolCall, i int) (ToolResult, string) {
 	if res, held := v.holdForAnswer(args.To, calls[i+1:]); held {
 		return res, ""
 	}
-	if args.To == Done {
-		return ToolResult{Output: "Ending the run here."}, Done
+	if args.To == blueprint.Done {
+		return ToolResult{Output: "Ending the run here."}, blueprint.Done
 	}
 	return ToolResult{Output: "Moving on to " + args.To + "."}, args.To
 }

@@ -7,10 +7,6 @@ package engine
 // allow_unavailable = false on a stage refuses it, as a refused
 // submission: the stage must answer.
 
-// UnavailableAllowed reports whether the stage lets the model declare the
-// answer unavailable.
-func (s *Stage) UnavailableAllowed() bool { return s.AllowUnavailable == nil || *s.AllowUnavailable }
-
 // unavailable runs a submit_output call that declares the answer
 // unavailable for reason.
 func (v *stageVisit) unavailable(reason string) ToolResult {

@@ -145,7 +145,7 @@ func (c *Contract) Format() string { return c.format }
 
 // Warnings are what compiling found worth saying without refusing to start:
 // a schema that did not compile (fail-open), a schema for a format it
-// cannot check. The caller hands them on once (engine.CompileOutputs puts
+// cannot check. The caller hands them on once (blueprint.CompileOutputs puts
 // them in the run's warnings); verdicts do not repeat them.
 func (c *Contract) Warnings() []string { return append([]string(nil), c.warnings...) }
 

@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 )
 
 // bundled holds the agents compiled into the binary.
@@ -34,12 +34,12 @@ func bundledNames() []string {
 }
 
 // loadAgent loads a bundled agent by name, or a blueprint file or directory.
-func loadAgent(nameOrPath string) (*engine.Blueprint, error) {
+func loadAgent(nameOrPath string) (*blueprint.Blueprint, error) {
 	data, source, dir, err := readBlueprint(nameOrPath)
 	if err != nil {
 		return nil, err
 	}
-	b, err := engine.ParseBlueprint(data, source)
+	b, err := blueprint.Parse(data, source)
 	if err != nil {
 		return nil, err
 	}
@@ -48,9 +48,9 @@ func loadAgent(nameOrPath string) (*engine.Blueprint, error) {
 }
 
 // loadSpawned loads an agent a stage's spawn list names (an
-// engine.AgentLoader): a bundled agent's name, or a blueprint path
+// blueprint.Loader): a bundled agent's name, or a blueprint path
 // relative to the spawning blueprint's directory.
-func loadSpawned(name, fromDir string) (*engine.Blueprint, error) {
+func loadSpawned(name, fromDir string) (*blueprint.Blueprint, error) {
 	if fromDir != "" && strings.ContainsAny(name, `/\.`) && !filepath.IsAbs(name) {
 		name = filepath.Join(fromDir, name)
 	}

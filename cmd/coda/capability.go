@@ -3,14 +3,14 @@ package main
 import (
 	"strings"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 )
 
 // checkAnswers refuses --output-* for an agent with no stage that can
 // answer (DESIGN §15, honest capability): the flags would shape an answer
 // it never gives. Such an agent does not advertise finalOutput either
 // (acp/initialize.go).
-func (f *launchFlags) checkAnswers(b *engine.Blueprint) error {
+func (f *launchFlags) checkAnswers(b *blueprint.Blueprint) error {
 	var given []string
 	for _, fl := range []struct{ name, value string }{
 		{"--output-format", f.format}, {"--output-instructions", f.instructions}, {"--output-example", f.example},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/provider/script"
 )
 
@@ -36,7 +37,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if _, err := parseArgs(fs, args); err != nil {
 		return err
 	}
-	agent, err := engine.ParseBlueprint(demoBlueprint, "demo blueprint")
+	agent, err := blueprint.Parse(demoBlueprint, "demo blueprint")
 	if err != nil {
 		return err
 	}

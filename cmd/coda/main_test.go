@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +20,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/lint"
 	"github.com/coda-acp/coda/engine/tools"
 )
 
@@ -388,7 +390,7 @@ func TestBundledAgents_Lint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, fs := engine.LintSource(data, source, dir, engine.LintOptions{Tools: tools.Builtin(), Models: modelFacts})
+		b, fs := lint.Source(data, source, dir, lint.Options{Tools: slices.Collect(maps.Keys(tools.Builtin())), NoTools: func(spec string) string { return modelFacts(spec).NoTools }})
 		for _, f := range fs {
 			t.Errorf("%s: %s", name, f)
 		}

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
 )
@@ -52,7 +53,7 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// Nobody is there to ask: the taint gate's `ask` denies, unless --yes.
 	e.Taint.Unattended, e.Taint.Waive = true, yes
 	// The --output-* paths were typed here, whatever --cwd says.
-	outs, err := engine.CompileOutputs(l.agent, outputspec.Levels{Launch: &outputspec.Level{Dir: l.cwd, Spec: l.spec}})
+	outs, err := blueprint.CompileOutputs(l.agent, outputspec.Levels{Launch: &outputspec.Level{Dir: l.cwd, Spec: l.spec}})
 	if err != nil {
 		return err
 	}

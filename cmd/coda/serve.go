@@ -11,6 +11,7 @@ import (
 
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/engine/tools"
 	"github.com/coda-acp/coda/outputspec"
@@ -20,7 +21,7 @@ import (
 // launch is everything a served or one-shot run needs, checked before any
 // token is spent.
 type launch struct {
-	agent        *engine.Blueprint
+	agent        *blueprint.Blueprint
 	spec         outputspec.Spec
 	cwd          string
 	userModel    string
@@ -137,7 +138,7 @@ func (l *launch) preflight(cfg *config, userModel, defaultModel string) error {
 }
 
 // stagesUsable is preflight for one agent's stages.
-func stagesUsable(cfg *config, b *engine.Blueprint, userModel, defaultModel string) error {
+func stagesUsable(cfg *config, b *blueprint.Blueprint, userModel, defaultModel string) error {
 	for _, name := range b.Order {
 		candidates := b.Stages[name].ModelCandidates(userModel, defaultModel)
 		if len(candidates) == 0 {
@@ -153,7 +154,7 @@ func stagesUsable(cfg *config, b *engine.Blueprint, userModel, defaultModel stri
 // A spawnedAgent is an agent a run can start with spawn_agent; by names
 // the stage whose spawn list names it.
 type spawnedAgent struct {
-	agent *engine.Blueprint
+	agent *blueprint.Blueprint
 	by    string
 }
 
@@ -161,12 +162,12 @@ type spawnedAgent struct {
 // as children nest (engine.MaxDepth), each once: start-up checks their
 // models too. An entry that does not load stops start-up, as an
 // unreadable blueprint does (`coda validate` names it too).
-func spawnedAgents(b *engine.Blueprint) ([]spawnedAgent, error) {
+func spawnedAgents(b *blueprint.Blueprint) ([]spawnedAgent, error) {
 	var out []spawnedAgent
 	seen := map[string]bool{b.Dir + "\x00" + b.Source: true}
-	level := []*engine.Blueprint{b}
+	level := []*blueprint.Blueprint{b}
 	for depth := 0; depth < engine.MaxDepth && len(level) > 0; depth++ {
-		var next []*engine.Blueprint
+		var next []*blueprint.Blueprint
 		for _, parent := range level {
 			for _, name := range parent.Order {
 				for _, entry := range parent.Stages[name].Spawn {
@@ -238,7 +239,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	if f.trace && l.engine.Taint.Resolve(l.agent.Agent.Taint).Policy != taint.Off {
+	if f.trace && l.engine.Taint.Resolve((*taint.Config)(l.agent.Agent.Taint)).Policy != taint.Off {
 		l.log.Warn("--trace logs every wire message whole: the private content the taint gate guards (a file read, a call that carries it) is in this log unmasked")
 	}
 	l.log.Debug("serving ACP", "agent", l.agent.Agent.Name, "model", l.userModel)

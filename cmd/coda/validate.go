@@ -3,9 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/lint"
 	"github.com/coda-acp/coda/engine/tools"
 )
 
@@ -33,14 +36,18 @@ func validate(args []string, stdout, stderr io.Writer) error {
 	}
 	data, source, dir, err := readBlueprint(rest[0])
 	if err != nil {
-		fmt.Fprintf(stdout, "%s: %s\n", rest[0], engine.Finding{Severity: engine.SeverityError, Code: engine.CodeLoad, Message: err.Error()})
+		fmt.Fprintf(stdout, "%s: %s\n", rest[0], blueprint.Finding{Severity: blueprint.SeverityError, Code: blueprint.CodeLoad, Message: err.Error()})
 		return &exitError{code: 1, msg: fmt.Sprintf("%s: the blueprint could not be read", rest[0])}
 	}
-	b, findings := engine.LintSource(data, source, dir, engine.LintOptions{Tools: tools.Builtin(), Models: cfg.modelFacts, Agents: loadSpawned})
+	b, findings := lint.Source(data, source, dir, lint.Options{
+		Tools:   slices.Collect(maps.Keys(tools.Builtin())),
+		NoTools: func(spec string) string { return cfg.modelFacts(spec).NoTools },
+		Agents:  loadSpawned,
+	})
 	errs, warnings := 0, 0
 	for _, f := range findings {
 		fmt.Fprintf(stdout, "%s: %s\n", source, f)
-		if f.Severity == engine.SeverityError {
+		if f.Severity == blueprint.SeverityError {
 			errs++
 		} else {
 			warnings++

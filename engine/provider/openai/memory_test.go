@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
 )
@@ -70,7 +71,7 @@ func TestRun_peakMemoryChild(t *testing.T) {
 	if mode == "one-chunk" {
 		piece = 0
 	}
-	big := argsServer(t, engine.ToolSubmitOutput, 8<<20, piece)
+	big := argsServer(t, blueprint.ToolSubmitOutput, 8<<20, piece)
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if calls.Add(1) == 1 {
@@ -82,11 +83,11 @@ func TestRun_peakMemoryChild(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	b, err := engine.ParseBlueprint([]byte("[stages.answer]\nmode = \"output\"\n"), "mem")
+	b, err := blueprint.Parse([]byte("[stages.answer]\nmode = \"output\"\n"), "mem")
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs, err := engine.CompileOutputs(b, outputspec.Levels{})
+	outs, err := blueprint.CompileOutputs(b, outputspec.Levels{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package engine
+package blueprint
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/outputspec"
 )
 
@@ -36,7 +35,7 @@ type AgentConfig struct {
 	Start       string           `toml:"start"`
 	Output      *outputspec.Spec `toml:"output"`
 	// Taint is [agent.taint]: the taint gate for this agent (taint.go).
-	Taint *taint.Config `toml:"taint"`
+	Taint *TaintConfig `toml:"taint"`
 	// Commands are [agent.commands.NAME]: slash commands the agent offers
 	// (commands.go).
 	Commands map[string]*SlashCommand `toml:"commands"`
@@ -88,10 +87,12 @@ type Transition struct {
 	Hint string `toml:"hint"`
 }
 
-// Defaults for stage limits.
+// Defaults for stage limits: model calls per visit, nudges of an owed
+// answer, and refused submissions a visit repairs.
 const (
 	DefaultMaxIterations = 30
 	DefaultMaxRevisits   = 3
+	DefaultMaxRepairs    = 4
 )
 
 // OwesOutput reports whether the stage must submit an answer.
@@ -133,6 +134,21 @@ func (s *Stage) Revisits() int {
 	return DefaultMaxRevisits
 }
 
+// Repairs is how many refused submissions a visit of the stage repairs.
+func (s *Stage) Repairs() int {
+	if s.MaxRepairs != nil {
+		return *s.MaxRepairs
+	}
+	return DefaultMaxRepairs
+}
+
+// AnswersFromReply reports whether a reply may be the stage's answer.
+func (s *Stage) AnswersFromReply() bool { return s.AnswerFromReply == nil || *s.AnswerFromReply }
+
+// UnavailableAllowed reports whether the stage lets the model declare the
+// answer unavailable.
+func (s *Stage) UnavailableAllowed() bool { return s.AllowUnavailable == nil || *s.AllowUnavailable }
+
 // UserDefaultAllowed reports whether --model overrides the stage's models.
 func (s *Stage) UserDefaultAllowed() bool {
 	return s.Model.AllowUserDefault == nil || *s.Model.AllowUserDefault
@@ -164,12 +180,12 @@ func (b *Blueprint) StartStage() *Stage {
 	return nil
 }
 
-// ParseBlueprint decodes a blueprint strictly: unknown keys, transitions
+// Parse decodes a blueprint strictly: unknown keys, transitions
 // to missing stages and bad values are errors naming their key. source
 // names the file for messages. All the problems found go in the one-line
 // error; `coda validate` lists them one a line.
-func ParseBlueprint(data []byte, source string) (*Blueprint, error) {
-	b, fs := parse(data, source)
+func Parse(data []byte, source string) (*Blueprint, error) {
+	b, fs := Load(data, source)
 	var problems []string
 	for _, f := range fs {
 		if f.Severity != SeverityError {
@@ -187,11 +203,12 @@ func ParseBlueprint(data []byte, source string) (*Blueprint, error) {
 	return b, nil
 }
 
-// parse decodes a blueprint and names every problem in it. It returns the
-// blueprint as well when the problems (unknown keys, transitions to missing
-// stages, which are dropped) leave a stage graph worth linting, and nil
-// when they do not.
-func parse(data []byte, source string) (*Blueprint, findings) {
+// Load decodes a blueprint and names every problem in it, one Finding
+// each (what `coda validate` lists). It returns the blueprint as well when
+// the problems (unknown keys, transitions to missing stages, which are
+// dropped) leave a stage graph worth linting (engine/lint), and nil when
+// they do not.
+func Load(data []byte, source string) (*Blueprint, []Finding) {
 	var fs findings
 	var b Blueprint
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&b)
@@ -273,15 +290,4 @@ func parse(data []byte, source string) (*Blueprint, findings) {
 	}
 	b.Source = source
 	return &b, fs
-}
-
-// inSchema reports whether k lies inside an inline output schema, which is
-// free-form JSON Schema rather than blueprint keys.
-func inSchema(k toml.Key) bool {
-	for i := 0; i+1 < len(k); i++ {
-		if k[i] == "output" && k[i+1] == "schema" && i+2 < len(k) {
-			return true
-		}
-	}
-	return false
 }

@@ -1,46 +1,34 @@
-package engine
+package lint
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/google/go-cmp/cmp"
 )
 
-// lintTools stands in for the builtin tools (engine cannot import
-// engine/tools): the names are what matters to Lint.
-var lintTools = map[string]Tool{
-	"read_file": nopTool{"read_file"}, "list_files": nopTool{"list_files"}, "grep": nopTool{"grep"},
-	"write_file": nopTool{"write_file"}, "edit_file": nopTool{"edit_file"}, "shell": nopTool{"shell"},
-}
+// lintTools stands in for the builtin tools' names (engine/tools is
+// above lint): the names are what matters to Blueprint.
+var lintTools = []string{"read_file", "list_files", "grep", "write_file", "edit_file", "shell"}
 
 // lintFacts stands in for cmd/coda's model catalog: a few models it knows
 // cannot call tools.
-func lintFacts(spec string) ModelFact {
+func lintFacts(spec string) string {
 	switch spec {
 	case "ollama:gemma3:4b", "ollama:llama2", "openai:o1-mini":
-		return ModelFact{NoTools: "no tools capability"}
+		return "no tools capability"
 	}
-	return ModelFact{}
+	return ""
 }
 
-var lintOpts = LintOptions{Tools: lintTools, Models: lintFacts}
-
-type nopTool struct{ name string }
-
-func (t nopTool) Spec() ToolSpec {
-	return ToolSpec{Name: t.name, Schema: json.RawMessage(`{"type":"object"}`)}
-}
-func (nopTool) Kind() string                              { return "other" }
-func (nopTool) Run(context.Context, *Call) (r ToolResult) { return r }
+var lintOpts = Options{Tools: lintTools, NoTools: lintFacts}
 
 // summary renders findings as "severity[code] key", the part tests pin.
-func summary(fs []Finding) []string {
+func summary(fs []blueprint.Finding) []string {
 	out := []string{}
 	for _, f := range fs {
 		out = append(out, strings.TrimSpace(f.Severity+"["+f.Code+"] "+f.Key))
@@ -48,9 +36,9 @@ func summary(fs []Finding) []string {
 	return out
 }
 
-// TestLintSource_Blueprints runs the purpose-broken blueprints of
+// TestSource_Blueprints runs the purpose-broken blueprints of
 // testdata/blueprints, which `coda validate` is tested on too.
-func TestLintSource_Blueprints(t *testing.T) {
+func TestSource_Blueprints(t *testing.T) {
 	want := map[string][]string{
 		"good.toml":                 {},
 		"unreachable.toml":          {"warning[unreachable-stage] stages.notes"},
@@ -76,9 +64,9 @@ func TestLintSource_Blueprints(t *testing.T) {
 		"end-skips.toml":      {"warning[end-skips-output] stages.quick"},
 		"bad-mode.toml":       {"error[bad-value] stages.answer.mode"},
 	}
-	files, err := filepath.Glob("../testdata/blueprints/*.toml")
+	files, err := filepath.Glob("../../testdata/blueprints/*.toml")
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no blueprints in ../testdata/blueprints: %v", err)
+		t.Fatalf("no blueprints in ../../testdata/blueprints: %v", err)
 	}
 	for _, file := range files {
 		name := filepath.Base(file)
@@ -92,31 +80,31 @@ func TestLintSource_Blueprints(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir, _ := filepath.Abs(filepath.Dir(file))
-			b, fs := LintSource(data, file, dir, lintOpts)
+			b, fs := Source(data, file, dir, lintOpts)
 			if diff := cmp.Diff(w, summary(fs)); diff != "" {
 				t.Errorf("findings (-want +got):\n%s\nfull: %v", diff, fs)
 			}
-			_, loadErr := ParseBlueprint(data, file)
+			_, loadErr := blueprint.Parse(data, file)
 			if loadErr != nil && !hasError(fs) {
-				t.Errorf("ParseBlueprint refuses it (%v) but no finding is an error", loadErr)
+				t.Errorf("Parse refuses it (%v) but no finding is an error", loadErr)
 			}
 			if b == nil && loadErr == nil {
-				t.Errorf("LintSource returned no blueprint for one that loads")
+				t.Errorf("Source returned no blueprint for one that loads")
 			}
 		})
 	}
 }
 
-func hasError(fs []Finding) bool {
+func hasError(fs []blueprint.Finding) bool {
 	for _, f := range fs {
-		if f.Severity == SeverityError {
+		if f.Severity == blueprint.SeverityError {
 			return true
 		}
 	}
 	return false
 }
 
-func TestLintSource_Cases(t *testing.T) {
+func TestSource_Cases(t *testing.T) {
 	tests := []struct {
 		name, toml string
 		want       []string
@@ -347,7 +335,7 @@ mode = "output"`,
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, fs := LintSource([]byte(tt.toml), "case.toml", t.TempDir(), lintOpts)
+			_, fs := Source([]byte(tt.toml), "case.toml", t.TempDir(), lintOpts)
 			if diff := cmp.Diff(tt.want, summary(fs)); diff != "" {
 				t.Errorf("findings (-want +got):\n%s\nfull: %v", diff, fs)
 			}
@@ -355,8 +343,8 @@ mode = "output"`,
 	}
 }
 
-func TestLintSource_Suggestions(t *testing.T) {
-	_, fs := LintSource([]byte("[agent.taint]\npolicy = \"ask\"\nprivat = []\n[stages.a]\nmode = \"output\"\nmax_iteratons = 3\n[stages.a.model]\nmodles = []\n"), "s.toml", "", LintOptions{})
+func TestSource_Suggestions(t *testing.T) {
+	_, fs := Source([]byte("[agent.taint]\npolicy = \"ask\"\nprivat = []\n[stages.a]\nmode = \"output\"\nmax_iteratons = 3\n[stages.a.model]\nmodles = []\n"), "s.toml", "", Options{})
 	var msgs []string
 	for _, f := range fs {
 		msgs = append(msgs, f.Key+": "+f.Message)
@@ -372,10 +360,35 @@ func TestLintSource_Suggestions(t *testing.T) {
 	}
 }
 
-// FuzzLintSource: any text gets findings without a panic, and a blueprint
-// ParseBlueprint refuses always gets an error finding (validate exits 1).
-func FuzzLintSource(f *testing.F) {
-	files, _ := filepath.Glob("../testdata/blueprints/*.toml")
+// validate takes MCP entries in their three forms, and refuses one that
+// names no server.
+func TestSource_mcpEntries(t *testing.T) {
+	ok := `
+[stages.answer]
+mode = "output"
+available_tools = ["read_file", "mcp", "mcp:github", "mcp:github/create_issue"]`
+	if _, fs := Source([]byte(ok), "ok.toml", t.TempDir(), lintOpts); len(fs) != 0 {
+		t.Errorf("findings for valid MCP entries: %v", fs)
+	}
+	bad := `
+[stages.answer]
+mode = "output"
+available_tools = ["mcp:", "mcp:github/", "mcpx"]`
+	_, fs := Source([]byte(bad), "bad.toml", t.TempDir(), lintOpts)
+	want := []string{
+		"error[unknown-tool] stages.answer.available_tools",
+		"error[unknown-tool] stages.answer.available_tools",
+		"error[unknown-tool] stages.answer.available_tools",
+	}
+	if diff := cmp.Diff(want, summary(fs)); diff != "" {
+		t.Errorf("findings (-want +got):\n%s\nfull: %v", diff, fs)
+	}
+}
+
+// FuzzSource: any text gets findings without a panic, and a blueprint
+// Parse refuses always gets an error finding (validate exits 1).
+func FuzzSource(f *testing.F) {
+	files, _ := filepath.Glob("../../testdata/blueprints/*.toml")
 	for _, file := range files {
 		if data, err := os.ReadFile(file); err == nil {
 			f.Add(data)
@@ -384,10 +397,10 @@ func FuzzLintSource(f *testing.F) {
 	f.Add([]byte("[stages.a]\n[stages.a.transitions.a]\n"))
 	dir := f.TempDir() // where relative schema and validator paths point: empty
 	f.Fuzz(func(t *testing.T, data []byte) {
-		b, fs := LintSource(data, "fuzz.toml", dir, lintOpts)
-		if _, err := ParseBlueprint(data, "fuzz.toml"); err != nil {
+		b, fs := Source(data, "fuzz.toml", dir, lintOpts)
+		if _, err := blueprint.Parse(data, "fuzz.toml"); err != nil {
 			if !hasError(fs) {
-				t.Fatalf("ParseBlueprint refuses it (%v), but no finding is an error: %v", err, fs)
+				t.Fatalf("Parse refuses it (%v), but no finding is an error: %v", err, fs)
 			}
 		} else if b == nil {
 			t.Fatalf("a blueprint that loads came back nil")

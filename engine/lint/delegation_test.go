@@ -1,16 +1,17 @@
-package engine
+package lint
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/google/go-cmp/cmp"
 )
 
 // What loading and `coda validate` say of fan_out tables, worker stages
 // and spawn lists.
-func TestLintSource_Delegation(t *testing.T) {
+func TestSource_Delegation(t *testing.T) {
 	const merge = `
 [stages.plan.transitions.merge]
 hint = "h"
@@ -116,21 +117,21 @@ available_tools = ["fan_out", "wait_for_agent"]`,
 		},
 	}
 	opts := lintOpts
-	opts.Agents = func(name, dir string) (*Blueprint, error) {
+	opts.Agents = func(name, dir string) (*blueprint.Blueprint, error) {
 		if name == "researcher" {
-			return &Blueprint{}, nil
+			return &blueprint.Blueprint{}, nil
 		}
 		return nil, errors.New("no such file")
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, fs := LintSource([]byte(tt.toml), "case.toml", t.TempDir(), opts)
+			_, fs := Source([]byte(tt.toml), "case.toml", t.TempDir(), opts)
 			if diff := cmp.Diff(tt.want, summary(fs)); diff != "" {
 				t.Errorf("findings (-want +got):\n%s\nfull: %v", diff, fs)
 			}
 		})
 	}
-	_, fs := LintSource([]byte("[stages.plan]\n[stages.plan.fan_out]\nworkr = \"w\"\n"), "s.toml", "", LintOptions{})
+	_, fs := Source([]byte("[stages.plan]\n[stages.plan.fan_out]\nworkr = \"w\"\n"), "s.toml", "", Options{})
 	if len(fs) == 0 || !strings.Contains(fs[0].Message, "did you mean stages.plan.fan_out.worker?") {
 		t.Errorf("a misspelt fan_out key: %v", fs)
 	}

@@ -1,4 +1,4 @@
-package engine
+package blueprint
 
 import (
 	"testing"
@@ -41,7 +41,7 @@ hint = "what"
 prompt = "Explain $ARGUMENTS."
 [stages.answer]
 mode = "output"`
-	b, fs := parse([]byte(ok), "ok.toml")
+	b, fs := Load([]byte(ok), "ok.toml")
 	if len(fs) != 0 || b == nil {
 		t.Fatalf("findings for valid commands: %v", fs)
 	}
@@ -67,7 +67,7 @@ description = "x"
 promt = "x"
 [stages.answer]
 mode = "output"`
-	_, fs = parse([]byte(bad), "bad.toml")
+	_, fs = Load([]byte(bad), "bad.toml")
 	want := map[string]bool{
 		"error[unknown-key] agent.commands.review.promt":     true,
 		"error[bad-value] agent.commands.Review":             true,

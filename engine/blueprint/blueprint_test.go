@@ -1,4 +1,4 @@
-package engine
+package blueprint
 
 import (
 	"strings"
@@ -9,16 +9,16 @@ import (
 	"github.com/coda-acp/coda/outputspec"
 )
 
-// ParseBlueprint refuses a blueprint with every problem named in one line,
+// Parse refuses a blueprint with every problem named in one line,
 // and keeps the order the file gives its stages and transitions.
-func TestParseBlueprint(t *testing.T) {
-	_, err := ParseBlueprint([]byte(`
+func TestParse(t *testing.T) {
+	_, err := Parse([]byte(`
 [stages.a]
 max_iteratons = 3
 [stages.a.transitions.nowhere]
 `), "bp.toml")
 	if err == nil {
-		t.Fatal("ParseBlueprint accepted a bad blueprint")
+		t.Fatal("Parse accepted a bad blueprint")
 	}
 	msg := err.Error()
 	for _, want := range []string{"bp.toml: ", "stages.a.max_iteratons: unknown key (did you mean stages.a.max_iterations?)", `stages.a.transitions.nowhere: no stage is named "nowhere"`} {
@@ -30,7 +30,7 @@ max_iteratons = 3
 		t.Errorf("error %q is more than one line", msg)
 	}
 
-	b, err := ParseBlueprint([]byte(`
+	b, err := Parse([]byte(`
 [stages.z]
 [stages.z.transitions.m]
 [stages.z.transitions.a]
@@ -57,7 +57,7 @@ mode = "output"
 // the lead contract (what a client is told) is the start stage's, else the
 // first answering stage's.
 func TestBlueprint_StartAndLead(t *testing.T) {
-	b, err := ParseBlueprint([]byte(`
+	b, err := Parse([]byte(`
 [agent]
 start = "look"
 [stages.answer]
@@ -99,9 +99,11 @@ func TestFinding_String(t *testing.T) {
 	}
 }
 
-func TestNewRunID(t *testing.T) {
-	a, b := newRunID(), newRunID()
-	if a == b || len(a) != len("20060102-150405-abcdef") {
-		t.Errorf("newRunID = %q, %q", a, b)
+// summary renders findings as "severity[code] key", the part tests pin.
+func summary(fs []Finding) []string {
+	out := []string{}
+	for _, f := range fs {
+		out = append(out, strings.TrimSpace(f.Severity+"["+f.Code+"] "+f.Key))
 	}
+	return out
 }
