@@ -1,38 +1,47 @@
-// Package engine runs a prompt turn: it loads blueprints, walks their stages
-// with the model loop (streamed text, tool calls, transitions, the owed
-// answer), checks submissions through outputspec, and writes run records
-// through store.
+// Package engine runs a prompt turn: it walks a blueprint's stages with
+// the model loop (streamed text, tool calls, transitions, the owed
+// answer), checks submissions through outputspec, and has store write the
+// run's record.
 //
-// The engine knows nothing of ACP or terminals: it emits Events to a Sink,
-// reaches files and the user through a Workspace, and calls Models chosen
-// by its caller. What it shares with them: blueprint.go (Blueprint),
-// model.go (Model, its requests and responses, ModelFacts), tool.go (Tool,
-// Call, ToolResult), event.go (the Events a Sink receives), workspace.go
-// (Workspace: files, permission, commands; the local disk's, every access
-// through internal/rootfs), answer.go (the run statuses; the answer
-// record itself is store.Answer), history.go (what a session's next turn
-// keeps of the earlier ones).
+// An Engine holds what lasts as long as the process (models, tools, the
+// record store, ids, limits, log, the taint launch, model facts) and is
+// built once per entry point in cmd/coda; (*Engine).Run takes a Turn, what
+// one prompt is. The engine knows nothing of ACP or terminals: it emits
+// Events to a Sink, reaches files and the user through a Workspace, and
+// calls Models chosen by its caller.
 //
-// Where each rule lives: engine.go (the Engine, a Turn, a run, its
-// result), stage.go (a stage
-// visit's model loop), submit_output.go and transition.go (the engine's own
-// tools), repair.go (the owed answer: refusals, nudges, revisits, the repair
-// budget), reply.go (a reply checked as the answer), unavailable.go (the
-// model's "cannot"), notools.go (models without tool calling), noanswer.go
-// (the closing message of a run without an answer), runfs.go (run:PATH, the
-// run's own record as later stages read it), keep.go (artifact copies in
-// the record), args.go (the cap on tool arguments and how they are shown),
-// record.go (what a run writes into its record; store writes it),
-// lint.go (`coda validate`), image.go (a prompt's
-// images, and what stands in for them), mcp_tools.go (how stages name MCP
-// servers' tools; engine/mcp runs them). Runs started by a run (DESIGN §12):
-// child.go (a sub-run: what it shares with its parent, its sink, workspace
-// and record), fan_out.go (the fan_out tool, its workers and report),
-// spawn.go (spawn_agent and wait_for_agent), fan_out_lint.go (what loading
-// and `coda validate` check of them). The taint gate (DESIGN §13) is
-// engine/taint's; taint.go is where the engine asks it (the answer, egress
-// tools, the user's permission, the audit in the record). Helpers shared with other packages are
-// under internal/: textcut (the one cut of text to a byte count), glob
-// (the one matcher of relative paths), rootfs (files under the roots),
-// proc (a command's process group), fileuri, bytesize.
+// What it shares with its callers, providers and tools: engine.go (Engine,
+// Turn, Result, Sink), model.go (Model, its requests and responses,
+// ModelFacts), tool.go (Tool, Call, ToolResult, Ask), event.go (the Events
+// a Sink receives), workspace.go (Workspace: files, permission, commands;
+// LocalWorkspace, the local disk's), answer.go (the run statuses),
+// history.go (what a session's next turn keeps of the earlier ones),
+// image.go (a prompt's images, and what stands in for them), args.go (the
+// cap on tool arguments while they stream, and how they are shown),
+// notools.go (ToolSupport: models without tool calling).
+//
+// Where each rule of a run lives: engine.go (a run, its end, its result),
+// stage.go (a stage visit's model loop), submit_output.go and
+// transition.go (the engine's own tools), repair.go (the owed answer:
+// refusals, nudges, revisits, the repair budget), reply.go (a reply
+// checked as the answer), unavailable.go (the model's "cannot"),
+// noanswer.go (the closing message of a run without an answer), record.go
+// (what a run writes into its record), runfs.go (run:PATH, the run's own
+// record as later stages read it), keep.go (artifact copies in the
+// record), taint.go (where the engine asks the taint gate), mcp_tools.go
+// (which of the session's MCP tools a stage offers).
+//
+// Runs started by a run (DESIGN §12): subrun.go (a sub-run: what it
+// shares with its parent, its sink, workspace and record; the delegation
+// tools' dispatch), subrun_fan_out.go (the fan_out tool, its workers and
+// report), subrun_spawn.go (spawn_agent and wait_for_agent).
+//
+// The self-contained parts are packages of their own that import nothing
+// of the engine, which is their user: engine/blueprint (the blueprint's
+// types and strict loader), engine/lint (`coda validate`'s checks),
+// engine/taint (the taint gate, DESIGN §13), store (run records, DESIGN
+// §9). Helpers shared with other packages are under internal/: textcut
+// (the one cut of text to a byte count), glob (the one matcher of relative
+// paths), rootfs (files under the roots), proc (a command's process
+// group), plainjson, fileuri, bytesize.
 package engine

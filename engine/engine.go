@@ -57,8 +57,8 @@ type Engine struct {
 	// Tools are coda's own tools, by name (engine/tools); a turn adds its
 	// session's (Turn.Tools).
 	Tools map[string]Tool
-	// Agents loads the agents a stage's spawn list names (spawn.go); nil
-	// refuses every spawn_agent call.
+	// Agents loads the agents a stage's spawn list names
+	// (subrun_spawn.go); nil refuses every spawn_agent call.
 	Agents blueprint.Loader
 	// Store keeps the run records (STATE/runs/RUN-ID); nil keeps none.
 	Store *store.Store
@@ -235,7 +235,7 @@ type run struct {
 	reply       string      // the last model text
 	stop        string      // a stop reason other than end_turn, set by a visit
 	taint       *taint.Gate // nil when the gate is off
-	// sub is the run's place among workers and children (child.go).
+	// sub is the run's place among workers and children (subrun.go).
 	sub delegation
 
 	ending // how a run without an answer ends (noanswer.go, unavailable.go)
@@ -256,7 +256,7 @@ type stageOutcome struct {
 
 // newRun sets up a run of t: the turn's own (parent nil), or a worker or
 // child of parent, which shares its tree, its record's writer and its
-// taint gate (child.go).
+// taint gate (subrun.go).
 func (e *Engine) newRun(t *Turn, sink Sink, parent *run) *run {
 	r := &run{e: e, t: t, sink: sink, log: e.log().With("run", t.RunID), visits: map[string]int{}}
 	if t.Outputs != nil {
@@ -295,7 +295,7 @@ type tree struct {
 	support *ToolSupport
 
 	agentsMu sync.Mutex
-	agents   map[agentRef]*blueprint.Blueprint // the spawnable agents loaded so far (spawn.go)
+	agents   map[agentRef]*blueprint.Blueprint // the spawnable agents loaded so far (subrun_spawn.go)
 }
 
 func newTree(e *Engine, t *Turn, sink Sink) *tree {

@@ -128,7 +128,7 @@ func (l *launch) preflight(cfg *config, userModel, defaultModel string) error {
 	if err := stagesUsable(cfg, l.agent, userModel, defaultModel); err != nil {
 		return err
 	}
-	// A child runs with the same --model and default (engine/child.go).
+	// A child runs with the same --model and default (engine/subrun.go).
 	for _, sp := range l.spawned {
 		if err := stagesUsable(cfg, sp.agent, userModel, defaultModel); err != nil {
 			return fmt.Errorf("agent %s (spawned by stage %s): %w", cmp.Or(sp.agent.Agent.Name, sp.agent.Source), sp.by, err)

@@ -64,8 +64,9 @@ type Stage struct {
 	TransitionOrder []string               `toml:"-"`
 
 	// Delegation (DESIGN §12): a [stages.X.fan_out] table offers fan_out
-	// (fan_out.go); allow_as_worker lets fan_out run this stage; spawn
-	// offers spawn_agent and wait_for_agent (spawn.go).
+	// (engine/subrun_fan_out.go); allow_as_worker lets fan_out run this
+	// stage; spawn offers spawn_agent and wait_for_agent
+	// (engine/subrun_spawn.go).
 	FanOut        *FanOut  `toml:"fan_out"`
 	AllowAsWorker bool     `toml:"allow_as_worker"`
 	Spawn         []string `toml:"spawn"`

@@ -1,10 +1,11 @@
 package blueprint
 
 // The engine's own tools, by the names a blueprint lists them under in
-// available_tools (engine: submit_output.go, transition.go, fan_out.go,
-// spawn.go). A stage gets submit_output from its mode or require_output,
-// transition from its transitions, fan_out from its fan_out table, and
-// spawn_agent and wait_for_agent from its spawn list.
+// available_tools (engine: submit_output.go, transition.go,
+// subrun_fan_out.go, subrun_spawn.go). A stage gets submit_output from its
+// mode or require_output, transition from its transitions, fan_out from
+// its fan_out table, and spawn_agent and wait_for_agent from its spawn
+// list.
 const (
 	ToolSubmitOutput = "submit_output"
 	ToolTransition   = "transition"

@@ -15,7 +15,7 @@ import (
 
 // spawn_agent and wait_for_agent are the engine's tools for sub-agents
 // (DESIGN §12). A stage whose spawn list names agents offers both:
-// spawn_agent starts a child, a sub-run (child.go) of one of those agents
+// spawn_agent starts a child, a sub-run (subrun.go) of one of those agents
 // with its own prompt, and returns its id at once; the child runs
 // alongside its parent; wait_for_agent returns the child's answer record.
 // The spawn's output_* are the child's launch level of the cascade, so a

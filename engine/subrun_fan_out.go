@@ -14,7 +14,7 @@ import (
 
 // fan_out is the engine's tool for handing slices of work to workers
 // (DESIGN §12). A stage with a [stages.X.fan_out] table offers it; each
-// task runs as a worker, a sub-run (child.go) entering the worker stage
+// task runs as a worker, a sub-run (subrun.go) entering the worker stage
 // alone with the task's prompt and ending when that stage ends, checked
 // against the blueprint's own contract for it. Workers run at once, up to
 // max_workers; the call's result is one report of what each submitted, in

@@ -13,9 +13,9 @@ import (
 )
 
 // A sub-run is a run started by another (DESIGN §12): a fan_out worker
-// (fan_out.go) or a spawned child (spawn.go). It is a run of its own, with
-// its own stages, answer and record under its parent's (workers/wN,
-// children/cN), and shares the turn's tree: the model-call budget, the
+// (subrun_fan_out.go) or a spawned child (subrun_spawn.go). It is a run of
+// its own, with its own stages, answer and record under its parent's
+// (workers/wN, children/cN), and shares the turn's tree: the model-call budget, the
 // workspace and its permission memory, and the sink, through which only
 // what changes the user's files reaches the editor. Its context derives
 // from its parent's, so a cancel reaches every one.
@@ -40,7 +40,7 @@ type delegation struct {
 	// workers are the run's fan_out workers so far, across its fan_out
 	// calls, in task order: names go on from one call to the next.
 	workers  []store.SubRun
-	children []*child // spawn.go
+	children []*child // subrun_spawn.go
 }
 
 // subSpec is what a sub-run is started with.
