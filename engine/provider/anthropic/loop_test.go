@@ -8,14 +8,32 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/anthropic/anthropictest"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
-func fakeModel(f *fakeAPI, model string, opts Options) *Model {
+// The fake API these tests meet is anthropictest's: it holds every
+// request to the rules Anthropic documents.
+
+func newFakeAPI(t *testing.T, turns ...anthropictest.Turn) *anthropictest.Server {
+	t.Helper()
+	f := anthropictest.NewServer()
+	f.Key = testKey
+	f.Reply = func(n int, r *anthropictest.Request) anthropictest.Turn { return turns[min(n, len(turns)-1)] }
+	t.Cleanup(f.Close)
+	return f
+}
+
+func fakeText(text string) anthropictest.Turn {
+	return anthropictest.Turn{Blocks: []anthropictest.Block{anthropictest.Text(text)}}
+}
+
+func fakeModel(f *anthropictest.Server, model string, opts Options) *Model {
 	opts.BaseURL = f.URL
 	opts.APIKey = testKey
 	opts.Client = f.Client()
@@ -30,20 +48,18 @@ func call(m *Model, req *engine.Request) (*engine.Response, []engine.Delta, erro
 }
 
 // interleaved answers as a model with interleaved thinking does: think,
-// call, think again, call (and a redacted block), each thinking signed.
-func interleaved(n int) fakeReply {
-	return func(req *fakeRequest, sign func(string) string, usage string) string {
-		t1 := "Step " + string(rune('0'+n)) + ": read first."
-		t2 := "Then list."
-		return fakeStream(usage, "tool_use",
-			map[string]any{"type": "thinking", "thinking": t1, "signature": sign(t1)},
-			map[string]any{"type": "text", "text": "Reading."},
-			map[string]any{"type": "tool_use", "id": "toolu_a" + string(rune('0'+n)), "name": "read_file", "input": map[string]any{"path": "a.go"}},
-			map[string]any{"type": "thinking", "thinking": t2, "signature": sign(t2)},
-			map[string]any{"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"},
-			map[string]any{"type": "tool_use", "id": "toolu_b" + string(rune('0'+n)), "name": "list_files", "input": map[string]any{}},
-		)
-	}
+// call, think again, call (and a redacted block); the fake signs each
+// thinking block.
+func interleaved(n int) anthropictest.Turn {
+	d := string(rune('0' + n))
+	return anthropictest.Turn{Blocks: []anthropictest.Block{
+		anthropictest.Thinking("Step " + d + ": read first."),
+		anthropictest.Text("Reading."),
+		anthropictest.ToolUse("toolu_a"+d, "read_file", `{"path": "a.go"}`),
+		anthropictest.Thinking("Then list."),
+		anthropictest.Redacted(),
+		anthropictest.ToolUse("toolu_b"+d, "list_files", ""),
+	}}
 }
 
 // loop runs a tool loop as the stage engine does, until a reply calls
@@ -96,18 +112,16 @@ func TestFake_toolLoop(t *testing.T) {
 			m := fakeModel(f, tt.model, Options{Thinking: tt.style, Effort: engine.EffortHigh})
 			resps := loop(t, m, loopRequest())
 			if len(resps) != 3 || resps[2].Text != "Safe." {
-				t.Fatalf("responses %+v (the fake refused: %v)", resps, f.refusals)
+				t.Fatalf("responses %+v (the fake refused: %v)", resps, f.Refusals())
 			}
 			if r := resps[0]; r.Thinking != "Step 1: read first.Then list." || len(r.ToolCalls) != 2 {
 				t.Errorf("first reply %+v", r)
 			}
-			reqs := f.requests()
-			last := reqs[2]
+			reqs := f.Requests()
+			last := reqs[2].Body
 			var types []string
-			for _, b := range last.Messages[1].Content {
-				var blk fakeBlock
-				json.Unmarshal(b, &blk)
-				types = append(types, blk.Type)
+			for _, b := range last.Messages[1].Blocks() {
+				types = append(types, b.Type)
 			}
 			if got := strings.Join(types, ","); got != "thinking,text,tool_use,thinking,redacted_thinking,tool_use" {
 				t.Errorf("the first reply went back as %s", got)
@@ -140,9 +154,9 @@ func TestFake_noCache(t *testing.T) {
 			t.Errorf("usage %+v with caching off", r.Usage)
 		}
 	}
-	for _, r := range f.requests() {
-		if string(r.System[:1]) != `"` {
-			t.Errorf("system %s: a plain string without caching", r.System)
+	for _, r := range f.Requests() {
+		if string(r.Body.System[:1]) != `"` {
+			t.Errorf("system %s: a plain string without caching", r.Body.System)
 		}
 	}
 }
@@ -170,7 +184,7 @@ func TestFake_efforts(t *testing.T) {
 				t.Errorf("%s at %q: %v", tt.model, effort, err)
 				continue
 			}
-			th := f.requests()[0].Thinking
+			th := f.Requests()[0].Body.Thinking
 			switch {
 			case effort == "off" && tt.style == ThinkingAdaptiveOn:
 				if th == nil || th.Type != "disabled" {
@@ -256,7 +270,7 @@ func TestFake_toolChoice(t *testing.T) {
 			t.Errorf("%s %+v: %v", tt.model, tt.opts, err)
 			continue
 		}
-		tc := f.requests()[0].ToolChoice
+		tc := f.Requests()[0].Body.ToolChoice
 		if tc == nil || tc.Type != tt.choice || tt.choice == "tool" && tc.Name != "submit_output" {
 			t.Errorf("%s %+v: tool_choice %+v, want %s", tt.model, tt.opts, tc, tt.choice)
 		}
@@ -288,7 +302,7 @@ func TestFake_strictAndFormat(t *testing.T) {
 	if resp, _, err := call(m, req); err != nil || resp.Text != `{"ok":true}` {
 		t.Fatalf("%+v %v", resp, err)
 	}
-	got := f.requests()[0]
+	got := f.Requests()[0].Body
 	if got.OutputConfig == nil || got.OutputConfig.Format == nil || got.OutputConfig.Format.Type != "json_schema" || !strings.Contains(string(got.OutputConfig.Format.Schema), `"ok"`) {
 		t.Errorf("output_config %+v", got.OutputConfig)
 	}
@@ -347,7 +361,7 @@ func TestFake_thinkingStaysWithItsModel(t *testing.T) {
 	if _, _, err := call(sonnet, req); err != nil {
 		t.Fatalf("sonnet after opus: %v", err)
 	}
-	sent := f.requests()[1].Messages[1].Content
+	sent := f.Requests()[1].Body.Messages[1].Content
 	if len(sent) != 3 || strings.Contains(string(sent[0]), "thinking") {
 		t.Errorf("opus's reply sent to sonnet: %s", sent)
 	}
@@ -356,12 +370,7 @@ func TestFake_thinkingStaysWithItsModel(t *testing.T) {
 // The fake's cache rules are not vacuous: five breakpoints, or one on a
 // thinking block, are refused.
 func TestFake_cacheRules(t *testing.T) {
-	f := newFakeAPI(t, fakeText("ok"))
-	sig := ""
-	f.replies = []fakeReply{func(req *fakeRequest, sign func(string) string, usage string) string {
-		sig = sign("t")
-		return fakeStream(usage, "end_turn", map[string]any{"type": "text", "text": "ok"})
-	}}
+	f := newFakeAPI(t, anthropictest.Turn{Blocks: []anthropictest.Block{anthropictest.Thinking("t"), anthropictest.Text("ok")}})
 	post := func(body string) string {
 		r, _ := http.NewRequest(http.MethodPost, f.URL+"/v1/messages", strings.NewReader(body))
 		r.Header.Set("X-Api-Key", testKey)
@@ -374,7 +383,11 @@ func TestFake_cacheRules(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return string(b)
 	}
-	post(`{"model":"claude-opus-4-7","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":"a"}]}]}`)
+	first := post(`{"model":"claude-opus-4-7","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":"a"}]}]}`)
+	m := regexp.MustCompile(`"signature":"([^"]+)"`).FindStringSubmatch(first)
+	if m == nil {
+		t.Fatalf("no signature in %s", first)
+	}
 	cc := `"cache_control":{"type":"ephemeral"}`
 	five := `{"model":"claude-opus-4-7","max_tokens":10,"system":[{"type":"text","text":"s",` + cc + `}],"tools":[{"name":"a","input_schema":{"type":"object"},` + cc + `}],"messages":[` +
 		`{"role":"user","content":[{"type":"text","text":"a",` + cc + `},{"type":"text","text":"b",` + cc + `},{"type":"text","text":"c",` + cc + `}]}]}`
@@ -382,7 +395,7 @@ func TestFake_cacheRules(t *testing.T) {
 		t.Errorf("five breakpoints: %s", got)
 	}
 	onThinking := `{"model":"claude-opus-4-7","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":"a"}]},` +
-		`{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"` + sig + `",` + cc + `},{"type":"text","text":"x"}]},{"role":"user","content":[{"type":"text","text":"b"}]}]}`
+		`{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"` + m[1] + `",` + cc + `},{"type":"text","text":"x"}]},{"role":"user","content":[{"type":"text","text":"b"}]}]}`
 	if got := post(onThinking); !strings.Contains(got, "Thinking blocks cannot be cached directly") {
 		t.Errorf("a breakpoint on thinking: %s", got)
 	}

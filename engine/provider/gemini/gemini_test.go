@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/gemini/geminitest"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -509,6 +510,24 @@ func leakedPiece(s, key string) string {
 	return ""
 }
 
+// sseChunk is one SSE event of the given candidate parts, with a finish
+// reason ("" for none) and usage (nil for none).
+func sseChunk(parts []map[string]any, finish string, usage map[string]any) string {
+	cand := map[string]any{"index": 0}
+	if parts != nil {
+		cand["content"] = map[string]any{"role": "model", "parts": parts}
+	}
+	if finish != "" {
+		cand["finishReason"] = finish
+	}
+	ev := map[string]any{"candidates": []any{cand}, "modelVersion": "fake"}
+	if usage != nil {
+		ev["usageMetadata"] = usage
+	}
+	b, _ := json.Marshal(ev)
+	return "data: " + string(b) + "\r\n\r\n"
+}
+
 func TestModel_images(t *testing.T) {
 	png := []byte("\x89PNG\r\n\x1a\nrest")
 	req := &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "What is this?", Images: []engine.Image{{MIMEType: "image/png", Data: png}}}}}
@@ -518,7 +537,7 @@ func TestModel_images(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var r wireRequest
+		var r geminitest.Body
 		json.Unmarshal(b, &r)
 		parts := r.Contents[0].Parts
 		if noVision {

@@ -6,23 +6,41 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/gemini/geminitest"
 )
 
-// callsReply answers with a thought summary, then the calls named (the
-// first signed, as Gemini signs parallel calls), then a finish.
-func callsReply(names ...string) fakeReply {
-	return func(req *wireRequest, sign func() string) string {
-		var parts []map[string]any
-		for i, n := range names {
-			p := map[string]any{"functionCall": map[string]any{"name": n, "args": map[string]any{"n": i}}}
-			if i == 0 {
-				p["thoughtSignature"] = sign()
-			}
-			parts = append(parts, p)
-		}
-		return sseChunk([]map[string]any{{"text": "Planning the calls.", "thought": true}}, "", nil) +
-			sseChunk(parts, "STOP", map[string]any{"promptTokenCount": 100, "candidatesTokenCount": 20, "thoughtsTokenCount": 50, "cachedContentTokenCount": 64})
+// The fake API these tests meet is geminitest's: it holds every request
+// to the rules Google documents, and signs as Gemini 3 does.
+
+func newFake(t *testing.T, key string, turns ...geminitest.Turn) *geminitest.Server {
+	t.Helper()
+	f := geminitest.NewServer()
+	f.Key = key
+	f.Reply = func(n int, r *geminitest.Request) geminitest.Turn { return turns[min(n, len(turns)-1)] }
+	t.Cleanup(f.Close)
+	return f
+}
+
+// fakeGemini is a model of the fake.
+func fakeGemini(f *geminitest.Server, model string, opts Options) *Model {
+	opts.BaseURL = f.URL
+	if opts.APIKey == "" {
+		opts.APIKey = testKey
 	}
+	opts.Client = f.Client()
+	return New(model, opts)
+}
+
+func textReply(text string) geminitest.Turn { return geminitest.Turn{Text: text} }
+
+// callsReply answers with a thought summary, then the calls named (the
+// first signed, as Gemini signs parallel calls).
+func callsReply(names ...string) geminitest.Turn {
+	t := geminitest.Turn{Thought: "Planning the calls.", Usage: geminitest.Usage{Prompt: 100, Candidates: 20, Thoughts: 50, Cached: 64}}
+	for i, n := range names {
+		t.Calls = append(t.Calls, geminitest.Call{Name: n, Args: `{"n":` + string(rune('0'+i)) + `}`})
+	}
+	return t
 }
 
 // loop runs a tool loop as the stage engine does: each reply's message,
@@ -61,10 +79,10 @@ func TestFake_toolLoopSignatures(t *testing.T) {
 	for _, model := range []string{"gemini-3-pro-preview", "gemini-3-flash-preview", "gemini-3.8-flash"} {
 		t.Run(model, func(t *testing.T) {
 			f := newFake(t, testKey, callsReply("a", "b"), callsReply("b"), textReply("Done."))
-			m := newModel(f.URL, model, Options{Thinking: ThinkingLevel, Effort: engine.EffortLow})
+			m := fakeGemini(f, model, Options{Thinking: ThinkingLevel, Effort: engine.EffortLow})
 			resps, err := loop(t, m, 3)
 			if err != nil {
-				t.Fatalf("%v (the fake refused: %v)", err, f.refusals)
+				t.Fatalf("%v (the fake refused: %v)", err, f.Refusals())
 			}
 			if len(resps) != 3 || resps[2].Text != "Done." {
 				t.Fatalf("responses %+v", resps)
@@ -72,8 +90,8 @@ func TestFake_toolLoopSignatures(t *testing.T) {
 			if r := resps[0]; r.Thinking != "Planning the calls." || r.Usage.CacheReadTokens != 64 || r.Usage.ReasoningTokens != 50 || r.Usage.OutputTokens != 70 {
 				t.Errorf("first response %+v", r)
 			}
-			reqs := f.requests()
-			last := reqs[len(reqs)-1]
+			reqs := f.Requests()
+			last := reqs[len(reqs)-1].Body
 			// user, model (2 calls), user (2 results), model (1 call), user (1 result)
 			if len(last.Contents) != 5 {
 				t.Fatalf("contents %+v", last.Contents)
@@ -103,7 +121,7 @@ func TestFake_refusesMissingSignature(t *testing.T) {
 	f := newFake(t, testKey, callsReply("a"), textReply("Done."))
 	// Told nothing of the model, the provider neither asks for thoughts
 	// nor stands in a signature; and here it loses the Replay.
-	m := newModel(f.URL, "gemini-3-pro-preview", Options{})
+	m := fakeGemini(f, "gemini-3-pro-preview", Options{})
 	resp, _, err := collect(m, &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "Go."}}, Tools: []engine.ToolSpec{{Name: "a"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -132,8 +150,8 @@ func TestFake_refusesMissingSignature(t *testing.T) {
 // corrupted: its first call carries the documented skip value.
 func TestFake_signaturesStayWithTheirModel(t *testing.T) {
 	f := newFake(t, testKey, callsReply("a"), textReply("Done."))
-	pro := newModel(f.URL, "gemini-3-pro-preview", Options{Thinking: ThinkingLevel})
-	flash := newModel(f.URL, "gemini-3-flash-preview", Options{Thinking: ThinkingLevel})
+	pro := fakeGemini(f, "gemini-3-pro-preview", Options{Thinking: ThinkingLevel})
+	flash := fakeGemini(f, "gemini-3-flash-preview", Options{Thinking: ThinkingLevel})
 	base := []engine.Message{{Role: engine.RoleUser, Text: "Go."}}
 	tools := []engine.ToolSpec{{Name: "a"}}
 	resp, _, err := collect(pro, &engine.Request{Messages: base, Tools: tools})
@@ -146,8 +164,8 @@ func TestFake_signaturesStayWithTheirModel(t *testing.T) {
 	if _, _, err := collect(flash, req); err != nil {
 		t.Fatalf("flash after pro: %v", err)
 	}
-	reqs := f.requests()
-	parts := reqs[len(reqs)-1].Contents[1].Parts
+	reqs := f.Requests()
+	parts := reqs[len(reqs)-1].Body.Contents[1].Parts
 	if len(parts) != 1 || parts[0].ThoughtSignature != skipSignature {
 		t.Errorf("parts sent to another model: %+v", parts)
 	}
@@ -159,7 +177,7 @@ func TestFake_signaturesStayWithTheirModel(t *testing.T) {
 	if !strings.Contains(string(b), resp.ToolCalls[0].Name) {
 		t.Fatal(string(b))
 	}
-	m := newModel(f.URL, "gemini-3-flash-preview", Options{Thinking: ThinkingLevel})
+	m := fakeGemini(f, "gemini-3-flash-preview", Options{Thinking: ThinkingLevel})
 	m.model = "gemini-3-pro-preview" // encodes as Pro would, posts to Flash
 	_, _, err = collect(m, req)
 	if err == nil || !strings.Contains(err.Error(), "Corrupted thought signature") {
@@ -183,7 +201,7 @@ func TestFake_thinkingLevels(t *testing.T) {
 	for _, tt := range tests {
 		for _, effort := range tt.efforts {
 			f := newFake(t, testKey, textReply("ok"))
-			m := newModel(f.URL, tt.model, Options{Thinking: tt.style, Effort: effort})
+			m := fakeGemini(f, tt.model, Options{Thinking: tt.style, Effort: effort})
 			if _, _, err := collect(m, simpleRequest); err != nil {
 				t.Errorf("%s at %q: %v", tt.model, effort, err)
 			}
@@ -196,7 +214,7 @@ func TestFake_thinkingLevels(t *testing.T) {
 		{"gemini-2.5-flash", ThinkingLevel, "low", "thinking_level is not supported by this model"},
 	} {
 		f := newFake(t, testKey, textReply("ok"))
-		m := newModel(f.URL, tt.model, Options{Thinking: tt.style, Effort: tt.effort})
+		m := fakeGemini(f, tt.model, Options{Thinking: tt.style, Effort: tt.effort})
 		if _, _, err := collect(m, simpleRequest); err == nil || !strings.Contains(err.Error(), tt.refusal) {
 			t.Errorf("%s at %q: %v, want %q", tt.model, tt.effort, err, tt.refusal)
 		}
@@ -206,7 +224,7 @@ func TestFake_thinkingLevels(t *testing.T) {
 // A forced call and a shaped reply are sent as the fake takes them.
 func TestFake_forcedAndShaped(t *testing.T) {
 	f := newFake(t, testKey, callsReply("submit_output"), textReply(`{"ok":true}`))
-	m := newModel(f.URL, "gemini-3-flash-preview", Options{Thinking: ThinkingLevel})
+	m := fakeGemini(f, "gemini-3-flash-preview", Options{Thinking: ThinkingLevel})
 	forced := &engine.Request{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{{Name: "read_file"}, {Name: "submit_output"}}, ToolChoice: "submit_output"}
 	resp, _, err := collect(m, forced)
 	if err != nil || len(resp.ToolCalls) != 1 || resp.ToolCalls[0].Name != "submit_output" {
@@ -216,11 +234,11 @@ func TestFake_forcedAndShaped(t *testing.T) {
 	if resp, _, err = collect(m, shaped); err != nil || resp.Text != `{"ok":true}` {
 		t.Fatalf("shaped: %+v, %v", resp, err)
 	}
-	reqs := f.requests()
-	if tc := reqs[0].ToolConfig; tc == nil || tc.FunctionCallingConfig.Mode != "ANY" || strings.Join(tc.FunctionCallingConfig.AllowedFunctionNames, ",") != "submit_output" {
-		t.Errorf("toolConfig %+v", reqs[0].ToolConfig)
+	reqs := f.Requests()
+	if tc := reqs[0].Body.ToolConfig; tc == nil || tc.FunctionCallingConfig.Mode != "ANY" || strings.Join(tc.FunctionCallingConfig.AllowedFunctionNames, ",") != "submit_output" {
+		t.Errorf("toolConfig %+v", reqs[0].Body.ToolConfig)
 	}
-	if gc := reqs[1].GenerationConfig; gc == nil || gc.ResponseMIMEType != "application/json" || string(gc.ResponseJSONSchema) != `{"type":"object"}` {
-		t.Errorf("generationConfig %+v", reqs[1].GenerationConfig)
+	if gc := reqs[1].Body.GenerationConfig; gc == nil || gc.ResponseMIMEType != "application/json" || string(gc.ResponseJSONSchema) != `{"type":"object"}` {
+		t.Errorf("generationConfig %+v", reqs[1].Body.GenerationConfig)
 	}
 }
