@@ -8,11 +8,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/coda-acp/coda/engine/provider/anthropic/anthropictest"
+	"github.com/coda-acp/coda/engine/provider/gemini/geminitest"
 	"github.com/coda-acp/coda/engine/provider/ollama/ollamatest"
 	"github.com/coda-acp/coda/engine/provider/openai/openaitest"
 )
@@ -104,6 +107,63 @@ func ollamaAPI() e2eAPI {
 	}}
 }
 
+func anthropicAPI() e2eAPI {
+	return e2eAPI{name: "anthropic", model: "test:claude-opus-4-7", start: func(t *testing.T) (string, func() []e2eSeen, func() int) {
+		f := anthropictest.NewServer()
+		t.Cleanup(f.Close)
+		f.Key = "e2e-secret-key-0123"
+		f.Reply = func(n int, _ *anthropictest.Request) anthropictest.Turn {
+			s := e2eSteps[min(n, len(e2eSteps)-1)]
+			turn := anthropictest.Turn{Hold: s.hold}
+			if s.reasoning != "" {
+				turn.Blocks = append(turn.Blocks, anthropictest.Thinking(s.reasoning))
+			}
+			if s.text != "" {
+				turn.Blocks = append(turn.Blocks, anthropictest.Text(s.text))
+			}
+			for i, c := range s.calls {
+				turn.Blocks = append(turn.Blocks, anthropictest.ToolUse(fmt.Sprintf("toolu_%d_%d", n, i), c[0], c[1]))
+			}
+			return turn
+		}
+		table := fmt.Sprintf("[providers.test]\nkind = \"anthropic\"\nbase_url = %q\napi_key_env = \"CODA_E2E_KEY\"\neffort = \"high\"\n", f.URL)
+		seen := func() []e2eSeen {
+			var out []e2eSeen
+			for _, r := range f.Requests() {
+				out = append(out, e2eSeen{string(r.Raw), r.Refused})
+			}
+			return out
+		}
+		return table, seen, func() int { f.Close(); return f.Cancelled() }
+	}}
+}
+
+func geminiAPI() e2eAPI {
+	return e2eAPI{name: "gemini", model: "test:gemini-3-pro-preview", start: func(t *testing.T) (string, func() []e2eSeen, func() int) {
+		f := geminitest.NewServer()
+		t.Cleanup(f.Close)
+		f.Key = "e2e-secret-key-0123"
+		f.Reply = func(n int, _ *geminitest.Request) geminitest.Turn {
+			s := e2eSteps[min(n, len(e2eSteps)-1)]
+			turn := geminitest.Turn{Thought: s.reasoning, Text: s.text, Hold: s.hold,
+				Usage: geminitest.Usage{Prompt: s.usage[0], Cached: s.usage[0] / 2, Candidates: s.usage[1]}}
+			for _, c := range s.calls {
+				turn.Calls = append(turn.Calls, geminitest.Call{Name: c[0], Args: c[1]})
+			}
+			return turn
+		}
+		table := fmt.Sprintf("[providers.test]\nkind = \"gemini\"\nbase_url = %q\napi_key_env = \"CODA_E2E_KEY\"\neffort = \"high\"\n", f.URL)
+		seen := func() []e2eSeen {
+			var out []e2eSeen
+			for _, r := range f.Requests() {
+				out = append(out, e2eSeen{string(r.Raw), r.Refused})
+			}
+			return out
+		}
+		return table, seen, func() int { f.Close(); return f.Cancelled() }
+	}}
+}
+
 // A whole turn through the real engine against each API's fake server,
 // which holds every request to the API's documented rules: the model
 // reasons (streamed as thought chunks), calls a tool, submits an answer the
@@ -111,7 +171,7 @@ func ollamaAPI() e2eAPI {
 // prompt is cancelled mid-stream and answered "cancelled"; the key is in
 // no log.
 func TestAPIs_e2e(t *testing.T) {
-	for _, api := range []e2eAPI{openaiAPI("chat", "chat", "gpt-5.4"), openaiAPI("gemini-openai", "chat", "gemini-3-pro-preview"), openaiAPI("responses", "responses", "gpt-5.4"), ollamaAPI()} {
+	for _, api := range []e2eAPI{openaiAPI("chat", "chat", "gpt-5.4"), openaiAPI("gemini-openai", "chat", "gemini-3-pro-preview"), openaiAPI("responses", "responses", "gpt-5.4"), ollamaAPI(), anthropicAPI(), geminiAPI()} {
 		t.Run(api.name, func(t *testing.T) {
 			table, seen, cancelled := api.start(t)
 			dir := t.TempDir()
@@ -203,6 +263,29 @@ func TestAPIs_e2e(t *testing.T) {
 				if !strings.Contains(requests[0].body, `"num_ctx":40960`) || !strings.Contains(requests[0].body, `"think":true`) {
 					t.Errorf("the first Ollama call: %s", requests[0].body)
 				}
+			case "anthropic":
+				// Opus 4.7 thinks adaptively (a budget is a 400 from the
+				// fake); the signed thinking goes back; the prompt is cached.
+				if !strings.Contains(requests[0].body, `"thinking":{"type":"adaptive","display":"summarized"}`) || !strings.Contains(requests[0].body, `"output_config":{"effort":"high"}`) {
+					t.Errorf("the first Anthropic call: %s", requests[0].body)
+				}
+				if !strings.Contains(requests[1].body, `"type":"thinking","thinking":"The notes hold the factors.","signature":`) || !strings.Contains(requests[1].body, `"cache_control":{"type":"ephemeral"}`) {
+					t.Errorf("the second Anthropic call: %s", requests[1].body)
+				}
+			case "gemini":
+				if !strings.Contains(requests[0].body, `"thinkingConfig":{"includeThoughts":true,"thinkingLevel":"high"}`) {
+					t.Errorf("the first Gemini call: %s", requests[0].body)
+				}
+				// The first call's signature goes back on its function call.
+				if !regexp.MustCompile(`\{"thoughtSignature":"[^"]+","functionCall":\{"name":"read_file"`).MatchString(requests[1].body) {
+					t.Errorf("the second Gemini call sent no signature back: %s", requests[1].body)
+				}
+			}
+			if api.name == "anthropic" || api.name == "gemini" {
+				// The cache's tokens reach the run record.
+				if got := recordedCacheReads(t, filepath.Join(dir, "state")); got == 0 {
+					t.Errorf("no cache read tokens in the run record")
+				}
 			}
 
 			// The next prompt streams, never ends, and is cancelled.
@@ -222,6 +305,32 @@ func TestAPIs_e2e(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recordedCacheReads sums the cache read tokens the run records under
+// state report for their model calls.
+func recordedCacheReads(t *testing.T, state string) int {
+	t.Helper()
+	total := 0
+	filepath.WalkDir(state, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "status.json" {
+			return nil
+		}
+		var st struct {
+			Calls []struct {
+				Usage struct {
+					CacheReadTokens int `json:"cacheReadTokens"`
+				} `json:"usage"`
+			} `json:"calls"`
+		}
+		b, _ := os.ReadFile(path)
+		json.Unmarshal(b, &st)
+		for _, c := range st.Calls {
+			total += c.Usage.CacheReadTokens
+		}
+		return nil
+	})
+	return total
 }
 
 // acpClient drives coda as an editor does, over pipes.

@@ -509,8 +509,13 @@ func (c *config) setEffort(e string) error {
 }
 
 // errEffort is a level a model cannot take: start-up stops on it, whatever
-// other model a stage could fall back to.
+// other model a stage could fall back to. effortError is it.
 var errEffort = errors.New("effort not taken")
+
+type effortError struct{ msg string }
+
+func (e effortError) Error() string        { return e.msg }
+func (e effortError) Is(target error) bool { return target == errEffort }
 
 // effortTaken checks that the model spec names (served by p) takes the
 // effort it is given: the catalog's levels, or the basic four for a model
@@ -530,9 +535,9 @@ func (c *config) effortTaken(spec string, p *providerConfig, model string) error
 		from = fmt.Sprintf("the config's [providers.%s] effort", strings.SplitN(spec, ":", 2)[0])
 	}
 	if len(takes) == 1 && takes[0] == effOff {
-		return fmt.Errorf("%w: %s %s: model %s does not reason, it takes no effort but off", errEffort, from, e, spec)
+		return effortError{fmt.Sprintf("%s %s: model %s does not reason: it takes no effort but off", from, e, spec)}
 	}
-	return fmt.Errorf("%w: %s %s: model %s takes %s", errEffort, from, e, spec, strings.Join(takes, ", "))
+	return effortError{fmt.Sprintf("%s %s: model %s takes %s", from, e, spec, strings.Join(takes, ", "))}
 }
 
 // logger is where the providers' warnings go: the launch's log, once set.

@@ -403,8 +403,8 @@ effort = "low"
 	// A model of no known levels takes the basic four; one that does not
 	// reason takes none but off.
 	for spec, want := range map[string]string{
-		"openai:o-test":  `effort not taken: the config's [providers.openai] effort xhigh: model openai:o-test takes off, low, medium, high`,
-		"openai:gpt-4.1": `effort not taken: the config's [providers.openai] effort xhigh: model openai:gpt-4.1 does not reason, it takes no effort but off`,
+		"openai:o-test":  `the config's [providers.openai] effort xhigh: model openai:o-test takes off, low, medium, high`,
+		"openai:gpt-4.1": `the config's [providers.openai] effort xhigh: model openai:gpt-4.1 does not reason: it takes no effort but off`,
 	} {
 		if err := c.preflight([]string{spec}); err == nil || err.Error() != want || !errors.Is(err, errEffort) {
 			t.Errorf("%s: %v, want %q", spec, err, want)
@@ -417,7 +417,7 @@ effort = "low"
 	if err := c.preflight([]string{"anthropic:claude-opus-4-7"}); err != nil {
 		t.Errorf("opus 4.7 at max: %v", err)
 	}
-	want := "effort not taken: --effort max: model openai:gpt-5.5 takes off, low, medium, high, xhigh"
+	want := "--effort max: model openai:gpt-5.5 takes off, low, medium, high, xhigh"
 	if err := c.preflight([]string{"openai:gpt-5.5"}); err == nil || err.Error() != want {
 		t.Errorf("gpt-5.5 at max: %v, want %q", err, want)
 	}
