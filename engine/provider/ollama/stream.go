@@ -39,6 +39,7 @@ type stream struct {
 	onDelta func(engine.Delta) error
 	started *bool
 
+	dec      sse.JSONDecoder
 	c        chunk
 	text     sse.Text
 	thinking sse.Text
@@ -71,7 +72,7 @@ func (s *stream) read(r *sse.Reader) (resp *engine.Response, err error) {
 
 func (s *stream) line(data []byte) error {
 	s.c = chunk{}
-	if err := json.Unmarshal(data, &s.c); err != nil {
+	if err := s.dec.Decode(data, &s.c); err != nil {
 		return fmt.Errorf("a stream line is not JSON: %w", err)
 	}
 	c := &s.c

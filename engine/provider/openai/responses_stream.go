@@ -67,7 +67,11 @@ type rstream struct {
 	onDelta func(engine.Delta) error
 	started *bool
 
-	ev       rEvent
+	dec   sse.JSONDecoder
+	ev    rEvent
+	delta struct {
+		Delta string `json:"delta"`
+	}
 	text     sse.Text
 	thinking sse.Text
 	refusal  sse.Text
@@ -105,7 +109,15 @@ func (s *rstream) read(r *sse.Reader) (resp *engine.Response, err error) {
 		if err != nil {
 			return nil, &sse.Temporary{Err: fmt.Errorf("reading the stream: %w", err)}
 		}
-		if skipped[string(ev.Name)] {
+		switch name := string(ev.Name); {
+		case skipped[name]:
+			continue
+		case name == "response.output_text.delta":
+			// The event of nearly every piece of text: only its delta is
+			// decoded.
+			if err := s.textDelta(ev.Data); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		if err := s.event(ev.Data); err != nil {
@@ -115,10 +127,23 @@ func (s *rstream) read(r *sse.Reader) (resp *engine.Response, err error) {
 	return s.response()
 }
 
+// textDelta handles a response.output_text.delta event, named so.
+func (s *rstream) textDelta(data []byte) error {
+	s.delta.Delta = ""
+	if err := s.dec.Decode(data, &s.delta); err != nil {
+		return fmt.Errorf("a stream event is not JSON: %w", err)
+	}
+	if d := s.delta.Delta; d != "" {
+		s.text.Add(d)
+		return s.emit(engine.Delta{Text: d})
+	}
+	return nil
+}
+
 // event handles one event's data.
 func (s *rstream) event(data []byte) error {
 	s.ev = rEvent{}
-	if err := json.Unmarshal(data, &s.ev); err != nil {
+	if err := s.dec.Decode(data, &s.ev); err != nil {
 		return fmt.Errorf("a stream event is not JSON: %w", err)
 	}
 	ev := &s.ev

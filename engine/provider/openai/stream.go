@@ -76,6 +76,7 @@ type stream struct {
 	onDelta func(engine.Delta) error
 	started *bool // set once something was passed to onDelta: the try cannot be repeated
 
+	dec      sse.JSONDecoder
 	c        chunk
 	text     sse.Text
 	thinking sse.Text
@@ -123,7 +124,7 @@ func (s *stream) read(r *sse.Reader) (resp *engine.Response, err error) {
 func (s *stream) chunk(data []byte) error {
 	clear(s.c.Choices[:cap(s.c.Choices)]) // decoding reuses elements without zeroing them
 	s.c = chunk{Choices: s.c.Choices[:0]}
-	if err := json.Unmarshal(data, &s.c); err != nil {
+	if err := s.dec.Decode(data, &s.c); err != nil {
 		return fmt.Errorf("a stream chunk is not JSON: %w", err)
 	}
 	if len(s.c.Error) > 0 && !bytes.Equal(s.c.Error, []byte("null")) {
