@@ -29,21 +29,35 @@ import (
 // itself so costs one call past the point it was caught, not the rest of
 // max_iterations.
 
+// A repairPhase is where a visit stands with its refused submissions. A
+// visit goes through the phases in this order, skipping some, and never
+// back.
+type repairPhase uint8
+
+const (
+	// repairing: a refused submission goes back to the model with its
+	// reasons, and the model tries again.
+	repairing repairPhase = iota
+	// stopped: the repairs ran out (repairs_exhausted): the owed-output
+	// rule allows one more nudge at most (lastAttempt).
+	stopped
+	// lastChance: that nudge was sent; the next refusal, or a reply that
+	// is not the answer, ends the visit without the answer.
+	lastChance
+	// halted: the visit ends now, for repairs.haltTo: the repairs and the
+	// nudges ran out, or the model declared the answer unavailable.
+	// Nothing more is repaired, or held back for the answer.
+	halted
+)
+
 // repairs is a visit's account of its refused submissions.
 type repairs struct {
+	phase   repairPhase
 	refused int // submissions refused in this visit
 	// last is the key of the last submission when it was refused ("" after
 	// an accepted one): the same key twice in a row stops the repairs.
 	last string
-	// exhausted: the visit stopped repairing; lastChance: its one nudge
-	// since then was sent. justRefused: a submission of the response being
-	// handled was refused (repairTools looks).
-	exhausted   bool
-	lastChance  bool
-	justRefused bool
-	// halted ends the visit now, for haltTo ("" ends the run): the model
-	// declared the answer unavailable, or the repairs ran out.
-	halted bool
+	// haltTo is where a halted visit goes ("" ends the run).
 	haltTo string
 	// pending counts nudges said but not yet sent by a model call:
 	// status.json counts only those that were sent.
@@ -82,14 +96,13 @@ func (v *stageVisit) checkSubmission(ctx context.Context, sub outputspec.Submiss
 func (v *stageVisit) refusal(key, feedback string) bool {
 	r := v.run
 	v.rep.refused++
-	v.rep.justRefused = true
 	again := key == v.rep.last
 	if !again {
 		// A repeat's refusal only says it repeats: keep the reasons.
 		r.refusal = feedback
 	}
 	v.rep.last = key
-	if v.rep.exhausted {
+	if v.rep.phase >= stopped {
 		return true
 	}
 	switch {
@@ -100,7 +113,7 @@ func (v *stageVisit) refusal(key, feedback string) bool {
 	default:
 		return false
 	}
-	v.rep.exhausted = true
+	v.rep.phase = stopped
 	r.exhausted = true
 	r.flag(FlagRepairsExhausted)
 	return true
@@ -121,21 +134,24 @@ func (v *stageVisit) lastAttempt() bool {
 	return false
 }
 
-// repairTools is what follows a response whose submit_output calls were
-// refused: the results carry the reasons, so the model simply tries again,
-// until the visit stops repairing (lastAttempt).
-func (v *stageVisit) repairTools() {
-	if !v.rep.justRefused {
+// repairTools is what follows a response of tool calls, refusedBefore
+// being the refusals counted before it: when its submit_output calls were
+// refused, the results carry the reasons, so the model simply tries
+// again, until the visit stops repairing (lastAttempt).
+func (v *stageVisit) repairTools(refusedBefore int) {
+	if v.rep.refused == refusedBefore {
 		return
 	}
-	v.rep.justRefused = false
-	if v.owes() && v.rep.exhausted && !v.rep.halted {
+	if v.owes() && (v.rep.phase == stopped || v.rep.phase == lastChance) {
 		v.lastAttempt()
 	}
 }
 
 // halt ends the visit now, going on to to ("" ends the run).
-func (v *stageVisit) halt(to string) { v.rep.halted, v.rep.haltTo = true, to }
+func (v *stageVisit) halt(to string) { v.rep.phase, v.rep.haltTo = halted, to }
+
+// halted reports whether the visit ends now (repairs.haltTo says where).
+func (v *stageVisit) halted() bool { return v.rep.phase == halted }
 
 // fallback is where a visit goes when the model cannot choose: the first
 // way out, or the run's end when that is DONE or there is none.
@@ -158,7 +174,7 @@ func (v *stageVisit) repairLeave(to string) bool {
 // rather than pretending the move happened. It costs a revisit; with none
 // left the transition goes through (and repairLeave forces the output).
 func (v *stageVisit) holdForAnswer(to string, later []ToolCall) (ToolResult, bool) {
-	if !v.owes() || submits(later) || v.revisits >= v.stage.Revisits() || v.rep.exhausted {
+	if !v.owes() || submits(later) || v.revisits >= v.stage.Revisits() || v.rep.phase >= stopped {
 		return ToolResult{}, false
 	}
 	v.revisits++
@@ -180,8 +196,10 @@ func submits(calls []ToolCall) bool {
 // once at most after the visit stopped repairing. Else it records
 // output_forced and returns false.
 func (v *stageVisit) nudge(msg string) bool {
-	if v.revisits < v.stage.Revisits() && !(v.rep.exhausted && v.rep.lastChance) {
-		v.rep.lastChance = v.rep.exhausted
+	if v.revisits < v.stage.Revisits() && v.rep.phase != lastChance {
+		if v.rep.phase == stopped {
+			v.rep.phase = lastChance // the one nudge after the repairs stopped
+		}
 		v.revisits++
 		v.rep.pending++
 		v.say(msg)

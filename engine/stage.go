@@ -109,12 +109,13 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 			return "", nil
 		}
 		if len(resp.ToolCalls) > 0 {
+			refused := v.rep.refused
 			to, end, err := v.runTools(ctx, resp)
 			if err != nil {
 				return "", err
 			}
-			v.repairTools()
-			if v.rep.halted {
+			v.repairTools(refused)
+			if v.halted() {
 				return v.rep.haltTo, nil
 			}
 			if to != "" {
@@ -135,7 +136,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 		if v.owes() && v.repairReply(ctx, resp) {
 			continue
 		}
-		if v.rep.halted {
+		if v.halted() {
 			return v.rep.haltTo, nil
 		}
 		if resp.StopReason == StopMaxTokens {

@@ -187,7 +187,7 @@ func stoppedWarning(server string, err error) string {
 }
 
 // Turn readies the set for a turn. When the turn offers MCP tools
-// (offered: engine.OffersMCP) it first waits for the servers still
+// (offered: blueprint.Blueprint.OffersMCP) it first waits for the servers still
 // starting, for at most Options.StartWait or until ctx ends: one not ready
 // by then offers its tools from a later turn. Each server waited for is
 // shown on sink as a tool call (its id from newID("t")), so the editor says
