@@ -2,17 +2,12 @@ package tools
 
 import (
 	"context"
-	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/taint"
 )
-
-//go:embed edit_file.md
-var editFileDescription string
 
 // EditFile replaces one exact, unique piece of a text file, with the user's
 // permission.
@@ -30,21 +25,12 @@ type editFileArgs struct {
 	New  string `json:"new"`
 }
 
-func (EditFile) Spec() engine.ToolSpec {
-	return engine.ToolSpec{Name: "edit_file", Description: editFileDescription, Schema: editFileParams.Schema()}
-}
-
-func (EditFile) Kind() string { return "edit" }
-
-func (EditFile) Title(args json.RawMessage) (string, []engine.Location) {
-	var a editFileArgs
-	if editFileParams.decode(args, &a) != nil {
-		return "edit_file", nil
-	}
+// editFileTitle is what a call is about, for the editor.
+func editFileTitle(a editFileArgs) (string, []engine.Location) {
 	return "Edit " + a.Path, absLocation(a.Path)
 }
 
-func (t EditFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
+func (EditFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 	var a editFileArgs
 	if err := editFileParams.decode(call.Args, &a); err != nil {
 		return engine.Errorf("edit_file: %v", err)
@@ -104,7 +90,7 @@ func (t EditFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult 
 	updated := text[:at] + repl + text[at+len(old):]
 	title := fmt.Sprintf("Edit %s (line %d)", shown, line)
 	diff := []engine.ToolContent{{Diff: &engine.Diff{Path: path, OldText: cur, NewText: updated}}}
-	if denied := ask(ctx, call, t, title, "editing "+shown, locs, diff); denied != nil {
+	if denied := ask(ctx, call, "edit_file", title, "editing "+shown, locs, diff); denied != nil {
 		return *denied
 	}
 	if err := ws.WriteTextFile(ctx, path, updated); err != nil {

@@ -22,7 +22,7 @@ func TestTools_FIFO(t *testing.T) {
 	}
 	calls := []struct {
 		name string
-		tool engine.Tool
+		tool runner
 		args string
 		ok   bool
 		want string

@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,9 +22,6 @@ import (
 	"github.com/coda-acp/coda/internal/rootfs"
 	"github.com/coda-acp/coda/internal/textcut"
 )
-
-//go:embed grep.md
-var grepDescription string
 
 // Caps for grep: matches shown, bytes of a shown line, locations reported,
 // and the longest line searched.
@@ -52,17 +47,8 @@ type grepArgs struct {
 	Glob    string `json:"glob"`
 }
 
-func (Grep) Spec() engine.ToolSpec {
-	return engine.ToolSpec{Name: "grep", Description: grepDescription, Schema: grepParams.Schema()}
-}
-
-func (Grep) Kind() string { return "search" }
-
-func (Grep) Title(args json.RawMessage) (string, []engine.Location) {
-	var a grepArgs
-	if grepParams.decode(args, &a) != nil {
-		return "grep", nil
-	}
+// grepTitle is what a call is about, for the editor.
+func grepTitle(a grepArgs) (string, []engine.Location) {
 	title := fmt.Sprintf("Search %s for %q", cmp.Or(a.Path, "."), a.Pattern)
 	if a.Glob != "" {
 		title += " in " + a.Glob

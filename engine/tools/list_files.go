@@ -3,8 +3,6 @@ package tools
 import (
 	"cmp"
 	"context"
-	_ "embed"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -13,9 +11,6 @@ import (
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/internal/glob"
 )
-
-//go:embed list_files.md
-var listFilesDescription string
 
 // listMax caps the paths list_files returns.
 const listMax = 1000
@@ -33,17 +28,8 @@ type listFilesArgs struct {
 	Pattern string `json:"pattern"`
 }
 
-func (ListFiles) Spec() engine.ToolSpec {
-	return engine.ToolSpec{Name: "list_files", Description: listFilesDescription, Schema: listFilesParams.Schema()}
-}
-
-func (ListFiles) Kind() string { return "search" }
-
-func (ListFiles) Title(args json.RawMessage) (string, []engine.Location) {
-	var a listFilesArgs
-	if listFilesParams.decode(args, &a) != nil {
-		return "list_files", nil
-	}
+// listFilesTitle is what a call is about, for the editor.
+func listFilesTitle(a listFilesArgs) (string, []engine.Location) {
 	title := "List " + cmp.Or(a.Path, ".")
 	if a.Pattern != "" {
 		title += " matching " + a.Pattern

@@ -3,7 +3,6 @@ package tools
 import (
 	"bytes"
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,9 +14,6 @@ import (
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/textcut"
 )
-
-//go:embed read_file.md
-var readFileDescription string
 
 // Window sizes for read_file, in bytes.
 const (
@@ -42,17 +38,8 @@ type readFileArgs struct {
 	Limit  *int64 `json:"limit"`
 }
 
-func (ReadFile) Spec() engine.ToolSpec {
-	return engine.ToolSpec{Name: "read_file", Description: readFileDescription, Schema: readFileParams.Schema()}
-}
-
-func (ReadFile) Kind() string { return "read" }
-
-func (ReadFile) Title(args json.RawMessage) (string, []engine.Location) {
-	var a readFileArgs
-	if readFileParams.decode(args, &a) != nil {
-		return "read_file", nil
-	}
+// readFileTitle is what a call is about, for the editor.
+func readFileTitle(a readFileArgs) (string, []engine.Location) {
 	title := "Read " + a.Path
 	if a.Offset != nil && *a.Offset > 0 {
 		title += fmt.Sprintf(" (from byte %d)", *a.Offset)
@@ -72,7 +59,7 @@ type readResult struct {
 	Content     string `json:"content"`
 }
 
-func (t ReadFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
+func (ReadFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 	var a readFileArgs
 	if err := readFileParams.decode(call.Args, &a); err != nil {
 		return engine.Errorf("read_file: %v", err)

@@ -158,7 +158,7 @@ func TestReadFile_Result(t *testing.T) {
 	if len(res.Locations) != 1 || res.Locations[0].Path != path {
 		t.Errorf("locations = %v, want %s", res.Locations, path)
 	}
-	title, locs := ReadFile{}.Title(json.RawMessage(`{"path": "` + path + `"}`))
+	title, locs := Builtin()["read_file"].(engine.Titler).Title(json.RawMessage(`{"path": "` + path + `"}`))
 	if title != "Read "+path || len(locs) != 1 || locs[0].Path != path {
 		t.Errorf("Title = %q, %v", title, locs)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // runCall runs tool with args and the run's record at runDir.
-func runCall(t *testing.T, tool engine.Tool, ws engine.Workspace, runDir string, args string) engine.ToolResult {
+func runCall(t *testing.T, tool runner, ws engine.Workspace, runDir string, args string) engine.ToolResult {
 	t.Helper()
 	return tool.Run(t.Context(), &engine.Call{ID: "t-1", Args: []byte(args), Workspace: ws, RunDir: runDir, Progress: func(engine.ToolCallEvent) {}})
 }

@@ -2,17 +2,12 @@ package tools
 
 import (
 	"context"
-	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/coda-acp/coda/engine"
 )
-
-//go:embed shell.md
-var shellDescription string
 
 // Timeouts for shell, in seconds, and the output it keeps.
 const (
@@ -36,21 +31,8 @@ type shellArgs struct {
 	Timeout *int64 `json:"timeout"`
 }
 
-func (Shell) Spec() engine.ToolSpec {
-	return engine.ToolSpec{Name: "shell", Description: shellDescription, Schema: shellParams.Schema()}
-}
-
-func (Shell) Kind() string { return "execute" }
-
-// Egress says a command can send what it carries off the machine: in a
-// tainted run it meets the taint gate first.
-func (Shell) Egress() bool { return true }
-
-func (Shell) Title(args json.RawMessage) (string, []engine.Location) {
-	var a shellArgs
-	if shellParams.decode(args, &a) != nil {
-		return "shell", nil
-	}
+// shellCallTitle is what a call is about, for the editor.
+func shellCallTitle(a shellArgs) (string, []engine.Location) {
 	return shellTitle(a.Command), nil
 }
 
@@ -62,7 +44,7 @@ func shellTitle(cmd string) string {
 	return "Run " + clip([]byte(cmd), 120)
 }
 
-func (t Shell) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
+func (Shell) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 	var a shellArgs
 	if err := shellParams.decode(call.Args, &a); err != nil {
 		return engine.Errorf("shell: %v", err)
@@ -76,7 +58,7 @@ func (t Shell) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 	}
 	ws := call.Workspace
 	title := shellTitle(a.Command)
-	if denied := ask(ctx, call, t, title, fmt.Sprintf("running `%s`", a.Command), nil, nil); denied != nil {
+	if denied := ask(ctx, call, "shell", title, fmt.Sprintf("running `%s`", a.Command), nil, nil); denied != nil {
 		return *denied
 	}
 
@@ -84,7 +66,7 @@ func (t Shell) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 		call.Progress(engine.ToolCallEvent{
 			ID:      call.ID,
 			Title:   title,
-			Kind:    t.Kind(),
+			Kind:    kindOf("shell"),
 			Status:  engine.ToolInProgress,
 			Content: []engine.ToolContent{{TerminalID: id}},
 		})

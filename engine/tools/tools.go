@@ -1,7 +1,8 @@
 // Package tools holds the tools a stage can offer the model: reading,
 // listing and searching the user's files, writing and editing them, and
 // running shell commands. Each tool is one file with its description for the
-// model beside it (name.md). Tools reach the user's project only through
+// model beside it (name.md), and one entry in the table of table.go, which
+// gives its name, kind, arguments and title. Tools reach the user's project only through
 // engine.Workspace (the editor over ACP, or the local disk), confine every
 // path to the workspace's roots, check their arguments against their JSON
 // Schema before running, and ask the user before they change anything.
@@ -26,16 +27,6 @@ import (
 	"github.com/coda-acp/coda/internal/rootfs"
 	"github.com/coda-acp/coda/internal/textcut"
 )
-
-// Builtin returns every tool of this package by name, for blueprints'
-// available_tools.
-func Builtin() map[string]engine.Tool {
-	m := map[string]engine.Tool{}
-	for _, t := range []engine.Tool{ReadFile{}, ListFiles{}, Grep{}, WriteFile{}, EditFile{}, Shell{}} {
-		m[t.Spec().Name] = t
-	}
-	return m
-}
 
 // sniffLen is how much of a file is looked at to tell text from binary.
 const sniffLen = 8 << 10
@@ -98,12 +89,12 @@ func sniffText(head []byte, whole bool, shown string) string {
 // ask requests the user's permission for a call that changes something
 // (engine.Ask). It returns nil when the call may go ahead, else the result
 // the model gets.
-func ask(ctx context.Context, call *engine.Call, tool engine.Tool, title, what string, locs []engine.Location, content []engine.ToolContent) *engine.ToolResult {
+func ask(ctx context.Context, call *engine.Call, tool, title, what string, locs []engine.Location, content []engine.ToolContent) *engine.ToolResult {
 	res := engine.Ask(ctx, call, engine.PermissionRequest{
-		Key: tool.Spec().Name,
+		Key: tool,
 		ToolCall: engine.ToolCallEvent{
 			Title:     title,
-			Kind:      tool.Kind(),
+			Kind:      kindOf(tool),
 			Locations: locs,
 			Content:   content,
 		},

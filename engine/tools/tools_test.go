@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,12 +61,12 @@ func (w *testWS) read(t *testing.T, rel string) string {
 }
 
 // run calls a tool with args (a JSON string or a value to marshal).
-func run(t *testing.T, tool engine.Tool, ws engine.Workspace, args any) engine.ToolResult {
+func run(t *testing.T, tool runner, ws engine.Workspace, args any) engine.ToolResult {
 	t.Helper()
 	return runCtx(context.Background(), t, tool, ws, args)
 }
 
-func runCtx(ctx context.Context, t *testing.T, tool engine.Tool, ws engine.Workspace, args any) engine.ToolResult {
+func runCtx(ctx context.Context, t *testing.T, tool runner, ws engine.Workspace, args any) engine.ToolResult {
 	t.Helper()
 	raw, ok := args.(string)
 	if !ok {
@@ -124,6 +125,36 @@ func TestBuiltin(t *testing.T) {
 		for _, args := range []string{`[]`, `"x"`, `{"nope": 1}`, `{`} {
 			res := run(t, tool, newWS(t), args)
 			wantError(t, res)
+		}
+	}
+}
+
+// The table and the descriptions beside the tools agree: each entry has
+// its name.md, each .md is an entry's, and only shell reaches off the
+// machine.
+func TestTable(t *testing.T) {
+	mds, err := fs.Glob(descriptions, "*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := Builtin()
+	for _, md := range mds {
+		if _, ok := b[strings.TrimSuffix(md, ".md")]; !ok {
+			t.Errorf("%s describes no tool of the table", md)
+		}
+	}
+	if len(mds) != len(table) {
+		t.Errorf("%d descriptions for %d tools", len(mds), len(table))
+	}
+	for name, tool := range b {
+		if e, ok := tool.(engine.Egress); !ok || e.Egress() != (name == "shell") {
+			t.Errorf("%s: Egress %v", name, ok && e.Egress())
+		}
+		if tool.Kind() != kindOf(name) || tool.Kind() == "" {
+			t.Errorf("%s: kind %q", name, tool.Kind())
+		}
+		if title, _ := tool.(engine.Titler).Title(json.RawMessage(`{`)); title != name {
+			t.Errorf("%s: a call whose arguments do not decode is titled %q", name, title)
 		}
 	}
 }

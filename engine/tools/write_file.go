@@ -2,17 +2,12 @@ package tools
 
 import (
 	"context"
-	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/taint"
 )
-
-//go:embed write_file.md
-var writeFileDescription string
 
 // WriteFile creates or replaces a text file, with the user's permission.
 type WriteFile struct{}
@@ -27,21 +22,12 @@ type writeFileArgs struct {
 	Content string `json:"content"`
 }
 
-func (WriteFile) Spec() engine.ToolSpec {
-	return engine.ToolSpec{Name: "write_file", Description: writeFileDescription, Schema: writeFileParams.Schema()}
-}
-
-func (WriteFile) Kind() string { return "edit" }
-
-func (WriteFile) Title(args json.RawMessage) (string, []engine.Location) {
-	var a writeFileArgs
-	if writeFileParams.decode(args, &a) != nil {
-		return "write_file", nil
-	}
+// writeFileTitle is what a call is about, for the editor.
+func writeFileTitle(a writeFileArgs) (string, []engine.Location) {
 	return "Write " + a.Path, absLocation(a.Path)
 }
 
-func (t WriteFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
+func (WriteFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 	var a writeFileArgs
 	if err := writeFileParams.decode(call.Args, &a); err != nil {
 		return engine.Errorf("write_file: %v", err)
@@ -63,7 +49,7 @@ func (t WriteFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult
 	title := "Write " + shown
 	diff := []engine.ToolContent{{Diff: &engine.Diff{Path: path, OldText: old, NewText: a.Content}}}
 	what := "writing " + shown
-	if denied := ask(ctx, call, t, title, what, locs, diff); denied != nil {
+	if denied := ask(ctx, call, "write_file", title, what, locs, diff); denied != nil {
 		return *denied
 	}
 	if err := ws.WriteTextFile(ctx, path, a.Content); err != nil {
