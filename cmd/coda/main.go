@@ -149,11 +149,17 @@ const usageText = `coda — an ACP agent whose every turn ends in one validated 
 Models: --model PROVIDER:MODEL (or default_model in the config file); keys
 are read from the environment, never from a file:
   anthropic:MODEL   ANTHROPIC_API_KEY     e.g. anthropic:claude-sonnet-5-5
-  openai:MODEL      OPENAI_API_KEY        e.g. openai:gpt-5.5
+  openai:MODEL      OPENAI_API_KEY        e.g. openai:gpt-5.5 (the Responses API)
   gemini:MODEL      GEMINI_API_KEY (or GOOGLE_API_KEY)  e.g. gemini:gemini-4-hydrogen
   openrouter:MODEL  OPENROUTER_API_KEY    e.g. openrouter:anthropic/claude-sonnet-5.5
-  ollama:MODEL      a local Ollama (OLLAMA_HOST)  e.g. ollama:qwen3
-  NAME:MODEL        a [providers.NAME] of the config file
+  ollama:MODEL      a local Ollama (OLLAMA_HOST)  e.g. ollama:qwen3 (its own API,
+                    asking for the model's whole context; [providers.ollama]
+                    num_ctx = N caps it)
+  NAME:MODEL        a [providers.NAME] of the config file: kind = "openai" for
+                    what speaks chat completions (vLLM, llama.cpp, LM Studio,
+                    Ollama's /v1: base_url = ".../v1"), api = "responses" for
+                    OpenAI's Responses API; kind = "ollama" for Ollama's own
+                    API, num_ctx = N to cap its context; effort = LEVEL
 --effort LEVEL sets the reasoning effort: off, low, medium, high, or a
 model's own minimal, xhigh, max; a level the model cannot take is refused
 with the levels it takes.

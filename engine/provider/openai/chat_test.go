@@ -55,6 +55,10 @@ func TestModel_effort(t *testing.T) {
 		{"gpt-5.4", "", engine.EffortXHigh, tools, map[string]any{"reasoning_effort": "none"}},
 		{"openai/gpt-5.4", "https://openrouter.ai/api/v1", engine.EffortHigh, tools, map[string]any{"reasoning": map[string]any{"effort": "high"}}},
 		{"qwen3", "http://localhost:8000/v1", engine.EffortLow, tools, map[string]any{"reasoning_effort": "low"}},
+		// A model that does not reason is sent no effort, not even none:
+		// OpenAI refuses the parameter for it.
+		{"gpt-4.1", "", engine.EffortOff, tools, map[string]any{}},
+		{"gpt-5-chat-latest", "", engine.EffortOff, nil, map[string]any{}},
 	}
 	for _, tt := range tests {
 		m := New(tt.model, Options{BaseURL: tt.base, Log: log})
@@ -157,6 +161,11 @@ func TestModel_shaping(t *testing.T) {
 		"schema": map[string]any{"type": "object", "properties": map[string]any{"content": map[string]any{"type": "string"}}, "required": []any{"content"}, "additionalProperties": false}}}
 	if diff := cmp.Diff(wantFormat, v["response_format"]); diff != "" {
 		t.Errorf("response_format (-want +got):\n%s", diff)
+	}
+	// A model the catalog says refuses a forced tool is asked in auto mode.
+	raw, _, _ = New("anthropic/claude-sonnet-5.5", Options{NoForcedTool: true}).encode(req)
+	if strings.Contains(string(raw), `"tool_choice"`) {
+		t.Errorf("NoForcedTool: %s", raw)
 	}
 	raw, shaping, _ = m.encode(&engine.Request{Messages: simpleRequest.Messages, Reply: &engine.ReplyFormat{}, ToolChoice: "not_offered"})
 	v = nil

@@ -34,6 +34,9 @@ func wireEffort(e string) string {
 // treated the same (Stream).
 func (m *Model) setEffort(r *request, req *engine.Request) {
 	e := m.opts.EffortOf(req)
+	if e == engine.EffortOff && !reasons(m.model, &m.opts) {
+		e = "" // a model that does not reason takes no reasoning_effort, not even none
+	}
 	if len(r.Tools) > 0 && (noEffortWithTools(m.model) || m.toolsNoEffort.Load()) && !isOpenRouter(m.opts.BaseURL) {
 		if e != "" && e != engine.EffortOff {
 			m.once.Warn(m.opts.Log, "effort-with-tools",
@@ -50,6 +53,28 @@ func (m *Model) setEffort(r *request, req *engine.Request) {
 	default:
 		r.ReasoningEffort = wireEffort(e)
 	}
+}
+
+// reasons reports whether model reasons: the catalog says so (opts'
+// Efforts), or its name is one of OpenAI's reasoning families (gpt-5 and
+// later but their chat-latest aliases, o1, o3, o4, gpt-oss, codex).
+func reasons(model string, opts *Options) bool {
+	if opts.Reasons() {
+		return true
+	}
+	base := strings.ToLower(model)
+	if i := strings.LastIndexByte(base, '/'); i >= 0 {
+		base = base[i+1:]
+	}
+	if strings.Contains(base, "-chat") {
+		return false
+	}
+	for _, p := range []string{"gpt-5", "gpt-6", "o1", "o3", "o4", "gpt-oss", "codex"} {
+		if strings.HasPrefix(base, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // noEffortWithTools reports whether model is one of OpenAI's that take

@@ -168,7 +168,7 @@ func (m *Model) encode(req *engine.Request) (body []byte, shaping sse.Shaping, e
 			Function: function{Name: t.Name, Description: t.Description, Parameters: params, Strict: t.Strict},
 		})
 		shaping.Strict = shaping.Strict || t.Strict
-		if t.Name == req.ToolChoice {
+		if t.Name == req.ToolChoice && !m.opts.NoForcedTool {
 			r.ToolChoice = &toolChoice{Type: "function"}
 			r.ToolChoice.Function.Name = t.Name
 			shaping.ToolChoice = true

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/provider/sse"
@@ -152,27 +151,7 @@ type (
 // store false, the only way to send the reasoning back.
 const includeEncrypted = "reasoning.encrypted_content"
 
-// reasons reports whether the model reasons: the catalog says so, or its
-// name is one of OpenAI's reasoning families (gpt-5 and later but their
-// chat-latest aliases, o1, o3, o4, gpt-oss, codex).
-func (m *Responses) reasons() bool {
-	if m.opts.Reasons() {
-		return true
-	}
-	base := strings.ToLower(m.model)
-	if i := strings.LastIndexByte(base, '/'); i >= 0 {
-		base = base[i+1:]
-	}
-	if strings.Contains(base, "-chat") {
-		return false
-	}
-	for _, p := range []string{"gpt-5", "gpt-6", "o1", "o3", "o4", "gpt-oss", "codex"} {
-		if strings.HasPrefix(base, p) {
-			return true
-		}
-	}
-	return false
-}
+func (m *Responses) reasons() bool { return reasons(m.model, &m.opts) }
 
 // encode builds the request body. The system prompt is the instructions;
 // the conversation is input items, an assistant message expanded from its
@@ -209,7 +188,7 @@ func (m *Responses) encode(req *engine.Request) (body []byte, shaping sse.Shapin
 		}
 		r.Tools = append(r.Tools, rTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params, Strict: t.Strict})
 		shaping.Strict = shaping.Strict || t.Strict
-		if t.Name == req.ToolChoice {
+		if t.Name == req.ToolChoice && !m.opts.NoForcedTool {
 			r.ToolChoice = &rToolChoice{Type: "function", Name: t.Name}
 			shaping.ToolChoice = true
 		}
@@ -225,6 +204,9 @@ func (m *Responses) encode(req *engine.Request) (body []byte, shaping sse.Shapin
 		}
 	}
 	effort := m.opts.EffortOf(req)
+	if effort == engine.EffortOff && !m.reasons() {
+		effort = "" // a model that does not reason takes no reasoning parameter, not even none
+	}
 	if effort != "" || m.reasons() {
 		r.Reasoning = &rReasoning{Effort: wireEffort(effort)}
 		if effort != engine.EffortOff {

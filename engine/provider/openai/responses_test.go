@@ -181,6 +181,14 @@ func TestResponses_request(t *testing.T) {
 	if got["reasoning"] != nil || got["include"] != nil || cmp.Diff(map[string]any{"format": map[string]any{"type": "json_object"}}, got["text"]) != "" {
 		t.Errorf("a model that does not reason: %s", s.requests[0].body)
 	}
+	// Nor is it sent effort off.
+	s = newServer(t, reply{file: "responses_text.sse"})
+	if _, _, err := streamOf(t, newResponses(s, "gpt-4.1"), &engine.Request{Effort: engine.EffortOff, Messages: simpleRequest.Messages}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(s.requests[0].body), `"reasoning"`) {
+		t.Errorf("effort off to a model that does not reason: %s", s.requests[0].body)
+	}
 	// Effort off is "none", without a summary to ask for.
 	s = newServer(t, reply{file: "responses_text.sse"})
 	if _, _, err := streamOf(t, newResponses(s, "gpt-5.4"), &engine.Request{Effort: engine.EffortOff, Messages: simpleRequest.Messages}); err != nil {
