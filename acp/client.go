@@ -14,6 +14,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/local"
 	"github.com/coda-acp/coda/internal/proc"
 	"github.com/coda-acp/coda/internal/rootfs"
 )
@@ -32,7 +33,7 @@ type clientWorkspace struct {
 	conn      *jsonrpc2.Conn
 	sessionID string
 	caps      clientCaps
-	local     engine.LocalWorkspace // the disk and local processes
+	local     local.Workspace // the disk and local processes
 	// timeout bounds each file and terminal call (Options.EditorTimeout).
 	timeout time.Duration
 
@@ -59,7 +60,7 @@ func newClientWorkspace(conn *jsonrpc2.Conn, sessionID, cwd string, additional [
 		conn:      conn,
 		sessionID: sessionID,
 		caps:      parseClientCaps(clientCaps),
-		local:     engine.LocalWorkspace{Dir: cwd, Extra: append([]string(nil), additional...)},
+		local:     local.Workspace{Dir: cwd, Extra: append([]string(nil), additional...)},
 		timeout:   timeout,
 		always:    map[string]bool{},
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/local"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
@@ -76,7 +77,7 @@ format = "json"
 					Engine: &engine.Engine{Models: oneModel{script.New("script:bench", parsed)}, Tools: map[string]engine.Tool{"noop": noop{}}},
 					Turn: &engine.Turn{
 						RunID: fmt.Sprintf("r-%d", i), Agent: bp, Outputs: outs, Prompt: "go",
-						UserModel: "script:bench", Workspace: &engine.LocalWorkspace{Dir: dir},
+						UserModel: "script:bench", Workspace: &local.Workspace{Dir: dir},
 					},
 				}
 				if records {
@@ -154,7 +155,7 @@ func BenchmarkRun_firstUpdate(b *testing.B) {
 					Engine: &engine.Engine{Models: oneModel{script.New("script:bench", parsed)}},
 					Turn: &engine.Turn{
 						RunID: fmt.Sprintf("r-%d", i), SessionID: "s-1", Agent: bp, Outputs: outs, Prompt: "go", History: history,
-						UserModel: "script:bench", Workspace: &engine.LocalWorkspace{Dir: dir},
+						UserModel: "script:bench", Workspace: &local.Workspace{Dir: dir},
 					},
 				}
 				switch mode {

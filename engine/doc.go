@@ -14,7 +14,8 @@
 // Turn, Result, Sink), model.go (Model, its requests and responses,
 // ModelFacts), tool.go (Tool, Call, ToolResult, Ask), event.go (the Events
 // a Sink receives), workspace.go (Workspace: files, permission, commands;
-// LocalWorkspace, the local disk's), answer.go (the run statuses),
+// engine/local is the local disk's, acp the editor's), answer.go (the run
+// statuses),
 // history.go (what a session's next turn keeps of the earlier ones),
 // image.go (a prompt's images, and what stands in for them), args.go (the
 // cap on tool arguments while they stream, and how they are shown),
@@ -40,7 +41,7 @@
 // of the engine, which is their user: engine/blueprint (the blueprint's
 // types and strict loader), engine/lint (`coda validate`'s checks),
 // engine/taint (the taint gate, DESIGN §13), store (run records, DESIGN
-// §9). Helpers shared with other packages are under internal/: textcut
+// §9); engine/local, the local Workspace, is its user in turn. Helpers shared with other packages are under internal/: textcut
 // (the one cut of text to a byte count), glob (the one matcher of relative
 // paths), rootfs (files under the roots), proc (a command's process
 // group), plainjson, fileuri, bytesize.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/local"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
@@ -71,7 +72,7 @@ func newTurn(t testing.TB, agent, model string) *testTurn {
 		Engine: &engine.Engine{Models: oneModel{script.New("script:test", sc)}, Store: store.New(filepath.Join(dir, "state"))},
 		Turn: &engine.Turn{
 			RunID: "run-1", SessionID: "s-1", Agent: b, Outputs: outs, Prompt: "Go.",
-			UserModel: "script:test", Workspace: &engine.LocalWorkspace{Dir: dir},
+			UserModel: "script:test", Workspace: &local.Workspace{Dir: dir},
 		},
 	}
 }

@@ -13,14 +13,14 @@ import (
 // message carries it to models that see images; the others, and later
 // turns, get a line of text in its place.
 type Image struct {
-	MIMEType string // one of ImageTypes
+	MIMEType string // one of imageTypes
 	Data     []byte // the decoded bytes
 	URI      string // where the editor says it came from; "" when it did not
 }
 
-// ImageTypes are the image types coda passes on: the ones both providers
+// imageTypes are the image types coda passes on: the ones both providers
 // take.
-var ImageTypes = []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
+var imageTypes = []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
 
 // MaxImageSize bounds one image's decoded bytes, about what the providers
 // take per image.
@@ -31,14 +31,14 @@ const MaxImageSize = 20 << 20
 // the bytes have, which is what providers are told (they refuse a
 // mismatch).
 func CheckImage(mimeType string, data []byte) (string, error) {
-	if !slices.Contains(ImageTypes, strings.ToLower(mimeType)) {
-		return "", fmt.Errorf("mimeType %q: coda takes %s", mimeType, strings.Join(ImageTypes, ", "))
+	if !slices.Contains(imageTypes, strings.ToLower(mimeType)) {
+		return "", fmt.Errorf("mimeType %q: coda takes %s", mimeType, strings.Join(imageTypes, ", "))
 	}
 	if len(data) > MaxImageSize {
 		return "", fmt.Errorf("the image is %s, over the %s limit", bytesize.Format(len(data)), bytesize.Format(MaxImageSize))
 	}
 	sniffed := http.DetectContentType(data)
-	if !slices.Contains(ImageTypes, sniffed) {
+	if !slices.Contains(imageTypes, sniffed) {
 		return "", fmt.Errorf("data is not a PNG, JPEG, GIF or WebP image (it looks like %s)", strings.Split(sniffed, ";")[0])
 	}
 	return sniffed, nil

@@ -15,7 +15,7 @@ import (
 )
 
 // Artifact copies (DESIGN §15): each accepted artifact up to
-// MaxArtifactCopy is copied into the run's record, runs/RUN/artifacts/,
+// maxArtifactCopy is copied into the run's record, runs/RUN/artifacts/,
 // when its submission passes, so that `coda result RUN --artifacts DIR`
 // can hand it back after the workspace has changed, and later stages can
 // read it as run:artifacts/NAME. The answer record keeps the workspace
@@ -24,8 +24,8 @@ import (
 // a later submission of the same file replaces its copy, and two files of
 // the same name get distinct ones.
 
-// MaxArtifactCopy is the largest artifact copied into a run's record.
-const MaxArtifactCopy = 10 << 20
+// maxArtifactCopy is the largest artifact copied into a run's record.
+const maxArtifactCopy = 10 << 20
 
 // kept is what a run has copied into its record.
 type kept struct {
@@ -41,8 +41,8 @@ func (r *run) keepArtifacts(arts []outputspec.Artifact) {
 	}
 	for i := range arts {
 		a := &arts[i]
-		if a.Size > MaxArtifactCopy {
-			r.warn(fmt.Sprintf("artifact %s (%s) is %d bytes, over the %d MiB the run record keeps: `coda result --artifacts` cannot hand it back", a.Name, a.Path, a.Size, MaxArtifactCopy>>20))
+		if a.Size > maxArtifactCopy {
+			r.warn(fmt.Sprintf("artifact %s (%s) is %d bytes, over the %d MiB the run record keeps: `coda result --artifacts` cannot hand it back", a.Name, a.Path, a.Size, maxArtifactCopy>>20))
 			continue
 		}
 		name := r.copyName(a.Path)
@@ -108,8 +108,8 @@ func (r *run) copyArtifact(p, name string) (kept, sum string, err error) {
 	defer f.Close()
 	h := sha256.New()
 	kept, err = r.rec.KeepArtifact(name, func(w io.Writer) error {
-		n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(f, MaxArtifactCopy+1))
-		if err == nil && n > MaxArtifactCopy {
+		n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(f, maxArtifactCopy+1))
+		if err == nil && n > maxArtifactCopy {
 			err = errors.New("it grew past the size kept")
 		}
 		return err

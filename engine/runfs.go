@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/coda-acp/coda/internal/rootfs"
@@ -14,7 +13,7 @@ import (
 
 // What later stages can read (DESIGN §15). A run's own record is readable
 // by its tools as run:PATH (read_file, list_files and grep; engine/tools), read
-// only and confined to the run's directory: RunFiles is that directory as
+// only and confined to the run's directory: runFiles is that directory as
 // a Workspace whose every access goes through os.Root (Disk). Each stage
 // visit writes its whole last response and its answer into its record, so
 // that a preamble that clips them at maxInline names where the whole text
@@ -24,41 +23,45 @@ import (
 // RunPrefix starts a path that names a file of the run's own record.
 const RunPrefix = "run:"
 
-// ErrReadOnly refuses a change to the run's record through RunFiles.
-var ErrReadOnly = errors.New("the run's record (run:) is read-only")
+// errReadOnly refuses a change to the run's record through runFiles.
+var errReadOnly = errors.New("the run's record (run:) is read-only")
 
-// RunFiles is a run's record directory as a read-only Workspace.
-type RunFiles struct{ dir string }
+// runFiles is a run's record directory (store.Store.RunDir) as a
+// read-only Workspace: what Call.RunFiles hands a tool.
+type runFiles struct{ dir string }
 
-// NewRunFiles returns the record at dir (store.Store.RunDir) as a
-// read-only Workspace.
-func NewRunFiles(dir string) *RunFiles { return &RunFiles{dir: filepath.Clean(dir)} }
+// IsRunFiles reports whether ws is a run's own record (Call.RunFiles),
+// whose paths a tool shows as run:PATH and never as the project's.
+func IsRunFiles(ws Workspace) bool {
+	_, ok := ws.(*runFiles)
+	return ok
+}
 
-func (f *RunFiles) Cwd() string       { return f.dir }
-func (f *RunFiles) Roots() []string   { return []string{f.dir} }
-func (f *RunFiles) disk() rootfs.Disk { return rootfs.Disk{Roots: f.Roots()} }
+func (f *runFiles) Cwd() string       { return f.dir }
+func (f *runFiles) Roots() []string   { return []string{f.dir} }
+func (f *runFiles) disk() rootfs.Disk { return rootfs.Disk{Roots: f.Roots()} }
 
-func (f *RunFiles) ReadTextFile(_ context.Context, path string) (string, error) {
+func (f *runFiles) ReadTextFile(_ context.Context, path string) (string, error) {
 	b, err := f.disk().ReadFile(path)
 	return string(b), err
 }
 
-func (f *RunFiles) OpenFile(_ context.Context, path string) (File, error) {
-	file, err := f.disk().Open(path)
+func (f *runFiles) OpenFile(_ context.Context, path string) (File, error) {
+	file, err := f.disk().OpenSized(path)
 	if err != nil {
 		return nil, err
 	}
-	return diskFile(file)
+	return file, nil
 }
 
-func (f *RunFiles) WriteTextFile(context.Context, string, string) error { return ErrReadOnly }
+func (f *runFiles) WriteTextFile(context.Context, string, string) error { return errReadOnly }
 
-func (f *RunFiles) RequestPermission(context.Context, PermissionRequest) (bool, error) {
-	return false, ErrReadOnly
+func (f *runFiles) RequestPermission(context.Context, PermissionRequest) (bool, error) {
+	return false, errReadOnly
 }
 
-func (f *RunFiles) RunCommand(context.Context, Command) (CommandResult, error) {
-	return CommandResult{}, ErrReadOnly
+func (f *runFiles) RunCommand(context.Context, Command) (CommandResult, error) {
+	return CommandResult{}, errReadOnly
 }
 
 // writeTexts writes the visit's last response and its answer, whole.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/local"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/outputspec"
 )
@@ -62,7 +63,7 @@ format = "json"
 						Engine: &engine.Engine{Models: oneModel{script.New("script:bench", parsed)}},
 						Turn: &engine.Turn{
 							RunID: "r", Agent: bp, Outputs: outs, Prompt: "go",
-							UserModel: "script:bench", Workspace: &engine.LocalWorkspace{Dir: dir},
+							UserModel: "script:bench", Workspace: &local.Workspace{Dir: dir},
 						},
 					}
 					res := runTurn(context.Background(), turn, engine.SinkFunc(func(context.Context, engine.Event) error { return nil }))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/local"
 	"github.com/coda-acp/coda/engine/tools"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
@@ -459,7 +460,7 @@ arguments = { content = "done" }
 		turn.Engine.Tools = builtinTools()
 		var mu sync.Mutex
 		var asked []string
-		turn.Workspace.(*engine.LocalWorkspace).Approve = func(_ context.Context, req engine.PermissionRequest) (bool, error) {
+		turn.Workspace.(*local.Workspace).Approve = func(_ context.Context, req engine.PermissionRequest) (bool, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			asked = append(asked, req.ToolCall.Title)
@@ -564,7 +565,7 @@ func TestFanOut_permissionsOneAtATime(t *testing.T) {
 		turn.Engine.Tools = builtinTools()
 		var mu sync.Mutex
 		asking, most, asked := 0, 0, 0
-		turn.Workspace.(*engine.LocalWorkspace).Approve = func(ctx context.Context, _ engine.PermissionRequest) (bool, error) {
+		turn.Workspace.(*local.Workspace).Approve = func(ctx context.Context, _ engine.PermissionRequest) (bool, error) {
 			mu.Lock()
 			asking++
 			asked++

@@ -23,8 +23,8 @@ import (
 // blueprint's schema and validator retired, and the call's result says
 // so.
 
-// MaxChildren is how many of a run's children run at once.
-const MaxChildren = 4
+// maxChildren is how many of a run's children run at once.
+const maxChildren = 4
 
 // A child is a spawned sub-run.
 type child struct {
@@ -84,7 +84,7 @@ func (v *stageVisit) spawnSpecs() []ToolSpec {
 	var d strings.Builder
 	fmt.Fprintf(&d, "Start another agent on a task of its own. It runs alongside you, and this call returns its id (c1, c2, …) at once; call %s with the id when you need its answer. "+
 		"The agent sees nothing of this conversation: the prompt must say everything it needs. At most %d of the agents you start run at once. "+
-		"output_format, output_instructions and output_schema ask for its answer in the shape you need; without them it answers as it is built to. The agents you can start:", blueprint.ToolWaitForAgent, MaxChildren)
+		"output_format, output_instructions and output_schema ask for its answer in the shape you need; without them it answers as it is built to. The agents you can start:", blueprint.ToolWaitForAgent, maxChildren)
 	for _, name := range s.Spawn {
 		fmt.Fprintf(&d, "\n- %s", name)
 		if r.e.Agents == nil {
@@ -131,7 +131,7 @@ func (v *stageVisit) spawn(ctx context.Context, tc ToolCall) ToolResult {
 	case r.e.Agents == nil:
 		return Errorf("spawn_agent cannot start agents in this run.")
 	}
-	if running := r.runningChildren(); len(running) >= MaxChildren {
+	if running := r.runningChildren(); len(running) >= maxChildren {
 		return Errorf("%d agents you started are still running, the most at once (%s): call wait_for_agent for one of them first.", len(running), strings.Join(running, ", "))
 	}
 	spec := outputspec.Spec{Format: strings.TrimSpace(a.OutputFormat), Instructions: a.OutputInstructions}

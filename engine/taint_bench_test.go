@@ -28,11 +28,21 @@ func privateMiB() string {
 	return b.String()
 }
 
+// rootedAt is a workspace of one root, dir: all the gate asks of one
+// under policy deny.
+type rootedAt struct {
+	Workspace
+	dir string
+}
+
+func (w rootedAt) Cwd() string     { return w.dir }
+func (w rootedAt) Roots() []string { return []string{w.dir} }
+
 // taintedVisit is a stage visit of a run whose gate (policy deny) has read
 // text from .env.
 func taintedVisit(b *testing.B, text string) *stageVisit {
 	dir := b.TempDir()
-	ws := &LocalWorkspace{Dir: dir}
+	ws := rootedAt{dir: dir}
 	r := &run{e: &Engine{Taint: taint.Launch{Policy: taint.Deny}}, t: &Turn{Workspace: ws, Agent: &blueprint.Blueprint{}}, log: nil}
 	r.taint = newTaint(r)
 	r.taint.Read([]taint.Source{{Path: filepath.Join(dir, ".env"), Text: text}})

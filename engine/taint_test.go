@@ -18,6 +18,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/local"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/engine/tools"
 	"github.com/coda-acp/coda/store"
@@ -72,7 +73,7 @@ func taintFixtureOf(t *testing.T, blueprint, model string, approve func(engine.P
 		}
 	}
 	f := &taintFixture{dir: dir, logs: &bytes.Buffer{}, turn: newTurn(t, blueprint, model)}
-	f.turn.Workspace = &engine.LocalWorkspace{Dir: work, Approve: func(_ context.Context, req engine.PermissionRequest) (bool, error) {
+	f.turn.Workspace = &local.Workspace{Dir: work, Approve: func(_ context.Context, req engine.PermissionRequest) (bool, error) {
 		f.mu.Lock()
 		f.asks = append(f.asks, req)
 		f.mu.Unlock()

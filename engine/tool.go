@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/coda-acp/coda/engine/taint"
@@ -74,11 +75,11 @@ type Call struct {
 
 // RunFiles is the run's own record (RunDir) as a read-only Workspace,
 // every file queued so far written.
-func (c *Call) RunFiles() *RunFiles {
+func (c *Call) RunFiles() Workspace {
 	if c.flush != nil {
 		c.flush()
 	}
-	return NewRunFiles(c.RunDir)
+	return &runFiles{dir: filepath.Clean(c.RunDir)}
 }
 
 // A ToolResult is what a tool call produced.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/local"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
 )
@@ -62,7 +63,7 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-	ws := &engine.LocalWorkspace{Dir: l.cwd}
+	ws := &local.Workspace{Dir: l.cwd}
 	if yes {
 		ws.Approve = func(context.Context, engine.PermissionRequest) (bool, error) { return true, nil }
 	}

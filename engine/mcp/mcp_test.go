@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/local"
 	"github.com/coda-acp/coda/engine/mcp"
 	"github.com/coda-acp/coda/engine/mcp/mcptest"
 	"github.com/coda-acp/coda/engine/taint"
@@ -54,7 +55,7 @@ func tools(conns ...*mcp.Conn) map[string]engine.Tool {
 // approving is a workspace whose user allows every call, counting the
 // questions.
 func approving(t *testing.T, asked *atomic.Int32) engine.Workspace {
-	return &engine.LocalWorkspace{Dir: t.TempDir(), Approve: func(context.Context, engine.PermissionRequest) (bool, error) {
+	return &local.Workspace{Dir: t.TempDir(), Approve: func(context.Context, engine.PermissionRequest) (bool, error) {
 		if asked != nil {
 			asked.Add(1)
 		}
@@ -137,7 +138,7 @@ func TestConn_toolsChanged(t *testing.T) {
 // A refusal is the model's to read, and the server is not called.
 func TestTool_denied(t *testing.T) {
 	c, _ := start(t, mcp.Options{})
-	ws := &engine.LocalWorkspace{Dir: t.TempDir()} // no Approve: every request denied
+	ws := &local.Workspace{Dir: t.TempDir()} // no Approve: every request denied
 	res := call(context.Background(), tools(c)["test__spawn"], ws, `{}`, nil)
 	if !res.IsError || !strings.Contains(res.Output, "The user denied test__spawn") {
 		t.Fatalf("denied call = %+v", res)

@@ -12,14 +12,15 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/local"
 )
 
-func benchWS(b *testing.B) *engine.LocalWorkspace {
+func benchWS(b *testing.B) *local.Workspace {
 	dir, err := filepath.EvalSymlinks(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &engine.LocalWorkspace{Dir: dir}
+	return &local.Workspace{Dir: dir}
 }
 
 // BenchmarkReadFile_Window reads one default window deep inside a 2 GiB
@@ -108,7 +109,7 @@ func grepTree(b *testing.B) string {
 
 // BenchmarkGrep_50k is grep over grepTree, as a model calls it.
 func BenchmarkGrep_50k(b *testing.B) {
-	ws := &engine.LocalWorkspace{Dir: grepTree(b)}
+	ws := &local.Workspace{Dir: grepTree(b)}
 	call := &engine.Call{ID: "b", Args: json.RawMessage(`{"pattern": "needle"}`), Workspace: ws, Progress: func(engine.ToolCallEvent) {}}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -46,7 +46,7 @@ func resolve(ws engine.Workspace, p string) (string, error) {
 
 // target is the workspace a path the model gave lies in, and the path
 // resolved there: run:PATH names a file of the run's own record (DESIGN
-// §15), read only through engine.RunFiles and confined to it; any other
+// §15), read only through Call.RunFiles and confined to it; any other
 // path, the session's workspace (resolve).
 func target(call *engine.Call, p string) (engine.Workspace, string, error) {
 	rest, isRun := strings.CutPrefix(p, engine.RunPrefix)
@@ -84,7 +84,7 @@ func writable(ws engine.Workspace, p string) (string, error) {
 // located is the editor's location for a path a tool used: none for a file
 // of the run's record, which is coda's, not the project's.
 func located(ws engine.Workspace, abs string) []engine.Location {
-	if _, isRun := ws.(*engine.RunFiles); isRun {
+	if engine.IsRunFiles(ws) {
 		return nil
 	}
 	return []engine.Location{{Path: abs}}
@@ -98,7 +98,7 @@ func disk(ws engine.Workspace) rootfs.Disk { return rootfs.Disk{Roots: ws.Roots(
 // under it, else absolute.
 func display(ws engine.Workspace, abs string) string {
 	cwd := filepath.Clean(ws.Cwd())
-	if _, isRun := ws.(*engine.RunFiles); isRun {
+	if engine.IsRunFiles(ws) {
 		rel, _ := filepath.Rel(cwd, abs)
 		if rel == "." {
 			rel = ""

@@ -11,12 +11,13 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/local"
 )
 
 // testWS is a local workspace in a temporary directory that records the
 // permission requests it is asked and answers them with allow.
 type testWS struct {
-	engine.LocalWorkspace
+	local.Workspace
 	mu    sync.Mutex
 	asked []engine.PermissionRequest
 	allow bool

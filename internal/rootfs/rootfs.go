@@ -6,6 +6,7 @@ package rootfs
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,6 +40,35 @@ func (d Disk) Stat(path string) (fs.FileInfo, error) {
 // Open is os.Open under the roots.
 func (d Disk) Open(path string) (*os.File, error) {
 	return under(d, "open", path, func(r *os.Root, rel string) (*os.File, error) { return r.Open(rel) })
+}
+
+// A SizedFile is an open regular file and its size, for reading windows
+// of it (what a workspace's OpenFile hands out).
+type SizedFile struct {
+	*os.File
+	size int64
+}
+
+// Size is the file's size when it was opened.
+func (f *SizedFile) Size() int64 { return f.size }
+
+// OpenSized is Open of a file for reading windows of it; a directory is
+// closed and refused.
+func (d Disk) OpenSized(path string) (*SizedFile, error) {
+	f, err := d.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s is a directory", f.Name())
+	}
+	return &SizedFile{File: f, size: fi.Size()}, nil
 }
 
 // ReadFile is os.ReadFile under the roots.

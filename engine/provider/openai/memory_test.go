@@ -16,6 +16,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/local"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
 )
@@ -96,7 +97,7 @@ func TestRun_peakMemoryChild(t *testing.T) {
 	e := &engine.Engine{Models: models{model}, Store: store.New(dir)}
 	turn := &engine.Turn{
 		RunID: "mem", Agent: b, Outputs: outs, Prompt: "Go.", UserModel: "openai:m",
-		Workspace: &engine.LocalWorkspace{Dir: dir},
+		Workspace: &local.Workspace{Dir: dir},
 	}
 	var shown int
 	res := e.Run(context.Background(), turn, engine.SinkFunc(func(_ context.Context, ev engine.Event) error {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package engine_test
+package local_test
 
 import (
 	"context"
@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/local"
 )
 
-func TestLocalWorkspace_files(t *testing.T) {
+func TestWorkspace_files(t *testing.T) {
 	dir := t.TempDir()
-	w := &engine.LocalWorkspace{Dir: dir, Extra: []string{"/extra"}}
+	w := &local.Workspace{Dir: dir, Extra: []string{"/extra"}}
 	ctx := context.Background()
 	if got := w.Roots(); len(got) != 2 || got[0] != dir || got[1] != "/extra" {
 		t.Errorf("Roots = %q", got)
@@ -45,12 +46,12 @@ func TestLocalWorkspace_files(t *testing.T) {
 }
 
 // Without Approve every request is denied; with it, it decides.
-func TestLocalWorkspace_permission(t *testing.T) {
+func TestWorkspace_permission(t *testing.T) {
 	ctx := context.Background()
-	if ok, err := (&engine.LocalWorkspace{}).RequestPermission(ctx, engine.PermissionRequest{Key: "shell"}); ok || err != nil {
+	if ok, err := (&local.Workspace{}).RequestPermission(ctx, engine.PermissionRequest{Key: "shell"}); ok || err != nil {
 		t.Errorf("no Approve: %v, %v", ok, err)
 	}
-	w := &engine.LocalWorkspace{Approve: func(_ context.Context, req engine.PermissionRequest) (bool, error) {
+	w := &local.Workspace{Approve: func(_ context.Context, req engine.PermissionRequest) (bool, error) {
 		return req.Key == "shell", nil
 	}}
 	if ok, _ := w.RequestPermission(ctx, engine.PermissionRequest{Key: "shell"}); !ok {
@@ -58,9 +59,9 @@ func TestLocalWorkspace_permission(t *testing.T) {
 	}
 }
 
-func TestLocalWorkspace_RunCommand(t *testing.T) {
+func TestWorkspace_RunCommand(t *testing.T) {
 	dir := t.TempDir()
-	w := &engine.LocalWorkspace{Dir: dir}
+	w := &local.Workspace{Dir: dir}
 	ctx := context.Background()
 
 	res, err := w.RunCommand(ctx, engine.Command{Line: "pwd; echo oops >&2; exit 3"})

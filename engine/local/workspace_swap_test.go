@@ -1,4 +1,4 @@
-package engine_test
+package local_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/local"
 	"github.com/coda-acp/coda/internal/rootfs"
 )
 
@@ -62,9 +62,9 @@ func assertUntouched(t *testing.T, dir string, names ...string) {
 
 // A folder swapped for a symlink to outside after a path was checked
 // cannot lead a write outside: LocalWorkspace writes through the roots.
-func TestLocalWorkspace_WriteTextFile_swapped(t *testing.T) {
+func TestWorkspace_WriteTextFile_swapped(t *testing.T) {
 	root, _, outside := diskDirs(t)
-	w := &engine.LocalWorkspace{Dir: root}
+	w := &local.Workspace{Dir: root}
 	path := filepath.Join(root, "dir", "x.txt")
 	mustWrite(t, path, "old")
 	if err := os.Rename(filepath.Join(root, "dir"), filepath.Join(root, "dir.moved")); err != nil {
