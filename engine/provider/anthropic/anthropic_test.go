@@ -142,6 +142,7 @@ func TestModel_Stream(t *testing.T) {
 		want: &engine.Response{
 			Text:       "I can't help with that.",
 			StopReason: engine.StopRefusal,
+			Refusal:    "I can't help with that.",
 			Usage:      engine.Usage{InputTokens: 30, OutputTokens: 9, ContextWindow: 200000},
 		},
 		deltas: []engine.Delta{{Text: "I can't help with that."}},

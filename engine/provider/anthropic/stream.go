@@ -124,6 +124,7 @@ type stream struct {
 	onDelta func(engine.Delta) error
 	started *bool // set once something was passed to onDelta: the try cannot be repeated
 
+	dec      sse.JSONDecoder // one decoder for the stream's events (bench_test.go)
 	ev       event
 	blocks   []*contentBlock
 	text     sse.Text
@@ -158,7 +159,7 @@ func (s *stream) read(r *sse.Reader) (err error) {
 
 func (s *stream) event(data []byte) error {
 	s.ev.reset()
-	if err := json.Unmarshal(data, &s.ev); err != nil {
+	if err := s.dec.Decode(data, &s.ev); err != nil {
 		return fmt.Errorf("a stream event is not JSON: %w", err)
 	}
 	e := &s.ev
@@ -289,7 +290,13 @@ func (s *stream) response() (*engine.Response, error) {
 	case "max_tokens", "model_context_window_exceeded":
 		resp.StopReason = engine.StopMaxTokens
 	case "refusal":
+		// The reply stopped by Anthropic's safety classifiers: the
+		// model's words, where it had any, say so.
 		resp.StopReason = engine.StopRefusal
+		resp.Refusal = resp.Text
+		if resp.Refusal == "" {
+			resp.Refusal = "Claude declined to continue (stop_reason refusal)"
+		}
 	default: // end_turn, tool_use, stop_sequence, pause_turn
 		if len(resp.ToolCalls) > 0 {
 			resp.StopReason = engine.StopToolUse

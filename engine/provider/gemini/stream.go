@@ -107,6 +107,7 @@ type stream struct {
 	started *bool         // set once something was passed to onDelta: the try cannot be repeated
 	newID   func() string // an id for a call Gemini sent without one
 
+	dec      sse.JSONDecoder
 	ev       chunk
 	batch    []chunk // a server's reply sent as one JSON array
 	text     sse.Text
@@ -162,7 +163,7 @@ func (s *stream) event(data []byte) error {
 		return nil
 	}
 	s.ev.reset()
-	if err := json.Unmarshal(data, &s.ev); err != nil {
+	if err := s.dec.Decode(data, &s.ev); err != nil {
 		return fmt.Errorf("a stream event is not JSON: %w", err)
 	}
 	return s.chunk(&s.ev)
