@@ -15,9 +15,8 @@
 // ModelFacts), tool.go (Tool, Call, ToolResult, Ask), event.go (the Events
 // a Sink receives), workspace.go (Workspace: files, permission, commands;
 // engine/local is the local disk's, acp the editor's), answer.go (the run
-// statuses),
-// history.go (what a session's next turn keeps of the earlier ones),
-// image.go (a prompt's images, and what stands in for them), args.go (the
+// statuses), history.go (what a session's next turn keeps of the earlier
+// ones), image.go (a prompt's images, and what stands in for them), args.go (the
 // cap on tool arguments while they stream, and how they are shown),
 // notools.go (ToolSupport: models without tool calling).
 //
