@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/local"
 	"github.com/coda-acp/coda/internal/proc"
@@ -30,7 +28,7 @@ import (
 // the connection's read loop (in a prompt turn's goroutine), never in a
 // handler.
 type clientWorkspace struct {
-	conn      *jsonrpc2.Conn
+	conn      caller
 	sessionID string
 	caps      clientCaps
 	local     local.Workspace // the disk and local processes
@@ -55,7 +53,12 @@ type clientCaps struct {
 // must not hold up the turn's "cancelled" answer for long.
 const cancelledCleanupTimeout = 5 * time.Second
 
-func newClientWorkspace(conn *jsonrpc2.Conn, sessionID, cwd string, additional []string, clientCaps json.RawMessage, timeout time.Duration) engine.Workspace {
+// A caller calls the editor and waits for its answer (conn.call).
+type caller interface {
+	call(ctx context.Context, method string, params, result any) error
+}
+
+func newClientWorkspace(conn caller, sessionID, cwd string, additional []string, clientCaps json.RawMessage, timeout time.Duration) engine.Workspace {
 	return &clientWorkspace{
 		conn:      conn,
 		sessionID: sessionID,
@@ -244,7 +247,7 @@ func (w *clientWorkspace) RequestPermission(ctx context.Context, req engine.Perm
 	}
 	// No timeout: the user may think as long as the turn runs.
 	var res permissionResult
-	if err := w.conn.Call(ctx, "session/request_permission", p, &res); err != nil {
+	if err := w.conn.call(ctx, "session/request_permission", p, &res); err != nil {
 		return false, callError(ctx, "session/request_permission", err)
 	}
 	if res.Outcome.Outcome != "selected" {
@@ -305,7 +308,7 @@ func (w *clientWorkspace) RunCommand(ctx context.Context, c engine.Command) (eng
 	}
 	defer cancel()
 	var exit terminalExit
-	waitErr := w.conn.Call(runCtx, "terminal/wait_for_exit", term, &exit)
+	waitErr := w.conn.call(runCtx, "terminal/wait_for_exit", term, &exit)
 
 	// Tidy up even when the turn was cancelled: stop the command, collect
 	// its output, and release the terminal (the tool call has embedded it).
@@ -355,7 +358,7 @@ func (w *clientWorkspace) call(ctx context.Context, method string, params, resul
 func (w *clientWorkspace) callWithin(ctx context.Context, timeout time.Duration, method string, params, result any) error {
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := w.conn.Call(callCtx, method, params, result)
+	err := w.conn.call(callCtx, method, params, result)
 	if err != nil && ctx.Err() == nil && callCtx.Err() != nil {
 		return fmt.Errorf("the editor did not answer %s within %s", method, timeout)
 	}
@@ -366,13 +369,13 @@ func (w *clientWorkspace) callWithin(ctx context.Context, timeout time.Duration,
 // (cancelled, or past a tool's timeout) is returned as it is, so the engine
 // sees a cancellation; a JSON-RPC error from the editor keeps its message.
 func callError(ctx context.Context, method string, err error) error {
-	var rpcErr *jsonrpc2.Error
+	var rpcErr *clientError
 	switch {
 	case err == nil:
 		return nil
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case errors.Is(err, jsonrpc2.ErrClosed):
+	case errors.Is(err, errDisconnected):
 		return fmt.Errorf("%s: the editor has disconnected (stdin closed), so it cannot answer", method)
 	case errors.As(err, &rpcErr):
 		return fmt.Errorf("the editor refused %s: %s", method, rpcErr.Message)

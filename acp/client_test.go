@@ -1,12 +1,11 @@
 package acp
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"log"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,8 +14,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/coda-acp/coda/acp/acptest"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/internal/rootfs"
@@ -24,50 +21,87 @@ import (
 
 // fakeClient is an editor on the other end of an in-memory connection. It
 // records every request coda sends (each checked against the ACP schema) and
-// answers through the handlers set for the test.
+// answers through the handlers set for the test, each in its own goroutine,
+// so a blocking wait_for_exit does not hold up the kill that ends it.
 type fakeClient struct {
-	t  *testing.T
-	mu sync.Mutex
+	t   *testing.T
+	ctx context.Context // ends with the test
+	mu  sync.Mutex
 	// got lists the requests in arrival order.
-	got []*jsonrpc2.Request
+	got []*clientRequest
 	// answer answers a request; a nil answer replies {}.
-	answer func(ctx context.Context, req *jsonrpc2.Request) (any, error)
+	answer func(ctx context.Context, req *clientRequest) (any, error)
+
+	wmu sync.Mutex
+	w   io.WriteCloser // coda's stdin
 }
 
-func (c *fakeClient) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	line, err := json.Marshal(req)
-	if err != nil {
-		c.t.Errorf("re-encoding %s: %v", req.Method, err)
-	}
-	if err := acptest.Check(line, ""); err != nil {
-		c.t.Errorf("coda sent a message the ACP schema refuses: %v\n%s", err, line)
-	}
-	c.mu.Lock()
-	c.got = append(c.got, req)
-	answer := c.answer
-	c.mu.Unlock()
-	var res any = map[string]any{}
-	if answer != nil {
-		res, err = answer(ctx, req)
-	}
-	if err != nil {
-		var rpcErr *jsonrpc2.Error
-		if !errors.As(err, &rpcErr) {
-			rpcErr = &jsonrpc2.Error{Code: -32603, Message: err.Error()}
+// clientRequest is a request coda sent the editor.
+type clientRequest struct {
+	ID     json.RawMessage  `json:"id"`
+	Method string           `json:"method"`
+	Params *json.RawMessage `json:"params"`
+}
+
+// read reads what coda writes, answering each request.
+func (c *fakeClient) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		line := append([]byte(nil), sc.Bytes()...)
+		if err := acptest.Check(line, ""); err != nil {
+			c.t.Errorf("coda sent a message the ACP schema refuses: %v\n%s", err, line)
 		}
-		_ = conn.ReplyWithError(ctx, req.ID, rpcErr)
-		return
+		var req clientRequest
+		if err := json.Unmarshal(line, &req); err != nil || req.Method == "" {
+			continue
+		}
+		c.mu.Lock()
+		c.got = append(c.got, &req)
+		answer := c.answer
+		c.mu.Unlock()
+		go c.reply(&req, answer)
 	}
-	if res == nil {
-		res = map[string]any{}
-	}
-	_ = conn.Reply(ctx, req.ID, res)
 }
 
-func (c *fakeClient) requests() []*jsonrpc2.Request {
+func (c *fakeClient) reply(req *clientRequest, answer func(context.Context, *clientRequest) (any, error)) {
+	var (
+		res any = map[string]any{}
+		err error
+	)
+	if answer != nil {
+		res, err = answer(c.ctx, req)
+	}
+	var msg any
+	switch {
+	case err != nil:
+		var rpcErr *clientError
+		if !errors.As(err, &rpcErr) {
+			rpcErr = &clientError{Code: -32603, Message: err.Error()}
+		}
+		msg = map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": rpcErr}
+	case res == nil:
+		msg = map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": map[string]any{}}
+	default:
+		msg = map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": res}
+	}
+	line, _ := json.Marshal(msg)
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.w.Write(append(line, '\n'))
+}
+
+// hangUp closes coda's stdin, as an editor that goes away does.
+func (c *fakeClient) hangUp() {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.w.Close()
+}
+
+func (c *fakeClient) requests() []*clientRequest {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]*jsonrpc2.Request(nil), c.got...)
+	return append([]*clientRequest(nil), c.got...)
 }
 
 func (c *fakeClient) methods() string {
@@ -78,23 +112,32 @@ func (c *fakeClient) methods() string {
 	return strings.Join(ms, " ")
 }
 
-// newClientPair connects a clientWorkspace to a fake client over net.Pipe.
-func newClientPair(t *testing.T, caps string, answer func(context.Context, *jsonrpc2.Request) (any, error)) (*clientWorkspace, *fakeClient) {
+// newClientPair connects a clientWorkspace to a fake client over pipes,
+// through a connection that takes no requests of its own.
+func newClientPair(t *testing.T, caps string, answer func(context.Context, *clientRequest) (any, error)) (*clientWorkspace, *fakeClient) {
 	t.Helper()
-	a, b := net.Pipe()
+	toCoda, clientW := io.Pipe()
+	clientR, fromCoda := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	fc := &fakeClient{t: t, answer: answer}
-	// The client answers in goroutines, so a blocking wait_for_exit does not
-	// hold up the kill that ends it.
-	clientConn := jsonrpc2.NewConn(ctx, jsonrpc2.NewBufferedStream(b, jsonrpc2.VSCodeObjectCodec{}), jsonrpc2.AsyncHandler(fc))
-	agentConn := jsonrpc2.NewConn(ctx, jsonrpc2.NewBufferedStream(a, jsonrpc2.VSCodeObjectCodec{}),
-		jsonrpc2.HandlerWithError(func(context.Context, *jsonrpc2.Conn, *jsonrpc2.Request) (any, error) {
-			return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "coda takes no requests here"}
-		}), jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
+	fc := &fakeClient{t: t, ctx: ctx, answer: answer, w: clientW}
+	agent := newConn(Options{}, toCoda, fromCoda)
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		agent.serve(context.Background(), func(id json.RawMessage, method string, _ json.RawMessage) {
+			if id != nil {
+				agent.out.writeLine(appendError(nil, id, codeMethodNotFound, "coda takes no requests here", nil))
+			}
+		})
+		fromCoda.Close()
+	}()
+	read := make(chan struct{})
+	go func() { defer close(read); fc.read(clientR) }()
 	t.Cleanup(func() {
 		cancel()
-		agentConn.Close()
-		clientConn.Close()
+		fc.hangUp()
+		<-served
+		<-read
 	})
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -104,11 +147,11 @@ func newClientPair(t *testing.T, caps string, answer func(context.Context, *json
 	if caps != "" {
 		raw = json.RawMessage(caps)
 	}
-	ws := newClientWorkspace(agentConn, "s-1", dir, []string{"/extra"}, raw, time.Minute).(*clientWorkspace)
+	ws := newClientWorkspace(agent, "s-1", dir, []string{"/extra"}, raw, time.Minute).(*clientWorkspace)
 	return ws, fc
 }
 
-func paramsOf(t *testing.T, req *jsonrpc2.Request) map[string]any {
+func paramsOf(t *testing.T, req *clientRequest) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if req.Params == nil || json.Unmarshal(*req.Params, &m) != nil {
@@ -148,7 +191,7 @@ func TestClientWorkspace_Roots(t *testing.T) {
 }
 
 func TestClientWorkspace_ReadThroughEditor(t *testing.T) {
-	ws, fc := newClientPair(t, allCaps, func(_ context.Context, req *jsonrpc2.Request) (any, error) {
+	ws, fc := newClientPair(t, allCaps, func(_ context.Context, req *clientRequest) (any, error) {
 		if req.Method == "fs/read_text_file" {
 			return map[string]any{"content": "unsaved € text"}, nil
 		}
@@ -204,8 +247,8 @@ func TestClientWorkspace_HugeFileReadFromDisk(t *testing.T) {
 }
 
 func TestClientWorkspace_EditorReadError(t *testing.T) {
-	ws, _ := newClientPair(t, allCaps, func(context.Context, *jsonrpc2.Request) (any, error) {
-		return nil, &jsonrpc2.Error{Code: -32002, Message: "resource not found"}
+	ws, _ := newClientPair(t, allCaps, func(context.Context, *clientRequest) (any, error) {
+		return nil, &clientError{Code: -32002, Message: "resource not found"}
 	})
 	_, err := ws.ReadTextFile(context.Background(), filepath.Join(ws.Cwd(), "gone.txt"))
 	if err == nil || !strings.Contains(err.Error(), "resource not found") {
@@ -257,9 +300,9 @@ func TestClientWorkspace_DiskWithoutCapabilities(t *testing.T) {
 
 // permissionAnswers answers session/request_permission with the given
 // outcomes in turn.
-func permissionAnswers(outcomes ...any) func(context.Context, *jsonrpc2.Request) (any, error) {
+func permissionAnswers(outcomes ...any) func(context.Context, *clientRequest) (any, error) {
 	var mu sync.Mutex
-	return func(_ context.Context, req *jsonrpc2.Request) (any, error) {
+	return func(_ context.Context, req *clientRequest) (any, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if req.Method != "session/request_permission" || len(outcomes) == 0 {
@@ -371,7 +414,7 @@ func TestClientWorkspace_PermissionCancelledTurn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		block := make(chan struct{})
 		defer close(block)
-		ws, _ := newClientPair(t, "", func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		ws, _ := newClientPair(t, "", func(ctx context.Context, req *clientRequest) (any, error) {
 			<-block // the user never answers
 			return nil, nil
 		})
@@ -401,7 +444,7 @@ type fakeTerminal struct {
 	killed chan struct{}
 }
 
-func (ft *fakeTerminal) answer(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+func (ft *fakeTerminal) answer(ctx context.Context, req *clientRequest) (any, error) {
 	switch req.Method {
 	case "terminal/create":
 		return map[string]any{"terminalId": "term-1"}, nil
@@ -513,7 +556,7 @@ func TestClientWorkspace_editorTimeout(t *testing.T) {
 	block := make(chan struct{})
 	defer close(block)
 	decided := make(chan struct{})
-	ws, _ := newClientPair(t, allCaps, func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	ws, _ := newClientPair(t, allCaps, func(ctx context.Context, req *clientRequest) (any, error) {
 		if req.Method == "session/request_permission" {
 			<-decided // the user decides after the other calls timed out
 			return map[string]any{"outcome": selected("allow_once")}, nil
@@ -560,7 +603,7 @@ func TestClientWorkspace_disconnect(t *testing.T) {
 	asked := make(chan struct{})
 	block := make(chan struct{})
 	defer close(block)
-	ws, _ := newClientPair(t, allCaps, func(context.Context, *jsonrpc2.Request) (any, error) {
+	ws, fc := newClientPair(t, allCaps, func(context.Context, *clientRequest) (any, error) {
 		close(asked)
 		<-block // the user never decides
 		return nil, nil
@@ -571,7 +614,7 @@ func TestClientWorkspace_disconnect(t *testing.T) {
 		errc <- err
 	}()
 	<-asked
-	ws.conn.Close() // what the library does at stdin's end
+	fc.hangUp() // stdin ends
 	want := "session/request_permission: the editor has disconnected (stdin closed), so it cannot answer"
 	if err := <-errc; err == nil || err.Error() != want {
 		t.Errorf("the waiting permission request: %v, want %q", err, want)

@@ -2,14 +2,14 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
-
-	"github.com/sourcegraph/jsonrpc2"
 )
 
 // Serve serves one ACP connection on in and out. It returns when the
@@ -21,22 +21,25 @@ import (
 // background until it ends, but nothing read is answered any more.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s.conn = newConn(s.opts, in, out)
-	err := s.conn.serve(ctx, s)
+	err := s.conn.serve(ctx, s.serve)
 	// 7. Stop the sessions' MCP servers: every turn that could call them
 	// has answered.
 	s.mcp.Close()
 	return err
 }
 
-// A conn is the whole life of one connection, in the order it happens:
+// A conn is the whole JSON-RPC connection: its life, its read loop, and the
+// calls coda makes to the editor. Its life, in the order it happens:
 //
-//  1. serve: messages are read and handled in wire order (Server.Handle)
-//     until stdin ends or ctx is done (coda was signalled);
-//  2. disconnect: no new turn starts, and the JSON-RPC connection closes, so
+//  1. serve: the read loop reads the messages and hands each request and
+//     notification to the method table (methods.go), in wire order, and
+//     each answer to the call that waits for it, until stdin ends or ctx
+//     is done (coda was signalled);
+//  2. disconnect: no new turn starts, nothing more read is handled, and
 //     coda's calls to the editor (permission, fs/*, terminal/*) that are
 //     waiting fail at once, as new ones do: no answer can come any more.
 //     After a signal the turns are cancelled first (step 4 comes early), so
-//     none takes the closing for an editor gone away and carries on;
+//     none takes the disconnect for an editor gone away and carries on;
 //  3. drain: when stdin ended, the turns still running get DrainTimeout to
 //     finish; after a signal, none;
 //  4. cancel: the turns still running are cancelled; each answers its
@@ -46,9 +49,15 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 //  6. flush and close the output;
 //  7. stop the sessions' MCP servers (Serve returns once they are gone).
 //
-// Turns run under the connection's own context, turns: the JSON-RPC library
-// never sees it (it would close the stream when it ends), and only step 4
-// cancels it.
+// Turns run under the connection's own context, turns, which only step 4
+// cancels.
+//
+// coda owns this whole layer rather than leaving the read loop and its
+// calls to a JSON-RPC library (ARCHITECTURE.md says why): the line reader
+// (stream.go) already decodes each message's envelope, so the read loop
+// hands on what it decoded; a request's id is kept as the client spelt it,
+// so a negative or string id is echoed exactly; and a message without an id
+// is a notification, never answered.
 type conn struct {
 	log          *slog.Logger
 	in           *stream
@@ -58,13 +67,16 @@ type conn struct {
 	turns       context.Context
 	cancelTurns context.CancelFunc
 
-	// rpc is the library's connection, for coda's calls to the editor:
-	// set and read on the read loop (client).
-	rpc *jsonrpc2.Conn
-
 	mu      sync.Mutex
-	closing bool           // set at step 2: no new turn starts
+	closing bool           // set at step 2: no new turn starts, nothing read is handled
 	owed    sync.WaitGroup // answers the read loop left to goroutines
+
+	// calls are coda's requests to the editor waiting for their answers,
+	// by id; ids count up from 0. Once disconnected, none is made.
+	callsMu      sync.Mutex
+	calls        map[int64]chan *envelope
+	nextCall     int64
+	disconnected bool
 }
 
 func newConn(opts Options, in io.Reader, out io.Writer) *conn {
@@ -73,31 +85,35 @@ func newConn(opts Options, in io.Reader, out io.Writer) *conn {
 		trace = opts.log()
 	}
 	o := newOutput(out, trace)
-	c := &conn{log: opts.log(), in: newStream(in, o, opts.MaxMessageBytes, trace), out: o, drainTimeout: opts.DrainTimeout}
+	c := &conn{log: opts.log(), in: newStream(in, o, opts.MaxMessageBytes, trace), out: o, drainTimeout: opts.DrainTimeout, calls: map[int64]chan *envelope{}}
 	c.turns, c.cancelTurns = context.WithCancel(context.Background())
 	return c
 }
 
-func (c *conn) serve(ctx context.Context, h jsonrpc2.Handler) error {
-	// 1. Serve. The library runs the read loop, calling h for each request.
-	rpc := jsonrpc2.NewConn(context.Background(), c.in, h, jsonrpc2.SetLogger(slogLogger{c.log}))
+// serve runs the connection's life; handle gets each request (id set) and
+// notification (id nil) read.
+func (c *conn) serve(ctx context.Context, handle func(id json.RawMessage, method string, params json.RawMessage)) error {
+	// 1. Serve.
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		c.readLoop(handle)
+	}()
 	signalled := false
 	select {
-	case <-rpc.DisconnectNotify():
+	case <-read:
 	case <-ctx.Done():
 		signalled = true
 	}
 
-	// 2. Disconnect. At stdin's end the library has closed the connection
-	// already, failing the calls that were waiting; after a signal it is
-	// closed here, once the turns are cancelled.
+	// 2. Disconnect.
 	c.mu.Lock()
 	c.closing = true
 	c.mu.Unlock()
 	if signalled {
 		c.cancelTurns()
 	}
-	rpc.Close()
+	c.disconnect()
 
 	// 3. Drain.
 	if !signalled {
@@ -115,6 +131,31 @@ func (c *conn) serve(ctx context.Context, h jsonrpc2.Handler) error {
 		return fmt.Errorf("writing to the client: %w", err)
 	}
 	return nil
+}
+
+// readLoop reads messages until stdin ends. Each is handled before the
+// next is read; only a prompt's turn leaves the loop (begin).
+func (c *conn) readLoop(handle func(id json.RawMessage, method string, params json.RawMessage)) {
+	for {
+		m, err := c.in.read()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				c.log.Warn("reading from the client", "err", err)
+			}
+			return
+		}
+		c.mu.Lock()
+		closing := c.closing
+		c.mu.Unlock()
+		switch {
+		case closing:
+			// Shutting down after a signal: nothing read is handled.
+		case m.Method != nil:
+			handle(m.ID, *m.Method, m.Params)
+		default:
+			c.answered(m)
+		}
+	}
 }
 
 // drain waits for the answers owed, for at most the drain timeout; a signal
@@ -188,10 +229,102 @@ func (c *conn) afterOrNow(done <-chan struct{}, answer func()) {
 	}()
 }
 
-// client is the connection coda calls the editor on; nil outside Serve.
-func (c *conn) client() *jsonrpc2.Conn { return c.rpc }
+// Calls to the editor.
 
-// slogLogger adapts slog to jsonrpc2's logger.
-type slogLogger struct{ l *slog.Logger }
+// errDisconnected fails a call to the editor once stdin has ended (or coda
+// was signalled): no answer can come.
+var errDisconnected = errors.New("the connection to the editor is closed")
 
-func (l slogLogger) Printf(format string, v ...any) { l.l.Debug(fmt.Sprintf(format, v...)) }
+// A clientError is the editor's error answer to one of coda's calls.
+type clientError struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *clientError) Error() string {
+	return fmt.Sprintf("the editor answered %d: %s", e.Code, e.Message)
+}
+
+// call sends the editor a request and waits for its answer, decoded into
+// result (when not nil), for ctx to end, or for the connection to end. A
+// call whose ctx ends stops waiting; its answer, if one comes, is dropped.
+// Calls are made off the read loop (in a turn's goroutine): the answer
+// comes through it.
+func (c *conn) call(ctx context.Context, method string, params, result any) error {
+	c.callsMu.Lock()
+	if c.disconnected {
+		c.callsMu.Unlock()
+		return errDisconnected
+	}
+	id := c.nextCall
+	c.nextCall++
+	answer := make(chan *envelope, 1)
+	c.calls[id] = answer
+	c.callsMu.Unlock()
+	defer func() {
+		c.callsMu.Lock()
+		delete(c.calls, id)
+		c.callsMu.Unlock()
+	}()
+
+	b := append(make([]byte, 0, 256), `{"id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"jsonrpc":"2.0","method":`...)
+	b = appendString(b, method)
+	b = append(b, `,"params":`...)
+	b, err := encodeJSON(b, params)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", method, err)
+	}
+	if err := c.out.writeLine(append(b, '}')); err != nil {
+		return err
+	}
+
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case m, ok := <-answer:
+		switch {
+		case !ok:
+			return errDisconnected
+		case !isNull(m.Error):
+			var e clientError
+			if err := json.Unmarshal(m.Error, &e); err != nil {
+				return fmt.Errorf("the editor's error answer to %s: %w", method, err)
+			}
+			return &e
+		case result == nil || isNull(m.Result):
+			return nil
+		}
+		return json.Unmarshal(m.Result, result)
+	}
+}
+
+// answered hands an answer read to the call waiting for it; an answer to
+// no call waiting (one abandoned, an id coda never used) is dropped.
+func (c *conn) answered(m *envelope) {
+	var answer chan *envelope
+	if id, err := strconv.ParseInt(string(m.ID), 10, 64); err == nil {
+		c.callsMu.Lock()
+		answer = c.calls[id]
+		delete(c.calls, id)
+		c.callsMu.Unlock()
+	}
+	if answer == nil {
+		c.log.Debug("ignoring an answer to no call coda is waiting on", "id", string(m.ID))
+		return
+	}
+	answer <- m
+}
+
+// disconnect fails the calls waiting, and every call after.
+func (c *conn) disconnect() {
+	c.callsMu.Lock()
+	defer c.callsMu.Unlock()
+	c.disconnected = true
+	for id, answer := range c.calls {
+		close(answer)
+		delete(c.calls, id)
+	}
+}

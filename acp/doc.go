@@ -1,12 +1,14 @@
 // Package acp serves the Agent Client Protocol over a byte stream (stdio):
-// newline-delimited JSON-RPC 2.0 on github.com/sourcegraph/jsonrpc2 with
-// coda's own line reader, the typed method table (initialize, sessions,
-// prompt turns, cancel), and the mapping of engine events to session/update
-// notifications, encoded by hand on the hot path.
+// newline-delimited JSON-RPC 2.0, its connection coda's own (the read loop,
+// the line reader, the output, the calls to the editor), the typed method
+// table (initialize, sessions, prompt turns, cancel), and the mapping of
+// engine events to session/update notifications, encoded by hand on the
+// hot path.
 //
 // Where each part lives:
 //
-//	conn.go        a connection's whole life: serve, disconnect, drain, cancel, wait, flush, close
+//	conn.go        the JSON-RPC connection: its whole life (serve, disconnect, drain, cancel, wait,
+//	               flush, close), the read loop, and the calls coda makes to the editor
 //	stream.go      the line reader: one message a line, bad and over-long lines answered, never fatal
 //	output.go      the protocol stream out: one line a message, under one lock, flushed when idle
 //	methods.go     the method table: each method's name, params type, result type and handler;

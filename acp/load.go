@@ -245,7 +245,7 @@ func (s *Server) workspace(sess *session) {
 	s.mu.Lock()
 	caps := s.clientCaps
 	s.mu.Unlock()
-	sess.ws = newClientWorkspace(s.conn.client(), sess.id, sess.cwd, sess.additional, caps, s.opts.EditorTimeout)
+	sess.ws = newClientWorkspace(s.conn, sess.id, sess.cwd, sess.additional, caps, s.opts.EditorTimeout)
 	s.bindMode(sess)
 }
 

@@ -1,17 +1,13 @@
 package acp
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"math"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
@@ -168,20 +164,6 @@ func NewServer(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Handle implements jsonrpc2.Handler: the library's read loop hands each
-// message to the method table (methods.go), in wire order.
-func (s *Server) Handle(_ context.Context, rpc *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	s.conn.rpc = rpc // read on the read loop only (conn.client)
-	var id, params json.RawMessage
-	if !req.Notif {
-		id = appendID(nil, req.ID)
-	}
-	if req.Params != nil {
-		params = *req.Params
-	}
-	s.serve(id, req.Method, params)
-}
-
 // reply writes a result response; id is as the client sent it.
 func (s *Server) reply(id json.RawMessage, result any) {
 	b := make([]byte, 0, 256)
@@ -224,18 +206,6 @@ func appendError(b, id []byte, code int, msg string, data any) []byte {
 		b = appendJSON(b, data)
 	}
 	return append(b, "}}"...)
-}
-
-// appendID writes a request id as the client sent it. The library reads a
-// negative id into a uint64; it is turned back here.
-func appendID(b []byte, id jsonrpc2.ID) []byte {
-	if id.IsString {
-		return appendString(b, id.Str)
-	}
-	if id.Num > math.MaxInt64 {
-		return appendInt(b, int64(id.Num))
-	}
-	return strconv.AppendUint(b, id.Num, 10)
 }
 
 // idKey is a map key for a request id: the same for one id however it is

@@ -28,10 +28,9 @@ const DefaultMaxMessageBytes = 64 << 20
 // headBytes is how much of an over-long line is kept, to find its id.
 const headBytes = 4 << 10
 
-// stream is coda's jsonrpc2.ObjectStream: it reads the client's lines and
-// writes through the connection's output. Unlike the library's codecs it
-// never closes the connection over a bad line: it answers -32700 or -32600
-// itself and reads on.
+// stream reads the client's lines, one message each, and decodes their
+// envelope. It never gives up over a bad line: it answers -32700 or -32600
+// itself, through the connection's output, and reads on.
 //
 // A line longer than max is never held whole: past the limit it is read and
 // dropped, and answered -32600. Its id is read from its first bytes when they
@@ -58,45 +57,28 @@ func newStream(in io.Reader, out *output, max int, trace *slog.Logger) *stream {
 	return &stream{r: bufio.NewReaderSize(in, 64<<10), out: out, max: max, trace: trace}
 }
 
-// WriteObject implements jsonrpc2.ObjectStream: compact JSON, not
-// HTML-escaped.
-func (s *stream) WriteObject(obj any) error {
-	b, err := encodeJSON(nil, obj)
-	if err != nil {
-		return err
-	}
-	return s.out.writeLine(b)
-}
-
-// Close implements jsonrpc2.ObjectStream. The library calls it when it
-// closes the connection (at stdin's end); the output stays open, because
-// only the connection's owner knows when every answer has been written.
-func (s *stream) Close() error { return nil }
-
-// ReadObject implements jsonrpc2.ObjectStream. It returns only messages the
-// library can decode; everything else is answered here.
-func (s *stream) ReadObject(v any) error {
+// read returns the next message: a request or notification (Method set,
+// ID nil for a notification) or an answer to one of coda's calls (ID set,
+// Result or Error). Everything else is answered here. At the input's end it
+// returns io.EOF.
+func (s *stream) read() (*envelope, error) {
 	for {
 		line, long, err := s.readLine()
 		switch {
 		case long > 0:
-			if s.tooLong(line, long, v) {
-				return nil
+			if m := s.tooLong(line, long); m != nil {
+				return m, nil
 			}
 		case len(bytes.TrimSpace(line)) > 0:
 			if s.trace != nil {
 				s.trace.Debug("wire ←", "message", string(line))
 			}
-			if msg := s.screen(line); msg != nil {
-				if jerr := json.Unmarshal(line, v); jerr == nil {
-					return nil
-				} else {
-					s.writeError(msg.ID, codeInvalidRequest, "invalid request: "+jerr.Error())
-				}
+			if m := s.screen(line); m != nil {
+				return m, nil
 			}
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
 }
@@ -146,9 +128,9 @@ func (s *stream) grow(n int) {
 }
 
 // tooLong answers a line over the limit, of which head is the start and n
-// the length. It reports whether it set v to a message for the library: an
+// the length. It returns the message to hand on in its place, if any: an
 // error answering one of coda's own calls, which then fails at once.
-func (s *stream) tooLong(head []byte, n int, v any) bool {
+func (s *stream) tooLong(head []byte, n int) *envelope {
 	if s.trace != nil {
 		s.trace.Debug("wire ← (over the limit, dropped)", "bytes", n, "start", string(head))
 	}
@@ -159,14 +141,14 @@ func (s *stream) tooLong(head []byte, n int, v any) bool {
 	}
 	switch {
 	case response && id != nil:
-		b := appendError(nil, id, codeInvalidRequest, "the client's answer is "+size, nil)
-		return json.Unmarshal(b, v) == nil
+		e := appendJSON(nil, clientError{Code: codeInvalidRequest, Message: "the client's answer is " + size})
+		return &envelope{ID: id, Error: e}
 	case request && id != nil:
 		s.writeError(id, codeInvalidRequest, "invalid request: the message is "+size)
 	default:
 		s.writeError(nil, codeInvalidRequest, "invalid request: the message is "+size)
 	}
-	return false
+	return nil
 }
 
 // peekEnvelope reads what it can of a message's envelope from its first
@@ -201,18 +183,21 @@ func peekEnvelope(head []byte) (id json.RawMessage, request, response bool) {
 	return id, request, response
 }
 
-// envelope is what screen reads of a message.
+// envelope is a message as read: its members undecoded but for the
+// method. The table decodes a request's params, the call an answer's
+// result.
 type envelope struct {
 	JSONRPC *string         `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
+	ID      json.RawMessage `json:"id"` // as the client spelt it; nil when absent or null
 	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
 }
 
-// screen answers a line that is not a request or response the library can
-// decode (-32700, -32600) and returns nil for it; otherwise it returns the
-// message's envelope.
+// screen answers a line that is not a request, notification or answer
+// (-32700, -32600) and returns nil for it; otherwise it returns the
+// message's envelope, decoded in the one pass.
 func (s *stream) screen(line []byte) *envelope {
 	if !utf8.Valid(line) {
 		s.writeError(nil, codeParseError, "parse error: the line is not valid UTF-8")
@@ -257,6 +242,12 @@ func (s *stream) screen(line []byte) *envelope {
 		return nil
 	case isResponse && id == nil:
 		return nil // a response to nothing: nothing to answer
+	case m.Error != nil && !isNull(m.Error):
+		var e clientError
+		if err := json.Unmarshal(m.Error, &e); err != nil {
+			s.writeError(id, codeInvalidRequest, "invalid request: error: "+err.Error())
+			return nil
+		}
 	}
 	m.ID = id
 	return &m
@@ -264,8 +255,8 @@ func (s *stream) screen(line []byte) *envelope {
 
 func isNull(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
 
-// validID accepts what the library can decode: absent, null, a string, or
-// an integer that fits int64.
+// validID accepts a JSON-RPC id: absent, null, a string, or an integer
+// that fits int64.
 func validID(raw json.RawMessage) bool {
 	if isNull(raw) {
 		return true
