@@ -280,8 +280,8 @@ var errMaxCalls = errors.New("the run used its model-call budget")
 // A tree is what a run shares with its workers and children, and theirs
 // (DESIGN §12): one model-call budget, the turn's sink and its workspace
 // (so its permission memory), its tools and what it learns of its models'
-// tool calling. Cancellation reaches them through their
-// contexts, derived from the run's; their records nest in the run's.
+// tool calling. Cancellation reaches them through their contexts, derived
+// from the run's; their records nest in the run's.
 type tree struct {
 	calls atomic.Int64 // model calls so far, tree-wide
 	max   int64

@@ -272,9 +272,10 @@ func toolsOutOfReach(s *blueprint.Stage) string {
 }
 
 // lintTaint warns of a gate turned on only to record: `allow` lets every
-// call through.
+// call through. (The policy is named as [agent.taint] spells it: the
+// linter does not import the gate.)
 func lintTaint(fs *findings, b *blueprint.Blueprint) {
-	if c := b.Agent.Taint; c != nil && c.Policy == "allow" /* engine/taint's Allow */ {
+	if c := b.Agent.Taint; c != nil && c.Policy == "allow" {
 		fs.add(blueprint.SeverityWarning, CodeTaintAllow, "agent.taint.policy", "\"allow\" lets private content through every answer, shell command and MCP call; it only records them in taint_audit.json: say \"ask\" or \"deny\" to guard them")
 	}
 }
