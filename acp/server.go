@@ -170,11 +170,7 @@ func (s *Server) reply(id json.RawMessage, result any) {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"result":`...)
-	if raw, ok := result.([]byte); ok {
-		b = append(b, raw...)
-	} else {
-		b = appendJSON(b, result)
-	}
+	b = appendJSON(b, result)
 	b = append(b, '}')
 	if err := s.conn.out.writeLine(b); err != nil {
 		s.log.Debug("writing a reply", "err", err)

@@ -281,3 +281,30 @@ func itemsOf(node any, v any) any {
 	}
 	return nil
 }
+
+// clientResults are the definitions of the results of the methods an agent
+// calls on the client.
+var clientResults = map[string]string{
+	"fs/read_text_file":          "ReadTextFileResponse",
+	"fs/write_text_file":         "WriteTextFileResponse",
+	"session/request_permission": "RequestPermissionResponse",
+	"terminal/create":            "CreateTerminalResponse",
+	"terminal/output":            "TerminalOutputResponse",
+	"terminal/wait_for_exit":     "WaitForTerminalExitResponse",
+	"terminal/kill":              "KillTerminalResponse",
+	"terminal/release":           "ReleaseTerminalResponse",
+}
+
+// CallResultDef is the schema definition of the result of method, one an
+// agent calls on the client; "" when acptest knows none.
+func CallResultDef(method string) string { return clientResults[method] }
+
+// CheckCall reports why params are not the params of method, one an agent
+// calls on the client, as CheckResult does for results.
+func CheckCall(method string, params []byte) error {
+	d := requestParams[method]
+	if d == "" {
+		return fmt.Errorf("acptest knows no params definition for %s", method)
+	}
+	return checkDef(d, params)
+}
