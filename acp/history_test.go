@@ -101,3 +101,32 @@ func TestSession_historyBounded(t *testing.T) {
 	}
 	runtime.KeepAlive(srv)
 }
+
+// A session's history counts the exchanges it no longer keeps, live and
+// when restored from its file (which reads them one at a time, keeping as
+// it goes), so that the next turn can say how many it does not show and
+// what the first of them asked.
+func TestSession_historyCountsCuts(t *testing.T) {
+	state := t.TempDir()
+	srv := testServer(t, state, Options{})
+	id := handle(t, srv, (*Server).newSession, fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, t.TempDir())).SessionID
+	for i := range 45 {
+		promptAndWait(t, srv, id, fmt.Sprintf("turn %d", i))
+	}
+	check := func(how string, sess *session) {
+		t.Helper()
+		sess.mu.Lock()
+		defer sess.mu.Unlock()
+		if h := sess.history; len(h) != 20 || h[0].NotShown != 25 || h[0].FirstNotShown != "turn 0" {
+			t.Errorf("%s: %d exchanges, the first counting %d not shown from %q; want 20, 25, \"turn 0\"", how, len(h), h[0].NotShown, h[0].FirstNotShown)
+		}
+	}
+	check("live", srv.sessions[id])
+	f, err := srv.store.read(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := testServer(t, state, Options{})
+	handle(t, again, (*Server).resumeSession, fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, f.Cwd))
+	check("restored", again.sessions[id])
+}

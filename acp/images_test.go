@@ -47,7 +47,7 @@ arguments = { content = "8 bytes." }
 	}
 	// The second run's prompt.md names the first turn by its run id; the
 	// session keeps that turn with a note in the image's place.
-	if !strings.Contains(string(second), "[earlier turn: run r-1]") || strings.Contains(string(second), "[image image/png") {
+	if !strings.Contains(string(second), "[earlier turn 1: run r-1]") || strings.Contains(string(second), "[image image/png") {
 		t.Errorf("the second run's prompt.md:\n%s\nwant the earlier turn named by its run id", second)
 	}
 	stored, _ := os.ReadFile(filepath.Join(state, "sessions", "s-1.json"))

@@ -199,7 +199,7 @@ func (s *Server) readSession(id string) (*sessionFile, []engine.Exchange, error)
 		h := ex.History
 		h.RunID = ex.RunID
 		if history = append(history, h); len(history) > 2*engine.MaxHistory {
-			history = append(history[:0], history[len(history)-engine.MaxHistory:]...)
+			history = engine.KeepHistory(history) // counting what it cuts
 		}
 	})
 	switch {

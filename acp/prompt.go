@@ -172,7 +172,8 @@ func renderPrompt(blocks []contentBlock) (string, error) {
 			}
 			switch {
 			case r.Text != nil:
-				fmt.Fprintf(&b, "<resource uri=%q>\n%s\n</resource>", r.URI, *r.Text)
+				// Data the user attached, not their words: framed as data.
+				b.WriteString(engine.Frame("resource "+r.URI, *r.Text))
 			default:
 				fmt.Fprintf(&b, "[The user attached %s, a binary resource (%s) coda cannot read.]", r.URI, r.MimeType)
 			}

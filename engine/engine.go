@@ -43,6 +43,12 @@ type Exchange struct {
 	// RunID is not stored with the exchange: acp's session file keeps it
 	// beside.
 	RunID string `json:"-"`
+	// NotShown, on the first exchange KeepHistory kept, counts the
+	// session's exchanges before it that were cut, and FirstNotShown is
+	// the first line of the first of their prompts (history.go). Neither
+	// is stored: keeping the stored history again counts them again.
+	NotShown      int    `json:"-"`
+	FirstNotShown string `json:"-"`
 }
 
 // An Engine runs prompt turns. It holds what lasts as long as the process

@@ -249,7 +249,8 @@ model = { models = ["anthropic:missing", "openai:there"], allow_user_default = f
 	}
 }
 
-// A session's earlier turns come before the new prompt in the first stage.
+// A session's earlier turns come before the new prompt in the first
+// stage, in its first message, each prompt and answer framed as data.
 func TestRun_history(t *testing.T) {
 	turn := newTurn(t, defaultAgent, "")
 	rec := &recorder{}
@@ -265,7 +266,10 @@ func TestRun_history(t *testing.T) {
 	for _, m := range rec.reqs[0].Messages {
 		got = append(got, string(m.Role)+": "+m.Text)
 	}
-	want := []string{"user: What is 6×7?", "assistant: 42", "user: And doubled?"}
+	want := []string{"user: ## This session's earlier turns\n\n" +
+		"<coda-data source=\"turn 1: the user's prompt\">\nWhat is 6×7?\n</coda-data>\n" +
+		"<coda-data source=\"turn 1: the answer\">\n42\n</coda-data>\n" +
+		"\n## The task\nAnd doubled?"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("messages (-want +got):\n%s", diff)
 	}
@@ -279,24 +283,48 @@ mode = "output"
 `
 
 // A long session shows the model only its latest turns, each clipped at a
-// character boundary.
+// character boundary, and says how many it does not show and what the
+// first of them asked; the visit's status.json counts them.
 func TestRun_historyBounded(t *testing.T) {
 	turn := newTurn(t, defaultAgent, "")
 	rec := &recorder{}
 	turn.Models = models{"rec": rec}
 	turn.UserModel = "rec"
 	for i := 0; i < 25; i++ {
-		turn.History = append(turn.History, engine.Exchange{Prompt: fmt.Sprintf("q%d", i), Answer: "a"})
+		turn.History = append(turn.History, engine.Exchange{Prompt: fmt.Sprintf("q%d\nmore of q%d", i, i), Answer: "a"})
 	}
 	turn.History[24].Answer = strings.Repeat("é", 20000) // 40,000 bytes
 	runTurn(context.Background(), turn, &events{})
 	msgs := rec.reqs[0].Messages
-	if len(msgs) != 2*20+1 || msgs[0].Text != "q5" {
-		t.Fatalf("%d messages starting %q; want the latest 20 turns and the prompt", len(msgs), msgs[0].Text)
+	if len(msgs) != 1 {
+		t.Fatalf("%d messages; want the history and the prompt in one", len(msgs))
 	}
-	big := msgs[len(msgs)-2].Text
+	text := msgs[0].Text
+	for _, want := range []string{
+		"5 earlier exchanges are not shown; the first was:\n<coda-data source=\"turn 1: the user's prompt, its first line\">\nq0\n</coda-data>",
+		"<coda-data source=\"turn 6: the user's prompt\">\nq5\nmore of q5\n</coda-data>",
+		"<coda-data source=\"turn 25: the answer\">",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the first message lacks %q:\n%s", want, text[:min(len(text), 600)])
+		}
+	}
+	if strings.Contains(text, "q4\n") {
+		t.Errorf("the first message shows a turn past the latest 20")
+	}
+	big := text[strings.Index(text, "turn 25: the answer"):]
 	if len(big) > 9000 || !utf8.ValidString(big) || !strings.Contains(big, "more bytes") {
 		t.Errorf("the long answer came through as %d bytes (valid UTF-8: %v)", len(big), utf8.ValidString(big))
+	}
+	var status struct {
+		HistoryNotShown int `json:"historyNotShown"`
+	}
+	b, err := os.ReadFile(recordPath(turn, "stages/001-answer@1/status.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &status); err != nil || status.HistoryNotShown != 5 {
+		t.Errorf("status.json historyNotShown = %d (%v), want 5", status.HistoryNotShown, err)
 	}
 }
 

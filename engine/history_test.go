@@ -37,3 +37,29 @@ func TestKeepHistory(t *testing.T) {
 		t.Errorf("keeping the kept history changed it (-once +twice):\n%s", diff)
 	}
 }
+
+// The exchanges KeepHistory cuts are counted on the first it keeps, with
+// the first line of the first cut prompt, and keeping again (a session
+// that stores only the kept history, and adds a turn) counts on.
+func TestKeepHistory_countsCuts(t *testing.T) {
+	var h []engine.Exchange
+	for i := range 25 {
+		h = append(h, engine.Exchange{Prompt: fmt.Sprintf("\n  q%d, the first line\nthe second", i), Answer: "a"})
+	}
+	kept := engine.KeepHistory(h)
+	if kept[0].NotShown != 5 || kept[0].FirstNotShown != "q0, the first line" {
+		t.Fatalf("kept[0] counts %d not shown, the first %q; want 5, \"q0, the first line\"", kept[0].NotShown, kept[0].FirstNotShown)
+	}
+	for i := 1; i < len(kept); i++ {
+		if kept[i].NotShown != 0 {
+			t.Errorf("kept[%d] counts %d not shown", i, kept[i].NotShown)
+		}
+	}
+	kept = engine.KeepHistory(append(kept, engine.Exchange{Prompt: "q25"}, engine.Exchange{Prompt: "q26"}))
+	if kept[0].NotShown != 7 || kept[0].FirstNotShown != "q0, the first line" || !strings.Contains(kept[0].Prompt, "q7,") {
+		t.Errorf("kept again: %d not shown, the first %q, from %q; want 7, q0, from q7", kept[0].NotShown, kept[0].FirstNotShown, kept[0].Prompt)
+	}
+	if short := engine.KeepHistory(h[:3]); short[0].NotShown != 0 || short[0].FirstNotShown != "" {
+		t.Errorf("a short history counts %d cut", short[0].NotShown)
+	}
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/bytesize"
@@ -41,17 +42,20 @@ func finishRecord(rec *store.Run, res *Result) {
 
 // stageStatus is a stage visit's status.json.
 type stageStatus struct {
-	Stage      string      `json:"stage"`
-	Visit      int         `json:"visit"`
-	Iterations int         `json:"iterations"`
-	Revisits   int         `json:"revisits"`
-	Repairs    int         `json:"repairs"` // refused submissions (repair.go)
-	Outcome    string      `json:"outcome"`
-	Error      string      `json:"error,omitempty"`
-	Answered   bool        `json:"answered"`
-	Files      []string    `json:"filesWritten"`
-	Calls      []callUsage `json:"calls"`
-	Tools      []toolUse   `json:"tools"`
+	Stage      string `json:"stage"`
+	Visit      int    `json:"visit"`
+	Iterations int    `json:"iterations"`
+	Revisits   int    `json:"revisits"`
+	Repairs    int    `json:"repairs"` // refused submissions (repair.go)
+	Outcome    string `json:"outcome"`
+	// HistoryNotShown counts the session's earlier turns cut from what
+	// the visit was sent (history.go).
+	HistoryNotShown int         `json:"historyNotShown,omitempty"`
+	Error           string      `json:"error,omitempty"`
+	Answered        bool        `json:"answered"`
+	Files           []string    `json:"filesWritten"`
+	Calls           []callUsage `json:"calls"`
+	Tools           []toolUse   `json:"tools"`
 }
 
 // callUsage records one model call.
@@ -73,9 +77,12 @@ type visitRecord struct {
 	// resp is response.md in pieces: the model's text is kept by
 	// reference, not copied, since a streamed reply can be megabytes.
 	resp []string
-	// earlier are the session's earlier turns the visit's first messages
-	// carry (stage.go's prepare), a user and an assistant message each.
+	// earlier are the session's earlier turns the visit's first message
+	// carries (stage.go's prepare), and history that message's text of
+	// them (historyText), which prompt.md writes with each turn that has a
+	// run id named by it.
 	earlier []Exchange
+	history string
 	// audit is the taint gate's decisions in this visit, as
 	// taint_audit.json lists them (taint.go). Only the visit's own
 	// goroutine touches it; WriteAudit encodes it when queued.
@@ -93,9 +100,9 @@ func (vr *visitRecord) call(req *Request, resp *Response) {
 		return
 	}
 	if len(vr.status.Calls) == 0 {
-		system, msgs, earlier := req.System, req.Messages, vr.earlier
+		system, msgs, earlier, history := req.System, req.Messages, vr.earlier, vr.history
 		vr.WritePrompt(func(w io.Writer) error {
-			return writePrompt(w, system, msgs, earlier)
+			return writePrompt(w, system, msgs, earlier, history)
 		})
 	}
 	vr.status.Calls = append(vr.status.Calls, callUsage{StopReason: resp.StopReason, Usage: resp.Usage})
@@ -113,20 +120,17 @@ func (vr *visitRecord) call(req *Request, resp *Response) {
 
 // writePrompt writes prompt.md: the system prompt and the messages as
 // sent, except that an earlier turn of the session with a run id is named
-// by it, not written out again: its own record has it whole, and a long
-// session would otherwise rewrite its whole history at every turn.
-func writePrompt(w io.Writer, system string, msgs []Message, earlier []Exchange) error {
+// by it, not written out again (historyText): its own record has it whole,
+// and a long session would otherwise rewrite its whole history at every
+// turn. history is the first message's text of the earlier turns.
+func writePrompt(w io.Writer, system string, msgs []Message, earlier []Exchange, history string) error {
 	fmt.Fprintf(w, "# System\n\n%s\n", system)
 	for i, m := range msgs {
-		if i < 2*len(earlier) {
-			if id := earlier[i/2].RunID; id != "" {
-				if i%2 == 0 {
-					fmt.Fprintf(w, "\n[earlier turn: run %s]\n", id)
-				}
-				continue
-			}
+		text := m.Text
+		if rest, ok := strings.CutPrefix(text, history); ok && i == 0 && history != "" {
+			text = historyText(earlier, true) + rest
 		}
-		fmt.Fprintf(w, "\n# %s\n\n%s\n", m.Role, m.Text)
+		fmt.Fprintf(w, "\n# %s\n\n%s\n", m.Role, text)
 		for _, im := range m.Images {
 			fmt.Fprintf(w, "\n[image %s, %s]\n", im.MIMEType, bytesize.Format(len(im.Data)))
 		}

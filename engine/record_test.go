@@ -150,7 +150,7 @@ func TestRun_promptNamesEarlierTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := string(b)
-	for _, want := range []string{"\n[earlier turn: run r-1]\n", "\n# user\n\nthe second question\n", "\n# assistant\n\nthe second answer\n", "\n[earlier turn: run r-3]\n", "\n# user\n\nGo.\n"} {
+	for _, want := range []string{"\n[earlier turn 1: run r-1]\n", "\nthe second question\n", "\nthe second answer\n", "\n[earlier turn 3: run r-3]\n", "\n## The task\nGo.\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("prompt.md lacks %q:\n%s", want, got)
 		}
@@ -160,7 +160,7 @@ func TestRun_promptNamesEarlierTurns(t *testing.T) {
 			t.Errorf("prompt.md writes out %q, a turn it should name by run id:\n%s", never, got)
 		}
 	}
-	if len(rec.reqs) == 0 || len(rec.reqs[0].Messages) != 7 || rec.reqs[0].Messages[0].Text != "the first question, a long one" || rec.reqs[0].Messages[5].Text != "the third answer" {
+	if len(rec.reqs) == 0 || len(rec.reqs[0].Messages) != 1 || !strings.Contains(rec.reqs[0].Messages[0].Text, "the first question, a long one") || !strings.Contains(rec.reqs[0].Messages[0].Text, "the third answer") {
 		t.Errorf("the model was sent %+v, want every earlier turn", rec.reqs)
 	}
 }

@@ -779,7 +779,7 @@ text = "Reviewed."
 	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	first := sp.reqs[1].Messages[0].Text
-	for _, want := range []string{"## What earlier stages produced", "### Stage draft", "Last response:\nDrafting now.", "Answer:\nThe draft.", "## The task\nGo."} {
+	for _, want := range []string{"## What earlier stages produced", "### Stage draft", "<coda-data source=\"stage draft: last response\">\nDrafting now.\n</coda-data>", "<coda-data source=\"stage draft: answer\">\nThe draft.\n</coda-data>", "## The task\nGo."} {
 		if !strings.Contains(first, want) {
 			t.Errorf("review's first message lacks %q:\n%s", want, first)
 		}

@@ -83,15 +83,6 @@ func (v *stageVisit) outcome() stageOutcome {
 	return o
 }
 
-// clipAt is clip for a text kept whole as file in the record at dir (a
-// visit's run: path): the note names where, or says the rest is not kept.
-func clipAt(s, dir, file string) string {
-	if dir == "" {
-		return clipNoted(s, "the rest is not kept (the run keeps no record)")
-	}
-	return clipNoted(s, "the whole text is at "+RunPrefix+dir+"/"+file)
-}
-
 // writeArtifacts lists an answer's artifacts for a later stage: each
 // one's name, type, workspace path, and the copy in the run's record.
 func writeArtifacts(b *strings.Builder, arts []outputspec.Artifact) {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/coda-acp/coda/engine/blueprint"
-	"github.com/coda-acp/coda/internal/textcut"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
 )
@@ -165,17 +164,17 @@ func (v *stageVisit) prepare() {
 	v.targets = s.WaysOut()
 	v.system = v.systemPrompt(true)
 
-	if len(r.done) == 0 {
+	earlier := ""
+	if len(r.done) == 0 && len(r.t.History) > 0 {
 		// The run's first visit carries the session's earlier turns, as
-		// KeepHistory keeps them: a long session must not outgrow the
-		// model's context.
+		// KeepHistory keeps them (a long session must not outgrow the
+		// model's context), framed as data (history.go).
 		history := KeepHistory(r.t.History)
-		for _, ex := range history {
-			v.messages = append(v.messages, Message{Role: RoleUser, Text: ex.Prompt}, Message{Role: RoleAssistant, Text: ex.Answer})
-		}
-		v.rec.earlier = history
+		earlier = historyText(history, false)
+		v.rec.earlier, v.rec.history = history, earlier
+		v.rec.status.HistoryNotShown = history[0].NotShown
 	}
-	v.messages = append(v.messages, Message{Role: RoleUser, Text: v.preamble() + r.t.Prompt, Images: r.t.Images})
+	v.messages = append(v.messages, Message{Role: RoleUser, Text: earlier + v.preamble() + r.t.Prompt, Images: r.t.Images})
 
 	names := stageToolNames(s.AvailableTools, r.share.tools)
 	v.offered = map[string]Tool{}
@@ -214,6 +213,7 @@ func (v *stageVisit) systemPrompt(tools bool) string {
 	if s.Description != "" {
 		fmt.Fprintf(&sys, "\n\nThis stage (%s): %s", s.Name, s.Description)
 	}
+	sys.WriteString("\n\n" + FrameNote)
 	if tools && len(v.targets) > 0 {
 		sys.WriteString("\n\nWhen this stage's work is done, call transition with where to go next:")
 		sys.WriteString(ways(s))
@@ -223,50 +223,6 @@ func (v *stageVisit) systemPrompt(tools bool) string {
 		sys.WriteString(v.contract.SystemPromptFor(v.ways(tools)))
 	}
 	return strings.TrimSpace(sys.String())
-}
-
-// maxInline caps what a preamble inlines of an earlier stage's output, and
-// what the conversation keeps of an earlier turn's prompt or answer.
-const maxInline = 8 << 10
-
-// preamble tells the stage what earlier stages produced.
-func (v *stageVisit) preamble() string {
-	done := v.run.done
-	if len(done) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("## What earlier stages produced\n")
-	for _, o := range done {
-		fmt.Fprintf(&b, "\n### Stage %s\n", o.stage)
-		if o.response != "" {
-			fmt.Fprintf(&b, "Last response:\n%s\n", clipAt(o.response, o.dir, store.LastResponseFile))
-		}
-		if o.answer != "" {
-			fmt.Fprintf(&b, "Answer:\n%s\n", clipAt(o.answer, o.dir, store.AnswerFile))
-		}
-		for _, rep := range o.reports {
-			// Not clipped: each worker's share is cut at report_bytes.
-			fmt.Fprintf(&b, "Fan-out report:\n%s\n", rep)
-		}
-		writeArtifacts(&b, o.artifacts)
-	}
-	b.WriteString("\n## The task\n")
-	return b.String()
-}
-
-// clip cuts s to maxInline bytes at a character boundary, saying how much
-// was cut. The note fits within maxInline too, so clipping twice changes
-// nothing (acp keeps a session's history clipped: KeepHistory).
-func clip(s string) string {
-	return clipNoted(s, "the whole text is in the run record")
-}
-
-// clipNoted is clip with where saying where the whole text is.
-func clipNoted(s, where string) string {
-	return textcut.Noted(s, maxInline, func(n int) string {
-		return fmt.Sprintf("\n[… %d more bytes, cut here; %s]", n, where)
-	})
 }
 
 // call makes one model call, streaming its text and reasoning to the sink.
@@ -387,8 +343,10 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 		case v.stage.Delegates(tc.Name):
 			res, stop = v.delegate(ctx, tc, ev)
 			res.private = v.run.taint.Carries(res.Output)
+			res.untrusted = true // workers' and children's reports
 		case tool != nil:
 			res = v.runTool(ctx, tool, tc, ev)
+			res.untrusted = true
 		default:
 			res = Errorf("There is no tool %q in this stage. The tools you can call: %s.", tc.Name, strings.Join(v.toolNames(), ", "))
 		}
@@ -401,7 +359,11 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 		if err := v.run.sink.Emit(ctx, Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: finished(ev.ID, tc.Name, res)}); err != nil {
 			return "", false, err
 		}
-		v.messages = append(v.messages, Message{Role: RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: res.Output, IsError: res.IsError})
+		fed := res.Output
+		if res.untrusted {
+			fed = Frame("result of "+tc.Name, fed)
+		}
+		v.messages = append(v.messages, Message{Role: RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: fed, IsError: res.IsError})
 		v.rec.tool(tc, res)
 		if stop != nil {
 			return "", false, stop

@@ -99,6 +99,10 @@ type ToolResult struct {
 	Sources []taint.Source
 
 	private string // the private sources it carries, named, for the record
+	// untrusted says the model is fed Output framed as data (frame.go):
+	// what a tool, an MCP server, a worker or a child produced, as against
+	// coda's own word (a refused submission, an unknown tool).
+	untrusted bool
 }
 
 // Errorf builds a failed ToolResult for the model.
