@@ -53,9 +53,7 @@ func (c *Contract) ToolDescriptionFor(w Ways) string {
 	fmt.Fprintf(&b, "Format: %s.", c.formatLine())
 	c.writeSpec(&b)
 	b.WriteString("\n\n`content` is the answer itself and nothing else: no code fence around it, no preamble, no closing remarks.")
-	if w.Unavailable {
-		b.WriteString("\n\n" + unavailableLine)
-	}
+	b.WriteString("\n\n" + c.Protocol(w))
 	return b.String()
 }
 
@@ -63,8 +61,47 @@ func (c *Contract) ToolDescriptionFor(w Ways) string {
 // as its answer (DESIGN §15).
 const replyIsAnswer = "A reply without a tool call ends your turn and is checked as the answer: while you are still working, call tools, and do not reply with a plan or a progress note."
 
-// unavailableLine tells the model how to say that it cannot answer.
-const unavailableLine = "If the answer cannot be produced from what you have (a file that does not exist, a question the data does not cover), call submit_output with `unavailable` set to the reason instead of `content`. Never make an answer up."
+// The answer's protocol (DESIGN §19): what an answer may do with what was
+// found, and what it must not; what to do where a value was not found, and
+// where the answer as asked cannot be produced. The one home of its
+// wording: every answering stage is told it (SystemPromptFor, and
+// submit_output's description), however it hands its answer in.
+const (
+	protocolLine = "Every fact and value in the answer comes from what was found: the task, the files and tool results, the earlier stages' work. You may select, clean up, deduplicate, reorder, split and restructure what was found; never invent, guess or complete a value."
+	// unavailableLine tells the model how to say that it cannot answer.
+	unavailableLine = "If the answer as asked cannot be produced from what you have (a file that does not exist, a question the data does not cover), call submit_output with `unavailable` set to the reason instead of `content`."
+)
+
+// Protocol is the answer's protocol for a stage that offers w: what the
+// answer is built from, what to do where a value was not found (as the
+// format can say so), and, where w offers it, how to declare the answer
+// unavailable.
+func (c *Contract) Protocol(w Ways) string {
+	p := protocolLine + " " + c.missingLine()
+	if w.Tool && w.Unavailable {
+		p += "\n\n" + unavailableLine
+	}
+	return p
+}
+
+// missingLine says what the answer does where a value was not found, in
+// the terms of its format: json and yaml have null (where a schema is in
+// effect, only where it allows null); toml has none; csv leaves the field
+// empty; xml leaves the element or attribute out.
+func (c *Contract) missingLine() string {
+	switch c.format {
+	case "json", "yaml":
+		if c.schemaText != "" {
+			return "Where a value was not found, leave it out, or use null where the schema allows it."
+		}
+		return "Where a value was not found, leave it out or use null."
+	case "csv":
+		return "Where a value was not found, leave its field empty."
+	case "xml":
+		return "Where a value was not found, leave its element or attribute out."
+	}
+	return "Where a value was not found, leave it out."
+}
 
 // SystemPrompt is the section added to the system prompt of a stage that
 // owes the answer, for ToolWays. It claims authority over presentation
@@ -88,9 +125,7 @@ func (c *Contract) SystemPromptFor(w Ways) string {
 	}
 	fmt.Fprintf(&b, " Format: %s.", c.formatLine())
 	c.writeSpec(&b)
-	if w.Tool && w.Unavailable {
-		b.WriteString("\n\n" + unavailableLine)
-	}
+	b.WriteString("\n\n" + c.Protocol(w))
 	b.WriteString("\n\nThis answer specification governs the answer's presentation: its length, its structure, what it leads with. Where the instructions above disagree with it about presentation, follow this specification. It does not change the task: do what the instructions above ask, and present the result this way.")
 	return b.String()
 }

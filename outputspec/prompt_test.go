@@ -49,6 +49,12 @@ func TestContract_prompts(t *testing.T) {
 		}},
 		{"xml_instructions", Spec{Format: "XML", Instructions: "One <finding> per issue, with a severity attribute."}},
 		{"custom_label", Spec{Format: "application/vnd.acme.report", Instructions: "Lead with the verdict."}},
+		// One per format the answer's protocol words apart (DESIGN §19).
+		{"json", Spec{Format: "json"}},
+		{"yaml_schema", Spec{Format: "yaml", Schema: map[string]any{"type": "object"}}},
+		{"toml", Spec{Format: "toml"}},
+		{"csv", Spec{Format: "csv"}},
+		{"text", Spec{Format: "text"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
