@@ -277,6 +277,7 @@ func (e *Engine) newRun(t *Turn, sink Sink, parent *run) *run {
 	r.share = newTree(e, t, sink)
 	r.rec = newRecord(r)
 	r.taint = newTaint(r)
+	r.share.secrets = newSecrets(r)
 	return r
 }
 
@@ -299,6 +300,9 @@ type tree struct {
 	// tools are the engine's and the session's, by name.
 	tools   map[string]Tool
 	support *ToolSupport
+	// secrets masks what the turn read of private files in what later
+	// stages and the record keep (taint.go's mask).
+	secrets *taint.Secrets
 
 	agentsMu sync.Mutex
 	agents   map[agentRef]*blueprint.Blueprint // the spawnable agents loaded so far (subrun_spawn.go)
@@ -341,7 +345,9 @@ func (r *run) walk(ctx context.Context) error {
 }
 
 func (r *run) finish(ctx context.Context, err error) *Result {
-	res := &Result{RunID: r.t.RunID, StopReason: "end_turn", LastReply: r.reply, Written: r.written}
+	// The last reply is the session's memory of a run without an answer:
+	// masked, as every text kept for later is.
+	res := &Result{RunID: r.t.RunID, StopReason: "end_turn", LastReply: r.mask(r.reply), Written: r.written}
 	switch {
 	case errors.Is(err, context.Canceled) || (err != nil && ctx.Err() != nil):
 		res.Status, res.StopReason = StatusCancelled, "cancelled"

@@ -87,10 +87,13 @@ type visitRecord struct {
 	// taint_audit.json lists them (taint.go). Only the visit's own
 	// goroutine touches it; WriteAudit encodes it when queued.
 	audit []taint.Audit
+	// mask masks what the turn read of private files (run.mask), in
+	// every text the record keeps.
+	mask func(string) string
 }
 
-func newVisitRecord(rec *store.Run, stage string, n int) *visitRecord {
-	return &visitRecord{Visit: rec.Visit(stage, n), status: stageStatus{Stage: stage, Visit: n, Outcome: "running", Calls: []callUsage{}, Tools: []toolUse{}}}
+func newVisitRecord(rec *store.Run, stage string, n int, mask func(string) string) *visitRecord {
+	return &visitRecord{Visit: rec.Visit(stage, n), mask: mask, status: stageStatus{Stage: stage, Visit: n, Outcome: "running", Calls: []callUsage{}, Tools: []toolUse{}}}
 }
 
 // call records a model call: the prompt as sent (written at the first
@@ -100,21 +103,21 @@ func (vr *visitRecord) call(req *Request, resp *Response) {
 		return
 	}
 	if len(vr.status.Calls) == 0 {
-		system, msgs, earlier, history := req.System, req.Messages, vr.earlier, vr.history
+		system, msgs, earlier, history, mask := req.System, req.Messages, vr.earlier, vr.history, vr.mask
 		vr.WritePrompt(func(w io.Writer) error {
-			return writePrompt(w, system, msgs, earlier, history)
+			return writePrompt(w, system, msgs, earlier, history, mask)
 		})
 	}
 	vr.status.Calls = append(vr.status.Calls, callUsage{StopReason: resp.StopReason, Usage: resp.Usage})
 	vr.resp = append(vr.resp, fmt.Sprintf("## Call %d\n\n", len(vr.status.Calls)))
 	if resp.Thinking != "" {
-		vr.resp = append(vr.resp, "Thinking:\n\n", resp.Thinking, "\n\n")
+		vr.resp = append(vr.resp, "Thinking:\n\n", vr.mask(resp.Thinking), "\n\n")
 	}
 	if resp.Text != "" {
-		vr.resp = append(vr.resp, resp.Text, "\n\n")
+		vr.resp = append(vr.resp, vr.mask(resp.Text), "\n\n")
 	}
 	for _, tc := range resp.ToolCalls {
-		vr.resp = append(vr.resp, fmt.Sprintf("Tool call %s: %s\n\n", tc.Name, shownArgs(tc)))
+		vr.resp = append(vr.resp, vr.mask(fmt.Sprintf("Tool call %s: %s\n\n", tc.Name, shownArgs(tc))))
 	}
 }
 
@@ -123,14 +126,14 @@ func (vr *visitRecord) call(req *Request, resp *Response) {
 // by it, not written out again (historyText): its own record has it whole,
 // and a long session would otherwise rewrite its whole history at every
 // turn. history is the first message's text of the earlier turns.
-func writePrompt(w io.Writer, system string, msgs []Message, earlier []Exchange, history string) error {
-	fmt.Fprintf(w, "# System\n\n%s\n", system)
+func writePrompt(w io.Writer, system string, msgs []Message, earlier []Exchange, history string, mask func(string) string) error {
+	fmt.Fprintf(w, "# System\n\n%s\n", mask(system))
 	for i, m := range msgs {
 		text := m.Text
 		if rest, ok := strings.CutPrefix(text, history); ok && i == 0 && history != "" {
 			text = historyText(earlier, true) + rest
 		}
-		fmt.Fprintf(w, "\n# %s\n\n%s\n", m.Role, text)
+		fmt.Fprintf(w, "\n# %s\n\n%s\n", m.Role, mask(text))
 		for _, im := range m.Images {
 			fmt.Fprintf(w, "\n[image %s, %s]\n", im.MIMEType, bytesize.Format(len(im.Data)))
 		}
@@ -149,7 +152,7 @@ func (vr *visitRecord) tool(tc ToolCall, res ToolResult) {
 		if res.IsError {
 			head = "Result of " + tc.Name + " (error):\n\n"
 		}
-		vr.resp = append(vr.resp, head, out, "\n\n")
+		vr.resp = append(vr.resp, head, vr.mask(out), "\n\n")
 	}
 }
 

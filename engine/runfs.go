@@ -67,16 +67,22 @@ func (f *runFiles) RunCommand(context.Context, Command) (CommandResult, error) {
 // writeTexts writes the visit's last response and its answer, whole.
 func (vr *visitRecord) writeTexts(v *stageVisit) {
 	if v.lastText != "" {
-		vr.WriteText(store.LastResponseFile, v.lastText)
+		vr.WriteText(store.LastResponseFile, vr.mask(v.lastText))
 	}
 	if v.submitted != nil {
-		vr.WriteText(store.AnswerFile, v.submitted.Content)
+		vr.WriteText(store.AnswerFile, vr.mask(v.submitted.Content))
 	}
 }
 
 // outcome is what the finished visit leaves for later stages.
 func (v *stageVisit) outcome() stageOutcome {
-	o := stageOutcome{stage: v.stage.Name, response: v.lastText, answer: v.answerContent(), dir: v.rec.RunPath(), reports: v.reports}
+	// Masked before it is clipped: what later stages see of private
+	// files (DESIGN §19).
+	r := v.run
+	o := stageOutcome{stage: v.stage.Name, response: r.mask(v.lastText), answer: r.mask(v.answerContent()), dir: v.rec.RunPath()}
+	for _, rep := range v.reports {
+		o.reports = append(o.reports, r.mask(rep))
+	}
 	if v.submitted != nil {
 		o.artifacts = v.submitted.Artifacts
 	}

@@ -21,7 +21,7 @@ func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 		return "", err
 	}
 	r.rec.Start() // after the turn's first update, which waits for nothing
-	v.rec = newVisitRecord(r.rec, s.Name, v.n)
+	v.rec = newVisitRecord(r.rec, s.Name, v.n, r.mask)
 	next, err := v.loop(ctx)
 	v.rec.finish(v, err)
 	r.done = append(r.done, v.outcome())
@@ -455,6 +455,7 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 	}
 	res = tool.Run(ctx, call)
 	res.private = v.run.taint.Read(res.Sources)
+	v.run.share.secrets.Read(res.Sources)
 	if len(res.Written) > 0 {
 		v.written = append(v.written, res.Written...)
 		v.run.written = append(v.run.written, res.Written...)

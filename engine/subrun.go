@@ -83,7 +83,7 @@ func (r *run) newSub(s subSpec) *run {
 // what a report cuts, `run:workers/wN/answer` (or children/cN) reads
 // whole.
 // The parent writes it, so that a failure shows in the parent's warnings.
-func (r *run) keepAnswer(sub *run, content string) { r.rec.KeepAnswer(sub.rec, content) }
+func (r *run) keepAnswer(sub *run, content string) { r.rec.KeepAnswer(sub.rec, r.mask(content)) }
 
 // taskLabel is how a sub-run's task is shown: its id when it has one,
 // else the first line of its prompt, shortened.

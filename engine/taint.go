@@ -48,6 +48,26 @@ func newTaint(r *run) *taint.Gate {
 	return g
 }
 
+// newSecrets sets up the turn's secret matcher (DESIGN §19): the gate's,
+// on whether or not the gate is, so that what the turn reads of private
+// files is masked in every preamble, last_response and record text (mask).
+func newSecrets(r *run) *taint.Secrets {
+	var roots []string
+	cwd := ""
+	if ws := r.t.Workspace; ws != nil {
+		roots, cwd = ws.Roots(), ws.Cwd()
+	}
+	s := taint.NewSecrets(r.e.Taint, (*taint.Config)(r.t.Agent.Agent.Taint), cwd, roots)
+	s.Read(r.t.PromptSources)
+	return s
+}
+
+// mask is text with what the turn read of private files masked: what a
+// later stage's preamble, the visit's texts kept whole and response.md
+// keep. The model's own conversation keeps the raw tool results its calls
+// need.
+func (r *run) mask(text string) string { return r.share.secrets.Mask(text) }
+
 // gate puts a call before the turn's gate. kind is the call's ACP tool
 // kind; asks, when not nil, is the call's tool when it asks the user about
 // each call itself (shell, MCP tools), with the call's arguments: `ask`

@@ -27,5 +27,6 @@
 // what it tells the model and the user), paths.go (which paths are
 // private), lines.go (what was read, bounded, and finding it again),
 // mask.go (the one way private lines are quoted), audit.go (a decision's
-// record, and the counts in run.json).
+// record, and the counts in run.json), secrets.go (the matcher on its own,
+// gate on or off: what later stages and the record keep, masked).
 package taint

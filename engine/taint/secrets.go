@@ -1,0 +1,85 @@
+package taint
+
+import (
+	"sync"
+)
+
+// Secrets is the gate's matcher on its own (DESIGN §19): what a turn read
+// of private files, remembered as the gate remembers it (privateLines), to
+// mask wherever the engine keeps text for later stages or the record (a
+// preamble, a visit's last_response, response.md), whether or not the gate
+// is on for egress. It decides nothing and counts nothing. Its private
+// paths are made when a tool first brings sources, so a turn that reads
+// nothing pays nothing for it. Safe for concurrent use; a nil *Secrets
+// masks nothing.
+type Secrets struct {
+	private    []string
+	cwd        string
+	roots      []string
+	pathsOnce  sync.Once
+	pathsValue *privatePaths
+
+	mu    sync.Mutex
+	lines privateLines
+	read  bool // some private content was read: Mask has work to do
+}
+
+// NewSecrets sets up the matcher for a turn under the private paths the
+// gate would guard (Launch.Resolve: the launch's and the agent's, whatever
+// the policy), in a session whose working directory is cwd and roots are
+// roots. Globs that do not compile (config.toml's and a blueprint's are
+// checked where they are read) leave it guarding DefaultPrivate.
+func NewSecrets(launch Launch, agent *Config, cwd string, roots []string) *Secrets {
+	return &Secrets{private: launch.Resolve(agent).Private, cwd: cwd, roots: roots}
+}
+
+func (s *Secrets) paths() *privatePaths {
+	s.pathsOnce.Do(func() {
+		p, err := newPrivatePaths(s.private, s.cwd, s.roots, foldCase)
+		if err != nil {
+			p, _ = newPrivatePaths(DefaultPrivate, s.cwd, s.roots, foldCase)
+		}
+		s.pathsValue = p
+	})
+	return s.pathsValue
+}
+
+// Read takes in the private ones of sources.
+func (s *Secrets) Read(sources []Source) {
+	if s == nil {
+		return
+	}
+	for _, src := range sources {
+		if _, private := s.paths().private(src.Path); !private {
+			continue
+		}
+		s.mu.Lock()
+		s.lines.add(src.Text, 0)
+		s.read = s.read || len(s.lines.frags) > 0
+		s.mu.Unlock()
+	}
+}
+
+// Private reports whether the file at path is private (see
+// privatePaths.private), and its name for messages.
+func (s *Secrets) Private(path string) (name string, ok bool) {
+	if s == nil {
+		return "", false
+	}
+	return s.paths().private(path)
+}
+
+// Mask returns text with every private line, value or secret-looking word
+// the turn read masked (MaskLine), wherever it is found, white space
+// aside; text itself when nothing private was read, at the cost of a lock.
+func (s *Secrets) Mask(text string) string {
+	if s == nil || text == "" {
+		return text
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.read {
+		return text
+	}
+	return s.lines.redact(text)
+}
