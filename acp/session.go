@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -156,7 +157,18 @@ func metaLevel(raw json.RawMessage, dir string) (*outputspec.Level, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
 	}
-	return &outputspec.Level{Dir: dir, Spec: spec}, nil
+	l := &outputspec.Level{Dir: dir, Spec: spec}
+	// The caller's own schema and validator: refused here, before any
+	// model call, not failed open as a blueprint's are (DESIGN §19).
+	var ce *outputspec.CallerError
+	if err := outputspec.CheckCaller(*l); errors.As(err, &ce) {
+		field := "_meta.coda.output" // the message names the file
+		if ce.Field == "schema" {
+			field += ".schema"
+		}
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidParams, field, ce.Err)
+	}
+	return l, nil
 }
 
 // sessionOutputs are the contracts a session's levels give: the launch's,

@@ -147,6 +147,10 @@ func (v *stageVisit) spawn(ctx context.Context, tc ToolCall) ToolResult {
 	var levels outputspec.Levels
 	if spec.Format != "" || spec.Instructions != "" || spec.Schema != nil {
 		levels.Spawn = &outputspec.Level{Dir: r.t.Workspace.Cwd(), Spec: spec}
+		// The caller's own schema: refused now, not failed open.
+		if err := outputspec.CheckCaller(*levels.Spawn); err != nil {
+			return Errorf("output_schema cannot be used: %v. Fix it, or leave it out.", err)
+		}
 	}
 	outs, err := blueprint.CompileOutputs(b, levels)
 	if err != nil {

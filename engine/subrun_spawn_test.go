@@ -391,3 +391,27 @@ arguments = { content = "It failed." }
 	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 }
+
+// A spawn's own output_schema that does not compile is refused as the
+// call's result, before the child starts: the calling model is the caller
+// and can fix it (DESIGN §19); the child's own blueprint schema would fail
+// open instead.
+func TestSpawn_brokenSchemaRefused(t *testing.T) {
+	turn := newTurn(t, spawner, `
+[[turn]]
+[[turn.tool_calls]]
+name = "spawn_agent"
+arguments = { agent = "finder", prompt = "Go.", output_format = "json", output_schema = { type = "objekt" } }
+[[turn]]
+expect = "output_schema cannot be used"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "alone" }
+`)
+	turn.Agents = agents(t, map[string]string{"finder": finder})
+	res := runTurn(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	if len(res.Children) != 0 {
+		t.Errorf("a child started: %+v", res.Children)
+	}
+}

@@ -64,6 +64,15 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	if l.spec, err = outputspec.Launch(f.format, f.instructions, f.example, f.schema, f.validator); err != nil {
 		return fail(err)
 	}
+	// The launch's own schema and validator: a start-up error, not a
+	// schema failed open as a blueprint's is (DESIGN §19).
+	var ce *outputspec.CallerError
+	if err := outputspec.CheckCaller(outputspec.Level{Dir: l.cwd, Spec: l.spec}); errors.As(err, &ce) {
+		if ce.Field == "validator" {
+			return fail(ce.Err) // "validator FILE:LINE:COL: ..."
+		}
+		return fail(fmt.Errorf("--output-schema: %v", ce.Err))
+	}
 	if err := f.checkAnswers(l.agent); err != nil {
 		return fail(err)
 	}
