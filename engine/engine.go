@@ -258,6 +258,11 @@ type stageOutcome struct {
 	// "" when no record is kept. artifacts are its answer's files.
 	dir       string
 	artifacts []outputspec.Artifact
+	// How the visit ended (outcome.go), its model, its calls and their
+	// tokens: the preamble's line of it.
+	ended, next, model string
+	calls              int
+	usage              Usage
 }
 
 // newRun sets up a run of t: the turn's own (parent nil), or a worker or

@@ -136,7 +136,7 @@ text = ["never ", "sent"]
 		t.Errorf("response.md = %q, want the stage's reply", resp)
 	}
 	st := stageStatus(t, turn, "002-report@1")
-	if st.Outcome != "ended by error" || !strings.Contains(st.Error, "canceled") {
+	if st.Outcome != "cancelled" || !strings.Contains(st.Error, "canceled") {
 		t.Errorf("second stage status = %+v, want ended by the cancellation", st)
 	}
 }

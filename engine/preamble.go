@@ -26,7 +26,7 @@ func (v *stageVisit) preamble() string {
 	var b strings.Builder
 	b.WriteString("## What earlier stages produced\n")
 	for _, o := range done {
-		fmt.Fprintf(&b, "\n### Stage %s\n", o.stage)
+		fmt.Fprintf(&b, "\n### Stage %s\n%s\n", o.stage, o.summary())
 		if o.response != "" {
 			writeFramed(&b, "stage "+o.stage+": last response", o.response, o.dir, store.LastResponseFile)
 		}

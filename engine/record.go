@@ -47,7 +47,16 @@ type stageStatus struct {
 	Iterations int    `json:"iterations"`
 	Revisits   int    `json:"revisits"`
 	Repairs    int    `json:"repairs"` // refused submissions (repair.go)
+	// Outcome is how the visit ended (outcome.go): transition, done,
+	// answered, replied, ..., or the flag that ended it
+	// (max_iterations_hit, output_forced); Transition the stage it went on
+	// to, whichever way ("" when the run ended there).
 	Outcome    string `json:"outcome"`
+	Transition string `json:"transition,omitempty"`
+	// Model is the model that last answered; Usage the tokens of all the
+	// visit's calls.
+	Model string `json:"model,omitempty"`
+	Usage Usage  `json:"usage"`
 	// HistoryNotShown counts the session's earlier turns cut from what
 	// the visit was sent (history.go).
 	HistoryNotShown int         `json:"historyNotShown,omitempty"`
@@ -60,6 +69,7 @@ type stageStatus struct {
 
 // callUsage records one model call.
 type callUsage struct {
+	Model      string `json:"model"`
 	StopReason string `json:"stopReason"`
 	Usage      Usage  `json:"usage"`
 }
@@ -98,7 +108,7 @@ func newVisitRecord(rec *store.Run, stage string, n int, mask func(string) strin
 
 // call records a model call: the prompt as sent (written at the first
 // call) and the response, kept until the visit ends.
-func (vr *visitRecord) call(req *Request, resp *Response) {
+func (vr *visitRecord) call(model string, req *Request, resp *Response) {
 	if vr.Dir() == "" {
 		return
 	}
@@ -108,7 +118,7 @@ func (vr *visitRecord) call(req *Request, resp *Response) {
 			return writePrompt(w, system, msgs, earlier, history, mask)
 		})
 	}
-	vr.status.Calls = append(vr.status.Calls, callUsage{StopReason: resp.StopReason, Usage: resp.Usage})
+	vr.status.Calls = append(vr.status.Calls, callUsage{Model: model, StopReason: resp.StopReason, Usage: resp.Usage})
 	vr.resp = append(vr.resp, fmt.Sprintf("## Call %d\n\n", len(vr.status.Calls)))
 	if resp.Thinking != "" {
 		vr.resp = append(vr.resp, "Thinking:\n\n", vr.mask(resp.Thinking), "\n\n")
@@ -160,11 +170,10 @@ func (vr *visitRecord) finish(v *stageVisit, err error) {
 	vr.status.Iterations, vr.status.Revisits, vr.status.Repairs = v.iterations, v.nudgesSent(), v.rep.refused
 	vr.status.Answered = v.submitted != nil
 	vr.status.Files = nonNil(v.written)
-	switch {
-	case err != nil:
-		vr.status.Outcome, vr.status.Error = "ended by error", err.Error()
-	default:
-		vr.status.Outcome = "completed"
+	vr.status.Outcome, vr.status.Transition = v.ended, v.next
+	vr.status.Model, vr.status.Usage = v.model, v.usage
+	if err != nil {
+		vr.status.Error = err.Error()
 	}
 	if vr.Dir() != "" {
 		resp := vr.resp

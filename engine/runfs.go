@@ -79,7 +79,8 @@ func (v *stageVisit) outcome() stageOutcome {
 	// Masked before it is clipped: what later stages see of private
 	// files (DESIGN §19).
 	r := v.run
-	o := stageOutcome{stage: v.stage.Name, response: r.mask(v.lastText), answer: r.mask(v.answerContent()), dir: v.rec.RunPath()}
+	o := stageOutcome{stage: v.stage.Name, response: r.mask(v.lastText), answer: r.mask(v.answerContent()), dir: v.rec.RunPath(),
+		ended: v.ended, next: v.next, model: v.model, calls: len(v.rec.status.Calls), usage: v.usage}
 	for _, rep := range v.reports {
 		o.reports = append(o.reports, r.mask(rep))
 	}

@@ -23,6 +23,7 @@ func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 	r.rec.Start() // after the turn's first update, which waits for nothing
 	v.rec = newVisitRecord(r.rec, s.Name, v.n, r.mask)
 	next, err := v.loop(ctx)
+	v.ended, v.next = v.endedBy(ctx, err), next
 	v.rec.finish(v, err)
 	r.done = append(r.done, v.outcome())
 	if err != nil {
@@ -67,8 +68,15 @@ type stageVisit struct {
 	submitted  *store.Answer    // the last passing submission of this visit
 	lastText   string
 	written    []string
-	reports    []string // fan_out reports, for later stages
-	callID     string   // the tool call being run, as the editor knows it
+	// ended is how the visit ended, as status.json's outcome says it
+	// (outcome.go); model and usage are the model that last answered and
+	// the tokens of all its calls.
+	ended   string
+	next    string // the stage the visit went on to; "" when the run ends
+	model   string
+	usage   Usage
+	reports []string // fan_out reports, for later stages
+	callID  string   // the tool call being run, as the editor knows it
 }
 
 func (v *stageVisit) answerContent() string {
@@ -91,6 +99,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 			r.flag(FlagMaxIterationsHit)
 			r.warn(fmt.Sprintf("stage %s used its %d iterations", v.stage.Name, v.stage.Iterations()))
 			v.forceOnLimit()
+			v.ended = FlagMaxIterationsHit
 			if len(transitions) > 0 {
 				return transitions[0], nil
 			}
@@ -105,6 +114,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 		}
 		if resp.StopReason == StopRefusal && len(resp.ToolCalls) == 0 {
 			r.stop = "refusal"
+			v.ended = EndedRefusal
 			return "", nil
 		}
 		if len(resp.ToolCalls) > 0 {
@@ -115,18 +125,21 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 			}
 			v.repairTools(refused)
 			if v.halted() {
-				return v.rep.haltTo, nil
+				return v.haltTo(), nil
 			}
 			if to != "" {
 				if v.owes() && v.repairLeave(to) {
 					continue
 				}
 				if to == blueprint.Done {
+					v.ended = EndedDone
 					return "", nil
 				}
+				v.ended = EndedTransition
 				return to, nil
 			}
 			if end {
+				v.ended = EndedAnswered
 				return "", nil
 			}
 			continue
@@ -136,17 +149,20 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 			continue
 		}
 		if v.halted() {
-			return v.rep.haltTo, nil
+			return v.haltTo(), nil
 		}
 		if resp.StopReason == StopMaxTokens {
 			r.stop = "max_tokens"
+			v.ended = EndedMaxTokens
 			return "", nil
 		}
+		v.ended = EndedReplied
 		if len(transitions) == 0 {
 			return "", nil
 		}
 		if v.toolless {
 			// It cannot call transition: the first way out (notools.go).
+			v.ended = EndedFallback
 			return v.fallback(), nil
 		}
 		v.say("Choose what comes next: call transition with one of: " + strings.Join(v.targets, ", ") + ".")
@@ -264,7 +280,8 @@ func (v *stageVisit) call(ctx context.Context) (*Response, error) {
 			tidyCalls(resp.ToolCalls)
 			// A fallback that answered is asked first from now on.
 			v.models = v.models[i:]
-			return resp, v.took(ctx, req, resp)
+			v.model = spec
+			return resp, v.took(ctx, spec, req, resp)
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -291,9 +308,10 @@ func (v *stageVisit) stream(ctx context.Context, spec string, req *Request, onDe
 
 // took adds a model's reply to the visit: the record, the conversation,
 // the last text, and the usage report.
-func (v *stageVisit) took(ctx context.Context, req *Request, resp *Response) error {
+func (v *stageVisit) took(ctx context.Context, spec string, req *Request, resp *Response) error {
 	r := v.run
-	v.rec.call(req, resp)
+	v.rec.call(spec, req, resp)
+	v.usage.add(resp.Usage)
 	if resp.Text != "" || resp.Thinking != "" || len(resp.ToolCalls) > 0 {
 		// An empty reply is left out: providers refuse an assistant
 		// message with no content.
