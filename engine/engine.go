@@ -263,6 +263,10 @@ type stageOutcome struct {
 	ended, next, model string
 	calls              int
 	usage              Usage
+	// format and data are its answer's format and decoded value
+	// (store.Answer.Data), masked.
+	format string
+	data   string
 }
 
 // newRun sets up a run of t: the turn's own (parent nil), or a worker or

@@ -9,9 +9,12 @@ import (
 )
 
 // What later stages see of earlier ones (DESIGN §6, §19): a preamble
-// before the task, one section per finished visit, each text the visit
-// left framed as data (frame.go) and clipped at maxInline, the clip's note
-// outside the frame naming the run: path of the whole text.
+// before the task, one section per finished visit under its stage's name:
+// a line of how it ended (outcome.go), then each text the visit left
+// (its last response, its answer, a yaml or toml answer's data as JSON,
+// its fan-out reports) framed as data (frame.go) and clipped at
+// maxInline, the clip's note outside the frame naming the run: path of
+// the whole text.
 
 // maxInline caps what a preamble inlines of an earlier stage's output, and
 // what the conversation keeps of an earlier turn's prompt or answer.
@@ -32,6 +35,10 @@ func (v *stageVisit) preamble() string {
 		}
 		if o.answer != "" {
 			writeFramed(&b, "stage "+o.stage+": answer", o.answer, o.dir, store.AnswerFile)
+		}
+		if o.data != "" && o.format != "json" {
+			// A json answer is its data already.
+			writeFramed(&b, "stage "+o.stage+": its "+o.format+" answer's data, as JSON", o.data, o.dir, store.AnswerFile)
 		}
 		for _, rep := range o.reports {
 			// Not clipped: each worker's share is cut at report_bytes.

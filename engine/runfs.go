@@ -86,6 +86,7 @@ func (v *stageVisit) outcome() stageOutcome {
 	}
 	if v.submitted != nil {
 		o.artifacts = v.submitted.Artifacts
+		o.format, o.data = v.submitted.Format, r.mask(string(v.submitted.Data))
 	}
 	return o
 }

@@ -65,7 +65,7 @@ func (v *stageVisit) accept(verdict outputspec.Verdict) {
 		r.flag(f)
 	}
 	a := &store.Answer{
-		Stage: v.stage.Name, Format: v.contract.Format(), Content: verdict.Content, Truncated: verdict.Truncated,
+		Stage: v.stage.Name, Format: v.contract.Format(), Content: verdict.Content, Data: verdict.Data, Truncated: verdict.Truncated,
 		Flags: nonNil(verdict.Flags), Warnings: nonNil(verdict.Warnings), Artifacts: verdict.Artifacts,
 	}
 	if a.Artifacts == nil {

@@ -48,6 +48,10 @@ type Verdict struct {
 	Flags     []string
 	Warnings  []string
 	Artifacts []Artifact
+	// Data is an accepted json, yaml or toml answer's decoded value, as
+	// JSON (the answer record's data, DESIGN §19); nil for other formats,
+	// and for a value JSON cannot hold.
+	Data json.RawMessage
 	// Unavailable is the reason of a submission that declares the answer
 	// unavailable (submit_output's `unavailable`): neither accepted nor
 	// refused, it is the caller's to honour or refuse (DESIGN §15).
@@ -158,6 +162,7 @@ func (c *Contract) check(ctx context.Context, sub Submission, a args) (v Verdict
 	// Decode handles) one Decode does both: it applies Check's rules and
 	// fails with the same error, so the answer is parsed once, not twice.
 	// validators' messages say what to do about a malformed answer.
+	var data any // the decoded answer, when the schema needed it
 	if c.schema == nil {
 		if err := validators.Check(c.format, v.Content); err != nil {
 			return no(c.notWellFormed(err))
@@ -166,7 +171,8 @@ func (c *Contract) check(ctx context.Context, sub Submission, a args) (v Verdict
 			v.Flags = append(v.Flags, FlagSchemaUnchecked)
 		}
 	} else {
-		data, err := validators.Decode(c.format, v.Content)
+		var err error
+		data, err = validators.Decode(c.format, v.Content)
 		if err != nil {
 			return no(c.notWellFormed(err))
 		}
@@ -205,6 +211,7 @@ func (c *Contract) check(ctx context.Context, sub Submission, a args) (v Verdict
 		return v, false
 	}
 	v.Artifacts = arts
+	v.Data = c.data(v.Content, data)
 	v.Accepted = true
 	if len(notes) > 0 {
 		v.Feedback = strings.Join(append(notes, "The cut answer was accepted; a shorter accepted answer would replace it."), "\n")
@@ -213,6 +220,30 @@ func (c *Contract) check(ctx context.Context, sub Submission, a args) (v Verdict
 }
 
 func refuse(reason string) Verdict { return Verdict{Feedback: reason} }
+
+// data is an accepted answer's value as JSON: a json answer's own bytes
+// (checked already: nothing is decoded), a yaml or toml answer decoded
+// (once: decoded is its value when the schema's check decoded it) and
+// encoded; nil for other formats, and for a value JSON cannot hold.
+func (c *Contract) data(content string, decoded any) json.RawMessage {
+	if c.format == "json" {
+		return json.RawMessage(content)
+	}
+	if f, _ := validators.Lookup(c.format); !f.HasDecoder() {
+		return nil
+	}
+	if decoded == nil {
+		var err error
+		if decoded, err = validators.Decode(c.format, content); err != nil {
+			return nil
+		}
+	}
+	b, err := json.Marshal(decoded)
+	if err != nil {
+		return nil
+	}
+	return b
+}
 
 // sentence ends s with a full stop unless it has its own.
 func sentence(s string) string {

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"encoding/json"
+
 	"github.com/coda-acp/coda/internal/plainjson"
 	"github.com/coda-acp/coda/outputspec"
 )
@@ -37,11 +39,14 @@ type RunRecord struct {
 // An Answer is the answer record: one JSON shape used by `run --json`,
 // `result --json`, run.json and PromptResponse._meta.coda.finalOutput.
 type Answer struct {
-	RunID     string                `json:"runId"`
-	Status    string                `json:"status"`
-	Stage     string                `json:"stage"`
-	Format    string                `json:"format"`
-	Content   string                `json:"content"`
+	RunID   string `json:"runId"`
+	Status  string `json:"status"`
+	Stage   string `json:"stage"`
+	Format  string `json:"format"`
+	Content string `json:"content"`
+	// Data is a json, yaml or toml answer's decoded value, beside its
+	// bytes in Content (DESIGN §19); absent for other formats.
+	Data      json.RawMessage       `json:"data,omitempty"`
 	Truncated bool                  `json:"truncated"`
 	Flags     []string              `json:"flags"`
 	Warnings  []string              `json:"warnings"`
