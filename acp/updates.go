@@ -3,8 +3,10 @@ package acp
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/url"
 	"path/filepath"
+	"strings"
 
 	"github.com/coda-acp/coda/engine"
 )
@@ -173,6 +175,21 @@ func appendToolCallFields(b []byte, tc *engine.ToolCallEvent) []byte {
 	return b
 }
 
+// planContent is what the editor shows of a plan entry: the stage, and
+// the files it touched, "review (wrote 2 files: a.go, b.go)".
+func planContent(e engine.PlanEntry) string {
+	switch n := len(e.Files); {
+	case n == 0:
+		return e.Content
+	case n == 1:
+		return e.Content + " (wrote " + e.Files[0] + ")"
+	case n <= 3:
+		return fmt.Sprintf("%s (wrote %d files: %s)", e.Content, n, strings.Join(e.Files, ", "))
+	default:
+		return fmt.Sprintf("%s (wrote %d files: %s and %d more)", e.Content, n, strings.Join(e.Files[:3], ", "), n-3)
+	}
+}
+
 func (k *updateSink) plan(entries []engine.PlanEntry) error {
 	b := k.begin("plan")
 	b = append(b, `,"entries":[`...)
@@ -181,9 +198,20 @@ func (k *updateSink) plan(entries []engine.PlanEntry) error {
 			b = append(b, ',')
 		}
 		b = append(b, `{"content":`...)
-		b = appendString(b, e.Content)
+		b = appendString(b, planContent(e))
 		b = append(b, `,"priority":"medium","status":`...)
 		b = appendString(b, e.Status)
+		if len(e.Files) > 0 {
+			// Every file the stage touched; the content names a few.
+			b = append(b, `,"_meta":{"coda":{"files":[`...)
+			for i, f := range e.Files {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendString(b, f)
+			}
+			b = append(b, `]}}`...)
+		}
 		b = append(b, '}')
 	}
 	b = append(b, ']')

@@ -267,6 +267,8 @@ type stageOutcome struct {
 	// (store.Answer.Data), masked.
 	format string
 	data   string
+	// files are the files its tools touched, as shown (touched.go).
+	files []string
 }
 
 // newRun sets up a run of t: the turn's own (parent nil), or a worker or
@@ -427,7 +429,17 @@ const LogWarning = "warning"
 // emitPlan sends the plan: the stages entered so far with their statuses.
 func (r *run) emitPlan(ctx context.Context, stage, status string) error {
 	r.setPlan(stage, status)
-	return r.sink.Emit(ctx, Event{Kind: EventPlan, Stage: stage, Plan: append([]PlanEntry(nil), r.plan...)})
+	return r.sink.Emit(ctx, Event{Kind: EventPlan, Stage: stage, Plan: r.planCopy()})
+}
+
+// planCopy is the plan as an event carries it: entries and their files
+// copied, for the sink may keep them while the run goes on.
+func (r *run) planCopy() []PlanEntry {
+	plan := append([]PlanEntry(nil), r.plan...)
+	for i := range plan {
+		plan[i].Files = slices.Clone(plan[i].Files)
+	}
+	return plan
 }
 
 // setPlan gives the plan's entry content its status, adding it when it is

@@ -94,4 +94,7 @@ const (
 type PlanEntry struct {
 	Content string
 	Status  string
+	// Files are the files the stage's tools touched so far, relative to
+	// the working directory (touched.go).
+	Files []string
 }

@@ -30,6 +30,9 @@ func (v *stageVisit) preamble() string {
 	b.WriteString("## What earlier stages produced\n")
 	for _, o := range done {
 		fmt.Fprintf(&b, "\n### Stage %s\n%s\n", o.stage, o.summary())
+		if len(o.files) > 0 {
+			fmt.Fprintf(&b, "Files written: %s\n", fileList(o.files))
+		}
 		if o.response != "" {
 			writeFramed(&b, "stage "+o.stage+": last response", o.response, o.dir, store.LastResponseFile)
 		}

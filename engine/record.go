@@ -59,12 +59,16 @@ type stageStatus struct {
 	Usage Usage  `json:"usage"`
 	// HistoryNotShown counts the session's earlier turns cut from what
 	// the visit was sent (history.go).
-	HistoryNotShown int         `json:"historyNotShown,omitempty"`
-	Error           string      `json:"error,omitempty"`
-	Answered        bool        `json:"answered"`
-	Files           []string    `json:"filesWritten"`
-	Calls           []callUsage `json:"calls"`
-	Tools           []toolUse   `json:"tools"`
+	HistoryNotShown int      `json:"historyNotShown,omitempty"`
+	Error           string   `json:"error,omitempty"`
+	Answered        bool     `json:"answered"`
+	Files           []string `json:"filesWritten"`
+	// FilesPartial says the roots held more than a snapshot walks
+	// (touched.go): files a shell command or an MCP tool touched past
+	// them are not in Files.
+	FilesPartial bool        `json:"filesPartial,omitempty"`
+	Calls        []callUsage `json:"calls"`
+	Tools        []toolUse   `json:"tools"`
 }
 
 // callUsage records one model call.

@@ -80,7 +80,8 @@ func (v *stageVisit) outcome() stageOutcome {
 	// files (DESIGN §19).
 	r := v.run
 	o := stageOutcome{stage: v.stage.Name, response: r.mask(v.lastText), answer: r.mask(v.answerContent()), dir: v.rec.RunPath(),
-		ended: v.ended, next: v.next, model: v.model, calls: len(v.rec.status.Calls), usage: v.usage}
+		ended: v.ended, next: v.next, model: v.model, calls: len(v.rec.status.Calls), usage: v.usage,
+		files: shownFiles(r.t.Workspace.Cwd(), v.written)}
 	for _, rep := range v.reports {
 		o.reports = append(o.reports, r.mask(rep))
 	}

@@ -29,6 +29,7 @@ func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	r.planFiles(s.Name, v.written)
 	if err := r.emitPlan(ctx, s.Name, PlanCompleted); err != nil {
 		return "", err
 	}
@@ -471,18 +472,26 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 	if refused, stop := v.gateEgress(ctx, tool, call, tc, ev); stop {
 		return refused
 	}
+	var before *snapshot // the roots before a call that does not say what it writes (touched.go)
+	if writesUntracked(tool) && len(v.run.t.Workspace.Roots()) > 0 {
+		before = takeSnapshot(v.run.t.Workspace.Roots(), v.run.e.Store.Dir())
+	}
 	res = tool.Run(ctx, call)
 	res.private = v.run.taint.Read(res.Sources)
 	v.run.share.secrets.Read(res.Sources)
-	if len(res.Written) > 0 {
-		v.written = append(v.written, res.Written...)
-		v.run.written = append(v.run.written, res.Written...)
-	}
+	v.touched(res.Written)
 	for _, c := range res.Content {
 		// A diff with old text replaced a file that existed.
 		if c.Diff != nil && c.Diff.OldText != nil && !res.IsError {
 			v.run.overwritten = append(v.run.overwritten, c.Diff.Path)
 		}
+	}
+	if before != nil {
+		after := takeSnapshot(v.run.t.Workspace.Roots(), v.run.e.Store.Dir())
+		touched, existed := before.changes(after)
+		v.touched(touched)
+		v.run.overwritten = append(v.run.overwritten, existed...)
+		v.rec.status.FilesPartial = v.rec.status.FilesPartial || before.partial || after.partial
 	}
 	return res
 }

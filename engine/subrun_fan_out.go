@@ -279,7 +279,7 @@ func (r *run) workerPlan(workers []*worker, started int) Event {
 		r.setPlan(content, status)
 	}
 	// No Stage: an update of the workers enters no stage.
-	return Event{Kind: EventPlan, Plan: append([]PlanEntry(nil), r.plan...)}
+	return Event{Kind: EventPlan, Plan: r.planCopy()}
 }
 
 // fanOutReport is fan_out's result: a count, then one section per worker

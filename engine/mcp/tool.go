@@ -71,6 +71,10 @@ func (t *Tool) AsksPermission() bool { return true }
 // Egress: an MCP server may send what it is given anywhere.
 func (t *Tool) Egress() bool { return true }
 
+// WritesUntracked: a tool its server does not call read-only may change
+// files under the roots without saying which, so the engine looks.
+func (t *Tool) WritesUntracked() bool { return t.Kind() != "read" }
+
 func (t *Tool) Title(json.RawMessage) (string, []engine.Location) {
 	title := t.def.Title
 	if title == "" && t.def.Annotations != nil {

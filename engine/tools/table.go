@@ -21,7 +21,7 @@ var table = []entry{
 	{name: "grep", kind: "search", params: grepParams, title: titled(grepTitle), run: Grep{}},
 	{name: "write_file", kind: "edit", params: writeFileParams, title: titled(writeFileTitle), run: WriteFile{}},
 	{name: "edit_file", kind: "edit", params: editFileParams, title: titled(editFileTitle), run: EditFile{}},
-	{name: "shell", kind: "execute", params: shellParams, title: titled(shellCallTitle), run: Shell{}, egress: true},
+	{name: "shell", kind: "execute", params: shellParams, title: titled(shellCallTitle), run: Shell{}, egress: true, untracked: true},
 }
 
 // An entry is one row of the table.
@@ -34,7 +34,10 @@ type entry struct {
 	title func(params, json.RawMessage) (string, []engine.Location)
 	// egress: in a tainted run a call meets the taint gate first.
 	egress bool
-	run    runner
+	// untracked: a call may change files without saying which, so the
+	// engine compares the roots before and after it (engine.UntrackedWriter).
+	untracked bool
+	run       runner
 }
 
 // A runner runs a tool's calls: the type each tool's file defines.
@@ -93,6 +96,8 @@ func (t *builtin) Spec() engine.ToolSpec { return t.spec }
 func (t *builtin) Kind() string { return t.e.kind }
 
 func (t *builtin) Egress() bool { return t.e.egress }
+
+func (t *builtin) WritesUntracked() bool { return t.e.untracked }
 
 func (t *builtin) Title(args json.RawMessage) (string, []engine.Location) {
 	if title, locs := t.e.title(t.e.params, args); title != "" {
