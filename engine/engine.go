@@ -134,6 +134,10 @@ type Turn struct {
 	// stage names none.
 	UserModel    string
 	DefaultModel string
+	// UserEffort is the --effort level, or the session's effort option's;
+	// like UserModel it wins over a stage's own effort unless the stage
+	// pins its models (effort.go). "" leaves each stage its own.
+	UserEffort string
 
 	// Tools are the session's own tools (its MCP servers'), offered beside
 	// the engine's; one of the same name takes its place.

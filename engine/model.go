@@ -215,6 +215,9 @@ type ModelFact struct {
 	// (EffortOff first where it can be turned off); nil when unknown or
 	// when it does not reason.
 	Efforts []string
+	// NoEffort says the model does not reason: a call of it is sent no
+	// effort at all (effort.go).
+	NoEffort bool
 }
 
 // ModelFacts looks up what is known of the model a spec

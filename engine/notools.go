@@ -67,12 +67,12 @@ func (v *stageVisit) toolsFor(spec string) bool {
 // tools and with the prompt for answering by reply.
 func (v *stageVisit) request(spec string) *Request {
 	if v.toolsFor(spec) {
-		return &Request{System: v.system, Messages: v.messages, Tools: v.tools, Caller: v.run.sub.caller}
+		return &Request{System: v.system, Messages: v.messages, Tools: v.tools, Caller: v.run.sub.caller, Effort: v.effort(spec)}
 	}
 	if v.systemBare == "" {
 		v.systemBare = v.systemPrompt(false)
 	}
-	return &Request{System: v.systemBare, Messages: v.messages, Caller: v.run.sub.caller}
+	return &Request{System: v.systemBare, Messages: v.messages, Caller: v.run.sub.caller, Effort: v.effort(spec)}
 }
 
 // learnNoTools remembers for the session that spec's server refused tools,

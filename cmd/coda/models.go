@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/coda-acp/coda/engine"
@@ -233,7 +232,7 @@ var (
 	// noEffort marks a model that does not reason: it takes no effort.
 	noEffort = []string{}
 	// basicEfforts are what a model the catalog does not know takes.
-	basicEfforts     = []string{effOff, effLow, effMedium, effHigh}
+	basicEfforts     = engine.BasicEfforts
 	effortsBudget    = basicEfforts
 	effortsLowHigh   = []string{effLow, effMedium, effHigh}
 	effortsNoneXHigh = []string{effOff, effLow, effMedium, effHigh, effXHigh}
@@ -303,6 +302,7 @@ func catalogFact(provider, model string) engine.ModelFact {
 	if len(e.efforts) > 0 {
 		f.Efforts = e.efforts
 	}
+	f.NoEffort = e.efforts != nil && len(e.efforts) == 0
 	return f
 }
 
@@ -342,26 +342,7 @@ func effortsTaken(spec string) []string {
 // nearestEffort is the level of takes nearest effort from below (a
 // fallback model that takes less than was asked, say high for xhigh),
 // else its lowest; effort itself when takes has it, and "" for "".
-func nearestEffort(effort string, takes []string) string {
-	if effort == "" || len(takes) == 0 {
-		return effort
-	}
-	order := []string{effOff, effMinimal, effLow, effMedium, effHigh, effXHigh, effMax}
-	rank := slices.Index(order, effort)
-	best := ""
-	for _, t := range takes {
-		if t == effort {
-			return t
-		}
-		if r := slices.Index(order, t); r < rank && (best == "" || r > slices.Index(order, best)) {
-			best = t
-		}
-	}
-	if best == "" {
-		best = takes[0]
-	}
-	return best
-}
+func nearestEffort(effort string, takes []string) string { return engine.NearestEffort(effort, takes) }
 
 // catalogBase is the name the catalog matches: lowercased, without a
 // vendor prefix ("anthropic/claude-…" on OpenRouter) or an Ollama tag

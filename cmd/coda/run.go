@@ -69,7 +69,7 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	res := e.Run(ctx, &engine.Turn{
 		RunID: e.NewID("r"), Agent: l.agent, Outputs: outs, Prompt: task,
-		UserModel: l.userModel, DefaultModel: l.defaultModel, Workspace: ws,
+		UserModel: l.userModel, DefaultModel: l.defaultModel, UserEffort: l.userEffort, Workspace: ws,
 	}, progress)
 	progress.endLine()
 	for _, w := range res.Warnings {

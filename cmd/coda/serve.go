@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine"
@@ -26,6 +28,7 @@ type launch struct {
 	cwd          string
 	userModel    string
 	defaultModel string
+	userEffort   string // --effort
 	// engine runs the launch's turns, built once here (prepare): the
 	// config's models, limits and model facts, the tools, the state
 	// directory, config.toml's [taint] with --taint, and the log.
@@ -50,7 +53,7 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &launch{log: log, closeLog: closeLog, userModel: f.model}
+	l := &launch{log: log, closeLog: closeLog, userModel: f.model, userEffort: f.effort}
 	fail := func(err error) (*launch, error) { closeLog(); return nil, err }
 	if err := taint.CheckPolicy(f.taint); err != nil {
 		return fail(usageError("--taint: %v", err))
@@ -156,8 +159,36 @@ func stagesUsable(cfg *config, b *blueprint.Blueprint, userModel, defaultModel s
 		if err := anyUsable(cfg, candidates); err != nil {
 			return err
 		}
+		if err := stageEffortTaken(cfg, b.Stages[name], candidates); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// stageEffortTaken refuses a stage's own model.effort that the model it
+// would first call cannot take, as --effort is refused (effortTaken); a
+// stage that takes the user's effort is checked by that.
+func stageEffortTaken(cfg *config, s *blueprint.Stage, candidates []string) error {
+	e := s.Model.Effort
+	if e == "" || (cfg.effort != "" && s.UserDefaultAllowed()) {
+		return nil
+	}
+	// The first usable candidate; a later fallback is sent the nearest
+	// level it takes.
+	i := slices.IndexFunc(candidates, func(spec string) bool { return cfg.preflight([]string{spec}) == nil })
+	if i < 0 {
+		return nil
+	}
+	spec := candidates[i]
+	takes := effortsTaken(spec)
+	if slices.Contains(takes, e) {
+		return nil
+	}
+	if slices.Equal(takes, []string{effOff}) {
+		return effortError{fmt.Sprintf("stage %s's model.effort %s: model %s does not reason: it takes no effort but off", s.Name, e, spec)}
+	}
+	return effortError{fmt.Sprintf("stage %s's model.effort %s: model %s takes %s", s.Name, e, spec, strings.Join(takes, ", "))}
 }
 
 // A spawnedAgent is an agent a run can start with spawn_agent; by names

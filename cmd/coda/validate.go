@@ -42,6 +42,7 @@ func validate(args []string, stdout, stderr io.Writer) error {
 	b, findings := lint.Source(data, source, dir, lint.Options{
 		Tools:   slices.Collect(maps.Keys(tools.Builtin())),
 		NoTools: func(spec string) string { return cfg.modelFacts(spec).NoTools },
+		Efforts: effortsTaken,
 		Agents:  loadSpawned,
 	})
 	errs, warnings := 0, 0

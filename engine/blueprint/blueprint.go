@@ -81,7 +81,17 @@ type Stage struct {
 type StageModel struct {
 	Models           []string `toml:"models"`
 	AllowUserDefault *bool    `toml:"allow_user_default"`
+	// Effort is the reasoning effort the stage asks of its models
+	// (DESIGN §16), one of EffortLevels; "" leaves it to the config's and
+	// the model's. The user's (--effort, the session's effort option)
+	// wins where the stage takes the user's model (EffortFor).
+	Effort string `toml:"effort"`
 }
+
+// EffortLevels are the reasoning effort levels a blueprint may name, in
+// rising order: engine.EffortOff to engine.EffortMax (the engine's test
+// holds the two lists equal). Which a model takes is its catalog entry's.
+var EffortLevels = []string{"off", "minimal", "low", "medium", "high", "xhigh", "max"}
 
 // A Transition is a way out of a stage.
 type Transition struct {
@@ -153,6 +163,17 @@ func (s *Stage) UnavailableAllowed() bool { return s.AllowUnavailable == nil || 
 // UserDefaultAllowed reports whether --model overrides the stage's models.
 func (s *Stage) UserDefaultAllowed() bool {
 	return s.Model.AllowUserDefault == nil || *s.Model.AllowUserDefault
+}
+
+// EffortFor is the reasoning effort the stage asks for when the user's is
+// userEffort: the user's where the stage takes the user's model (as
+// ModelCandidates does --model), else the stage's own; "" when neither
+// says.
+func (s *Stage) EffortFor(userEffort string) string {
+	if userEffort != "" && s.UserDefaultAllowed() {
+		return userEffort
+	}
+	return s.Model.Effort
 }
 
 // ModelCandidates are the model specs the stage tries, in order: the
@@ -267,6 +288,9 @@ func Load(data []byte, source string) (*Blueprint, []Finding) {
 		default:
 			fs.add(SeverityError, CodeBadValue, "stages."+name+".mode", "%q is neither \"autonomous\" nor \"output\"", s.Mode)
 			usable = false
+		}
+		if e := s.Model.Effort; e != "" && !slices.Contains(EffortLevels, e) {
+			fs.add(SeverityError, CodeBadValue, "stages."+name+".model.effort", "%q is not an effort level: want one of %s", e, strings.Join(EffortLevels, ", "))
 		}
 		if s.Output != nil {
 			switch s.Output.OnValidatorError {

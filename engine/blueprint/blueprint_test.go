@@ -107,3 +107,34 @@ func summary(fs []Finding) []string {
 	}
 	return out
 }
+
+// A stage's model.effort must be a level; the user's effort wins over it
+// where the stage takes the user's model.
+func TestStage_Effort(t *testing.T) {
+	_, err := Parse([]byte(`
+[stages.a]
+model = { effort = "extreme" }
+`), "bp.toml")
+	if err == nil || !strings.Contains(err.Error(), `stages.a.model.effort: "extreme" is not an effort level: want one of off, minimal, low, medium, high, xhigh, max`) {
+		t.Errorf("Parse = %v, want the level refused", err)
+	}
+	b, err := Parse([]byte(`
+[stages.open]
+model = { effort = "low" }
+[stages.pinned]
+model = { models = ["x:y"], allow_user_default = false, effort = "high" }
+[stages.plain]
+`), "bp.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ stage, user, want string }{
+		{"open", "", "low"}, {"open", "max", "max"},
+		{"pinned", "", "high"}, {"pinned", "max", "high"},
+		{"plain", "", ""}, {"plain", "medium", "medium"},
+	} {
+		if got := b.Stages[tt.stage].EffortFor(tt.user); got != tt.want {
+			t.Errorf("stage %s, user effort %q: EffortFor = %q, want %q", tt.stage, tt.user, got, tt.want)
+		}
+	}
+}

@@ -15,7 +15,7 @@ const (
 	CodeTOML         = "toml"          // the file is not TOML, or a value has the wrong type
 	CodeUnknownKey   = "unknown-key"   // a key no blueprint table has
 	CodeMissingStage = "missing-stage" // agent.start or a transition names no stage
-	CodeBadValue     = "bad-value"     // a mode or on_validator_error that is not one of its choices
+	CodeBadValue     = "bad-value"     // a mode, on_validator_error or effort that is not one of its choices
 	CodeNoStages     = "no-stages"     // the blueprint has no [stages.NAME]
 	CodeLoad         = "load"          // any other reason the blueprint does not load
 )

@@ -19,6 +19,7 @@ const (
 	CodeNoOutputStage   = "no-output-stage"  // no stage can submit an answer
 	CodeCannotAnswer    = "output-stage-cannot-answer"
 	CodeCannotCallTools = "stage-cannot-call-tools"
+	CodeEffortNotTaken  = "effort-not-taken" // a stage's model.effort that one of its models does not take
 
 	// The stage graph.
 	CodeUnreachable      = "unreachable-stage"
@@ -45,6 +46,9 @@ type Options struct {
 	// when it is not known to lack them (cmd/coda's model catalog, and
 	// `tools = false`); nil skips that check.
 	NoTools func(spec string) string
+	// Efforts are the reasoning effort levels the model a spec names
+	// takes (cmd/coda's catalog); nil skips that check.
+	Efforts func(spec string) []string
 	// Agents loads the agents spawn lists name; nil skips that check.
 	Agents blueprint.Loader
 }
@@ -78,6 +82,7 @@ func Blueprint(b *blueprint.Blueprint, opts Options) []blueprint.Finding {
 		s := b.Stages[name]
 		key := "stages." + name
 		lintModels(&fs, s, opts.NoTools)
+		lintEffort(&fs, s, opts.Efforts)
 		if s.MaxIterations < 0 {
 			fs.add(blueprint.SeverityError, CodeNegativeLimit, key+".max_iterations", "%d: give a positive number of model calls, or leave it out for %d", s.MaxIterations, blueprint.DefaultMaxIterations)
 		}
@@ -259,6 +264,27 @@ func lintModels(fs *findings, s *blueprint.Stage, noTools func(spec string) stri
 		case len(s.AvailableTools) > 0:
 			fs.add(blueprint.SeverityWarning, CodeCannotCallTools, key, "%s cannot call tools (%s)%s", spec, why, toolsOutOfReach(s))
 		}
+	}
+}
+
+// lintEffort warns of a stage's model.effort that one of its models does
+// not take: that model is sent the nearest level it takes (and start-up
+// refuses it when it is the one the stage calls first).
+func lintEffort(fs *findings, s *blueprint.Stage, efforts func(spec string) []string) {
+	e := s.Model.Effort
+	if e == "" || efforts == nil {
+		return
+	}
+	for _, spec := range s.Model.Models {
+		takes := efforts(spec)
+		if len(takes) == 0 || slices.Contains(takes, e) {
+			continue
+		}
+		if slices.Equal(takes, []string{"off"}) {
+			fs.add(blueprint.SeverityWarning, CodeEffortNotTaken, "stages."+s.Name+".model.effort", "%s does not reason: it takes no effort but off, and is sent none", spec)
+			continue
+		}
+		fs.add(blueprint.SeverityWarning, CodeEffortNotTaken, "stages."+s.Name+".model.effort", "%s takes %s, not %s: it is sent the nearest below", spec, strings.Join(takes, ", "), e)
 	}
 }
 

@@ -25,7 +25,18 @@ func lintFacts(spec string) string {
 	return ""
 }
 
-var lintOpts = Options{Tools: lintTools, NoTools: lintFacts}
+// lintEfforts stands in for the catalog's effort levels.
+func lintEfforts(spec string) []string {
+	switch spec {
+	case "openai:gpt-4o":
+		return []string{"off"}
+	case "openai:o3":
+		return []string{"low", "medium", "high"}
+	}
+	return []string{"off", "low", "medium", "high", "xhigh"}
+}
+
+var lintOpts = Options{Tools: lintTools, NoTools: lintFacts, Efforts: lintEfforts}
 
 // summary renders findings as "severity[code] key", the part tests pin.
 func summary(fs []blueprint.Finding) []string {
@@ -297,6 +308,30 @@ format = "json"`,
 				"error[unknown-key] stages.b.ouput.format",
 				"error[missing-stage] stages.a.transitions.c",
 			},
+		},
+		{
+			name: "a stage's effort that some of its models do not take",
+			toml: `
+[stages.answer]
+mode = "output"
+model = { models = ["openai:gpt-5.5", "openai:o3", "openai:gpt-4o"], effort = "xhigh" }`,
+			want: []string{"warning[effort-not-taken] stages.answer.model.effort", "warning[effort-not-taken] stages.answer.model.effort"},
+		},
+		{
+			name: "a stage's effort every model takes",
+			toml: `
+[stages.answer]
+mode = "output"
+model = { models = ["openai:gpt-5.5", "openai:o3"], effort = "high" }`,
+			want: []string{},
+		},
+		{
+			name: "an effort that is no level",
+			toml: `
+[stages.answer]
+mode = "output"
+model = { effort = "hihg" }`,
+			want: []string{"error[bad-value] stages.answer.model.effort"},
 		},
 		{
 			name: "the taint gate on to guard",
