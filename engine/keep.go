@@ -12,6 +12,7 @@ import (
 
 	"github.com/coda-acp/coda/internal/rootfs"
 	"github.com/coda-acp/coda/outputspec"
+	"github.com/coda-acp/coda/store"
 )
 
 // Artifact copies (DESIGN §15): each accepted artifact up to
@@ -31,6 +32,10 @@ const maxArtifactCopy = 10 << 20
 type kept struct {
 	copies map[string]string // workspace path → name under artifacts/
 	taken  map[string]bool   // names in use
+	// sums are the sha256 of each copy, by workspace path: the same path
+	// and hash is copied once a run (a resubmitted answer, a capture that
+	// finds the file again).
+	sums map[string]string
 }
 
 // keepArtifacts copies arts into the run's record and sets their RunPath.
@@ -46,6 +51,10 @@ func (r *run) keepArtifacts(arts []outputspec.Artifact) {
 			continue
 		}
 		name := r.copyName(a.Path)
+		if r.kept.sums[a.Path] == a.SHA256 {
+			a.RunPath = RunPrefix + store.ArtifactsDir + "/" + name
+			continue
+		}
 		kept, sum, err := r.copyArtifact(a.Path, name)
 		if err != nil {
 			r.warn(fmt.Sprintf("artifact %s (%s) was not kept in the run record: %v", a.Name, a.Path, err))
@@ -55,6 +64,10 @@ func (r *run) keepArtifacts(arts []outputspec.Artifact) {
 			r.warn(fmt.Sprintf("artifact %s (%s) changed after it was checked: the run record keeps it as it is now", a.Name, a.Path))
 		}
 		a.RunPath = RunPrefix + kept
+		if r.kept.sums == nil {
+			r.kept.sums = map[string]string{}
+		}
+		r.kept.sums[a.Path] = sum
 	}
 }
 

@@ -66,9 +66,12 @@ type stageStatus struct {
 	// FilesPartial says the roots held more than a snapshot walks
 	// (touched.go): files a shell command or an MCP tool touched past
 	// them are not in Files.
-	FilesPartial bool        `json:"filesPartial,omitempty"`
-	Calls        []callUsage `json:"calls"`
-	Tools        []toolUse   `json:"tools"`
+	FilesPartial bool `json:"filesPartial,omitempty"`
+	// Capture is what the answer's capture globs kept and skipped, and
+	// why (capture.go); absent without them.
+	Capture *captureStatus `json:"capture,omitempty"`
+	Calls   []callUsage    `json:"calls"`
+	Tools   []toolUse      `json:"tools"`
 }
 
 // callUsage records one model call.

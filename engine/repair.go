@@ -87,6 +87,9 @@ func (v *stageVisit) checkSubmission(ctx context.Context, sub outputspec.Submiss
 	r := v.run
 	sub.Root, sub.Stages, sub.Overwritten = r.t.Workspace.Cwd(), r.t.Agent.Order, r.overwritten
 	verdict := v.desk.Submit(ctx, sub)
+	if verdict.Accepted {
+		v.capture(&verdict) // files kept by glob (capture.go), before the gate sees them
+	}
 	return v.gateAnswer(ctx, verdict) // the taint gate, before a passing answer is recorded
 }
 

@@ -50,7 +50,7 @@ text = "Built."
 `)
 	turn.Engine.Tools = builtinTools()
 	dir := turn.Workspace.Cwd()
-	turn.Workspace = &local.Workspace{Dir: dir, Approve: func(context.Context, engine.PermissionRequest) (bool, error) { return true, nil }}
+	turn.Workspace = approving(dir)
 	for _, f := range []string{"old.txt", "gone.txt", "kept.txt"} {
 		if err := os.WriteFile(filepath.Join(dir, f), []byte("before\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -136,4 +136,9 @@ text = "Saved."
 	if len(res.Written) != 1 || filepath.Base(res.Written[0]) != "saved.txt" {
 		t.Errorf("the run wrote %q, want saved.txt", res.Written)
 	}
+}
+
+// approving is the local disk at dir, every permission granted.
+func approving(dir string) *local.Workspace {
+	return &local.Workspace{Dir: dir, Approve: func(context.Context, engine.PermissionRequest) (bool, error) { return true, nil }}
 }

@@ -33,6 +33,9 @@ type Spec struct {
 	OnValidatorError   string         `toml:"on_validator_error" json:"onValidatorError,omitempty"`
 	Artifacts          []ArtifactDecl `toml:"artifacts" json:"artifacts,omitempty"`
 	OverwriteArtifacts *bool          `toml:"overwrite_artifacts" json:"overwriteArtifacts,omitempty"`
+	// Capture are globs of files under the working directory kept as
+	// artifacts once an answer is accepted (capture.go).
+	Capture []string `toml:"capture" json:"capture,omitempty"`
 }
 
 // An ArtifactDecl declares a file the answer hands back.
@@ -61,6 +64,9 @@ func (s Spec) Validate() error {
 	default:
 		return fmt.Errorf("output spec: on_validator_error is %q; it must be %q or %q",
 			s.OnValidatorError, OnValidatorErrorReject, OnValidatorErrorAccept)
+	}
+	if err := checkCapture(s.Capture); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	for i, a := range s.Artifacts {
@@ -159,8 +165,8 @@ func (l Levels) ordered() []namedLevel {
 }
 
 // Resolve combines the levels in DESIGN.md §3's order, the later one
-// winning per field. Declared artifacts cascade whole: the nearest
-// non-empty list wins.
+// winning per field. Declared artifacts and capture globs cascade whole:
+// the nearest non-empty list wins.
 //
 // Retirement: when a level names a format whose canonical label differs
 // from the one named by the levels before it, the example, schema,
@@ -233,6 +239,12 @@ func Resolve(levels Levels) (Spec, []string) {
 		}
 		if len(s.Artifacts) > 0 {
 			out.Artifacts, artifactsFrom = s.Artifacts, l.name
+		}
+		if len(s.Capture) > 0 {
+			// The nearest list wins, as declared artifacts do; a format
+			// change retires none: the files are the run's, whatever shape
+			// its answer takes.
+			out.Capture = s.Capture
 		}
 		if s.OverwriteArtifacts != nil {
 			out.OverwriteArtifacts = s.OverwriteArtifacts

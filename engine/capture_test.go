@@ -1,0 +1,81 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/outputspec"
+)
+
+// After an accepted answer, the files its capture globs match are kept as
+// its artifacts, typed, hashed and copied into the record as the ones the
+// model names are; a private file is skipped, and status.json says so.
+func TestRun_capture(t *testing.T) {
+	turn := newTurn(t, `
+[agent]
+name = "one"
+[stages.answer]
+mode = "output"
+available_tools = ["write_file"]
+[stages.answer.output]
+capture = ["reports/**", ".env*"]
+`, `
+[[turn]]
+[[turn.tool_calls]]
+name = "write_file"
+arguments = { path = "reports/r.xml", content = "<r/>" }
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Done.", artifacts = ["notes.md"] }
+`)
+	turn.Engine.Tools = builtinTools()
+	dir := turn.Workspace.Cwd()
+	writeFiles(t, dir, map[string]string{"notes.md": "# notes", ".env.prod": "API_KEY=sk-live-4f9a8b7c6d5e4f3a2b1c\n"})
+	turn.Workspace = approving(dir)
+	res := runTurn(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	arts := res.Answer.Artifacts
+	if len(arts) != 2 || arts[0].Path != "notes.md" || arts[1].Path != "reports/r.xml" {
+		t.Fatalf("artifacts %+v, want notes.md as named, then reports/r.xml captured", arts)
+	}
+	if a := arts[1]; a.SHA256 == "" || a.Size != 4 || a.RunPath == "" {
+		t.Errorf("captured %+v: want it hashed, sized and kept in the record", a)
+	}
+	if _, err := os.Stat(recordPath(turn, "artifacts/r.xml")); err != nil {
+		t.Errorf("the record keeps no copy: %v", err)
+	}
+	var status struct {
+		Capture struct {
+			Kept    []string             `json:"kept"`
+			Skipped []outputspec.Skipped `json:"skipped"`
+		} `json:"capture"`
+	}
+	b, err := os.ReadFile(recordPath(turn, "stages/001-answer@1/status.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &status); err != nil {
+		t.Fatal(err)
+	}
+	if len(status.Capture.Kept) != 1 || len(status.Capture.Skipped) != 1 || status.Capture.Skipped[0].Path != ".env.prod" {
+		t.Errorf("status.json's capture %+v, want r.xml kept and .env.prod skipped as private", status.Capture)
+	}
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
