@@ -26,7 +26,7 @@ type captureStatus struct {
 // artifacts, but for those it names already.
 func (v *stageVisit) capture(verdict *outputspec.Verdict) {
 	r := v.run
-	keepExisting := v.contract.Spec().OverwriteArtifacts != nil && !*v.contract.Spec().OverwriteArtifacts
+	keepExisting := v.contract.KeepsExisting()
 	kept, skipped := v.contract.Capture(r.t.Workspace.Cwd(), func(abs string) string {
 		if _, private := r.share.secrets.Private(abs); private {
 			return "a private file under the taint gate's private paths"

@@ -464,6 +464,7 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 	}()
 	call := &Call{
 		ID: ev.ID, Args: tc.Arguments, Stage: v.stage.Name, Workspace: v.run.t.Workspace, RunDir: v.run.rec.Dir(), flush: v.run.rec.Flush,
+		KeepExisting: v.contract != nil && v.contract.KeepsExisting(),
 		Progress: func(p ToolCallEvent) {
 			p.ID = ev.ID
 			_ = v.run.sink.Emit(ctx, Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: &p})

@@ -69,6 +69,11 @@ type Call struct {
 	// gate's question covered it): a tool that asks before each call does
 	// not ask again.
 	Approved bool
+	// KeepExisting says overwrite_artifacts = false is in effect for the
+	// stage: write_file refuses to replace a file that exists, before it
+	// writes anything, rather than the answer being refused after the
+	// user's file was gone.
+	KeepExisting bool
 
 	flush func() // writes what the record has queued (store.Run.Flush)
 }

@@ -104,6 +104,11 @@ func (c *Contract) checkArtifacts(root string, refs []artifactRef, overwritten [
 	return arts, nil
 }
 
+// KeepsExisting reports whether overwrite_artifacts = false is in effect:
+// no artifact may replace a file that existed before the run, and
+// write_file refuses to replace one before it writes (engine.Call).
+func (c *Contract) KeepsExisting() bool { return c.keepExisting() }
+
 // keepExisting reports whether overwrite_artifacts = false is in effect.
 func (c *Contract) keepExisting() bool {
 	return c.spec.OverwriteArtifacts != nil && !*c.spec.OverwriteArtifacts

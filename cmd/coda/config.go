@@ -608,6 +608,24 @@ func (c *config) preflight(specs []string) error {
 	return nil
 }
 
+// served says why no provider of the config serves spec, as preflight
+// would refuse it, or "" when one does; a missing key is the environment's
+// business, not the blueprint's (`coda validate`).
+func (c *config) served(spec string) string {
+	name, _, err := configSplitSpec(spec)
+	switch {
+	case err != nil:
+		return err.Error()
+	case name == "script":
+		return ""
+	}
+	var mk missingKey
+	if _, _, err := c.resolve(spec, name); err != nil && !errors.As(err, &mk) {
+		return err.Error()
+	}
+	return ""
+}
+
 // configSplitSpec splits "PROVIDER:MODEL" at the first colon, so that
 // "ollama:llama3.1:8b" names Ollama's "llama3.1:8b".
 func configSplitSpec(spec string) (provider, model string, err error) {

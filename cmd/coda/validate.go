@@ -44,6 +44,7 @@ func validate(args []string, stdout, stderr io.Writer) error {
 		NoTools: func(spec string) string { return cfg.modelFacts(spec).NoTools },
 		Efforts: effortsTaken,
 		Agents:  loadSpawned,
+		Served:  cfg.served,
 	})
 	errs, warnings := 0, 0
 	for _, f := range findings {

@@ -51,6 +51,10 @@ type Options struct {
 	Efforts func(spec string) []string
 	// Agents loads the agents spawn lists name; nil skips that check.
 	Agents blueprint.Loader
+	// Served says why no configured provider serves the model a spec
+	// names, or "" when one does (its key aside: that is the
+	// environment's); nil skips that check (served.go).
+	Served func(spec string) string
 }
 
 // Source checks a blueprint's text. It reports each loading problem as a
@@ -82,6 +86,7 @@ func Blueprint(b *blueprint.Blueprint, opts Options) []blueprint.Finding {
 		s := b.Stages[name]
 		key := "stages." + name
 		lintModels(&fs, s, opts.NoTools)
+		lintServed(&fs, s, opts.Served)
 		lintEffort(&fs, s, opts.Efforts)
 		if s.MaxIterations < 0 {
 			fs.add(blueprint.SeverityError, CodeNegativeLimit, key+".max_iterations", "%d: give a positive number of model calls, or leave it out for %d", s.MaxIterations, blueprint.DefaultMaxIterations)

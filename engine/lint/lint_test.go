@@ -1,8 +1,10 @@
 package lint
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -36,7 +38,20 @@ func lintEfforts(spec string) []string {
 	return []string{"off", "low", "medium", "high", "xhigh"}
 }
 
-var lintOpts = Options{Tools: lintTools, NoTools: lintFacts, Efforts: lintEfforts}
+// servedBy stands in for the config's providers: a spec names one of
+// the built-in ones.
+func servedBy(spec string) string {
+	provider, _, ok := strings.Cut(spec, ":")
+	switch {
+	case !ok:
+		return fmt.Sprintf("model %q: want PROVIDER:MODEL", spec)
+	case !slices.Contains([]string{"anthropic", "openai", "ollama", "gemini", "openrouter", "script"}, provider):
+		return fmt.Sprintf("model %s: unknown provider %q", spec, provider)
+	}
+	return ""
+}
+
+var lintOpts = Options{Tools: lintTools, NoTools: lintFacts, Efforts: lintEfforts, Served: servedBy}
 
 // summary renders findings as "severity[code] key", the part tests pin.
 func summary(fs []blueprint.Finding) []string {
@@ -74,6 +89,10 @@ func TestSource_Blueprints(t *testing.T) {
 		"design-fan-out.toml": {},
 		"end-skips.toml":      {"warning[end-skips-output] stages.quick"},
 		"bad-mode.toml":       {"error[bad-value] stages.answer.mode"},
+		"unknown-model.toml": {
+			"error[unknown-model] stages.review.model",
+			"warning[unknown-model] stages.answer.model",
+		},
 	}
 	files, err := filepath.Glob("../../testdata/blueprints/*.toml")
 	if err != nil || len(files) == 0 {

@@ -163,3 +163,23 @@ func TestEditFile_ThroughWorkspace(t *testing.T) {
 	}
 	var _ engine.Workspace = ws
 }
+
+// Under overwrite_artifacts = false (Call.KeepExisting), write_file
+// refuses to replace a file that exists before it writes or asks; a new
+// file is written as usual.
+func TestWriteFile_KeepExisting(t *testing.T) {
+	ws := newWS(t)
+	ws.write(t, "notes.md", "# The user's own notes\n")
+	keep := func(args string) engine.ToolResult {
+		return WriteFile{}.Run(context.Background(), &engine.Call{ID: "t-1", Args: []byte(args), Workspace: ws, Progress: func(engine.ToolCallEvent) {}, KeepExisting: true})
+	}
+	res := keep(`{"path": "notes.md", "content": "# Generated\n"}`)
+	wantError(t, res, "notes.md exists, and overwrite_artifacts is false")
+	if got := ws.read(t, "notes.md"); got != "# The user's own notes\n" || len(ws.asked) != 0 || len(res.Written) != 0 {
+		t.Errorf("the file holds %q after a refused write; asked %d times; written %v", got, len(ws.asked), res.Written)
+	}
+	wantOK(t, keep(`{"path": "generated-notes.md", "content": "# Generated\n"}`))
+	if got := ws.read(t, "generated-notes.md"); got != "# Generated\n" {
+		t.Errorf("a new file holds %q", got)
+	}
+}

@@ -43,6 +43,10 @@ func (WriteFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 		return engine.Errorf("write_file refused: %s", refusal)
 	}
 	locs := []engine.Location{{Path: path, Line: 1}}
+	if old != nil && call.KeepExisting {
+		// Refused before anything is written, or asked.
+		return engine.Errorf("write_file refused: %s exists, and overwrite_artifacts is false here: write the file to a new path, and hand that back", shown)
+	}
 	if old != nil && *old == a.Content {
 		return engine.ToolResult{Output: fmt.Sprintf("%s already has exactly this content; nothing was written.", shown), Title: "Write " + shown, Locations: locs}
 	}
