@@ -22,6 +22,7 @@
 //	load.go        saving a session; session/load, resume, delete; the replay; titles
 //	list.go        session/list: newest first, cwd, cursor pages
 //	modes.go       the pickers: output_format, model and mode options, set_mode, what a mode does
+//	effort.go      the effort option (thought_level): the levels the session's model takes
 //	commands.go    slash commands: /format, /mode, /model
 //	prompt.go      a prompt turn: started on the read loop, run and answered in its own goroutine
 //	images.go      a prompt's image blocks, decoded and checked

@@ -69,7 +69,7 @@ func (s *Server) saveSession(sess *session, ex *storedExchange) string {
 	sess.mu.Lock()
 	f.Version, f.ID, f.Cwd, f.AdditionalDirectories = sessionFileVersion, sess.id, sess.cwd, sess.additional
 	f.Title, f.CreatedAt, f.Output = sess.title, sess.createdAt, sess.metaRaw
-	f.Options = storedOptions{OutputFormat: sess.config, Model: sess.model, Mode: sess.mode}
+	f.Options = storedOptions{OutputFormat: sess.config, Model: sess.model, Effort: sess.effort, Mode: sess.mode}
 	sess.mu.Unlock()
 	f.UpdatedAt = time.Now().UTC()
 	var raw json.RawMessage
@@ -219,7 +219,7 @@ func (s *Server) readSession(id string) (*sessionFile, []engine.Exchange, error)
 func (s *Server) restore(f *sessionFile, history []engine.Exchange, cwd string, additional []string) (*session, error) {
 	sess := &session{
 		id: f.ID, cwd: cwd, additional: additional, metaRaw: f.Output,
-		config: f.Options.OutputFormat, model: f.Options.Model, mode: f.Options.Mode,
+		config: f.Options.OutputFormat, model: f.Options.Model, effort: f.Options.Effort, mode: f.Options.Mode,
 		title: f.Title, createdAt: f.CreatedAt, toolSupport: engine.NewToolSupport(),
 	}
 	if !knownMode(sess.mode) {

@@ -13,14 +13,15 @@ import (
 	"github.com/coda-acp/coda/validators"
 )
 
-// The editor's pickers: a session's config options output_format, model and
-// mode, the same modes for the older session/set_mode, and what a mode
-// does to a turn.
+// The editor's pickers: a session's config options output_format, model,
+// effort and mode, the same modes for the older session/set_mode, and what
+// a mode does to a turn.
 
 // The config option ids.
 const (
 	optionFormat = "output_format"
 	optionModel  = "model"
+	optionEffort = "effort"
 	optionMode   = "mode"
 )
 
@@ -58,6 +59,8 @@ func optionExample(id string) string {
 		return "anthropic:claude-sonnet-4-5"
 	case optionMode:
 		return modeAsk
+	case optionEffort:
+		return engine.EffortHigh
 	}
 	return "json"
 }
@@ -94,7 +97,12 @@ func (s *Server) setOption(sess *session, id, value string) ([]string, error) {
 		sess.mu.Lock()
 		sess.model = value
 		sess.mu.Unlock()
-		return nil, nil
+		return s.clampEffort(sess), nil
+	case optionEffort:
+		if s.opts.Efforts == nil {
+			break
+		}
+		return nil, s.setEffort(sess, value)
 	case optionMode:
 		if !knownMode(value) {
 			return nil, fmt.Errorf("%w: coda has no mode %q (it has %s)", ErrInvalidParams, value, modeNames())
@@ -104,7 +112,15 @@ func (s *Server) setOption(sess *session, id, value string) ([]string, error) {
 		sess.mu.Unlock()
 		return nil, nil
 	}
-	return nil, fmt.Errorf("%w: configId: coda has no option %q (it has %s, %s and %s)", ErrInvalidParams, id, optionFormat, optionModel, optionMode)
+	var ids []string
+	for _, o := range s.configOptions(sess) {
+		ids = append(ids, o.ID)
+	}
+	list := strings.Join(ids, ", ")
+	if n := len(ids); n > 1 {
+		list = strings.Join(ids[:n-1], ", ") + " and " + ids[n-1]
+	}
+	return nil, fmt.Errorf("%w: configId: coda has no option %q (it has %s)", ErrInvalidParams, id, list)
 }
 
 // checkModel refuses a model spec coda cannot use at all (not
@@ -138,7 +154,7 @@ func (s *Server) userModel(sess *session) string {
 // configOptions are the session's options, as the client shows them.
 func (s *Server) configOptions(sess *session) []configOption {
 	sess.mu.Lock()
-	outs, model, mode := sess.outputs, sess.model, sess.mode
+	outs, model, effort, mode := sess.outputs, sess.model, sess.effort, sess.mode
 	sess.mu.Unlock()
 	var opts []configOption
 	if s.shapes("") == nil { // an agent that gives no answer has no format to pick
@@ -146,6 +162,9 @@ func (s *Server) configOptions(sess *session) []configOption {
 	}
 	if m, ok := s.modelOption(model); ok {
 		opts = append(opts, m)
+		if e, ok := s.effortOption(m.CurrentValue, effort); ok {
+			opts = append(opts, e)
+		}
 	}
 	return append(opts, modeOption(mode))
 }

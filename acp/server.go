@@ -31,7 +31,10 @@ type Options struct {
 
 	UserModel    string
 	DefaultModel string
-	Version      string
+	// UserEffort is --effort: the reasoning effort of stages that take the
+	// user's model, until a session picks its own (effort.go).
+	UserEffort string
+	Version    string
 	// DrainTimeout bounds how long in-flight turns may run after stdin
 	// closes before they are cancelled (default 30s).
 	DrainTimeout time.Duration
@@ -58,6 +61,11 @@ type Options struct {
 	// PickerModels are more models the model option offers (config.toml's
 	// [picker] models), after the launch's.
 	PickerModels []string
+	// Efforts says which reasoning effort levels the model spec names
+	// takes, in order, and the level it is given when the session picks
+	// none (--effort, else the config's; "" leaves it to the model). Nil
+	// offers no effort option.
+	Efforts func(spec string) (takes []string, launch string)
 	// CheckModel says whether a model spec can be used: nil, an error
 	// wrapping ErrAuthRequired when its key is not set (the message names
 	// the variable), or another error when the spec itself is wrong. Nil

@@ -47,10 +47,12 @@ type session struct {
 
 	// What the session's file keeps besides (store.go), and the pickers
 	// (modes.go): the session/new _meta.coda.output as sent, the model
-	// picked ("" is the launch's), the mode, the title.
+	// and the reasoning effort picked ("" is the launch's, effort.go), the
+	// mode, the title.
 	additional []string
 	metaRaw    json.RawMessage
 	model      string
+	effort     string
 	mode       string
 	title      string
 	createdAt  time.Time

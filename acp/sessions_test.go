@@ -40,7 +40,8 @@ var update = flag.Bool("update", false, "rewrite the expected agent lines (-- se
 //	-- blueprint.toml --   the agent (default: one output stage, "answer")
 //	-- model.toml --       the script model (DESIGN.md §10)
 //	-- launch.json --      the launch output spec, as _meta.coda.output spells it
-//	-- options --          server options, KEY=VALUE a line: max_model_calls=N
+//	-- options --          server options, KEY=VALUE a line: max_model_calls=N;
+//	                       efforts=on (the effort option, over testEfforts' catalog)
 //	-- answers --          canned answers to coda's requests: METHOD RESULT-JSON, one a line,
 //	                       used in order per method (the last one repeats); METHOD - never
 //	                       answers
@@ -129,7 +130,7 @@ func TestLoadSession(t *testing.T) {
 }
 
 // sessionOptions reads the options section: KEY=VALUE a line.
-func sessionOptions(t *testing.T, data []byte) (maxCalls int) {
+func sessionOptions(t *testing.T, data []byte) (maxCalls int, efforts bool) {
 	t.Helper()
 	for _, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimSpace(line)
@@ -144,11 +145,26 @@ func sessionOptions(t *testing.T, data []byte) (maxCalls int) {
 				t.Fatalf("options: %s: %v", line, err)
 			}
 			maxCalls = n
+		case "efforts":
+			efforts = v == "on"
 		default:
 			t.Fatalf("options: unknown option %q", line)
 		}
 	}
-	return maxCalls
+	return maxCalls, efforts
+}
+
+// testEfforts plays cmd/coda's catalog for the effort option: script:test
+// reasons up to xhigh with no launch level, script:small takes low to high
+// and is given medium, script:plain does not reason.
+func testEfforts(spec string) ([]string, string) {
+	switch spec {
+	case "script:small":
+		return []string{"low", "medium", "high"}, "medium"
+	case "script:plain":
+		return []string{"off"}, ""
+	}
+	return []string{"off", "low", "medium", "high", "xhigh"}, ""
 }
 
 const defaultBlueprint = `
@@ -222,10 +238,14 @@ func runSession(t *testing.T, file string) {
 			t.Fatalf("launch.json: %v", err)
 		}
 	}
-	maxCalls := sessionOptions(t, sections["options"])
+	maxCalls, efforts := sessionOptions(t, sections["options"])
 	var logs bytes.Buffer
 	var logMu sync.Mutex
 	ids := counter()
+	var effortsOf func(string) ([]string, string)
+	if efforts {
+		effortsOf = testEfforts
+	}
 	newServer := func() *acp.Server {
 		srv, err := acp.NewServer(acp.Options{
 			Agent: agent, Launch: launch, LaunchDir: work, UserModel: "script:test", Version: "test",
@@ -234,6 +254,7 @@ func runSession(t *testing.T, file string) {
 				Log: slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 				IDs: ids, MaxModelCalls: maxCalls, Agents: sessionAgents,
 			},
+			Efforts: effortsOf,
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -54,6 +54,7 @@ type sessionFile struct {
 type storedOptions struct {
 	OutputFormat string `json:"output_format,omitempty"`
 	Model        string `json:"model,omitempty"`
+	Effort       string `json:"effort,omitempty"`
 	Mode         string `json:"mode,omitempty"`
 }
 

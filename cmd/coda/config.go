@@ -499,6 +499,19 @@ func (c *config) effortFor(spec string, p *providerConfig, model string) string 
 	return p.effort(model)
 }
 
+// efforts are the effort levels the model spec names takes and the level
+// it is given when a session picks none (acp.Options.Efforts): --effort,
+// else its model's or provider's table's, as the nearest it takes.
+func (c *config) efforts(spec string) (takes []string, launch string) {
+	takes = effortsTaken(spec)
+	name, model, _ := strings.Cut(spec, ":")
+	e := c.effort
+	if p := c.providers[name]; p != nil {
+		e = c.effortFor(spec, p, model)
+	}
+	return takes, nearestEffort(e, takes)
+}
+
 // setEffort takes --effort's level; "" leaves the config's.
 func (c *config) setEffort(e string) error {
 	if err := checkEffort(e); err != nil {

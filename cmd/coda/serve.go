@@ -43,6 +43,7 @@ type launch struct {
 	finder       *defaultFinder
 	checkModel   func(spec string) error
 	reach        func(userModel, defaultModel string) error
+	efforts      func(spec string) ([]string, string)
 }
 
 // prepare checks the flags, blueprint, output spec, config and models. Any
@@ -101,6 +102,7 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	}
 	l.pickerModels = cfg.Picker.Models
 	l.checkModel = func(spec string) error { return authError(cfg.preflight([]string{spec})) }
+	l.efforts = cfg.efforts
 	l.reach = func(userModel, defaultModel string) error { return l.preflight(cfg, userModel, defaultModel) }
 	if l.userModel == "" && l.defaultModel == "" {
 		l.defaultModel = envDefault(os.Getenv)
@@ -271,6 +273,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		UserModel: l.userModel, DefaultModel: l.defaultModel, Version: version,
 		MaxMessageBytes: *maxMessage, Trace: f.trace,
 		PickerModels: l.pickerModels, CheckModel: l.checkModel, Reach: l.reach,
+		UserEffort: l.userEffort, Efforts: l.efforts,
 	}
 	if l.finder != nil {
 		opts.FindDefault = l.finder.find

@@ -2,7 +2,8 @@
 // sdk-client: drives coda as an ACP client built with the official TypeScript SDK
 // (@agentclientprotocol/sdk 2.4.0) and checks what coda promises on the wire
 // (DESIGN.md §8): the closing final_answer chunk, the commentary phase, a refused
-// submit_output, the output_format option, and a prompt cancel.
+// submit_output, the output_format option, a prompt cancel, and the effort
+// option (DESIGN.md §16).
 //
 //   node sdk-client.mjs [CODA_BIN]      (or CODA_BIN=... node sdk-client.mjs)
 //
@@ -162,6 +163,23 @@ async function main(ctx, stateDir) {
   // Prompt 4: the session stays usable after a cancel.
   const turn4 = await runPrompt(session, "Again.");
   checkAnsweredTurn("prompt 4 (after cancel)", turn4, { text: "again: true\n", format: "yaml" });
+
+  // The effort option (thought_level): a level the model takes is set and
+  // reaches the next call (the script expects it); one it does not take is
+  // refused -32602, naming the levels it takes.
+  const effort = session.newSessionResponse.configOptions?.find((o) => o.id === "effort");
+  check(effort?.category === "thought_level" && effort.options.some((o) => o.value === "high"), 'session/new: offers the effort option (thought_level) with "high"', effort);
+  const setEffort = await ctx.request(acp.methods.agent.session.setConfigOption, { sessionId: session.sessionId, configId: "effort", value: "high" });
+  check(setEffort.configOptions?.find((o) => o.id === "effort")?.currentValue === "high", 'session/set_config_option: effort is now "high"', setEffort);
+  let refusedEffort;
+  try {
+    await ctx.request(acp.methods.agent.session.setConfigOption, { sessionId: session.sessionId, configId: "effort", value: "max" });
+  } catch (err) {
+    refusedEffort = err;
+  }
+  check(refusedEffort?.code === -32602 && /takes off, low, medium, high/.test(refusedEffort.message), "session/set_config_option: effort max is refused -32602, naming the levels taken", refusedEffort);
+  const turn5 = await runPrompt(session, "Think hard.");
+  check(turn5.response.stopReason === "end_turn" && codaMeta(turn5.response)?.status === "answered", "prompt 5: answered with the effort picked", turn5.response);
   session.dispose();
 }
 

@@ -12,8 +12,9 @@
 //	name = "submit_output"
 //	arguments = { content = '{"safe": true}' }   # or raw_arguments = '{"content": "cut'
 //
-// A turn may also set stop_reason (e.g. "max_tokens") and error (the call
-// fails with it); context_window at the top reports a model size with each
+// A turn may also set stop_reason (e.g. "max_tokens"), error (the call
+// fails with it) and expect_effort (the call fails unless it asks for this
+// reasoning effort; "none" for none); context_window at the top reports a model size with each
 // call's usage, and tools = false plays a server that refuses tools: a
 // call that offers any fails with an error wrapping
 // engine.ErrToolsUnsupported, as Ollama's "does not support tools" does.
@@ -57,12 +58,15 @@ type Script struct {
 // A Turn is one model call's reply.
 type Turn struct {
 	// For names the worker or child this turn serves; "" is the main run.
-	For       string     `toml:"for"`
-	Expect    string     `toml:"expect"`
-	Thinking  string     `toml:"thinking"`
-	Text      Chunks     `toml:"text"`
-	DelayMS   int        `toml:"delay_ms"`
-	ToolCalls []ToolCall `toml:"tool_calls"`
+	For    string `toml:"for"`
+	Expect string `toml:"expect"`
+	// ExpectEffort fails the call unless it asks for this reasoning
+	// effort (engine.Request.Effort); "none" expects it to ask for none.
+	ExpectEffort string     `toml:"expect_effort"`
+	Thinking     string     `toml:"thinking"`
+	Text         Chunks     `toml:"text"`
+	DelayMS      int        `toml:"delay_ms"`
+	ToolCalls    []ToolCall `toml:"tool_calls"`
 	// StopReason overrides the reply's stop reason (e.g. "max_tokens").
 	StopReason string `toml:"stop_reason"`
 	// Error makes the call fail with this message.
@@ -221,6 +225,9 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 		if !strings.Contains(last, t.Expect) {
 			return nil, fmt.Errorf("script turn %d expected the last message to contain %q; it was:\n%s", i+1, t.Expect, last)
 		}
+	}
+	if want := t.ExpectEffort; want != "" && req.Effort != want && !(want == "none" && req.Effort == "") {
+		return nil, fmt.Errorf("script turn %d expected effort %q; the call asked for %q", i+1, want, req.Effort)
 	}
 	if t.Error != "" {
 		return nil, fmt.Errorf("script turn %d: %s", i+1, t.Error)

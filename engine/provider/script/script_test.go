@@ -133,3 +133,23 @@ text = "nested"
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// expect_effort fails a call that asks for another effort; "none" expects
+// none.
+func TestModel_Stream_expectEffort(t *testing.T) {
+	s, err := Parse([]byte("[[turn]]\nexpect_effort = \"high\"\ntext = \"a\"\n[[turn]]\nexpect_effort = \"none\"\ntext = \"b\"\n[[turn]]\nexpect_effort = \"none\"\ntext = \"c\"\n"), "effort")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New("script:effort", s)
+	noop := func(engine.Delta) error { return nil }
+	if _, err := m.Stream(context.Background(), &engine.Request{Effort: "high"}, noop); err != nil {
+		t.Errorf("effort high, expected high: %v", err)
+	}
+	if _, err := m.Stream(context.Background(), &engine.Request{}, noop); err != nil {
+		t.Errorf("no effort, expected none: %v", err)
+	}
+	if _, err := m.Stream(context.Background(), &engine.Request{Effort: "low"}, noop); err == nil || !strings.Contains(err.Error(), `expected effort "none"; the call asked for "low"`) {
+		t.Errorf("effort low, expected none: %v", err)
+	}
+}
