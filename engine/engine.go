@@ -290,9 +290,9 @@ func (e *Engine) newRun(t *Turn, sink Sink, parent *run) *run {
 		return r
 	}
 	r.share = newTree(e, t, sink)
+	r.share.secrets = newSecrets(r) // before the record, whose prompt it masks
 	r.rec = newRecord(r)
 	r.taint = newTaint(r)
-	r.share.secrets = newSecrets(r)
 	return r
 }
 

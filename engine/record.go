@@ -18,15 +18,18 @@ import (
 // (runfs.go).
 
 // newRecord begins the record of r, the turn's own run.
-func newRecord(r *run) *store.Run { return r.e.Store.NewRun(recordHead(r.t), r.log) }
+func newRecord(r *run) *store.Run { return r.e.Store.NewRun(recordHead(r), r.log) }
 
 // subRecord begins the record of a worker or child r, nested in its
 // parent's and written by its writer, in order.
-func subRecord(parent, r *run) *store.Run { return parent.rec.Sub(recordHead(r.t), r.log) }
+func subRecord(parent, r *run) *store.Run { return parent.rec.Sub(recordHead(r), r.log) }
 
-// recordHead is what run.json says of t's run from start to end.
-func recordHead(t *Turn) store.RunRecord {
-	return store.RunRecord{RunID: t.RunID, Agent: t.Agent.Agent.Name, Session: t.SessionID, Prompt: t.Prompt}
+// recordHead is what run.json says of r's run from start to end: its
+// prompt masked, as a private resource embedded in it would otherwise be
+// in clear.
+func recordHead(r *run) store.RunRecord {
+	t := r.t
+	return store.RunRecord{RunID: t.RunID, Agent: t.Agent.Agent.Name, Session: t.SessionID, Prompt: r.mask(t.Prompt)}
 }
 
 // finishRecord writes run.json as res says the run ended.

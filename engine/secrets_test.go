@@ -82,3 +82,30 @@ text = "There is an API key."
 		})
 	}
 }
+
+// A private file the prompt embeds reaches the model whole, but run.json's
+// prompt and prompt.md keep it masked.
+func TestRun_secretsMaskedInPromptRecord(t *testing.T) {
+	const key = "sk-live-4f9a8b7c6d5e4f3a2b1c"
+	turn, sp := scripted(t, defaultAgent, `
+[[turn]]
+text = "There is a key."
+`)
+	env := filepath.Join(turn.Workspace.Cwd(), ".env")
+	turn.Prompt = "What is in this?\n\n" + engine.Frame("resource file://"+env, "API_KEY="+key+"\n")
+	turn.PromptSources = []taint.Source{{Path: env, Text: "API_KEY=" + key + "\n"}}
+	res := runTurn(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	if !strings.Contains(sp.reqs[0].Messages[0].Text, key) {
+		t.Errorf("the model was not sent the resource whole")
+	}
+	for _, f := range []string{"run.json", "stages/001-answer@1/prompt.md"} {
+		b, err := os.ReadFile(recordPath(turn, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "4f9a8b7c6d5e4f3a2b1c") || !strings.Contains(string(b), "API_KEY=sk-…1c") {
+			t.Errorf("%s keeps the key, or not its masked form:\n%s", f, b)
+		}
+	}
+}
