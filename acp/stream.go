@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -151,6 +152,92 @@ func (s *stream) tooLong(head []byte, n int) *envelope {
 	return nil
 }
 
+// maxDepth is how deeply encoding/json decodes nested values.
+const maxDepth = 10000
+
+// tooDeep answers a line that encoding/json would not decode for being
+// nested more than maxDepth deep. Walked token by token (which keeps no
+// limit on depth), it is either not JSON after all (-32700), or a message
+// that is answered as one over the size limit is: a request with its own
+// id, so the client is not left waiting; an answer to one of coda's calls
+// fails that call.
+func (s *stream) tooDeep(line []byte) *envelope {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	var m envelope
+	request, response, ok := false, false, false
+	if tok, err := dec.Token(); err == nil && tok == json.Delim('{') {
+		ok = true
+		for ok && dec.More() {
+			tok, err := dec.Token()
+			key, isKey := tok.(string)
+			if err != nil || !isKey {
+				ok = false
+				break
+			}
+			switch key {
+			case "id", "jsonrpc", "method":
+				var raw json.RawMessage
+				if dec.Decode(&raw) != nil {
+					ok = false
+				}
+				switch key {
+				case "id":
+					m.ID = raw
+				case "method":
+					request = true
+				}
+			default:
+				response = response || key == "result" || key == "error"
+				ok = skipValue(dec)
+			}
+		}
+		if ok {
+			_, err := dec.Token() // the closing brace
+			_, end := dec.Token()
+			ok = err == nil && end == io.EOF
+		}
+	}
+	if !ok {
+		s.writeError(nil, codeParseError, "parse error: the line is not JSON")
+		return nil
+	}
+	id := m.ID
+	if !validID(id) || isNull(id) {
+		id = nil
+	}
+	deep := fmt.Sprintf("nested more than %d levels deep", maxDepth)
+	switch {
+	case response && !request && id != nil:
+		e := appendJSON(nil, clientError{Code: codeInvalidRequest, Message: "the client's answer is " + deep})
+		return &envelope{ID: id, Error: e}
+	case request && id != nil:
+		s.writeError(id, codeInvalidParams, "invalid params: the message is "+deep+", more than coda reads")
+	case !request && !response:
+		s.writeError(id, codeInvalidRequest, "invalid request: no method")
+	}
+	return nil // a notification, or an answer to nothing: nothing to answer
+}
+
+// skipValue reads one value of dec token by token, however deep.
+func skipValue(dec *json.Decoder) bool {
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return true
+		}
+	}
+}
+
 // peekEnvelope reads what it can of a message's envelope from its first
 // bytes: its id, and whether it is a request (it has a method) or a
 // response (a result or an error). It stops at the first member it cannot
@@ -210,6 +297,9 @@ func (s *stream) screen(line []byte) *envelope {
 	err := json.Unmarshal(line, &m)
 	var syntax *json.SyntaxError
 	if errors.As(err, &syntax) {
+		if strings.Contains(syntax.Error(), "exceeded max depth") {
+			return s.tooDeep(line)
+		}
 		s.writeError(nil, codeParseError, "parse error: the line is not JSON")
 		return nil
 	}

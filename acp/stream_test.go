@@ -259,3 +259,46 @@ func TestStream_hugeLineMemory(t *testing.T) {
 		t.Logf("limit %d: largest line buffer %d bytes for a %d-byte line", limit, s.peak, 100<<20)
 	}
 }
+
+// A message nested deeper than encoding/json decodes (10,000 levels) is
+// still a message: a request is answered with its own id, an answer to one
+// of coda's calls fails that call, a notification is dropped; a deep line
+// that is not JSON is still -32700. The next message is served.
+func TestStream_tooDeep(t *testing.T) {
+	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+	next := `{"jsonrpc":"2.0","id":1,"method":"x"}`
+	for _, tc := range []struct {
+		line           string
+		answered, hand string
+	}{{
+		line:     `{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"p":` + deep + `}}`,
+		answered: `{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"invalid params: the message is nested more than 10000 levels deep, more than coda reads"}}`,
+	}, {
+		line:     `{"params":{"p":` + deep + `},"method":"session/prompt","id":"s-7","jsonrpc":"2.0"}`,
+		answered: `{"jsonrpc":"2.0","id":"s-7","error":{"code":-32602,"message":"invalid params: the message is nested more than 10000 levels deep, more than coda reads"}}`,
+	}, {
+		line: `{"jsonrpc":"2.0","method":"session/cancel","params":` + deep + `}`,
+	}, {
+		line: `{"jsonrpc":"2.0","id":3,"result":` + deep + `}`,
+		hand: `{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"the client's answer is nested more than 10000 levels deep"}}`,
+	}, {
+		line:     `{"jsonrpc":"2.0","id":7,"method":"x","params":` + deep[:len(deep)-1] + `}`,
+		answered: `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the line is not JSON"}}`,
+	}} {
+		handed, answered, _ := readAll(t, strings.NewReader(tc.line+"\n"+next+"\n"), 1<<20)
+		var want []string
+		if tc.answered != "" {
+			want = []string{tc.answered}
+		}
+		if diff := cmp.Diff(want, answered); diff != "" {
+			t.Errorf("%.60q… answered (-want +got):\n%s", tc.line, diff)
+		}
+		wantHanded := []string{next}
+		if tc.hand != "" {
+			wantHanded = []string{tc.hand, next}
+		}
+		if diff := cmp.Diff(wantHanded, handed); diff != "" {
+			t.Errorf("%.60q… handed on (-want +got):\n%s", tc.line, diff)
+		}
+	}
+}
