@@ -83,6 +83,9 @@ type Options struct {
 	MCPStartWait    time.Duration
 	MCPStartTimeout time.Duration
 	MCPCallTimeout  time.Duration
+	// MaxTools caps the tools a turn offers, built-in and MCP together
+	// (default mcp.DefaultMaxTools, 128).
+	MaxTools int
 }
 
 // log is where the server logs: the engine's log, or nowhere.
@@ -155,6 +158,7 @@ func NewServer(opts Options) (*Server, error) {
 	s.mcp = mcp.NewHost(mcp.Options{
 		Log: s.log, Version: opts.Version,
 		StartTimeout: opts.MCPStartTimeout, CallTimeout: opts.MCPCallTimeout, StartWait: opts.MCPStartWait,
+		MaxTools: opts.MaxTools,
 	})
 	s.store = &store{}
 	if dir := opts.Engine.Store.Dir(); dir != "" {

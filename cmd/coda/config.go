@@ -62,6 +62,9 @@ import (
 //
 //	[picker]
 //	models = ["openai:gpt-5.5", "ollama:qwen3"]   # more choices in the editor's model picker
+//
+//	[mcp]
+//	max_tools = 128                      # the most tools a turn offers, built-in and MCP together
 type config struct {
 	DefaultModel string                    `toml:"default_model"`
 	Providers    map[string]providerConfig `toml:"providers"`
@@ -74,6 +77,12 @@ type config struct {
 	// Taint is [taint]: the taint gate, unless the blueprint or --taint
 	// says otherwise.
 	Taint *taint.Config `toml:"taint"`
+	// MCP is [mcp]: max_tools caps the tools a turn offers, built-in and
+	// the session's MCP servers' together (default 128, OpenAI's limit);
+	// one warning names those left out.
+	MCP struct {
+		MaxTools int `toml:"max_tools"`
+	} `toml:"mcp"`
 
 	getenv    func(string) string
 	effort    string                                     // --effort: every model's, over the file's

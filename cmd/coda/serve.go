@@ -44,6 +44,7 @@ type launch struct {
 	checkModel   func(spec string) error
 	reach        func(userModel, defaultModel string) error
 	efforts      func(spec string) ([]string, string)
+	maxMCPTools  int // config.toml's [mcp] max_tools; 0 is the default
 }
 
 // prepare checks the flags, blueprint, output spec, config and models. Any
@@ -94,6 +95,10 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	if cfg.MaxModelCalls < 0 {
 		return fail(fmt.Errorf("config: max_model_calls must be positive, not %d", cfg.MaxModelCalls))
 	}
+	if cfg.MCP.MaxTools < 0 {
+		return fail(fmt.Errorf("config: [mcp] max_tools must be positive, not %d", cfg.MCP.MaxTools))
+	}
+	l.maxMCPTools = cfg.MCP.MaxTools
 	l.defaultModel = cfg.DefaultModel
 	l.engine = &engine.Engine{
 		Models: cfg.models(), Tools: tools.Builtin(), Agents: loadSpawned, Store: store.New(f.stateDirectory()),
@@ -273,7 +278,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		UserModel: l.userModel, DefaultModel: l.defaultModel, Version: version,
 		MaxMessageBytes: *maxMessage, Trace: f.trace,
 		PickerModels: l.pickerModels, CheckModel: l.checkModel, Reach: l.reach,
-		UserEffort: l.userEffort, Efforts: l.efforts,
+		UserEffort: l.userEffort, Efforts: l.efforts, MaxTools: l.maxMCPTools,
 	}
 	if l.finder != nil {
 		opts.FindDefault = l.finder.find

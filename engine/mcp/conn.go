@@ -17,14 +17,17 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -59,6 +62,10 @@ type Options struct {
 	// StartWait bounds how long a turn waits for its session's servers
 	// still starting (Set.Turn; default DefaultStartWait, 10s).
 	StartWait time.Duration
+	// MaxTools caps the tools a turn offers, built-in and MCP together
+	// (default DefaultMaxTools, 128): a server with thousands would make
+	// every model request megabytes long, and OpenAI takes at most 128.
+	MaxTools int
 }
 
 // Defaults of Options.
@@ -83,6 +90,9 @@ func (o Options) withDefaults() Options {
 	if o.StartWait <= 0 {
 		o.StartWait = DefaultStartWait
 	}
+	if o.MaxTools <= 0 {
+		o.MaxTools = DefaultMaxTools
+	}
 	return o
 }
 
@@ -106,7 +116,20 @@ type Conn struct {
 	closeMu  sync.Mutex
 	closing  bool
 	closeErr chan struct{} // closed once Close has stopped everything
+
+	// tooLarge is set once the server sent a message over MaxMessageBytes,
+	// and coda dropped it for that.
+	tooLarge atomic.Bool
 }
+
+// MaxMessageBytes caps one message from a server, decoded (an HTTP body
+// inflated from gzip counts as inflated): the MCP SDK's own cap on a stdio
+// frame, kept for both transports. A server that sends more is stopped,
+// and its warning says why.
+const MaxMessageBytes = 16 << 20
+
+// maxMessage is MaxMessageBytes, as messages say it.
+const maxMessage = "16 MiB"
 
 // closeGrace is how long a stdio server has to exit after its stdin closes
 // before its process group is killed; and how long an HTTP session's
@@ -127,8 +150,9 @@ func Start(ctx context.Context, s Server, opts Options) (*Conn, error) {
 	var transport sdk.Transport
 	if s.URL != "" {
 		transport = &sdk.StreamableClientTransport{
-			Endpoint:   s.URL,
-			HTTPClient: &http.Client{Transport: headerTransport{http.DefaultTransport, s.Headers}},
+			Endpoint:     s.URL,
+			HTTPClient:   &http.Client{Transport: headerTransport{http.DefaultTransport, s.Headers, &c.tooLarge}},
+			MaxEventSize: MaxMessageBytes + 1<<20, // capped.Read stops first, and says so
 			// coda only calls; it needs no stream of the server's own
 			// messages, and some servers refuse the GET that opens it.
 			DisableStandaloneSSE: true,
@@ -139,7 +163,12 @@ func Start(ctx context.Context, s Server, opts Options) (*Conn, error) {
 			return nil, err
 		}
 		c.proc = p
-		transport = &sdk.IOTransport{Reader: p.stdout, Writer: p.stdin}
+		transport = &sdk.IOTransport{
+			Reader: &capped{r: p.stdout, c: p.stdout, split: lines, over: &c.tooLarge},
+			Writer: p.stdin,
+			// capped.Read stops first, and says so.
+			MaxLineLength: MaxMessageBytes + 1<<20,
+		}
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "coda", Version: opts.Version}, &sdk.ClientOptions{
 		Logger: opts.Log,
@@ -160,6 +189,10 @@ func Start(ctx context.Context, s Server, opts Options) (*Conn, error) {
 			err = parent.Err()
 		case ctx.Err() != nil:
 			err = fmt.Errorf("it did not finish starting within %s", opts.StartTimeout)
+		case c.tooLarge.Load() && c.session != nil:
+			err = fmt.Errorf("coda stopped it: its list of tools is over %s, the most coda reads of one MCP message", maxMessage)
+		case c.tooLarge.Load():
+			err = fmt.Errorf("coda stopped it: its answer to coda's first request is over %s, the most coda reads of one MCP message", maxMessage)
 		default:
 			err = c.startError(err)
 		}
@@ -257,6 +290,11 @@ func (c *Conn) watch() {
 			err = errors.New("the connection closed")
 		}
 	}
+	if c.tooLarge.Load() {
+		// Its exit (a broken pipe, most likely) is what coda's dropping it
+		// caused, not the reason.
+		err = fmt.Errorf("coda stopped it: it sent a message over %s, the most coda reads of one MCP message", maxMessage)
+	}
 	c.endErr = err
 	close(c.done)
 }
@@ -341,10 +379,13 @@ func (c *Conn) stop(grace time.Duration) {
 }
 
 // headerTransport sends the editor's headers with every request to an HTTP
-// server.
+// server, and caps what it reads of each message of a reply (capped): a
+// JSON body is one message, an event stream one an event. The body is
+// capped as decoded, after net/http has inflated it from gzip.
 type headerTransport struct {
-	base    http.RoundTripper
-	headers http.Header
+	base     http.RoundTripper
+	headers  http.Header
+	tooLarge *atomic.Bool
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -354,5 +395,78 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header[k] = v
 		}
 	}
-	return t.base.RoundTrip(r)
+	resp, err := t.base.RoundTrip(r)
+	if err != nil {
+		return resp, err
+	}
+	split := whole
+	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(strings.TrimSpace(strings.ToLower(ct)), "text/event-stream") {
+		split = events
+	}
+	resp.Body = &capped{r: resp.Body, c: resp.Body, split: split, over: t.tooLarge}
+	return resp, nil
 }
+
+// errTooLarge is what a capped reader returns past the cap.
+var errTooLarge = fmt.Errorf("an MCP message over %s", maxMessage)
+
+// capped reads a server's messages, each at most MaxMessageBytes long:
+// a line each (stdio), an event each (an event stream: it ends at a blank
+// line), or the whole body (JSON). Past the cap it sets over and fails, so
+// the SDK drops the connection before it holds more.
+type capped struct {
+	r      io.Reader
+	c      io.Closer
+	split  split
+	over   *atomic.Bool
+	n      int  // bytes of the message read so far
+	inLine bool // an event's line has begun (events)
+}
+
+// How a capped stream splits into messages.
+type split int
+
+const (
+	whole split = iota
+	lines
+	events
+)
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.n > MaxMessageBytes {
+		return 0, errTooLarge
+	}
+	p = p[:min(len(p), MaxMessageBytes+1-c.n)]
+	n, err := c.r.Read(p)
+	switch c.split {
+	case whole:
+		c.n += n
+	case lines:
+		if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
+			c.n = n - i - 1
+		} else {
+			c.n += n
+		}
+	case events:
+		for _, b := range p[:n] {
+			switch b {
+			case '\n':
+				if !c.inLine {
+					c.n = -1 // a blank line: the event ended
+				}
+				c.inLine = false
+			case '\r':
+			default:
+				c.inLine = true
+			}
+			c.n++
+		}
+	}
+	if c.n > MaxMessageBytes {
+		c.over.Store(true)
+		return n, errTooLarge
+	}
+	return n, err
+}
+
+func (c *capped) Close() error { return c.c.Close() }

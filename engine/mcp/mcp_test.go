@@ -24,6 +24,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if bin := os.Getenv("CODA_MCP_TEST_HOLD"); bin != "" {
+		hold(bin, os.Getenv("CODA_MCP_TEST_PIDFILE"))
+	}
 	code := m.Run()
 	mcptest.Cleanup()
 	os.Exit(code)
@@ -48,7 +51,7 @@ func start(t *testing.T, opts mcp.Options, env ...string) (*mcp.Conn, int) {
 // tools are a conn's tools under their model names.
 func tools(conns ...*mcp.Conn) map[string]engine.Tool {
 	m := map[string]engine.Tool{}
-	mcp.Tools(conns, m)
+	mcp.Tools(conns, m, 0)
 	return m
 }
 
@@ -81,7 +84,7 @@ func TestStart_stdioEcho(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	want := []string{"test__block", "test__cancelled", "test__crash", "test__echo", "test__env", "test__fail", "test__grow", "test__mixed", "test__read", "test__spawn"}
+	want := []string{"test__big", "test__block", "test__cancelled", "test__crash", "test__echo", "test__env", "test__fail", "test__grow", "test__mixed", "test__read", "test__spawn"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}

@@ -81,7 +81,9 @@ func startProcess(s Server, log *slog.Logger) (*process, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	// A server that ignores its input's end would outlive a coda killed
+	// outright (kill -9): on Linux it is killed with coda.
+	if err := proc.StartBound(cmd); err != nil {
 		closeAll()
 		return nil, err
 	}

@@ -12,11 +12,14 @@
 //	read {path}      the file's text (read-only; a path relative to its directory)
 //	grow {name}      adds a tool NAME {text} that answers "NAME: TEXT" (the list changes)
 //	crash {}         exits with status 3
+//	big {bytes}      a text of that many bytes ("aaa…")
 //
 // The environment steers its start: CODA_MCP_PIDFILE gets its pid;
 // CODA_MCP_GATE names a FIFO it reads a line from before it serves (a start
 // as slow as the test wants); CODA_MCP_FAIL makes it print that to stderr
-// and exit 1 instead of serving.
+// and exit 1 instead of serving; CODA_MCP_TOOLS=N adds N tools t00000…
+// (each with a description of CODA_MCP_TOOL_DESC bytes); CODA_MCP_IGNORE_EOF
+// keeps it running after its stdin ends, as some servers do.
 package main
 
 import (
@@ -30,6 +33,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -68,6 +72,9 @@ func main() {
 	}
 	if err := server.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Print(err)
+	}
+	if os.Getenv("CODA_MCP_IGNORE_EOF") != "" {
+		select {} // until killed
 	}
 }
 
@@ -171,6 +178,24 @@ func New() *mcp.Server {
 				})
 			return text("added " + a.Name), nil, nil
 		})
+	type bigArgs struct {
+		Bytes int `json:"bytes"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "A text of that many bytes"},
+		func(_ context.Context, _ *mcp.CallToolRequest, a bigArgs) (*mcp.CallToolResult, any, error) {
+			return text(strings.Repeat("a", a.Bytes)), nil, nil
+		})
+	if n, _ := strconv.Atoi(os.Getenv("CODA_MCP_TOOLS")); n > 0 {
+		descBytes, _ := strconv.Atoi(os.Getenv("CODA_MCP_TOOL_DESC"))
+		desc := "Echoes" + strings.Repeat(".", descBytes)
+		for i := range n {
+			name := fmt.Sprintf("t%05d", i)
+			mcp.AddTool(s, &mcp.Tool{Name: name, Description: desc},
+				func(_ context.Context, _ *mcp.CallToolRequest, e echoArgs) (*mcp.CallToolResult, any, error) {
+					return text(name + ": " + e.Text), nil, nil
+				})
+		}
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits"},
 		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
 			fmt.Fprintln(os.Stderr, "crashing on purpose")
