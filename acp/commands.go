@@ -66,10 +66,13 @@ func (s *Server) announce(sess *session) func() {
 		s.writeUpdate(sess.id, appendJSON(nil, availableCommandsUpdate{SessionUpdate: "available_commands_update", AvailableCommands: s.availableCommands()}))
 		sess.mu.Lock()
 		title := sess.title
+		sess.announced = true
 		sess.mu.Unlock()
 		if title != "" {
 			s.writeUpdate(sess.id, titleUpdate(title))
 		}
+		// The providers' models, if they arrived after the answer was made.
+		s.sendListed(sess)
 	}
 }
 

@@ -23,8 +23,9 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s.conn = newConn(s.opts, in, out)
 	err := s.conn.serve(ctx, s.serve)
 	// 7. Stop the sessions' MCP servers: every turn that could call them
-	// has answered.
+	// has answered; and the providers' listing, if it still runs.
 	s.mcp.Close()
+	s.stopListing()
 	return err
 }
 
@@ -47,7 +48,8 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 //  5. wait: until every answer owed is written (each prompt's, and each
 //     session/close's that waits for its session's turn);
 //  6. flush and close the output;
-//  7. stop the sessions' MCP servers (Serve returns once they are gone).
+//  7. stop the sessions' MCP servers and the providers' model listing
+//     (Serve returns once they are gone).
 //
 // Turns run under the connection's own context, turns, which only step 4
 // cancels.

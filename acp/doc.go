@@ -23,6 +23,7 @@
 //	list.go        session/list: newest first, cwd, cursor pages
 //	modes.go       the pickers: output_format, model and mode options, set_mode, what a mode does
 //	effort.go      the effort option (thought_level): the levels the session's model takes
+//	listed.go      the providers' models for the model option: asked once, in the background
 //	commands.go    slash commands: /format, /mode, /model
 //	prompt.go      a prompt turn: started on the read loop, run and answered in its own goroutine
 //	images.go      a prompt's image blocks, decoded and checked

@@ -170,22 +170,27 @@ func (s *Server) configOptions(sess *session) []configOption {
 }
 
 // modelOption is the model option: the launch's model, then config.toml's
-// [picker] models, then the session's own pick when it is none of those.
+// [picker] models, then the models the providers list (listed.go), then
+// the session's own pick when it is none of those.
 // Without any model there is nothing to show (the auth method says what to
 // set; /model still sets one).
 func (s *Server) modelOption(picked string) (configOption, bool) {
 	current := cmp.Or(picked, s.launchModel())
 	var choices []selectOption
-	add := func(spec string) {
+	add := func(spec, name string) {
 		if spec != "" && !slices.ContainsFunc(choices, func(o selectOption) bool { return o.Value == spec }) {
-			choices = append(choices, selectOption{spec, spec})
+			choices = append(choices, selectOption{spec, name})
 		}
 	}
-	add(s.launchModel())
+	add(s.launchModel(), s.launchModel())
 	for _, m := range s.opts.PickerModels {
-		add(m)
+		add(m, m)
 	}
-	add(current)
+	listed, _ := s.listed()
+	for _, m := range listed {
+		add(m.Spec, m.Name)
+	}
+	add(current, current)
 	if current == "" {
 		return configOption{}, false
 	}
@@ -221,7 +226,10 @@ func modesOf(mode string) modeState {
 // the id: the options, the modes, and the warnings (warning, when not "",
 // is one more).
 func (s *Server) sessionResponse(sess *session, warning string) *loadSessionResponse {
+	s.startListing()
+	_, listed := s.listed() // before the options are made: they have it
 	sess.mu.Lock()
+	sess.listSent = listed
 	warnings, mode, set := sess.outputs.Warnings, sess.mode, sess.mcp
 	sess.mu.Unlock()
 	warnings = slices.Concat(warnings, set.Warnings())

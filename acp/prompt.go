@@ -62,7 +62,7 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 	answer := r.keep()
 	run := &running{cancel: cancel, done: make(chan struct{}), prompt: p.Prompt, id: idKeyOf(r.id)}
 	sess.mu.Lock()
-	sess.running = run
+	sess.running, sess.answering = run, true
 	sess.mu.Unlock()
 	s.mu.Lock()
 	s.prompts[run.id] = sess
@@ -85,6 +85,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	// then the connection stops owing this answer.
 	defer s.conn.end()
 	defer close(r.done)
+	defer s.answered(sess) // after the prompt's answer: what waited for it (listed.go)
 	// release frees the session for its next prompt. It runs before the
 	// reply is written, so a client that sends the next prompt as soon as it
 	// reads the reply never finds the session busy.

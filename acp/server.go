@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -61,6 +62,11 @@ type Options struct {
 	// PickerModels are more models the model option offers (config.toml's
 	// [picker] models), after the launch's.
 	PickerModels []string
+	// Discover lists the models the providers offer, for the model option
+	// after PickerModels (listed.go): asked once, in the background, when
+	// the first session starts, and kept for the process; ctx ends when
+	// Serve does. Nil lists none ([picker] discover = false).
+	Discover func(ctx context.Context) []ListedModel
 	// Efforts says which reasoning effort levels the model spec names
 	// takes, in order, and the level it is given when the session picks
 	// none (--effort, else the config's; "" leaves it to the model). Nil
@@ -138,6 +144,8 @@ type Server struct {
 	// mcp runs the sessions' MCP servers (mcp.go), stopped with the
 	// connection.
 	mcp *mcp.Host
+	// listing is the providers' model list (listed.go).
+	listing *listing
 }
 
 // NewServer checks opts and compiles the launch output contracts.
@@ -154,7 +162,7 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes
 	}
-	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, prompts: map[string]*session{}}
+	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, prompts: map[string]*session{}, listing: newListing()}
 	s.mcp = mcp.NewHost(mcp.Options{
 		Log: s.log, Version: opts.Version,
 		StartTimeout: opts.MCPStartTimeout, CallTimeout: opts.MCPCallTimeout, StartWait: opts.MCPStartWait,

@@ -56,6 +56,11 @@ type session struct {
 	mode       string
 	title      string
 	createdAt  time.Time
+	// announced is set once the answer that opened the session is out;
+	// listSent once the options the client has include the providers'
+	// list; answering from a prompt's start until its answer is out, when
+	// the list waits (listed.go).
+	announced, listSent, answering bool
 	// saving orders the writes of the session's file; gone, set under it
 	// by session/delete, stops them.
 	saving sync.Mutex

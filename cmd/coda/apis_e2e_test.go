@@ -345,6 +345,12 @@ type acpClient struct {
 }
 
 func startACP(t *testing.T, args []string) *acpClient {
+	// Served coda lists the models of every provider whose key is set
+	// (discover.go): no real one may be reached from a test.
+	for _, k := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("OLLAMA_HOST", "127.0.0.1:1")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang detector
 	t.Cleanup(cancel)
 	stdinR, stdinW := io.Pipe()

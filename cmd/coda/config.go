@@ -62,6 +62,7 @@ import (
 //
 //	[picker]
 //	models = ["openai:gpt-5.5", "ollama:qwen3"]   # more choices in the editor's model picker
+//	discover = false                     # no live list of the providers' models beside them
 //
 //	[mcp]
 //	max_tools = 128                      # the most tools a turn offers, built-in and MCP together
@@ -70,6 +71,9 @@ type config struct {
 	Providers    map[string]providerConfig `toml:"providers"`
 	Picker       struct {
 		Models []string `toml:"models"`
+		// Discover = false keeps the picker to Models: no provider is
+		// asked for its list (discover.go).
+		Discover *bool `toml:"discover"`
 	} `toml:"picker"`
 	// MaxModelCalls caps the model calls of one turn (default 200); a turn
 	// that reaches it ends with stopReason max_turn_requests.
@@ -92,6 +96,11 @@ type config struct {
 
 	mu     sync.Mutex
 	cached map[string]engine.Model // by spec: a model keeps state across calls (a script's turns)
+	// listedWindows are the windows the providers' listings gave, by spec
+	// (discover.go), under their own lock: Model holds mu while it asks
+	// modelFacts.
+	listedMu      sync.Mutex
+	listedWindows map[string]int
 }
 
 // providerConfig is one [providers.NAME] table.

@@ -263,6 +263,9 @@ func (c *config) modelFacts(spec string) engine.ModelFact {
 	if !ok || p == nil {
 		return f
 	}
+	if f.ContextWindow == 0 {
+		f.ContextWindow = c.listedWindow(spec)
+	}
 	if n, ok := p.ContextWindows[model]; ok {
 		f.ContextWindow = n
 	}

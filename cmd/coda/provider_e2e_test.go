@@ -40,6 +40,11 @@ func TestProvider_e2e(t *testing.T) {
 	var bodies []map[string]any
 	var auth []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/v1/models" {
+			// The picker's live list (discover.go): none to add.
+			io.WriteString(w, `{"object":"list","data":[]}`)
+			return
+		}
 		var body map[string]any
 		json.NewDecoder(r.Body).Decode(&body)
 		mu.Lock()

@@ -45,6 +45,9 @@ type launch struct {
 	reach        func(userModel, defaultModel string) error
 	efforts      func(spec string) ([]string, string)
 	maxMCPTools  int // config.toml's [mcp] max_tools; 0 is the default
+	// discover lists the providers' models for the picker; nil when
+	// [picker] discover = false (discover.go).
+	discover func(ctx context.Context) []acp.ListedModel
 }
 
 // prepare checks the flags, blueprint, output spec, config and models. Any
@@ -118,6 +121,9 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 			log.Debug("no local Ollama to default to", "err", err)
 		}
 		return spec
+	}
+	if d := cfg.Picker.Discover; d == nil || *d {
+		l.discover = (&discoverer{c: cfg, launch: cmp.Or(l.userModel, l.defaultModel)}).discover
 	}
 	err = l.preflight(cfg, l.userModel, l.defaultModel)
 	switch {
@@ -278,7 +284,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		UserModel: l.userModel, DefaultModel: l.defaultModel, Version: version,
 		MaxMessageBytes: *maxMessage, Trace: f.trace,
 		PickerModels: l.pickerModels, CheckModel: l.checkModel, Reach: l.reach,
-		UserEffort: l.userEffort, Efforts: l.efforts, MaxTools: l.maxMCPTools,
+		UserEffort: l.userEffort, Efforts: l.efforts, MaxTools: l.maxMCPTools, Discover: l.discover,
 	}
 	if l.finder != nil {
 		opts.FindDefault = l.finder.find

@@ -3,7 +3,10 @@
 # persistent session (`acpx sessions new`), `acpx set effort high` sets the
 # effort option (category thought_level) and the next prompt's model call asks
 # for it (the script model expects it); `acpx set effort max` is refused
-# -32602 with the levels the model takes.
+# -32602 with the levels the model takes. The live model list: a provider
+# the config names (a local OpenAI-style server, played here by a few lines
+# of Node serving GET /v1/models) lists its models into the model option, and
+# `acpx set model lab:listed-one` picks one of them.
 #
 #   scripts/interop/acpx-options.sh [CODA_BIN]
 #
@@ -23,8 +26,32 @@ if [[ ! -x $acpx ]]; then
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/coda-interop-options.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+server_pid=
+trap '[[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
 mkdir "$work/state" "$work/cwd" "$work/home"
+
+# The provider's listing: GET /v1/models, as OpenAI-style servers answer it.
+node -e '
+const http = require("node:http");
+const srv = http.createServer((req, res) => {
+  if (req.method === "GET" && req.url === "/v1/models") {
+    res.setHeader("Content-Type", "application/json");
+    res.end(JSON.stringify({ object: "list", data: [{ id: "listed-one", object: "model" }, { id: "listed-two", object: "model" }, { id: "text-embedding-3-small", object: "model" }] }));
+    return;
+  }
+  res.statusCode = 404;
+  res.end("{}");
+});
+srv.listen(0, "127.0.0.1", () => require("node:fs").writeFileSync(process.argv[1], String(srv.address().port)));
+' "$work/port" &
+server_pid=$!
+for _ in $(seq 50); do [[ -s $work/port ]] && break; sleep 0.1; done
+[[ -s $work/port ]] || { echo "FAIL: the listing server did not start"; exit 1; }
+cat >"$work/config.toml" <<TOML
+[providers.lab]
+kind = "openai"
+base_url = "http://127.0.0.1:$(cat "$work/port")/v1"
+TOML
 cat >"$work/turns.toml" <<'TOML'
 [[turn]]
 expect_effort = "high"
@@ -33,7 +60,7 @@ name = "submit_output"
 arguments = { content = "Thought hard." }
 TOML
 
-agent="$coda --model script:$work/turns.toml --state-dir $work/state"
+agent="$coda --config $work/config.toml --model script:$work/turns.toml --state-dir $work/state"
 run_acpx() { (cd "$work/cwd" && HOME=$work/home "$acpx" --approve-all --format json --ttl 5 --timeout 30 --agent "$agent" "$@"); }
 
 fail() {
@@ -60,4 +87,25 @@ fi
 grep -q '"code":-32602,"message":"invalid params: effort \\"max\\": model script:[^ ]* takes off, low, medium, high, or default"' "$work/set-max.out" ||
 	fail "acpx set effort max was not refused with the levels taken"
 echo "ok - acpx set effort max is refused -32602, naming the levels taken"
+
+# The list is asked in the background when the session starts: the options
+# any later answer carries have it once it came (within 5 s).
+listed=
+for _ in $(seq 20); do
+	run_acpx set mode ask >"$work/set-mode.out" 2>&1 || fail "acpx set mode ask"
+	if grep -q '{"value":"lab:listed-two","name":"lab:listed-two"}' "$work/set-mode.out"; then
+		listed=yes
+		break
+	fi
+	sleep 0.5
+done
+[[ -n $listed ]] || fail "the model option never offered the provider's listed models"
+grep -q 'text-embedding-3-small' "$work/set-mode.out" && fail "the model option offers an embedding model"
+echo "ok - the provider's listed models are in the model picker, the embedding one left out"
+
+run_acpx set model lab:listed-one >"$work/set-model.out" 2>&1 || fail "acpx set model lab:listed-one"
+run_acpx set mode ask >"$work/set-mode.out" 2>&1 || fail "acpx set mode ask"
+grep -q '"id":"model","name":"Model"[^]]*"currentValue":"lab:listed-one"' "$work/set-mode.out" ||
+	fail "after acpx set model lab:listed-one, the model option is not it"
+echo "ok - acpx set model lab:listed-one picks the listed model"
 echo "acpx-options.sh: all checks passed"

@@ -57,6 +57,57 @@ func TestEffortOption_e2e(t *testing.T) {
 	}
 }
 
+// The live model list through the real serve and a provider's fake
+// (DESIGN §16): the models the provider lists reach the model option (in
+// session/new's answer, or in a config_option_update after it), the
+// embedding model left out and the tool-less one marked; picking a listed
+// model works, and its next call goes to it.
+func TestListedModels_e2e(t *testing.T) {
+	f := openaitest.NewServer()
+	t.Cleanup(f.Close)
+	no := false
+	f.Models = []openaitest.Model{{ID: "gpt-5.5"}, {ID: "text-embedding-3-small"}, {ID: "qwen3-32b", Tools: &no}, {ID: "devstral-small"}}
+	f.Reply = func(int, *openaitest.Request) openaitest.Turn { return openaitest.Turn{Text: "Done."} }
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.toml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("[providers.lab]\nkind = \"openai\"\nbase_url = %q\n", f.URL)), 0o600)
+	c := startACP(t, []string{"--config", cfg, "--model", "lab:gpt-5.5", "--state-dir", filepath.Join(dir, "state")})
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
+	c.await(0)
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":%q,"mcpServers":[]}}`, dir))
+	resp, _ := c.await(1)
+	sid, _ := e2eDig(resp, "result", "sessionId").(string)
+	model := optionOf(t, resp, "model")
+	if optionValues(model) == "lab:gpt-5.5" {
+		// The list came after the answer: an update brings it.
+		for {
+			msg := c.next()
+			if up, _ := e2eDig(msg, "params", "update").(map[string]any); up["sessionUpdate"] == "config_option_update" {
+				model = optionOf(t, map[string]any{"result": up}, "model")
+				break
+			}
+		}
+	}
+	if got := optionValues(model); got != "lab:gpt-5.5 lab:qwen3-32b lab:devstral-small" {
+		t.Errorf("the model option offers %q", got)
+	}
+	if b, _ := json.Marshal(model); !strings.Contains(string(b), `{"name":"lab:qwen3-32b (no tools)","value":"lab:qwen3-32b"}`) {
+		t.Errorf("the tool-less model is not marked: %s", b)
+	}
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"session/set_config_option","params":{"sessionId":%q,"configId":"model","value":"lab:devstral-small"}}`, sid))
+	resp, _ = c.await(2)
+	if got := optionOf(t, resp, "model")["currentValue"]; got != "lab:devstral-small" {
+		t.Errorf("after set model, the option shows %v", got)
+	}
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"Go."}]}}`, sid))
+	c.await(3)
+	c.close()
+	reqs := f.Requests()
+	if len(reqs) == 0 || !strings.Contains(string(reqs[0].Raw), `"model":"devstral-small"`) {
+		t.Errorf("the call did not go to the model picked: %d requests", len(reqs))
+	}
+}
+
 // optionOf is the config option id of a session/new or set_config_option
 // response.
 func optionOf(t *testing.T, resp map[string]any, id string) map[string]any {

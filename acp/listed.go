@@ -1,0 +1,114 @@
+package acp
+
+import (
+	"context"
+	"sync"
+)
+
+// The live model list (DESIGN §16): beside [picker] models, the model
+// option offers the models the providers list (Options.Discover, cmd/coda's).
+// They are asked once, in the background, when the first session starts,
+// and the answer is kept for the process: session/new never waits for it.
+// A session that was answered before the list arrived is sent a
+// config_option_update with it once, after the answer that opened it: never
+// before the client knows the session, never inside a prompt's turn (after
+// its final answer comes only the prompt's response: it waits for that),
+// never after the session's close. An empty list changes nothing and is
+// not sent.
+
+// A ListedModel is one model a provider lists, as the model option offers
+// it.
+type ListedModel struct {
+	Spec string // PROVIDER:MODEL, the option's value
+	Name string // as a picker shows it: the spec, marked "(no tools)" where it cannot call tools
+}
+
+// listing is the process's one ask of Options.Discover.
+type listing struct {
+	once   sync.Once
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{} // closed once models is set
+	wg     sync.WaitGroup
+	models []ListedModel
+}
+
+func newListing() *listing {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &listing{ctx: ctx, cancel: cancel, done: make(chan struct{})}
+}
+
+// startListing asks for the list in the background, the first time a
+// session starts; later calls do nothing.
+func (s *Server) startListing() {
+	if s.opts.Discover == nil {
+		return
+	}
+	l := s.listing
+	l.once.Do(func() {
+		l.wg.Go(func() {
+			models := s.opts.Discover(l.ctx)
+			l.models = models
+			close(l.done)
+			s.log.Debug("the providers' models are listed", "models", len(models))
+			s.mu.Lock()
+			open := make([]*session, 0, len(s.sessions))
+			for _, sess := range s.sessions {
+				open = append(open, sess)
+			}
+			s.mu.Unlock()
+			for _, sess := range open {
+				s.sendListed(sess)
+			}
+		})
+	})
+}
+
+// listed is the list when it has arrived; ok is false until then.
+func (s *Server) listed() (models []ListedModel, ok bool) {
+	select {
+	case <-s.listing.done:
+		return s.listing.models, true
+	default:
+		return nil, false
+	}
+}
+
+// stopListing stops an ask still running and waits for it: Serve's end.
+func (s *Server) stopListing() {
+	s.listing.cancel()
+	s.listing.wg.Wait()
+}
+
+// sendListed sends the session a config_option_update with the list, once,
+// when the list has arrived, the session's opening answer is out
+// (announced) and what it was answered did not have it yet.
+func (s *Server) sendListed(sess *session) {
+	if models, ok := s.listed(); !ok || len(models) == 0 {
+		return
+	}
+	sess.mu.Lock()
+	send := sess.announced && !sess.listSent && !sess.answering
+	sess.listSent = sess.listSent || send
+	sess.mu.Unlock()
+	if !send {
+		return
+	}
+	opts := s.configOptions(sess)
+	// Under s.mu: a session closed meanwhile is out of the map before its
+	// close is answered, so nothing follows that answer.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sessions[sess.id] == sess {
+		s.writeUpdate(sess.id, appendJSON(nil, configOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: opts}))
+	}
+}
+
+// answered is called once a prompt's answer is out: the list, if it came
+// during the turn, follows.
+func (s *Server) answered(sess *session) {
+	sess.mu.Lock()
+	sess.answering = false
+	sess.mu.Unlock()
+	s.sendListed(sess)
+}

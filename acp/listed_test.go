@@ -1,0 +1,182 @@
+package acp_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/coda-acp/coda/acp"
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/store"
+)
+
+// The providers' models (DESIGN §16) are asked once, in the background,
+// when the first session starts: session/new never waits for them. A
+// session answered before they came is sent config_option_update with them
+// once, after its answer and its commands; a session opened after has them
+// in its answer and is sent nothing more; a session closed before they came
+// is sent nothing after its close. Serve's end stops an ask still running.
+func TestListedModels(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		asked := 0
+		opts := acp.Options{Discover: func(ctx context.Context) []acp.ListedModel {
+			asked++
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return []acp.ListedModel{{Spec: "lab:qwen3", Name: "lab:qwen3"}, {Spec: "lab:tiny", Name: "lab:tiny (no tools)"}}
+		}, UserModel: "script:ok"}
+		c, served := serve(t, context.Background(), authServer(t, opts), t.TempDir(), nil)
+		for _, line := range []string{
+			`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`,
+			`await "id":0`,
+			`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`,
+			`await "available_commands_update"`,
+			`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`,
+			`await "id":2`,
+			`{"jsonrpc":"2.0","id":3,"method":"session/close","params":{"sessionId":"s-2"}}`,
+			`await "id":3`,
+		} {
+			c.do(line)
+		}
+		synctest.Wait()
+		close(release)
+		synctest.Wait()
+		for _, line := range []string{
+			`await "config_option_update"`,
+			`{"jsonrpc":"2.0","id":4,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`,
+			`await "id":4`,
+			`{"jsonrpc":"2.0","id":5,"method":"session/set_config_option","params":{"sessionId":"s-1","configId":"model","value":"lab:qwen3"}}`,
+			`await "id":5`,
+		} {
+			c.do(line)
+		}
+		c.closeInput()
+		if err := <-served; err != nil {
+			t.Fatal(err)
+		}
+		c.wait()
+		lines, _ := c.lines()
+		if asked != 1 {
+			t.Errorf("Discover was asked %d times, want once", asked)
+		}
+		var updates []string
+		for i, l := range lines {
+			switch {
+			case strings.Contains(l, `"id":1,"result"`) || strings.Contains(l, `"id":2,"result"`):
+				if strings.Contains(l, "lab:qwen3") {
+					t.Errorf("a session answered before the list came has it: %s", l)
+				}
+			case strings.Contains(l, `"id":4,"result"`):
+				if !strings.Contains(l, `{"value":"lab:qwen3","name":"lab:qwen3"},{"value":"lab:tiny","name":"lab:tiny (no tools)"}`) {
+					t.Errorf("a session opened after the list came lacks it: %s", l)
+				}
+			case strings.Contains(l, `"id":5,"result"`):
+				if !strings.Contains(l, `"currentValue":"lab:qwen3"`) {
+					t.Errorf("set model to a listed one: %s", l)
+				}
+			case strings.Contains(l, "config_option_update"):
+				updates = append(updates, l)
+				if !strings.Contains(l, `"sessionId":"s-1"`) || !strings.Contains(l, `"lab:tiny (no tools)"`) {
+					t.Errorf("config_option_update: %s", l)
+				}
+				if !strings.Contains(strings.Join(lines[:i], "\n"), `"id":3,"result"`) {
+					t.Errorf("the update came before the list did: %s", l)
+				}
+			}
+		}
+		if len(updates) != 1 {
+			t.Errorf("%d config_option_updates, want one (for s-1 alone):\n%s", len(updates), strings.Join(updates, "\n"))
+		}
+	})
+}
+
+// An ask still running when stdin ends is stopped: Serve returns.
+func TestListedModels_stoppedWithServe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stopped := false
+		opts := acp.Options{Discover: func(ctx context.Context) []acp.ListedModel {
+			<-ctx.Done()
+			stopped = true
+			return nil
+		}}
+		c, served := serve(t, context.Background(), authServer(t, opts), t.TempDir(), nil)
+		c.do(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`)
+		c.do(`await "id":1`)
+		c.closeInput()
+		if err := <-served; err != nil {
+			t.Fatal(err)
+		}
+		c.wait()
+		if !stopped {
+			t.Error("Serve returned with the ask still running")
+		}
+	})
+}
+
+// The list that comes while a prompt's turn runs waits for the prompt's
+// answer: nothing comes between a turn's final answer and its response.
+func TestListedModels_duringTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		listRelease, modelRelease := make(chan struct{}), make(chan struct{})
+		agent, err := blueprint.Parse([]byte(defaultBlueprint), "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := acp.NewServer(acp.Options{
+			Agent: agent, UserModel: "script:ok",
+			Engine: &engine.Engine{Models: oneModel{heldModel{modelRelease}}, IDs: counter(), Store: store.New(t.TempDir())},
+			Discover: func(context.Context) []acp.ListedModel {
+				<-listRelease
+				return []acp.ListedModel{{Spec: "lab:qwen3", Name: "lab:qwen3"}}
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, served := serve(t, context.Background(), srv, t.TempDir(), nil)
+		c.do(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`)
+		c.do(`await "available_commands_update"`)
+		c.do(`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s-1","prompt":[{"type":"text","text":"hi"}]}}`)
+		synctest.Wait() // the model holds the turn
+		close(listRelease)
+		synctest.Wait() // the list is in, and waits
+		close(modelRelease)
+		c.do(`await "config_option_update"`)
+		c.closeInput()
+		if err := <-served; err != nil {
+			t.Fatal(err)
+		}
+		c.wait()
+		lines, _ := c.lines()
+		response, update := -1, -1
+		for i, l := range lines {
+			switch {
+			case strings.Contains(l, `"id":2,"result"`):
+				response = i
+			case strings.Contains(l, "config_option_update"):
+				update = i
+			}
+		}
+		if response < 0 || update != response+1 {
+			t.Errorf("the prompt's response is line %d, the update line %d; want the update right after:\n%s", response, update, strings.Join(lines, "\n"))
+		}
+	})
+}
+
+// heldModel submits an answer once release is closed.
+type heldModel struct{ release chan struct{} }
+
+func (heldModel) Name() string { return "held" }
+func (m heldModel) Stream(ctx context.Context, _ *engine.Request, _ func(engine.Delta) error) (*engine.Response, error) {
+	select {
+	case <-m.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return &engine.Response{ToolCalls: []engine.ToolCall{{ID: "c", Name: "submit_output", Arguments: []byte(`{"content":"ok"}`)}}}, nil
+}
