@@ -15,6 +15,9 @@ import (
 	"go.starlark.net/resolve"
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
+
+	// Before starlark starts: no 4 GiB reservation under ulimit -v.
+	_ "github.com/coda-acp/coda/internal/addrspace/starlarkint"
 )
 
 const (
