@@ -59,8 +59,9 @@ func (s *Server) agentCommand(blocks []contentBlock) (string, bool) {
 }
 
 // announce tells the client the session's commands, and the title of a
-// restored session that has one: sent after the answer to the request that
-// opened the session (and a load's replay), once the client knows it.
+// restored session that has one: after session/new's answer, once the
+// client knows the session's id; before a load's or a resume's answer
+// (after a load's replay), which end what those send.
 func (s *Server) announce(sess *session) func() {
 	return func() {
 		s.writeUpdate(sess.id, appendJSON(nil, availableCommandsUpdate{SessionUpdate: "available_commands_update", AvailableCommands: s.availableCommands()}))

@@ -112,24 +112,27 @@ func (s *Server) saveTurn(sess *session, prompt []contentBlock, runID string, ex
 }
 
 // loadSession handles session/load: the session is restored from its
-// file, and its history replayed before the answer.
+// file, and its history replayed before the answer. Everything a load
+// sends (the replay, the commands, the title) comes before its response:
+// a client may take the response as the end of the session's history.
 func (s *Server) loadSession(r *request[loadSessionResponse], p *loadSessionRequest) (*loadSessionResponse, error) {
 	sess, res, err := s.restoreSession(r.method, p, true)
 	if err != nil {
 		return nil, err
 	}
-	r.then(s.announce(sess))
+	s.announce(sess)()
 	return res, nil
 }
 
 // resumeSession handles session/resume: the session is restored from its
-// file, without a replay.
+// file, without a replay; its commands and title come before the
+// response, as a load's do.
 func (s *Server) resumeSession(r *request[resumeSessionResponse], p *resumeSessionRequest) (*resumeSessionResponse, error) {
 	sess, res, err := s.restoreSession(r.method, p, false)
 	if err != nil {
 		return nil, err
 	}
-	r.then(s.announce(sess))
+	s.announce(sess)()
 	return (*resumeSessionResponse)(res), nil
 }
 
@@ -206,7 +209,7 @@ func (s *Server) readSession(id string) (*sessionFile, []engine.Exchange, error)
 	case err == nil:
 		return f, engine.KeepHistory(history), nil
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, fmt.Errorf("%w: unknown session %q", ErrInvalidParams, id)
+		return nil, nil, fmt.Errorf("%w: unknown session %q", ErrNotFound, id)
 	case errors.Is(err, errCorrupt):
 		s.log.Warn("a session's file is corrupt", "session", id, "file", s.store.path(id), "err", err)
 		return nil, nil, fmt.Errorf("%w: session %s cannot be restored: its file %s is corrupt (%v); session/delete removes it", ErrInvalidParams, id, s.store.path(id), strings.TrimPrefix(err.Error(), errCorrupt.Error()+": "))
@@ -324,16 +327,13 @@ func (s *Server) deleteSession(r *request[deleteSessionResponse], p *deleteSessi
 	}
 	if s.keepsSessions() {
 		err := os.Remove(s.store.path(id))
-		switch {
-		case errors.Is(err, fs.ErrNotExist) && sess == nil:
-			return nil, fmt.Errorf("%w: unknown session %q", ErrInvalidParams, id)
-		case err != nil && !errors.Is(err, fs.ErrNotExist):
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("deleting session %s: %w", id, err)
 		}
-	} else if sess == nil {
-		return nil, fmt.Errorf("%w: unknown session %q", ErrInvalidParams, id)
 	}
 	if sess == nil {
+		// Deleting what is not there succeeds, as ACP asks (a delete sent
+		// twice, or after another process deleted it, is no error).
 		return &deleteSessionResponse{}, nil
 	}
 	// Answered once the session's turn, if one runs, has answered.

@@ -109,6 +109,9 @@ var (
 	// ErrAuthRequired is ACP's -32000: no model can be reached until the
 	// user sets what the message names.
 	ErrAuthRequired = errors.New("authentication required")
+	// ErrNotFound is ACP's -32002, "resource not found": a session coda
+	// does not have (never made, closed, deleted).
+	ErrNotFound = errors.New("resource not found")
 )
 
 // codeOf maps an error to its JSON-RPC code: one table for the transport.
@@ -120,6 +123,8 @@ func codeOf(err error) int {
 		return codeMethodNotFound
 	case errors.Is(err, ErrAuthRequired):
 		return codeAuthRequired
+	case errors.Is(err, ErrNotFound):
+		return codeResourceNotFound
 	}
 	return codeInternalError
 }

@@ -225,7 +225,7 @@ func (s *Server) session(id string) (*session, error) {
 	defer s.mu.Unlock()
 	sess := s.sessions[id]
 	if sess == nil {
-		return nil, fmt.Errorf("%w: unknown session %q", ErrInvalidParams, id)
+		return nil, fmt.Errorf("%w: unknown session %q", ErrNotFound, id)
 	}
 	return sess, nil
 }

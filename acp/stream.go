@@ -20,6 +20,9 @@ const (
 	codeInvalidParams  = -32602
 	codeInternalError  = -32603
 	codeAuthRequired   = -32000
+	// codeResourceNotFound is ACP's "resource not found": an unknown
+	// session (DESIGN §8).
+	codeResourceNotFound = -32002
 )
 
 // DefaultMaxMessageBytes is the longest line coda reads whole when
