@@ -24,7 +24,9 @@
 // stage.go (a stage visit's model loop), submit_output.go and
 // transition.go (the engine's own tools), repair.go (the owed answer:
 // refusals, nudges, revisits, the repair budget), reply.go (a reply
-// checked as the answer), unavailable.go (the model's "cannot"),
+// checked as the answer), shape.go (the answer's shape at the source:
+// typed, strict and forced submit_output, native replies, what arrives
+// told apart), unavailable.go (the model's "cannot"),
 // noanswer.go (the closing message of a run without an answer), record.go
 // (what a run writes into its record), runfs.go (run:PATH, the run's own
 // record as later stages read it), keep.go (artifact copies in the

@@ -124,6 +124,29 @@ type ReplyFormat struct {
 	Strict bool
 }
 
+// Shapes are the mechanisms that shape an answer at the source (DESIGN
+// §17) a model takes for one request, as its provider knows them.
+type Shapes struct {
+	// Strict names the strict subset its strict tools and reply schemas
+	// take (outputspec.StrictOpenAI, outputspec.StrictAnthropic); "" when
+	// it has none.
+	Strict string
+	// ToolChoice: a named Request.ToolChoice is honoured for this request
+	// (not by an API without one, nor by one that forbids it with the
+	// thinking this request turns on).
+	ToolChoice bool
+	// Reply: a constrained reply with a schema (Request.Reply); ReplyAny:
+	// one without, any JSON value, too.
+	Reply, ReplyAny bool
+}
+
+// A Shaper is a Model that says which of the answer's mechanisms it takes
+// for a request (a provider: engine/provider/...). A Model that is not one
+// is sent none of them but a typed submit_output.
+type Shaper interface {
+	Shapes(req *Request) Shapes
+}
+
 // A Delta is a streamed piece of the model's reply. Exactly one field is set.
 type Delta struct {
 	Text     string
@@ -218,6 +241,11 @@ type ModelFact struct {
 	// NoEffort says the model does not reason: a call of it is sent no
 	// effort at all (effort.go).
 	NoEffort bool
+	// Structured is the strongest mechanism that shapes an answer the
+	// model is asked through (outputspec.Structured*: the config's
+	// [providers.NAME] structured); "" or "auto" leaves it to what the
+	// model's API takes (shape.go).
+	Structured string
 }
 
 // ModelFacts looks up what is known of the model a spec

@@ -23,15 +23,44 @@ import (
 var ErrToolsUnsupported = errors.New("the model does not support tools")
 
 // ToolSupport is what a session has learned of its models' tool calling:
-// which model specs their servers refused tools for. acp keeps one per
-// session, `coda run` one per run. Safe for concurrent use.
+// which model specs their servers refused tools for, and which of the
+// mechanisms that shape an answer (shape.go) they refused. acp keeps one
+// per session, `coda run` one per run. Safe for concurrent use.
 type ToolSupport struct {
-	mu    sync.Mutex
-	lacks map[string]string // spec → what the server said
+	mu      sync.Mutex
+	lacks   map[string]string          // spec → what the server said
+	refuses map[string]map[string]bool // spec → the mechanisms its server refused
 }
 
 // NewToolSupport returns a ToolSupport that has learned nothing.
-func NewToolSupport() *ToolSupport { return &ToolSupport{lacks: map[string]string{}} }
+func NewToolSupport() *ToolSupport {
+	return &ToolSupport{lacks: map[string]string{}, refuses: map[string]map[string]bool{}}
+}
+
+// Refuses reports whether spec's server refused the mechanism
+// (MechanismError.Mechanism) in this session.
+func (t *ToolSupport) Refuses(spec, mechanism string) bool { return t.refused(spec, mechanism) }
+
+func (t *ToolSupport) refused(spec, mechanism string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.refuses[spec][mechanism]
+}
+
+// refuse records that spec's server refused the mechanism; it reports
+// whether this is news.
+func (t *ToolSupport) refuse(spec, mechanism string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.refuses[spec][mechanism] {
+		return false
+	}
+	if t.refuses[spec] == nil {
+		t.refuses[spec] = map[string]bool{}
+	}
+	t.refuses[spec][mechanism] = true
+	return true
+}
 
 // Lacks says why the model spec names cannot call tools, as its server
 // said; "" when no server has said so.

@@ -26,9 +26,9 @@ import (
 // whether the model is asked again.
 func (v *stageVisit) repairReply(ctx context.Context, resp *Response) bool {
 	if resp.StopReason == StopMaxTokens {
-		// Not the model's choice: it ran out of room. This costs an
-		// iteration but no revisit.
-		v.say("Your reply was cut off at the model's output token limit before you submitted the answer. " + v.howToAnswer("a shorter answer") + ".")
+		// Not the model's choice, nor a malformed answer: it ran out of
+		// room (DESIGN §17). This costs an iteration but no revisit.
+		v.say(v.cutAnswer(len(resp.Text)))
 		return true
 	}
 	text := strings.TrimSpace(resp.Text)

@@ -415,7 +415,8 @@ arguments = { to = "DONE", reason = "nothing to do" }
 }
 
 // A refusal ends the run with stopReason refusal, even where the answer
-// is owed: nudging a model that refused would not help.
+// is owed: nudging a model that refused would not help. The answer is
+// unavailable, in the model's words (DESIGN §17).
 func TestRun_refusalStop(t *testing.T) {
 	turn, sp := scripted(t, answerStage, `
 [[turn]]
@@ -423,9 +424,12 @@ text = "I can't help with that."
 stop_reason = "refusal"
 `)
 	res := runTurn(context.Background(), turn, &events{})
-	ended(t, res, engine.StatusCompleteNoOutput, "refusal")
-	if len(sp.reqs) != 1 || res.LastReply != "I can't help with that." {
-		t.Errorf("%d calls, last reply %q", len(sp.reqs), res.LastReply)
+	ended(t, res, engine.StatusUnavailable, "refusal")
+	if len(sp.reqs) != 1 || res.LastReply != "I can't help with that." || res.Unavailable != "I can't help with that." {
+		t.Errorf("%d calls, last reply %q, unavailable %q", len(sp.reqs), res.LastReply, res.Unavailable)
+	}
+	if st := stageStatus(t, turn, "001-answer@1"); st.Outcome != engine.EndedUnavailable {
+		t.Errorf("status.json outcome %q", st.Outcome)
 	}
 }
 
@@ -446,8 +450,8 @@ stop_reason = "max_tokens"
 }
 
 // Where the answer is owed, a cut reply asks for a shorter answer without
-// spending a revisit; a call whose arguments were cut is answered as cut,
-// not as malformed.
+// spending a revisit; a submit_output call whose arguments were cut is
+// answered as cut after so many bytes, not as malformed (DESIGN §17).
 func TestRun_maxTokensOwed(t *testing.T) {
 	turn, _ := scripted(t, answerStage+"max_revisits = 0\n", `
 [[turn]]
@@ -455,14 +459,14 @@ text = "Here is a very long"
 stop_reason = "max_tokens"
 
 [[turn]]
-expect = "Your reply was cut off at the model's output token limit before you submitted the answer."
+expect = "Your answer was cut at the token limit after 19 bytes: shorten it."
 stop_reason = "max_tokens"
 [[turn.tool_calls]]
 name = "submit_output"
 raw_arguments = '{"content": "Here is a ve'
 
 [[turn]]
-expect = "Your reply reached the model's output token limit while you were writing this submit_output call"
+expect = "Your answer was cut at the token limit after 25 bytes: shorten it. Nothing was recorded."
 [[turn.tool_calls]]
 name = "submit_output"
 arguments = { content = "Short." }

@@ -78,6 +78,10 @@ type stageVisit struct {
 	usage   Usage
 	reports []string // fan_out reports, for later stages
 	callID  string   // the tool call being run, as the editor knows it
+	// nudged says the call being made carries a nudge; shaped is how the
+	// last call asked for the answer's shape (shape.go).
+	nudged bool
+	shaped shaped
 }
 
 func (v *stageVisit) answerContent() string {
@@ -114,8 +118,16 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 			return "", err
 		}
 		if resp.StopReason == StopRefusal && len(resp.ToolCalls) == 0 {
+			// The model's own refusal (DESIGN §17): the answer is
+			// unavailable, in its words.
 			r.stop = "refusal"
 			v.ended = EndedRefusal
+			if r.unavailable = strings.TrimSpace(resp.Refusal); r.unavailable == "" {
+				r.unavailable = strings.TrimSpace(resp.Text)
+			}
+			if r.unavailable != "" {
+				v.ended = EndedUnavailable
+			}
 			return "", nil
 		}
 		if len(resp.ToolCalls) > 0 {
@@ -249,34 +261,26 @@ func (v *stageVisit) call(ctx context.Context) (*Response, error) {
 		return nil, fmt.Errorf("stage %s has no model: give the stage model = { models = [...] } or pass --model", v.stage.Name)
 	}
 	v.iterations++
+	v.nudged = v.rep.pending > 0
 	v.rep.pending = 0 // this call carries them
-	textID, thoughtID := "", ""
-	onDelta := func(d Delta) error {
-		if d.Text != "" {
-			if textID == "" {
-				textID = r.e.NewID("m")
-			}
-			return r.sink.Emit(ctx, Event{Kind: EventText, Stage: v.stage.Name, MessageID: textID, Text: d.Text})
-		}
-		if d.Thinking != "" {
-			if thoughtID == "" {
-				thoughtID = r.e.NewID("m")
-			}
-			return r.sink.Emit(ctx, Event{Kind: EventThought, Stage: v.stage.Name, MessageID: thoughtID, Text: d.Thinking})
-		}
-		return nil
-	}
+	out := &replyStream{v: v, ctx: ctx}
 	var lastErr error
 	for i, spec := range v.models {
 		req := v.request(spec)
-		resp, err := v.stream(ctx, spec, req, onDelta)
-		if errors.Is(err, ErrToolsUnsupported) && len(req.Tools) > 0 && textID == "" && ctx.Err() == nil {
+		out.split = thinkSplit{} // what a failed try held is not this one's
+		resp, err := v.stream(ctx, spec, req, out.delta)
+		if errors.Is(err, ErrToolsUnsupported) && len(req.Tools) > 0 && out.textID == "" && ctx.Err() == nil {
 			// The server refused the tools: the same call without them.
 			v.learnNoTools(spec, err)
 			req = v.request(spec)
-			resp, err = v.stream(ctx, spec, req, onDelta)
+			out.split = thinkSplit{}
+			resp, err = v.stream(ctx, spec, req, out.delta)
 		}
 		if err == nil {
+			if err := out.flush(); err != nil {
+				return nil, err
+			}
+			splitThink(resp)
 			v.toolless = len(req.Tools) == 0
 			tidyCalls(resp.ToolCalls)
 			// A fallback that answered is asked first from now on.
@@ -288,7 +292,7 @@ func (v *stageVisit) call(ctx context.Context) (*Response, error) {
 			return nil, ctx.Err()
 		}
 		lastErr = err
-		if !errors.Is(err, ErrModelUnavailable) || textID != "" {
+		if !errors.Is(err, ErrModelUnavailable) || out.textID != "" {
 			break
 		}
 		if i+1 < len(v.models) {
@@ -298,13 +302,64 @@ func (v *stageVisit) call(ctx context.Context) (*Response, error) {
 	return nil, fmt.Errorf("stage %s: %w", v.stage.Name, lastErr)
 }
 
-// stream makes the call with the model spec names.
+// stream makes the call with the model spec names, shaped for the answer
+// (shape.go). A server that refuses one of the mechanisms the call asked
+// for has it made again without it, once a mechanism.
 func (v *stageVisit) stream(ctx context.Context, spec string, req *Request, onDelta func(Delta) error) (*Response, error) {
 	m, err := v.run.e.Models.Model(spec)
 	if err != nil {
 		return nil, err
 	}
-	return m.Stream(ctx, req, onDelta)
+	built := *req
+	for try := 0; ; try++ {
+		*req = built
+		v.shape(spec, m, req)
+		resp, err := m.Stream(ctx, req, onDelta)
+		if err == nil || try == 2 || ctx.Err() != nil || !v.learnRefused(spec, err) {
+			return resp, err
+		}
+	}
+}
+
+// A replyStream streams a call's text and reasoning to the sink, a
+// leading think block in the text as reasoning (shape.go).
+type replyStream struct {
+	v                 *stageVisit
+	ctx               context.Context
+	textID, thoughtID string
+	split             thinkSplit
+}
+
+func (s *replyStream) delta(d Delta) error {
+	thought, text := d.Thinking, d.Text
+	if text != "" {
+		var t string
+		t, text = s.split.feed(text)
+		thought += t
+	}
+	return s.emit(thought, text)
+}
+
+// flush streams what the think split still held when the reply ended.
+func (s *replyStream) flush() error { return s.emit(s.split.flush()) }
+
+func (s *replyStream) emit(thought, text string) error {
+	r := s.v.run
+	if thought != "" {
+		if s.thoughtID == "" {
+			s.thoughtID = r.e.NewID("m")
+		}
+		if err := r.sink.Emit(s.ctx, Event{Kind: EventThought, Stage: s.v.stage.Name, MessageID: s.thoughtID, Text: thought}); err != nil {
+			return err
+		}
+	}
+	if text != "" {
+		if s.textID == "" {
+			s.textID = r.e.NewID("m")
+		}
+		return r.sink.Emit(s.ctx, Event{Kind: EventText, Stage: s.v.stage.Name, MessageID: s.textID, Text: text})
+	}
+	return nil
 }
 
 // took adds a model's reply to the visit: the record, the conversation,
@@ -345,6 +400,10 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 		switch {
 		case tc.Dropped > 0 && !v.isSubmit(tc.Name): // submit_output refuses its own, as a refused submission
 			res = Errorf("The arguments of this %s call are too large: %d bytes, over the %d-byte cap. The call was not run. Make it smaller, or split the work into several calls.", tc.Name, tc.Size(), ArgsCap(tc.Name))
+		case resp.StopReason == StopMaxTokens && tc.Dropped == 0 && !json.Valid(tc.Arguments) && v.isSubmit(tc.Name):
+			// Not a malformed answer: the model ran out of output tokens
+			// while writing it (DESIGN §17).
+			res = Errorf("%s", v.cutAnswer(len(tc.Arguments)))
 		case resp.StopReason == StopMaxTokens && tc.Dropped == 0 && !json.Valid(tc.Arguments):
 			// Not a malformed call: the model ran out of output tokens
 			// while writing it.

@@ -24,7 +24,12 @@ type Submission struct {
 	// Reply, when not empty, is a reply's text submitted as the answer
 	// (DESIGN §15) in place of Args: a content with nothing to parse, so
 	// a long reply is not encoded as arguments only to be decoded again.
-	Reply  string
+	Reply string
+	// Typed says the call was offered a typed submit_output (ToolShape):
+	// for a json answer, `content` is the answer's JSON value, and a
+	// string content the JSON text it holds (models that stringify),
+	// unless the schema names a string at its top.
+	Typed  bool
 	Root   string   // artifacts must resolve inside it
 	Stages []string // the blueprint's stage names
 	// Overwritten lists files the run changed that existed before it
@@ -90,7 +95,7 @@ type artifactRef struct {
 // failure refuses the submission, its Feedback written for the model.
 // A Desk adds the memory of refused answers that a stage visit needs.
 func (c *Contract) Check(ctx context.Context, sub Submission) Verdict {
-	a, v, settled := admit(sub)
+	a, v, settled := c.admit(sub)
 	if !settled {
 		v, _ = c.check(ctx, sub, a)
 	}
@@ -115,11 +120,11 @@ func validUTF8(s string) string {
 // admit reads a submission's arguments. settled reports that they decide
 // the verdict before any check of the answer: a refusal of their shape, or
 // the answer declared unavailable.
-func admit(sub Submission) (a args, v Verdict, settled bool) {
+func (c *Contract) admit(sub Submission) (a args, v Verdict, settled bool) {
 	if sub.Reply != "" {
 		return args{content: validUTF8(sub.Reply)}, Verdict{}, false
 	}
-	a, problem := parseArgs(sub.Args)
+	a, problem := parseArgsAs(sub.Args, c.contentRule(sub))
 	switch {
 	case problem != "":
 		return a, refuse(problem), true
@@ -325,13 +330,36 @@ func (c *Contract) validatorName() string {
 	return c.spec.Validator[i+1:]
 }
 
-// parseArgs checks the arguments against the tool's schema (ToolSchema),
-// returning a message for the model when they do not fit it. `content`
-// and `unavailable` exclude each other, which the schema cannot say
-// (providers refuse combinators at a tool schema's top level), so only
-// this check says it.
-func parseArgs(raw json.RawMessage) (args, string) {
-	const shape = `submit_output takes {"content": "<the answer>", "artifacts": [optional paths or {"name", "path", "type"}]}`
+// A contentRule is how `content` is read.
+type contentRule struct {
+	// value: content is the answer's JSON value, its bytes as written
+	// (typed submit_output, a json answer); a string is the JSON text it
+	// holds, unless stringIsValue (the schema names a string at its top).
+	value, stringIsValue bool
+}
+
+// contentRule is how sub's content is read under c.
+func (c *Contract) contentRule(sub Submission) contentRule {
+	if !sub.Typed || !c.Typed() {
+		return contentRule{}
+	}
+	return contentRule{value: true, stringIsValue: c.shape.stringTop}
+}
+
+// parseArgs is parseArgsAs for a string content.
+func parseArgs(raw json.RawMessage) (args, string) { return parseArgsAs(raw, contentRule{}) }
+
+// parseArgsAs checks the arguments against the tool's schema (ToolSchema,
+// or ToolSchemaShaped where rule.value), returning a message for the model
+// when they do not fit it; a typed content's own schema is the answer's,
+// checked in its turn (check). `content` and `unavailable` exclude each
+// other, which the schema cannot say (providers refuse combinators at a
+// tool schema's top level), so only this check says it.
+func parseArgsAs(raw json.RawMessage, rule contentRule) (args, string) {
+	shape := `submit_output takes {"content": "<the answer>", "artifacts": [optional paths or {"name", "path", "type"}]}`
+	if rule.value {
+		shape = `submit_output takes {"content": <the answer, as JSON>, "artifacts": [optional paths or {"name", "path", "type"}]}`
+	}
 	var a args
 	text := strings.TrimSpace(string(raw))
 	if text == "" || text == "null" {
@@ -355,10 +383,15 @@ func parseArgs(raw json.RawMessage) (args, string) {
 		return parseUnavailable(fields, ru)
 	}
 	rc, ok := fields["content"]
-	if !ok || rc == "null" {
+	switch {
+	case !ok || rc == "null":
+		if rule.value {
+			return a, `"content" is missing: ` + shape + "."
+		}
 		return a, `The "content" string is missing: ` + shape + "."
-	}
-	if json.Unmarshal([]byte(rc), &a.content) != nil {
+	case rule.value && (rc[0] != '"' || rule.stringIsValue):
+		a.content = string(compact([]byte(rc))) // the answer's own bytes, compacted
+	case json.Unmarshal([]byte(rc), &a.content) != nil:
 		return a, `"content" must be a string holding the answer's text (for a JSON answer, the JSON document written out as a string), not ` + jsonKindOf(rc) + "."
 	}
 	if ra, ok := fields["artifacts"]; ok && ra != "null" {

@@ -34,6 +34,10 @@ type Contract struct {
 	schema       *validators.Schema
 	schemaBroken string
 
+	// shape is what the answer's schema makes of submit_output's content
+	// and of a constrained reply (shape.go): made once, at Compile.
+	shape shape
+
 	validator             *validators.Validator
 	acceptBrokenValidator bool
 
@@ -126,6 +130,9 @@ func (c *Contract) readSchema() error {
 		return nil
 	}
 	c.schema = s
+	if c.format == "json" {
+		c.shape = shapeOf(doc)
+	}
 	return nil
 }
 

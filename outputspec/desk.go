@@ -25,7 +25,7 @@ func NewDesk(c *Contract) *Desk {
 
 // Submit checks a submission, remembering a refused answer.
 func (d *Desk) Submit(ctx context.Context, sub Submission) Verdict {
-	a, v, settled := admit(sub)
+	a, v, settled := d.c.admit(sub)
 	if settled {
 		return v
 	}

@@ -47,12 +47,20 @@ func (c *Contract) ToolDescription() string { return c.ToolDescriptionFor(ToolWa
 
 // ToolDescriptionFor is the submit_output tool's description when the
 // stage offers w.
-func (c *Contract) ToolDescriptionFor(w Ways) string {
+func (c *Contract) ToolDescriptionFor(w Ways) string { return c.ToolDescriptionShaped(w, ToolShape{}) }
+
+// ToolDescriptionShaped is ToolDescriptionFor for submit_output shaped as
+// s: a typed content is said to be the answer's JSON value.
+func (c *Contract) ToolDescriptionShaped(w Ways, s ToolShape) string {
 	var b strings.Builder
 	b.WriteString("Submit the final answer. Call it when the answer is ready. A refused answer comes back with the reasons: fix them and call again; a later accepted answer replaces an earlier one.\n\n")
 	fmt.Fprintf(&b, "Format: %s.", c.formatLine())
 	c.writeSpec(&b)
-	b.WriteString("\n\n`content` is the answer itself and nothing else: no code fence around it, no preamble, no closing remarks.")
+	if s.Typed && c.Typed() {
+		b.WriteString("\n\n`content` is the answer itself, as a JSON value written in the arguments (not a string holding it), and nothing else.")
+	} else {
+		b.WriteString("\n\n`content` is the answer itself and nothing else: no code fence around it, no preamble, no closing remarks.")
+	}
 	b.WriteString("\n\n" + c.Protocol(w))
 	return b.String()
 }
@@ -160,67 +168,17 @@ func (c *Contract) writeSpec(b *strings.Builder) {
 	}
 }
 
-// toolSchema is the JSON Schema of submit_output's arguments; check.go's
-// parseArgs enforces exactly this, with messages written for the model.
-// toolSchemaUnavailable adds `unavailable`; `content` is then no longer
-// required, and parseArgs alone says that the two exclude each other.
-const (
-	toolSchemaHead = `{
-  "type": "object",
-  "properties": {
-    "content": {
-      "type": "string",
-      "description": "The answer itself, in the format the description gives, and nothing else."
-    },
-    "artifacts": {
-      "type": "array",
-      "description": "Files handed back with the answer: paths relative to the working directory, or objects {name, path, type}.",
-      "items": {
-        "anyOf": [
-          {"type": "string", "minLength": 1},
-          {
-            "type": "object",
-            "properties": {
-              "name": {"type": "string", "description": "The artifact's name; a declared artifact is matched by it. Default: the file name without its extension."},
-              "path": {"type": "string", "minLength": 1, "description": "The file, relative to the working directory."},
-              "type": {"type": "string", "description": "The file's MIME type; default: detected from its content and extension."}
-            },
-            "required": ["path"],
-            "additionalProperties": false
-          }
-        ]
-      }
-    }`
-	toolSchema = toolSchemaHead + `
-  },
-  "required": ["content"],
-  "additionalProperties": false
-}`
-	toolSchemaUnavailable = toolSchemaHead + `,
-    "unavailable": {
-      "type": "string",
-      "minLength": 1,
-      "description": "Instead of content: why the answer cannot be produced from what you have. Never together with content."
-    }
-  },
-  "additionalProperties": false
-}`
-)
-
-var (
-	compactToolSchema            = compact([]byte(toolSchema))
-	compactToolSchemaUnavailable = compact([]byte(toolSchemaUnavailable))
-)
-
-// ToolSchema is the JSON Schema of submit_output's arguments: `content`, a
-// string, required; `artifacts`, an array of paths or {name, path, type}.
+// ToolSchema is the JSON Schema of submit_output's arguments, for
+// ToolWays: `content`, a string, required; `artifacts`, an array of paths
+// or {name, path, type}. check.go's parseArgs enforces exactly this, with
+// messages written for the model; shape.go writes it (toolSchemaOf).
 func (c *Contract) ToolSchema() json.RawMessage { return c.ToolSchemaFor(ToolWays) }
 
 // ToolSchemaFor is ToolSchema for a stage that offers w: with
-// w.Unavailable it has `unavailable` too, and `content` is optional.
+// w.Unavailable it has `unavailable` too, and `content` is optional
+// (parseArgs alone says that the two exclude each other: providers refuse
+// combinators at a tool schema's top level). Its content is a string; see
+// ToolSchemaShaped for the others.
 func (c *Contract) ToolSchemaFor(w Ways) json.RawMessage {
-	if w.Unavailable {
-		return append(json.RawMessage(nil), compactToolSchemaUnavailable...)
-	}
-	return append(json.RawMessage(nil), compactToolSchema...)
+	return c.ToolSchemaShaped(w, ToolShape{})
 }

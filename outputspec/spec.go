@@ -36,6 +36,10 @@ type Spec struct {
 	// Capture are globs of files under the working directory kept as
 	// artifacts once an answer is accepted (capture.go).
 	Capture []string `toml:"capture" json:"capture,omitempty"`
+	// Structured is how the answer call asks the provider for the
+	// answer's shape (DESIGN §17): StructuredAuto (""), StructuredTool,
+	// StructuredNative or StructuredPrompted (shape.go).
+	Structured string `toml:"structured" json:"structured,omitempty"`
 }
 
 // An ArtifactDecl declares a file the answer hands back.
@@ -67,6 +71,9 @@ func (s Spec) Validate() error {
 	}
 	if err := checkCapture(s.Capture); err != nil {
 		return err
+	}
+	if err := CheckStructured(s.Structured); err != nil {
+		return fmt.Errorf("output spec: structured %v", err)
 	}
 	seen := map[string]bool{}
 	for i, a := range s.Artifacts {
@@ -248,6 +255,11 @@ func Resolve(levels Levels) (Spec, []string) {
 		}
 		if s.OverwriteArtifacts != nil {
 			out.OverwriteArtifacts = s.OverwriteArtifacts
+		}
+		if s.Structured != "" {
+			// How the answer is asked for, not what it is: a format
+			// change retires nothing of it.
+			out.Structured = s.Structured
 		}
 	}
 	if out.Format == "" {

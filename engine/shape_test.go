@@ -1,0 +1,330 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/outputspec"
+)
+
+// A shaper is a scripted model that says which mechanisms it takes, as a
+// provider does (engine.Shaper), and records what it was sent; with
+// refuse set, a request that uses that mechanism is refused as a server
+// refuses it (a 400 naming it).
+type shaper struct {
+	engine.Model
+	shapes engine.Shapes
+	refuse string // "strict", "tool_choice", "reply_format"
+
+	mu      sync.Mutex
+	reqs    []engine.Request
+	refused int
+}
+
+func (s *shaper) Shapes(*engine.Request) engine.Shapes { return s.shapes }
+
+func (s *shaper) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+	s.mu.Lock()
+	cp := *req
+	cp.Messages = slices.Clone(req.Messages)
+	cp.Tools = slices.Clone(req.Tools)
+	s.reqs = append(s.reqs, cp)
+	uses := map[string]bool{
+		"strict":       slices.ContainsFunc(req.Tools, func(t engine.ToolSpec) bool { return t.Strict }) || req.Reply != nil && req.Reply.Strict,
+		"tool_choice":  req.ToolChoice != "",
+		"reply_format": req.Reply != nil,
+	}
+	refuse := s.refuse != "" && uses[s.refuse]
+	if refuse {
+		s.refused++
+	}
+	s.mu.Unlock()
+	if refuse {
+		return nil, &engine.MechanismError{Mechanism: s.refuse, Err: errors.New("script:test: HTTP 400 Bad Request: " + s.refuse + " is not supported by this server")}
+	}
+	return s.Model.Stream(ctx, req, onDelta)
+}
+
+func (s *shaper) requests() []engine.Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.reqs)
+}
+
+// An OpenAI-like API: strict tools and schemas, a named tool choice,
+// JSON replies with or without a schema.
+var openaiLike = engine.Shapes{Strict: outputspec.StrictOpenAI, ToolChoice: true, Reply: true, ReplyAny: true}
+
+const closedJSON = `format = "json"
+schema = { type = "object", additionalProperties = false, required = ["safe", "issues"], properties = { safe = { type = "boolean" }, issues = { type = "array", items = { type = "string" } } } }
+`
+
+func shaped(t *testing.T, blueprint, model string, shapes engine.Shapes) (*testTurn, *shaper) {
+	t.Helper()
+	turn := newTurn(t, blueprint, model)
+	sh := &shaper{Model: turn.Models.(oneModel).m, shapes: shapes}
+	turn.Models = oneModel{sh}
+	return turn, sh
+}
+
+// submitOf is the submit_output tool a request offered.
+func submitOf(t *testing.T, req engine.Request) engine.ToolSpec {
+	t.Helper()
+	for _, tool := range req.Tools {
+		if tool.Name == "submit_output" {
+			return tool
+		}
+	}
+	t.Fatalf("no submit_output in %d tools", len(req.Tools))
+	return engine.ToolSpec{}
+}
+
+// contentType is the type submit_output's content is given.
+func contentType(t *testing.T, tool engine.ToolSpec) any {
+	t.Helper()
+	var s struct {
+		Properties struct {
+			Content map[string]any `json:"content"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(tool.Schema, &s); err != nil {
+		t.Fatal(err)
+	}
+	if branches, ok := s.Properties.Content["anyOf"].([]any); ok {
+		// The strict form beside unavailable: the answer, or null.
+		return branches[0].(map[string]any)["type"]
+	}
+	return s.Properties.Content["type"]
+}
+
+// An output stage that offers only submit_output: every call is the answer
+// call, forced; the tool is typed with the answer's schema and strict, as
+// it fits; the answer is the value's own bytes.
+func TestShape_forcedTypedStrict(t *testing.T) {
+	turn, sh := shaped(t, answerStage+"[stages.answer.output]\n"+closedJSON, `
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = { safe = true, issues = ["naming"] } }
+`, openaiLike)
+	res := runTurn(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	if res.Answer.Content != `{"issues":["naming"],"safe":true}` {
+		t.Errorf("answer %q", res.Answer.Content)
+	}
+	req := sh.requests()[0]
+	tool := submitOf(t, req)
+	if req.ToolChoice != "submit_output" || !tool.Strict || contentType(t, tool) != "object" || req.Reply != nil {
+		t.Errorf("tool choice %q, strict %v, content %v, reply %v", req.ToolChoice, tool.Strict, contentType(t, tool), req.Reply)
+	}
+}
+
+// prompted is today's behaviour: a string content, nothing strict, nothing
+// forced; the provider's setting caps the stage's the same way.
+func TestShape_prompted(t *testing.T) {
+	for _, how := range []string{"spec", "provider"} {
+		bp := answerStage + "[stages.answer.output]\n" + closedJSON
+		if how == "spec" {
+			bp += "structured = \"prompted\"\n"
+		}
+		turn, sh := shaped(t, bp, `
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = '{"safe": true, "issues": []}' }
+`, openaiLike)
+		if how == "provider" {
+			turn.ModelFacts = func(string) engine.ModelFact { return engine.ModelFact{Structured: "prompted"} }
+		}
+		res := runTurn(context.Background(), turn, &events{})
+		ended(t, res, engine.StatusAnswered, "end_turn")
+		req := sh.requests()[0]
+		tool := submitOf(t, req)
+		if req.ToolChoice != "" || tool.Strict || contentType(t, tool) != "string" || req.Reply != nil {
+			t.Errorf("%s: tool choice %q, strict %v, content %v, reply %v", how, req.ToolChoice, tool.Strict, contentType(t, tool), req.Reply)
+		}
+	}
+}
+
+// A schema that does not fit the strict subset is never sent strict: the
+// tool is typed, forced, and loose.
+func TestShape_notFitNotStrict(t *testing.T) {
+	turn, sh := shaped(t, answerStage+`[stages.answer.output]
+format = "json"
+schema = { type = "object", additionalProperties = false, required = ["safe"], properties = { safe = { type = "boolean" }, tags = { type = "array" } } }
+`, `
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = { safe = true } }
+`, openaiLike)
+	res := runTurn(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	tool := submitOf(t, sh.requests()[0])
+	if tool.Strict || contentType(t, tool) != "object" {
+		t.Errorf("strict %v, content %v", tool.Strict, contentType(t, tool))
+	}
+	if strings.Contains(string(tool.Schema), `["string","null"]`) {
+		t.Errorf("a loose tool in the strict form: %s", tool.Schema)
+	}
+}
+
+// Where the API cannot force the tool, the request says it in words (only
+// for that call) and asks for the reply in native JSON as well; a reply
+// is then checked as the answer.
+func TestShape_unforceable(t *testing.T) {
+	turn, sh := shaped(t, answerStage+"[stages.answer.output]\n"+closedJSON, `
+[[turn]]
+text = "Let me look first."
+
+[[turn]]
+text = '{"safe": false, "issues": ["a"]}'
+`, engine.Shapes{Reply: true})
+	res := runTurn(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	reqs := sh.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d calls", len(reqs))
+	}
+	for i, req := range reqs {
+		last := req.Messages[len(req.Messages)-1].Text
+		if req.ToolChoice != "" || req.Reply == nil || req.Reply.Strict || !strings.Contains(last, "nothing else is left to do in this stage") {
+			t.Errorf("call %d: tool choice %q, reply %+v, last message %q", i, req.ToolChoice, req.Reply, last)
+		}
+	}
+	for _, m := range reqs[1].Messages[:len(reqs[1].Messages)-1] {
+		if strings.Contains(m.Text, "nothing else is left") {
+			t.Errorf("the words stayed in the conversation: %q", m.Text)
+		}
+	}
+}
+
+// A model called without tools asks for its reply in native JSON, strict
+// where the schema fits; a JSON answer without a schema asks for any JSON.
+func TestShape_toollessReply(t *testing.T) {
+	for _, tt := range []struct {
+		name, output string
+		schema       bool
+	}{
+		{"schema", closedJSON, true},
+		{"any JSON", "format = \"json\"\n", false},
+	} {
+		turn, sh := shaped(t, answerStage+"[stages.answer.output]\n"+tt.output, `
+tools = false
+[[turn]]
+text = '{"safe": true, "issues": []}'
+`, openaiLike)
+		res := runTurn(context.Background(), turn, &events{})
+		ended(t, res, engine.StatusAnswered, "end_turn")
+		reqs := sh.requests()
+		last := reqs[len(reqs)-1]
+		if last.Reply == nil || (last.Reply.Schema != nil) != tt.schema || last.Reply.Strict != tt.schema || len(last.Tools) != 0 {
+			t.Errorf("%s: reply %+v, %d tools", tt.name, last.Reply, len(last.Tools))
+		}
+	}
+}
+
+// A server that refuses a mechanism has the call made again without it,
+// with one warning; the session remembers, so the next turn asks without
+// it from the start.
+func TestShape_mechanismRefused(t *testing.T) {
+	for _, mech := range []string{"strict", "tool_choice"} {
+		support := engine.NewToolSupport()
+		for turnNo := 0; turnNo < 2; turnNo++ {
+			turn, sh := shaped(t, answerStage+"[stages.answer.output]\n"+closedJSON, `
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = { safe = true, issues = [] } }
+`, openaiLike)
+			sh.refuse = mech
+			turn.ToolSupport = support
+			res := runTurn(context.Background(), turn, &events{})
+			ended(t, res, engine.StatusAnswered, "end_turn")
+			reqs := sh.requests()
+			want := 2 // refused, then without it
+			if turnNo == 1 {
+				want = 1
+			}
+			if len(reqs) != want || sh.refused != want-1 {
+				t.Errorf("%s, turn %d: %d requests, %d refused", mech, turnNo, len(reqs), sh.refused)
+			}
+			warnedNow := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "coda asks it without for the rest of the session") })
+			if warnedNow != (turnNo == 0) {
+				t.Errorf("%s, turn %d: warnings %q", mech, turnNo, res.Warnings)
+			}
+			if !support.Refuses("script:test", mech) {
+				t.Errorf("%s: not remembered", mech)
+			}
+			final := reqs[len(reqs)-1]
+			tool := submitOf(t, final)
+			if mech == "strict" && (tool.Strict || final.ToolChoice == "") || mech == "tool_choice" && (final.ToolChoice != "" || !tool.Strict) {
+				t.Errorf("%s, turn %d: the last call: strict %v, tool choice %q", mech, turnNo, tool.Strict, final.ToolChoice)
+			}
+		}
+	}
+}
+
+// A stage with other tools is not forced while it works; the call after a
+// nudge is.
+func TestShape_forcedAfterNudge(t *testing.T) {
+	turn, sh := shaped(t, answerStage+`available_tools = ["noop"]
+answer_from_reply = false
+[stages.answer.output]
+`+closedJSON, `
+[[turn]]
+text = "Working on it."
+
+[[turn]]
+expect = "You have not submitted the answer yet"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = { safe = true, issues = [] } }
+`, openaiLike)
+	turn.Engine.Tools = map[string]engine.Tool{"noop": noop{}}
+	res := runTurn(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	reqs := sh.requests()
+	if len(reqs) != 2 || reqs[0].ToolChoice != "" || reqs[1].ToolChoice != "submit_output" {
+		t.Errorf("tool choices %q", func() (out []string) {
+			for _, r := range reqs {
+				out = append(out, r.ToolChoice)
+			}
+			return
+		}())
+	}
+}
+
+// A reply's leading think block streams as a thought and is dropped
+// before the reply is checked as the answer.
+func TestRun_thinkBlock(t *testing.T) {
+	turn, _ := shaped(t, answerStage+"[stages.answer.output]\n"+closedJSON, `
+tools = false
+[[turn]]
+text = ["<thi", "nk>The module looks ", "safe.</thi", "nk>\n\n", "{\"safe\": true, \"issues\": []}"]
+`, engine.Shapes{})
+	sink := &events{}
+	res := runTurn(context.Background(), turn, sink)
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	var thought, text strings.Builder
+	for _, ev := range sink.evs {
+		switch ev.Kind {
+		case engine.EventThought:
+			thought.WriteString(ev.Text)
+		case engine.EventText:
+			text.WriteString(ev.Text)
+		}
+	}
+	if thought.String() != "The module looks safe." || text.String() != `{"safe": true, "issues": []}` {
+		t.Errorf("thought %q, text %q", thought.String(), text.String())
+	}
+	if res.Answer.Content != `{"safe": true, "issues": []}` {
+		t.Errorf("answer %q", res.Answer.Content)
+	}
+}

@@ -1,0 +1,105 @@
+package outputspec
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func schemaOf(t *testing.T, text string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(text), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// A schema fits a strict subset only as it is written; each reason is one
+// line naming where.
+func TestContract_StrictFit(t *testing.T) {
+	const closed = `{"type":"object","additionalProperties":false,"required":["a","tags"],"properties":{"a":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}}}}`
+	tests := []struct {
+		name, schema      string
+		openai, anthropic string // "" fits; else a part of the reason
+	}{
+		{"closed", closed, "", ""},
+		{"optional", `{"type":"object","additionalProperties":false,"required":["a"],"properties":{"a":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}}}}`,
+			"`properties.tags` is optional", ""},
+		{"open", `{"type":"object","required":["a"],"properties":{"a":{"type":"string"}}}`, "the top level is open", "the top level is open"},
+		{"nested open", `{"type":"object","additionalProperties":false,"required":["m"],"properties":{"m":{"type":"object","properties":{}}}}`,
+			"`properties.m` is open", "`properties.m` is open"},
+		{"minLength", `{"type":"object","additionalProperties":false,"required":["a"],"properties":{"a":{"type":"string","minLength":1}}}`,
+			"`properties.a` has minLength, which OpenAI's strict subset does not take", "`properties.a` has minLength, which Anthropic's"},
+		{"minimum", `{"type":"object","additionalProperties":false,"required":["n"],"properties":{"n":{"type":"integer","minimum":1}}}`,
+			"", "`properties.n` has minimum"},
+		{"format uri", `{"type":"object","additionalProperties":false,"required":["u"],"properties":{"u":{"type":"string","format":"uri"}}}`,
+			`has format "uri"`, ""},
+		{"no type", `{"type":"object","additionalProperties":false,"required":["x"],"properties":{"x":{}}}`, "`properties.x` has no type", "`properties.x` has no type"},
+		{"oneOf", `{"type":"object","additionalProperties":false,"required":["x"],"properties":{"x":{"oneOf":[{"type":"string"}]}}}`, "has oneOf", "has oneOf"},
+		{"$schema", `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","additionalProperties":false,"properties":{}}`, "has $schema", "has $schema"},
+		{"defs", `{"type":"object","additionalProperties":false,"required":["i"],"properties":{"i":{"$ref":"#/$defs/item"}},"$defs":{"item":{"type":"object","additionalProperties":false,"required":["n"],"properties":{"n":{"type":"string"}}}}}`, "", ""},
+		{"recursive", `{"type":"object","additionalProperties":false,"required":["root"],"properties":{"root":{"$ref":"#/$defs/node"}},"$defs":{"node":{"type":"object","additionalProperties":false,"required":["kids"],"properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}}}}}`,
+			"", "`$defs.node` is recursive"},
+		{"minItems 2", `{"type":"object","additionalProperties":false,"required":["l"],"properties":{"l":{"type":"array","minItems":2,"items":{"type":"string"}}}}`,
+			"", "minItems 2"},
+		{"enum of objects", `{"type":"object","additionalProperties":false,"required":["e"],"properties":{"e":{"enum":[{"a":1}]}}}`, "", "enum of objects"},
+		{"word boundary", `{"type":"object","additionalProperties":false,"required":["p"],"properties":{"p":{"type":"string","pattern":"\\bword"}}}`, "", "pattern with \\b"},
+		{"array at the top", `{"type":"array","items":{"type":"string"}}`, "", ""},
+	}
+	for _, tt := range tests {
+		c := mustCompile(t, Spec{Format: "json", Schema: schemaOf(t, tt.schema)})
+		for _, fam := range []struct{ name, want string }{{StrictOpenAI, tt.openai}, {StrictAnthropic, tt.anthropic}} {
+			got := c.StrictFit(fam.name)
+			if (fam.want == "") != (got == "") || !strings.Contains(got, fam.want) {
+				t.Errorf("%s, %s: %q; want %q", tt.name, fam.name, got, fam.want)
+			}
+			if strings.Contains(got, "\n") {
+				t.Errorf("%s: not one line: %q", tt.name, got)
+			}
+		}
+	}
+	// A reply format's root must be an object.
+	c := mustCompile(t, Spec{Format: "json", Schema: schemaOf(t, `{"type":"array","items":{"type":"string"}}`)})
+	if got := c.ReplyStrict(StrictOpenAI); !strings.Contains(got, "not an object") {
+		t.Errorf("ReplyStrict of an array: %q", got)
+	}
+	if got := mustCompile(t, Spec{Format: "json", Schema: schemaOf(t, closed)}).ReplyStrict(StrictOpenAI); got != "" {
+		t.Errorf("ReplyStrict: %q", got)
+	}
+	// No schema, a broken one, another format: never strict for content.
+	for _, spec := range []Spec{{Format: "json"}, {Format: "json", Schema: map[string]any{"type": 12}}, {Format: "yaml", Schema: schemaOf(t, closed)}} {
+		c := mustCompile(t, spec)
+		if c.StrictFit(StrictOpenAI) == "" {
+			t.Errorf("%+v fits", spec)
+		}
+	}
+	// A string content (any format) is coda's own schema: always strict.
+	if why := mustCompile(t, Spec{Format: "xml"}).ToolStrict(StrictOpenAI, ToolShape{}); why != "" {
+		t.Errorf("xml: %q", why)
+	}
+	// A schema that cannot be nested is not typed with its schema, and so
+	// not strict as content.
+	c = mustCompile(t, Spec{Format: "json", Schema: schemaOf(t, `{"type":"object","additionalProperties":false,"properties":{"n":{"$ref":"#"}},"required":["n"]}`)})
+	if got := c.ToolStrict(StrictOpenAI, ToolShape{Typed: true}); !strings.Contains(got, "cannot be nested") {
+		t.Errorf("a root reference: %q", got)
+	}
+	if got := string(c.ToolSchemaShaped(ToolWays, ToolShape{Typed: true})); !strings.Contains(got, contentAnySchema) {
+		t.Errorf("a root reference is nested: %s", got)
+	}
+}
+
+// The strict forms coda writes of its own part fit their subsets (the
+// fakes of the APIs hold them to it as well).
+func TestToolSchema_strictFormsFit(t *testing.T) {
+	c := mustCompile(t, Spec{Format: "json", Schema: schemaOf(t, `{"type":"object","additionalProperties":false,"required":["a"],"properties":{"a":{"type":"string"}}}`)})
+	for _, fam := range []string{StrictOpenAI, StrictAnthropic} {
+		for _, w := range []Ways{ToolWays, {Tool: true, Unavailable: true}} {
+			var v any
+			json.Unmarshal(c.ToolSchemaShaped(w, ToolShape{Typed: true, Strict: fam}), &v)
+			if why := strictFit(v, fam, false); why != "" {
+				t.Errorf("%s %+v: %s", fam, w, why)
+			}
+		}
+	}
+}
