@@ -24,6 +24,7 @@ var authScript = &script.Script{Turns: []script.Turn{
 // script models can be reached: anthropic's key is not set.
 func keyless(opts acp.Options) acp.Options {
 	opts.UserModel = "anthropic:claude-sonnet-4-5"
+	opts.PickerModels = []string{"script:ok"} // a script model the launch offers: a client may pick it
 	opts.CheckModel = func(spec string) error {
 		switch {
 		case strings.HasPrefix(spec, "anthropic:"):

@@ -230,7 +230,7 @@ func (s *Server) restore(f *sessionFile, history []engine.Exchange, cwd string, 
 	}
 	var err error
 	if len(f.Output) > 0 {
-		if sess.meta, err = metaLevel(f.Output, cwd); err != nil {
+		if sess.meta, err = s.metaLevel(f.Output, cwd); err != nil {
 			return nil, fmt.Errorf("session %s cannot be restored: its output spec: %w", f.ID, err)
 		}
 	}

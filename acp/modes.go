@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -130,6 +131,18 @@ func (s *Server) checkModel(spec string) error {
 	provider, model, ok := strings.Cut(spec, ":")
 	if !ok || provider == "" || model == "" {
 		return fmt.Errorf("%w: model %q: want PROVIDER:MODEL, e.g. %s", ErrInvalidParams, spec, optionExample(optionModel))
+	}
+	if provider == "script" {
+		// A script model replays a file coda reads: the launch's to choose
+		// (tests and the demo: launched with one, or listed in [picker]),
+		// never a client's.
+		if !strings.HasPrefix(s.launchModel(), "script:") && !slices.Contains(s.opts.PickerModels, spec) {
+			return fmt.Errorf("%w: model %q: script models are for tests, and only when coda was launched with one (--model script:FILE)", ErrInvalidParams, spec)
+		}
+		cwd, _ := os.Getwd() // where the model's file is opened from
+		if name, private := s.privateFile(model, cwd); private {
+			return fmt.Errorf("%w: model %q: %s is a private file (the taint gate's private paths), so coda does not read it", ErrInvalidParams, spec, name)
+		}
 	}
 	if s.opts.CheckModel == nil {
 		return nil

@@ -46,7 +46,7 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 			return nil, err
 		}
 		levels := s.levels(sess.meta, sess.config)
-		if levels.PromptMeta, err = metaLevel(raw, sess.cwd); err != nil {
+		if levels.PromptMeta, err = s.metaLevel(raw, sess.cwd); err != nil {
 			return nil, err
 		}
 		if outs, err = s.compile(levels); err != nil {

@@ -132,7 +132,7 @@ func (s *Server) newSession(r *request[newSessionResponse], p *newSessionRequest
 		if err := s.shapes("_meta.coda.output"); err != nil {
 			return nil, err
 		}
-		if sess.meta, err = metaLevel(raw, sess.cwd); err != nil {
+		if sess.meta, err = s.metaLevel(raw, sess.cwd); err != nil {
 			return nil, err
 		}
 		sess.metaRaw = raw
@@ -158,11 +158,23 @@ func (s *Server) newSession(r *request[newSessionResponse], p *newSessionRequest
 
 // metaLevel is a _meta.coda.output spec as a level of the cascade, its
 // paths resolved in the session's directory dir; unknown fields are
-// errors.
-func metaLevel(raw json.RawMessage, dir string) (*outputspec.Level, error) {
+// errors, and so is a schemaFile or validator that is a private file
+// (privateFile), refused unread.
+func (s *Server) metaLevel(raw json.RawMessage, dir string) (*outputspec.Level, error) {
 	spec, err := outputspec.ParseMeta(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
+	}
+	for field, p := range map[string]string{"schemaFile": spec.SchemaFile, "validator": spec.Validator} {
+		if p == "" {
+			continue
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if name, private := s.privateFile(p, dir); private {
+			return nil, fmt.Errorf("%w: _meta.coda.output.%s: %s is a private file (the taint gate's private paths), so coda does not read it", ErrInvalidParams, field, name)
+		}
 	}
 	l := &outputspec.Level{Dir: dir, Spec: spec}
 	// The caller's own schema and validator: refused here, before any

@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/coda-acp/coda/validators"
+
+	"github.com/coda-acp/coda/internal/namedfile"
 )
 
 // A caller's own spec (DESIGN §19): a schema or validator that arrives with
@@ -38,7 +39,7 @@ func CheckCaller(l Level) error {
 	switch {
 	case s.SchemaFile != "":
 		name := join(l.Dir, s.SchemaFile)
-		b, err := os.ReadFile(name)
+		b, err := namedfile.Read(name, MaxFileBytes)
 		switch {
 		case err != nil:
 			err = fmt.Errorf("schema file %s", fileError(name, err))

@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/coda-acp/coda/validators"
+
+	"github.com/coda-acp/coda/internal/namedfile"
 )
 
 // Flags a verdict may carry into the answer record.
@@ -95,7 +96,7 @@ func (c *Contract) readSchema() error {
 	switch {
 	case c.spec.SchemaFile != "":
 		name := c.spec.SchemaFile
-		b, err := os.ReadFile(name)
+		b, err := namedfile.Read(name, MaxFileBytes)
 		if err != nil {
 			return fmt.Errorf("schema file %s", fileError(name, err))
 		}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/coda-acp/coda/internal/namedfile"
 )
 
 // ParseMeta reads a spec from `_meta.coda.output` of session/new or
@@ -65,6 +67,10 @@ func jsonKind(goKind string) string {
 	return goKind
 }
 
+// MaxFileBytes is the most coda reads of a schema, example or validator
+// file; only regular files are read (internal/namedfile).
+const MaxFileBytes = 4 << 20
+
 // Launch builds the launch level's spec from the --output-* flags. example
 // is TEXT or @FILE; schema is JSON or @FILE. Files are read now, so a bad
 // flag stops coda before it serves: an unreadable file or unparseable
@@ -74,7 +80,7 @@ func jsonKind(goKind string) string {
 func Launch(format, instructions, example, schema, validator string) (Spec, error) {
 	s := Spec{Format: strings.TrimSpace(format), Instructions: instructions}
 	if name, ok := strings.CutPrefix(example, "@"); ok {
-		b, err := os.ReadFile(name)
+		b, err := namedfile.Read(name, MaxFileBytes)
 		if err != nil {
 			return Spec{}, fmt.Errorf("--output-example: %s", fileError(name, err))
 		}
@@ -83,7 +89,7 @@ func Launch(format, instructions, example, schema, validator string) (Spec, erro
 		s.Example = example
 	}
 	if name, ok := strings.CutPrefix(schema, "@"); ok {
-		b, err := os.ReadFile(name)
+		b, err := namedfile.Read(name, MaxFileBytes)
 		if err != nil {
 			return Spec{}, fmt.Errorf("--output-schema: %s", fileError(name, err))
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -18,6 +17,8 @@ import (
 
 	// Before starlark starts: no 4 GiB reservation under ulimit -v.
 	_ "github.com/coda-acp/coda/internal/addrspace/starlarkint"
+
+	"github.com/coda-acp/coda/internal/namedfile"
 )
 
 const (
@@ -74,13 +75,17 @@ type ScriptError struct {
 
 func (e *ScriptError) Error() string { return e.Msg }
 
+// maxValidatorBytes is the most LoadValidator reads of a script; only a
+// regular file is read (internal/namedfile).
+const maxValidatorBytes = 4 << 20
+
 // LoadValidator reads and compiles the validator at path. Its errors are
 // one line naming the file, the line where known, and the problem.
 func LoadValidator(path string) (*Validator, error) {
 	if strings.EqualFold(filepath.Ext(path), ".rhai") {
 		return nil, fmt.Errorf("validators are Starlark (.star): %s is a Rhai script", path)
 	}
-	src, err := os.ReadFile(path)
+	src, err := namedfile.Read(path, maxValidatorBytes)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {

@@ -34,7 +34,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +42,8 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/coda-acp/coda/engine"
+
+	"github.com/coda-acp/coda/internal/namedfile"
 )
 
 // Script is a parsed script model.
@@ -148,9 +150,16 @@ func Parse(data []byte, source string) (*Script, error) {
 	return &s, nil
 }
 
+// maxScriptBytes is the most Open reads of a script; only a regular file
+// is read (internal/namedfile).
+const maxScriptBytes = 16 << 20
+
 // Open reads a script file and returns a Model replaying it.
 func Open(path string) (engine.Model, error) {
-	data, err := os.ReadFile(path)
+	data, err := namedfile.Read(path, maxScriptBytes)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return nil, fmt.Errorf("script model: %s: %w", pe.Path, pe.Err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("script model: %w", err)
 	}

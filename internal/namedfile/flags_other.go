@@ -1,0 +1,5 @@
+//go:build !unix
+
+package namedfile
+
+const openFlags = 0
