@@ -7,6 +7,7 @@ import (
 
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/bytesize"
+	"github.com/coda-acp/coda/internal/textcut"
 	"github.com/coda-acp/coda/store"
 )
 
@@ -131,14 +132,26 @@ func (vr *visitRecord) call(model string, req *Request, resp *Response) {
 	vr.status.Calls = append(vr.status.Calls, callUsage{Model: model, StopReason: resp.StopReason, Usage: resp.Usage})
 	vr.resp = append(vr.resp, fmt.Sprintf("## Call %d\n\n", len(vr.status.Calls)))
 	if resp.Thinking != "" {
-		vr.resp = append(vr.resp, "Thinking:\n\n", vr.mask(resp.Thinking), "\n\n")
+		vr.resp = append(vr.resp, "Thinking:\n\n", clipReply(vr.mask(resp.Thinking)), "\n\n")
 	}
 	if resp.Text != "" {
-		vr.resp = append(vr.resp, vr.mask(resp.Text), "\n\n")
+		vr.resp = append(vr.resp, clipReply(vr.mask(resp.Text)), "\n\n")
 	}
 	for _, tc := range resp.ToolCalls {
 		vr.resp = append(vr.resp, vr.mask(fmt.Sprintf("Tool call %s: %s\n\n", tc.Name, shownArgs(tc))))
 	}
+}
+
+// clipReply is what the record keeps of a model's text: at most
+// maxKeptReply bytes of it, saying how much more there was. A model can
+// stream megabytes; 64 fan_out workers doing so wrote gigabytes.
+func clipReply(s string) string {
+	if len(s) <= maxKeptReply {
+		return s
+	}
+	return textcut.Noted(s, maxKeptReply, func(n int) string {
+		return fmt.Sprintf("\n[… %d more bytes of this reply were not kept]", n)
+	})
 }
 
 // writePrompt writes prompt.md: the system prompt and the messages as

@@ -64,10 +64,11 @@ func (f *runFiles) RunCommand(context.Context, Command) (CommandResult, error) {
 	return CommandResult{}, errReadOnly
 }
 
-// writeTexts writes the visit's last response and its answer, whole.
+// writeTexts writes the visit's last response (clipped: clipReply) and its
+// answer, whole.
 func (vr *visitRecord) writeTexts(v *stageVisit) {
 	if v.lastText != "" {
-		vr.WriteText(store.LastResponseFile, vr.mask(v.lastText))
+		vr.WriteText(store.LastResponseFile, clipReply(vr.mask(v.lastText)))
 	}
 	if v.submitted != nil {
 		vr.WriteText(store.AnswerFile, vr.mask(v.submitted.Content))

@@ -110,6 +110,35 @@ type worker struct {
 
 	content string // the answer, or the fallback: its last message's text
 	failed  string // why it counts as failed; "" when it succeeded
+	section string // its part of the report, once it ended (done)
+}
+
+// maxKeptReply caps what the record keeps of a model's text (clipReply):
+// of a visit's response, and of a worker's reply taken as its answer (a
+// worker without a submission falls back to its last message's text); a
+// submission is checked against its contract, a reply is not.
+const maxKeptReply = 1 << 20
+
+// done keeps of an ended worker only what the report and the record need:
+// its section of the report, cut at budget; a clip of its answer in the
+// record; its status and the files it wrote. Its whole reply, its run and
+// its result's texts are let go, so memory follows max_workers and
+// report_bytes, not tasks × reply size.
+func (w *worker) done(r *run, budget int) {
+	if w.content != "" {
+		keep := w.content
+		if w.res != nil && w.res.Answer == nil {
+			keep = clipReply(keep)
+		}
+		r.keepAnswer(w.sub, keep)
+	}
+	w.section = reportSection(w, budget, r.rec.Dir() != "")
+	w.content, w.sub = "", nil
+	if w.res != nil {
+		res := *w.res
+		res.LastReply, res.Answer = "", nil
+		w.res = &res
+	}
 }
 
 // settle decides what the worker's result counts as. notRun says why a
@@ -207,9 +236,7 @@ func (v *stageVisit) fanOut(ctx context.Context, tc ToolCall, ev *ToolCallEvent)
 		if w.failed != "" {
 			failed++
 		}
-		if w.content != "" {
-			r.keepAnswer(w.sub, w.content)
-		}
+		w.done(r, fo.SectionBytes())
 		start()
 		progress := fmt.Sprintf("%d of %d workers done", finished, len(workers))
 		if failed > 0 {
@@ -226,8 +253,9 @@ func (v *stageVisit) fanOut(ctx context.Context, tc ToolCall, ev *ToolCallEvent)
 	}
 	var firstFailed *worker
 	for _, w := range workers {
-		if w.res == nil {
+		if w.res == nil && w.section == "" {
 			w.settle(stage, notRun)
+			w.done(r, fo.SectionBytes())
 		}
 		if w.failed != "" && firstFailed == nil {
 			firstFailed = w
@@ -240,7 +268,7 @@ func (v *stageVisit) fanOut(ctx context.Context, tc ToolCall, ev *ToolCallEvent)
 	if emitErr != nil {
 		return ToolResult{}, emitErr
 	}
-	report := fanOutReport(workers, fo.SectionBytes(), r.rec.Dir() != "")
+	report := fanOutReport(workers)
 	v.reports = append(v.reports, report)
 	if failFast && firstFailed != nil && ctx.Err() == nil {
 		return ToolResult{Output: report, IsError: true},
@@ -282,10 +310,9 @@ func (r *run) workerPlan(workers []*worker, started int) Event {
 	return Event{Kind: EventPlan, Plan: r.planCopy()}
 }
 
-// fanOutReport is fan_out's result: a count, then one section per worker
-// in task order, each cut at budget bytes. records says whether the whole
-// answers are kept, so that a cut section can say where.
-func fanOutReport(workers []*worker, budget int, records bool) string {
+// fanOutReport is fan_out's result: a count, then each worker's section
+// (done: reportSection) in task order.
+func fanOutReport(workers []*worker) string {
 	failed := 0
 	for _, w := range workers {
 		if w.failed != "" {
@@ -295,17 +322,23 @@ func fanOutReport(workers []*worker, budget int, records bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[fan_out results: %d succeeded, %d failed]\n", len(workers)-failed, failed)
 	for _, w := range workers {
-		if w.failed != "" {
-			fmt.Fprintf(&b, "\n## worker %s FAILED (%s)\n%s\n", w.name, w.label, w.failed)
-			continue
-		}
-		where := ""
-		if records {
-			where = "run:workers/" + w.name + "/answer" // from the record of the run that called fan_out
-		}
-		fmt.Fprintf(&b, "\n## worker %s (%s)\n%s\n", w.name, w.label, cutSection(strings.TrimRight(w.content, "\n"), budget, where))
+		b.WriteString(w.section)
 	}
 	return b.String()
+}
+
+// reportSection is a worker's section of the report, its answer cut at
+// budget bytes. records says whether the whole answers are kept, so that a
+// cut section can say where.
+func reportSection(w *worker, budget int, records bool) string {
+	if w.failed != "" {
+		return fmt.Sprintf("\n## worker %s FAILED (%s)\n%s\n", w.name, w.label, w.failed)
+	}
+	where := ""
+	if records {
+		where = "run:workers/" + w.name + "/answer" // from the record of the run that called fan_out
+	}
+	return fmt.Sprintf("\n## worker %s (%s)\n%s\n", w.name, w.label, cutSection(strings.TrimRight(w.content, "\n"), budget, where))
 }
 
 // cutSection cuts s to budget bytes at a character boundary, saying how
