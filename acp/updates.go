@@ -3,6 +3,7 @@ package acp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -26,6 +27,10 @@ type updateSink struct {
 	// (finalAnswer's, noAnswer's), as they were sent: the session's file
 	// keeps them for session/load to replay.
 	closing [][]byte
+	// compaction is set when the client advertised session.compaction:
+	// the engine's compactions go to it as compaction_update (otherwise
+	// they are warnings alone).
+	compaction bool
 }
 
 func (k *updateSink) Emit(_ context.Context, ev engine.Event) error {
@@ -46,8 +51,42 @@ func (k *updateSink) Emit(_ context.Context, ev engine.Event) error {
 		return k.finalAnswer(ev)
 	case engine.EventNoAnswer:
 		return k.noAnswer(ev)
+	case engine.EventCompaction:
+		if k.compaction {
+			return k.compacted(ev)
+		}
 	}
 	return nil
+}
+
+// compacted sends a compaction the engine made to fit the model's window
+// (engine/compact.go) as ACP's compaction_update: finished as it is
+// announced, its record line the summary.
+func (k *updateSink) compacted(ev engine.Event) error {
+	b := k.begin("compaction_update")
+	b = append(b, `,"compactionId":`...)
+	b = appendString(b, ev.MessageID)
+	b = append(b, `,"status":"completed","summary":[{"type":"text","text":`...)
+	b = appendString(b, ev.Text)
+	b = append(b, `}],"_meta":{"coda":{"stage":`...)
+	b = appendString(b, ev.Stage)
+	b = append(b, "}}"...)
+	return k.end(b)
+}
+
+// advertisesCompaction reports whether the client's capabilities (as it
+// sent them in initialize) advertise session.compaction: an object, not
+// null.
+func (s *Server) advertisesCompaction() bool {
+	s.mu.Lock()
+	caps := s.clientCaps
+	s.mu.Unlock()
+	var c struct {
+		Session struct {
+			Compaction json.RawMessage `json:"compaction"`
+		} `json:"session"`
+	}
+	return json.Unmarshal(caps, &c) == nil && len(c.Session.Compaction) > 0 && c.Session.Compaction[0] == '{'
 }
 
 // begin starts a session/update notification up to its update object's

@@ -315,6 +315,8 @@ type tree struct {
 	// tools are the engine's and the session's, by name.
 	tools   map[string]Tool
 	support *ToolSupport
+	// windows are the context windows the providers reported (compact.go).
+	windows windows
 	// secrets masks what the turn read of private files in what later
 	// stages and the record keep (taint.go's mask).
 	secrets *taint.Secrets

@@ -17,6 +17,10 @@ const (
 	// EventFinalAnswer: Text says why in one line, Answer is the run's
 	// record without content (Result.Record). Sent once, last.
 	EventNoAnswer
+	// EventCompaction says that a request was cut to fit the model's
+	// context window (compact.go): Text is the record's line, MessageID
+	// the compaction's own id.
+	EventCompaction
 )
 
 // An Event is one thing a turn produced. It is a plain value so that the
@@ -24,8 +28,8 @@ const (
 type Event struct {
 	Kind      EventKind
 	Stage     string
-	MessageID string // EventText, EventThought, EventFinalAnswer, EventNoAnswer
-	Text      string // EventText, EventThought, EventNoAnswer
+	MessageID string // EventText, EventThought, EventFinalAnswer, EventNoAnswer, EventCompaction
+	Text      string // EventText, EventThought, EventNoAnswer, EventCompaction
 
 	ToolCall *ToolCallEvent // EventToolCall, EventToolCallUpdate
 	Plan     []PlanEntry    // EventPlan

@@ -63,10 +63,13 @@ type stageStatus struct {
 	Usage Usage  `json:"usage"`
 	// HistoryNotShown counts the session's earlier turns cut from what
 	// the visit was sent (history.go).
-	HistoryNotShown int      `json:"historyNotShown,omitempty"`
-	Error           string   `json:"error,omitempty"`
-	Answered        bool     `json:"answered"`
-	Files           []string `json:"filesWritten"`
+	HistoryNotShown int `json:"historyNotShown,omitempty"`
+	// Compactions are the visit's cuts to fit the model's window, a line
+	// each (compact.go).
+	Compactions []string `json:"compactions,omitempty"`
+	Error       string   `json:"error,omitempty"`
+	Answered    bool     `json:"answered"`
+	Files       []string `json:"filesWritten"`
 	// FilesPartial says the roots held more than a snapshot walks
 	// (touched.go): files a shell command or an MCP tool touched past
 	// them are not in Files.
@@ -163,7 +166,7 @@ func writePrompt(w io.Writer, system string, msgs []Message, earlier []Exchange,
 	fmt.Fprintf(w, "# System\n\n%s\n", mask(system))
 	for i, m := range msgs {
 		text := m.Text
-		if rest, ok := strings.CutPrefix(text, history); ok && i == 0 && history != "" {
+		if rest, ok := strings.CutPrefix(text, history); ok && i == 0 && history != "" && len(earlier) > 0 {
 			text = historyText(earlier, true) + rest
 		}
 		fmt.Fprintf(w, "\n# %s\n\n%s\n", m.Role, mask(text))
@@ -172,6 +175,15 @@ func writePrompt(w io.Writer, system string, msgs []Message, earlier []Exchange,
 		}
 	}
 	return nil
+}
+
+// compacted records a compaction: its line in status.json, and in
+// response.md before the call it made fit.
+func (vr *visitRecord) compacted(line string) {
+	vr.status.Compactions = append(vr.status.Compactions, line)
+	if vr.Dir() != "" {
+		vr.resp = append(vr.resp, "Compaction: "+line+"\n\n")
+	}
 }
 
 func (vr *visitRecord) tool(tc ToolCall, res ToolResult) {

@@ -80,8 +80,9 @@ type stageVisit struct {
 	callID  string   // the tool call being run, as the editor knows it
 	// nudged says the call being made carries a nudge; shaped is how the
 	// last call asked for the answer's shape (shape.go).
-	nudged bool
-	shaped shaped
+	nudged  bool
+	shaped  shaped
+	fitting // the requests' size and what was cut to fit the window (compact.go)
 }
 
 func (v *stageVisit) answerContent() string {
@@ -302,12 +303,16 @@ func (v *stageVisit) call(ctx context.Context) (*Response, error) {
 	return nil, fmt.Errorf("stage %s: %w", v.stage.Name, lastErr)
 }
 
-// stream makes the call with the model spec names, shaped for the answer
-// (shape.go). A server that refuses one of the mechanisms the call asked
-// for has it made again without it, once a mechanism.
+// stream makes the call with the model spec names, once the request fits
+// its window (compact.go), shaped for the answer (shape.go). A server that
+// refuses one of the mechanisms the call asked for has it made again
+// without it, once a mechanism.
 func (v *stageVisit) stream(ctx context.Context, spec string, req *Request, onDelta func(Delta) error) (*Response, error) {
 	m, err := v.run.e.Models.Model(spec)
 	if err != nil {
+		return nil, err
+	}
+	if err := v.fit(ctx, spec, m, req); err != nil {
 		return nil, err
 	}
 	built := *req
@@ -315,6 +320,9 @@ func (v *stageVisit) stream(ctx context.Context, spec string, req *Request, onDe
 		*req = built
 		v.shape(spec, m, req)
 		resp, err := m.Stream(ctx, req, onDelta)
+		if err == nil {
+			v.sized(spec, req, resp)
+		}
 		if err == nil || try == 2 || ctx.Err() != nil || !v.learnRefused(spec, err) {
 			return resp, err
 		}

@@ -90,6 +90,12 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 	return resp, nil
 }
 
+// ContextWindow is the context the next call gives the model: the num_ctx
+// it sends (numCtx), so the engine fits each request in it before the
+// server would cut it from the front (engine.Windowed); 0 when the server
+// could not say and nothing else does.
+func (m *Model) ContextWindow(ctx context.Context) int { return m.numCtx(m.info(ctx)) }
+
 // What /api/show says of a model, as much as coda uses.
 type showInfo struct {
 	ContextLength int

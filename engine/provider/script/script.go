@@ -14,8 +14,10 @@
 //
 // A turn may also set stop_reason (e.g. "max_tokens"), error (the call
 // fails with it) and expect_effort (the call fails unless it asks for this
-// reasoning effort; "none" for none); context_window at the top reports a model size with each
-// call's usage, and tools = false plays a server that refuses tools: a
+// reasoning effort; "none" for none). At the top, context_window is the
+// model's size: reported with each call's usage (input tokens counted as a
+// fourth of the request's bytes), and a request past it is refused as a
+// server refuses one; tools = false plays a server that refuses tools: a
 // call that offers any fails with an error wrapping
 // engine.ErrToolsUnsupported, as Ollama's "does not support tools" does.
 //
@@ -217,9 +219,20 @@ var ErrExhausted = errors.New("the script model has no turn left")
 
 func (m *Model) Name() string { return m.name }
 
+// ContextWindow is the script's context_window (engine.Windowed): the
+// engine fits each request in it, as it does Ollama's num_ctx.
+func (m *Model) ContextWindow(context.Context) int { return m.script.ContextWindow }
+
 func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
 	if m.script.Tools != nil && !*m.script.Tools && len(req.Tools) > 0 {
 		return nil, toolsRefused{m.name}
+	}
+	if w := m.script.ContextWindow; w > 0 {
+		if n := requestTokens(req); n > w {
+			// As a server refuses a prompt past the model's context (the
+			// call plays no turn).
+			return nil, fmt.Errorf("%s: HTTP 400 Bad Request: the prompt is %d tokens, over the model's context window of %d", m.name, n, w)
+		}
 	}
 	i, played := m.take(req.Caller)
 	if i < 0 {
@@ -294,7 +307,7 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 	if t.StopReason != "" {
 		resp.StopReason = t.StopReason
 	}
-	resp.Usage = engine.Usage{InputTokens: len(lastMessage(req)) / 4, OutputTokens: len(resp.Text) / 4, ContextWindow: m.script.ContextWindow}
+	resp.Usage = engine.Usage{InputTokens: requestTokens(req), OutputTokens: len(resp.Text) / 4, ContextWindow: m.script.ContextWindow}
 	return resp, ctx.Err()
 }
 
@@ -323,6 +336,22 @@ func stream(name, id string, args []byte) engine.ToolCall {
 		args = args[n:]
 	}
 	return a.ToolCall(id)
+}
+
+// requestTokens counts a request's tokens as a fourth of its bytes: the
+// system prompt, the messages (text, reasoning, tool calls) and the tools.
+func requestTokens(req *engine.Request) int {
+	n := len(req.System)
+	for _, m := range req.Messages {
+		n += len(m.Text) + len(m.Thinking)
+		for _, tc := range m.ToolCalls {
+			n += len(tc.Name) + len(tc.Arguments)
+		}
+	}
+	for _, t := range req.Tools {
+		n += len(t.Name) + len(t.Description) + len(t.Schema)
+	}
+	return n / 4
 }
 
 // lastMessage is the text of the last message the model was sent: a tool
