@@ -162,5 +162,18 @@ are read from the environment, never from a file:
                     API, num_ctx = N to cap its context; effort = LEVEL
 --effort LEVEL sets the reasoning effort: off, low, medium, high, or a
 model's own minimal, xhigh, max; a level the model cannot take is refused
-with the levels it takes.
+with the levels it takes. A stage's model = { effort = LEVEL } asks its own;
+--effort wins where the stage takes --model. In the editor, the Effort
+picker (config option "effort", category thought_level; acpx set effort
+high) offers the levels the session's model takes.
+
+The Model picker lists, beside [picker] models, what each provider with a
+key (or named in the config) lists, fetched in the background when a
+session starts (5 s, 200 models, once per process); [picker] discover =
+false turns that off.
+
+Runs fit the model's window: a request past 85% of it has its oldest tool
+results, then the session's oldest turns, cut to one-line notes naming
+where the run's record keeps them (run:PATH); the system prompt, the tools
+and the task are never cut, and a request that cannot fit is not sent.
 `
