@@ -61,9 +61,13 @@ func (s *Server) agentCommand(blocks []contentBlock) (string, bool) {
 // announce tells the client the session's commands, and the title of a
 // restored session that has one: after session/new's answer, once the
 // client knows the session's id; before a load's or a resume's answer
-// (after a load's replay), which end what those send.
-func (s *Server) announce(sess *session) func() {
+// (after a load's replay), which end what those send. The warnings of
+// that answer's meta are noticed first.
+func (s *Server) announce(sess *session, meta *warningsMeta) func() {
 	return func() {
+		if meta != nil {
+			s.noticeSession(sess, meta.Coda.Warnings)
+		}
 		s.writeUpdate(sess.id, appendJSON(nil, availableCommandsUpdate{SessionUpdate: "available_commands_update", AvailableCommands: s.availableCommands()}))
 		sess.mu.Lock()
 		title := sess.title

@@ -120,7 +120,7 @@ func (s *Server) loadSession(r *request[loadSessionResponse], p *loadSessionRequ
 	if err != nil {
 		return nil, err
 	}
-	s.announce(sess)()
+	s.announce(sess, res.Meta)()
 	return res, nil
 }
 
@@ -132,7 +132,7 @@ func (s *Server) resumeSession(r *request[resumeSessionResponse], p *resumeSessi
 	if err != nil {
 		return nil, err
 	}
-	s.announce(sess)()
+	s.announce(sess, res.Meta)()
 	return (*resumeSessionResponse)(res), nil
 }
 

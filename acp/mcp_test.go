@@ -185,7 +185,7 @@ arguments = { content = "ok" }
 	m.do(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s-2","prompt":[{"type":"text","text":"Go."}]}}`)
 	// The editor shows what the prompt waits for: a call per server.
 	for _, name := range []string{"slow", "slow2", "slow3"} {
-		m.await(`"title":"Start MCP server ` + name + `","kind":"other","status":"in_progress"`)
+		m.await(`"title":"Start MCP server ` + name + `","name":"start_mcp_server","kind":"other","status":"in_progress"`)
 	}
 	for _, gate := range gates {
 		mcptest.Open(t, gate)

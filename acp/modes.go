@@ -266,6 +266,7 @@ func (s *Server) setMode(_ *request[setSessionModeResponse], p *setSessionModeRe
 	res := &setSessionModeResponse{}
 	if w := s.saveSession(sess, nil); w != "" {
 		res.Meta = withWarnings([]string{w})
+		s.noticeSession(sess, []string{w})
 	}
 	return res, nil
 }

@@ -105,13 +105,19 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 			answer.failWith(codeInternalError, fmt.Sprintf("internal error: the turn failed inside coda (%v); the session is still usable", p), turnPanicked{RunID: turn.RunID})
 		}
 	}()
-	sink := &updateSink{out: s.conn.out, sessionID: sess.id, cwd: sess.cwd, compaction: s.advertisesCompaction()}
+	sink := &updateSink{out: s.conn.out, sessionID: sess.id, cwd: sess.cwd, compaction: s.advertisesCompaction(), seen: s.turnNotices(sess)}
 	if err := s.startTurn(sess, turn, r.prompt); err != nil {
 		release()
 		answer.fail(err)
 		return
 	}
 	s.mcpTurn(ctx, sess, turn, sink)
+	// What the turn is given to warn of (a retired check of the prompt's
+	// spec, MCP servers), noticed as it starts.
+	if turn.Outputs != nil {
+		_ = sink.noticeAll(turn.Outputs.Warnings)
+	}
+	_ = sink.noticeAll(turn.Warnings)
 	res := s.opts.Engine.Run(ctx, turn, sink)
 
 	ex := engine.Exchange{Prompt: turn.HistoryPrompt(), Answer: res.LastReply, RunID: res.RunID}
@@ -125,6 +131,9 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.closing, res.Status); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
+	// What arose after the closing chunk (the record or the session's file
+	// not written) is noticed before the response.
+	_ = sink.noticeAll(res.Warnings)
 	// Without an answer, finalOutput is null, and noAnswer says why.
 	coda := promptOutcome{
 		RunID: res.RunID, Status: res.Status, Flags: nonNilStrings(res.Flags), Warnings: res.Warnings,

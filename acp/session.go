@@ -61,6 +61,8 @@ type session struct {
 	// list; answering from a prompt's start until its answer is out, when
 	// the list waits (listed.go).
 	announced, listSent, answering bool
+	// noticed are the session's own warnings sent as notices (notices.go).
+	noticed map[string]bool
 	// saving orders the writes of the session's file; gone, set under it
 	// by session/delete, stops them.
 	saving sync.Mutex
@@ -152,7 +154,7 @@ func (s *Server) newSession(r *request[newSessionResponse], p *newSessionRequest
 
 	warning := s.saveSession(sess, nil)
 	res := s.sessionResponse(sess, warning)
-	r.then(s.announce(sess))
+	r.then(s.announce(sess, res.Meta))
 	return &newSessionResponse{Meta: res.Meta, ConfigOptions: res.ConfigOptions, Modes: res.Modes, SessionID: sess.id}, nil
 }
 
@@ -261,6 +263,7 @@ func (s *Server) setConfigOption(_ *request[setSessionConfigOptionResponse], p *
 	if w := s.saveSession(sess, nil); w != "" {
 		warnings = append(warnings, w)
 	}
+	s.noticeSession(sess, warnings)
 	return &setSessionConfigOptionResponse{ConfigOptions: s.configOptions(sess), Meta: withWarnings(warnings)}, nil
 }
 

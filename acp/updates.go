@@ -31,6 +31,9 @@ type updateSink struct {
 	// the engine's compactions go to it as compaction_update (otherwise
 	// they are warnings alone).
 	compaction bool
+	// seen are the warnings noticed (notices.go): nil when the client
+	// takes no notices.
+	seen map[string]bool
 }
 
 func (k *updateSink) Emit(_ context.Context, ev engine.Event) error {
@@ -55,6 +58,8 @@ func (k *updateSink) Emit(_ context.Context, ev engine.Event) error {
 		if k.compaction {
 			return k.compacted(ev)
 		}
+	case engine.EventWarning:
+		return k.notice(ev.Text)
 	}
 	return nil
 }
@@ -149,6 +154,10 @@ func appendToolCallFields(b []byte, tc *engine.ToolCallEvent) []byte {
 	if tc.Title != "" {
 		b = append(b, `,"title":`...)
 		b = appendString(b, tc.Title)
+	}
+	if tc.Name != "" {
+		b = append(b, `,"name":`...)
+		b = appendString(b, tc.Name)
 	}
 	if tc.Kind != "" {
 		b = append(b, `,"kind":`...)
@@ -275,6 +284,10 @@ func (k *updateSink) usage(u *engine.Usage) error {
 // per artifact with the same messageId.
 func (k *updateSink) finalAnswer(ev engine.Event) error {
 	a := ev.Answer
+	// Its warnings not noticed yet come first: nothing follows the answer.
+	if err := k.noticeAll(a.Warnings); err != nil {
+		return err
+	}
 	b := k.begin("agent_message_chunk")
 	b = append(b, `,"messageId":`...)
 	b = appendString(b, ev.MessageID)
@@ -324,6 +337,11 @@ func (k *updateSink) finalAnswer(ev engine.Event) error {
 // agent_message_chunk with its own messageId, saying why in one line, so
 // the person in the editor sees that no answer came (DESIGN §8).
 func (k *updateSink) noAnswer(ev engine.Event) error {
+	if a := ev.Answer; a != nil {
+		if err := k.noticeAll(a.Warnings); err != nil {
+			return err
+		}
+	}
 	b := k.begin("agent_message_chunk")
 	b = append(b, `,"messageId":`...)
 	b = appendString(b, ev.MessageID)

@@ -425,6 +425,8 @@ func (r *run) warn(w string) {
 	}
 	r.log.Warn(w, LogWarning, true)
 	r.warnings = append(r.warnings, w)
+	// Shown as it arises; a warning must go out whatever ended the run.
+	_ = r.sink.Emit(context.Background(), Event{Kind: EventWarning, Text: w})
 }
 
 // LogWarning marks the log record of a run's warning (one of its

@@ -21,6 +21,10 @@ const (
 	// context window (compact.go): Text is the record's line, MessageID
 	// the compaction's own id.
 	EventCompaction
+	// EventWarning is one of the run's warnings (Result.Warnings) as it
+	// arises, in Text: once a run, so that a front end can show it then
+	// (ACP's notice). The caller's own (Turn.Warnings) are not sent.
+	EventWarning
 )
 
 // An Event is one thing a turn produced. It is a plain value so that the
@@ -29,7 +33,7 @@ type Event struct {
 	Kind      EventKind
 	Stage     string
 	MessageID string // EventText, EventThought, EventFinalAnswer, EventNoAnswer, EventCompaction
-	Text      string // EventText, EventThought, EventNoAnswer, EventCompaction
+	Text      string // EventText, EventThought, EventNoAnswer, EventCompaction, EventWarning
 
 	ToolCall *ToolCallEvent // EventToolCall, EventToolCallUpdate
 	Plan     []PlanEntry    // EventPlan
@@ -57,8 +61,11 @@ const (
 
 // A ToolCallEvent describes a tool call as the editor shows it.
 type ToolCallEvent struct {
-	ID        string
-	Title     string
+	ID    string
+	Title string
+	// Name is the tool's own name (ACP's ToolCall.name), on a call's first
+	// event: read_file, submit_output, SERVER__TOOL.
+	Name      string
 	Kind      string // read, edit, delete, move, search, execute, think, fetch, other
 	Status    string
 	RawInput  []byte // the arguments, as JSON

@@ -463,7 +463,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 // approval. tool is the stage's own tool of that name, or nil. A call
 // whose arguments were cut is shown by its name alone.
 func (v *stageVisit) announce(tc ToolCall, tool Tool) *ToolCallEvent {
-	ev := &ToolCallEvent{ID: v.run.e.NewID("t"), Title: tc.Name, Kind: "other", Status: ToolInProgress, RawInput: shownArgs(tc)}
+	ev := &ToolCallEvent{ID: v.run.e.NewID("t"), Title: tc.Name, Name: tc.Name, Kind: "other", Status: ToolInProgress, RawInput: shownArgs(tc)}
 	switch {
 	case v.isSubmit(tc.Name):
 		ev.Title = v.submitTitle()

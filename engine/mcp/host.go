@@ -298,6 +298,10 @@ func leftOutWarning(left [][2]string, max int) string {
 		len(left), max, strings.Join(parts, "; "))
 }
 
+// StartToolName is the name (ACP's ToolCall.name) of the tool call that
+// shows a server starting: no tool of a server, coda's own step.
+const StartToolName = "start_mcp_server"
+
 // showStarting shows each server still starting as a tool call in
 // progress; it returns their calls' ids.
 func (set *Set) showStarting(ctx context.Context, sink engine.Sink, newID func(string) string) map[*server]string {
@@ -313,7 +317,7 @@ func (set *Set) showStarting(ctx context.Context, sink engine.Sink, newID func(s
 		}
 		shown[m] = newID("t")
 		_ = sink.Emit(ctx, engine.Event{Kind: engine.EventToolCall, ToolCall: &engine.ToolCallEvent{
-			ID: shown[m], Title: "Start MCP server " + m.name, Kind: "other", Status: engine.ToolInProgress,
+			ID: shown[m], Title: "Start MCP server " + m.name, Name: StartToolName, Kind: "other", Status: engine.ToolInProgress,
 		}})
 	}
 	return shown
