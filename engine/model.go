@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+
+	"github.com/coda-acp/coda/outputspec"
 )
 
 // A Model is one configured LLM. Providers (engine/provider/...) implement it;
@@ -128,8 +130,7 @@ type ReplyFormat struct {
 // §17) a model takes for one request, as its provider knows them.
 type Shapes struct {
 	// Strict names the strict subset its strict tools and reply schemas
-	// take (outputspec.StrictOpenAI, outputspec.StrictAnthropic); "" when
-	// it has none.
+	// take (StrictOpenAI, StrictAnthropic); "" when it has none.
 	Strict string
 	// ToolChoice: a named Request.ToolChoice is honoured for this request
 	// (not by an API without one, nor by one that forbids it with the
@@ -146,6 +147,12 @@ type Shapes struct {
 type Shaper interface {
 	Shapes(req *Request) Shapes
 }
+
+// Strict subsets a provider names (Shapes.Strict): outputspec's.
+const (
+	StrictOpenAI    = outputspec.StrictOpenAI
+	StrictAnthropic = outputspec.StrictAnthropic
+)
 
 // A Delta is a streamed piece of the model's reply. Exactly one field is set.
 type Delta struct {

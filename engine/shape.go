@@ -111,7 +111,7 @@ func (v *stageVisit) shape(spec string, m Model, req *Request) {
 				// The prompt says what the API could not: only for this
 				// call, so the conversation does not gather it.
 				req.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)],
-					Message{Role: RoleUser, Text: v.howToAnswer("the answer") + " now: nothing else is left to do in this stage."})
+					Message{Role: RoleUser, Text: "Nothing else is left to do in this stage. " + v.howToAnswer("the answer") + "."})
 			}
 		}
 		if answerCall && (rank == rankNative || unforced) {

@@ -194,12 +194,12 @@ text = '{"safe": false, "issues": ["a"]}'
 	}
 	for i, req := range reqs {
 		last := req.Messages[len(req.Messages)-1].Text
-		if req.ToolChoice != "" || req.Reply == nil || req.Reply.Strict || !strings.Contains(last, "nothing else is left to do in this stage") {
+		if req.ToolChoice != "" || req.Reply == nil || req.Reply.Strict || !strings.Contains(last, "Nothing else is left to do in this stage") {
 			t.Errorf("call %d: tool choice %q, reply %+v, last message %q", i, req.ToolChoice, req.Reply, last)
 		}
 	}
 	for _, m := range reqs[1].Messages[:len(reqs[1].Messages)-1] {
-		if strings.Contains(m.Text, "nothing else is left") {
+		if strings.Contains(m.Text, "Nothing else is left") {
 			t.Errorf("the words stayed in the conversation: %q", m.Text)
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/engine/provider/sse"
 	"github.com/coda-acp/coda/engine/taint"
+	"github.com/coda-acp/coda/outputspec"
 )
 
 // config is the config file (config.toml): the default model and the model
@@ -50,6 +51,7 @@ import (
 //	context_windows = { "my-model" = 32768 }
 //	tools = false                        # its models cannot call tools: they answer by reply
 //	vision = false                       # its models cannot see images (each is sent as a line of text)
+//	structured = "prompted"              # the strongest way an answer is asked for: "auto" (default) | "tool" | "native" | "prompted"
 //
 //	[providers.local.models."gemma3:4b"]  # one model's own facts, over its provider's
 //	tools = false
@@ -126,6 +128,10 @@ type providerConfig struct {
 	Tools  *bool                  `toml:"tools"`
 	Vision *bool                  `toml:"vision"`
 	Models map[string]modelConfig `toml:"models"`
+	// Structured is the strongest mechanism an answer is asked through
+	// (DESIGN §17: outputspec.Structured*): a server known to refuse
+	// strict schemas or a forced tool is set "native" or "prompted".
+	Structured string `toml:"structured"`
 
 	// AltKeyEnvs are the variables a built-in provider also reads its key
 	// from when APIKeyEnv's is unset (Gemini's GOOGLE_API_KEY); setting
@@ -136,9 +142,10 @@ type providerConfig struct {
 // modelConfig is one [providers.NAME.models."MODEL"] table: what is known
 // of one model of the provider, over what the provider's table says.
 type modelConfig struct {
-	Tools  *bool  `toml:"tools"`
-	Vision *bool  `toml:"vision"`
-	Effort string `toml:"effort"`
+	Tools      *bool  `toml:"tools"`
+	Vision     *bool  `toml:"vision"`
+	Effort     string `toml:"effort"`
+	Structured string `toml:"structured"`
 }
 
 const (
@@ -332,7 +339,13 @@ func (c *config) check() error {
 		if err := checkEffort(p.Effort); err != nil {
 			return fmt.Errorf("%s.effort: %w", key, err)
 		}
+		if err := outputspec.CheckStructured(p.Structured); err != nil {
+			return fmt.Errorf("%s.structured %w", key, err)
+		}
 		for m, mc := range p.Models {
+			if err := outputspec.CheckStructured(mc.Structured); err != nil {
+				return fmt.Errorf("%s.models.%q.structured %w", key, m, err)
+			}
 			if err := checkEffort(mc.Effort); err != nil {
 				return fmt.Errorf("%s.models.%q.effort: %w", key, m, err)
 			}
@@ -414,6 +427,9 @@ func (b *providerConfig) merge(p providerConfig) providerConfig {
 	}
 	if p.Models != nil {
 		out.Models = p.Models
+	}
+	if p.Structured != "" {
+		out.Structured = p.Structured
 	}
 	return out
 }

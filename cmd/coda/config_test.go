@@ -127,6 +127,8 @@ func TestLoadConfig_errors(t *testing.T) {
 		{"[providers.ollama]\nnum_ctx = -1", "cannot be negative"},
 		{"[providers.openai]\nnum_ctx = 8192", `providers.openai.num_ctx: only a provider of kind "ollama" takes num_ctx`},
 		{"[providers.local]\nkind = \"ollama\"\napi = \"chat\"", `providers.local.api: only a provider of kind "openai" takes an api`},
+		{"[providers.openai]\nstructured = \"json\"", `providers.openai.structured is "json": want "auto", "tool", "native" or "prompted"`},
+		{"[providers.openai.models.\"gpt-5.4\"]\nstructured = \"strict\"", `providers.openai.models."gpt-5.4".structured is "strict"`},
 	}
 	for _, tt := range tests {
 		path := writeConfig(t, tt.text)
@@ -456,6 +458,20 @@ func TestNearestEffort(t *testing.T) {
 	} {
 		if got := nearestEffort(tt.effort, tt.takes); got != tt.want {
 			t.Errorf("nearestEffort(%q, %v) = %q, want %q", tt.effort, tt.takes, got, tt.want)
+		}
+	}
+}
+
+// structured on a provider, or on one of its models (which wins), is what
+// the engine is told of the model (DESIGN §17).
+func TestModelFacts_structured(t *testing.T) {
+	c, err := loadConfig(writeConfig(t, "[providers.local]\nkind = \"openai\"\nbase_url = \"http://localhost:8080/v1\"\nstructured = \"native\"\n[providers.local.models.\"m2\"]\nstructured = \"prompted\"\n"), configEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for spec, want := range map[string]string{"local:m1": "native", "local:m2": "prompted", "openai:gpt-5.5": ""} {
+		if got := c.modelFacts(spec).Structured; got != want {
+			t.Errorf("%s: structured %q, want %q", spec, got, want)
 		}
 	}
 }

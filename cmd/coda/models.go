@@ -252,7 +252,8 @@ func modelFacts(spec string) engine.ModelFact {
 }
 
 // modelFacts is what is known of the model spec names: the catalog, with
-// the config over it. A provider's context_windows gives a model's size;
+// the config over it. A provider's context_windows gives a model's size,
+// its structured (or its model table's) how answers are asked of it;
 // tools = false on the provider, or on the model ([providers.NAME.models.
 // "MODEL"], which wins either way), says it cannot call tools, and
 // tools = true says it can, whatever the catalog thinks.
@@ -280,6 +281,10 @@ func (c *config) modelFacts(spec string) engine.ModelFact {
 		f.NoTools = ""
 	default:
 		f.NoTools = fmt.Sprintf("the config says so: [%s] tools = false", key)
+	}
+	f.Structured = p.Structured
+	if m, ok := p.Models[model]; ok && m.Structured != "" {
+		f.Structured = m.Structured
 	}
 	return f
 }

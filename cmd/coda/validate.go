@@ -49,9 +49,10 @@ func validate(args []string, stdout, stderr io.Writer) error {
 	errs, warnings := 0, 0
 	for _, f := range findings {
 		fmt.Fprintf(stdout, "%s: %s\n", source, f)
-		if f.Severity == blueprint.SeverityError {
+		switch f.Severity {
+		case blueprint.SeverityError:
 			errs++
-		} else {
+		case blueprint.SeverityWarning:
 			warnings++
 		}
 	}

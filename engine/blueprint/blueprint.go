@@ -270,6 +270,9 @@ func Load(data []byte, source string) (*Blueprint, []Finding) {
 	}
 	checkTaint(&fs, b.Agent.Taint)
 	checkCommands(&fs, &b)
+	if b.Agent.Output != nil {
+		checkStructured(&fs, "agent.output.structured", b.Agent.Output.Structured)
+	}
 	usable := true
 	if b.Agent.Start != "" && b.Stages[b.Agent.Start] == nil {
 		fs.add(SeverityError, CodeMissingStage, "agent.start", "no stage is named %q; the stages are %s", b.Agent.Start, strings.Join(b.Order, ", "))
@@ -298,6 +301,7 @@ func Load(data []byte, source string) (*Blueprint, []Finding) {
 			default:
 				fs.add(SeverityError, CodeBadValue, "stages."+name+".output.on_validator_error", "%q is neither \"reject\" nor \"accept\"", s.Output.OnValidatorError)
 			}
+			checkStructured(&fs, "stages."+name+".output.structured", s.Output.Structured)
 		}
 		checkDelegation(&fs, s)
 		kept := s.TransitionOrder[:0]
@@ -315,4 +319,12 @@ func Load(data []byte, source string) (*Blueprint, []Finding) {
 	}
 	b.Source = source
 	return &b, fs
+}
+
+// checkStructured finds a structured (DESIGN §17) that is not one of its
+// values.
+func checkStructured(fs *findings, key, value string) {
+	if err := outputspec.CheckStructured(value); err != nil {
+		fs.add(SeverityError, CodeBadValue, key, "%s", strings.TrimPrefix(err.Error(), "is "))
+	}
 }

@@ -2,10 +2,12 @@ package blueprint
 
 import "fmt"
 
-// Finding severities. `coda validate` exits 1 when any finding is an error.
+// Finding severities. `coda validate` exits 1 when any finding is an
+// error; an info line says something worth knowing that is not wrong.
 const (
 	SeverityError   = "error"
 	SeverityWarning = "warning"
+	SeverityInfo    = "info"
 )
 
 // Finding codes of loading, stable so scripts and tests can match them;
@@ -15,7 +17,7 @@ const (
 	CodeTOML         = "toml"          // the file is not TOML, or a value has the wrong type
 	CodeUnknownKey   = "unknown-key"   // a key no blueprint table has
 	CodeMissingStage = "missing-stage" // agent.start or a transition names no stage
-	CodeBadValue     = "bad-value"     // a mode, on_validator_error or effort that is not one of its choices
+	CodeBadValue     = "bad-value"     // a mode, on_validator_error, structured or effort that is not one of its choices
 	CodeNoStages     = "no-stages"     // the blueprint has no [stages.NAME]
 	CodeLoad         = "load"          // any other reason the blueprint does not load
 )

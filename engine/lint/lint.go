@@ -20,6 +20,7 @@ const (
 	CodeCannotAnswer    = "output-stage-cannot-answer"
 	CodeCannotCallTools = "stage-cannot-call-tools"
 	CodeEffortNotTaken  = "effort-not-taken" // a stage's model.effort that one of its models does not take
+	CodeNotStrict       = "not-strict"       // info: the answer's schema does not fit a provider's strict subset
 
 	// The stage graph.
 	CodeUnreachable      = "unreachable-stage"
@@ -164,10 +165,36 @@ func lintOutputs(fs *findings, b *blueprint.Blueprint) {
 			}
 			fs.add(blueprint.SeverityWarning, CodeOutputWarning, key, "%s", w)
 		}
+		if why := notStrict(c); why != "" {
+			fs.add(blueprint.SeverityInfo, CodeNotStrict, key, "not strict%s (coda checks every answer all the same)", why)
+		}
 	}
 	if !answers {
 		fs.add(blueprint.SeverityWarning, CodeNoOutputStage, "", "no stage can submit an answer (mode = \"output\" or require_output = true): runs will finish without one")
 	}
+}
+
+// notStrict says, for a json answer with a schema that is asked strict
+// where a provider can (structured is not prompted nor native), why the
+// schema is not sent strict, and to which providers: ": `properties.tags`
+// is optional"; "" when it fits both subsets, or there is nothing to say.
+// coda never rewrites a schema to make it fit (DESIGN §17).
+func notStrict(c *outputspec.Contract) string {
+	if c == nil || !c.Typed() || c.ReplySchema() == nil || outputspec.StructuredRank(c.Structured()) < 3 {
+		return ""
+	}
+	o, a := c.StrictFit(outputspec.StrictOpenAI), c.StrictFit(outputspec.StrictAnthropic)
+	switch {
+	case o == "" && a == "":
+		return ""
+	case o == a:
+		return ": " + o
+	case a == "":
+		return " for OpenAI: " + o
+	case o == "":
+		return " for Anthropic: " + a
+	}
+	return " for OpenAI: " + o + "; for Anthropic: " + a
 }
 
 // lintGraph checks the stage graph: every stage reachable from the start,

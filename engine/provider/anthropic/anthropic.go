@@ -56,6 +56,18 @@ func New(model string, opts Options) *Model {
 // Name is the spec the model was chosen by.
 func (m *Model) Name() string { return m.opts.Name }
 
+// Shapes are what the Messages API takes for req (DESIGN §17): strict
+// tools in Anthropic's subset; a named tool_choice, but not with thinking
+// on ("Thinking may not be enabled when tool_choice forces tool use") nor
+// for the models that refuse one (the catalog's NoForcedTool); JSON
+// outputs (output_config.format) with a schema only.
+func (m *Model) Shapes(req *engine.Request) engine.Shapes {
+	var scratch request
+	scratch.MaxTokens = m.opts.MaxTokens
+	thinks := m.thinking(&scratch, m.opts.EffortOf(req))
+	return engine.Shapes{Strict: engine.StrictAnthropic, ToolChoice: !thinks && !m.opts.NoForcedTool, Reply: true}
+}
+
 // Stream sends req and streams the reply. A try that fails before anything
 // was passed to onDelta is retried as the Retry option allows (429, 5xx and
 // 529, overloaded_error events, connection errors, a stream broken early);

@@ -65,6 +65,13 @@ func New(model string, opts Options) *Model {
 // Name is the spec the model was chosen by.
 func (m *Model) Name() string { return m.opts.Name }
 
+// Shapes are what generateContent takes (DESIGN §17): no strict flag,
+// function_calling_config mode ANY with allowed_function_names, and
+// responseMimeType application/json with or without responseJsonSchema.
+func (m *Model) Shapes(*engine.Request) engine.Shapes {
+	return engine.Shapes{ToolChoice: true, Reply: true, ReplyAny: true}
+}
+
 // Stream sends req and streams the reply. A try that fails before anything
 // was passed to onDelta is retried as the Retry option allows (429, 5xx,
 // errors in the stream that say so, connection errors). A 404 wraps

@@ -61,6 +61,13 @@ const showTimeout = 30 * time.Second
 // Name is the spec the model was chosen by.
 func (m *Model) Name() string { return m.opts.Name }
 
+// Shapes are what /api/chat takes (DESIGN §17): no tool choice and no
+// strict tools, but format, a JSON Schema or "json", which Ollama holds
+// the reply to with a grammar.
+func (m *Model) Shapes(*engine.Request) engine.Shapes {
+	return engine.Shapes{Reply: true, ReplyAny: true}
+}
+
 // Stream sends req and streams the reply. A try that fails before anything
 // was passed to onDelta is retried as the Retry option allows; a 404 (a
 // model not pulled) wraps engine.ErrModelUnavailable; a model without the

@@ -58,6 +58,15 @@ func New(model string, opts Options) *Model {
 // Name is the spec the model was chosen by.
 func (m *Model) Name() string { return m.opts.Name }
 
+// Shapes are what chat completions takes (DESIGN §17): strict functions
+// and json_schema in OpenAI's strict subset, a named tool_choice (unless
+// the catalog says the model refuses one), response_format json_schema or
+// json_object. A compatible server that takes less refuses it, and is
+// asked without (engine.MechanismError).
+func (m *Model) Shapes(*engine.Request) engine.Shapes {
+	return engine.Shapes{Strict: engine.StrictOpenAI, ToolChoice: !m.opts.NoForcedTool, Reply: true, ReplyAny: true}
+}
+
 // Stream sends req and streams the reply. A try that fails before anything
 // was passed to onDelta is retried as the Retry option allows (429, 5xx,
 // connection errors, a stream broken early); after that a failure ends the

@@ -41,6 +41,14 @@ func NewResponses(model string, opts Options) *Responses {
 // Name is the spec the model was chosen by.
 func (m *Responses) Name() string { return m.opts.Name }
 
+// Shapes are what the Responses API takes (DESIGN §17): strict functions
+// and text.format json_schema in OpenAI's strict subset, a named
+// tool_choice (unless the catalog says the model refuses one), json_object
+// without a schema.
+func (m *Responses) Shapes(*engine.Request) engine.Shapes {
+	return engine.Shapes{Strict: engine.StrictOpenAI, ToolChoice: !m.opts.NoForcedTool, Reply: true, ReplyAny: true}
+}
+
 // Stream sends req and streams the reply: text and reasoning summaries as
 // they come, tool calls whole at the end. A try that fails before anything
 // was passed to onDelta is retried as the Retry option allows; a 404 wraps

@@ -32,7 +32,9 @@
 //     (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching);
 //   - a strict tool's schema closes its objects (additionalProperties
 //     false), and output_config.format is a json_schema
-//     (https://docs.anthropic.com/en/docs/build-with-claude/structured-outputs).
+//     (https://docs.anthropic.com/en/docs/build-with-claude/structured-outputs);
+//     with NoStrict or NoJSONOutputs, the server predates them and refuses
+//     the field ("Extra inputs are not permitted").
 //
 // It caches as the API does, closely enough to count: at each breakpoint
 // the longest prefix written before is read, looking back over the 20
@@ -200,6 +202,10 @@ type Server struct {
 	Models map[string]Model
 	// Listed is what GET /v1/models lists.
 	Listed []ListedModel
+	// NoStrict and NoJSONOutputs make the server one without strict tool
+	// use or JSON outputs (a model or a gateway that predates structured
+	// outputs): a request that uses them is refused, naming the field.
+	NoStrict, NoJSONOutputs bool
 
 	srv       *httptest.Server
 	mu        sync.Mutex
@@ -375,6 +381,20 @@ func (s *Server) check(b *Body, model Model) string {
 		}
 		if oc.Format != nil && (oc.Format.Type != "json_schema" || len(oc.Format.Schema) == 0) {
 			return "output_config.format: Input tag does not match the expected tag 'json_schema'"
+		}
+	}
+	if s.NoJSONOutputs && b.OutputConfig != nil && b.OutputConfig.Format != nil {
+		return "output_config.format: Extra inputs are not permitted"
+	}
+	if s.NoStrict {
+		for i, t := range b.Tools {
+			var tl struct {
+				Strict bool `json:"strict"`
+			}
+			json.Unmarshal(t, &tl)
+			if tl.Strict {
+				return fmt.Sprintf("tools.%d.custom.strict: Extra inputs are not permitted", i)
+			}
 		}
 	}
 	if tc := b.ToolChoice; tc != nil && (tc.Type == "tool" || tc.Type == "any") {

@@ -27,7 +27,10 @@
 //     can stop (https://ai.google.dev/gemini-api/docs/thinking);
 //   - responseJsonSchema needs responseMimeType application/json
 //     (https://ai.google.dev/gemini-api/docs/structured-output);
-//   - allowedFunctionNames needs mode ANY and names declared functions.
+//   - allowedFunctionNames needs mode ANY and names declared functions;
+//   - a model marked NoJSONWithTools (Gemini 2.x) refuses a JSON reply
+//     together with function declarations ("Function calling with a
+//     response mime type: 'application/json' is unsupported").
 //
 // It signs as Gemini 3 does: the first function call of a reply carries a
 // signature, and a reply without calls ends with an empty text part
@@ -82,6 +85,9 @@ type Model struct {
 	Levels []string // thinkingLevel values it takes; nil: it takes a budget
 	NoOff  bool     // a budget of 0 is refused
 	Signs  bool     // it validates thought signatures (Gemini 3 and later)
+	// NoJSONWithTools: a JSON reply (responseMimeType application/json)
+	// is refused beside function declarations, as Gemini 2.x does.
+	NoJSONWithTools bool
 }
 
 // Models are the models the fake knows, from
@@ -91,8 +97,8 @@ var Models = map[string]Model{
 	"gemini-3-pro-preview":   {Levels: []string{"low", "high"}, Signs: true},
 	"gemini-3-flash-preview": {Levels: []string{"minimal", "low", "medium", "high"}, Signs: true},
 	"gemini-3.8-flash":       {Levels: []string{"low", "medium", "high"}, Signs: true},
-	"gemini-2.5-pro":         {NoOff: true},
-	"gemini-2.5-flash":       {},
+	"gemini-2.5-pro":         {NoOff: true, NoJSONWithTools: true},
+	"gemini-2.5-flash":       {NoJSONWithTools: true},
 }
 
 // A Request is one call the server received.
@@ -347,6 +353,9 @@ func (s *Server) check(req *Request, model Model) string {
 	if gc := b.GenerationConfig; gc != nil {
 		if len(gc.ResponseJSONSchema) > 0 && gc.ResponseMIMEType != "application/json" {
 			return "response_json_schema requires response_mime_type to be application/json"
+		}
+		if model.NoJSONWithTools && gc.ResponseMIMEType == "application/json" && len(declared) > 0 {
+			return "Function calling with a response mime type: 'application/json' is unsupported"
 		}
 		if tc := gc.ThinkingConfig; tc != nil {
 			switch {

@@ -12,7 +12,10 @@
 //     ("does not support tools"), think for one without thinking ("does
 //     not support thinking");
 //   - /api/show reports model_info["<arch>.context_length"] and the
-//     model's capabilities; /api/tags lists the models.
+//     model's capabilities; /api/tags lists the models;
+//   - with NoFormatSchema, the server predates structured outputs (Ollama
+//     before 0.5): a format that is a JSON Schema is refused ("invalid
+//     JSON schema in format"), "json" is taken.
 //
 // Tokens are counted as a fourth of the bytes of the prompt as the fake
 // renders it (system prompt, tools, then the messages).
@@ -79,6 +82,8 @@ type Server struct {
 	// Reply is what the model does on the n-th call (from 0) the rules
 	// let through; nil replies "OK.".
 	Reply func(n int, r *Request) Turn
+	// NoFormatSchema: format takes "json" only, not a JSON Schema.
+	NoFormatSchema bool
 
 	srv       *httptest.Server
 	mu        sync.Mutex
@@ -244,6 +249,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	if _, ok := req.Body["tools"]; ok && !slices.Contains(m.Capabilities, "tools") {
 		refuse(400, fmt.Sprintf("registry.ollama.ai/library/%s does not support tools", m.Name))
+		return
+	}
+	if _, schema := req.Body["format"].(map[string]any); schema && s.NoFormatSchema {
+		refuse(400, "invalid JSON schema in format")
 		return
 	}
 	if think, ok := req.Body["think"]; ok && think != false && !slices.Contains(m.Capabilities, "thinking") {

@@ -39,6 +39,12 @@
 //   - a function tool is strict unless it says strict: false, and a strict
 //     schema must fit strict mode; json_object needs "json" in the input;
 //   - a model that does not reason refuses reasoning parameters.
+//
+// A compatible server that lacks a mechanism of the answer's shape
+// (NoStrict, NoToolChoice, NoResponseFormat) refuses a request that uses
+// it with the 400 such servers send: Gemini's OpenAI endpoint's "Unknown
+// name \"strict\"", a server's "tool_choice" without named functions,
+// Groq's "response_format json_schema is not supported with this model".
 package openaitest
 
 import (
@@ -109,6 +115,9 @@ type Server struct {
 	// Models is what GET /models lists (OpenRouter's shape when a model
 	// has a context length).
 	Models []Model
+	// NoStrict, NoToolChoice and NoResponseFormat make the server one
+	// without strict schemas, a named tool_choice, or a constrained reply.
+	NoStrict, NoToolChoice, NoResponseFormat bool
 
 	srv       *httptest.Server
 	mu        sync.Mutex
@@ -180,6 +189,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 400, req.Refused, "", "")
 		return
 	}
+	if msg, param := s.lacks(req.Body); msg != "" {
+		s.refuse(w, req, 400, msg, param)
+		return
+	}
 	switch path {
 	case "/chat/completions":
 		s.chat(w, r, req)
@@ -188,6 +201,31 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, 404, "Invalid URL (POST /v1"+path+")", "", "")
 	}
+}
+
+// lacks is the 400 a server without one of the answer's mechanisms
+// answers b with: its message and param; "" when it takes b.
+func (s *Server) lacks(b map[string]any) (msg, param string) {
+	tools, _ := b["tools"].([]any)
+	if s.NoStrict {
+		for i, t := range tools {
+			f, _ := t.(map[string]any)
+			if fn, ok := f["function"].(map[string]any); ok {
+				f = fn
+			}
+			if f["strict"] == true {
+				return fmt.Sprintf("Invalid JSON payload received. Unknown name \"strict\" at 'tools[%d].function': Cannot find field.", i), ""
+			}
+		}
+	}
+	if _, named := b["tool_choice"].(map[string]any); named && s.NoToolChoice {
+		return "Invalid tool_choice: this server takes only \"auto\" and \"none\".", "tool_choice"
+	}
+	text, _ := b["text"].(map[string]any)
+	if s.NoResponseFormat && (b["response_format"] != nil || text["format"] != nil) {
+		return "response_format json_schema is not supported with this model", "response_format"
+	}
+	return "", ""
 }
 
 // refuse answers req with a 400 naming param, and records it.
