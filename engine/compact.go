@@ -177,8 +177,8 @@ func (v *stageVisit) fit(ctx context.Context, spec string, m Model, req *Request
 	c.cutToolResults()
 	c.cutHistory()
 	if c.tokens*100 > window*fitShare {
-		return fmt.Errorf("%w: the request does not fit %s's context window of %d tokens (%d%% of it may be filled): it is about %d tokens %s; the system prompt, the tools, the task and the model's own messages are never cut: use a model with a larger window, or ask for less at once",
-			ErrModelUnavailable, spec, window, fitShare, c.tokens, c.cutSaid("even after coda cut ", "with nothing coda may cut"))
+		return tooLarge(fmt.Sprintf("the request does not fit %s's context window of %d tokens (%d%% of it may be filled): it is about %d tokens %s; the system prompt, the tools, the task and the model's own messages are never cut: use a model with a larger window, or ask for less at once",
+			spec, window, fitShare, c.tokens, c.cutSaid("even after coda cut ", "with nothing coda may cut")))
 	}
 	v.messages, req.Messages = c.msgs, c.msgs
 	if c.turns > 0 {
@@ -190,6 +190,14 @@ func (v *stageVisit) fit(ctx context.Context, spec string, m Model, req *Request
 	v.run.warn(line)
 	return v.run.sink.Emit(ctx, Event{Kind: EventCompaction, Stage: v.stage.Name, MessageID: v.run.e.NewID("c"), Text: line})
 }
+
+// tooLarge is a request that cannot be made to fit: for this model it is
+// as unavailable, so a stage's next one (which may have a larger window)
+// is tried.
+type tooLarge string
+
+func (e tooLarge) Error() string { return string(e) }
+func (tooLarge) Unwrap() error   { return ErrModelUnavailable }
 
 // A compaction is one fit's cuts, made on a copy of the conversation.
 type compaction struct {
