@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -48,62 +49,83 @@ var yieldFormats = []yieldFormat{
 }
 
 // A yieldModel is a scripted model: the turns it plays for a format, and
-// whether it eventually says something valid. Turns are TOML [[turn]]
-// tables; toolless models are played by a server that refuses tools.
+// whether it eventually says something valid. Toolless models are played
+// by a server that refuses tools.
 type yieldModel struct {
 	name     string
 	toolless bool
-	turns    func(f yieldFormat) []string // nil: not applicable to f
-	valid    bool                         // eventually says something valid
+	turns    func(f yieldFormat) []yturn // nil: not applicable to f
+	valid    bool                        // eventually says something valid
 }
 
-func submit(content string) string {
-	return "[[turn]]\n[[turn.tool_calls]]\nname = \"submit_output\"\narguments = { content = " + tomlString(content) + " }\n"
+// A yturn is one call's reply as the model means it: a submission or a
+// reply with text, or either cut at the token limit (cut: what it had
+// written).
+type yturn struct {
+	submit bool
+	text   string
+	cut    bool
 }
 
-func reply(text string) string { return "[[turn]]\ntext = " + tomlString(text) + "\n" }
+func submit(content string) yturn { return yturn{submit: true, text: content} }
+func reply(text string) yturn     { return yturn{text: text} }
 
-func fenced(f yieldFormat) string { return "```" + f.name + "\n" + f.valid + "\n```" }
+// toml is the turn as the script model plays it.
+func (t yturn) toml() string {
+	switch {
+	case t.submit && t.cut:
+		return "[[turn]]\nstop_reason = \"max_tokens\"\n[[turn.tool_calls]]\nname = \"submit_output\"\nraw_arguments = " + tomlString(`{"content": "`+t.text) + "\n"
+	case t.submit:
+		return "[[turn]]\n[[turn.tool_calls]]\nname = \"submit_output\"\narguments = { content = " + tomlString(t.text) + " }\n"
+	case t.cut:
+		return "[[turn]]\nstop_reason = \"max_tokens\"\ntext = " + tomlString(t.text) + "\n"
+	}
+	return "[[turn]]\ntext = " + tomlString(t.text) + "\n"
+}
+
+// label is the format's label, as a fence or a preamble names it.
+func (f yieldFormat) label() string { name, _, _ := strings.Cut(f.name, "-"); return name }
+
+func fenced(f yieldFormat) string { return "```" + f.label() + "\n" + f.valid + "\n```" }
 func preamble(f yieldFormat) string {
-	return "Here is the " + strings.ToUpper(f.name) + ":\n\n" + f.valid
+	return "Here is the " + strings.ToUpper(f.label()) + ":\n\n" + f.valid
 }
 
 var yieldModels = []yieldModel{
-	{name: "tool, clean", valid: true, turns: func(f yieldFormat) []string { return []string{submit(f.valid)} }},
-	{name: "tool, fenced", valid: true, turns: func(f yieldFormat) []string { return []string{submit(fenced(f)), submit(f.valid)} }},
-	{name: "tool, preamble", valid: true, turns: func(f yieldFormat) []string { return []string{submit(preamble(f)), submit(f.valid)} }},
-	{name: "tool, wrong format", valid: true, turns: func(f yieldFormat) []string { return []string{submit(f.wrong), submit(f.valid)} }},
-	{name: "tool, missing field", valid: true, turns: func(f yieldFormat) []string {
+	{name: "tool, clean", valid: true, turns: func(f yieldFormat) []yturn { return []yturn{submit(f.valid)} }},
+	{name: "tool, fenced", valid: true, turns: func(f yieldFormat) []yturn { return []yturn{submit(fenced(f)), submit(f.valid)} }},
+	{name: "tool, preamble", valid: true, turns: func(f yieldFormat) []yturn { return []yturn{submit(preamble(f)), submit(f.valid)} }},
+	{name: "tool, wrong format", valid: true, turns: func(f yieldFormat) []yturn { return []yturn{submit(f.wrong), submit(f.valid)} }},
+	{name: "tool, missing field", valid: true, turns: func(f yieldFormat) []yturn {
 		if f.missing == "" {
 			return nil
 		}
-		return []string{submit(f.missing), submit(f.valid)}
+		return []yturn{submit(f.missing), submit(f.valid)}
 	}},
-	{name: "tool, identical resubmit", valid: true, turns: func(f yieldFormat) []string {
-		return []string{submit(fenced(f)), submit(fenced(f)), submit(f.valid)}
+	{name: "tool, identical resubmit", valid: true, turns: func(f yieldFormat) []yturn {
+		return []yturn{submit(fenced(f)), submit(fenced(f)), submit(f.valid)}
 	}},
-	{name: "tool, truncated call", valid: true, turns: func(f yieldFormat) []string {
-		cut := "[[turn]]\nstop_reason = \"max_tokens\"\n[[turn.tool_calls]]\nname = \"submit_output\"\nraw_arguments = " + tomlString(`{"content": "`+f.valid[:len(f.valid)/2]) + "\n"
-		return []string{cut, submit(f.valid)}
+	{name: "tool, truncated call", valid: true, turns: func(f yieldFormat) []yturn {
+		return []yturn{{submit: true, cut: true, text: f.valid[:len(f.valid)/2]}, submit(f.valid)}
 	}},
-	{name: "tool, three mistakes", valid: true, turns: func(f yieldFormat) []string {
-		return []string{submit(fenced(f)), submit(preamble(f)), submit(f.wrong), submit(f.valid)}
+	{name: "tool, three mistakes", valid: true, turns: func(f yieldFormat) []yturn {
+		return []yturn{submit(fenced(f)), submit(preamble(f)), submit(f.wrong), submit(f.valid)}
 	}},
-	{name: "tool, chatter first", valid: true, turns: func(f yieldFormat) []string {
-		return []string{reply("Let me think about the module first."), submit(f.valid)}
+	{name: "tool, chatter first", valid: true, turns: func(f yieldFormat) []yturn {
+		return []yturn{reply("Let me think about the module first."), submit(f.valid)}
 	}},
-	{name: "text-only, clean", toolless: true, valid: true, turns: func(f yieldFormat) []string { return []string{reply(f.valid)} }},
-	{name: "text-only, preamble", toolless: true, valid: true, turns: func(f yieldFormat) []string { return []string{reply(preamble(f)), reply(f.valid)} }},
-	{name: "text-only, fenced", toolless: true, valid: true, turns: func(f yieldFormat) []string { return []string{reply(fenced(f)), reply(f.valid)} }},
-	{name: "text-only, wrong format", toolless: true, valid: true, turns: func(f yieldFormat) []string { return []string{reply(f.wrong), reply(f.valid)} }},
-	{name: "text-only, truncated", toolless: true, valid: true, turns: func(f yieldFormat) []string {
-		return []string{"[[turn]]\nstop_reason = \"max_tokens\"\ntext = " + tomlString(f.valid[:len(f.valid)/2]) + "\n", reply(f.valid)}
+	{name: "text-only, clean", toolless: true, valid: true, turns: func(f yieldFormat) []yturn { return []yturn{reply(f.valid)} }},
+	{name: "text-only, preamble", toolless: true, valid: true, turns: func(f yieldFormat) []yturn { return []yturn{reply(preamble(f)), reply(f.valid)} }},
+	{name: "text-only, fenced", toolless: true, valid: true, turns: func(f yieldFormat) []yturn { return []yturn{reply(fenced(f)), reply(f.valid)} }},
+	{name: "text-only, wrong format", toolless: true, valid: true, turns: func(f yieldFormat) []yturn { return []yturn{reply(f.wrong), reply(f.valid)} }},
+	{name: "text-only, truncated", toolless: true, valid: true, turns: func(f yieldFormat) []yturn {
+		return []yturn{{cut: true, text: f.valid[:len(f.valid)/2]}, reply(f.valid)}
 	}},
-	{name: "text-only, three mistakes", toolless: true, valid: true, turns: func(f yieldFormat) []string {
-		return []string{reply(fenced(f)), reply(preamble(f)), reply(f.wrong), reply(f.valid)}
+	{name: "text-only, three mistakes", toolless: true, valid: true, turns: func(f yieldFormat) []yturn {
+		return []yturn{reply(fenced(f)), reply(preamble(f)), reply(f.wrong), reply(f.valid)}
 	}},
-	{name: "stubborn (never valid)", turns: func(f yieldFormat) []string {
-		return slices.Repeat([]string{submit(f.wrong)}, 12)
+	{name: "stubborn (never valid)", turns: func(f yieldFormat) []yturn {
+		return slices.Repeat([]yturn{submit(f.wrong)}, 12)
 	}},
 }
 
@@ -118,9 +140,13 @@ type yieldResult struct {
 }
 
 // playYield runs one turn of m against f.
-func playYield(tb testing.TB, m yieldModel, f yieldFormat, turns []string) yieldResult {
+func playYield(tb testing.TB, m yieldModel, f yieldFormat, turns []yturn) yieldResult {
 	tb.Helper()
-	script := strings.Join(turns, "\n")
+	var lines []string
+	for _, t := range turns {
+		lines = append(lines, t.toml())
+	}
+	script := strings.Join(lines, "\n")
 	if m.toolless {
 		script = "tools = false\n" + script
 	}
@@ -224,6 +250,264 @@ func BenchmarkYield(b *testing.B) {
 			}
 		}
 		// On stdout, whole: a benchmark's log is cut to ten lines.
+		fmt.Println(t.String())
+	})
+}
+
+// The answer's shape at the source, measured (DESIGN §17): the same
+// scripted models, played by a fake provider that takes every mechanism
+// (engine.Shaper, as OpenAI's APIs do) and honours each exactly as its API
+// documents it, against structured = "prompted" (today's behaviour) and
+// "auto":
+//
+//	go test ./engine -run '^$' -bench Yield_constrained
+//
+// TestYield_constrained holds what auto must buy.
+
+// constrainedFormats are the formats of the comparison: yieldFormats, with
+// json's schema as it is (open: not strict) and closed (strict), and json
+// without a schema.
+var constrainedFormats = append([]yieldFormat{
+	{name: "json-strict", keys: `format = "json"` + "\n" + `schema = { type = "object", additionalProperties = false, required = ["safe", "issues"], properties = { safe = { type = "boolean" }, issues = { type = "array", items = { type = "string" } } } }`,
+		valid: `{"safe": true, "issues": []}`, wrong: "safe: true\nissues: []", missing: `{"safe": true}`},
+	{name: "json-any", keys: `format = "json"`, valid: `{"safe": true, "issues": []}`, wrong: "safe: true\nissues: []"},
+}, yieldFormats...)
+
+// A constrained is a fake provider that takes strict tools and schemas, a
+// named tool choice and JSON replies, and plays a yieldModel's turns as
+// the mechanisms a request asks for let it:
+//
+//   - a named tool choice: the model calls that tool, with what it meant
+//     to say (a reply becomes the submission of its text);
+//   - a strict submit_output whose content is the answer's schema: the
+//     decoder writes only a value the schema takes — the valid answer;
+//   - a typed content, not strict: the model writes the value as JSON
+//     where what it meant is JSON, and stringifies it otherwise;
+//   - a strict JSON reply with a schema: the valid answer; JSON mode (no
+//     schema, or not strict): JSON guaranteed, not its schema — what the
+//     model meant where that is JSON, the valid answer's JSON otherwise;
+//   - nothing asked: the turn as scripted, mistakes and all.
+//
+// A turn cut at the token limit stays cut: no mechanism prevents that.
+type constrained struct {
+	f        yieldFormat
+	turns    []yturn
+	toolless bool
+	n        int
+}
+
+func (c *constrained) Name() string { return "fake:constrained" }
+
+func (c *constrained) Shapes(*engine.Request) engine.Shapes {
+	return engine.Shapes{Strict: engine.StrictOpenAI, ToolChoice: true, Reply: true, ReplyAny: true}
+}
+
+func (c *constrained) Stream(_ context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+	if c.toolless && len(req.Tools) > 0 {
+		return nil, fmt.Errorf("fake:constrained: HTTP 400: this model does not support tools: %w", engine.ErrToolsUnsupported)
+	}
+	t := c.turns[min(c.n, len(c.turns)-1)]
+	c.n++
+	var submitTool *engine.ToolSpec
+	for i := range req.Tools {
+		if req.Tools[i].Name == "submit_output" {
+			submitTool = &req.Tools[i]
+		}
+	}
+	if req.ToolChoice == "submit_output" && submitTool != nil {
+		t.submit = true
+	}
+	resp := &engine.Response{StopReason: engine.StopEndTurn}
+	if t.cut {
+		resp.StopReason = engine.StopMaxTokens
+	}
+	switch {
+	case t.submit && submitTool != nil && t.cut:
+		resp.ToolCalls = []engine.ToolCall{{ID: "call", Name: "submit_output", Arguments: json.RawMessage(`{"content": "` + t.text)}}
+	case t.submit && submitTool != nil:
+		content, _ := json.Marshal(t.text) // a string, as the prompted schema asks
+		if typedContent(submitTool.Schema) {
+			switch {
+			case submitTool.Strict:
+				content = []byte(c.f.valid)
+			case json.Valid([]byte(t.text)):
+				content = []byte(t.text)
+			}
+		}
+		resp.ToolCalls = []engine.ToolCall{{ID: "call", Name: "submit_output", Arguments: json.RawMessage(`{"content":` + string(content) + `}`)}}
+		resp.StopReason = engine.StopToolUse
+	default:
+		text := t.text
+		if f := req.Reply; f != nil && !t.cut {
+			switch {
+			case f.Strict && f.Schema != nil:
+				text = c.f.valid
+			case !json.Valid([]byte(text)):
+				text = c.f.valid
+			}
+		}
+		resp.Text = text
+		if err := onDelta(engine.Delta{Text: text}); err != nil {
+			return nil, err
+		}
+	}
+	return resp, nil
+}
+
+// typedContent reports whether a submit_output schema's content is other
+// than a string.
+func typedContent(schema json.RawMessage) bool {
+	type typed struct {
+		Type  any     `json:"type"`
+		AnyOf []typed `json:"anyOf"`
+	}
+	var s struct {
+		Properties struct {
+			Content typed `json:"content"`
+		} `json:"properties"`
+	}
+	json.Unmarshal(schema, &s)
+	c := s.Properties.Content
+	if len(c.AnyOf) > 0 {
+		c = c.AnyOf[0] // the strict form beside unavailable: the content, or null
+	}
+	return c.Type != "string"
+}
+
+// playConstrained runs one turn of m against f on the constrained fake,
+// with structured = mode.
+func playConstrained(tb testing.TB, m yieldModel, f yieldFormat, mode string) yieldResult {
+	tb.Helper()
+	turn := newTurn(tb, answerStage+"[stages.answer.output]\n"+f.keys+"\nstructured = \""+mode+"\"\n", "")
+	turn.Models = oneModel{&constrained{f: f, turns: m.turns(f), toolless: m.toolless}}
+	res := runTurn(context.Background(), turn, &events{})
+	if res.Err != nil {
+		tb.Fatalf("%s / %s / %s: %v", m.name, f.name, mode, res.Err)
+	}
+	st := stageStatus(tb, turn, "001-answer@1")
+	out := yieldResult{answered: res.Status == engine.StatusAnswered, repairs: st.Repairs, calls: st.Iterations}
+	out.asIs = res.Answer != nil && !sameAnswer(res.Answer.Content, f.valid)
+	return out
+}
+
+// sameAnswer reports whether an answer is the valid one: byte for byte,
+// or the same JSON compacted (a typed content's bytes are).
+func sameAnswer(got, valid string) bool {
+	if got == valid {
+		return true
+	}
+	var a, b any
+	return json.Unmarshal([]byte(got), &a) == nil && json.Unmarshal([]byte(valid), &b) == nil && fmt.Sprint(a) == fmt.Sprint(b)
+}
+
+// yieldTotals are a set of turns' figures.
+type yieldTotals struct{ turns, answered, repairs, calls, asIs int }
+
+func (y *yieldTotals) add(r yieldResult) {
+	y.turns++
+	y.calls += r.calls
+	if r.answered {
+		y.answered++
+		y.repairs += r.repairs
+	}
+	if r.asIs {
+		y.asIs++
+	}
+}
+
+func (y yieldTotals) answersPerTurn() float64 { return float64(y.answered) / float64(y.turns) }
+func (y yieldTotals) repairsPerAnswer() float64 {
+	return float64(y.repairs) / float64(max(y.answered, 1))
+}
+func (y yieldTotals) callsPerAnswer() float64 { return float64(y.calls) / float64(max(y.answered, 1)) }
+
+// constrainedRun plays every model against every format in one mode.
+func constrainedRun(tb testing.TB, mode string) (byFormat map[string]yieldTotals, cells map[[2]string]yieldResult) {
+	byFormat, cells = map[string]yieldTotals{}, map[[2]string]yieldResult{}
+	for _, f := range constrainedFormats {
+		var tot yieldTotals
+		for _, m := range yieldModels {
+			if m.turns(f) == nil {
+				continue
+			}
+			r := playConstrained(tb, m, f, mode)
+			cells[[2]string{m.name, f.name}] = r
+			tot.add(r)
+		}
+		byFormat[f.name] = tot
+	}
+	return byFormat, cells
+}
+
+// What auto must buy: a JSON answer whose schema fits the strict subset is
+// answered, in one call but where the model's reply was cut at the token
+// limit, whatever mistakes the model would make (even the one that never
+// says anything valid); and nowhere does auto answer less, or in more
+// calls, than prompted.
+func TestYield_constrained(t *testing.T) {
+	_, prompted := constrainedRun(t, "prompted")
+	_, auto := constrainedRun(t, "auto")
+	for key, a := range auto {
+		p := prompted[key]
+		m, f := key[0], key[1]
+		if f == "json-strict" {
+			cut := strings.Contains(m, "truncated")
+			if !a.answered || a.asIs || (!cut && a.calls != 1) || (cut && a.calls != 2) {
+				t.Errorf("%s / %s under auto: answered %v (as-is %v) in %d calls", m, f, a.answered, a.asIs, a.calls)
+			}
+		}
+		if p.answered && !a.answered || a.answered && p.answered && a.calls > p.calls {
+			t.Errorf("%s / %s: auto answered %v in %d calls, prompted %v in %d", m, f, a.answered, a.calls, p.answered, p.calls)
+		}
+	}
+}
+
+var constrainedTable sync.Once
+
+func BenchmarkYield_constrained(b *testing.B) {
+	for _, mode := range []string{"prompted", "auto"} {
+		for _, f := range constrainedFormats {
+			b.Run(mode+"/"+f.name, func(b *testing.B) {
+				var tot yieldTotals
+				for b.Loop() {
+					tot = yieldTotals{}
+					for _, m := range yieldModels {
+						if m.turns(f) != nil {
+							tot.add(playConstrained(b, m, f, mode))
+						}
+					}
+				}
+				b.ReportMetric(tot.answersPerTurn(), "answers/turn")
+				b.ReportMetric(tot.repairsPerAnswer(), "repairs/answer")
+				b.ReportMetric(tot.callsPerAnswer(), "calls/answer")
+			})
+		}
+	}
+	constrainedTable.Do(func() {
+		prompted, _ := constrainedRun(b, "prompted")
+		auto, _ := constrainedRun(b, "auto")
+		var t strings.Builder
+		fmt.Fprintf(&t, "\n%-12s %-34s %-34s\n", "format", "prompted: answers/turn repairs calls", "auto: answers/turn repairs calls")
+		var pAll, aAll yieldTotals
+		for _, f := range constrainedFormats {
+			p, a := prompted[f.name], auto[f.name]
+			fmt.Fprintf(&t, "%-12s %-34s %-34s\n", f.name,
+				fmt.Sprintf("%.2f  %.2f  %.2f", p.answersPerTurn(), p.repairsPerAnswer(), p.callsPerAnswer()),
+				fmt.Sprintf("%.2f  %.2f  %.2f", a.answersPerTurn(), a.repairsPerAnswer(), a.callsPerAnswer()))
+			for _, x := range []struct {
+				from yieldTotals
+				to   *yieldTotals
+			}{{p, &pAll}, {a, &aAll}} {
+				x.to.turns += x.from.turns
+				x.to.answered += x.from.answered
+				x.to.repairs += x.from.repairs
+				x.to.calls += x.from.calls
+			}
+		}
+		fmt.Fprintf(&t, "%-12s %-34s %-34s\n", "all",
+			fmt.Sprintf("%.2f  %.2f  %.2f", pAll.answersPerTurn(), pAll.repairsPerAnswer(), pAll.callsPerAnswer()),
+			fmt.Sprintf("%.2f  %.2f  %.2f", aAll.answersPerTurn(), aAll.repairsPerAnswer(), aAll.callsPerAnswer()))
+		t.WriteString("repairs: refused submissions per answer; calls: model calls per answer (turns without an answer count their calls)")
 		fmt.Println(t.String())
 	})
 }
