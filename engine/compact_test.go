@@ -11,6 +11,7 @@ import (
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/provider/ollama"
 	"github.com/coda-acp/coda/engine/provider/ollama/ollamatest"
+	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/engine/tools"
 )
 
@@ -279,5 +280,75 @@ func TestCompaction_ollama(t *testing.T) {
 	}
 	if st := stageStatus(t, turn, "001-answer@1"); len(st.Compactions) == 0 {
 		t.Errorf("no compaction recorded: %d tokens at the last call", reqs[len(reqs)-1].Tokens)
+	}
+}
+
+// A request too large for a stage's first model goes to its next, which
+// may have a larger window: the first is never sent it.
+func TestCompaction_fallbackLarger(t *testing.T) {
+	turn := newTurn(t, `
+[agent]
+name = "fallback"
+[stages.answer]
+mode = "output"
+model = { models = ["script:small", "script:big"], allow_user_default = false }
+`, "")
+	small, err := script.Parse([]byte(readsThenAnswers(2000)), "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, err := script.Parse([]byte(readsThenAnswers(100_000)), "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn.Models = models{"script:small": script.New("script:small", small), "script:big": script.New("script:big", big)}
+	turn.Prompt = strings.Repeat("a large task ", 2000)
+	res := runTurn(context.Background(), turn, &events{})
+	if res.Status != engine.StatusAnswered {
+		t.Fatalf("Run = %s (%v), want answered by the larger model", res.Status, res.Err)
+	}
+	if st := stageStatus(t, turn, "001-answer@1"); st.Model != "script:big" {
+		t.Errorf("answered by %s, want script:big", st.Model)
+	}
+}
+
+// A tool result cut to fit the window (compact.go) that carries private
+// content is not kept in the record: its note says so, and no cut file
+// holds it.
+func TestCompaction_keepsNoPrivate(t *testing.T) {
+	var model strings.Builder
+	model.WriteString("context_window = 4000\n")
+	for _, p := range []string{"big.pem", "f2.txt", "f3.txt", "f4.txt", "f5.txt"} {
+		fmt.Fprintf(&model, "[[turn]]\n[[turn.tool_calls]]\nname = \"read_file\"\narguments = { path = %q }\n", p)
+	}
+	model.WriteString("[[turn]]\n[[turn.tool_calls]]\nname = \"submit_output\"\narguments = { content = \"read them all\" }\n")
+	f := newTaintFixture(t, "[agent.taint]\npolicy = \"ask\"\nprivate = [\"**/*.pem\"]", model.String(), nil)
+	work := f.turn.Workspace.Cwd()
+	pem := strings.Repeat(secretLine+"\n", 100)
+	os.WriteFile(filepath.Join(work, "big.pem"), []byte(pem), 0o600)
+	for i := 2; i <= 5; i++ {
+		os.WriteFile(filepath.Join(work, fmt.Sprintf("f%d.txt", i)), []byte(strings.Repeat("an ordinary line of text\n", 120)), 0o600)
+	}
+	res := f.run(t)
+	if res.Status != engine.StatusAnswered {
+		t.Fatalf("Run = %s, want answered; warnings %q", res.Status, res.Warnings)
+	}
+	resp, _ := os.ReadFile(recordPath(f.turn, "stages/001-answer@1/response.md"))
+	if !strings.Contains(string(resp), "Compaction: ") {
+		t.Fatalf("no compaction in response.md")
+	}
+	kept := 0
+	filepath.WalkDir(recordPath(f.turn, "stages/001-answer@1/cut"), func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			kept++
+			// Not even masked: the private result is not kept at all.
+			if b, _ := os.ReadFile(path); strings.Contains(string(b), "API_KEY") {
+				t.Errorf("the cut file %s keeps the private file's result", path)
+			}
+		}
+		return nil
+	})
+	if kept == 0 {
+		t.Error("no cut result was kept: the ordinary ones should be")
 	}
 }
