@@ -69,7 +69,7 @@ func (s *Server) saveSession(sess *session, ex *storedExchange) string {
 	sess.mu.Lock()
 	f.Version, f.ID, f.Cwd, f.AdditionalDirectories = sessionFileVersion, sess.id, sess.cwd, sess.additional
 	f.Title, f.CreatedAt, f.Output = sess.title, sess.createdAt, sess.metaRaw
-	f.Options = storedOptions{OutputFormat: sess.config, Model: sess.model, Effort: sess.effort, Mode: sess.mode}
+	f.Options = storedOptions{OutputFormat: sess.config, Model: sess.model, Effort: sess.effort, Mode: sess.mode, Commentary: sess.commentary}
 	sess.mu.Unlock()
 	f.UpdatedAt = time.Now().UTC()
 	var raw json.RawMessage
@@ -148,6 +148,10 @@ func (s *Server) restoreSession(method string, p *loadSessionRequest, replay boo
 	if err != nil {
 		return nil, nil, err
 	}
+	commentary, err := p.Meta.commentary()
+	if err != nil {
+		return nil, nil, err
+	}
 	if !s.keepsSessions() {
 		return nil, nil, fmt.Errorf("%w: coda runs without a state directory, so it keeps no sessions", ErrInvalidParams)
 	}
@@ -170,6 +174,10 @@ func (s *Server) restoreSession(method string, p *loadSessionRequest, replay boo
 	if err != nil {
 		return nil, nil, err
 	}
+	changed := commentary != "" && commentary != sess.commentary
+	if changed {
+		sess.commentary = commentary // the load's, kept from now on
+	}
 	if old != nil {
 		s.mu.Lock()
 		delete(s.sessions, id)
@@ -186,7 +194,7 @@ func (s *Server) restoreSession(method string, p *loadSessionRequest, replay boo
 	s.sessions[id] = sess
 	s.mu.Unlock()
 	warning := ""
-	if cwd != f.Cwd || !slices.Equal(p.AdditionalDirectories, f.AdditionalDirectories) {
+	if changed || cwd != f.Cwd || !slices.Equal(p.AdditionalDirectories, f.AdditionalDirectories) {
 		warning = s.saveSession(sess, nil)
 	}
 	return sess, s.sessionResponse(sess, warning), nil
@@ -223,7 +231,8 @@ func (s *Server) restore(f *sessionFile, history []engine.Exchange, cwd string, 
 	sess := &session{
 		id: f.ID, cwd: cwd, additional: additional, metaRaw: f.Output,
 		config: f.Options.OutputFormat, model: f.Options.Model, effort: f.Options.Effort, mode: f.Options.Mode,
-		title: f.Title, createdAt: f.CreatedAt, toolSupport: engine.NewToolSupport(),
+		commentary: f.Options.Commentary,
+		title:      f.Title, createdAt: f.CreatedAt, toolSupport: engine.NewToolSupport(),
 	}
 	if !knownMode(sess.mode) {
 		sess.mode = modeAsk

@@ -40,6 +40,10 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 	if name, arg, ok := parseCommand(p.Prompt); ok {
 		return s.runCommand(sess, name, arg), nil
 	}
+	thoughts, err := s.commentaryAsThought(sess, p.Meta)
+	if err != nil {
+		return nil, err
+	}
 	if raw := p.Meta.output(); raw != nil {
 		// A per-turn spec: the session's contracts, recompiled with it.
 		if err := s.shapes("_meta.coda.output"); err != nil {
@@ -75,12 +79,12 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 		UserModel: s.userModel(sess), DefaultModel: s.opts.DefaultModel, UserEffort: s.userEffort(sess),
 		Withhold: withhold(sess.mode), Workspace: sess.ws, ToolSupport: sess.toolSupport,
 	}
-	go s.runTurn(ctx, run, answer, sess, turn)
+	go s.runTurn(ctx, run, answer, sess, turn, thoughts)
 	return nil, nil
 }
 
 // runTurn runs a prompt turn and answers the prompt, whatever happens.
-func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptResponse], sess *session, turn *engine.Turn) {
+func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptResponse], sess *session, turn *engine.Turn, commentAsThought bool) {
 	// After the answer: a session/close waiting for this turn answers,
 	// then the connection stops owing this answer.
 	defer s.conn.end()
@@ -105,7 +109,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 			answer.failWith(codeInternalError, fmt.Sprintf("internal error: the turn failed inside coda (%v); the session is still usable", p), turnPanicked{RunID: turn.RunID})
 		}
 	}()
-	sink := &updateSink{out: s.conn.out, sessionID: sess.id, cwd: sess.cwd, compaction: s.advertisesCompaction(), seen: s.turnNotices(sess)}
+	sink := &updateSink{out: s.conn.out, sessionID: sess.id, cwd: sess.cwd, compaction: s.advertisesCompaction(), seen: s.turnNotices(sess), commentAsThought: commentAsThought}
 	if err := s.startTurn(sess, turn, r.prompt); err != nil {
 		release()
 		answer.fail(err)

@@ -121,10 +121,12 @@ type newSessionRequest struct {
 	Meta                  *requestMeta    `json:"_meta"`
 }
 
-// requestMeta is the _meta of a request; coda reads _meta.coda.output.
+// requestMeta is the _meta of a request; coda reads _meta.coda.output
+// and _meta.coda.commentary (commentary.go).
 type requestMeta struct {
 	Coda *struct {
-		Output json.RawMessage `json:"output"`
+		Output     json.RawMessage `json:"output"`
+		Commentary json.RawMessage `json:"commentary"`
 	} `json:"coda"`
 }
 
@@ -165,6 +167,7 @@ type loadSessionRequest struct {
 	Cwd                   *string         `json:"cwd" acp:"required"`
 	AdditionalDirectories []string        `json:"additionalDirectories"`
 	MCPServers            json.RawMessage `json:"mcpServers"`
+	Meta                  *requestMeta    `json:"_meta"` // coda reads _meta.coda.commentary
 }
 
 // resumeSessionRequest is session/resume's: the same as load's.

@@ -51,6 +51,12 @@ type Options struct {
 	MaxMessageBytes int
 	// Trace logs every message read and written, whole, at debug level.
 	Trace bool
+	// Commentary is how the text of a turn that is not its answer streams
+	// for an agent that answers (DESIGN §8): CommentaryThought ("" too) as
+	// agent_thought_chunk, so that the answer is the turn's only message;
+	// CommentaryMessage as agent_message_chunk, as coda once did. A
+	// session's _meta.coda.commentary wins over it.
+	Commentary string
 
 	// Models beyond the launch's (auth.go, modes.go).
 
@@ -166,6 +172,9 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if err := CheckCommentary(opts.Commentary); err != nil {
+		return nil, err
 	}
 	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, prompts: map[string]*session{}, listing: newListing()}
 	s.mcp = mcp.NewHost(mcp.Options{

@@ -55,6 +55,9 @@ type session struct {
 	effort     string
 	mode       string
 	title      string
+	// commentary is the session's _meta.coda.commentary; "" is the
+	// launch's (commentary.go).
+	commentary string
 	createdAt  time.Time
 	// announced is set once the answer that opened the session is out;
 	// listSent once the options the client has include the providers'
@@ -130,6 +133,9 @@ func (s *Server) newSession(r *request[newSessionResponse], p *newSessionRequest
 		return nil, err
 	}
 	sess := &session{cwd: cwd, additional: p.AdditionalDirectories, mode: modeAsk, createdAt: time.Now(), toolSupport: engine.NewToolSupport()}
+	if sess.commentary, err = p.Meta.commentary(); err != nil {
+		return nil, err
+	}
 	if raw := p.Meta.output(); raw != nil {
 		if err := s.shapes("_meta.coda.output"); err != nil {
 			return nil, err

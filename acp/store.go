@@ -56,6 +56,8 @@ type storedOptions struct {
 	Model        string `json:"model,omitempty"`
 	Effort       string `json:"effort,omitempty"`
 	Mode         string `json:"mode,omitempty"`
+	// Commentary is the session's _meta.coda.commentary.
+	Commentary string `json:"commentary,omitempty"`
 }
 
 // storedExchange is one finished turn.

@@ -34,11 +34,18 @@ type updateSink struct {
 	// seen are the warnings noticed (notices.go): nil when the client
 	// takes no notices.
 	seen map[string]bool
+	// commentAsThought streams the model's commentary as
+	// agent_thought_chunk: the turn's answer is then its only message
+	// (commentary.go).
+	commentAsThought bool
 }
 
 func (k *updateSink) Emit(_ context.Context, ev engine.Event) error {
 	switch ev.Kind {
 	case engine.EventText:
+		if k.commentAsThought {
+			return k.chunk("agent_thought_chunk", ev.MessageID, ev.Text, ev.Stage)
+		}
 		return k.chunk("agent_message_chunk", ev.MessageID, ev.Text, ev.Stage)
 	case engine.EventThought:
 		return k.chunk("agent_thought_chunk", ev.MessageID, ev.Text, ev.Stage)

@@ -89,6 +89,9 @@ type config struct {
 	MCP struct {
 		MaxTools int `toml:"max_tools"`
 	} `toml:"mcp"`
+	// Commentary is how serving streams the work of an agent that
+	// answers: "thought" (the default) or "message" (--commentary wins).
+	Commentary string `toml:"commentary"`
 
 	getenv    func(string) string
 	effort    string                                     // --effort: every model's, over the file's

@@ -74,12 +74,16 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // demoClient is a small ACP client that prints what it sees.
 type demoClient struct {
-	commentary strings.Builder // streamed text, printed when the message ends
-	w          io.Writer
-	r          *bufio.Reader
-	out        io.Writer
-	wire       bool
-	next       int
+	// streamed is the text of the message streaming now (streamedID), of
+	// the kind streamedKind, printed when it ends.
+	streamed     strings.Builder
+	streamedID   string
+	streamedKind string
+	w            io.Writer
+	r            *bufio.Reader
+	out          io.Writer
+	wire         bool
+	next         int
 }
 
 type wireMsg struct {
@@ -188,12 +192,25 @@ func (c *demoClient) session() error {
 	return nil
 }
 
-// flushCommentary prints the streamed commentary gathered so far.
-func (c *demoClient) flushCommentary() {
-	if c.commentary.Len() > 0 {
-		fmt.Fprintf(c.out, "  commentary: %s\n", c.commentary.String())
-		c.commentary.Reset()
+// flushStreamed prints the streamed message gathered so far: the model's
+// work, which coda streams as thoughts (agent_thought_chunk) so that the
+// answer is the turn's only message.
+func (c *demoClient) flushStreamed() {
+	if c.streamed.Len() > 0 {
+		label := "work (thought)"
+		if c.streamedKind == "agent_message_chunk" {
+			label = "commentary (message)"
+		}
+		fmt.Fprintf(c.out, "  %s: %s\n", label, c.streamed.String())
+		c.streamed.Reset()
 	}
+	c.streamedID = ""
+}
+
+// stream gathers a streamed chunk of message id.
+func (c *demoClient) stream(kind, id, text string) {
+	c.streamedID, c.streamedKind = id, kind
+	c.streamed.WriteString(text)
 }
 
 // update prints one session/update.
@@ -201,6 +218,7 @@ func (c *demoClient) update(params json.RawMessage) {
 	var p struct {
 		Update struct {
 			SessionUpdate string `json:"sessionUpdate"`
+			MessageID     string `json:"messageId"`
 			Content       json.RawMessage
 			Title         string
 			Status        string
@@ -213,8 +231,10 @@ func (c *demoClient) update(params json.RawMessage) {
 	}
 	json.Unmarshal(params, &p)
 	u := p.Update
-	if u.SessionUpdate != "agent_message_chunk" || !strings.Contains(string(u.Meta.Coda), `"commentary"`) {
-		c.flushCommentary()
+	streaming := (u.SessionUpdate == "agent_message_chunk" || u.SessionUpdate == "agent_thought_chunk") &&
+		strings.Contains(string(u.Meta.Coda), `"commentary"`)
+	if !streaming || u.MessageID != c.streamedID {
+		c.flushStreamed()
 	}
 	text := func() string {
 		var t struct{ Text string }
@@ -232,12 +252,12 @@ func (c *demoClient) update(params json.RawMessage) {
 		var meta struct{ Phase string }
 		json.Unmarshal(u.Meta.Coda, &meta)
 		if meta.Phase == "final_answer" {
-			fmt.Fprintf(c.out, "\n  ══ the closing answer (its own message) ══\n  %s\n  _meta.coda: %s\n", text(), u.Meta.Coda)
+			fmt.Fprintf(c.out, "\n  ══ the closing answer (the turn's only message) ══\n  %s\n  _meta.coda: %s\n", text(), u.Meta.Coda)
 			return
 		}
-		c.commentary.WriteString(text())
+		c.stream(u.SessionUpdate, u.MessageID, text())
 	case "agent_thought_chunk":
-		fmt.Fprintf(c.out, "  thinking: %s\n", text())
+		c.stream(u.SessionUpdate, u.MessageID, text())
 	case "tool_call":
 		var in struct{ Content string }
 		json.Unmarshal(u.RawInput, &in)

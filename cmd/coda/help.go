@@ -49,6 +49,7 @@ var flagArgs = map[string]string{
 	"output-example": "TEXT|@FILE", "output-schema": "JSON|@FILE", "output-validator": "FILE",
 	"config": "FILE", "state-dir": "DIR", "log-level": "LEVEL", "log-file": "FILE",
 	"cwd": "DIR", "max-message-bytes": "N", "artifacts": "DIR", "worker": "NAME", "child": "NAME", "taint": "POLICY", "effort": "LEVEL",
+	"commentary": "thought|message",
 }
 
 // usageOf is a flag set's usage: its synopsis, then one line per flag.

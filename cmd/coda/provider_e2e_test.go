@@ -147,7 +147,8 @@ func TestProvider_e2e(t *testing.T) {
 		t.Errorf("finalOutput.content %q", got)
 	}
 
-	// The updates: streamed commentary, then the closing final answer.
+	// The updates: the streamed commentary as thoughts, then the closing
+	// final answer, the turn's only message.
 	var commentary strings.Builder
 	var final []map[string]any
 	for _, msg := range seen {
@@ -155,15 +156,14 @@ func TestProvider_e2e(t *testing.T) {
 			continue
 		}
 		u, _ := e2eDig(msg, "params", "update").(map[string]any)
-		if u["sessionUpdate"] != "agent_message_chunk" {
-			continue
-		}
-		switch e2eDig(u, "_meta", "coda", "phase") {
-		case "commentary":
+		switch kind, phase := u["sessionUpdate"], e2eDig(u, "_meta", "coda", "phase"); {
+		case kind == "agent_thought_chunk" && phase == "commentary":
 			text, _ := e2eDig(u, "content", "text").(string)
 			commentary.WriteString(text)
-		case "final_answer":
+		case kind == "agent_message_chunk" && phase == "final_answer":
 			final = append(final, u)
+		case kind == "agent_message_chunk":
+			t.Errorf("a message chunk that is not the answer: %v", u)
 		}
 	}
 	if !strings.Contains(commentary.String(), "Working it out.") {

@@ -44,7 +44,8 @@ type launch struct {
 	checkModel   func(spec string) error
 	reach        func(userModel, defaultModel string) error
 	efforts      func(spec string) ([]string, string)
-	maxMCPTools  int // config.toml's [mcp] max_tools; 0 is the default
+	maxMCPTools  int    // config.toml's [mcp] max_tools; 0 is the default
+	commentary   string // config.toml's commentary (acp.Options.Commentary)
 	// discover lists the providers' models for the picker; nil when
 	// [picker] discover = false (discover.go).
 	discover func(ctx context.Context) []acp.ListedModel
@@ -102,6 +103,10 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 		return fail(fmt.Errorf("config: [mcp] max_tools must be positive, not %d", cfg.MCP.MaxTools))
 	}
 	l.maxMCPTools = cfg.MCP.MaxTools
+	if err := acp.CheckCommentary(cfg.Commentary); err != nil {
+		return fail(fmt.Errorf("config: %v", err))
+	}
+	l.commentary = cfg.Commentary
 	l.defaultModel = cfg.DefaultModel
 	l.engine = &engine.Engine{
 		Models: cfg.models(), Tools: tools.Builtin(), Agents: loadSpawned, Store: store.New(f.stateDirectory()),
@@ -264,6 +269,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	fs := newFlagSet("coda")
 	f.register(fs)
 	maxMessage := fs.Int("max-message-bytes", acp.DefaultMaxMessageBytes, "the longest message (line) read from the editor; a longer one is answered with an error and skipped")
+	commentary := fs.String("commentary", "", "how the work streams for an agent that answers: thought (as agent_thought_chunk, the answer the only message; the default) or message (as agent_message_chunk); wins over the config's commentary")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -273,6 +279,9 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	if *maxMessage < 1<<10 {
 		return usageError("--max-message-bytes: %d is too small (at least 1024)", *maxMessage)
+	}
+	if err := acp.CheckCommentary(*commentary); err != nil {
+		return usageError("--commentary: %v", err)
 	}
 	l, err := f.prepare(stderr, true)
 	if err != nil {
@@ -285,6 +294,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		MaxMessageBytes: *maxMessage, Trace: f.trace,
 		PickerModels: l.pickerModels, CheckModel: l.checkModel, Reach: l.reach,
 		UserEffort: l.userEffort, Efforts: l.efforts, MaxTools: l.maxMCPTools, Discover: l.discover,
+		Commentary: cmp.Or(*commentary, l.commentary),
 	}
 	if l.finder != nil {
 		opts.FindDefault = l.finder.find
