@@ -328,3 +328,31 @@ text = ["<thi", "nk>The module looks ", "safe.</thi", "nk>\n\n", "{\"safe\": tru
 		t.Errorf("answer %q", res.Answer.Content)
 	}
 }
+
+// The last repair is forced: once the refusals reach max_repairs, the next
+// call names submit_output. And a strict call's answer is checked all the
+// same: a provider's promise of the shape records nothing unchecked.
+func TestShape_lastRepairForced(t *testing.T) {
+	turn, sh := shaped(t, answerStage+`available_tools = ["noop"]
+max_repairs = 1
+[stages.answer.output]
+`+closedJSON, `
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = { safe = true } }
+
+[[turn]]
+expect = "does not satisfy the JSON Schema"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = { safe = true, issues = [] } }
+`, openaiLike)
+	turn.Engine.Tools = map[string]engine.Tool{"noop": noop{}}
+	res := runTurn(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	reqs := sh.requests()
+	if len(reqs) != 2 || reqs[0].ToolChoice != "" || reqs[1].ToolChoice != "submit_output" {
+		t.Errorf("%d calls; tool choices %q, %q", len(reqs), reqs[0].ToolChoice, reqs[len(reqs)-1].ToolChoice)
+	}
+}

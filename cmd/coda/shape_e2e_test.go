@@ -369,3 +369,35 @@ func TestShape_e2e_prompted(t *testing.T) {
 		t.Errorf("a prompted call: %s", body)
 	}
 }
+
+// OpenAI's refusal ends the turn unavailable, in the model's words.
+func TestShape_e2e_refusal(t *testing.T) {
+	f := openaitest.NewServer()
+	t.Cleanup(f.Close)
+	f.Reply = func(int, *openaitest.Request) openaitest.Turn {
+		return openaitest.Turn{Refusal: "I can't help with that request."}
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.toml")
+	bp := filepath.Join(dir, "shape.toml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("[providers.test]\nkind = \"openai\"\nbase_url = %q\napi_key_env = \"\"\n", f.URL)), 0o600)
+	os.WriteFile(bp, []byte(shapeBlueprint), 0o600)
+	c := startACP(t, []string{"--config", cfg, "--agent", bp, "--model", "test:gpt-5.4", "--state-dir", filepath.Join(dir, "state")})
+	defer c.close()
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
+	c.await(0)
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":%q,"mcpServers":[]}}`, dir))
+	resp, _ := c.await(1)
+	sid, _ := e2eDig(resp, "result", "sessionId").(string)
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"Go."}]}}`, sid))
+	resp, _ = c.await(2)
+	if got := e2eDig(resp, "result", "_meta", "coda", "status"); got != "unavailable" {
+		t.Errorf("status %v: %v", got, resp)
+	}
+	if got := e2eDig(resp, "result", "_meta", "coda", "unavailable"); got != "I can't help with that request." {
+		t.Errorf("unavailable %v: %v", got, resp)
+	}
+	if got := e2eDig(resp, "result", "stopReason"); got != "refusal" {
+		t.Errorf("stopReason %v", got)
+	}
+}
