@@ -144,6 +144,9 @@ func (v *stageVisit) gateAnswer(ctx context.Context, verdict outputspec.Verdict)
 		return verdict
 	}
 	c := taint.Call{Sink: blueprint.ToolSubmitOutput, What: "this answer", Payload: []string{verdict.Content}}
+	if v.contract != nil {
+		c.Format = v.contract.Format() // the gate looks behind its escapes too
+	}
 	cwd := v.run.t.Workspace.Cwd()
 	disk := rootfs.Disk{Roots: v.run.t.Workspace.Roots()}
 	for _, a := range verdict.Artifacts {

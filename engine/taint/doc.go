@@ -8,13 +8,17 @@
 // (shell, MCP tools) before it runs.
 //
 // A call is gated when what it would send carries private content: a
-// private line (or a secret-looking part of one) found verbatim in it,
-// white space aside, or a private file submitted whole as an artifact. A
-// call that carries none goes through untouched, so an answer written
-// without the secret is recorded. What is not verbatim (a secret
-// paraphrased, encoded or re-typed in pieces) is not seen; the gate is a
-// guard against carrying private content out by accident, not against a
-// model set on hiding it.
+// private line (or a secret-looking part of one) found in it, compared
+// folded (fold.go: white space and Unicode format characters removed, NFKC
+// folded, lower-cased), also behind the answer format's own escapes
+// (decode.go: JSON strings, CSV cells, XML entities); a secret of 16 or
+// more characters is found by any 12 of them in a row; or a private file
+// submitted whole as an artifact. A hard link to a private file is private.
+// A call that carries none goes through untouched, so an answer written
+// without the secret is recorded. What an arbitrary encoding hides
+// (base64, hex, a reversal) is not seen; the gate is a guard against
+// carrying private content out by accident, not against a model set on
+// hiding it.
 //
 // The engine is the gate's user: it hands a Gate what its tools read
 // (Gate.Read) and each call that could leave the machine (Gate.Decide),
@@ -25,7 +29,9 @@
 // Where each rule lives: policy.go (the settings and how the launch's and
 // the blueprint's combine), gate.go (the turn's gate, its decisions and
 // what it tells the model and the user), paths.go (which paths are
-// private), lines.go (what was read, bounded, and finding it again),
+// private, hard links too), lines.go (what was read, bounded, and finding
+// it again, pieces of secrets too), fold.go (how text is compared),
+// decode.go (what an answer's format escapes),
 // mask.go (the one way private lines are quoted), audit.go (a decision's
 // record, and the counts in run.json), secrets.go (the matcher on its own,
 // gate on or off: what later stages and the record keep, masked).

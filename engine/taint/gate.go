@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -124,6 +125,9 @@ type Call struct {
 	Sink    string   // submit_output, or the tool's name
 	What    string   // how the model is told of it: "this answer", "this shell call"
 	Payload []string // what it would send
+	// Format is the answer's format, whose own escapes the gate undoes
+	// to look in what they hide (decoded); "" for none.
+	Format  string
 	Carried []string // private files it would send whole (artifacts), by name
 	// Asks says the call's tool asks the user about each call itself
 	// (shell, MCP tools): the gate's question then covers the tool's own,
@@ -200,8 +204,15 @@ func (g *Gate) Decide(ctx context.Context, c Call, ask Asker) Outcome {
 	if g == nil {
 		return Outcome{Allowed: true}
 	}
+	payloads := c.Payload
+	if c.Format != "" {
+		payloads = slices.Clone(payloads)
+		for _, p := range c.Payload {
+			payloads = append(payloads, decoded(c.Format, p)...)
+		}
+	}
 	g.mu.Lock()
-	found := g.lines.find(c.Payload...)
+	found := g.lines.find(payloads...)
 	unchecked := g.lines.full && len(found) == 0 && len(g.sources) > 0
 	rec := Audit{Sink: c.Sink, Policy: g.policy, Sources: []string{}, Matches: []string{}, Unchecked: unchecked}
 	for _, i := range found {

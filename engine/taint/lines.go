@@ -14,8 +14,13 @@ import (
 // comment, a key without a value, or ordinary words; the value of a
 // `KEY=VALUE` line; each secret-looking word), remembered by hash and
 // length, found by the first anchorLen bytes they start with; and the
-// line's masked form, to quote it. Fragments and payloads are compared with
-// every white space removed, so a line the model wrapped or re-indented is
+// line's masked form, to quote it. A secret of pieceMin characters or more
+// is remembered as its pieces instead (every pieceLen characters of it), so
+// that any piece of it is found: the key in two halves, with a `-` put in,
+// across two JSON strings. Fragments and payloads are compared folded
+// (fold): every white space and Unicode format character removed, NFKC
+// folded and lower-cased, so a line the model wrapped, re-indented,
+// upper-cased, typed in fullwidth letters or laced with zero-width spaces is
 // still found. Memory is bounded: past maxPrivateLines lines or
 // maxFragments fragments, later lines are not remembered and full is set,
 // and the gate then treats every sink call as carrying private content (it
@@ -27,7 +32,23 @@ type privateLines struct {
 	bloom   []uint64            // anchors seen, one bit each: most payload positions stop here
 	lines   []privateLine
 	full    bool
+
+	// pieces are the secrets' pieces (pieceLen bytes each, folded): each
+	// the top 48 bits of its rolling hash (pieceHash) and its line in the
+	// low 16 (lines are fewer than 1<<16), sorted when sorted is set. Kept
+	// apart from frags, as they are many: 8 bytes each.
+	pieces     []uint64
+	sorted     bool
+	pieceBloom []uint64 // pieces seen, one bit each, by the top bits of their hash
+	pieceBase  uint64   // the rolling hash's base: odd, random per gate
 }
+
+// pieceLine is the low bits of a piece: its line.
+const pieceLine = 1<<16 - 1
+
+// pieceBloomShift sizes pieceBloom: 8 Mi bits (1 MiB) keep it sparse
+// under maxPieces.
+const pieceBloomShift = 23
 
 // A privateLine is a line of private text, as it is quoted.
 type privateLine struct {
@@ -39,9 +60,14 @@ type privateLine struct {
 const (
 	maxPrivateLines = 1 << 16
 	maxFragments    = 1 << 17
+	maxPieces       = 1 << 20 // 8 MiB
 	// anchorLen is the shortest fragment: shorter lines say too little to
 	// be told from ordinary text.
-	anchorLen  = 6
+	anchorLen = 6
+	// A secret of pieceMin characters or more is found by any pieceLen of
+	// them in a row (DESIGN §13).
+	pieceMin   = 16
+	pieceLen   = 12
 	bloomShift = 20
 	bloomBits  = 1 << bloomShift
 	anchorMask = 1<<(8*anchorLen) - 1
@@ -56,13 +82,13 @@ func (p *privateLines) add(text string, source int) {
 		p.anchors = map[uint64][]uint32{}
 		p.bloom = make([]uint64, bloomBits/64)
 	}
-	var frags [][]byte
+	var frags, pieces [][]byte
 	for line := range strings.Lines(text) {
-		frags = p.fragments(frags[:0], line)
-		if len(frags) == 0 {
+		frags, pieces = p.fragments(frags[:0], pieces[:0], line)
+		if len(frags) == 0 && len(pieces) == 0 {
 			continue // nothing worth finding, or all of it known
 		}
-		if len(p.lines) >= maxPrivateLines || len(p.frags)+len(frags) > maxFragments {
+		if len(p.lines) >= maxPrivateLines || len(p.frags)+len(frags) > maxFragments || len(p.pieces)+len(pieces) > maxPieces {
 			p.full = true
 			return
 		}
@@ -71,25 +97,72 @@ func (p *privateLines) add(text string, source int) {
 		for _, f := range frags {
 			p.fragment(f, idx)
 		}
+		for _, pc := range pieces {
+			if p.pieceBloom == nil {
+				p.pieceBloom = make([]uint64, (1<<pieceBloomShift)/64)
+				p.pieceBase = maphash.Comparable(p.seed, 0) | 1
+			}
+			h := p.pieceHash(pc) &^ pieceLine
+			p.pieces = append(p.pieces, h|uint64(idx))
+			b := h >> (64 - pieceBloomShift)
+			p.pieceBloom[b/64] |= 1 << (b % 64)
+			p.sorted = false
+		}
+	}
+	if !p.sorted {
+		slices.Sort(p.pieces) // once per reading, not per call
+		p.sorted = true
 	}
 }
 
+// pieceHash is the polynomial hash of a piece, as scanPieces rolls it.
+func (p *privateLines) pieceHash(b []byte) uint64 {
+	var h uint64
+	for _, c := range b {
+		h = h*p.pieceBase + uint64(c) + 1
+	}
+	return h * 0x9E3779B97F4A7C15 // spread the high bits, which the bloom and the sort key use
+}
+
 // fragments appends to dst what of a line is worth finding and not yet
-// known, squashed: the whole line, unless it is a comment, a key without a
-// value, or ordinary words; a value; secret-looking words.
-func (p *privateLines) fragments(dst [][]byte, line string) [][]byte {
+// known, folded: the whole line, unless it is a comment, a key without a
+// value, or ordinary words; a value; secret-looking words; and for a secret
+// of pieceMin characters or more, its pieces.
+func (p *privateLines) fragments(dst, pieces [][]byte, line string) ([][]byte, [][]byte) {
+	var taken map[string]bool // what dst holds, past a few
 	add := func(sq []byte) {
-		if len(sq) < anchorLen || utf8.RuneCount(sq) < anchorLen || p.known(sq) {
+		if len(sq) < anchorLen || utf8.RuneCount(sq) < anchorLen || p.known(sq) || taken[string(sq)] {
 			return
 		}
-		for _, f := range dst {
+		if taken == nil && len(dst) >= 8 {
+			taken = map[string]bool{}
+			for _, f := range dst {
+				taken[string(f)] = true
+			}
+		}
+		for _, f := range dst[:min(len(dst), 8)] {
 			if string(f) == string(sq) {
 				return
 			}
 		}
+		if taken != nil {
+			taken[string(sq)] = true
+		}
 		dst = append(dst, sq)
 	}
-	whole := squash(nil, line)
+	secret := func(w string) {
+		sq := fold(nil, w)
+		if p.known(sq) {
+			return // and so are its pieces
+		}
+		add(sq)
+		if utf8.RuneCount(sq) >= pieceMin {
+			for i := 0; i+pieceLen <= len(sq); i++ {
+				pieces = append(pieces, sq[i:i+pieceLen])
+			}
+		}
+	}
+	whole := fold(nil, line)
 	line = strings.TrimSpace(line)
 	if at := valueAt(line); at >= 0 {
 		v := strings.Trim(strings.TrimRight(line[at:], ",;"), `"'`)
@@ -97,26 +170,30 @@ func (p *privateLines) fragments(dst [][]byte, line string) [][]byte {
 			add(whole)
 		}
 		if secretLike(v, 6) {
-			add(squash(nil, v))
+			secret(v)
 		}
-		return dst
+		return dst, pieces
 	}
 	if !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "//") && secretLike(string(whole), 8) {
 		add(whole)
 	}
 	for _, w := range strings.FieldsFunc(line, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("\"'`,;()[]{}<>", r) }) {
 		if secretLike(w, 8) && len(w) < len(whole) {
-			add(squash(nil, w))
+			secret(w)
 		}
 	}
-	return dst
+	return dst, pieces
 }
 
 // secretLike reports whether a value or word, found in ordinary text, would
 // most likely have come from the private line: long, or of at least min
 // characters mixing letters with digits or symbols (`sk-live-…`,
-// `hunter2`), not a word such as `production` or `localhost`.
+// `hunter2`), not a word such as `production` or `localhost`, nor a run
+// of punctuation.
 func secretLike(w string, min int) bool {
+	if strings.IndexFunc(string(fold(nil, w)), isAlnum) < 0 {
+		return false // a rule of dashes is no secret
+	}
 	n := utf8.RuneCountInString(w)
 	if n >= 16 {
 		return true
@@ -171,7 +248,7 @@ func (p *privateLines) find(payloads ...string) []uint32 {
 	var seen map[uint32]bool // made at the first line found
 	var sq []byte
 	for _, s := range payloads {
-		sq = squash(sq[:0], s)
+		sq = fold(sq[:0], s)
 		p.scan(sq, func(_, _ int, line uint32) {
 			if seen[line] {
 				return
@@ -190,6 +267,7 @@ func (p *privateLines) find(payloads ...string) []uint32 {
 // scan calls found with each fragment in sq, a squashed payload: where it
 // starts and ends in sq, and its line.
 func (p *privateLines) scan(sq []byte, found func(start, end int, line uint32)) {
+	p.scanPieces(sq, found)
 	if len(p.frags) == 0 {
 		return
 	}
@@ -216,30 +294,53 @@ func (p *privateLines) scan(sq []byte, found func(start, end int, line uint32)) 
 	}
 }
 
+// scanPieces calls found with each secret's piece in sq, as scan does:
+// the hash rolls from one position to the next.
+func (p *privateLines) scanPieces(sq []byte, found func(start, end int, line uint32)) {
+	if len(p.pieces) == 0 || len(sq) < pieceLen {
+		return
+	}
+	if !p.sorted {
+		slices.Sort(p.pieces)
+		p.sorted = true
+	}
+	top := uint64(1) // pieceBase to the power pieceLen-1
+	for range pieceLen - 1 {
+		top *= p.pieceBase
+	}
+	var h uint64
+	for i, c := range sq {
+		if i >= pieceLen {
+			h -= (uint64(sq[i-pieceLen]) + 1) * top
+		}
+		h = h*p.pieceBase + uint64(c) + 1
+		if i < pieceLen-1 {
+			continue
+		}
+		key := h * 0x9E3779B97F4A7C15 &^ pieceLine
+		if b := key >> (64 - pieceBloomShift); p.pieceBloom[b/64]&(1<<(b%64)) == 0 {
+			continue
+		}
+		if j, _ := slices.BinarySearch(p.pieces, key); j < len(p.pieces) && p.pieces[j]&^pieceLine == key {
+			found(i+1-pieceLen, i+1, uint32(p.pieces[j]&pieceLine))
+		}
+	}
+}
+
 // redact returns s with each private fragment in it masked (MaskLine, white
 // space inside it removed), for showing a call that carries private
 // content.
 func (p *privateLines) redact(s string) string {
-	// at[i] is where the squashed byte i is in s.
-	sq := make([]byte, 0, len(s))
-	at := make([]int, 0, len(s))
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if !unicode.IsSpace(r) {
-			for j := range n {
-				sq, at = append(sq, s[i+j]), append(at, i+j)
-			}
-		}
-		i += n
-	}
+	var from, to []int // where each folded byte's source starts and ends in s
+	sq := foldMap(nil, &from, &to, s)
 	var spans [][2]int // in s, merged as they are found, in order of their start
 	p.scan(sq, func(start, end int, _ uint32) {
-		from, to := at[start], at[end-1]+1
-		if k := len(spans) - 1; k >= 0 && from <= spans[k][1] {
-			spans[k][1] = max(spans[k][1], to)
+		a, b := from[start], to[end-1]
+		if k := len(spans) - 1; k >= 0 && a <= spans[k][1] {
+			spans[k][1] = max(spans[k][1], b)
 			return
 		}
-		spans = append(spans, [2]int{from, to})
+		spans = append(spans, [2]int{a, b})
 	})
 	if len(spans) == 0 {
 		return s

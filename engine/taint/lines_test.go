@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -38,7 +39,8 @@ func TestPrivateLines_find(t *testing.T) {
 		{"a whole ordinary line", "It sets NODE_ENV=production.", []string{"NODE_ENV=…"}},
 		{"absent", "The project reads its API key from the environment.", nil},
 		{"an ordinary word of a value", "Deploy to production on port 5432.", nil},
-		{"a near miss", "API_KEY=sk-proj-4fGh82kLmN0pQrStUvWxYz12f4", nil},
+		{"a near miss: most of the key", "API_KEY=sk-proj-4fGh82kLmN0pQrStUvWxYz12f4", []string{"API_KEY=sk-…f3"}},
+		{"a piece of the key too short", "sk-proj-4fG", nil},
 		{"a comment too short", "# production", nil},
 	}
 	for _, tt := range tests {
@@ -96,4 +98,100 @@ func TestPrivateLines_redact(t *testing.T) {
 			t.Errorf("redact(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
+}
+
+// Variants that are not encodings are found (DESIGN §13): the key in two
+// halves with words between, with a "-" put in, across two JSON strings or
+// CSV cells, laced with format characters, in fullwidth letters, upper-
+// cased. A plain private line is still found whole only.
+func TestPrivateLines_variants(t *testing.T) {
+	var p privateLines
+	p.add(envFile, 0)
+	p.add("ssh admin@localhost\n", 0)
+	const key = "sk-proj-4fGh82kLmN0pQrStUvWxYz12f3"
+	fullwidth := func(s string) string {
+		var b strings.Builder
+		for _, r := range s {
+			if r > ' ' && r < 0x7f {
+				r += 0xFEE0
+			}
+			b.WriteRune(r)
+		}
+		return b.String()
+	}
+	for name, payload := range map[string]string{
+		"two halves, words between": "first sk-proj-4fGh82kL and then, later, mN0pQrStUvWxYz12f3",
+		"a dash put in":             "sk-proj-4fGh82-kLmN0pQrSt-UvWxYz12f3",
+		"two JSON strings":          `{"a": "sk-proj-4fGh82kLmN0", "b": "pQrStUvWxYz12f3"}`,
+		"two CSV cells":             "name,part\nkey,sk-proj-4fGh82kLm\nkey,N0pQrStUvWxYz12f3",
+		"zero-width spaces":         "sk-proj-4fGh\u200b82kL\u200bmN0pQrSt\u200bUvWxYz12f3",
+		"a ZWJ and a soft hyphen":   "sk-proj-4fGh\u200d82kLmN0p\u00adQrStUvWxYz12f3",
+		"fullwidth":                 fullwidth(key),
+		"upper-cased":               strings.ToUpper(key),
+	} {
+		if got := p.find(payload); len(got) != 1 || p.lines[got[0]].masked != "API_KEY=sk-…f3" {
+			t.Errorf("%s: find(%q) = %v, want the key's line", name, payload, got)
+		}
+	}
+	for _, payload := range []string{"It runs on localhost.", "Connect with ssh to the admin host."} {
+		if got := p.find(payload); len(got) != 0 {
+			t.Errorf("find(%q) = %v: a word of a plain private line matched", payload, got)
+		}
+	}
+	if got := p.find("SSH ADMIN@LOCALHOST"); len(got) != 1 {
+		t.Errorf("the plain line, upper-cased, not found: %v", got)
+	}
+}
+
+// Masking finds what fold finds, and masks the whole span of the source
+// it came from.
+func TestPrivateLines_redactVariants(t *testing.T) {
+	var p privateLines
+	p.add(envFile, 0)
+	got := p.redact("key: ｓｋ-ｐｒｏｊ-4fGh82kLmN0pQrStUvWxYz12f3 (fullwidth)")
+	if strings.Contains(got, "4fGh82kLmN0p") || !strings.HasPrefix(got, "key: ") || !strings.HasSuffix(got, " (fullwidth)") {
+		t.Errorf("redact = %q", got)
+	}
+	got = p.redact("upper SK-PROJ-4FGH82KLMN0PQRSTUVWXYZ12F3 end")
+	if strings.Contains(strings.ToLower(got), "4fgh82klmn0p") || !strings.HasSuffix(got, " end") {
+		t.Errorf("redact = %q", got)
+	}
+}
+
+// FuzzPrivateLines_fold (.ci/run fuzzes it by this name, through
+// scripts/fuzz): whatever a private line and the text around it, folding
+// and finding do not panic, a line worth finding is found where it appears
+// whole, and so is it retyped upper-case or in fullwidth letters; masking
+// what was found leaves none of it behind.
+func FuzzPrivateLines_fold(f *testing.F) {
+	f.Add("API_KEY=sk-proj-4fGh82kLmN0pQrStUvWxYz12f3", "see ", " there")
+	f.Add("DB_PASS=C:\\vault\\k3y-9f8e7d6c5b4a", "{\"a\":\"", "\"}")
+	f.Add("token e\u0301\u200bé\u00adＡＢＣ0123456789xyz", "", "")
+	f.Fuzz(func(t *testing.T, line, before, after string) {
+		if strings.ContainsAny(line, "\n\r") || !utf8.ValidString(line+before+after) {
+			return
+		}
+		var p privateLines
+		p.add(line+"\n", 0)
+		payload := before + "\n" + line + "\n" + after
+		if len(p.frags) > 0 && len(p.find(payload)) == 0 {
+			t.Fatalf("the line %q is not found in %q", line, payload)
+		}
+		if len(p.frags) > 0 && isASCII(line) && len(p.find(strings.ToUpper(line))) == 0 {
+			t.Fatalf("the line %q is not found upper-cased", line)
+		}
+		masked := p.redact(payload)
+		if len(p.frags) > 0 && strings.Contains(masked, line) && len(strings.TrimSpace(line)) > 0 {
+			t.Fatalf("redact(%q) = %q keeps the line", payload, masked)
+		}
+	})
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

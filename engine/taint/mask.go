@@ -22,7 +22,8 @@ func MaskLine(line string) string {
 	}
 	words := strings.Fields(line)
 	for i, w := range words {
-		if strings.IndexFunc(w, isAlnum) >= 0 {
+		// As the gate compares it: `㋋` folds to "12月".
+		if strings.IndexFunc(w, isAlnum) >= 0 || strings.IndexFunc(string(fold(nil, w)), isAlnum) >= 0 {
 			words[i] = maskWord(w)
 		}
 	}

@@ -1,6 +1,8 @@
 package taint
 
 import (
+	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -23,7 +25,8 @@ var foldCase = runtime.GOOS == "darwin" || runtime.GOOS == "windows"
 // relative to the session's root that holds it (or, outside every root,
 // against the whole path), for the path as named and for its real location,
 // every symlink followed, so that neither a link (`notes.txt -> .env`) nor a
-// `..` (`src/../.env`) dodges a glob.
+// `..` (`src/../.env`) dodges a glob; and a hard link to a private file is
+// the same file, so private too.
 type privatePaths struct {
 	globs []glob.Pattern
 	fold  bool
@@ -84,7 +87,41 @@ func (p *privatePaths) private(path string) (name string, ok bool) {
 			return name, true
 		}
 	}
-	return name, false
+	return name, p.hardLinked(path)
+}
+
+// maxLinkSearch bounds the entries hardLinked looks at, per root.
+const maxLinkSearch = 20000
+
+// hardLinked reports whether the file at path is a private file under
+// another name: a hard link is the same file (`ln .env notes.txt`), which
+// no glob of its name can tell. Only a file with more than one link is
+// looked for, among the private files under the roots.
+func (p *privatePaths) hardLinked(path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || linkCount(fi) < 2 {
+		return false
+	}
+	for _, root := range p.roots {
+		seen, found := 0, false
+		_ = rootfs.Walk(root, func(rel string, d fs.DirEntry) error {
+			if seen++; seen > maxLinkSearch {
+				return rootfs.ErrStop
+			}
+			if !d.Type().IsRegular() || !p.match(rel) {
+				return nil
+			}
+			if other, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel))); err == nil && os.SameFile(fi, other) {
+				found = true
+				return rootfs.ErrStop
+			}
+			return nil
+		})
+		if found {
+			return true
+		}
+	}
+	return false
 }
 
 // matches matches a clean absolute path: relative to each root that holds
