@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -155,11 +154,14 @@ func (v *stageVisit) gateAnswer(ctx context.Context, verdict outputspec.Verdict)
 			c.Carried = append(c.Carried, name)
 			continue
 		}
-		if a.Size <= maxScannedArtifact {
-			if b, err := disk.ReadFile(path); err == nil && bytes.IndexByte(b[:min(len(b), 8<<10)], 0) < 0 {
-				c.Payload = append(c.Payload, string(b))
-			}
+		// Every artifact is scanned whole, text or binary, any size: the
+		// gate reads it a chunk at a time.
+		f, err := disk.Open(path)
+		if err != nil {
+			continue // gone: it carries nothing
 		}
+		defer f.Close()
+		c.Files = append(c.Files, f)
 	}
 	out := v.gate(ctx, c, "other", nil, nil)
 	if !out.Allowed {
@@ -170,10 +172,6 @@ func (v *stageVisit) gateAnswer(ctx context.Context, verdict outputspec.Verdict)
 	}
 	return verdict
 }
-
-// maxScannedArtifact is the largest artifact whose text the gate reads to
-// look for private content; larger ones, and binary ones, are not read.
-const maxScannedArtifact = 8 << 20
 
 // gateEgress is the gate before an Egress tool runs. It reports whether the
 // call was refused, with the result the model gets; a call the user

@@ -3,6 +3,7 @@ package taint
 import (
 	"bytes"
 	"context"
+	"io"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
@@ -129,6 +130,10 @@ type Call struct {
 	// to look in what they hide (decoded); "" for none.
 	Format  string
 	Carried []string // private files it would send whole (artifacts), by name
+	// Files are what it would send besides, read whole (artifacts: text
+	// or binary, any size), a chunk at a time; Decide reads them, and
+	// the caller closes them.
+	Files []io.Reader
 	// Asks says the call's tool asks the user about each call itself
 	// (shell, MCP tools): the gate's question then covers the tool's own,
 	// and an approval approves the call (Outcome.Approved).
@@ -213,7 +218,15 @@ func (g *Gate) Decide(ctx context.Context, c Call, ask Asker) Outcome {
 	}
 	g.mu.Lock()
 	found := g.lines.find(payloads...)
-	unchecked := g.lines.full && len(found) == 0 && len(g.sources) > 0
+	unreadable := false // a file that cannot be read whole cannot be shown to be free of it
+	for _, f := range c.Files {
+		var more []uint32
+		if err := g.lines.findStream(f, func(line uint32) { more = append(more, line) }); err != nil {
+			unreadable = true
+		}
+		found = mergeLines(found, more)
+	}
+	unchecked := (g.lines.full || unreadable) && len(found) == 0 && len(g.sources) > 0
 	rec := Audit{Sink: c.Sink, Policy: g.policy, Sources: []string{}, Matches: []string{}, Unchecked: unchecked}
 	for _, i := range found {
 		l := g.lines.lines[i]
@@ -475,4 +488,15 @@ func upperFirst(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// mergeLines adds more to found, each line once, in the order they were
+// read.
+func mergeLines(found, more []uint32) []uint32 {
+	if len(more) == 0 {
+		return found
+	}
+	found = append(found, more...)
+	slices.Sort(found)
+	return slices.Compact(found)
 }

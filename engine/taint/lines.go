@@ -2,6 +2,7 @@ package taint
 
 import (
 	"hash/maphash"
+	"io"
 	"slices"
 	"strings"
 	"unicode"
@@ -32,6 +33,7 @@ type privateLines struct {
 	bloom   []uint64            // anchors seen, one bit each: most payload positions stop here
 	lines   []privateLine
 	full    bool
+	longest int // the longest fragment, in bytes
 
 	// pieces are the secrets' pieces (pieceLen bytes each, folded): each
 	// the top 48 bits of its rolling hash (pieceHash) and its line in the
@@ -223,6 +225,7 @@ func secretLike(w string, min int) bool {
 
 // fragment remembers sq, a fragment of line not yet known.
 func (p *privateLines) fragment(sq []byte, line uint32) {
+	p.longest = max(p.longest, len(sq))
 	p.frags[p.hash(sq)] = line
 	a := anchor(sq, 0)
 	if n := uint32(len(sq)); !slices.Contains(p.anchors[a], n) {
@@ -262,6 +265,62 @@ func (p *privateLines) find(payloads ...string) []uint32 {
 	}
 	slices.Sort(found)
 	return found
+}
+
+// streamChunk is how much of a stream findStream folds at once.
+const streamChunk = 1 << 20
+
+// findStream is find over everything r holds, read and folded a chunk at
+// a time, so a file of any size is scanned whole in bounded memory: each
+// chunk is scanned after the end of the one before it (as long as the
+// longest fragment), so a fragment across two chunks is found. It calls
+// found for each line it finds, maybe more than once.
+func (p *privateLines) findStream(r io.Reader, found func(line uint32)) error {
+	if len(p.frags) == 0 && len(p.pieces) == 0 {
+		return nil
+	}
+	buf := make([]byte, streamChunk)
+	var carry []byte // an incomplete character at the end of the last chunk
+	var sq, tail []byte
+	for {
+		n, err := io.ReadFull(r, buf)
+		chunk := append(carry, buf[:n]...)
+		cut := len(chunk)
+		if err == nil {
+			cut -= partialRune(chunk)
+		}
+		carry = append([]byte(nil), chunk[cut:]...)
+		sq = fold(append(sq[:0], tail...), string(chunk[:cut]))
+		p.scan(sq, func(_, end int, line uint32) {
+			if end > len(tail) { // else found in the last chunk already
+				found(line)
+			}
+		})
+		keep := max(p.longest, pieceLen)
+		tail = append(tail[:0], sq[max(0, len(sq)-keep):]...)
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			return nil
+		case err != nil:
+			return err
+		}
+	}
+}
+
+// partialRune is how many bytes at the end of b begin a character that is
+// not whole.
+func partialRune(b []byte) int {
+	for i := 1; i <= min(len(b), utf8.UTFMax-1); i++ {
+		if c := b[len(b)-i]; c >= 0xC0 {
+			if !utf8.FullRune(b[len(b)-i:]) {
+				return i
+			}
+			return 0
+		} else if c < 0x80 {
+			return 0
+		}
+	}
+	return 0
 }
 
 // scan calls found with each fragment in sq, a squashed payload: where it

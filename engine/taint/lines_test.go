@@ -195,3 +195,22 @@ func isASCII(s string) bool {
 	}
 	return true
 }
+
+// A stream is scanned whole, a chunk at a time: a line across two chunks
+// is found, and so is a character cut between them.
+func TestPrivateLines_findStream(t *testing.T) {
+	var p privateLines
+	p.add(envFile+"NAME=Zoë-ïs-hère-4f9a8b7c6d\n", 0)
+	for _, at := range []int{0, streamChunk - 10, streamChunk - 1, 3*streamChunk - 20} {
+		for _, secret := range []string{"sk-proj-4fGh82kLmN0pQrStUvWxYz12f3", "Zoë-ïs-hère-4f9a8b7c6d"} {
+			text := strings.Repeat("x", at) + secret + strings.Repeat("y", 100)
+			var found []uint32
+			if err := p.findStream(strings.NewReader(text), func(l uint32) { found = append(found, l) }); err != nil {
+				t.Fatal(err)
+			}
+			if len(found) == 0 {
+				t.Errorf("%q at %d: not found", secret, at)
+			}
+		}
+	}
+}
