@@ -3,10 +3,10 @@ package taint
 import (
 	"bytes"
 	"context"
-	"io"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"io"
 	"slices"
 	"strings"
 	"sync"
