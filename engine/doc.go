@@ -31,7 +31,8 @@
 // (what a run writes into its record), runfs.go (run:PATH, the run's own
 // record as later stages read it), keep.go (artifact copies in the
 // record), taint.go (where the engine asks the taint gate), mcp_tools.go
-// (which of the session's MCP tools a stage offers).
+// (which of the session's MCP tools a stage offers), instructions.go (the
+// project's AGENTS.md, given to every stage).
 //
 // Runs started by a run (DESIGN §12): subrun.go (a sub-run: what it
 // shares with its parent, its sink, workspace and record; the delegation

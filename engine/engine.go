@@ -81,6 +81,9 @@ type Engine struct {
 	// ModelFacts says what is known of a model before calling it (which
 	// cannot call tools: DESIGN §15); nil knows nothing.
 	ModelFacts ModelFacts
+	// NoProjectInstructions keeps the working directory's AGENTS.md out
+	// of every stage's prompt (--no-project-instructions; instructions.go).
+	NoProjectInstructions bool
 }
 
 // NewID makes an id with prefix (see Engine.IDs).
@@ -323,6 +326,11 @@ type tree struct {
 
 	agentsMu sync.Mutex
 	agents   map[agentRef]*blueprint.Blueprint // the spawnable agents loaded so far (subrun_spawn.go)
+
+	// project is the turn's AGENTS.md as the stages are given it, read
+	// once (instructions.go).
+	projectOnce sync.Once
+	project     string
 }
 
 func newTree(e *Engine, t *Turn, sink Sink) *tree {

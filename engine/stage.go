@@ -243,6 +243,9 @@ func (v *stageVisit) systemPrompt(tools bool) string {
 	if s.Description != "" {
 		fmt.Fprintf(&sys, "\n\nThis stage (%s): %s", s.Name, s.Description)
 	}
+	if project := v.run.projectInstructions(); project != "" {
+		sys.WriteString("\n\n" + project) // the project's own words: not framed
+	}
 	sys.WriteString("\n\n" + FrameNote)
 	if tools && len(v.targets) > 0 {
 		sys.WriteString("\n\nWhen this stage's work is done, call transition with where to go next:")

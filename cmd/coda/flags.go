@@ -27,6 +27,9 @@ type launchFlags struct {
 	trace        bool
 	taint        string
 	effort       string
+	// noProject keeps the working directory's AGENTS.md out of the
+	// stages' prompts.
+	noProject bool
 }
 
 func (f *launchFlags) register(fs *flag.FlagSet) {
@@ -43,6 +46,7 @@ func (f *launchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logFile, "log-file", "", "write logs to this file instead of stderr")
 	fs.BoolVar(&f.trace, "trace", false, "log every wire message")
 	fs.StringVar(&f.effort, "effort", "", "the reasoning effort: off, low, medium, high, or a model's own minimal, xhigh, max (wins over the config's effort)")
+	fs.BoolVar(&f.noProject, "no-project-instructions", false, "do not give the stages the working directory's AGENTS.md as the project's instructions")
 	fs.StringVar(&f.taint, "taint", "", "the taint gate's policy: off, allow, deny or ask (wins over the blueprint's and the config file's)")
 }
 

@@ -111,7 +111,8 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	l.engine = &engine.Engine{
 		Models: cfg.models(), Tools: tools.Builtin(), Agents: loadSpawned, Store: store.New(f.stateDirectory()),
 		MaxModelCalls: cfg.MaxModelCalls, Log: log, ModelFacts: cfg.modelFacts,
-		Taint: taint.Launch{Config: cfg.Taint, Policy: f.taint},
+		Taint:                 taint.Launch{Config: cfg.Taint, Policy: f.taint},
+		NoProjectInstructions: f.noProject,
 	}
 	l.pickerModels = cfg.Picker.Models
 	l.checkModel = func(spec string) error { return authError(cfg.preflight([]string{spec})) }

@@ -39,6 +39,15 @@ type AgentConfig struct {
 	// Commands are [agent.commands.NAME]: slash commands the agent offers
 	// (commands.go).
 	Commands map[string]*SlashCommand `toml:"commands"`
+	// ProjectInstructions = false keeps the project's AGENTS.md out of
+	// the stages' prompts (DESIGN §8); unset gives it to them.
+	ProjectInstructions *bool `toml:"project_instructions"`
+}
+
+// ReadsProjectInstructions reports whether the agent's stages are given
+// the project's AGENTS.md.
+func (a AgentConfig) ReadsProjectInstructions() bool {
+	return a.ProjectInstructions == nil || *a.ProjectInstructions
 }
 
 // Stage modes.
