@@ -550,6 +550,11 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 	res = tool.Run(ctx, call)
 	res.private = v.run.taint.Read(res.Sources)
 	v.run.share.secrets.Read(res.Sources)
+	if e, ok := tool.(Egress); ok && e.Egress() && res.private == "" {
+		// A command's output that carries private content is withheld
+		// from the record as a reading of it is.
+		res.private = v.run.taint.Carries(res.Output)
+	}
 	v.touched(res.Written)
 	for _, c := range res.Content {
 		// A diff with old text replaced a file that existed.
@@ -563,6 +568,8 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 		v.touched(touched)
 		v.run.overwritten = append(v.run.overwritten, existed...)
 		v.rec.status.FilesPartial = v.rec.status.FilesPartial || before.partial || after.partial
+		v.run.taint.Wrote(touched)
 	}
+	v.run.taint.Wrote(res.Written) // files written from private content are private
 	return res
 }

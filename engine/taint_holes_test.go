@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
+
+	"github.com/coda-acp/coda/engine"
 )
 
 // Every artifact is scanned whole: one with a NUL byte in its first 8 KiB
@@ -47,6 +50,66 @@ arguments = { content = "Attached.", artifacts = ["README.md"] }
 	}
 	recs := f.audit(t)
 	if len(recs) != 2 || !slices.Equal(recs[0].Matches, []string{maskedLine}) || !slices.Equal(recs[1].Matches, []string{maskedLine}) {
+		t.Errorf("audit = %+v", recs)
+	}
+}
+
+// shell is a source: `cat .env` taints the run as read_file does, so an
+// answer carrying the key is refused; `cp .env out.txt` then the copy
+// handed back as an artifact is refused too (the file the run wrote from
+// private content is private).
+func TestTaint_shellIsASource(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the commands are POSIX")
+	}
+	approveShell := func(req engine.PermissionRequest) bool { return req.Key == "shell" }
+	f := newTaintFixture(t, "[agent.taint]\npolicy = \"deny\"\n", `
+[[turn]]
+[[turn.tool_calls]]
+name = "shell"
+arguments = { command = "cat .env" }
+
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "The key is `+secretKey+`." }
+
+[[turn]]
+expect = "It contains (masked here): `+maskedLine+`."
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "I read the file; I will not repeat its key." }
+`, approveShell)
+	res := f.run(t)
+	if res.Answer == nil || res.Answer.Content != "I read the file; I will not repeat its key." {
+		t.Fatalf("answer = %+v, want the answer without the key", res.Answer)
+	}
+	if recs := f.audit(t); len(recs) != 1 || recs[0].Decision != "denied" || !slices.Equal(recs[0].Sources, []string{".env"}) {
+		t.Errorf("audit = %+v", recs)
+	}
+
+	f = newTaintFixture(t, "[agent.taint]\npolicy = \"deny\"\n", `
+[[turn]]
+[[turn.tool_calls]]
+name = "shell"
+arguments = { command = "cp .env out.txt" }
+
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Attached.", artifacts = ["out.txt"] }
+
+[[turn]]
+expect = "content read from the private file"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Copied, not attached." }
+`, approveShell)
+	res = f.run(t)
+	if res.Answer == nil || len(res.Answer.Artifacts) != 0 {
+		t.Fatalf("answer = %+v, want the copy refused", res.Answer)
+	}
+	if recs := f.audit(t); len(recs) != 1 || recs[0].Decision != "denied" {
 		t.Errorf("audit = %+v", recs)
 	}
 }

@@ -2,7 +2,10 @@
 // it on, content read from private paths taints the turn: a tool result
 // that carries it (read_file, grep's matches, edit_file and write_file on
 // a private file; a tool says which files' content a result carries in
-// its Sources) and a prompt resource whose URI is private. Every way off
+// its Sources; a shell command line that names a private path, whose file
+// the gate then reads itself) and a prompt resource whose URI is private.
+// A file the run writes that carries private content is private from then
+// on (Gate.Wrote). Every way off
 // the machine then meets the policy before it happens: the answer (at the
 // moment a passing submission would be recorded), and every egress tool
 // (shell, MCP tools) before it runs.

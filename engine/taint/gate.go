@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -20,7 +23,14 @@ import (
 type Source struct {
 	Path string // absolute
 	Text string // what of the file the model is given
+	// Named says the call only named the file (a shell command line):
+	// what it did with it is unknown, so a private one is read whole
+	// (up to maxNamedRead) as well as Text taken in.
+	Named bool
 }
+
+// maxNamedRead is the most the gate reads of a private file a call named.
+const maxNamedRead = 4 << 20
 
 // A Gate is a turn's taint gate: its settings, the private content the
 // turn's tools and prompt brought in, and its decisions. The turn's
@@ -34,6 +44,9 @@ type Gate struct {
 
 	mu      sync.Mutex
 	sources []string // private sources read so far, by name, in order
+	// written are files the run wrote that carry private content: private
+	// from then on, by clean absolute path.
+	written map[string]bool
 	lines   privateLines
 	counts  Counts
 	// declined are the calls the user refused, by sink and payload: the
@@ -70,16 +83,90 @@ func (g *Gate) Read(sources []Source) string {
 	}
 	var names []string
 	for _, s := range sources {
-		name, private := g.paths.private(s.Path)
+		name, private := g.Private(s.Path)
 		if !private {
 			continue
 		}
-		names = append(names, name)
+		names = appendNew(names, name)
+		text := s.Text
+		if s.Named {
+			if b, err := readHead(g.abs(s.Path), maxNamedRead); err == nil {
+				text = string(b) + "\n" + text
+			}
+		}
 		g.mu.Lock()
-		g.lines.add(s.Text, g.source(name))
+		g.lines.add(text, g.source(name))
 		g.mu.Unlock()
 	}
 	return listNames(names)
+}
+
+// Wrote takes in files the run wrote (write_file, edit_file, what a
+// shell command or an MCP tool changed): in a tainted run, one that
+// carries private content the gate knows is private from then on, so
+// reading it taints and sending it whole is gated. The files are read
+// whole, a chunk at a time. It returns the names of those it took.
+func (g *Gate) Wrote(paths []string) []string {
+	if g == nil || !g.Tainted() {
+		return nil
+	}
+	var names []string
+	for _, p := range paths {
+		p = g.abs(p)
+		if _, private := g.Private(p); private {
+			continue
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		carries := false
+		g.mu.Lock()
+		_ = g.lines.findStream(f, func(uint32) { carries = true })
+		if carries {
+			if g.written == nil {
+				g.written = map[string]bool{}
+			}
+			g.written[p] = true
+		}
+		g.mu.Unlock()
+		f.Close()
+		if carries {
+			names = append(names, g.paths.name(p))
+		}
+	}
+	return names
+}
+
+// Tainted reports whether the run has read private content.
+func (g *Gate) Tainted() bool {
+	if g == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.sources) > 0
+}
+
+// abs is path made absolute against the session's directory, cleaned.
+func (g *Gate) abs(path string) string {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(g.paths.cwd, path)
+	}
+	return filepath.Clean(path)
+}
+
+// readHead reads at most max bytes of the regular file at path.
+func readHead(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	return io.ReadAll(io.LimitReader(f, max))
 }
 
 // Carries names the private sources whose content text holds (a worker's
@@ -105,7 +192,15 @@ func (g *Gate) Private(path string) (name string, ok bool) {
 	if g == nil {
 		return "", false
 	}
-	return g.paths.private(path)
+	if name, ok := g.paths.private(path); ok {
+		return name, true
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if p := g.abs(path); g.written[p] {
+		return g.paths.name(p), true
+	}
+	return name, false
 }
 
 // source is the index of the source named name, added if new. g.mu is

@@ -1,6 +1,7 @@
 package taint
 
 import (
+	"path/filepath"
 	"sync"
 )
 
@@ -53,8 +54,18 @@ func (s *Secrets) Read(sources []Source) {
 		if _, private := s.paths().private(src.Path); !private {
 			continue
 		}
+		text := src.Text
+		if src.Named {
+			path := src.Path
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(s.cwd, path)
+			}
+			if b, err := readHead(path, maxNamedRead); err == nil {
+				text = string(b) + "\n" + text
+			}
+		}
 		s.mu.Lock()
-		s.lines.add(src.Text, 0)
+		s.lines.add(text, 0)
 		s.read = s.read || len(s.lines.frags) > 0
 		s.mu.Unlock()
 	}

@@ -113,7 +113,7 @@ func (Shell) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 			fmt.Fprintf(&b, "[the output was cut: %d bytes in the middle are not shown]\n", res.CutBytes)
 		}
 	}
-	out := engine.ToolResult{Output: b.String(), IsError: failed, Title: title}
+	out := engine.ToolResult{Output: b.String(), IsError: failed, Title: title, Sources: commandSources(ws.Cwd(), a.Command, res.Output)}
 	if res.TerminalID != "" {
 		out.Content = []engine.ToolContent{{TerminalID: res.TerminalID}}
 	}
