@@ -271,13 +271,13 @@ func (v *stageVisit) call(ctx context.Context) (*Response, error) {
 	var lastErr error
 	for i, spec := range v.models {
 		req := v.request(spec)
-		out.split = thinkSplit{} // what a failed try held is not this one's
+		out.split, out.held = thinkSplit{}, [2]string{} // what a failed try held is not this one's
 		resp, err := v.stream(ctx, spec, req, out.delta)
 		if errors.Is(err, ErrToolsUnsupported) && len(req.Tools) > 0 && out.textID == "" && ctx.Err() == nil {
 			// The server refused the tools: the same call without them.
 			v.learnNoTools(spec, err)
 			req = v.request(spec)
-			out.split = thinkSplit{}
+			out.split, out.held = thinkSplit{}, [2]string{}
 			resp, err = v.stream(ctx, spec, req, out.delta)
 		}
 		if err == nil {
@@ -339,6 +339,7 @@ type replyStream struct {
 	ctx               context.Context
 	textID, thoughtID string
 	split             thinkSplit
+	held              [2]string // thought and text held back to be masked (hold)
 }
 
 func (s *replyStream) delta(d Delta) error {
@@ -351,10 +352,45 @@ func (s *replyStream) delta(d Delta) error {
 	return s.emit(thought, text)
 }
 
-// flush streams what the think split still held when the reply ended.
-func (s *replyStream) flush() error { return s.emit(s.split.flush()) }
+// flush streams what the think split, and the masking, still held when
+// the reply ended.
+func (s *replyStream) flush() error {
+	thought, text := s.split.flush()
+	if err := s.emit(thought, text); err != nil {
+		return err
+	}
+	return s.emitNow(s.hold(0, "", true), s.hold(1, "", true))
+}
+
+// maxHeld is the most of a line the masking holds back before it shows it
+// anyway.
+const maxHeld = 16 << 10
+
+// hold adds text to what stream n (0 thought, 1 text) holds back and
+// returns what can be shown, masked: the whole lines, or everything at the
+// end or past maxHeld.
+func (s *replyStream) hold(n int, text string, end bool) string {
+	held := s.held[n] + text
+	cut := strings.LastIndexByte(held, '\n') + 1
+	if end || len(held) > maxHeld {
+		cut = len(held)
+	}
+	s.held[n] = held[cut:]
+	return s.v.run.taint.Mask(held[:cut])
+}
 
 func (s *replyStream) emit(thought, text string) error {
+	r := s.v.run
+	if g := r.taint; g.Tainted() || s.held[0] != "" || s.held[1] != "" {
+		// The model's text reaches the editor before the gate has seen it
+		// (a reply refused as the answer, commentary): in a tainted run it
+		// is shown a line at a time, its private content masked.
+		thought, text = s.hold(0, thought, false), s.hold(1, text, false)
+	}
+	return s.emitNow(thought, text)
+}
+
+func (s *replyStream) emitNow(thought, text string) error {
 	r := s.v.run
 	if thought != "" {
 		if s.thoughtID == "" {
@@ -467,6 +503,12 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 // whose arguments were cut is shown by its name alone.
 func (v *stageVisit) announce(tc ToolCall, tool Tool) *ToolCallEvent {
 	ev := &ToolCallEvent{ID: v.run.e.NewID("t"), Title: tc.Name, Name: tc.Name, Kind: "other", Status: ToolInProgress, RawInput: shownArgs(tc)}
+	if g := v.run.taint; g.Tainted() && tc.Dropped == 0 {
+		// Shown before the gate has decided on the call: its private
+		// content masked, in its arguments and the title made of them.
+		tc.Arguments = g.RedactArgs(tc.Arguments)
+		ev.RawInput = shownArgs(tc)
+	}
 	switch {
 	case v.isSubmit(tc.Name):
 		ev.Title = v.submitTitle()

@@ -446,6 +446,21 @@ const (
 	decisionDenied  = "denied"
 )
 
+// Mask is text with the private content the gate knows masked: what is
+// shown of a call, or of the model's streamed text, before the gate has
+// decided on it. text itself when the run is not tainted.
+func (g *Gate) Mask(text string) string {
+	if g == nil || text == "" {
+		return text
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.sources) == 0 {
+		return text
+	}
+	return g.lines.redact(text)
+}
+
 // RedactArgs are a call's arguments with their private content masked,
 // to show the user.
 func (g *Gate) RedactArgs(args json.RawMessage) json.RawMessage {
