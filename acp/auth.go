@@ -1,7 +1,9 @@
 package acp
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/coda-acp/coda/engine"
 )
@@ -21,11 +23,30 @@ const authMethodEnv = "env"
 
 // authMethods are initialize's authMethods.
 func (s *Server) authMethods() []authMethod {
-	description := "coda reads model API keys from the environment it starts with (ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY, or a provider's api_key_env in config.toml); the configured model's is set"
-	if err := s.reach(s.opts.UserModel, s.defaultModel(false)); err != nil {
-		description = err.Error()
+	description := "coda reads its model's API key from the environment it starts with (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY, OPENROUTER_API_KEY, or the api_key_env a provider names in config.toml); the key of the model coda is set to use is set."
+	if s.opts.Reach != nil {
+		if err := s.opts.Reach(s.opts.UserModel, s.defaultModel(false)); err != nil {
+			description = hintOf(err)
+		}
 	}
 	return []authMethod{{ID: authMethodEnv, Name: "API key from the environment", Description: description}}
+}
+
+// A Hint is an error of Options.Reach or CheckModel that says, in a user's
+// words, what to set: the auth method's description, and what a prompt
+// that cannot reach a model is told.
+type Hint interface {
+	error
+	Hint() string
+}
+
+// hintOf is what err tells a user to set: its Hint, else its message
+// without the code's name.
+func hintOf(err error) string {
+	if h, ok := errors.AsType[Hint](err); ok {
+		return h.Hint()
+	}
+	return strings.TrimPrefix(err.Error(), ErrAuthRequired.Error()+": ")
 }
 
 // authenticate handles authenticate: it succeeds when the launch's model
@@ -57,6 +78,9 @@ func (s *Server) reach(userModel, defaultModel string) error {
 		return nil
 	}
 	if err := s.opts.Reach(userModel, defaultModel); err != nil {
+		if _, ok := errors.AsType[Hint](err); ok {
+			return fmt.Errorf("%w: %s (or pick a model whose key is set with /model)", ErrAuthRequired, hintOf(err))
+		}
 		return fmt.Errorf("%w: %v (coda reads the environment and config.toml when it starts: restart the agent after setting it, or pick a model whose key is set with /model)", ErrAuthRequired, err)
 	}
 	return nil

@@ -106,7 +106,7 @@ func TestAuth_withoutKey(t *testing.T) {
 		c.wait()
 		for _, want := range []string{
 			`"id":0,"result":{"agentCapabilities":`,
-			`"authMethods":[{"description":"authentication required: model anthropic:claude-sonnet-4-5 needs ANTHROPIC_API_KEY: set it in the environment (coda reads the environment and config.toml when it starts`,
+			`"authMethods":[{"description":"model anthropic:claude-sonnet-4-5 needs ANTHROPIC_API_KEY: set it in the environment"`,
 			`"id":"env","name":"API key from the environment"}]`,
 			`"id":1,"error":{"code":-32000,"message":"authentication required: model anthropic:claude-sonnet-4-5 needs ANTHROPIC_API_KEY`,
 			`"id":2,"error":{"code":-32602,"message":"invalid params: methodId: coda offers no method \"oauth\" (it offers \"env\")"`,

@@ -50,9 +50,12 @@ func (m *liveConn) log() string {
 func serveLive(t *testing.T, model string, opts acp.Options, answers ...string) *liveConn {
 	t.Helper()
 	work, _ := filepath.EvalSymlinks(t.TempDir())
-	agent, err := blueprint.Parse([]byte(mcpAgent), "blueprint.toml")
-	if err != nil {
-		t.Fatal(err)
+	agent := opts.Agent // the test's own, else mcpAgent
+	if agent == nil {
+		var err error
+		if agent, err = blueprint.Parse([]byte(mcpAgent), "blueprint.toml"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	sc, err := script.Parse([]byte(model), "model.toml")
 	if err != nil {

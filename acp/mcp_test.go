@@ -16,6 +16,7 @@ import (
 
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/mcp/mcptest"
 	"github.com/coda-acp/coda/engine/taint"
 )
@@ -203,6 +204,33 @@ arguments = { content = "ok" }
 	if started != 3 {
 		t.Errorf("%d servers shown started, want 3", started)
 	}
+}
+
+// A prompt waits for the session's MCP servers only when its agent may use
+// their tools: an agent none of whose stages offers mcp answers while a
+// server is still held at its gate, and shows no server starting.
+func TestMCP_notOfferedNoWait(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	mcptest.Fifo(t, gate)
+	agent, err := blueprint.Parse([]byte("[agent]\nname = \"plain\"\n[stages.answer]\nmode = \"output\"\navailable_tools = [\"read_file\"]\n"), "blueprint.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := serveLive(t, `
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "ok" }
+`, acp.Options{Agent: agent})
+	m.request(1, "session/new", newSession(stdio(t, "slow", [2]string{"CODA_MCP_GATE", gate})))
+	resp := m.request(2, "session/prompt", map[string]any{"sessionId": "s-1", "prompt": []any{map[string]any{"type": "text", "text": "Go."}}})
+	if !strings.Contains(resp, `"status":"answered"`) {
+		t.Fatalf("prompt: %s", resp)
+	}
+	if l := m.find("Start MCP server"); l != "" {
+		t.Errorf("the prompt waited for a server its agent cannot use: %s", l)
+	}
+	mcptest.Open(t, gate)
 }
 
 // A wrong-typed mcpServers is -32602 naming the field; no session starts.

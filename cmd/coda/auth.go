@@ -59,6 +59,17 @@ func (e noModelError) Error() string {
 
 func (e noModelError) Is(target error) bool { return target == errNoModel }
 
+// Hint says in a user's words what to set (acp's auth method).
+func (e noModelError) Hint() string {
+	return fmt.Sprintf("No model is set up. Set an API key in the environment coda starts with (%s), or start coda with --model PROVIDER:MODEL (for example --model anthropic:%s, or --model ollama:MODEL for a local Ollama), then restart the agent.",
+		keysText(), defaultModels["anthropic"])
+}
+
+// keysText names every built-in provider's key, as a user reads them.
+func keysText() string {
+	return "ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY, OPENROUTER_API_KEY"
+}
+
 // servable reports whether a model problem lets coda serve anyway: a key
 // or a model the user can still supply, not a wrong spec.
 func servable(err error) bool {

@@ -627,7 +627,7 @@ func (c *config) resolve(spec, name string) (*providerConfig, string, error) {
 		if len(p.AltKeyEnvs) > 0 {
 			env += " (or " + strings.Join(p.AltKeyEnvs, ", ") + ")"
 		}
-		return nil, "", missingKey{configUnavailable{fmt.Sprintf("model %s needs %s: set it in the environment (or api_key_env in [providers.%s])", spec, env, name)}}
+		return nil, "", missingKey{configUnavailable{fmt.Sprintf("model %s needs %s: set it in the environment (or api_key_env in [providers.%s])", spec, env, name)}, spec, env}
 	}
 	return p, key, nil
 }
@@ -695,4 +695,13 @@ func (e configUnavailable) Unwrap() error { return engine.ErrModelUnavailable }
 
 // missingKey is a model whose API key is not in the environment: when
 // serving, coda starts anyway and asks for it (auth.go).
-type missingKey struct{ configUnavailable }
+type missingKey struct {
+	configUnavailable
+	spec, env string // the model, and the variable (or variables) it needs
+}
+
+// Hint says in a user's words what to set (acp's auth method).
+func (e missingKey) Hint() string {
+	return fmt.Sprintf("Set %s in the environment coda starts with (the API key of %s, the model coda is set to use), then restart the agent; or start coda with --model naming a model whose key is set (%s).",
+		e.env, e.spec, keysText())
+}

@@ -67,7 +67,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, &helpShown{usageOf(fs)} // help.go
 			}
-			return nil, usageError("%v (see `coda help`)", err)
+			return nil, usageError("%s (see `coda help`)", asTyped(err, args))
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -79,6 +79,29 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, args[0])
 		args = args[1:]
 	}
+}
+
+// asTyped is a flag error as the user typed the flag: the flag package
+// names it "-bogus" whatever was typed; the message names "--bogus" when
+// that is what args hold.
+func asTyped(err error, args []string) string {
+	msg := err.Error()
+	for _, prefix := range []string{"flag provided but not defined: ", "flag needs an argument: "} {
+		name, ok := strings.CutPrefix(msg, prefix+"-")
+		if !ok {
+			continue
+		}
+		for _, a := range args {
+			if a == "--" {
+				break
+			}
+			typed, _, _ := strings.Cut(a, "=")
+			if strings.TrimLeft(typed, "-") == name && strings.HasPrefix(typed, "-") {
+				return prefix + typed
+			}
+		}
+	}
+	return msg
 }
 
 // stateDir is where run records go.

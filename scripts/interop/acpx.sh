@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # acpx.sh: one turn of coda driven by acpx (a headless ACP client), checking
-# that acpx's JSON output holds coda's final_answer chunk with the expected JSON
-# and a prompt result with _meta.coda.status "answered".
+# that acpx's JSON output holds coda's final_answer chunk with the expected JSON,
+# the turn's only message (the work streams as thoughts), and a prompt result
+# with _meta.coda.status "answered" and the answer at
+# .result._meta.coda.finalOutput.content.
 #
 #   scripts/interop/acpx.sh [CODA_BIN]      (or CODA_BIN=... scripts/interop/acpx.sh)
 #
@@ -76,5 +78,11 @@ check(JSON.stringify(JSON.parse(finals[0].content.text)) === '{"safe":true}', "t
 check(result.stopReason === "end_turn", 'the prompt result has stopReason "end_turn"', result);
 check(result._meta?.coda?.status === "answered", 'the prompt result has _meta.coda.status "answered"', result._meta);
 check(result._meta?.coda?.finalOutput?.content === want, "_meta.coda.finalOutput.content is the answer", result._meta?.coda?.finalOutput);
+const joined = updates.filter((u) => u.sessionUpdate === "agent_message_chunk" && u.content?.type === "text").map((u) => u.content.text).join("");
+check(joined === want, "the joined message text is exactly the answer", joined);
+const work = updates.filter((u) => u.sessionUpdate === "agent_thought_chunk").map((u) => u.content?.text ?? "").join("");
+check(work === "Checking the module.", "the work streamed as thoughts", work);
+const last = msgs.filter((m) => m.id === prompt.id && "result" in m).at(-1);
+check(last?.result?._meta?.coda?.finalOutput?.content === want, "acpx's JSON output holds the answer at .result._meta.coda.finalOutput.content", last?.result);
 JS
 echo "acpx.sh: all checks passed"

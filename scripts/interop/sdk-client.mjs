@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // sdk-client: drives coda as an ACP client built with the official TypeScript SDK
 // (@agentclientprotocol/sdk 2.4.0) and checks what coda promises on the wire
-// (DESIGN.md §8): the closing final_answer chunk, the commentary phase, a refused
-// submit_output, the output_format option, a prompt cancel, and the effort
+// (DESIGN.md §8): the turn's joined message text is exactly its answer (the
+// work streams as agent_thought_chunk with phase "commentary"), with commentary,
+// with a refused submit_output repaired, with a reply taken as the answer, and
+// after session/load; the output_format option, a prompt cancel, and the effort
 // option (DESIGN.md §16).
 //
 //   node sdk-client.mjs [CODA_BIN]      (or CODA_BIN=... node sdk-client.mjs)
@@ -54,28 +56,33 @@ async function runPrompt(session, text) {
   }
 }
 
-// checkAnsweredTurn checks a turn that closed with an answer: commentary chunks
-// carry phase "commentary", exactly one final_answer chunk comes last, in its own
-// message, with the expected text and format, and the prompt answered end_turn.
+// checkAnsweredTurn checks a turn that closed with an answer, as a client that
+// joins message text sees it: the turn's agent_message_chunks are one, the
+// final_answer chunk, last, its text exactly the answer; the work (commentary,
+// a reply that became the answer) streamed as agent_thought_chunks with phase
+// "commentary" under other messageIds; the prompt answered end_turn.
 function checkAnsweredTurn(name, { updates, response }, want) {
-  const chunks = updates.filter((u) => u.sessionUpdate === "agent_message_chunk");
-  const finals = chunks.filter((u) => codaMeta(u)?.phase === "final_answer");
-  const commentary = chunks.filter((u) => codaMeta(u)?.phase !== "final_answer");
+  const messages = updates.filter((u) => u.sessionUpdate === "agent_message_chunk");
+  const finals = messages.filter((u) => codaMeta(u)?.phase === "final_answer");
+  const thoughts = updates.filter((u) => u.sessionUpdate === "agent_thought_chunk");
   check(finals.length === 1, `${name}: exactly one agent_message_chunk with _meta.coda.phase "final_answer"`, finals);
+  check(messages.length === 1, `${name}: the answer is the turn's only agent_message_chunk`, messages);
+  const joined = messages.map((u) => (u.content?.type === "text" ? u.content.text : "")).join("");
+  check(joined === want.text, `${name}: the joined message text is exactly the answer ${JSON.stringify(want.text)}`, joined);
   const final = finals[0];
   check(updates.at(-1) === final, `${name}: the final_answer chunk is the last session/update`, updates.at(-1));
-  check(final.content?.type === "text" && final.content.text === want.text, `${name}: the final answer's text is ${JSON.stringify(want.text)}`, final.content);
   if (want.format === "json") {
     check(isDeepStrictEqual(JSON.parse(final.content.text), want.data), `${name}: the final answer parses as the expected JSON`, final.content.text);
   }
   check(codaMeta(final).format === want.format, `${name}: the final answer's _meta.coda.format is "${want.format}"`, codaMeta(final));
   check(typeof final.messageId === "string" && final.messageId !== "", `${name}: the final answer has a messageId`, final);
-  if (want.commentary) {
-    check(commentary.length > 0, `${name}: coda streamed commentary before the answer`, chunks);
-    const bad = commentary.filter((u) => codaMeta(u)?.phase !== "commentary");
-    check(bad.length === 0, `${name}: every streamed chunk carries _meta.coda.phase "commentary"`, bad);
-    const ids = new Set(commentary.map((u) => u.messageId));
-    check(!ids.has(final.messageId), `${name}: the final answer's messageId differs from the commentary's`, { final: final.messageId, commentary: [...ids] });
+  if (want.work !== undefined) {
+    const work = thoughts.map((u) => u.content?.text ?? "").join("");
+    check(work === want.work, `${name}: the thoughts carry the work ${JSON.stringify(want.work)}`, work);
+    const bad = thoughts.filter((u) => codaMeta(u)?.phase !== "commentary");
+    check(bad.length === 0, `${name}: every streamed thought carries _meta.coda.phase "commentary"`, bad);
+    const ids = new Set(thoughts.map((u) => u.messageId));
+    check(!ids.has(final.messageId), `${name}: the final answer's messageId differs from the work's`, { final: final.messageId, work: [...ids] });
   }
   check(response.stopReason === "end_turn", `${name}: the prompt response has stopReason "end_turn"`, response);
   check(codaMeta(response)?.status === "answered", `${name}: the prompt response has _meta.coda.status "answered"`, codaMeta(response));
@@ -97,7 +104,7 @@ function toolCalls(updates) {
 const contentText = (call) =>
   (call.content ?? []).map((c) => (c.type === "content" && c.content?.type === "text" ? c.content.text : "")).join("\n");
 
-async function main(ctx, stateDir) {
+async function main(ctx, stateDir, loadUpdates) {
   const init = await ctx.request(acp.methods.agent.initialize, {
     protocolVersion: acp.PROTOCOL_VERSION,
     clientCapabilities: {},
@@ -114,7 +121,7 @@ async function main(ctx, stateDir) {
 
   // Prompt 1: commentary, a refused fenced submission, then the JSON alone.
   const turn1 = await runPrompt(session, "Is the auth module safe?");
-  checkAnsweredTurn("prompt 1", turn1, { text: '{"safe": true}', data: { safe: true }, format: "json", commentary: true });
+  checkAnsweredTurn("prompt 1 (commentary, a repair)", turn1, { text: '{"safe": true}', data: { safe: true }, format: "json", work: "Checking the module.Fixing the fence." });
   const submits = toolCalls(turn1.updates).filter((c) => c.title?.startsWith("submit_output"));
   const refused = submits.filter((c) => c.status === "failed");
   check(refused.length === 1, "prompt 1: one submit_output tool call ended failed", submits);
@@ -131,7 +138,12 @@ async function main(ctx, stateDir) {
   const after = set.configOptions?.find((o) => o.id === "output_format");
   check(after?.currentValue === "yaml", 'session/set_config_option: output_format is now "yaml"', set);
   const turn2 = await runPrompt(session, "And now?");
-  checkAnsweredTurn("prompt 2 (yaml)", turn2, { text: "safe: true\nchecked:\n  - auth\n", format: "yaml", commentary: true });
+  checkAnsweredTurn("prompt 2 (yaml)", turn2, { text: "safe: true\nchecked:\n  - auth\n", format: "yaml", work: "Answering in YAML." });
+
+  // A reply taken as the answer (the model calls no tool): streamed as a
+  // thought, then sent once as the answer.
+  const turnReply = await runPrompt(session, "In one line?");
+  checkAnsweredTurn("prompt 2b (a reply taken as the answer)", turnReply, { text: "safe: false", format: "yaml", work: "safe: false" });
 
   // Prompt 3: a slow stream, cancelled after its first chunk.
   const pending = session.prompt("Count slowly.");
@@ -139,7 +151,7 @@ async function main(ctx, stateDir) {
   let first;
   do {
     first = await session.nextUpdate();
-  } while (first.kind !== "stop" && first.update.sessionUpdate !== "agent_message_chunk");
+  } while (first.kind !== "stop" && !first.update.sessionUpdate.endsWith("_chunk"));
   check(first.kind !== "stop", "prompt 3: a chunk streams before the prompt ends", first.response);
   const cancelledAt = performance.now();
   await ctx.notify(acp.methods.agent.session.cancel, { sessionId: session.sessionId });
@@ -160,9 +172,13 @@ async function main(ctx, stateDir) {
     if (msg.kind === "stop") break;
   }
 
-  // Prompt 4: the session stays usable after a cancel.
-  const turn4 = await runPrompt(session, "Again.");
-  checkAnsweredTurn("prompt 4 (after cancel)", turn4, { text: "again: true\n", format: "yaml" });
+  // Prompt 4: the session stays usable after a cancel. The SDK's own
+  // readText() joins the turn's message text: it is the answer alone.
+  const response4 = session.prompt("Again.");
+  const text4 = await session.readText();
+  check(text4 === "again: true\n", "prompt 4 (after cancel): the SDK's readText() is exactly the answer", text4);
+  const turn4 = { response: await response4 };
+  check(codaMeta(turn4.response)?.finalOutput?.content === "again: true\n", "prompt 4: _meta.coda.finalOutput.content is the answer", turn4.response);
 
   // The effort option (thought_level): a level the model takes is set and
   // reaches the next call (the script expects it); one it does not take is
@@ -181,6 +197,24 @@ async function main(ctx, stateDir) {
   const turn5 = await runPrompt(session, "Think hard.");
   check(turn5.response.stopReason === "end_turn" && codaMeta(turn5.response)?.status === "answered", "prompt 5: answered with the effort picked", turn5.response);
   session.dispose();
+
+  // session/load replays the session: each answered turn's message is its
+  // answer, once, as it was sent; the cancelled turn left none. Everything
+  // the load sends comes before its response.
+  loadUpdates.recording = true;
+  const loaded = await ctx.request(acp.methods.agent.session.load, { sessionId: session.sessionId, cwd: stateDir, mcpServers: [] });
+  loadUpdates.recording = false;
+  check(loaded !== undefined, "session/load: answered", loaded);
+  const replay = loadUpdates.list.filter((n) => n.sessionId === session.sessionId).map((n) => n.update);
+  const answers = ['{"safe": true}', "safe: true\nchecked:\n  - auth\n", "safe: false", "again: true\n", "hard: true\n"];
+  const replayed = replay.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content?.text);
+  check(isDeepStrictEqual(replayed, answers), "session/load: the replayed messages are the answers, each once", replayed);
+  check(replay.filter((u) => u.sessionUpdate === "user_message_chunk").length === 5, "session/load: the five answered prompts are replayed (the cancelled one left none)", replay);
+  check(replay.some((u) => u.sessionUpdate === "available_commands_update"), "session/load: the commands come before its response", replay.map((u) => u.sessionUpdate));
+  const late = [];
+  loadUpdates.after = (n) => late.push(n);
+  await ctx.request(acp.methods.agent.session.list, {});
+  check(late.length === 0, "session/load: nothing for the session after its response", late);
 }
 
 const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "coda-interop-sdk-"));
@@ -210,13 +244,22 @@ function finish(code, message) {
 
 const overall = setTimeout(() => finish(1, `the check did not finish within ${overallTimeoutMs} ms`), overallTimeoutMs);
 const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
-const app = acp.client({ name: "coda-interop-sdk-client" }).onRequest("*", ({ method }) => {
-  throw acp.RequestError.methodNotFound(method);
-});
+// Updates for a session no ActiveSession routes (the load's replay, once the
+// session's helper is disposed) reach this handler.
+const loadUpdates = { recording: false, list: [], after: null };
+const app = acp
+  .client({ name: "coda-interop-sdk-client" })
+  .onRequest("*", ({ method }) => {
+    throw acp.RequestError.methodNotFound(method);
+  })
+  .onNotification(acp.methods.client.session.update, ({ params }) => {
+    if (loadUpdates.recording) loadUpdates.list.push(params);
+    else loadUpdates.after?.(params);
+  });
 
 try {
   await Promise.race([
-    app.connectWith(stream, (ctx) => main(ctx, stateDir)),
+    app.connectWith(stream, (ctx) => main(ctx, stateDir, loadUpdates)),
     exited.then((e) => {
       throw new CheckFailed(`coda exited early: ${JSON.stringify(e.error?.message ?? e)}`);
     }),
