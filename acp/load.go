@@ -70,6 +70,9 @@ func (s *Server) saveSession(sess *session, ex *storedExchange) string {
 	f.Version, f.ID, f.Cwd, f.AdditionalDirectories = sessionFileVersion, sess.id, sess.cwd, sess.additional
 	f.Title, f.CreatedAt, f.Output = sess.title, sess.createdAt, sess.metaRaw
 	f.Options = storedOptions{OutputFormat: sess.config, Model: sess.model, Effort: sess.effort, Mode: sess.mode, Commentary: sess.commentary}
+	if t := sess.taint; len(t.Read) > 0 || len(t.Wrote) > 0 {
+		f.Taint = &t
+	}
 	sess.mu.Unlock()
 	f.UpdatedAt = time.Now().UTC()
 	var raw json.RawMessage
@@ -233,6 +236,9 @@ func (s *Server) restore(f *sessionFile, history []engine.Exchange, cwd string, 
 		config: f.Options.OutputFormat, model: f.Options.Model, effort: f.Options.Effort, mode: f.Options.Mode,
 		commentary: f.Options.Commentary,
 		title:      f.Title, createdAt: f.CreatedAt, toolSupport: engine.NewToolSupport(),
+	}
+	if f.Taint != nil {
+		sess.taint = *f.Taint
 	}
 	if !knownMode(sess.mode) {
 		sess.mode = modeAsk

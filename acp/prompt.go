@@ -78,6 +78,7 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 		Prompt: text, Images: images, History: history, PromptSources: promptSources(p.Prompt),
 		UserModel: s.userModel(sess), DefaultModel: s.opts.DefaultModel, UserEffort: s.userEffort(sess),
 		Withhold: withhold(sess.mode), Workspace: sess.ws, ToolSupport: sess.toolSupport,
+		Tainted: sess.tainted(),
 	}
 	go s.runTurn(ctx, run, answer, sess, turn, thoughts)
 	return nil, nil
@@ -131,6 +132,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	if res.Status != engine.StatusCancelled {
 		sess.remember(ex)
 	}
+	sess.taintedBy(res.Tainted)
 	release()
 	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.closing, res.Status); w != "" {
 		res.Warnings = append(res.Warnings, w)

@@ -13,6 +13,7 @@ import (
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/mcp"
+	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/validators"
 )
@@ -44,6 +45,10 @@ type session struct {
 	toolSupport *engine.ToolSupport
 	// mcp are the session's MCP servers (mcp.go); nil without any.
 	mcp *mcp.Set
+	// taint is what the taint gate keeps of the session's turns for the
+	// next (engine.Turn.Tainted): taint belongs to the session, and its
+	// file keeps it too.
+	taint taint.Session
 
 	// What the session's file keeps besides (store.go), and the pickers
 	// (modes.go): the session/new _meta.coda.output as sent, the model
@@ -78,6 +83,24 @@ type running struct {
 	done   chan struct{}  // closed once the prompt is answered
 	prompt []contentBlock // as the client sent it, for the session's file
 	id     string         // the prompt's request id (idKey), for $/cancel_request
+}
+
+// tainted is what the session's turns left the taint gate.
+func (sess *session) tainted() taint.Session {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.taint
+}
+
+// taintedBy keeps what a turn's gate had of the session; a turn without
+// the gate leaves what the session had.
+func (sess *session) taintedBy(t taint.Session) {
+	if len(t.Read) == 0 && len(t.Wrote) == 0 {
+		return
+	}
+	sess.mu.Lock()
+	sess.taint = t
+	sess.mu.Unlock()
 }
 
 // remember adds a finished turn to the session's history, keeping only what

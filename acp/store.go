@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/bytesize"
 	"github.com/coda-acp/coda/internal/textcut"
 )
@@ -45,6 +46,9 @@ type sessionFile struct {
 	// sent it.
 	Output  json.RawMessage `json:"output,omitempty"`
 	Options storedOptions   `json:"options"`
+	// Taint is what the taint gate keeps of the session (paths only, no
+	// content): the files its turns read and wrote from private content.
+	Taint *taint.Session `json:"taint,omitempty"`
 	// Exchanges are storedExchange objects, every one the session had,
 	// oldest first. A rewrite keeps them as they are, undecoded.
 	Exchanges []json.RawMessage `json:"exchanges"`
@@ -210,6 +214,8 @@ func decodeHeader(dec *json.Decoder, id string) (f *sessionFile, atExchanges boo
 			v = &f.Output
 		case "options":
 			v = &f.Options
+		case "taint":
+			v = &f.Taint
 		default:
 			v = new(json.RawMessage)
 		}

@@ -154,6 +154,10 @@ type Turn struct {
 	// PromptSources are the prompt's embedded resources, which the taint
 	// gate takes in when their paths are private.
 	PromptSources []taint.Source
+	// Tainted is what the session's earlier turns left the taint gate
+	// (Result.Tainted): taint belongs to the session, so the turn's gate
+	// starts from it.
+	Tainted taint.Session
 	// ToolSupport is what the session has learned of its models' tool
 	// calling (notools.go); nil learns for this turn alone.
 	ToolSupport *ToolSupport
@@ -179,6 +183,9 @@ type Result struct {
 	Workers, Children []store.SubRun
 	// Taint counts the taint gate's decisions; nil when the gate is off.
 	Taint *store.TaintCounts
+	// Tainted is what the session keeps of the gate for its next turn
+	// (Turn.Tainted); zero when the gate is off.
+	Tainted taint.Session
 	// NoAnswer says in one line why the run has no answer; "" when it has
 	// one (noanswer.go). Unavailable is the model's reason when it declared
 	// the answer unavailable (status unavailable).
@@ -372,7 +379,12 @@ func (r *run) walk(ctx context.Context) error {
 func (r *run) finish(ctx context.Context, err error) *Result {
 	// The last reply is the session's memory of a run without an answer:
 	// masked, as every text kept for later is.
-	res := &Result{RunID: r.t.RunID, StopReason: "end_turn", LastReply: r.mask(r.reply), Written: r.written}
+	res := &Result{RunID: r.t.RunID, StopReason: "end_turn", LastReply: r.mask(r.reply), Written: r.written, Tainted: r.taint.Session()}
+	if g := r.taint; g.Carries(r.reply) != "" && !g.Allows() {
+		// A reply the gate would refuse is never kept as the exchange's
+		// answer, to be sent to the model next turn.
+		res.LastReply = ""
+	}
 	switch {
 	case errors.Is(err, context.Canceled) || (err != nil && ctx.Err() != nil):
 		res.Status, res.StopReason = StatusCancelled, "cancelled"

@@ -43,6 +43,7 @@ func newTaint(r *run) *taint.Gate {
 	if err != nil {
 		r.warn(fmt.Sprintf("taint: %v", err))
 	}
+	g.Restore(r.t.Tainted) // the session's earlier turns
 	g.Read(r.t.PromptSources)
 	return g
 }

@@ -165,3 +165,63 @@ arguments = { content = "Done, without the key." }
 		t.Errorf("the commentary streamed = %q, want it shown, masked", streamed.String())
 	}
 }
+
+// Taint belongs to the session: the next turn's gate starts from what the
+// first left it (Result.Tainted → Turn.Tainted), so the key read in turn 1
+// is refused in turn 2's answer, and a file turn 1 wrote from it is
+// private in turn 2. A reply the gate would refuse is not kept as the
+// exchange's answer.
+func TestTaint_belongsToTheSession(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the command is POSIX")
+	}
+	f := newTaintFixture(t, "[agent.taint]\npolicy = \"deny\"\n", readEnv+`
+[[turn]]
+[[turn.tool_calls]]
+name = "shell"
+arguments = { command = "cp .env notes.txt" }
+
+[[turn]]
+text = "The key is `+secretKey+`."
+
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Noted." }
+`, func(engine.PermissionRequest) bool { return true })
+	first := f.run(t)
+	if first.LastReply != "" {
+		t.Errorf("LastReply = %q: a reply carrying the key is kept for the next turn", first.LastReply)
+	}
+	if first.Tainted.Read == nil || len(first.Tainted.Wrote) != 1 || filepath.Base(first.Tainted.Wrote[0]) != "notes.txt" {
+		t.Fatalf("Tainted = %+v, want .env read and notes.txt written", first.Tainted)
+	}
+
+	second := newTaintFixture(t, "[agent.taint]\npolicy = \"deny\"\n", `
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "From before: `+secretKey+`." }
+
+[[turn]]
+expect = "content read from the private file"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Notes attached.", artifacts = ["notes.txt"] }
+
+[[turn]]
+expect = "notes.txt"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Nothing from before." }
+`, nil)
+	second.turn.Workspace = f.turn.Workspace // the same session's directory
+	second.turn.Tainted = first.Tainted
+	res := second.run(t)
+	if res.Answer == nil || res.Answer.Content != "Nothing from before." {
+		t.Fatalf("turn 2's answer = %+v, want the key and the notes refused", res.Answer)
+	}
+	if recs := second.audit(t); len(recs) != 2 || !slices.Contains(recs[1].Sources, "notes.txt") {
+		t.Errorf("turn 2's audit = %+v", recs)
+	}
+}

@@ -47,8 +47,11 @@ type Gate struct {
 	// written are files the run wrote that carry private content: private
 	// from then on, by clean absolute path.
 	written map[string]bool
-	lines   privateLines
-	counts  Counts
+	// readPaths are the private files read, by clean absolute path, for
+	// the session (Session).
+	readPaths []string
+	lines     privateLines
+	counts    Counts
 	// declined are the calls the user refused, by sink and payload: the
 	// same call again is refused without asking again.
 	declined map[uint64]bool
@@ -96,6 +99,9 @@ func (g *Gate) Read(sources []Source) string {
 		}
 		g.mu.Lock()
 		g.lines.add(text, g.source(name))
+		if p := g.abs(s.Path); !slices.Contains(g.readPaths, p) && len(g.readPaths) < maxSessionPaths {
+			g.readPaths = append(g.readPaths, p)
+		}
 		g.mu.Unlock()
 	}
 	return listNames(names)
@@ -137,6 +143,10 @@ func (g *Gate) Wrote(paths []string) []string {
 	}
 	return names
 }
+
+// Allows reports whether the policy lets private content through
+// (allow): what a call carries is then no reason to hold anything back.
+func (g *Gate) Allows() bool { return g != nil && g.policy == Allow }
 
 // Tainted reports whether the run has read private content.
 func (g *Gate) Tainted() bool {
@@ -609,4 +619,57 @@ func mergeLines(found, more []uint32) []uint32 {
 	found = append(found, more...)
 	slices.Sort(found)
 	return slices.Compact(found)
+}
+
+// A Session is what a session's gate keeps between its turns (DESIGN §13:
+// taint belongs to the session, not only the turn): which private files
+// its turns read, and which files they wrote that carry private content,
+// by path. No content is kept: the next turn's gate reads the files again
+// (Restore), so the session's file holds no secret.
+type Session struct {
+	Read  []string `json:"read,omitempty"`
+	Wrote []string `json:"wrote,omitempty"`
+}
+
+// maxSessionPaths bounds the paths a Session keeps of each kind.
+const maxSessionPaths = 256
+
+// Session is what the gate has of the session so far: what it was
+// restored with, and what this turn added. The zero Session with the gate
+// off.
+func (g *Gate) Session() Session {
+	if g == nil {
+		return Session{}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := Session{Read: slices.Clone(g.readPaths)}
+	for p := range g.written {
+		s.Wrote = append(s.Wrote, p)
+	}
+	slices.Sort(s.Wrote)
+	s.Wrote = s.Wrote[:min(len(s.Wrote), maxSessionPaths)]
+	return s
+}
+
+// Restore takes in the session's earlier turns (Session): the private
+// files they read are read again, and the files they wrote from private
+// content are private again and read too, so the turn starts tainted.
+func (g *Gate) Restore(s Session) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	for _, p := range s.Wrote {
+		if g.written == nil {
+			g.written = map[string]bool{}
+		}
+		g.written[filepath.Clean(p)] = true
+	}
+	g.mu.Unlock()
+	var sources []Source
+	for _, p := range append(slices.Clone(s.Read), s.Wrote...) {
+		sources = append(sources, Source{Path: p, Named: true})
+	}
+	g.Read(sources)
 }
