@@ -18,9 +18,11 @@
 //	initialize.go  initialize
 //	auth.go        the "env" auth method, authenticate, a turn that cannot reach a model (-32000)
 //	session.go     sessions: new, set_config_option, close, cancel, and their bounded history
-//	store.go       the sessions' files, STATE/sessions/ID.json: layout, atomic writes, session ids
-//	load.go        saving a session; session/load, resume, delete; the replay; titles
-//	list.go        session/list: newest first, cwd, cursor pages
+//	store.go       a session as the store keeps it (store/session.go): its state, option values by
+//	               name, exchanges, prompts as replayed; session ids
+//	load.go        saving a session; other processes' turns taken in; session/load, resume, delete;
+//	               the replay; titles
+//	list.go        session/list: the store's index, newest first, cwd, cursor pages, damage noted
 //	modes.go       the pickers: output_format, model and mode options, set_mode, what a mode does
 //	effort.go      the effort option (thought_level): the levels the session's model takes
 //	listed.go      the providers' models for the model option: asked once, in the background

@@ -122,10 +122,7 @@ func TestSession_historyCountsCuts(t *testing.T) {
 		}
 	}
 	check("live", srv.sessions[id])
-	f, err := srv.store.read(id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _ := readKept(t, srv, id)
 	again := testServer(t, state, Options{})
 	handle(t, again, (*Server).resumeSession, fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, f.Cwd))
 	check("restored", again.sessions[id])

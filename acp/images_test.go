@@ -50,7 +50,7 @@ arguments = { content = "8 bytes." }
 	if !strings.Contains(string(second), "[earlier turn 1: run r-1]") || strings.Contains(string(second), "[image image/png") {
 		t.Errorf("the second run's prompt.md:\n%s\nwant the earlier turn named by its run id", second)
 	}
-	stored, _ := os.ReadFile(filepath.Join(state, "sessions", "s-1.json"))
+	stored, _ := os.ReadFile(filepath.Join(state, "sessions", "s-1.jsonl"))
 	note := `What is this?\n\n[The user attached an image here (image/png, 8 bytes); it was shown only in that turn.]`
 	if !strings.Contains(string(stored), note) {
 		t.Errorf("the session's history:\n%s\nwant the earlier prompt with a note in the image's place", stored)

@@ -1,17 +1,13 @@
 package acp
 
 import (
-	"cmp"
 	"encoding/base64"
-	"errors"
 	"fmt"
-	"io/fs"
-	"log/slog"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
+
+	statestore "github.com/coda-acp/coda/store"
 )
 
 // listPage is how many sessions one session/list answer holds.
@@ -24,13 +20,20 @@ type sessionInfo struct {
 	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
 	Title                 string   `json:"title,omitempty"`
 	UpdatedAt             string   `json:"updatedAt"`
+	// Meta notes a session whose file is damaged: what of it a load
+	// leaves out.
+	Meta *codaMeta[sessionNote] `json:"_meta,omitempty"`
+}
 
-	updated time.Time
+// sessionNote is _meta.coda of a damaged session in session/list.
+type sessionNote struct {
+	Note string `json:"note"`
 }
 
 // listSessions handles session/list: the kept sessions, newest first (the
-// latest activity), in pages of listPage; with cwd, only those in it. A
-// file that is not a session's is skipped, and logged.
+// latest activity), in pages of listPage; with cwd, only those in it. The
+// store's index makes a page cost the same however many sessions there
+// are. A file that is not a session's is skipped, and logged when found.
 func (s *Server) listSessions(_ *request[listSessionsResponse], p *listSessionsRequest) (*listSessionsResponse, error) {
 	cwd := ""
 	if p.Cwd != nil {
@@ -39,49 +42,48 @@ func (s *Server) listSessions(_ *request[listSessionsResponse], p *listSessionsR
 		}
 		cwd = filepath.Clean(*p.Cwd)
 	}
-	var after *sessionInfo
+	var after *statestore.SessionInfo
 	if p.Cursor != nil && *p.Cursor != "" {
 		var err error
 		if after, err = parseCursor(*p.Cursor); err != nil {
 			return nil, err
 		}
 	}
-	infos, err := s.store.list(cwd, s.log)
+	res := &listSessionsResponse{Sessions: []*sessionInfo{}}
+	if !s.keepsSessions() {
+		return res, nil
+	}
+	page, err := s.store.ListSessions(cwd, after, listPage)
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(infos, newestFirst)
-	if after != nil {
-		i, _ := slices.BinarySearchFunc(infos, after, newestFirst)
-		if i < len(infos) && newestFirst(infos[i], after) == 0 {
-			i++
+	for _, skipped := range page.Skipped {
+		s.log.Warn("session/list skips a file that is not a session's: " + skipped)
+	}
+	for i := range page.Sessions {
+		in := &page.Sessions[i]
+		info := &sessionInfo{
+			SessionID: in.ID, Cwd: in.Cwd, AdditionalDirectories: in.AdditionalDirectories, Title: in.Title,
+			UpdatedAt: in.UpdatedAt.UTC().Format(time.RFC3339Nano),
 		}
-		infos = infos[i:]
+		if in.Note != "" {
+			info.Meta = &codaMeta[sessionNote]{Coda: sessionNote{Note: in.Note}}
+		}
+		res.Sessions = append(res.Sessions, info)
 	}
-	res := &listSessionsResponse{Sessions: infos}
-	if len(infos) > listPage {
-		res.Sessions = infos[:listPage]
-		res.NextCursor = cursorOf(infos[listPage-1])
-	}
-	if res.Sessions == nil {
-		res.Sessions = []*sessionInfo{} // no sessions directory yet
+	if page.More {
+		res.NextCursor = cursorOf(&page.Sessions[len(page.Sessions)-1])
 	}
 	return res, nil
 }
 
-// newestFirst orders sessions by their latest activity, newest first,
-// then by id.
-func newestFirst(a, b *sessionInfo) int {
-	return cmp.Or(b.updated.Compare(a.updated), strings.Compare(a.SessionID, b.SessionID))
-}
-
 // A cursor is where the page before it ended: the last session's time and
 // id, so a session saved meanwhile neither repeats nor hides another.
-func cursorOf(info *sessionInfo) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(info.updated.Format(time.RFC3339Nano) + " " + info.SessionID))
+func cursorOf(info *statestore.SessionInfo) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(info.UpdatedAt.UTC().Format(time.RFC3339Nano) + " " + info.ID))
 }
 
-func parseCursor(c string) (*sessionInfo, error) {
+func parseCursor(c string) (*statestore.SessionInfo, error) {
 	bad := fmt.Errorf("%w: cursor: %q is not a cursor coda gave", ErrInvalidParams, c)
 	raw, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
@@ -92,40 +94,5 @@ func parseCursor(c string) (*sessionInfo, error) {
 	if !ok || err != nil {
 		return nil, bad
 	}
-	return &sessionInfo{SessionID: id, updated: t}, nil
-}
-
-// list reads the headers of the sessions' files, those in cwd only when
-// cwd is not "".
-func (st *store) list(cwd string, log *slog.Logger) ([]*sessionInfo, error) {
-	if st.dir == "" {
-		return nil, nil
-	}
-	entries, err := os.ReadDir(st.dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("listing sessions: %w", err)
-	}
-	infos := make([]*sessionInfo, 0, len(entries))
-	for _, e := range entries {
-		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !e.Type().IsRegular() || checkSessionID(id) != nil {
-			continue
-		}
-		f, err := readHeader(filepath.Join(st.dir, e.Name()), id)
-		if err != nil {
-			log.Warn("session/list skips a file that is not a session's", "file", filepath.Join(st.dir, e.Name()), "err", err)
-			continue
-		}
-		if cwd != "" && f.Cwd != cwd {
-			continue
-		}
-		infos = append(infos, &sessionInfo{
-			SessionID: id, Cwd: f.Cwd, AdditionalDirectories: f.AdditionalDirectories, Title: f.Title,
-			UpdatedAt: f.UpdatedAt.UTC().Format(time.RFC3339Nano), updated: f.UpdatedAt,
-		})
-	}
-	return infos, nil
+	return &statestore.SessionInfo{ID: id, UpdatedAt: t}, nil
 }

@@ -4,15 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/coda-acp/coda/engine"
+	statestore "github.com/coda-acp/coda/store"
 )
 
 // Sessions that last: saving a session to its file, and session/load,
@@ -27,7 +25,7 @@ import (
 
 // keepsSessions reports whether sessions outlive coda: they need a state
 // directory.
-func (s *Server) keepsSessions() bool { return s.store.dir != "" }
+func (s *Server) keepsSessions() bool { return s.store != nil }
 
 // sessionCapabilities are initialize's agentCapabilities.sessionCapabilities.
 func (s *Server) sessionCapabilities() sessionCapabilities {
@@ -53,10 +51,11 @@ func checkDirs(cwd string, additional []string) (string, error) {
 	return filepath.Clean(cwd), nil
 }
 
-// saveSession writes the session's file, with ex appended when not nil.
-// A failure is logged and returned as a warning for the client: it never
-// fails the request or the turn.
-func (s *Server) saveSession(sess *session, ex *storedExchange) string {
+// saveSession writes what changed of the session to its file, with ex, a
+// finished turn, appended when not nil (synced before it returns); a new
+// session's file is made. A failure is logged and returned as a warning
+// for the client: it never fails the request or the turn.
+func (s *Server) saveSession(sess *session, ex *statestore.Exchange) string {
 	if !s.keepsSessions() {
 		return ""
 	}
@@ -65,26 +64,15 @@ func (s *Server) saveSession(sess *session, ex *storedExchange) string {
 	if sess.gone {
 		return ""
 	}
-	f := &sessionFile{}
-	sess.mu.Lock()
-	f.Version, f.ID, f.Cwd, f.AdditionalDirectories = sessionFileVersion, sess.id, sess.cwd, sess.additional
-	f.Title, f.CreatedAt, f.Output = sess.title, sess.createdAt, sess.metaRaw
-	f.Options = storedOptions{OutputFormat: sess.config, Model: sess.model, Effort: sess.effort, Mode: sess.mode, Commentary: sess.commentary}
-	if t := sess.taint; len(t.Read) > 0 || len(t.Wrote) > 0 {
-		f.Taint = &t
-	}
-	sess.mu.Unlock()
-	f.UpdatedAt = time.Now().UTC()
-	var raw json.RawMessage
-	if ex != nil {
-		var err error
-		if raw, err = json.Marshal(ex); err != nil {
-			return s.saveFailed(sess, err)
-		}
-	}
-	corrupt, err := s.store.save(f, raw)
-	if corrupt != nil {
-		s.log.Warn("a session's file cannot be read: set aside as .corrupt, and a new one begun", "session", sess.id, "err", corrupt)
+	state := stateOf(sess)
+	var err error
+	switch {
+	case sess.file == nil:
+		sess.file, err = s.store.CreateSession(state)
+	case ex == nil:
+		err = sess.file.Save(state)
+	default:
+		err = sess.file.Append(state, ex)
 	}
 	if err != nil {
 		return s.saveFailed(sess, err)
@@ -107,11 +95,29 @@ func (s *Server) saveTurn(sess *session, prompt []contentBlock, runID string, ex
 	if status == engine.StatusCancelled {
 		return s.saveSession(sess, nil)
 	}
-	stored := &storedExchange{Prompt: shownPrompt(prompt), History: engine.KeepHistory([]engine.Exchange{ex})[0], RunID: runID}
-	for _, c := range closing {
-		stored.Closing = append(stored.Closing, json.RawMessage(c))
+	return s.saveSession(sess, exchangeOf(prompt, runID, ex, closing))
+}
+
+// catchUp takes into the session's history the turns other coda processes
+// appended to its file since this one last read it (two editor windows on
+// one session): a live session's next turn sees every exchange its file
+// holds, in the order they were written. turn gets the history anew when
+// there were any.
+func (s *Server) catchUp(sess *session, turn *engine.Turn) {
+	if sess.file == nil {
+		return
 	}
-	return s.saveSession(sess, stored)
+	var got []engine.Exchange
+	if err := sess.file.Refresh(func(ex *statestore.Exchange) { got = append(got, historyOf(ex)) }); err != nil {
+		s.log.Warn("reading what other coda processes added to a session", "session", sess.id, "err", err)
+	}
+	if len(got) == 0 {
+		return
+	}
+	sess.mu.Lock()
+	sess.history = engine.KeepHistory(append(sess.history, got...))
+	turn.History = append([]engine.Exchange(nil), sess.history...)
+	sess.mu.Unlock()
 }
 
 // loadSession handles session/load: the session is restored from its
@@ -169,11 +175,12 @@ func (s *Server) restoreSession(method string, p *loadSessionRequest, replay boo
 			return nil, nil, fmt.Errorf("%w: session %s is answering a prompt: wait for its response (or cancel it), then %s it", ErrInvalidParams, id, method)
 		}
 	}
-	f, history, err := s.readSession(id)
+	l, history, err := s.readSession(id)
 	if err != nil {
 		return nil, nil, err
 	}
-	sess, err := s.restore(f, history, cwd, p.AdditionalDirectories)
+	f := &l.State
+	sess, err := s.restore(l, history, cwd, p.AdditionalDirectories)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -191,54 +198,60 @@ func (s *Server) restoreSession(method string, p *loadSessionRequest, replay boo
 		return nil, nil, err
 	}
 	if replay {
-		s.replay(id)
+		s.replay(sess)
 	}
 	s.mu.Lock()
 	s.sessions[id] = sess
 	s.mu.Unlock()
-	warning := ""
+	warnings := l.Warnings
 	if changed || cwd != f.Cwd || !slices.Equal(p.AdditionalDirectories, f.AdditionalDirectories) {
-		warning = s.saveSession(sess, nil)
+		if w := s.saveSession(sess, nil); w != "" {
+			warnings = append(warnings, w)
+		}
 	}
-	return sess, s.sessionResponse(sess, warning), nil
+	return sess, s.sessionResponse(sess, warnings...), nil
 }
 
 // readSession reads a session's file for load and resume, saying plainly
 // why it cannot be used, and returns the history its next turn can use.
-// The exchanges are read one at a time (store.eachExchange); the latest
-// engine.MaxHistory are kept, their History clipped when they were saved.
-func (s *Server) readSession(id string) (*sessionFile, []engine.Exchange, error) {
+// The exchanges are read one at a time; the latest engine.MaxHistory are
+// kept, their History clipped when they were saved.
+func (s *Server) readSession(id string) (*statestore.Loaded, []engine.Exchange, error) {
 	var history []engine.Exchange
-	f, err := s.store.eachExchange(id, func(ex storedExchange) {
-		h := ex.History
-		h.RunID = ex.RunID
-		if history = append(history, h); len(history) > 2*engine.MaxHistory {
+	l, err := s.store.LoadSession(id, func(ex *statestore.Exchange) {
+		if history = append(history, historyOf(ex)); len(history) > 2*engine.MaxHistory {
 			history = engine.KeepHistory(history) // counting what it cuts
 		}
 	})
+	var ce *statestore.CorruptError
 	switch {
 	case err == nil:
-		return f, engine.KeepHistory(history), nil
-	case errors.Is(err, fs.ErrNotExist):
+		for _, w := range l.Warnings {
+			s.log.Warn("loading a session: "+w, "session", id)
+		}
+		return l, engine.KeepHistory(history), nil
+	case errors.Is(err, statestore.ErrNoSession):
 		return nil, nil, fmt.Errorf("%w: unknown session %q", ErrNotFound, id)
-	case errors.Is(err, errCorrupt):
-		s.log.Warn("a session's file is corrupt", "session", id, "file", s.store.path(id), "err", err)
-		return nil, nil, fmt.Errorf("%w: session %s cannot be restored: its file %s is corrupt (%v); session/delete removes it", ErrInvalidParams, id, s.store.path(id), strings.TrimPrefix(err.Error(), errCorrupt.Error()+": "))
+	case errors.As(err, &ce):
+		s.log.Warn("a session's file is corrupt", "session", id, "file", ce.Path, "err", err)
+		return nil, nil, fmt.Errorf("%w: session %s cannot be restored: its file %s is corrupt (%s); session/delete removes it", ErrInvalidParams, id, ce.Path, ce.Reason)
 	}
 	return nil, nil, fmt.Errorf("reading session %s: %w", id, err)
 }
 
 // restore makes a session of its file, in cwd: its output levels and
 // options as they were, and the history its next turn can use.
-func (s *Server) restore(f *sessionFile, history []engine.Exchange, cwd string, additional []string) (*session, error) {
+func (s *Server) restore(l *statestore.Loaded, history []engine.Exchange, cwd string, additional []string) (*session, error) {
+	f := &l.State
 	sess := &session{
 		id: f.ID, cwd: cwd, additional: additional, metaRaw: f.Output,
-		config: f.Options.OutputFormat, model: f.Options.Model, effort: f.Options.Effort, mode: f.Options.Mode,
-		commentary: f.Options.Commentary,
-		title:      f.Title, createdAt: f.CreatedAt, toolSupport: engine.NewToolSupport(),
+		title: f.Title, createdAt: f.CreatedAt, toolSupport: engine.NewToolSupport(), file: l.Session,
 	}
-	if f.Taint != nil {
-		sess.taint = *f.Taint
+	keptOptions(sess, f.Options)
+	if len(f.Taint) > 0 {
+		if err := json.Unmarshal(f.Taint, &sess.taint); err != nil {
+			return nil, fmt.Errorf("session %s cannot be restored: its taint: %v", f.ID, err)
+		}
 	}
 	if !knownMode(sess.mode) {
 		sess.mode = modeAsk
@@ -272,9 +285,10 @@ func (s *Server) workspace(sess *session) {
 // is read again, an exchange at a time, so that no more of it is held than
 // while it was checked (readSession); a file changed since then is replayed
 // as far as it can be read.
-func (s *Server) replay(id string) {
+func (s *Server) replay(sess *session) {
+	id := sess.id
 	b := make([]byte, 0, 4<<10)
-	_, err := s.store.eachExchange(id, func(ex storedExchange) {
+	err := sess.file.Replay(func(ex *statestore.Exchange) {
 		for _, c := range ex.Prompt {
 			b = append(b[:0], `{"sessionUpdate":"user_message_chunk","content":`...)
 			b = appendShown(b, c)
@@ -291,7 +305,7 @@ func (s *Server) replay(id string) {
 }
 
 // appendShown encodes a stored prompt block as a ContentBlock.
-func appendShown(b []byte, c shownBlock) []byte {
+func appendShown(b []byte, c statestore.PromptBlock) []byte {
 	if c.Type != "resource_link" {
 		b = append(b, `{"type":"text","text":`...)
 		b = appendString(b, c.Text)
@@ -341,8 +355,7 @@ func (s *Server) deleteSession(r *request[deleteSessionResponse], p *deleteSessi
 		sess.saving.Unlock()
 	}
 	if s.keepsSessions() {
-		err := os.Remove(s.store.path(id))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := s.store.DeleteSession(id); err != nil {
 			return nil, fmt.Errorf("deleting session %s: %w", id, err)
 		}
 	}

@@ -43,7 +43,8 @@ var exampleResults = map[string][]any{
 	"session/load":   {&loadSessionResponse{ConfigOptions: exampleOptions, Modes: modesOf(modeAsk), Meta: withWarnings([]string{"a warning"})}},
 	"session/resume": {&resumeSessionResponse{ConfigOptions: exampleOptions, Modes: modesOf(modeAsk), Meta: withWarnings([]string{"a warning"})}},
 	"session/list": {&listSessionsResponse{
-		Sessions:   []*sessionInfo{{SessionID: "s-1", Cwd: "/w", AdditionalDirectories: []string{"/x"}, Title: "Where is it?", UpdatedAt: "2026-01-02T03:04:05Z"}},
+		Sessions: []*sessionInfo{{SessionID: "s-1", Cwd: "/w", AdditionalDirectories: []string{"/x"}, Title: "Where is it?", UpdatedAt: "2026-01-02T03:04:05Z",
+			Meta: &codaMeta[sessionNote]{Coda: sessionNote{Note: "its last turn was cut short by a crash and is left out when it is loaded"}}}},
 		NextCursor: "c",
 	}},
 	"session/set_config_option": {&setSessionConfigOptionResponse{ConfigOptions: exampleOptions, Meta: withWarnings([]string{"a warning"})}},

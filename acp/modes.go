@@ -236,9 +236,8 @@ func modesOf(mode string) modeState {
 }
 
 // sessionResponse is what session/new, load and resume answer besides
-// the id: the options, the modes, and the warnings (warning, when not "",
-// is one more).
-func (s *Server) sessionResponse(sess *session, warning string) *loadSessionResponse {
+// the id: the options, the modes, and the warnings (more, those not "").
+func (s *Server) sessionResponse(sess *session, more ...string) *loadSessionResponse {
 	s.startListing()
 	_, listed := s.listed() // before the options are made: they have it
 	sess.mu.Lock()
@@ -246,8 +245,10 @@ func (s *Server) sessionResponse(sess *session, warning string) *loadSessionResp
 	warnings, mode, set := sess.outputs.Warnings, sess.mode, sess.mcp
 	sess.mu.Unlock()
 	warnings = slices.Concat(warnings, set.Warnings())
-	if warning != "" {
-		warnings = append(warnings, warning)
+	for _, w := range more {
+		if w != "" {
+			warnings = append(warnings, w)
+		}
 	}
 	return &loadSessionResponse{ConfigOptions: s.configOptions(sess), Modes: modesOf(mode), Meta: withWarnings(warnings)}
 }

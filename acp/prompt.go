@@ -116,6 +116,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 		answer.fail(err)
 		return
 	}
+	s.catchUp(sess, turn)
 	s.mcpTurn(ctx, sess, turn, sink)
 	// What the turn is given to warn of (a retired check of the prompt's
 	// spec, MCP servers), noticed as it starts.

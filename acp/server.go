@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/mcp"
 	"github.com/coda-acp/coda/outputspec"
+	statestore "github.com/coda-acp/coda/store"
 )
 
 // Options configure a Server. The zero value of every optional field works.
@@ -145,8 +145,9 @@ type Server struct {
 	launchOutputs *blueprint.Outputs
 	launchLevel   *outputspec.Level
 
-	// store keeps the sessions' files (store.go).
-	store *store
+	// store keeps the sessions' files (the engine's store); nil without a
+	// state directory.
+	store *statestore.Store
 
 	mu         sync.Mutex
 	sessions   map[string]*session
@@ -182,10 +183,7 @@ func NewServer(opts Options) (*Server, error) {
 		StartTimeout: opts.MCPStartTimeout, CallTimeout: opts.MCPCallTimeout, StartWait: opts.MCPStartWait,
 		MaxTools: opts.MaxTools,
 	})
-	s.store = &store{}
-	if dir := opts.Engine.Store.Dir(); dir != "" {
-		s.store.dir = filepath.Join(dir, "sessions")
-	}
+	s.store = opts.Engine.Store
 	s.launchLevel = &outputspec.Level{Dir: opts.LaunchDir, Spec: opts.Launch}
 	outs, err := blueprint.CompileOutputs(opts.Agent, outputspec.Levels{Launch: s.launchLevel})
 	if err != nil {

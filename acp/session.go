@@ -15,6 +15,7 @@ import (
 	"github.com/coda-acp/coda/engine/mcp"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/outputspec"
+	statestore "github.com/coda-acp/coda/store"
 	"github.com/coda-acp/coda/validators"
 )
 
@@ -72,9 +73,11 @@ type session struct {
 	// noticed are the session's own warnings sent as notices (notices.go).
 	noticed map[string]bool
 	// saving orders the writes of the session's file; gone, set under it
-	// by session/delete, stops them.
+	// by session/delete, stops them. file is the session's file, made at
+	// session/new or read at load (nil without a state directory).
 	saving sync.Mutex
 	gone   bool
+	file   *statestore.Session
 }
 
 // running is a session's prompt turn in progress.

@@ -37,7 +37,7 @@ func TestSession_taintPersists(t *testing.T) {
 	if w := srv.saveSession(sess, nil); w != "" {
 		t.Fatal(w)
 	}
-	b, err := os.ReadFile(srv.store.path(id))
+	b, err := os.ReadFile(srv.store.SessionPath(id))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,18 @@
-// Package store keeps coda's state directory (DESIGN §9, §18): the run
-// records under runs/RUN-ID. The engine writes them and `coda result`
-// reads them; the sessions, acp's today, join them under sessions/.
+// Package store keeps coda's state directory (DESIGN §9, §14, §18): the
+// run records under runs/RUN-ID, which the engine writes and `coda result`
+// reads, and the sessions under sessions/ (one append-only file each,
+// shared by every coda process on the directory) with their listing's
+// index under index/, which acp reads and writes. Temporary files are made
+// in tmp/ alone, so that Clean finds what a crash left.
 //
 // It imports nothing of coda above it (engine, acp): the engine is its
 // user, through the types and calls here.
 package store
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"sync"
+)
 
 // A Store is a state directory. A nil *Store keeps nothing: every record
 // written to it is dropped, and it reads none.
@@ -17,6 +23,15 @@ type Store struct {
 	// record's writer goroutine before each file of it is written: a
 	// test holds a write back, or fails it, with it.
 	BeforeWrite func(path string)
+
+	// MaxSessionBytes is the largest session file loaded, and MaxLineBytes
+	// the longest line read in one (0: DefaultMaxSessionBytes,
+	// DefaultMaxLineBytes).
+	MaxSessionBytes int64
+	MaxLineBytes    int
+
+	indexOnce    sync.Once
+	sessionIndex *sessionIndex // the sessions' listing (index.go)
 }
 
 // New returns the store at dir, or nil (keeping nothing) when dir is "".

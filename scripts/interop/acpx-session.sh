@@ -71,11 +71,14 @@ grep -q "\"method\":\"session/\(resume\|load\)\",\"params\":{\"sessionId\":\"$id
 grep -q '"phase":"final_answer"' "$work/second.out" || fail "the second prompt has no final answer"
 echo "ok - acpx restored $id in a new coda, and the second prompt was answered there"
 
-node - "$work/state/sessions/$id.json" <<'JS' || fail "the session's file"
-const f = JSON.parse(require("node:fs").readFileSync(process.argv[2], "utf8"));
-const prompts = f.exchanges.map((e) => e.prompt.map((b) => b.text).join(""));
-if (f.title !== "First question" || prompts.join("|") !== "First question|Second question") {
-  console.log(`FAIL: title ${JSON.stringify(f.title)}, prompts ${JSON.stringify(prompts)}`);
+node - "$work/state/sessions/$id.jsonl" <<'JS' || fail "the session's file"
+// One JSON line each: the header, then updates and exchanges (store/session.go).
+const lines = require("node:fs").readFileSync(process.argv[2], "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+let title = lines[0].session.title;
+for (const l of lines) if (l.type === "update" && l.set.title !== undefined) title = l.set.title;
+const prompts = lines.filter((l) => l.type === "exchange").map((l) => l.exchange.prompt.map((b) => b.text).join(""));
+if (title !== "First question" || prompts.join("|") !== "First question|Second question") {
+  console.log(`FAIL: title ${JSON.stringify(title)}, prompts ${JSON.stringify(prompts)}`);
   process.exit(1);
 }
 console.log("ok - the session's file holds both exchanges, titled after the first");

@@ -1,0 +1,192 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// How the store opens and makes files (DESIGN §18): every file it reads
+// is opened inside the state directory through an os.Root (a link that
+// leads out of it is refused), without waiting (a FIFO put where a
+// session's file should be is not waited on), and refused unless it is a
+// regular file. Every file written whole goes through a temporary file in
+// STATE/tmp, locked while it is written, then renamed into place; the
+// next start removes what a crash left there (Clean).
+
+// tmpDir is where temporary files are made.
+const tmpDir = "tmp"
+
+// errNotRegular refuses what is not a regular file.
+var errNotRegular = errors.New("not a regular file")
+
+// openIn opens name (slash-separated, relative to the state directory)
+// through an os.Root, with flag, and refuses it unless it is a regular
+// file. A missing file is fs.ErrNotExist.
+func (s *Store) openIn(name string, flag int) (*os.File, os.FileInfo, error) {
+	root, err := os.OpenRoot(s.dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer root.Close()
+	f, err := root.OpenFile(filepath.FromSlash(name), flag|openNonblock, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s: %w (%s)", filepath.Join(s.dir, filepath.FromSlash(name)), errNotRegular, kindOf(fi.Mode()))
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// kindOf names what a file that is not regular is.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeDevice != 0, m&fs.ModeCharDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a directory"
+	}
+	return m.Type().String()
+}
+
+// tmpSeq makes temporary names distinct within the process.
+var tmpSeq atomic.Int64
+
+// writeWhole writes the file at path (absolute, inside the state
+// directory) with what fill writes: to a temporary file in STATE/tmp,
+// locked while it is written, synced when sync is set, then renamed over
+// path. A reader never sees half a file, and a crash leaves only the
+// temporary file, which Clean removes.
+func (s *Store) writeWhole(path string, sync bool, fill func(io.Writer) error) error {
+	if h := s.hook(); h != nil {
+		h(path)
+	}
+	tmp, err := s.createTemp()
+	if err != nil {
+		return err
+	}
+	err = fill(tmp)
+	if err == nil && sync {
+		err = tmp.Sync()
+	}
+	if runtime.GOOS == "windows" {
+		// Windows renames no file that is open: the lock ends here, and
+		// Clean's age alone keeps it from a file just written.
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		if err = os.Rename(tmp.Name(), path); errors.Is(err, fs.ErrNotExist) {
+			// The folder it goes in is made on first use.
+			if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+				err = os.Rename(tmp.Name(), path)
+			}
+		}
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	tmp.Close() // after the rename: the lock held until it is in place
+	return err
+}
+
+// createTemp makes a temporary file in STATE/tmp, locked.
+func (s *Store) createTemp() (*os.File, error) {
+	dir := filepath.Join(s.dir, tmpDir)
+	name := func() string {
+		return filepath.Join(dir, strconv.Itoa(os.Getpid())+"-"+strconv.FormatInt(tmpSeq.Add(1), 36)+"-"+strconv.FormatInt(time.Now().UnixNano()%1e9, 36)+".tmp")
+	}
+	f, err := os.OpenFile(name(), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(dir, 0o700); err == nil {
+			f, err = os.OpenFile(name(), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return f, nil
+}
+
+// orphanAge is how old a temporary file must be before Clean takes it for
+// a crash's: younger ones may be another process's, just made and not yet
+// locked. Where there are no locks, it is all Clean goes by.
+var orphanAge = func() time.Duration {
+	if locksHeld {
+		return time.Minute
+	}
+	return time.Hour
+}()
+
+// Clean removes what a crash left in the state directory: temporary files
+// no process holds (a coda killed while it wrote one). Serving calls it at
+// start, in the background; it touches only STATE/tmp.
+func (s *Store) Clean() error {
+	if s == nil {
+		return nil
+	}
+	return s.sweep(time.Now().Add(-orphanAge))
+}
+
+// sweep removes the temporary files made before cutoff that no process
+// holds locked.
+func (s *Store) sweep(cutoff time.Time) error {
+	dir := filepath.Join(s.dir, tmpDir)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var first error
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".tmp") {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if fi, err := e.Info(); err != nil || fi.ModTime().After(cutoff) || !fi.Mode().IsRegular() {
+			continue
+		}
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			continue
+		}
+		ok, _ := tryLockFile(f)
+		if ok && os.Remove(path) == nil {
+			f.Close()
+			continue
+		}
+		f.Close()
+		if ok { // Windows removes no file that is open
+			if err := os.Remove(path); err != nil && first == nil && !errors.Is(err, fs.ErrNotExist) {
+				first = err
+			}
+		}
+	}
+	return first
+}
