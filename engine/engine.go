@@ -209,6 +209,7 @@ const (
 // answer, when there is one, is emitted once, last, from here. Turns may
 // run at once, each with its own Turn.
 func (e *Engine) Run(ctx context.Context, t *Turn, sink Sink) *Result {
+	readyImages(t.Images) // encoded and uploaded once for all the turn's calls
 	return e.newRun(t, guard(t.Agent, sink), nil).run(ctx)
 }
 

@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/coda-acp/coda/internal/bytesize"
 )
@@ -16,6 +18,70 @@ type Image struct {
 	MIMEType string // one of imageTypes
 	Data     []byte // the decoded bytes
 	URI      string // where the editor says it came from; "" when it did not
+
+	// shared is what every copy of the image shares for its turn: its
+	// bytes encoded once, and where a provider uploaded it (Base64,
+	// Uploaded). Run gives each of the turn's images its own.
+	shared *imageShared
+}
+
+// imageShared is an image's encoding and uploads, for all the model calls
+// of its turn: a 20 MiB image is encoded once, not at every call.
+type imageShared struct {
+	once    sync.Once
+	base64  string
+	mu      sync.Mutex
+	uploads map[string]string
+}
+
+// NewImage is an image ready to be shared by the calls of a turn (Run
+// readies the turn's own; this is for callers that build requests
+// themselves).
+func NewImage(mimeType string, data []byte, uri string) Image {
+	return Image{MIMEType: mimeType, Data: data, URI: uri, shared: &imageShared{}}
+}
+
+// readyImages gives each image without one what its copies share.
+func readyImages(images []Image) {
+	for i := range images {
+		if images[i].shared == nil {
+			images[i].shared = &imageShared{}
+		}
+	}
+}
+
+// Base64 is the image's bytes in standard base64, as the providers send
+// them: encoded once for the turn and kept.
+func (im Image) Base64() string {
+	if im.shared == nil {
+		return base64.StdEncoding.EncodeToString(im.Data)
+	}
+	im.shared.once.Do(func() { im.shared.base64 = base64.StdEncoding.EncodeToString(im.Data) })
+	return im.shared.base64
+}
+
+// Uploaded is where the image was uploaded under key (a provider's files
+// API and account): upload is called the first time the turn asks, its
+// answer kept for the turn's other calls, so the image is sent once. An
+// upload that fails is tried again at the next call.
+func (im Image) Uploaded(key string, upload func() (string, error)) (string, error) {
+	if im.shared == nil {
+		return upload()
+	}
+	im.shared.mu.Lock()
+	defer im.shared.mu.Unlock()
+	if ref, ok := im.shared.uploads[key]; ok {
+		return ref, nil
+	}
+	ref, err := upload()
+	if err != nil {
+		return "", err
+	}
+	if im.shared.uploads == nil {
+		im.shared.uploads = map[string]string{}
+	}
+	im.shared.uploads[key] = ref
+	return ref, nil
 }
 
 // imageTypes are the image types coda passes on: the ones both providers

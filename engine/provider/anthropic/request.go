@@ -91,7 +91,7 @@ type cacheControl struct {
 type imageSource struct {
 	Type      string `json:"type"` // "base64"
 	MediaType string `json:"media_type"`
-	Data      []byte `json:"data"` // encoded as base64 by encoding/json
+	Data      string `json:"data"` // engine.Image.Base64: encoded once a turn
 }
 
 type tool struct {
@@ -158,7 +158,7 @@ func (m *Model) encodeTo(req *engine.Request, out *request) ([]byte, error) {
 			} else {
 				// Images first: Claude reads them best before the text.
 				for _, im := range msg.Images {
-					add("user", block{Type: "image", Source: &imageSource{Type: "base64", MediaType: im.MIMEType, Data: im.Data}})
+					add("user", block{Type: "image", Source: &imageSource{Type: "base64", MediaType: im.MIMEType, Data: im.Base64()}})
 				}
 			}
 			if text != "" {

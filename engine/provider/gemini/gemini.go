@@ -79,7 +79,7 @@ func (m *Model) Shapes(*engine.Request) engine.Shapes {
 // used (the reply's JSON schema or MIME type, a forced function) is an
 // *engine.MechanismError.
 func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
-	body, err := m.encode(req)
+	body, err := m.encodeWith(req, func(im engine.Image) string { return m.fileURI(ctx, im) })
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
 	}

@@ -32,13 +32,20 @@ type part struct {
 	Thought          bool              `json:"thought,omitempty"`
 	ThoughtSignature string            `json:"thoughtSignature,omitempty"`
 	InlineData       *blob             `json:"inlineData,omitempty"`
+	FileData         *fileData         `json:"fileData,omitempty"`
 	FunctionCall     *functionCall     `json:"functionCall,omitempty"`
 	FunctionResponse *functionResponse `json:"functionResponse,omitempty"`
 }
 
 type blob struct {
 	MIMEType string `json:"mimeType"`
-	Data     []byte `json:"data"` // encoded as base64 by encoding/json
+	Data     string `json:"data"` // engine.Image.Base64: encoded once a turn
+}
+
+// fileData is an uploaded file, by its URI (upload.go).
+type fileData struct {
+	MIMEType string `json:"mimeType"`
+	FileURI  string `json:"fileUri"`
 }
 
 type functionCall struct {
@@ -141,7 +148,14 @@ func (m *Model) thinking(effort string) *thinkingConfig {
 // consecutive messages of one role are merged into one content, so that
 // the results of parallel calls go back together, in order. A reply goes
 // back as its parts came, each with its thought signature (replay.go).
-func (m *Model) encode(req *engine.Request) ([]byte, error) {
+func (m *Model) encode(req *engine.Request) ([]byte, error) { return m.encodeWith(req, nil) }
+
+// encodeWith is encode with fileURI saying where an image was uploaded
+// ("" sends it inline); nil uploads none.
+func (m *Model) encodeWith(req *engine.Request, fileURI func(engine.Image) string) ([]byte, error) {
+	if fileURI == nil {
+		fileURI = func(engine.Image) string { return "" }
+	}
 	r := request{Contents: make([]content, 0, len(req.Messages))}
 	if req.System != "" {
 		r.SystemInstruction = &content{Parts: []part{{Text: &req.System}}}
@@ -178,7 +192,11 @@ func (m *Model) encode(req *engine.Request) ([]byte, error) {
 				text = msg.TextWithStandIns()
 			} else {
 				for _, im := range msg.Images {
-					add("user", part{InlineData: &blob{MIMEType: im.MIMEType, Data: im.Data}})
+					if uri := fileURI(im); uri != "" {
+						add("user", part{FileData: &fileData{MIMEType: im.MIMEType, FileURI: uri}})
+					} else {
+						add("user", part{InlineData: &blob{MIMEType: im.MIMEType, Data: im.Base64()}})
+					}
 				}
 			}
 			if text != "" {

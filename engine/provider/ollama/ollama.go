@@ -212,7 +212,7 @@ type message struct {
 	Role       string     `json:"role"`
 	Content    string     `json:"content"`
 	Thinking   string     `json:"thinking,omitempty"`
-	Images     [][]byte   `json:"images,omitempty"` // base64, as encoding/json writes []byte
+	Images     []string   `json:"images,omitempty"` // base64 (engine.Image.Base64: encoded once a turn)
 	ToolCalls  []toolCall `json:"tool_calls,omitempty"`
 	ToolName   string     `json:"tool_name,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
@@ -274,7 +274,7 @@ func (m *Model) encode(req *engine.Request, info *showInfo, numCtx int) ([]byte,
 				out.Content = msg.TextWithStandIns()
 			} else {
 				for _, im := range msg.Images {
-					out.Images = append(out.Images, im.Data)
+					out.Images = append(out.Images, im.Base64())
 				}
 			}
 			r.Messages = append(r.Messages, out)

@@ -2,7 +2,6 @@ package openai
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 
 	"github.com/coda-acp/coda/engine"
@@ -217,7 +216,7 @@ func (m *Model) userMessage(msg *engine.Message) message {
 	}
 	parts := make([]part, 0, len(msg.Images)+1)
 	for _, im := range msg.Images {
-		url := "data:" + im.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(im.Data)
+		url := "data:" + im.MIMEType + ";base64," + im.Base64()
 		parts = append(parts, part{Type: "image_url", ImageURL: &imageURL{URL: url}})
 	}
 	if msg.Text != "" {

@@ -3,7 +3,6 @@ package openai
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
@@ -238,7 +237,7 @@ func (m *Responses) userItem(msg *engine.Message) rMessage {
 	}
 	parts := make([]rTextPart, 0, len(msg.Images)+1)
 	for _, im := range msg.Images {
-		parts = append(parts, rTextPart{Type: "input_image", ImageURL: "data:" + im.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(im.Data)})
+		parts = append(parts, rTextPart{Type: "input_image", ImageURL: "data:" + im.MIMEType + ";base64," + im.Base64()})
 	}
 	if msg.Text != "" {
 		parts = append(parts, rTextPart{Type: "input_text", Text: msg.Text})

@@ -30,7 +30,15 @@
 //   - allowedFunctionNames needs mode ANY and names declared functions;
 //   - a model marked NoJSONWithTools (Gemini 2.x) refuses a JSON reply
 //     together with function declarations ("Function calling with a
-//     response mime type: 'application/json' is unsupported").
+//     response mime type: 'application/json' is unsupported");
+//   - a request is at most 20 MB: larger media go through the Files API
+//     (https://ai.google.dev/gemini-api/docs/files), whose resumable upload
+//     this fake serves: a start request (X-Goog-Upload-Protocol: resumable,
+//     X-Goog-Upload-Command: start, the file's size and type in
+//     X-Goog-Upload-Header-Content-Length and -Type) answered with
+//     X-Goog-Upload-URL, then the bytes to it (X-Goog-Upload-Command:
+//     "upload, finalize", X-Goog-Upload-Offset: 0), exactly as many as
+//     declared; a fileData part names an uploaded file's URI, with its type.
 //
 // It signs as Gemini 3 does: the first function call of a reply carries a
 // signature, and a reply without calls ends with an empty text part
@@ -46,6 +54,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -157,6 +166,10 @@ type Part struct {
 		MIMEType string `json:"mimeType"`
 		Data     string `json:"data"`
 	} `json:"inlineData"`
+	FileData *struct {
+		MIMEType string `json:"mimeType"`
+		FileURI  string `json:"fileUri"`
+	} `json:"fileData"`
 	FunctionCall *struct {
 		ID   string          `json:"id"`
 		Name string          `json:"name"`
@@ -197,6 +210,10 @@ type Server struct {
 
 	srv       *httptest.Server
 	mu        sync.Mutex
+	received  int64 // bytes of request bodies, uploads included
+	uploads   map[string]upload
+	begun     int               // uploads begun, to name them
+	files     map[string]string // an uploaded file's URI → its MIME type
 	requests  []*Request
 	served    int
 	cancelled int
@@ -205,7 +222,7 @@ type Server struct {
 
 // NewServer starts a fake; Close stops it.
 func NewServer() *Server {
-	s := &Server{signed: map[string]string{}}
+	s := &Server{signed: map[string]string{}, uploads: map[string]upload{}, files: map[string]string{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL + "/v1beta"
 	return s
@@ -257,6 +274,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.list(w)
 		return
 	}
+	if strings.HasPrefix(r.URL.Path, "/upload/") {
+		s.upload(w, r)
+		return
+	}
 	m := streamPath.FindStringSubmatch(r.URL.Path)
 	if m == nil || r.Method != http.MethodPost || r.URL.Query().Get("alt") != "sse" {
 		writeError(w, 404, "NOT_FOUND", "unknown path "+r.URL.String())
@@ -266,7 +287,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	req := &Request{Model: m[1], URL: r.URL.String(), Raw: raw}
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
+	s.received += int64(len(raw))
 	s.mu.Unlock()
+	if len(raw) > maxRequest {
+		s.refuse(w, req, 400, "INVALID_ARGUMENT", fmt.Sprintf("Request payload size exceeds the limit: %d bytes.", maxRequest))
+		return
+	}
 	models := s.Models
 	if models == nil {
 		models = Models
@@ -330,6 +356,21 @@ func (s *Server) list(w http.ResponseWriter) {
 // check returns why the API would refuse req, or "".
 func (s *Server) check(req *Request, model Model) string {
 	b := &req.Body
+	for _, c := range b.Contents {
+		for _, p := range c.Parts {
+			if fd := p.FileData; fd != nil {
+				s.mu.Lock()
+				mime, ok := s.files[fd.FileURI]
+				s.mu.Unlock()
+				switch {
+				case !ok:
+					return fmt.Sprintf("File %s not exist in the Gemini API.", fd.FileURI)
+				case fd.MIMEType != mime:
+					return fmt.Sprintf("fileData mimeType %s is not the file's %s (this fake's rule)", fd.MIMEType, mime)
+				}
+			}
+		}
+	}
 	declared := map[string]bool{}
 	for _, ts := range b.Tools {
 		for _, d := range ts.FunctionDeclarations {
@@ -526,4 +567,86 @@ func words(text string) []string {
 		text = text[i+1:]
 	}
 	return out
+}
+
+// maxRequest is the most a generateContent request may be (20 MB).
+const maxRequest = 20 << 20
+
+// An upload is a resumable upload begun: the size and type declared.
+type upload struct {
+	size int
+	mime string
+}
+
+// Received is how many bytes of request bodies the server was sent,
+// uploads included.
+func (s *Server) Received() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.received
+}
+
+// Uploaded counts the files uploaded.
+func (s *Server) Uploaded() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.files)
+}
+
+// upload serves the Files API's resumable upload: its start, then its
+// bytes.
+func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	s.received += int64(len(raw))
+	s.mu.Unlock()
+	if r.Method != http.MethodPost {
+		writeError(w, 404, "NOT_FOUND", "unknown path "+r.URL.String())
+		return
+	}
+	if r.URL.Path == "/upload/v1beta/files" {
+		size, err := strconv.Atoi(r.Header.Get("X-Goog-Upload-Header-Content-Length"))
+		mime := r.Header.Get("X-Goog-Upload-Header-Content-Type")
+		switch {
+		case r.Header.Get("X-Goog-Upload-Protocol") != "resumable" || r.Header.Get("X-Goog-Upload-Command") != "start":
+			writeError(w, 400, "INVALID_ARGUMENT", "an upload starts with X-Goog-Upload-Protocol: resumable and X-Goog-Upload-Command: start")
+		case err != nil || size <= 0 || size > 2<<30 || mime == "":
+			writeError(w, 400, "INVALID_ARGUMENT", "X-Goog-Upload-Header-Content-Length and -Type must give the file's size (at most 2 GB) and type")
+		case !json.Valid(raw):
+			writeError(w, 400, "INVALID_ARGUMENT", "Invalid JSON payload received.")
+		default:
+			s.mu.Lock()
+			s.begun++
+			id := fmt.Sprintf("u%d", s.begun)
+			s.uploads[id] = upload{size, mime}
+			s.mu.Unlock()
+			w.Header().Set("X-Goog-Upload-URL", s.srv.URL+"/upload/session/"+id)
+			w.Header().Set("X-Goog-Upload-Status", "active")
+			w.WriteHeader(http.StatusOK)
+		}
+		return
+	}
+	id, ok := strings.CutPrefix(r.URL.Path, "/upload/session/")
+	s.mu.Lock()
+	up, known := s.uploads[id]
+	s.mu.Unlock()
+	switch {
+	case !ok || !known:
+		writeError(w, 404, "NOT_FOUND", "no such upload")
+	case r.Header.Get("X-Goog-Upload-Command") != "upload, finalize" || r.Header.Get("X-Goog-Upload-Offset") != "0":
+		writeError(w, 400, "INVALID_ARGUMENT", `the bytes go with X-Goog-Upload-Command: "upload, finalize" and X-Goog-Upload-Offset: 0`)
+	case len(raw) != up.size:
+		writeError(w, 400, "INVALID_ARGUMENT", fmt.Sprintf("the upload declared %d bytes and sent %d", up.size, len(raw)))
+	default:
+		name := "files/" + id
+		uri := s.URL + "/" + name
+		s.mu.Lock()
+		s.files[uri] = up.mime
+		delete(s.uploads, id)
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		json.NewEncoder(w).Encode(map[string]any{"file": map[string]any{
+			"name": name, "mimeType": up.mime, "sizeBytes": strconv.Itoa(up.size), "uri": uri, "state": "ACTIVE",
+		}})
+	}
 }

@@ -1,0 +1,129 @@
+package gemini
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/coda-acp/coda/engine"
+)
+
+// An image of the turn is sent once: uploaded through the Files API
+// (https://ai.google.dev/gemini-api/docs/files), then named by its URI
+// (fileData) in every request of the turn, where inlineData would carry
+// its bytes, base64, in each. The upload is the documented resumable one: a
+// start request with the file's size and type, answered with the upload
+// URL (X-Goog-Upload-URL), then the bytes to it with "upload, finalize".
+// Uploaded files are deleted by Google after 48 hours; nothing is left to
+// clean. An image smaller than minUpload goes inline (an upload costs two
+// requests); so does one whose upload fails, which is logged.
+
+// minUpload is the smallest image uploaded rather than sent inline.
+const minUpload = 256 << 10
+
+// fileURI is where im was uploaded for this turn, uploading it the first
+// time; "" to send it inline.
+func (m *Model) fileURI(ctx context.Context, im engine.Image) string {
+	if len(im.Data) < minUpload {
+		return ""
+	}
+	uri, err := im.Uploaded("gemini:"+m.opts.BaseURL, func() (string, error) { return m.upload(ctx, im) })
+	if err != nil {
+		m.opts.Log.Warn("gemini: uploading an image through the Files API failed; it is sent inline", "model", m.opts.Name, "err", err)
+		return ""
+	}
+	return uri
+}
+
+// uploadURL is the Files API's upload endpoint for the API at base
+// (".../v1beta" → ".../upload/v1beta/files").
+func uploadURL(base string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/upload" + strings.TrimSuffix(u.Path, "/") + "/files"
+	return u.String(), nil
+}
+
+// upload uploads im and returns its file's URI.
+func (m *Model) upload(ctx context.Context, im engine.Image) (string, error) {
+	start, err := uploadURL(m.opts.BaseURL)
+	if err != nil {
+		return "", err
+	}
+	meta, _ := json.Marshal(map[string]any{"file": map[string]string{"display_name": "coda-image"}})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, start, bytes.NewReader(meta))
+	if err != nil {
+		return "", err
+	}
+	m.headers(req)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Goog-Upload-Protocol", "resumable")
+	req.Header.Set("X-Goog-Upload-Command", "start")
+	req.Header.Set("X-Goog-Upload-Header-Content-Length", strconv.Itoa(len(im.Data)))
+	req.Header.Set("X-Goog-Upload-Header-Content-Type", im.MIMEType)
+	resp, err := m.client().Do(req)
+	if err != nil {
+		return "", err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	to := resp.Header.Get("X-Goog-Upload-URL")
+	if resp.StatusCode != http.StatusOK || to == "" {
+		return "", fmt.Errorf("starting the upload: %s, no upload URL", resp.Status)
+	}
+
+	req, err = http.NewRequestWithContext(ctx, http.MethodPost, to, bytes.NewReader(im.Data))
+	if err != nil {
+		return "", err
+	}
+	m.headers(req)
+	req.Header.Set("X-Goog-Upload-Offset", "0")
+	req.Header.Set("X-Goog-Upload-Command", "upload, finalize")
+	resp, err = m.client().Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var file struct {
+		File struct {
+			URI   string `json:"uri"`
+			State string `json:"state"`
+		} `json:"file"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("uploading: %s", resp.Status)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&file); err != nil || file.File.URI == "" {
+		return "", fmt.Errorf("uploading: the answer names no file (%v)", err)
+	}
+	if file.File.State != "" && file.File.State != "ACTIVE" {
+		return "", fmt.Errorf("the uploaded file is %s, not ACTIVE", file.File.State)
+	}
+	return file.File.URI, nil
+}
+
+// headers are the API key and the configured headers, as every request
+// carries them.
+func (m *Model) headers(req *http.Request) {
+	if m.opts.APIKey != "" {
+		req.Header.Set("X-Goog-Api-Key", m.opts.APIKey)
+	}
+	for k, v := range m.opts.Headers {
+		req.Header.Set(k, v)
+	}
+}
+
+func (m *Model) client() *http.Client {
+	if m.opts.Client != nil {
+		return m.opts.Client
+	}
+	return http.DefaultClient
+}
