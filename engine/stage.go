@@ -610,8 +610,10 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 		v.touched(touched)
 		v.run.overwritten = append(v.run.overwritten, existed...)
 		v.rec.status.FilesPartial = v.rec.status.FilesPartial || before.partial || after.partial
-		v.run.taint.Wrote(touched)
+		v.run.share.secrets.Wrote(v.run.taint.Wrote(touched))
 	}
-	v.run.taint.Wrote(res.Written) // files written from private content are private
+	// Files written from private content are private, to the gate and to
+	// what masks the record.
+	v.run.share.secrets.Wrote(v.run.taint.Wrote(res.Written))
 	return res
 }

@@ -58,6 +58,7 @@ func newSecrets(r *run) *taint.Secrets {
 		roots, cwd = ws.Roots(), ws.Cwd()
 	}
 	s := taint.NewSecrets(r.e.Taint, (*taint.Config)(r.t.Agent.Agent.Taint), cwd, roots)
+	s.Restore(r.t.Tainted) // what the session's gate knows from its earlier turns
 	s.Read(r.t.PromptSources)
 	return s
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/taint"
 )
 
 // Every artifact is scanned whole: one with a NUL byte in its first 8 KiB
@@ -223,5 +224,61 @@ arguments = { content = "Nothing from before." }
 	}
 	if recs := second.audit(t); len(recs) != 2 || !slices.Contains(recs[1].Sources, "notes.txt") {
 		t.Errorf("turn 2's audit = %+v", recs)
+	}
+}
+
+// What the record and later stages keep is masked of what the session's
+// gate knows from earlier turns (taint.Secrets learns it too): turn 2 reads
+// notes.txt, which turn 1 wrote from .env, and the model's words quoting
+// the key are masked in response.md, as they would be had turn 2 read .env
+// itself.
+func TestTaint_secretsLearnTheSession(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the command is POSIX")
+	}
+	approve := func(engine.PermissionRequest) bool { return true }
+	f := newTaintFixture(t, "[agent.taint]\npolicy = \"deny\"\n", readEnv+`
+[[turn]]
+[[turn.tool_calls]]
+name = "shell"
+arguments = { command = "cp .env notes.txt" }
+
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Noted." }
+`, approve)
+	first := f.run(t)
+	if len(first.Tainted.Wrote) != 1 {
+		t.Fatalf("Tainted = %+v, want notes.txt written", first.Tainted)
+	}
+	for _, tainted := range []taint.Session{first.Tainted, {Wrote: first.Tainted.Wrote}} {
+		second := newTaintFixture(t, "[agent.taint]\npolicy = \"deny\"\n", `
+[[turn]]
+[[turn.tool_calls]]
+name = "read_file"
+arguments = { path = "notes.txt" }
+
+[[turn]]
+text = "The notes say `+secretKey+`."
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Nothing from before." }
+`, approve)
+		second.turn.Workspace = f.turn.Workspace
+		second.turn.Tainted = tainted
+		if tainted.Read == nil {
+			// The file it was copied from is gone: only the copy says what
+			// the key was.
+			os.Rename(filepath.Join(f.turn.Workspace.Cwd(), ".env"), filepath.Join(f.turn.Workspace.Cwd(), ".env.gone"))
+		}
+		second.run(t)
+		b, err := os.ReadFile(recordPath(second.turn, "stages/001-answer@1/response.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), secretKey) || !strings.Contains(string(b), "The notes say sk-…f3.") {
+			t.Errorf("turn 2's response.md (tainted %+v) keeps the key read from notes.txt unmasked:\n%s", tainted, b)
+		}
 	}
 }

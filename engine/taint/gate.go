@@ -111,12 +111,13 @@ func (g *Gate) Read(sources []Source) string {
 // shell command or an MCP tool changed): in a tainted run, one that
 // carries private content the gate knows is private from then on, so
 // reading it taints and sending it whole is gated. The files are read
-// whole, a chunk at a time. It returns the names of those it took.
+// whole, a chunk at a time. It returns those it took, by clean absolute
+// path (for Secrets.Wrote).
 func (g *Gate) Wrote(paths []string) []string {
 	if g == nil || !g.Tainted() {
 		return nil
 	}
-	var names []string
+	var took []string
 	for _, p := range paths {
 		p = g.abs(p)
 		if _, private := g.Private(p); private {
@@ -138,10 +139,10 @@ func (g *Gate) Wrote(paths []string) []string {
 		g.mu.Unlock()
 		f.Close()
 		if carries {
-			names = append(names, g.paths.name(p))
+			took = append(took, p)
 		}
 	}
-	return names
+	return took
 }
 
 // Allows reports whether the policy lets private content through

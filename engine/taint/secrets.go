@@ -2,6 +2,7 @@ package taint
 
 import (
 	"path/filepath"
+	"slices"
 	"sync"
 )
 
@@ -23,6 +24,10 @@ type Secrets struct {
 	mu    sync.Mutex
 	lines privateLines
 	read  bool // some private content was read: Mask has work to do
+	// written are the files the gate found written from private content
+	// (Gate.Wrote, Session.Wrote): private from then on, as the gate's
+	// are, by clean absolute path.
+	written map[string]bool
 }
 
 // NewSecrets sets up the matcher for a turn under the private paths the
@@ -51,16 +56,12 @@ func (s *Secrets) Read(sources []Source) {
 		return
 	}
 	for _, src := range sources {
-		if _, private := s.paths().private(src.Path); !private {
+		if _, private := s.Private(src.Path); !private {
 			continue
 		}
 		text := src.Text
 		if src.Named {
-			path := src.Path
-			if !filepath.IsAbs(path) {
-				path = filepath.Join(s.cwd, path)
-			}
-			if b, err := readHead(path, maxNamedRead); err == nil {
+			if b, err := readHead(s.abs(src.Path), maxNamedRead); err == nil {
 				text = string(b) + "\n" + text
 			}
 		}
@@ -71,13 +72,63 @@ func (s *Secrets) Read(sources []Source) {
 	}
 }
 
+// Wrote makes private the files at paths, which the gate found written
+// from private content (what Gate.Wrote returns): reading one later
+// teaches Mask its content, as reading a private file does.
+func (s *Secrets) Wrote(paths []string) {
+	if s == nil || len(paths) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.written == nil {
+		s.written = map[string]bool{}
+	}
+	for _, p := range paths {
+		s.written[s.abs(p)] = true
+	}
+}
+
+// Restore takes in what the session's earlier turns left its gate
+// (Session, as Gate.Restore does): the files they wrote from private
+// content are private, and they and the private files read are read
+// again, so what the record and later stages keep of this turn is masked
+// of them too.
+func (s *Secrets) Restore(ss Session) {
+	if s == nil {
+		return
+	}
+	s.Wrote(ss.Wrote)
+	var sources []Source
+	for _, p := range append(slices.Clone(ss.Read), ss.Wrote...) {
+		sources = append(sources, Source{Path: p, Named: true})
+	}
+	s.Read(sources)
+}
+
 // Private reports whether the file at path is private (see
-// privatePaths.private), and its name for messages.
+// privatePaths.private, and Wrote), and its name for messages.
 func (s *Secrets) Private(path string) (name string, ok bool) {
 	if s == nil {
 		return "", false
 	}
-	return s.paths().private(path)
+	if name, ok := s.paths().private(path); ok {
+		return name, true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.abs(path); s.written[p] {
+		return s.paths().name(p), true
+	}
+	return "", false
+}
+
+// abs is path made absolute against the session's directory, cleaned.
+func (s *Secrets) abs(path string) string {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(s.cwd, path)
+	}
+	return filepath.Clean(path)
 }
 
 // Mask returns text with every private line, value or secret-looking word
