@@ -16,9 +16,10 @@ import (
 // `KEY=VALUE` line; each secret-looking word), remembered by hash and
 // length, found by the first anchorLen bytes they start with; and the
 // line's masked form, to quote it. A secret of pieceMin characters or more
-// is remembered as its pieces instead (every pieceLen characters of it), so
-// that any piece of it is found: the key in two halves, with a `-` put in,
-// across two JSON strings. Fragments and payloads are compared folded
+// is remembered as its pieces too (every pieceLen characters of it in
+// which a letter stands beside a digit: keyLike), so that a piece of it
+// is found: the key in two halves, with a `-` put in, across two JSON
+// strings. Fragments and payloads are compared folded
 // (fold): every white space and Unicode format character removed, NFKC
 // folded and lower-cased, so a line the model wrapped, re-indented,
 // upper-cased, typed in fullwidth letters or laced with zero-width spaces is
@@ -160,7 +161,9 @@ func (p *privateLines) fragments(dst, pieces [][]byte, line string) ([][]byte, [
 		add(sq)
 		if utf8.RuneCount(sq) >= pieceMin {
 			for i := 0; i+pieceLen <= len(sq); i++ {
-				pieces = append(pieces, sq[i:i+pieceLen])
+				if keyLike(sq[i : i+pieceLen]) {
+					pieces = append(pieces, sq[i:i+pieceLen])
+				}
 			}
 		}
 	}
@@ -180,12 +183,33 @@ func (p *privateLines) fragments(dst, pieces [][]byte, line string) ([][]byte, [
 		add(whole)
 	}
 	for _, w := range strings.FieldsFunc(line, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("\"'`,;()[]{}<>", r) }) {
-		if secretLike(w, 8) && len(w) < len(whole) {
+		// A short word of a line that is no KEY=VALUE needs a digit to be
+		// taken for a secret: `hunter2x`, not `well-known` or
+		// `Content-Type`.
+		if secretLike(w, 8) && len(w) < len(whole) && (utf8.RuneCountInString(w) >= pieceMin || strings.ContainsFunc(w, unicode.IsDigit)) {
 			secret(w)
 		}
 	}
 	return dst, pieces
 }
+
+// keyLike reports whether a secret's piece looks like a piece of a key,
+// which is what makes finding it alone mean something: a letter beside a
+// digit (`4fgh82kl`, `s3cr3t`). Without one a piece is as likely to be
+// ordinary text (`configuratio` of a URL, `localhost:63`, the words of a
+// long value with spaces), and is not remembered: the secret is still
+// found whole, and by its other pieces.
+func keyLike(piece []byte) bool {
+	for i := 1; i < len(piece); i++ {
+		a, b := piece[i-1], piece[i]
+		if isASCIIDigit(a) && isASCIILetter(b) || isASCIILetter(a) && isASCIIDigit(b) {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCIIDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // secretLike reports whether a value or word, found in ordinary text, would
 // most likely have come from the private line: long, or of at least min
@@ -392,17 +416,23 @@ func (p *privateLines) scanPieces(sq []byte, found func(start, end int, line uin
 func (p *privateLines) redact(s string) string {
 	var from, to []int // where each folded byte's source starts and ends in s
 	sq := foldMap(nil, &from, &to, s)
-	var spans [][2]int // in s, merged as they are found, in order of their start
+	var found [][2]int // in s, as they are found: pieces first, then fragments
 	p.scan(sq, func(start, end int, _ uint32) {
-		a, b := from[start], to[end-1]
-		if k := len(spans) - 1; k >= 0 && a <= spans[k][1] {
-			spans[k][1] = max(spans[k][1], b)
-			return
-		}
-		spans = append(spans, [2]int{a, b})
+		found = append(found, [2]int{from[start], to[end-1]})
 	})
-	if len(spans) == 0 {
+	if len(found) == 0 {
 		return s
+	}
+	// Merged in order of their start: a fragment found after the pieces
+	// may begin before them.
+	slices.SortFunc(found, func(x, y [2]int) int { return x[0] - y[0] })
+	spans := found[:1]
+	for _, sp := range found[1:] {
+		if k := len(spans) - 1; sp[0] <= spans[k][1] {
+			spans[k][1] = max(spans[k][1], sp[1])
+			continue
+		}
+		spans = append(spans, sp)
 	}
 	var b strings.Builder
 	last := 0

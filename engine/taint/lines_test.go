@@ -214,3 +214,42 @@ func TestPrivateLines_findStream(t *testing.T) {
 		}
 	}
 }
+
+// An answer in ordinary words is not taken for a private file's content
+// because a piece of a long value or a word of a comment turns up in it:
+// only a piece where a letter meets a digit is looked for alone, and a
+// short word of a comment is a secret only with a digit in it. A value
+// quoted whole is still found, and so is a piece of the key.
+func TestPrivateLines_ordinaryText(t *testing.T) {
+	var p privateLines
+	p.add(`# Settings for the production environment; see https://docs.example.com/configuration/environment-variables
+# the well-known defaults apply
+APP_NAME="Inventory management service"
+DATABASE_URL=postgres://admin:S3cr3tP4ss@db.internal:5432/app
+REDIS_URL=redis://localhost:6379/0
+API_KEY=sk-proj-4fGh82kLmN0pQrStUvWxYz12f3
+CALLBACK=https://example.com/oauth/callback
+`, 0)
+	for _, answer := range []string{
+		"The configuration lives in environment variables.",
+		"This is a well-known pattern.",
+		"The inventory management reads its settings at start.",
+		"Connect with postgres://app_user@localhost/app.",
+		"Redis runs at redis://localhost:6379.",
+		"See https://docs.example.com for details.",
+		"The OAuth callback goes to https://example.com/oauth.",
+	} {
+		if found := p.find(answer); len(found) > 0 {
+			t.Errorf("find(%q) = %q: ordinary text taken for private content", answer, p.lines[found[0]].masked)
+		}
+	}
+	for _, answer := range []string{
+		"It is the Inventory management service.",
+		"The password part: admin:S3cr3tP4ss.",
+		"Half a key: LmN0pQrStUvWxYz12f3",
+	} {
+		if len(p.find(answer)) == 0 {
+			t.Errorf("find(%q) found nothing", answer)
+		}
+	}
+}
