@@ -120,7 +120,7 @@ var modelCatalog = []catalogEntry{
 	{pattern: "claude-fable-*", window: 1_000_000, efforts: effortsLowMax, thinking: anthropic.ThinkingAlways, noForcedTool: true},
 	{pattern: "claude-mythos-*", efforts: effortsLowMax, thinking: anthropic.ThinkingAlways, noForcedTool: true},
 	{pattern: `claude-opus-5[.\-]5*`, window: 1_000_000, efforts: effortsLowMax, thinking: anthropic.ThinkingAlways, noForcedTool: true},
-	{pattern: `claude-sonnet-5[.\-]5*`, window: 1_000_000, efforts: effortsOffMax, thinking: anthropic.ThinkingAdaptiveOn, noForcedTool: true},
+	{pattern: `claude-sonnet-5[.\-]5*`, window: 1_000_000, efforts: effortsOffMax, thinking: anthropic.ThinkingBetweenTools, noForcedTool: true},
 	{pattern: `claude-haiku-5[.\-]5*`, window: 1_000_000, efforts: effortsOffMax, thinking: anthropic.ThinkingAdaptiveOn, noForcedTool: true},
 	{pattern: "claude-opus-5*", window: 1_000_000, efforts: effortsOffMax, thinking: anthropic.ThinkingAdaptiveOn},
 	{pattern: "claude-sonnet-5*", window: 1_000_000, efforts: effortsOffMax, thinking: anthropic.ThinkingAdaptiveOn},

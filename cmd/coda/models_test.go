@@ -79,7 +79,7 @@ func TestModelCatalog_patterns(t *testing.T) {
 			}
 		}
 		switch e.thinking {
-		case "", anthropic.ThinkingBudget, anthropic.ThinkingBoth, anthropic.ThinkingAdaptive, anthropic.ThinkingAdaptiveOn, anthropic.ThinkingAlways, gemini.ThinkingLevel:
+		case "", anthropic.ThinkingBudget, anthropic.ThinkingBoth, anthropic.ThinkingAdaptive, anthropic.ThinkingAdaptiveOn, anthropic.ThinkingBetweenTools, anthropic.ThinkingAlways, gemini.ThinkingLevel:
 		default:
 			t.Errorf("pattern %q: thinking %q", e.pattern, e.thinking)
 		}
@@ -99,7 +99,7 @@ func TestModelFacts_efforts(t *testing.T) {
 	}{
 		{"anthropic:claude-opus-5-5", "low medium high xhigh max", anthropic.ThinkingAlways, true},
 		{"anthropic:claude-fable-5-1", "low medium high xhigh max", anthropic.ThinkingAlways, true},
-		{"anthropic:claude-sonnet-5-5", "off low medium high xhigh max", anthropic.ThinkingAdaptiveOn, true},
+		{"anthropic:claude-sonnet-5-5", "off low medium high xhigh max", anthropic.ThinkingBetweenTools, true},
 		{"anthropic:claude-sonnet-5", "off low medium high xhigh max", anthropic.ThinkingAdaptiveOn, false},
 		{"anthropic:claude-opus-4-7", "off low medium high xhigh max", anthropic.ThinkingAdaptive, false},
 		{"openrouter:anthropic/claude-opus-4.8", "off low medium high xhigh max", anthropic.ThinkingAdaptive, false},

@@ -173,7 +173,7 @@ func TestFake_efforts(t *testing.T) {
 		{"claude-opus-4-6", ThinkingBoth, []string{"", "off", "low", "medium", "high", "max"}},
 		{"claude-opus-4-7", ThinkingAdaptive, []string{"", "off", "low", "medium", "high", "xhigh", "max"}},
 		{"claude-sonnet-5", ThinkingAdaptiveOn, []string{"", "off", "low", "medium", "high", "xhigh", "max"}},
-		{"claude-sonnet-5-5", ThinkingAdaptiveOn, []string{"", "off", "low", "medium", "high", "xhigh", "max"}},
+		{"claude-sonnet-5-5", ThinkingBetweenTools, []string{"", "off", "low", "medium", "high", "xhigh", "max"}},
 		{"claude-opus-5-5", ThinkingAlways, []string{"", "low", "medium", "high", "xhigh", "max"}},
 	}
 	for _, tt := range tests {
@@ -189,6 +189,10 @@ func TestFake_efforts(t *testing.T) {
 			case effort == "off" && tt.style == ThinkingAdaptiveOn:
 				if th == nil || th.Type != "disabled" {
 					t.Errorf("%s off: thinking %+v, want disabled", tt.model, th)
+				}
+			case effort == "off" && tt.style == ThinkingBetweenTools:
+				if th == nil || th.Type != "between_tools" {
+					t.Errorf("%s off: thinking %+v, want between_tools", tt.model, th)
 				}
 			case effort == "off" || effort == "" && (tt.style == ThinkingBudget || tt.style == ThinkingBoth || tt.style == ThinkingAdaptive):
 				if th != nil {
@@ -219,6 +223,7 @@ func TestFake_refusals(t *testing.T) {
 	}{
 		{"claude-opus-4-7", Options{ThinkingBudget: 4096}, `"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort"`},
 		{"claude-opus-5-5", Options{Thinking: ThinkingAdaptiveOn, Effort: "off"}, `"thinking.type.disabled" is not supported for this model.`},
+		{"claude-sonnet-5-5", Options{Thinking: ThinkingAdaptiveOn, Effort: "off"}, `"thinking.type.disabled" is not supported for this model. Use "thinking.type.between_tools"`},
 		{"claude-opus-4-6", Options{Thinking: ThinkingBoth, Effort: "xhigh"}, "output_config.effort: Input should be low, medium, high, max"},
 		{"claude-sonnet-4-5", Options{Effort: "high"}, `"thinking.type.adaptive" is not supported for this model.`},
 	}
@@ -260,7 +265,7 @@ func TestFake_toolChoice(t *testing.T) {
 		{"claude-opus-4-7", Options{Thinking: ThinkingAdaptive, Effort: "high"}, "auto"},
 		{"claude-sonnet-5", Options{Thinking: ThinkingAdaptiveOn}, "auto"}, // it thinks by default
 		{"claude-sonnet-5", Options{Thinking: ThinkingAdaptiveOn, Effort: "off"}, "tool"},
-		{"claude-sonnet-5-5", Options{Thinking: ThinkingAdaptiveOn, Effort: "off", NoForcedTool: true}, "auto"},
+		{"claude-sonnet-5-5", Options{Thinking: ThinkingBetweenTools, Effort: "off", NoForcedTool: true}, "auto"},
 		{"claude-opus-5-5", Options{Thinking: ThinkingAlways, NoForcedTool: true}, "auto"},
 	}
 	for _, tt := range tests {

@@ -19,8 +19,16 @@ const (
 	// unless asked, and "disabled" refused: Claude Opus 4.7 and 4.8.
 	ThinkingAdaptive = "adaptive"
 	// ThinkingAdaptiveOn is adaptive thinking on by default, turned off by
-	// {"type": "disabled"}: Claude Sonnet 5, Opus 5, Sonnet and Haiku 5.5.
+	// {"type": "disabled"}: Claude Sonnet 5, Opus 5, Haiku 5.5.
 	ThinkingAdaptiveOn = "adaptive-on"
+	// ThinkingBetweenTools is adaptive thinking on by default, where
+	// "disabled" is a 400 and the least is {"type": "between_tools"}: no
+	// thinking up front, short progress notes between tool calls (as
+	// thinking blocks, sent back like any), at effort high or below:
+	// Claude Sonnet 5.5
+	// (https://platform.claude.com/docs/en/models/sonnet-5-5/whats-new-sonnet-5-5,
+	// "Turn off up-front thinking with between_tools").
+	ThinkingBetweenTools = "between-tools"
 	// ThinkingAlways is adaptive thinking that cannot be turned off: Claude
 	// Opus 5.5, Fable 5 and 5.1, Mythos.
 	ThinkingAlways = "always"
@@ -64,7 +72,7 @@ func (m *Model) thinking(r *request, effort string) (on bool) {
 		if budget > 0 && effort == "" {
 			style = ThinkingBudget
 		}
-	case ThinkingAdaptive, ThinkingAdaptiveOn, ThinkingAlways:
+	case ThinkingAdaptive, ThinkingAdaptiveOn, ThinkingBetweenTools, ThinkingAlways:
 		if budget > 0 {
 			m.once.Warn(m.opts.Log, "budget", "thinking_budget is not taken by this model: it thinks adaptively, set effort instead", "model", m.opts.Name)
 		}
@@ -104,6 +112,14 @@ func (m *Model) thinking(r *request, effort string) (on bool) {
 		if effort == engine.EffortOff {
 			r.Thinking = &thinking{Type: "disabled"}
 			return false
+		}
+	case ThinkingBetweenTools:
+		if effort == engine.EffortOff {
+			// No effort is sent: the API's default (high) is one that
+			// between_tools takes. Its progress notes are thinking blocks,
+			// so a forced tool is not asked for beside them.
+			r.Thinking = &thinking{Type: "between_tools"}
+			return true
 		}
 	case ThinkingAlways:
 		if effort == engine.EffortOff {

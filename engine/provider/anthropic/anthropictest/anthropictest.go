@@ -17,7 +17,9 @@
 //     is not supported for this model. Use "thinking.type.adaptive" and
 //     "output_config.effort"…"); at least 1024, less than max_tokens;
 //     {"type": "adaptive"} only on Claude 4.6 and later; {"type":
-//     "disabled"} not on models that cannot stop thinking; output_config.effort
+//     "disabled"} not on models that cannot stop thinking, nor on Claude
+//     Sonnet 5.5, whose least is {"type": "between_tools"}, at effort high
+//     or below (…/models/sonnet-5-5/whats-new-sonnet-5-5); output_config.effort
 //     only at the levels the model takes
 //     (https://docs.anthropic.com/en/docs/build-with-claude/adaptive-thinking,
 //     …/effort, each model's what's-new page);
@@ -94,6 +96,7 @@ type Model struct {
 	Budget, Adaptive bool     // the thinking types it takes
 	OnByDefault      bool     // it thinks unless told "disabled"
 	NoDisable        bool     // "disabled" is refused
+	BetweenTools     bool     // it takes "between_tools", and refuses "disabled" for it
 	Efforts          []string // output_config.effort levels; nil: refused
 	NoForced         bool     // a forced tool_choice is refused whatever the thinking
 }
@@ -106,7 +109,7 @@ var Models = map[string]Model{
 	"claude-opus-4-6":   {Budget: true, Adaptive: true, Efforts: []string{"low", "medium", "high", "max"}},
 	"claude-opus-4-7":   {Adaptive: true, NoDisable: true, Efforts: []string{"low", "medium", "high", "xhigh", "max"}},
 	"claude-sonnet-5":   {Adaptive: true, OnByDefault: true, Efforts: []string{"low", "medium", "high", "xhigh", "max"}},
-	"claude-sonnet-5-5": {Adaptive: true, OnByDefault: true, NoForced: true, Efforts: []string{"low", "medium", "high", "xhigh", "max"}},
+	"claude-sonnet-5-5": {Adaptive: true, OnByDefault: true, NoDisable: true, BetweenTools: true, NoForced: true, Efforts: []string{"low", "medium", "high", "xhigh", "max"}},
 	"claude-opus-5-5":   {Adaptive: true, OnByDefault: true, NoDisable: true, NoForced: true, Efforts: []string{"low", "medium", "high", "xhigh", "max"}},
 }
 
@@ -364,12 +367,23 @@ func (s *Server) check(b *Body, model Model) string {
 			}
 			thinkingOn = true
 		case "disabled":
+			if model.BetweenTools {
+				return `"thinking.type.disabled" is not supported for this model. Use "thinking.type.between_tools" to turn off up-front thinking.`
+			}
 			if model.NoDisable {
 				return `"thinking.type.disabled" is not supported for this model.`
 			}
 			thinkingOn = false
+		case "between_tools":
+			if !model.BetweenTools {
+				return `"thinking.type.between_tools" is not supported for this model.`
+			}
+			if oc := b.OutputConfig; oc != nil && (oc.Effort == "xhigh" || oc.Effort == "max") {
+				return `"thinking.type.between_tools" is not supported at effort ` + oc.Effort + `: use "thinking.type.adaptive".`
+			}
+			thinkingOn = true // its progress notes are thinking blocks
 		default:
-			return "thinking.type: Input tag '" + th.Type + "' found using 'type' does not match any of the expected tags: 'adaptive', 'disabled', 'enabled'"
+			return "thinking.type: Input tag '" + th.Type + "' found using 'type' does not match any of the expected tags: 'adaptive', 'between_tools', 'disabled', 'enabled'"
 		}
 	}
 	if oc := b.OutputConfig; oc != nil {
