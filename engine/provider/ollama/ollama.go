@@ -13,6 +13,7 @@ package ollama
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -50,6 +51,7 @@ func New(model string, opts Options) *Model {
 	h := opts.Header("Authorization", "Bearer ") // a proxy's or ollama.com's key, when there is one
 	m := &Model{model: model, opts: opts, call: opts.Call("/api/chat", h), show: opts.Call("/api/show", h)}
 	m.call.NDJSON = true
+	m.call.Final = outOfMemory
 	m.show.Timeout = min(opts.Timeout, showTimeout)
 	return m
 }
@@ -72,7 +74,9 @@ func (m *Model) Shapes(*engine.Request) engine.Shapes {
 // was passed to onDelta is retried as the Retry option allows; a 404 (a
 // model not pulled) wraps engine.ErrModelUnavailable; a model without the
 // tools capability wraps engine.ErrToolsUnsupported; a format the server
-// refuses is an *engine.MechanismError.
+// refuses is an *engine.MechanismError; a model the server has not the
+// memory to load with the context asked for is not tried again, and the
+// error says to ask for less (num_ctx).
 func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
 	info := m.info(ctx)
 	numCtx := m.numCtx(info)
@@ -88,13 +92,36 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, m.memoryError(err, numCtx)
 	}
 	resp.Usage.ContextWindow = numCtx
 	if numCtx == 0 {
 		resp.Usage.ContextWindow = m.opts.ContextWindow
 	}
 	return resp, nil
+}
+
+// outOfMemory reports whether an error reply is Ollama's refusal to load
+// a model the machine has not the memory for ("model requires more
+// system memory (39.4 GiB) than is available (30.0 GiB)", a 500), which
+// the context asked for (num_ctx) may cause: no later try would load it.
+func outOfMemory(e *sse.StatusError) bool {
+	return strings.Contains(strings.ToLower(e.Message), "requires more system memory")
+}
+
+// memoryError is err, when it is Ollama's refusal to load the model for
+// want of memory, with what to do: ask for less context.
+func (m *Model) memoryError(err error, numCtx int) error {
+	var serr *sse.StatusError
+	if !errors.As(err, &serr) || !outOfMemory(serr) {
+		return err
+	}
+	provider, _, _ := strings.Cut(m.opts.Name, ":")
+	if numCtx <= 0 {
+		return fmt.Errorf("%w: the model is larger than this machine's memory: pick a smaller one (or a smaller quantization)", err)
+	}
+	less := max(numCtx/4, 2048)
+	return fmt.Errorf("%w: coda asked for a context of %d tokens (num_ctx), which takes memory besides the model's: set num_ctx = %d (or less) in config.toml's [providers.%s] to ask for less, or pick a smaller model", err, numCtx, less, provider)
 }
 
 // ContextWindow is the context the next call gives the model: the num_ctx

@@ -281,6 +281,35 @@ func TestModel_numCtx(t *testing.T) {
 	}
 }
 
+// A model whose whole context needs more memory than the machine has:
+// Ollama refuses to load it (a 500), which no later try changes. The
+// call is not tried again, and its error says what to do: ask for less
+// with num_ctx, which then loads.
+func TestModel_outOfMemory(t *testing.T) {
+	f := ollamatest.NewServer(ollamatest.Model{Name: "qwen3-coder:30b", Arch: "qwen3moe", ContextLength: 262144, Capabilities: []string{"completion", "tools"}})
+	defer f.Close()
+	f.MaxNumCtx = 65536
+	waits := 0
+	retry := sse.Retry{Sleep: func(context.Context, time.Duration) error { waits++; return nil }}
+	m := New("qwen3-coder:30b", Options{BaseURL: f.URL, Client: f.Client(), Retry: retry})
+	_, _, err := streamOf(t, m, hi)
+	if err == nil {
+		t.Fatal("the fake loaded a context it has no memory for")
+	}
+	for _, want := range []string{"model requires more system memory", "a context of 262144 tokens (num_ctx)", "set num_ctx = 65536 (or less) in config.toml's [providers.ollama]"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error lacks %q: %v", want, err)
+		}
+	}
+	if n := len(f.Requests()); n != 1 || waits != 0 {
+		t.Errorf("%d requests, %d waits: a refusal for memory was tried again", n, waits)
+	}
+	m = New("qwen3-coder:30b", Options{BaseURL: f.URL, Client: f.Client(), Retry: retry, NumCtx: 65536})
+	if _, _, err := streamOf(t, m, hi); err != nil {
+		t.Errorf("with num_ctx = 65536: %v", err)
+	}
+}
+
 // Ollama's refusals: a model not pulled is unavailable (the stage tries
 // its next), tools for a model without them are refused as such, a bad
 // format is the reply's mechanism refused.

@@ -267,6 +267,10 @@ type Call struct {
 	// NDJSON says the reply is a stream of JSON lines (Ollama's own API)
 	// rather than server-sent events: each line is read as an event's data.
 	NDJSON bool
+	// Final, when set, says of an error reply whether another try would
+	// only meet it again (Ollama's "requires more system memory" 500): it
+	// is then not tried again, whatever its status.
+	Final func(*StatusError) bool
 }
 
 // Do posts body and hands the event stream to read, trying again as
@@ -299,6 +303,10 @@ func (c *Call) DoShaped(ctx context.Context, body []byte, shaping Shaping, read 
 			accept = "application/x-ndjson"
 		}
 		resp, err := post(ictx, c.Client, c.URL, c.Header, body, c.Secret, shaping, accept)
+		var serr *StatusError
+		if err != nil && c.Final != nil && errors.As(err, &serr) && c.Final(serr) {
+			return serr
+		}
 		if err == nil {
 			idle.kick()
 			var r *Reader

@@ -13,6 +13,10 @@
 //     not support thinking");
 //   - /api/show reports model_info["<arch>.context_length"] and the
 //     model's capabilities; /api/tags lists the models;
+//   - with MaxNumCtx set, the machine holds at most that context: a
+//     request asking for more is refused, as Ollama refuses a model it
+//     cannot load, with a 500 ("model requires more system memory (X
+//     GiB) than is available (Y GiB)", ollama/ollama#13556);
 //   - with NoFormatSchema, the server predates structured outputs (Ollama
 //     before 0.5): a format that is a JSON Schema is refused ("invalid
 //     JSON schema in format"), "json" is taken.
@@ -84,6 +88,9 @@ type Server struct {
 	Reply func(n int, r *Request) Turn
 	// NoFormatSchema: format takes "json" only, not a JSON Schema.
 	NoFormatSchema bool
+	// MaxNumCtx, when set, is the largest context the machine has the
+	// memory for: a request asking more is refused with Ollama's 500.
+	MaxNumCtx int
 
 	srv       *httptest.Server
 	mu        sync.Mutex
@@ -264,6 +271,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		if n, ok := o["num_ctx"].(float64); ok && n > 0 {
 			req.NumCtx = int(n)
 		}
+	}
+	if s.MaxNumCtx > 0 && req.NumCtx > s.MaxNumCtx {
+		// About 128 KiB of KV cache a token, on 16 GiB of free memory.
+		need := float64(req.NumCtx) * 128 / (1 << 20)
+		refuse(500, fmt.Sprintf("model requires more system memory (%.1f GiB) than is available (%.1f GiB)", need, float64(s.MaxNumCtx)*128/(1<<20)))
+		return
 	}
 	prompt := render(req.Body)
 	req.Tokens = (len(prompt) + 3) / 4
