@@ -283,6 +283,16 @@ func (k *updateSink) usage(u *engine.Usage) error {
 	b = appendInt(b, int64(u.InputTokens+u.OutputTokens))
 	b = append(b, `,"size":`...)
 	b = appendInt(b, int64(u.ContextWindow))
+	if u.CacheReadTokens > 0 || u.CacheWriteTokens > 0 {
+		// The prompt cache's share of the call (DESIGN §16: Anthropic's
+		// caching, Gemini's and OpenAI's cached tokens), which ACP's
+		// usage_update has no field for.
+		b = append(b, `,"_meta":{"coda":{"cacheReadTokens":`...)
+		b = appendInt(b, int64(u.CacheReadTokens))
+		b = append(b, `,"cacheWriteTokens":`...)
+		b = appendInt(b, int64(u.CacheWriteTokens))
+		b = append(b, "}}"...)
+	}
 	return k.end(b)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/coda-acp/coda/acp/acptest"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/outputspec"
 	statestore "github.com/coda-acp/coda/store"
@@ -61,5 +62,42 @@ func TestUpdateSink_closing(t *testing.T) {
 	}
 	if diff := cmp.Diff(sent[3:], kept); diff != "" {
 		t.Errorf("closing chunks kept (-sent +kept):\n%s", diff)
+	}
+}
+
+// usage_update carries the call's prompt-cache tokens in _meta.coda where
+// the provider reported any (issue 20: cache read and write tokens in
+// usage_update), and is the schema's UsageUpdate either way.
+func TestUpdateSink_usageCache(t *testing.T) {
+	for _, tt := range []struct {
+		usage engine.Usage
+		meta  string
+	}{
+		{engine.Usage{InputTokens: 1000, OutputTokens: 20, CacheReadTokens: 900, CacheWriteTokens: 80, ContextWindow: 200000}, `"_meta":{"coda":{"cacheReadTokens":900,"cacheWriteTokens":80}}`},
+		{engine.Usage{InputTokens: 1000, OutputTokens: 20, ContextWindow: 200000}, ""},
+	} {
+		var wire bytes.Buffer
+		out := newOutput(&wire, nil)
+		k := &updateSink{out: out, sessionID: "s-1", cwd: "/w"}
+		if err := k.Emit(context.Background(), engine.Event{Kind: engine.EventUsage, Usage: &tt.usage}); err != nil {
+			t.Fatal(err)
+		}
+		if err := out.close(); err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Params struct {
+				Update json.RawMessage `json:"update"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(wire.Bytes(), &m); err != nil {
+			t.Fatalf("%v: %s", err, wire.String())
+		}
+		if err := acptest.CheckUpdate(m.Params.Update); err != nil {
+			t.Errorf("%s: %v", m.Params.Update, err)
+		}
+		if got := string(m.Params.Update); tt.meta != "" && !strings.Contains(got, tt.meta) || tt.meta == "" && strings.Contains(got, "_meta") {
+			t.Errorf("usage_update %s, want %q", got, tt.meta)
+		}
 	}
 }

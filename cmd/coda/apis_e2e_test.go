@@ -203,6 +203,7 @@ func TestAPIs_e2e(t *testing.T) {
 			var thoughts strings.Builder
 			kinds := map[string]int{}
 			var usage []any
+			cacheReads := 0 // usage updates that carry prompt-cache reads
 			for _, u := range updates {
 				up, _ := e2eDig(u, "params", "update").(map[string]any)
 				kind, _ := up["sessionUpdate"].(string)
@@ -213,6 +214,9 @@ func TestAPIs_e2e(t *testing.T) {
 					thoughts.WriteString(text)
 				case "usage_update":
 					usage = append(usage, up["size"])
+					if n, _ := e2eDig(up, "_meta", "coda", "cacheReadTokens").(float64); n > 0 {
+						cacheReads++
+					}
 				}
 			}
 			if !strings.Contains(thoughts.String(), "The notes hold the factors.") || !strings.Contains(thoughts.String(), "Six times seven.") {
@@ -282,9 +286,12 @@ func TestAPIs_e2e(t *testing.T) {
 				}
 			}
 			if api.name == "anthropic" || api.name == "gemini" {
-				// The cache's tokens reach the run record.
+				// The cache's tokens reach the run record and the editor.
 				if got := recordedCacheReads(t, filepath.Join(dir, "state")); got == 0 {
 					t.Errorf("no cache read tokens in the run record")
+				}
+				if cacheReads == 0 {
+					t.Errorf("no usage_update carries the cache's read tokens")
 				}
 			}
 
