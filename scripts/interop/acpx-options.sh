@@ -61,7 +61,19 @@ arguments = { content = "Thought hard." }
 TOML
 
 agent="$coda --config $work/config.toml --model script:$work/turns.toml --state-dir $work/state"
-run_acpx() { (cd "$work/cwd" && HOME=$work/home "$acpx" --approve-all --format json --ttl 5 --timeout 30 --agent "$agent" "$@"); }
+# acpx's queue owner (the process that keeps the session's coda) leaves
+# after --ttl seconds idle; a command that reaches it as it leaves is
+# answered QUEUE_OWNER_CLOSED ("retryable": true), which on a loaded
+# machine is a matter of timing, not of coda: that command is run again.
+run_acpx() {
+	local out rc
+	for _ in 1 2 3; do
+		out=$(cd "$work/cwd" && HOME=$work/home "$acpx" --approve-all --format json --ttl 5 --timeout 30 --agent "$agent" "$@" 2>&1) && rc=0 || rc=$?
+		[[ $out == *QUEUE_OWNER_CLOSED* ]] || break
+	done
+	printf '%s\n' "$out"
+	return "$rc"
+}
 
 fail() {
 	echo "FAIL: $1"
