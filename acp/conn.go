@@ -136,7 +136,8 @@ func (c *conn) serve(ctx context.Context, handle func(id json.RawMessage, method
 }
 
 // readLoop reads messages until stdin ends. Each is handled before the
-// next is read; only a prompt's turn leaves the loop (begin).
+// next is read; only a prompt's turn, and a load's, resume's or list's
+// reading, leave the loop (begin).
 func (c *conn) readLoop(handle func(id json.RawMessage, method string, params json.RawMessage)) {
 	for {
 		m, err := c.in.read()

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"path/filepath"
@@ -34,7 +35,7 @@ type sessionNote struct {
 // latest activity), in pages of listPage; with cwd, only those in it. The
 // store's index makes a page cost the same however many sessions there
 // are. A file that is not a session's is skipped, and logged when found.
-func (s *Server) listSessions(_ *request[listSessionsResponse], p *listSessionsRequest) (*listSessionsResponse, error) {
+func (s *Server) listSessions(r *request[listSessionsResponse], p *listSessionsRequest) (*listSessionsResponse, error) {
 	cwd := ""
 	if p.Cwd != nil {
 		if !filepath.IsAbs(*p.Cwd) {
@@ -49,10 +50,16 @@ func (s *Server) listSessions(_ *request[listSessionsResponse], p *listSessionsR
 			return nil, err
 		}
 	}
-	res := &listSessionsResponse{Sessions: []*sessionInfo{}}
 	if !s.keepsSessions() {
-		return res, nil
+		return &listSessionsResponse{Sessions: []*sessionInfo{}}, nil
 	}
+	// Off the read loop: the first list reads the whole index.
+	return aside(s, r, nil, func(context.Context) (*listSessionsResponse, error) { return s.list(cwd, after) })
+}
+
+// list reads one page of the store's listing.
+func (s *Server) list(cwd string, after *statestore.SessionInfo) (*listSessionsResponse, error) {
+	res := &listSessionsResponse{Sessions: []*sessionInfo{}}
 	page, err := s.store.ListSessions(cwd, after, listPage)
 	if err != nil {
 		return nil, err

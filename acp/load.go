@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,57 +125,117 @@ func (s *Server) catchUp(sess *session, turn *engine.Turn) {
 // file, and its history replayed before the answer. Everything a load
 // sends (the replay, the commands, the title) comes before its response:
 // a client may take the response as the end of the session's history.
+//
+// A load, like a resume and a list, reads files whose size is the user's
+// history: it runs off the read loop (aside), so that a cancel or a
+// prompt in another session is never held behind it. Until it answers,
+// the session is being loaded: a request naming it is refused (loading).
 func (s *Server) loadSession(r *request[loadSessionResponse], p *loadSessionRequest) (*loadSessionResponse, error) {
-	sess, res, err := s.restoreSession(r.method, p, true)
+	ld, err := s.beginRestore(r.method, p)
 	if err != nil {
 		return nil, err
 	}
-	s.announce(sess, res.Meta)()
-	return res, nil
+	return aside(s, r, ld.end, func(ctx context.Context) (*loadSessionResponse, error) {
+		sess, res, err := s.restoreSession(ctx, ld, p, true)
+		if err != nil {
+			return nil, err
+		}
+		s.announce(sess, res.Meta)()
+		return res, nil
+	})
 }
 
 // resumeSession handles session/resume: the session is restored from its
 // file, without a replay; its commands and title come before the
-// response, as a load's do.
+// response, as a load's do. It runs off the read loop, as a load does.
 func (s *Server) resumeSession(r *request[resumeSessionResponse], p *resumeSessionRequest) (*resumeSessionResponse, error) {
-	sess, res, err := s.restoreSession(r.method, p, false)
+	ld, err := s.beginRestore(r.method, p)
 	if err != nil {
 		return nil, err
 	}
-	s.announce(sess, res.Meta)()
-	return (*resumeSessionResponse)(res), nil
+	return aside(s, r, ld.end, func(ctx context.Context) (*resumeSessionResponse, error) {
+		sess, res, err := s.restoreSession(ctx, ld, p, false)
+		if err != nil {
+			return nil, err
+		}
+		s.announce(sess, res.Meta)()
+		return (*resumeSessionResponse)(res), nil
+	})
 }
 
-// restoreSession restores a session from its file for method (session/load
-// or session/resume), and says what to answer; with replay, its history is
-// sent first.
-func (s *Server) restoreSession(method string, p *loadSessionRequest, replay bool) (*session, *loadSessionResponse, error) {
+// A restore is a load or resume between its checks, on the read loop, and
+// its answer: the session it restores is being loaded meanwhile.
+type restore struct {
+	s          *Server
+	method, id string
+	cwd        string
+	commentary string
+	old        *session // the session, when it is open in this process
+}
+
+// loading refuses a request naming a session that is being loaded.
+func loadingErr(id string) error {
+	return fmt.Errorf("%w: session %s is being loaded: wait for the answer to its session/load or session/resume", ErrInvalidParams, id)
+}
+
+// beginRestore checks a load's or resume's params on the read loop and
+// marks the session as being loaded.
+func (s *Server) beginRestore(method string, p *loadSessionRequest) (*restore, error) {
 	id := *p.SessionID
 	if err := checkSessionID(id); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cwd, err := checkDirs(*p.Cwd, p.AdditionalDirectories)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	commentary, err := p.Meta.commentary()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if !s.keepsSessions() {
-		return nil, nil, fmt.Errorf("%w: coda runs without a state directory, so it keeps no sessions", ErrInvalidParams)
+		return nil, fmt.Errorf("%w: coda runs without a state directory, so it keeps no sessions", ErrInvalidParams)
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loading[id] != nil {
+		return nil, loadingErr(id)
+	}
 	old := s.sessions[id]
-	s.mu.Unlock()
 	if old != nil {
 		old.mu.Lock()
 		busy := old.running != nil
 		old.mu.Unlock()
 		if busy {
-			return nil, nil, fmt.Errorf("%w: session %s is answering a prompt: wait for its response (or cancel it), then %s it", ErrInvalidParams, id, method)
+			return nil, fmt.Errorf("%w: session %s is answering a prompt: wait for its response (or cancel it), then %s it", ErrInvalidParams, id, method)
 		}
 	}
+	ld := &restore{s: s, method: method, id: id, cwd: cwd, commentary: commentary, old: old}
+	s.loading[id] = ld
+	return ld, nil
+}
+
+// end says the session is no longer being loaded; once the restore has
+// put it among the open sessions, or failed.
+func (ld *restore) end() {
+	ld.s.mu.Lock()
+	ld.done()
+	ld.s.mu.Unlock()
+}
+
+// done is end under the server's lock; a later load of the session, begun
+// since, is its own.
+func (ld *restore) done() {
+	if ld.s.loading[ld.id] == ld {
+		delete(ld.s.loading, ld.id)
+	}
+}
+
+// restoreSession restores a session from its file for a load or resume,
+// off the read loop, and says what to answer; with replay, its history is
+// sent first.
+func (s *Server) restoreSession(ctx context.Context, ld *restore, p *loadSessionRequest, replay bool) (*session, *loadSessionResponse, error) {
+	id, cwd, commentary, old := ld.id, ld.cwd, ld.commentary, ld.old
 	l, history, err := s.readSession(id)
 	if err != nil {
 		return nil, nil, err
@@ -198,10 +259,11 @@ func (s *Server) restoreSession(method string, p *loadSessionRequest, replay boo
 		return nil, nil, err
 	}
 	if replay {
-		s.replay(sess)
+		s.replay(ctx, sess)
 	}
 	s.mu.Lock()
 	s.sessions[id] = sess
+	ld.done() // a prompt sent on reading the answer finds the session
 	s.mu.Unlock()
 	warnings := l.Warnings
 	if changed || cwd != f.Cwd || !slices.Equal(p.AdditionalDirectories, f.AdditionalDirectories) {
@@ -285,10 +347,13 @@ func (s *Server) workspace(sess *session) {
 // is read again, an exchange at a time, so that no more of it is held than
 // while it was checked (readSession); a file changed since then is replayed
 // as far as it can be read.
-func (s *Server) replay(sess *session) {
+func (s *Server) replay(ctx context.Context, sess *session) {
 	id := sess.id
 	b := make([]byte, 0, 4<<10)
 	err := sess.file.Replay(func(ex *statestore.Exchange) {
+		if ctx.Err() != nil {
+			return // coda is shutting down: the load's answer says so
+		}
 		for _, c := range ex.Prompt {
 			b = append(b[:0], `{"sessionUpdate":"user_message_chunk","content":`...)
 			b = appendShown(b, c)
@@ -346,6 +411,10 @@ func (s *Server) deleteSession(r *request[deleteSessionResponse], p *deleteSessi
 		return nil, err
 	}
 	s.mu.Lock()
+	if s.loading[id] != nil {
+		s.mu.Unlock()
+		return nil, loadingErr(id)
+	}
 	sess := s.sessions[id]
 	delete(s.sessions, id)
 	s.mu.Unlock()

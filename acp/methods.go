@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,8 +19,9 @@ import (
 // (methods_test.go) checks each against the ACP schema's definition.
 //
 // Every message is handled in wire order on the read loop; a handler that
-// must wait (a prompt's turn, a close that waits for it) keeps its request
-// (request.keep) and answers it from a goroutine.
+// must wait (a prompt's turn, a close that waits for it, a load reading
+// its file: aside) keeps its request (request.keep) and answers it from a
+// goroutine.
 var methods = table(
 	call("initialize", (*Server).initialize),
 	call("authenticate", (*Server).authenticate),
@@ -127,6 +129,9 @@ type request[R any] struct {
 	id     json.RawMessage // as the client sent it
 	kept   bool
 	after  func()
+	// got, set by the package's tests, takes a kept request's answer
+	// instead of the client.
+	got func(*R, error)
 }
 
 // then runs f once the result is written: what the client should hear
@@ -138,7 +143,50 @@ func (r *request[R]) then(f func()) { r.after = f }
 // returns no result.
 func (r *request[R]) keep() answer[R] {
 	r.kept = true
-	return answer[R]{s: r.s, method: r.method, id: r.id}
+	return answer[R]{s: r.s, method: r.method, id: r.id, got: r.got}
+}
+
+// aside runs work off the read loop and answers r with what it returns
+// (session/load, resume and list: reading files whose size is the user's,
+// beside other sessions' traffic). done runs before the answer, whatever
+// work did. The answer is owed until it is written, as a prompt's is, and
+// work's ctx ends when coda shuts down.
+func aside[R any](s *Server, r *request[R], done func(), work func(ctx context.Context) (*R, error)) (*R, error) {
+	ctx, cancel, err := s.conn.begin()
+	if err != nil {
+		if done != nil {
+			done()
+		}
+		return nil, err
+	}
+	answer := r.keep()
+	go func() {
+		defer s.conn.end()
+		defer cancel()
+		var res *R
+		var err error
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					s.log.Error("panic handling a message", "method", r.method, "panic", p, "stack", string(debug.Stack()))
+					err = fmt.Errorf("internal error handling %s", r.method)
+				}
+			}()
+			res, err = work(ctx)
+		}()
+		if done != nil {
+			done()
+		}
+		switch {
+		case err == nil:
+			answer.reply(res)
+		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+			answer.fail(errClosing)
+		default:
+			answer.fail(err)
+		}
+	}()
+	return nil, nil
 }
 
 // An answer is a kept request, answered from wherever its work ends.
@@ -146,16 +194,35 @@ type answer[R any] struct {
 	s      *Server
 	method string
 	id     json.RawMessage
+	got    func(*R, error) // request.got
 }
 
 // reply answers with a result.
-func (a answer[R]) reply(res *R) { a.s.reply(a.id, res) }
+func (a answer[R]) reply(res *R) {
+	if a.got != nil {
+		a.got(res, nil)
+		return
+	}
+	a.s.reply(a.id, res)
+}
 
 // fail answers with err's code and message.
-func (a answer[R]) fail(err error) { a.s.replyErr(a.id, a.method, err) }
+func (a answer[R]) fail(err error) {
+	if a.got != nil {
+		a.got(nil, err)
+		return
+	}
+	a.s.replyErr(a.id, a.method, err)
+}
 
 // failWith answers with an error of the given code and data.
-func (a answer[R]) failWith(code int, msg string, data any) { a.s.replyError(a.id, code, msg, data) }
+func (a answer[R]) failWith(code int, msg string, data any) {
+	if a.got != nil {
+		a.got(nil, fmt.Errorf("%d: %s", code, msg))
+		return
+	}
+	a.s.replyError(a.id, code, msg, data)
+}
 
 // serve handles one message read: a request (id set) or a notification.
 func (s *Server) serve(id json.RawMessage, name string, params json.RawMessage) {

@@ -152,6 +152,7 @@ type Server struct {
 	mu         sync.Mutex
 	sessions   map[string]*session
 	prompts    map[string]*session // a running prompt's request id → its session
+	loading    map[string]*restore // the sessions a load or resume is restoring (load.go)
 	clientCaps json.RawMessage
 	// mcp runs the sessions' MCP servers (mcp.go), stopped with the
 	// connection.
@@ -177,7 +178,7 @@ func NewServer(opts Options) (*Server, error) {
 	if err := CheckCommentary(opts.Commentary); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, prompts: map[string]*session{}, listing: newListing()}
+	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, prompts: map[string]*session{}, loading: map[string]*restore{}, listing: newListing()}
 	s.mcp = mcp.NewHost(mcp.Options{
 		Log: s.log, Version: opts.Version,
 		StartTimeout: opts.MCPStartTimeout, CallTimeout: opts.MCPCallTimeout, StartWait: opts.MCPStartWait,

@@ -269,6 +269,9 @@ func (s *Server) formatOption(outs *blueprint.Outputs) configOption {
 func (s *Server) session(id string) (*session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.loading[id] != nil {
+		return nil, loadingErr(id)
+	}
 	sess := s.sessions[id]
 	if sess == nil {
 		return nil, fmt.Errorf("%w: unknown session %q", ErrNotFound, id)

@@ -160,23 +160,42 @@ func testServer(t testing.TB, state string, opts Options) *Server {
 }
 
 // handle runs a handler as the method table does: params decoded and
-// checked, what follows the answer sent. It returns the result; nil for a
-// request the handler keeps to answer later.
+// checked, what follows the answer sent. It returns the result; for a
+// request the handler keeps (a prompt, a load, a list), once it is
+// answered.
 func handle[P, R any](t testing.TB, srv *Server, h func(*Server, *request[R], *P) (*R, error), params string) *R {
 	t.Helper()
-	p, err := decodeParams[P](&method{name: "test"}, json.RawMessage(params), requiredFields(reflect.TypeFor[P]()))
+	res, err := tryHandle(srv, h, params)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &request[R]{s: srv, method: "test", id: json.RawMessage("0")}
+	return res
+}
+
+// tryHandle is handle, returning the handler's error.
+func tryHandle[P, R any](srv *Server, h func(*Server, *request[R], *P) (*R, error), params string) (*R, error) {
+	p, err := decodeParams[P](&method{name: "test"}, json.RawMessage(params), requiredFields(reflect.TypeFor[P]()))
+	if err != nil {
+		return nil, err
+	}
+	type answered struct {
+		res *R
+		err error
+	}
+	got := make(chan answered, 1)
+	r := &request[R]{s: srv, method: "test", id: json.RawMessage("0"), got: func(res *R, err error) { got <- answered{res, err} }}
 	res, err := h(srv, r, p)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
+	}
+	if r.kept {
+		a := <-got
+		res, err = a.res, a.err
 	}
 	if r.after != nil {
 		r.after()
 	}
-	return res
+	return res, err
 }
 
 // promptAndWait runs one turn through the method table.

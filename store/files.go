@@ -32,6 +32,9 @@ var errNotRegular = errors.New("not a regular file")
 // through an os.Root, with flag, and refuses it unless it is a regular
 // file. A missing file is fs.ErrNotExist.
 func (s *Store) openIn(name string, flag int) (*os.File, os.FileInfo, error) {
+	if s.BeforeRead != nil && flag == os.O_RDONLY {
+		s.BeforeRead(filepath.Join(s.dir, filepath.FromSlash(name)))
+	}
 	root, err := os.OpenRoot(s.dir)
 	if err != nil {
 		return nil, nil, err

@@ -23,6 +23,10 @@ type Store struct {
 	// record's writer goroutine before each file of it is written: a
 	// test holds a write back, or fails it, with it.
 	BeforeWrite func(path string)
+	// BeforeRead, when set (by tests), is called before a session's file
+	// is opened to be read (a load, a replay, the listing's first read): a
+	// test holds a load back with it.
+	BeforeRead func(path string)
 
 	// MaxSessionBytes is the largest session file loaded, and MaxLineBytes
 	// the longest line read in one (0: DefaultMaxSessionBytes,

@@ -114,6 +114,11 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 		Taint:                 taint.Launch{Config: cfg.Taint, Policy: f.taint},
 		NoProjectInstructions: f.noProject,
 	}
+	// What a coda that was killed left in the state directory's tmp/: a
+	// read of that one folder, nothing when none was.
+	if err := l.engine.Store.Clean(); err != nil {
+		log.Warn("cleaning the state directory's temporary files", "err", err)
+	}
 	l.pickerModels = cfg.Picker.Models
 	l.checkModel = func(spec string) error { return authError(cfg.preflight([]string{spec})) }
 	l.efforts = cfg.efforts
