@@ -97,10 +97,6 @@ type call struct {
 	args engine.ArgsBuffer
 }
 
-// maxCalls bounds the function calls one reply may make, so that a
-// server cannot make the reader allocate without end.
-const maxCalls = 1 << 12
-
 // stream is the state of reading one reply.
 type stream struct {
 	onDelta func(engine.Delta) error
@@ -201,8 +197,8 @@ func (s *stream) chunk(c *chunk) error {
 // they come, a function call is whole in its part.
 func (s *stream) part(p *replyPart) error {
 	if fc := p.FunctionCall; fc != nil {
-		if len(s.calls) >= maxCalls {
-			return fmt.Errorf("the reply makes more than %d function calls", maxCalls)
+		if len(s.calls) >= sse.MaxToolCalls {
+			return fmt.Errorf("the reply makes more than %d function calls", sse.MaxToolCalls)
 		}
 		id := fc.ID
 		if id == "" {

@@ -33,3 +33,18 @@ func FuzzStream(f *testing.F) {
 		}
 	})
 }
+
+// A server that never stops sending tool calls is cut off at
+// sse.MaxToolCalls: each is held until the reply ends.
+func TestStream_toolCallsBounded(t *testing.T) {
+	var body strings.Builder
+	for range sse.MaxToolCalls + 1 {
+		body.WriteString(`{"model":"qwen3","message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"read_file","arguments":{"path":"a"}}}]},"done":false}` + "\n")
+	}
+	body.WriteString(`{"model":"qwen3","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"}` + "\n")
+	started := false
+	s := stream{onDelta: func(engine.Delta) error { return nil }, started: &started}
+	if _, err := s.read(sse.NewLineReader(strings.NewReader(body.String()))); err == nil || !strings.Contains(err.Error(), "more than 4096 tool calls") {
+		t.Errorf("%d calls: %v", sse.MaxToolCalls+1, err)
+	}
+}

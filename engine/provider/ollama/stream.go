@@ -92,6 +92,9 @@ func (s *stream) line(data []byte) error {
 		}
 	}
 	for _, tc := range c.Message.ToolCalls {
+		if len(s.calls) >= sse.MaxToolCalls {
+			return fmt.Errorf("the reply makes more than %d tool calls", sse.MaxToolCalls)
+		}
 		a := engine.ArgsBuffer{Name: tc.Function.Name}
 		switch args := bytes.TrimSpace(tc.Function.Arguments); {
 		case len(args) == 0 || bytes.Equal(args, []byte("null")):

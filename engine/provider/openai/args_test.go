@@ -147,3 +147,30 @@ func TestStream_brokenDiscardsSpill(t *testing.T) {
 		t.Error("the broken stream's text is kept")
 	}
 }
+
+// A server that never stops starting tool calls (chat completions) or
+// output items (Responses) is cut off at sse.MaxToolCalls: each is held
+// until the reply ends, so the reply would otherwise grow without bound.
+func TestStream_toolCallsBounded(t *testing.T) {
+	n := sse.MaxToolCalls + 1
+	var chat strings.Builder
+	for i := range n {
+		fmt.Fprintf(&chat, `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":%d,"id":"call_%d","type":"function","function":{"name":"read_file","arguments":"{}"}}]}}]}`+"\n\n", i, i)
+	}
+	chat.WriteString(`data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\ndata: [DONE]\n\n")
+	started := false
+	s := &stream{onDelta: func(engine.Delta) error { return nil }, started: &started}
+	if _, err := s.read(sse.NewReader(strings.NewReader(chat.String()))); err == nil || !strings.Contains(err.Error(), "more than 4096 tool calls") {
+		t.Errorf("chat completions, %d calls: %v", n, err)
+	}
+
+	var resp strings.Builder
+	for i := range n {
+		fmt.Fprintf(&resp, "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":%d,\"item\":{\"id\":\"fc_%d\",\"type\":\"function_call\",\"call_id\":\"call_%d\",\"name\":\"read_file\",\"arguments\":\"\"}}\n\n", i, i, i)
+	}
+	resp.WriteString("event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_1\",\"status\":\"completed\",\"output\":[]}}\n\n")
+	rs := &rstream{onDelta: func(engine.Delta) error { return nil }, started: &started}
+	if _, err := rs.read(sse.NewReader(strings.NewReader(resp.String()))); err == nil || !strings.Contains(err.Error(), "more than 4096 output items") {
+		t.Errorf("Responses, %d items: %v", n, err)
+	}
+}

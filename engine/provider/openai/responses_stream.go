@@ -169,7 +169,11 @@ func (s *rstream) event(data []byte) error {
 		s.thinking.Add(text)
 		return s.emit(engine.Delta{Thinking: text})
 	case "response.function_call_arguments.delta":
-		if o := s.item(ev.ItemID, "function_call"); o.call != nil {
+		o, err := s.item(ev.ItemID, "function_call")
+		if err != nil {
+			return err
+		}
+		if o.call != nil {
 			o.call.args.WriteString(ev.Delta)
 		}
 	case "response.output_item.added", "response.output_item.done":
@@ -201,7 +205,10 @@ func (s *rstream) outputItem(data []byte, done bool) error {
 	if err := json.Unmarshal(s.ev.Item, &it); err != nil {
 		return fmt.Errorf("an output item is not JSON: %w", err)
 	}
-	o := s.item(it.ID, it.Type)
+	o, err := s.item(it.ID, it.Type)
+	if err != nil {
+		return err
+	}
 	if c := o.call; c != nil {
 		if it.CallID != "" {
 			c.id = it.CallID
@@ -227,19 +234,23 @@ func (s *rstream) outputItem(data []byte, done bool) error {
 	return nil
 }
 
-// item is the output item with id, added when it is new.
-func (s *rstream) item(id, typ string) *rOut {
+// item is the output item with id, added when it is new: at most
+// sse.MaxToolCalls of them.
+func (s *rstream) item(id, typ string) (*rOut, error) {
 	for _, o := range s.out {
 		if o.id == id && id != "" {
-			return o
+			return o, nil
 		}
+	}
+	if len(s.out) >= sse.MaxToolCalls {
+		return nil, fmt.Errorf("the reply has more than %d output items", sse.MaxToolCalls)
 	}
 	o := &rOut{id: id, typ: typ}
 	if typ == "function_call" {
 		o.call = &callSlot{index: len(s.out)}
 	}
 	s.out = append(s.out, o)
-	return o
+	return o, nil
 }
 
 func (s *rstream) emit(d engine.Delta) error {

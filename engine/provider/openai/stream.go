@@ -176,7 +176,9 @@ func (s *stream) delta(d *delta) error {
 		}
 	}
 	for j := range d.ToolCalls {
-		s.toolCall(&d.ToolCalls[j])
+		if err := s.toolCall(&d.ToolCalls[j]); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -189,8 +191,8 @@ func (s *stream) emit(d engine.Delta) error {
 // toolCall adds a fragment to its call. The call is found by the wire
 // index. Without one (some servers omit it) calls are taken in the order
 // they come: a fragment with a new id or a name starts a call, one with
-// neither continues the last.
-func (s *stream) toolCall(tc *toolCallDelta) {
+// neither continues the last. A reply may start at most sse.MaxToolCalls.
+func (s *stream) toolCall(tc *toolCallDelta) error {
 	var slot *callSlot
 	switch {
 	case tc.Index != nil:
@@ -200,10 +202,6 @@ func (s *stream) toolCall(tc *toolCallDelta) {
 				break
 			}
 		}
-		if slot == nil {
-			slot = &callSlot{index: *tc.Index}
-			s.calls = append(s.calls, slot)
-		}
 	case tc.ID != "":
 		for _, c := range s.calls {
 			if c.id == tc.ID {
@@ -211,14 +209,17 @@ func (s *stream) toolCall(tc *toolCallDelta) {
 				break
 			}
 		}
-		if slot == nil {
-			slot = &callSlot{index: -1}
-			s.calls = append(s.calls, slot)
-		}
 	case tc.Function.Name == "" && len(s.calls) > 0:
 		slot = s.calls[len(s.calls)-1]
-	default:
+	}
+	if slot == nil {
+		if len(s.calls) >= sse.MaxToolCalls {
+			return fmt.Errorf("the reply makes more than %d tool calls", sse.MaxToolCalls)
+		}
 		slot = &callSlot{index: -1}
+		if tc.Index != nil {
+			slot.index = *tc.Index
+		}
 		s.calls = append(s.calls, slot)
 	}
 	if tc.ID != "" {
@@ -232,13 +233,14 @@ func (s *stream) toolCall(tc *toolCallDelta) {
 	}
 	args := tc.Function.Arguments
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
-		return
+		return nil
 	}
 	if args[0] == '"' {
 		writeJSONString(&slot.args, args)
-		return
+		return nil
 	}
 	slot.args.Write(args) // the whole object, sent as JSON rather than as a string
+	return nil
 }
 
 // maxExtra is the most of a tool call's extra_content kept: a thought

@@ -18,6 +18,12 @@ import (
 // in one "data:" line (Ollama does); it matches the cap on an ACP line.
 const MaxEventSize = 64 << 20
 
+// MaxToolCalls bounds the tool calls (and, for the Responses API, the
+// output items) one reply may make: each is held until the reply ends, so
+// a server that never stops starting new ones would otherwise grow the
+// reply without bound.
+const MaxToolCalls = 1 << 12
+
 // ErrTooLarge is wrapped by the error of a stream whose line or event passes
 // MaxEventSize. Another try would meet the same reply, so it is final.
 var ErrTooLarge = errors.New("the server sent a line or an event larger than 64 MiB")
