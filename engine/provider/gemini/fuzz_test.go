@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -53,4 +54,20 @@ func FuzzStream(f *testing.F) {
 		m := New("gemini-3-pro-preview", Options{Thinking: ThinkingLevel})
 		m.modelParts(&msg)
 	})
+}
+
+// A server that keeps sending parts that cannot merge (thought and text by
+// turns, or each signed) is cut off at maxParts: the replay holds each
+// until the reply ends.
+func TestStream_partsBounded(t *testing.T) {
+	var body strings.Builder
+	for i := range maxParts/2 + 1 {
+		fmt.Fprintf(&body, `data: {"candidates": [{"content": {"parts": [{"text": "thought %d", "thought": true}, {"text": "text %d"}],"role": "model"},"index": 0}]}`+"\n\n", i, i)
+	}
+	body.WriteString(`data: {"candidates": [{"content": {"parts": [{"text": "."}],"role": "model"},"finishReason": "STOP","index": 0}]}` + "\n\n")
+	started := false
+	s := &stream{onDelta: func(engine.Delta) error { return nil }, started: &started, newID: func() string { return localIDPrefix + "x" }}
+	if err := s.read(sse.NewReader(strings.NewReader(body.String()))); err == nil || !strings.Contains(err.Error(), "more than 16384 parts") {
+		t.Errorf("%d parts: %v", maxParts+2, err)
+	}
 }

@@ -2,8 +2,10 @@ package gemini
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
 // Thought signatures (https://ai.google.dev/gemini-api/docs/thought-signatures)
@@ -44,17 +46,26 @@ const (
 // is lost): it tells the API not to validate it.
 const skipSignature = "skip_thought_signature_validator"
 
+// maxParts bounds the parts a replay keeps, each until the reply ends: a
+// reply has a few (its thoughts, its text, its calls), and a server that
+// kept alternating or signing them would otherwise grow it without end.
+const maxParts = 4 * sse.MaxToolCalls
+
 // add appends a part of n bytes of kind (or a call, n = 0) to the replay:
 // unsigned text follows unsigned text of its kind in one part, and a
-// signed part stands alone.
-func (r *replay) add(kind string, n int, sig string) {
+// signed part stands alone; at most maxParts.
+func (r *replay) add(kind string, n int, sig string) error {
 	if last := len(r.Parts) - 1; kind != kindCall && sig == "" && last >= 0 {
 		if p := &r.Parts[last]; p.Kind == kind && p.Sig == "" {
 			p.N += n
-			return
+			return nil
 		}
 	}
+	if len(r.Parts) >= maxParts {
+		return fmt.Errorf("the reply has more than %d parts", maxParts)
+	}
 	r.Parts = append(r.Parts, replayPart{Kind: kind, N: n, Sig: sig})
+	return nil
 }
 
 // signed reports whether any part has a signature: only then is the

@@ -206,15 +206,16 @@ func (s *stream) part(p *replyPart) error {
 		}
 		s.calls = append(s.calls, call{id: id, args: engine.ArgsBuffer{Name: fc.Name}})
 		s.calls[len(s.calls)-1].args.Write(fc.Args)
-		s.parts.add(kindCall, 0, p.ThoughtSignature)
-		return nil
+		return s.parts.add(kindCall, 0, p.ThoughtSignature)
 	}
 	text := p.Text
 	if text == "" && p.ThoughtSignature == "" {
 		return nil
 	}
 	if p.Thought {
-		s.parts.add(kindThought, len(text), p.ThoughtSignature)
+		if err := s.parts.add(kindThought, len(text), p.ThoughtSignature); err != nil {
+			return err
+		}
 		if text == "" {
 			return nil
 		}
@@ -222,7 +223,9 @@ func (s *stream) part(p *replyPart) error {
 		*s.started = true
 		return s.onDelta(engine.Delta{Thinking: text})
 	}
-	s.parts.add(kindText, len(text), p.ThoughtSignature)
+	if err := s.parts.add(kindText, len(text), p.ThoughtSignature); err != nil {
+		return err
+	}
 	if text == "" {
 		return nil
 	}
