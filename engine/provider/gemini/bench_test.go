@@ -11,9 +11,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/internal/benchcpu"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -87,7 +87,7 @@ func BenchmarkStream(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
 		n := 0
-		cpu := cpuTime()
+		cpu := benchcpu.Start(b)
 		for b.Loop() {
 			started := false
 			s := stream{onDelta: func(engine.Delta) error { n++; return nil }, started: &started}
@@ -98,19 +98,19 @@ func BenchmarkStream(b *testing.B) {
 				b.Fatal(err, resp.Usage)
 			}
 		}
-		reportPerDelta(b, n, cpuTime()-cpu)
+		cpu.Report(n)
 	})
 	b.Run("relay", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
 		n := 0
-		cpu := cpuTime()
+		cpu := benchcpu.Start(b)
 		for b.Loop() {
 			if _, err := relay(bytes.NewReader(body), func(engine.Delta) error { n++; return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
-		reportPerDelta(b, n, cpuTime()-cpu)
+		cpu.Report(n)
 	})
 }
 
@@ -130,17 +130,17 @@ func BenchmarkCall(b *testing.B) {
 	b.Run("provider", func(b *testing.B) {
 		m := New("gemini-2.5-flash", Options{BaseURL: srv.URL, APIKey: testKey, Client: srv.Client()})
 		b.ReportAllocs()
-		cpu := cpuTime()
+		cpu := benchcpu.Start(b)
 		for b.Loop() {
 			if _, err := m.Stream(context.Background(), req, func(engine.Delta) error { return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
-		reportPerCall(b, cpuTime()-cpu)
+		cpu.Report(0)
 	})
 	b.Run("relay", func(b *testing.B) {
 		client := srv.Client()
-		cpu := cpuTime()
+		cpu := benchcpu.Start(b)
 		url := srv.URL + "/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
 		b.ReportAllocs()
 		for b.Loop() {
@@ -160,27 +160,6 @@ func BenchmarkCall(b *testing.B) {
 			}
 			resp.Body.Close()
 		}
-		reportPerCall(b, cpuTime()-cpu)
+		cpu.Report(0)
 	})
-}
-
-// reportPerCall reports the CPU time per call, the server's included (it
-// is the same for both halves).
-func reportPerCall(b *testing.B, cpu time.Duration) {
-	if cpu > 0 {
-		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/call")
-	}
-}
-
-// reportPerDelta reports the time and the CPU time (cpu, the process's,
-// garbage collection included) per delta.
-func reportPerDelta(b *testing.B, n int, cpu time.Duration) {
-	b.Helper()
-	if n == 0 {
-		return
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/delta")
-	if cpu > 0 {
-		b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/delta")
-	}
 }

@@ -11,9 +11,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/internal/benchcpu"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -79,7 +79,7 @@ func BenchmarkStream(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
 		n := 0
-		cpu := meterCPU(b)
+		cpu := benchcpu.Start(b)
 		for b.Loop() {
 			started := false
 			s := stream{onDelta: func(engine.Delta) error { n++; return nil }, started: &started}
@@ -88,21 +88,19 @@ func BenchmarkStream(b *testing.B) {
 				b.Fatal(err, resp)
 			}
 		}
-		cpu.report(n)
-		reportPerDelta(b, n)
+		cpu.Report(n)
 	})
 	b.Run("relay", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
 		n := 0
-		cpu := meterCPU(b)
+		cpu := benchcpu.Start(b)
 		for b.Loop() {
 			if _, err := relay(bytes.NewReader(body), func(engine.Delta) error { n++; return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
-		cpu.report(n)
-		reportPerDelta(b, n)
+		cpu.Report(n)
 	})
 }
 
@@ -128,18 +126,18 @@ func BenchmarkCall(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
-		cpu := meterCPU(b)
+		cpu := benchcpu.Start(b)
 		for b.Loop() {
 			if _, err := m.Stream(context.Background(), req, func(engine.Delta) error { return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
-		cpu.report(0)
+		cpu.Report(0)
 	})
 	b.Run("relay", func(b *testing.B) {
 		client := srv.Client()
 		b.ReportAllocs()
-		cpu := meterCPU(b)
+		cpu := benchcpu.Start(b)
 		for b.Loop() {
 			payload, _ := json.Marshal(map[string]any{
 				"model": "qwen3:8b", "stream": true, "options": map[string]any{"num_ctx": 40960},
@@ -154,33 +152,6 @@ func BenchmarkCall(b *testing.B) {
 			}
 			resp.Body.Close()
 		}
-		cpu.report(0)
+		cpu.Report(0)
 	})
-}
-
-func reportPerDelta(b *testing.B, n int) {
-	b.Helper()
-	if n > 0 {
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/delta")
-	}
-}
-
-// cpuMeter reports the CPU time the process spent per op and per delta
-// (see openai's bench_test.go).
-type cpuMeter struct {
-	b     *testing.B
-	start time.Duration
-}
-
-func meterCPU(b *testing.B) *cpuMeter { return &cpuMeter{b: b, start: cpuTime()} }
-
-func (m *cpuMeter) report(deltas int) {
-	used := cpuTime() - m.start
-	if used <= 0 || m.b.N == 0 {
-		return
-	}
-	m.b.ReportMetric(float64(used.Nanoseconds())/float64(m.b.N), "cpu-ns/op")
-	if deltas > 0 {
-		m.b.ReportMetric(float64(used.Nanoseconds())/float64(deltas), "cpu-ns/delta")
-	}
 }

@@ -13,9 +13,9 @@ import (
 	"runtime/metrics"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider/internal/benchcpu"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -52,7 +52,7 @@ func BenchmarkStream(b *testing.B) {
 		b.ReportAllocs()
 		n := 0
 		onDelta := func(d engine.Delta) error { n++; return nil }
-		cpu := meterCPU(b)
+		cpu := benchcpu.Start(b)
 		for b.Loop() {
 			started := false
 			s := stream{onDelta: onDelta, started: &started}
@@ -61,21 +61,19 @@ func BenchmarkStream(b *testing.B) {
 				b.Fatal(err, resp)
 			}
 		}
-		cpu.report(n)
-		reportPerDelta(b, n)
+		cpu.Report(n)
 	})
 	b.Run("relay", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
 		n := 0
-		cpu := meterCPU(b)
+		cpu := benchcpu.Start(b)
 		for b.Loop() {
 			if _, err := chatRelay(bytes.NewReader(body), func(engine.Delta) error { n++; return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
-		cpu.report(n)
-		reportPerDelta(b, n)
+		cpu.Report(n)
 	})
 }
 
@@ -170,18 +168,18 @@ func BenchmarkCall(b *testing.B) {
 	b.Run("provider", func(b *testing.B) {
 		m := New("gpt-5.1", Options{BaseURL: srv.URL, APIKey: testKey, Client: srv.Client()})
 		b.ReportAllocs()
-		cpu := meterCPU(b)
+		cpu := benchcpu.Start(b)
 		for b.Loop() {
 			if _, err := m.Stream(context.Background(), benchRequest, func(engine.Delta) error { return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
-		cpu.report(0)
+		cpu.Report(0)
 	})
 	b.Run("relay", func(b *testing.B) {
 		b.ReportAllocs()
-		cpu := meterCPU(b)
-		defer cpu.report(0)
+		cpu := benchcpu.Start(b)
+		defer cpu.Report(0)
 		for b.Loop() {
 			relayPost(b, srv.Client(), srv.URL+"/chat/completions", map[string]any{
 				"model": "gpt-5.1", "stream": true, "stream_options": map[string]any{"include_usage": true},
@@ -239,7 +237,7 @@ func BenchmarkResponsesStream(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
 		n := 0
-		cpu := meterCPU(b)
+		cpu := benchcpu.Start(b)
 		for b.Loop() {
 			started := false
 			s := rstream{onDelta: func(engine.Delta) error { n++; return nil }, started: &started}
@@ -248,21 +246,19 @@ func BenchmarkResponsesStream(b *testing.B) {
 				b.Fatal(err, resp)
 			}
 		}
-		cpu.report(n)
-		reportPerDelta(b, n)
+		cpu.Report(n)
 	})
 	b.Run("relay", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
 		n := 0
-		cpu := meterCPU(b)
+		cpu := benchcpu.Start(b)
 		for b.Loop() {
 			if _, err := responsesRelay(bytes.NewReader(body), func(engine.Delta) error { n++; return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
-		cpu.report(n)
-		reportPerDelta(b, n)
+		cpu.Report(n)
 	})
 }
 
@@ -273,18 +269,18 @@ func BenchmarkResponsesCall(b *testing.B) {
 	b.Run("provider", func(b *testing.B) {
 		m := NewResponses("gpt-5.4", Options{BaseURL: srv.URL, APIKey: testKey, Client: srv.Client()})
 		b.ReportAllocs()
-		cpu := meterCPU(b)
+		cpu := benchcpu.Start(b)
 		for b.Loop() {
 			if _, err := m.Stream(context.Background(), benchRequest, func(engine.Delta) error { return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
-		cpu.report(0)
+		cpu.Report(0)
 	})
 	b.Run("relay", func(b *testing.B) {
 		b.ReportAllocs()
-		cpu := meterCPU(b)
-		defer cpu.report(0)
+		cpu := benchcpu.Start(b)
+		defer cpu.Report(0)
 		for b.Loop() {
 			relayPost(b, srv.Client(), srv.URL+"/responses", map[string]any{
 				"model": "gpt-5.4", "stream": true, "store": false, "instructions": benchRequest.System,
@@ -308,43 +304,13 @@ func BenchmarkStream_http(b *testing.B) {
 	req := &engine.Request{System: "Be brief.", Messages: []engine.Message{{Role: engine.RoleUser, Text: strings.Repeat("x", 100)}}}
 	b.ReportAllocs()
 	n := 0
+	cpu := benchcpu.Start(b)
 	for b.Loop() {
 		if _, err := m.Stream(context.Background(), req, func(engine.Delta) error { n++; return nil }); err != nil {
 			b.Fatal(err)
 		}
 	}
-	reportPerDelta(b, n)
-}
-
-func reportPerDelta(b *testing.B, n int) {
-	b.Helper()
-	if n == 0 {
-		return
-	}
-	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "deltas/s")
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/delta")
-}
-
-// cpuMeter reports, beside a benchmark's wall time, the CPU time the
-// process spent per op and per delta: what the targets speak of,
-// and what a loaded machine's waits do not inflate. The server's side of
-// a call over HTTP is in the same process, and counted for both halves.
-type cpuMeter struct {
-	b     *testing.B
-	start time.Duration
-}
-
-func meterCPU(b *testing.B) *cpuMeter { return &cpuMeter{b: b, start: cpuTime()} }
-
-func (m *cpuMeter) report(deltas int) {
-	used := cpuTime() - m.start
-	if used <= 0 || m.b.N == 0 {
-		return
-	}
-	m.b.ReportMetric(float64(used.Nanoseconds())/float64(m.b.N), "cpu-ns/op")
-	if deltas > 0 {
-		m.b.ReportMetric(float64(used.Nanoseconds())/float64(deltas), "cpu-ns/delta")
-	}
+	cpu.Report(n)
 }
 
 // bigReply is a reply of n deltas of about 40 bytes each (the shape of

@@ -1,14 +1,14 @@
 //go:build unix
 
-package openai
+package benchcpu
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time the process has used, user and system.
-func cpuTime() time.Duration {
+// processCPU is the CPU time the process has used, user and system.
+func processCPU() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
