@@ -63,7 +63,7 @@ func FuzzResponses(f *testing.F) {
 		}
 		// What the reply's Replay holds goes back as input items.
 		msg := engine.Message{Role: engine.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls, Replay: resp.Replay}
-		if _, err := json.Marshal(appendAssistant(nil, &msg)); err != nil {
+		if _, err := json.Marshal(appendAssistant(nil, &msg, "gpt-5.5")); err != nil {
 			t.Fatalf("the items sent back: %v", err)
 		}
 	})

@@ -60,7 +60,7 @@ func (m *Responses) Stream(ctx context.Context, req *engine.Request, onDelta fun
 	}
 	var resp *engine.Response
 	err = m.call.DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
-		s := rstream{onDelta: onDelta, started: started}
+		s := rstream{onDelta: onDelta, started: started, model: m.model}
 		var err error
 		resp, err = s.read(r)
 		return err
@@ -177,7 +177,7 @@ func (m *Responses) encode(req *engine.Request) (body []byte, shaping sse.Shapin
 		msg := &req.Messages[i]
 		switch msg.Role {
 		case engine.RoleAssistant:
-			r.Input = appendAssistant(r.Input, msg)
+			r.Input = appendAssistant(r.Input, msg, m.model)
 		case engine.RoleTool:
 			text := msg.Text
 			if msg.IsError {
@@ -248,8 +248,11 @@ func (m *Responses) userItem(msg *engine.Message) rMessage {
 // A Responses reply's Replay: its output items in order, the reasoning
 // items whole (as response.output_item.done gave them, encrypted content
 // and all), the others as stubs naming the ids their text and calls came
-// with, filled from the Message when it is sent back.
+// with, filled from the Message when it is sent back; and the model that
+// wrote them, since another cannot read its encrypted reasoning ("The
+// encrypted content for item rs_… could not be verified").
 type rReplay struct {
+	Model string            `json:"model,omitempty"`
 	Items []json.RawMessage `json:"items"`
 }
 
@@ -261,13 +264,15 @@ type replayStub struct {
 	CallID string `json:"call_id,omitempty"`
 }
 
-// appendAssistant appends an assistant message's items: from its Replay
-// when it has one of this API's, else its text and calls alone.
-func appendAssistant(input []any, msg *engine.Message) []any {
+// appendAssistant appends an assistant message's items, for model: from
+// its Replay when it has one of this API's written by model (a stage's
+// fallback model cannot read another's reasoning), else its text and
+// calls alone.
+func appendAssistant(input []any, msg *engine.Message, model string) []any {
 	sent := map[string]bool{}
 	textSent := false
 	var rp rReplay
-	if len(msg.Replay) > 0 && json.Unmarshal(msg.Replay, &rp) == nil {
+	if len(msg.Replay) > 0 && json.Unmarshal(msg.Replay, &rp) == nil && (rp.Model == "" || rp.Model == model) {
 		for _, raw := range rp.Items {
 			var stub replayStub
 			if json.Unmarshal(raw, &stub) != nil {

@@ -66,6 +66,7 @@ type rOut struct {
 type rstream struct {
 	onDelta func(engine.Delta) error
 	started *bool
+	model   string // the model replying, its Replay's writer
 
 	dec   sse.JSONDecoder
 	ev    rEvent
@@ -280,7 +281,7 @@ func (s *rstream) response() (*engine.Response, error) {
 			keepIDs = false
 		}
 	}
-	var rp rReplay
+	rp := rReplay{Model: s.model}
 	for i, o := range s.out {
 		switch o.typ {
 		case "reasoning":

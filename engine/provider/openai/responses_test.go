@@ -49,7 +49,7 @@ func TestResponses_Stream(t *testing.T) {
 		deltas: []engine.Delta{{Text: "Hi"}, {Text: " there!"}},
 		// No reasoning: the message's id is kept for nothing to pair with,
 		// but harmless.
-		wantReplay: `{"items":[{"type":"message","id":"msg_67c9fdcf37fc8190ba82116e"}]}`,
+		wantReplay: `{"model":"gpt-5.4","items":[{"type":"message","id":"msg_67c9fdcf37fc8190ba82116e"}]}`,
 	}, {
 		file: "responses_reasoning_tools.sse",
 		want: &engine.Response{
@@ -59,18 +59,18 @@ func TestResponses_Stream(t *testing.T) {
 			Usage:      engine.Usage{InputTokens: 291, OutputTokens: 77, CacheReadTokens: 128, ReasoningTokens: 64, ContextWindow: 400000},
 		},
 		deltas: []engine.Delta{{Thinking: "**Checking the weather**"}, {Thinking: " for Paris."}, {Thinking: "\n\nCalling the tool."}},
-		wantReplay: `{"items":[{"id":"rs_0a1b2c","type":"reasoning","encrypted_content":"gAAAAABpF_enc0a1b2c==","summary":[{"type":"summary_text","text":"**Checking the weather** for Paris."},{"type":"summary_text","text":"Calling the tool."}]},` +
+		wantReplay: `{"model":"gpt-5.4","items":[{"id":"rs_0a1b2c","type":"reasoning","encrypted_content":"gAAAAABpF_enc0a1b2c==","summary":[{"type":"summary_text","text":"**Checking the weather** for Paris."},{"type":"summary_text","text":"Calling the tool."}]},` +
 			`{"type":"function_call","id":"fc_12345xyz","call_id":"call_12345xyz"}]}`,
 	}, {
 		file:       "responses_incomplete.sse",
 		want:       &engine.Response{Text: `{"findings": [{"file": "a.go"`, StopReason: engine.StopMaxTokens, Usage: engine.Usage{InputTokens: 40, OutputTokens: 16, ContextWindow: 400000}},
 		deltas:     []engine.Delta{{Text: `{"findings": [{"file": "a.go"`}},
-		wantReplay: `{"items":[{"type":"message","id":"msg_cut"}]}`,
+		wantReplay: `{"model":"gpt-5.4","items":[{"type":"message","id":"msg_cut"}]}`,
 	}, {
 		// A refusal is not text: nothing streams, and the reply says it.
 		file:       "responses_refusal.sse",
 		want:       &engine.Response{Refusal: "I'm sorry, I can't help with that.", StopReason: engine.StopRefusal, Usage: engine.Usage{InputTokens: 20, OutputTokens: 9, ContextWindow: 400000}},
-		wantReplay: `{"items":[{"type":"message","id":"msg_ref"}]}`,
+		wantReplay: `{"model":"gpt-5.4","items":[{"type":"message","id":"msg_ref"}]}`,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -300,6 +300,35 @@ func TestResponses_toolLoop(t *testing.T) {
 		if diff := cmp.Diff(want, types); diff != "" {
 			t.Errorf("the third call's input (-want +got):\n%s", diff)
 		}
+	}
+}
+
+// A stage's fallback model goes on from another's calls: their
+// reasoning, which only the model that wrote it can read, is not sent to
+// it (the fake refuses another model's, as OpenAI does), and their text
+// and calls go without the ids that would want it.
+func TestResponses_replayOfAnotherModel(t *testing.T) {
+	f := openaitest.NewServer()
+	defer f.Close()
+	f.Reply = func(n int, _ *openaitest.Request) openaitest.Turn {
+		if n == 0 {
+			return openaitest.Turn{Reasoning: "Read go.mod first.", Text: "Reading.", Calls: []openaitest.Call{{Name: "read_file", Args: `{"path":"go.mod"}`}}}
+		}
+		return openaitest.Turn{Text: "The module is example.com/x."}
+	}
+	opts := Options{BaseURL: f.URL, Client: f.Client(), Retry: sse.Retry{Tries: 1}}
+	req := &engine.Request{System: "Answer.", Messages: []engine.Message{{Role: engine.RoleUser, Text: "What module is this?"}}, Tools: []engine.ToolSpec{readTool}}
+	resp, _, err := streamOf(t, NewResponses("gpt-5.5", opts), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Messages = append(req.Messages, engine.Message{Role: engine.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls, Replay: resp.Replay},
+		engine.Message{Role: engine.RoleTool, ToolCallID: resp.ToolCalls[0].ID, ToolName: "read_file", Text: "module example.com/x"})
+	if _, _, err := streamOf(t, NewResponses("gpt-5.4", opts), req); err != nil {
+		t.Fatalf("the fallback model's call: %v", err)
+	}
+	if r := f.Requests()[1]; strings.Contains(string(r.Raw), `"type":"reasoning"`) {
+		t.Errorf("gpt-5.5's reasoning was sent to gpt-5.4: %s", r.Raw)
 	}
 }
 

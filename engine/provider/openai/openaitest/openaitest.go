@@ -29,7 +29,10 @@
 //   - stateless only (store false): a reasoning item sent back must carry
 //     the encrypted_content it came with ("Item with id 'rs_…' not found.
 //     Items are not persisted when `store` is set to false"), which comes
-//     only when include names reasoning.encrypted_content;
+//     only when include names reasoning.encrypted_content, to the model
+//     that wrote it (another answers "The encrypted content for item rs_…
+//     could not be verified", as users of gateways report:
+//     Wei-Shaw/sub2api#3138, anomalyco/opencode#5104);
 //   - a reasoning item goes back with the item it was produced with, and
 //     that item with it ("Item 'fc_…' of type 'function_call' was provided
 //     without its required 'reasoning' item", "… of type 'reasoning' was
@@ -136,7 +139,7 @@ type Model struct {
 	Tools         *bool // OpenRouter's supported_parameters names tools (nil: no such list)
 }
 
-type issued struct{ id, next string }
+type issued struct{ id, next, model string }
 
 // NewServer starts a fake; Close stops it.
 func NewServer() *Server {

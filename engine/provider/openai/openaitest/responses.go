@@ -66,7 +66,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, req *Request)
 			}
 		}
 	}
-	if msg, status := s.checkInput(input); msg != "" {
+	if msg, status := s.checkInput(model, input); msg != "" {
 		s.refuse(w, req, status, msg, "input")
 		return
 	}
@@ -169,7 +169,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, req *Request)
 		s.mu.Lock()
 		if encrypted {
 			enc := output[0].(map[string]any)["encrypted_content"].(string)
-			s.issued[enc] = issued{id: rsID, next: after[0]}
+			s.issued[enc] = issued{id: rsID, next: after[0], model: model}
 		}
 		for _, id := range after {
 			s.following[id] = rsID
@@ -195,7 +195,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, req *Request)
 
 // checkInput holds the input items to the stateless rules; it returns the
 // error message and status of the first one broken, or "".
-func (s *Server) checkInput(input []any) (string, int) {
+func (s *Server) checkInput(model string, input []any) (string, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seen := map[string]bool{} // reasoning items given
@@ -208,6 +208,9 @@ func (s *Server) checkInput(input []any) (string, int) {
 			iss, ok := s.issued[str(it["encrypted_content"])]
 			if !ok || iss.id != id {
 				return fmt.Sprintf("Item with id '%s' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", id), 404
+			}
+			if iss.model != model {
+				return fmt.Sprintf("The encrypted content for item %s could not be verified. Reason: Encrypted content could not be decrypted or parsed.", id), 400
 			}
 			next := ""
 			if i+1 < len(input) {
