@@ -91,12 +91,7 @@ func (g *Gate) Read(sources []Source) string {
 			continue
 		}
 		names = appendNew(names, name)
-		text := s.Text
-		if s.Named {
-			if b, err := readHead(g.abs(s.Path), maxNamedRead); err == nil {
-				text = string(b) + "\n" + text
-			}
-		}
+		text := s.taken(g.abs(s.Path))
 		g.mu.Lock()
 		g.lines.add(text, g.source(name))
 		if p := g.abs(s.Path); !slices.Contains(g.readPaths, p) && len(g.readPaths) < maxSessionPaths {
@@ -160,11 +155,25 @@ func (g *Gate) Tainted() bool {
 }
 
 // abs is path made absolute against the session's directory, cleaned.
-func (g *Gate) abs(path string) string {
+func (g *Gate) abs(path string) string { return absIn(g.paths.cwd, path) }
+
+// absIn is path made absolute against dir, cleaned.
+func absIn(dir, path string) string {
 	if !filepath.IsAbs(path) {
-		path = filepath.Join(g.paths.cwd, path)
+		path = filepath.Join(dir, path)
 	}
 	return filepath.Clean(path)
+}
+
+// taken is what of a private source is taken in: its Text, and for a file
+// a call only named (Named), what the file at abs, its path, holds too.
+func (s Source) taken(abs string) string {
+	if s.Named {
+		if b, err := readHead(abs, maxNamedRead); err == nil {
+			return string(b) + "\n" + s.Text
+		}
+	}
+	return s.Text
 }
 
 // readHead reads at most max bytes of the regular file at path.
@@ -668,9 +677,15 @@ func (g *Gate) Restore(s Session) {
 		g.written[filepath.Clean(p)] = true
 	}
 	g.mu.Unlock()
+	g.Read(s.sources())
+}
+
+// sources are the files a Session names, as a restored turn reads them
+// again: the private files read, and those written from private content.
+func (s Session) sources() []Source {
 	var sources []Source
 	for _, p := range append(slices.Clone(s.Read), s.Wrote...) {
 		sources = append(sources, Source{Path: p, Named: true})
 	}
-	g.Read(sources)
+	return sources
 }

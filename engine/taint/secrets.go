@@ -1,10 +1,6 @@
 package taint
 
-import (
-	"path/filepath"
-	"slices"
-	"sync"
-)
+import "sync"
 
 // Secrets is the gate's matcher on its own (DESIGN §19): what a turn read
 // of private files, remembered as the gate remembers it (privateLines), to
@@ -59,12 +55,7 @@ func (s *Secrets) Read(sources []Source) {
 		if _, private := s.Private(src.Path); !private {
 			continue
 		}
-		text := src.Text
-		if src.Named {
-			if b, err := readHead(s.abs(src.Path), maxNamedRead); err == nil {
-				text = string(b) + "\n" + text
-			}
-		}
+		text := src.taken(s.abs(src.Path))
 		s.mu.Lock()
 		s.lines.add(text, 0)
 		s.read = s.read || len(s.lines.frags) > 0
@@ -99,11 +90,7 @@ func (s *Secrets) Restore(ss Session) {
 		return
 	}
 	s.Wrote(ss.Wrote)
-	var sources []Source
-	for _, p := range append(slices.Clone(ss.Read), ss.Wrote...) {
-		sources = append(sources, Source{Path: p, Named: true})
-	}
-	s.Read(sources)
+	s.Read(ss.sources())
 }
 
 // Private reports whether the file at path is private (see
@@ -124,12 +111,7 @@ func (s *Secrets) Private(path string) (name string, ok bool) {
 }
 
 // abs is path made absolute against the session's directory, cleaned.
-func (s *Secrets) abs(path string) string {
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(s.cwd, path)
-	}
-	return filepath.Clean(path)
-}
+func (s *Secrets) abs(path string) string { return absIn(s.cwd, path) }
 
 // Mask returns text with every private line, value or secret-looking word
 // the turn read masked (MaskLine), wherever it is found, white space
