@@ -148,8 +148,9 @@ func (r *request[R]) keep() answer[R] {
 
 // aside runs work off the read loop and answers r with what it returns
 // (session/load, resume and list: reading files whose size is the user's,
-// beside other sessions' traffic). done runs before the answer, whatever
-// work did. The answer is owed until it is written, as a prompt's is, and
+// beside other sessions' traffic; session/new reading the files its
+// _meta.coda.output names), then runs what work asked to send after the
+// answer (r.then). done runs before the answer, whatever work did. The answer is owed until it is written, as a prompt's is, and
 // work's ctx ends when coda shuts down.
 func aside[R any](s *Server, r *request[R], done func(), work func(ctx context.Context) (*R, error)) (*R, error) {
 	ctx, cancel, err := s.conn.begin()
@@ -180,6 +181,9 @@ func aside[R any](s *Server, r *request[R], done func(), work func(ctx context.C
 		switch {
 		case err == nil:
 			answer.reply(res)
+			if r.after != nil {
+				r.after() // what work asked to send after the answer (then)
+			}
 		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 			answer.fail(errClosing)
 		default:

@@ -7,10 +7,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine/provider/script"
+	"github.com/coda-acp/coda/internal/namedfile"
 )
 
 // The files a client names for coda to read (_meta.coda.output's schemaFile
@@ -111,4 +114,62 @@ func TestSession_namedFiles(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A file a client names is read off the read loop: while session/new's
+// schema file is being read (a file system that hangs, held here until the
+// test lets it go), the next request is answered; then the session opens.
+// So is a prompt's own spec naming one (a validator): the prompt's turn
+// reads it, and a request about another session is answered meanwhile.
+func TestSession_namedFilesOffTheReadLoop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		work := t.TempDir()
+		if err := os.WriteFile(filepath.Join(work, "s.json"), []byte(`{"type":"object"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(work, "v.star"), []byte("def validate(content):\n    return None\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var held atomic.Pointer[chan struct{}] // reading s.json waits until it is closed
+		namedfile.BeforeRead = func(path string) {
+			if g := held.Load(); g != nil && (filepath.Base(path) == "s.json" || filepath.Base(path) == "v.star") {
+				<-*g
+			}
+		}
+		t.Cleanup(func() { namedfile.BeforeRead = nil })
+		c, served := serve(t, context.Background(), authServer(t, acp.Options{UserModel: "script:ok"}), work, nil)
+		c.do(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
+		c.do(`await "id":0`)
+		for _, req := range []struct{ id, line string }{
+			{"1", `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"` + work + `","mcpServers":[],"_meta":{"coda":{"output":{"format":"json","schemaFile":"s.json"}}}}}`},
+			{"3", `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s-2","prompt":[{"type":"text","text":"hi"}],"_meta":{"coda":{"output":{"format":"markdown","validator":"v.star"}}}}}`},
+		} {
+			release := make(chan struct{})
+			held.Store(&release)
+			c.do(req.line)
+			if req.id == "1" {
+				c.do(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"` + work + `","mcpServers":[]}}`)
+				c.do(`await "id":2`)
+			} else {
+				c.do(`{"jsonrpc":"2.0","id":4,"method":"session/set_mode","params":{"sessionId":"s-1","modeId":"read-only"}}`)
+				c.do(`await "id":4`)
+			}
+			if l := received(c, `"id":`+req.id+`,`); l != "" {
+				t.Errorf("request %s was answered while its file was still being read, before the next: %s", req.id, l)
+			}
+			close(release)
+			c.do(`await "id":` + req.id)
+		}
+		c.closeInput()
+		if err := <-served; err != nil {
+			t.Fatal(err)
+		}
+		c.wait()
+		for _, want := range []string{`"id":1,"result":{`, `"id":2,"result":{"configOptions"`, `"id":3,"result":{"_meta":{"coda":{"finalOutput":{`} {
+			if received(c, want) == "" {
+				lines, _ := c.lines()
+				t.Errorf("coda never sent %s; it sent:\n%s", want, strings.Join(lines, "\n"))
+			}
+		}
+	})
 }

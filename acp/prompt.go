@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 )
 
 // prompt starts a turn. It registers the turn's cancel func before the
@@ -44,18 +45,28 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 	if err != nil {
 		return nil, err
 	}
+	var compile func() (*blueprint.Outputs, error) // the turn's, off the read loop
 	if raw := p.Meta.output(); raw != nil {
 		// A per-turn spec: the session's contracts, recompiled with it.
 		if err := s.shapes("_meta.coda.output"); err != nil {
 			return nil, err
 		}
 		levels := s.levels(sess.meta, sess.config)
-		if levels.PromptMeta, err = s.metaLevel(raw, sess.cwd); err != nil {
-			return nil, err
+		compile = func() (*blueprint.Outputs, error) {
+			var err error
+			if levels.PromptMeta, err = s.metaLevel(raw, sess.cwd); err != nil {
+				return nil, err
+			}
+			return s.compile(levels)
 		}
-		if outs, err = s.compile(levels); err != nil {
-			return nil, err
+		if !namesFiles(raw) && !namesFiles(sess.metaRaw) {
+			if outs, err = compile(); err != nil {
+				return nil, err
+			}
+			compile = nil
 		}
+		// Else the files it reads are read by the turn, and its failure
+		// answers the prompt.
 	}
 
 	ctx, cancel, err := s.conn.begin()
@@ -80,12 +91,14 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 		Withhold: withhold(sess.mode), Workspace: sess.ws, ToolSupport: sess.toolSupport,
 		Tainted: sess.tainted(),
 	}
-	go s.runTurn(ctx, run, answer, sess, turn, thoughts)
+	go s.runTurn(ctx, run, answer, sess, turn, thoughts, compile)
 	return nil, nil
 }
 
 // runTurn runs a prompt turn and answers the prompt, whatever happens.
-func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptResponse], sess *session, turn *engine.Turn, commentAsThought bool) {
+// compile, when not nil, gives the turn's contracts (a per-turn spec that
+// names files, read here rather than on the read loop).
+func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptResponse], sess *session, turn *engine.Turn, commentAsThought bool, compile func() (*blueprint.Outputs, error)) {
 	// After the answer: a session/close waiting for this turn answers,
 	// then the connection stops owing this answer.
 	defer s.conn.end()
@@ -111,6 +124,15 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 		}
 	}()
 	sink := &updateSink{out: s.conn.out, sessionID: sess.id, cwd: sess.cwd, compaction: s.advertisesCompaction(), seen: s.turnNotices(sess), commentAsThought: commentAsThought}
+	if compile != nil {
+		outs, err := compile()
+		if err != nil {
+			release()
+			answer.fail(err)
+			return
+		}
+		turn.Outputs = outs
+	}
 	if err := s.startTurn(sess, turn, r.prompt); err != nil {
 		release()
 		answer.fail(err)

@@ -153,6 +153,9 @@ func (s *Server) shapes(field string) error {
 	return nil
 }
 
+// newSession handles session/new. A _meta.coda.output that names files
+// (namesFiles) is read off the read loop (aside): the client cannot name
+// the session before its response, so nothing waits on the order.
 func (s *Server) newSession(r *request[newSessionResponse], p *newSessionRequest) (*newSessionResponse, error) {
 	cwd, err := checkDirs(*p.Cwd, p.AdditionalDirectories)
 	if err != nil {
@@ -162,10 +165,23 @@ func (s *Server) newSession(r *request[newSessionResponse], p *newSessionRequest
 	if sess.commentary, err = p.Meta.commentary(); err != nil {
 		return nil, err
 	}
-	if raw := p.Meta.output(); raw != nil {
+	raw := p.Meta.output()
+	if raw != nil {
 		if err := s.shapes("_meta.coda.output"); err != nil {
 			return nil, err
 		}
+	}
+	if namesFiles(raw) {
+		return aside(s, r, nil, func(context.Context) (*newSessionResponse, error) { return s.openSession(r, p, sess, raw) })
+	}
+	return s.openSession(r, p, sess, raw)
+}
+
+// openSession opens the session sess that session/new asks for, with raw,
+// its _meta.coda.output (nil for none).
+func (s *Server) openSession(r *request[newSessionResponse], p *newSessionRequest, sess *session, raw json.RawMessage) (*newSessionResponse, error) {
+	var err error
+	if raw != nil {
 		if sess.meta, err = s.metaLevel(raw, sess.cwd); err != nil {
 			return nil, err
 		}
@@ -188,6 +204,18 @@ func (s *Server) newSession(r *request[newSessionResponse], p *newSessionRequest
 	res := s.sessionResponse(sess, warning)
 	r.then(s.announce(sess, res.Meta))
 	return &newSessionResponse{Meta: res.Meta, ConfigOptions: res.ConfigOptions, Modes: res.Modes, SessionID: sess.id}, nil
+}
+
+// namesFiles reports whether a _meta.coda.output spec names files coda
+// reads (schemaFile, validator): a request that gives one reads them off
+// the read loop, so that a file system that hangs holds up no other
+// message (namedfile bounds the wait, not the loop's).
+func namesFiles(raw json.RawMessage) bool {
+	if raw == nil {
+		return false
+	}
+	spec, err := outputspec.ParseMeta(raw)
+	return err == nil && (spec.SchemaFile != "" || spec.Validator != "")
 }
 
 // metaLevel is a _meta.coda.output spec as a level of the cascade, its

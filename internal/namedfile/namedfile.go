@@ -27,6 +27,11 @@ var (
 // up its caller (the ACP read loop, at worst) no longer than this.
 const Wait = 5 * time.Second
 
+// BeforeRead, when set (by tests, before any read), is called with each
+// path Read reads, where the reading waits: a file system that hangs,
+// for as long as it blocks.
+var BeforeRead func(path string)
+
 // Read returns the content of the regular file at path, of at most max
 // bytes. Its errors are *os.PathErrors: ErrNotRegular, an ErrTooLarge that
 // says the limit, the open's or the read's own, or a wait past Wait.
@@ -36,7 +41,11 @@ func Read(path string, max int64) ([]byte, error) {
 		err error
 	}
 	done := make(chan result, 1)
+	hook := BeforeRead
 	go func() {
+		if hook != nil {
+			hook(path)
+		}
 		b, err := read(path, max)
 		done <- result{b, err}
 	}()
