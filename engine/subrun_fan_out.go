@@ -262,7 +262,7 @@ func (v *stageVisit) fanOut(ctx context.Context, tc ToolCall, ev *ToolCallEvent)
 		}
 		r.sub.workers = append(r.sub.workers, w.record())
 		if w.res != nil {
-			r.written = append(r.written, w.res.Written...)
+			v.touched(w.res.Written) // the stage's files, as its own tools' are
 		}
 	}
 	if emitErr != nil {

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -488,6 +489,25 @@ arguments = { content = "done" }
 		}
 		if len(res.Written) != 1 || !strings.HasSuffix(res.Written[0], "out.txt") {
 			t.Errorf("the run's written files = %v, want the worker's", res.Written)
+		}
+		// The worker's files are the fanning stage's: in its status.json,
+		// and in what the next stage is told of it.
+		st, err := os.ReadFile(recordPath(turn, "stages/001-plan@1/status.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var status struct {
+			Files []string `json:"filesWritten"`
+		}
+		if err := json.Unmarshal(st, &status); err != nil || len(status.Files) != 1 || !strings.HasSuffix(status.Files[0], "out.txt") {
+			t.Errorf("the plan stage's status.json lists %v (%v), want the worker's out.txt", status.Files, err)
+		}
+		prompt, err := os.ReadFile(recordPath(turn, "stages/002-merge@1/prompt.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(prompt), "### Stage plan\n") || !strings.Contains(string(prompt), "Files written: out.txt\n") {
+			t.Errorf("the merge stage is not told of the worker's file:\n%s", prompt)
 		}
 	})
 }

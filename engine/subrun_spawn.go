@@ -222,7 +222,7 @@ func (v *stageVisit) wait(ctx context.Context, tc ToolCall) ToolResult {
 	case <-ctx.Done():
 		return Errorf("Cancelled.")
 	}
-	r.settleChild(c)
+	v.touched(r.settleChild(c)) // the stage's files, as its own tools' are
 	b, _ := plainjson.Marshal(c.res.Record(), "")
 	return ToolResult{Output: strings.TrimSuffix(string(b), "\n")}
 }
@@ -237,17 +237,18 @@ func (r *run) runningChildren() []string {
 	return names
 }
 
-// settleChild keeps a finished child's answer in its record and counts
-// the files it wrote as its parent's, once.
-func (r *run) settleChild(c *child) {
+// settleChild keeps a finished child's answer in its record, once, and
+// returns the files it wrote the first time: the waiting stage's files
+// (stageVisit.touched), or the run's when it ends (endChildren).
+func (r *run) settleChild(c *child) (written []string) {
 	if c.settled {
-		return
+		return nil
 	}
 	c.settled = true
 	if c.res.Answer != nil {
 		r.keepAnswer(c.sub, c.res.Answer.Content)
 	}
-	r.written = append(r.written, c.res.Written...)
+	return c.res.Written
 }
 
 // endChildren stops the children still running when their parent's run
@@ -260,7 +261,7 @@ func (r *run) endChildren(ctx context.Context) {
 		}
 		c.cancel()
 		<-c.done
-		r.settleChild(c)
+		r.wrote(r.settleChild(c))
 	}
 }
 

@@ -415,3 +415,65 @@ arguments = { content = "alone" }
 		t.Errorf("a child started: %+v", res.Children)
 	}
 }
+
+// A child's files are the waiting stage's, as a worker's are: in its
+// status.json once wait_for_agent returns.
+func TestSpawn_childFilesAreTheStages(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		turn := newTurn(t, strings.Replace(spawner, `"finder"`, `"writer"`, 1), `
+[[turn]]
+[[turn.tool_calls]]
+name = "spawn_agent"
+arguments = { agent = "writer", prompt = "Write it." }
+
+[[turn]]
+expect = "Started c1 (writer)"
+[[turn.tool_calls]]
+name = "wait_for_agent"
+arguments = { id = "c1" }
+
+[[turn]]
+for = "c1"
+[[turn.tool_calls]]
+name = "write_file"
+arguments = { path = "out.txt", content = "hello" }
+
+[[turn]]
+for = "c1"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Wrote out.txt." }
+
+[[turn]]
+expect = "Wrote out.txt."
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "It is written." }
+`)
+		turn.Agents = agents(t, map[string]string{"writer": `
+[agent]
+name = "writer"
+description = "Writes things"
+[stages.write]
+mode = "output"
+available_tools = ["write_file"]
+`})
+		turn.Engine.Tools = builtinTools()
+		turn.Workspace = approving(turn.Workspace.Cwd())
+		res := runTurn(context.Background(), turn, &events{})
+		ended(t, res, engine.StatusAnswered, "end_turn")
+		b, err := os.ReadFile(recordPath(turn, "stages/001-work@1/status.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var status struct {
+			Files []string `json:"filesWritten"`
+		}
+		if err := json.Unmarshal(b, &status); err != nil || len(status.Files) != 1 || !strings.HasSuffix(status.Files[0], "out.txt") {
+			t.Errorf("the waiting stage's status.json lists %v (%v), want the child's out.txt", status.Files, err)
+		}
+		if len(res.Written) != 1 {
+			t.Errorf("the run's written files = %v, want the child's once", res.Written)
+		}
+	})
+}

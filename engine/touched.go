@@ -116,14 +116,22 @@ func writesUntracked(tool Tool) bool {
 	return ok && w.WritesUntracked()
 }
 
-// touched adds files to what the visit and the run wrote, each once.
+// touched adds files to what the visit and the run wrote, each once: its
+// tools', and its workers' and children's (subrun_*.go).
 func (v *stageVisit) touched(files []string) {
 	for _, f := range files {
 		if !slices.Contains(v.written, f) {
 			v.written = append(v.written, f)
 		}
-		if !slices.Contains(v.run.written, f) {
-			v.run.written = append(v.run.written, f)
+	}
+	v.run.wrote(files)
+}
+
+// wrote adds files to what the run wrote, each once.
+func (r *run) wrote(files []string) {
+	for _, f := range files {
+		if !slices.Contains(r.written, f) {
+			r.written = append(r.written, f)
 		}
 	}
 }
