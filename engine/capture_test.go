@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
@@ -77,5 +78,80 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// The same path and hash is copied into the record once a run: a later
+// accepted answer that names the file again, unchanged, and a capture that
+// finds it again keep the first copy (DESIGN §19). A changed file is
+// copied again.
+func TestRun_artifactCopiedOnce(t *testing.T) {
+	turn := newTurn(t, `
+[agent]
+name = "again"
+[stages.answer]
+mode = "output"
+available_tools = ["write_file"]
+[stages.answer.output]
+capture = ["notes.md"]
+[stages.answer.transitions.after]
+hint = "The answer is in"
+[stages.after]
+`, `
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "First.", artifacts = ["notes.md"] }
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Second." }
+[[turn]]
+[[turn.tool_calls]]
+name = "write_file"
+arguments = { path = "notes.md", content = "# notes, changed" }
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Third.", artifacts = ["notes.md"] }
+[[turn]]
+[[turn.tool_calls]]
+name = "transition"
+arguments = { to = "after" }
+[[turn]]
+text = "Done."
+`)
+	turn.Engine.Tools = builtinTools()
+	dir := turn.Workspace.Cwd()
+	writeFiles(t, dir, map[string]string{"notes.md": "# notes"})
+	turn.Workspace = approving(dir)
+	copied := recordPath(turn, "artifacts/notes.md")
+	var seen []string // the record's copy after each accepted answer
+	submits := map[string]bool{}
+	sink := &events{on: func(ev engine.Event) {
+		switch {
+		case ev.Kind == engine.EventToolCall && ev.ToolCall.Name == "submit_output":
+			submits[ev.ToolCall.ID] = true
+		case ev.Kind == engine.EventToolCallUpdate && ev.ToolCall.Status == engine.ToolCompleted && submits[ev.ToolCall.ID]:
+			b, err := os.ReadFile(copied)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			seen = append(seen, string(b))
+			// Marked, so that a copy made again would show.
+			if err := os.WriteFile(copied, []byte("marked"), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}}
+	res := runTurn(context.Background(), turn, sink)
+	if res.Answer == nil || res.Answer.Content != "Third." {
+		t.Fatalf("answer %+v, want the third", res.Answer)
+	}
+	// First: copied. Second (captured, unchanged): kept, not copied.
+	// Third (named, changed): copied again.
+	if want := []string{"# notes", "marked", "# notes, changed"}; !slices.Equal(seen, want) {
+		t.Errorf("the record's copy after each answer: %q, want %q", seen, want)
 	}
 }
