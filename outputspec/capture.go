@@ -21,7 +21,8 @@ import (
 // rootfs.Pruned names (.git, node_modules, target, .venv, .cache, dist)
 // are not entered; only folders a pattern can match under are. A file over
 // MaxCaptureFile is skipped, and so is every file past MaxCaptureFiles or
-// MaxCaptureBytes in all; each skip says why, for the run's record.
+// MaxCaptureBytes in all; each skip says why, for the run's record, the
+// first maxCaptureSkipped of them by name and the rest by count.
 
 // Capture's limits.
 const (
@@ -30,6 +31,10 @@ const (
 	MaxCaptureBytes = 50 << 20 // their bytes together
 	// maxCaptureWalk bounds the entries one capture walks.
 	maxCaptureWalk = 100000
+	// maxCaptureSkipped bounds the skips a capture names: a glob that
+	// matches a tree of thousands of files past the caps is said in one
+	// line more, not in thousands.
+	maxCaptureSkipped = 100
 )
 
 // A Skipped is a file a capture matched and did not keep, and why.
@@ -81,10 +86,17 @@ func (c *Contract) Capture(root string, skip func(abs string) string) (kept []Ar
 	}
 	defer r.Close()
 	var total int64
-	walked := 0
+	walked, unnamed := 0, 0
+	note := func(rel, why string) {
+		if len(skipped) < maxCaptureSkipped {
+			skipped = append(skipped, Skipped{rel, why})
+		} else {
+			unnamed++
+		}
+	}
 	err = rootfs.Walk(root, func(rel string, d fs.DirEntry) error {
 		if walked++; walked > maxCaptureWalk {
-			skipped = append(skipped, Skipped{Path: rel, Reason: fmt.Sprintf("the capture stopped here: it walks at most %d entries", maxCaptureWalk)})
+			skipped = append(skipped, Skipped{rel, fmt.Sprintf("the capture stopped here: it walks at most %d entries", maxCaptureWalk)})
 			return rootfs.ErrStop
 		}
 		if d.IsDir() {
@@ -99,32 +111,32 @@ func (c *Contract) Capture(root string, skip func(abs string) string) (kept []Ar
 		info, err := r.Stat(filepath.FromSlash(rel)) // through a link that stays inside, refused otherwise
 		switch {
 		case err != nil && d.Type()&fs.ModeSymlink != 0:
-			skipped = append(skipped, Skipped{rel, "a symbolic link that leads outside the working directory, or nowhere"})
+			note(rel, "a symbolic link that leads outside the working directory, or nowhere")
 			return nil
 		case err != nil:
-			skipped = append(skipped, Skipped{rel, "it cannot be read: " + unwrapPath(err)})
+			note(rel, "it cannot be read: "+unwrapPath(err))
 			return nil
 		case !info.Mode().IsRegular():
 			return nil // a folder through a link, a socket: not a file to keep
 		case info.Size() > MaxCaptureFile:
-			skipped = append(skipped, Skipped{rel, fmt.Sprintf("%d bytes, over the %d MB a captured file may be", info.Size(), MaxCaptureFile>>20)})
+			note(rel, fmt.Sprintf("%d bytes, over the %d MB a captured file may be", info.Size(), MaxCaptureFile>>20))
 			return nil
 		case len(kept) >= MaxCaptureFiles:
-			skipped = append(skipped, Skipped{rel, fmt.Sprintf("past the %d files a capture keeps", MaxCaptureFiles)})
+			note(rel, fmt.Sprintf("past the %d files a capture keeps", MaxCaptureFiles))
 			return nil
 		case total+info.Size() > MaxCaptureBytes:
-			skipped = append(skipped, Skipped{rel, fmt.Sprintf("past the %d MB a capture keeps in all", MaxCaptureBytes>>20)})
+			note(rel, fmt.Sprintf("past the %d MB a capture keeps in all", MaxCaptureBytes>>20))
 			return nil
 		}
 		if skip != nil {
 			if why := skip(filepath.Join(root, filepath.FromSlash(rel))); why != "" {
-				skipped = append(skipped, Skipped{rel, why})
+				note(rel, why)
 				return nil
 			}
 		}
 		a := Artifact{Name: rel, Path: rel}
 		if _, err := describe(r, filepath.FromSlash(rel), &a); err != nil {
-			skipped = append(skipped, Skipped{rel, "it cannot be read: " + unwrapPath(err)})
+			note(rel, "it cannot be read: "+unwrapPath(err))
 			return nil
 		}
 		total += a.Size
@@ -132,7 +144,10 @@ func (c *Contract) Capture(root string, skip func(abs string) string) (kept []Ar
 		return nil
 	})
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		skipped = append(skipped, Skipped{".", "the working directory cannot be walked: " + unwrapPath(err)})
+		note(".", "the working directory cannot be walked: "+unwrapPath(err))
+	}
+	if unnamed > 0 {
+		skipped = append(skipped, Skipped{"…", fmt.Sprintf("%d more files skipped: a capture names the first %d", unnamed, maxCaptureSkipped)})
 	}
 	return kept, skipped
 }

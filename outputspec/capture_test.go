@@ -1,6 +1,7 @@
 package outputspec
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -129,6 +130,21 @@ func TestContract_Capture_limits(t *testing.T) {
 	kept, skipped := c.Capture(dir, nil)
 	if len(kept) != MaxCaptureFiles || len(skipped) != 3 || !strings.Contains(skipped[0].Reason, "100 files") {
 		t.Errorf("kept %d, skipped %d (%+v); want 100 and 3, for the file cap", len(kept), len(skipped), skipped[:min(len(skipped), 1)])
+	}
+
+	// Past the first 100 skips, the record counts them in one line.
+	dir = t.TempDir()
+	files = map[string]string{}
+	for i := range MaxCaptureFiles + maxCaptureSkipped + 5 {
+		files[fmt.Sprintf("many/f%03d.txt", i)] = "x"
+	}
+	writeTree(t, dir, files)
+	kept, skipped = c.Capture(dir, nil)
+	if len(kept) != MaxCaptureFiles || len(skipped) != maxCaptureSkipped+1 {
+		t.Fatalf("kept %d, skipped %d; want 100, and 100 skips named and one line more", len(kept), len(skipped))
+	}
+	if last := skipped[maxCaptureSkipped]; last.Path != "…" || last.Reason != "5 more files skipped: a capture names the first 100" {
+		t.Errorf("the last skip is %+v, want the 5 not named counted", last)
 	}
 
 	dir = t.TempDir()
