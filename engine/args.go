@@ -32,9 +32,9 @@ const MaxSubmitArgs = 2*outputspec.MaxAnswer + 64<<10
 // for the editor and the run record to show what the model was writing.
 const keptArgs = 1 << 10
 
-// ArgsCap is the most bytes of arguments a call to the named tool may
+// argsCap is the most bytes of arguments a call to the named tool may
 // have.
-func ArgsCap(tool string) int {
+func argsCap(tool string) int {
 	if tool == blueprint.ToolSubmitOutput {
 		return MaxSubmitArgs
 	}
@@ -73,7 +73,7 @@ func (a *ArgsBuffer) Write(p []byte) {
 }
 
 // fits reports whether n more bytes stay within the cap.
-func (a *ArgsBuffer) fits(n int) bool { return a.dropped == 0 && len(a.buf)+n <= ArgsCap(a.Name) }
+func (a *ArgsBuffer) fits(n int) bool { return a.dropped == 0 && len(a.buf)+n <= argsCap(a.Name) }
 
 // headRoom is how many of n bytes past the cap the kept head still takes.
 func (a *ArgsBuffer) headRoom(n int) int {
@@ -110,7 +110,7 @@ func (a *ArgsBuffer) Empty() bool { return a.dropped == 0 && len(bytes.TrimSpace
 // surrounding space: "{}" when there are none (or null). Arguments over
 // the cap come back cut (ToolCall.Dropped).
 func (a *ArgsBuffer) ToolCall(id string) ToolCall {
-	if a.dropped == 0 && len(a.buf) > ArgsCap(a.Name) {
+	if a.dropped == 0 && len(a.buf) > argsCap(a.Name) {
 		a.cut(len(a.buf)) // the name came after the arguments, and lowered the cap
 	}
 	if a.dropped > 0 {
@@ -135,7 +135,7 @@ func tidyCalls(calls []ToolCall) {
 // capArgs holds a call from any Model to the cap: providers cut while
 // streaming, and this catches a Model that did not.
 func capArgs(tc *ToolCall) {
-	if tc.Dropped > 0 || len(tc.Arguments) <= ArgsCap(tc.Name) {
+	if tc.Dropped > 0 || len(tc.Arguments) <= argsCap(tc.Name) {
 		return
 	}
 	a := ArgsBuffer{Name: tc.Name, buf: tc.Arguments}
@@ -168,7 +168,7 @@ func shownArgs(tc ToolCall) []byte {
 		b := []byte(`{"oversized":{"bytes":`)
 		b = strconv.AppendInt(b, int64(tc.Size()), 10)
 		b = append(b, `,"cap":`...)
-		b = strconv.AppendInt(b, int64(ArgsCap(tc.Name)), 10)
+		b = strconv.AppendInt(b, int64(argsCap(tc.Name)), 10)
 		b = append(b, `,"head":`...)
 		head, _ := json.Marshal(string(a))
 		b = append(b, head...)

@@ -31,8 +31,8 @@ type SinkFunc func(ctx context.Context, ev Event) error
 
 func (f SinkFunc) Emit(ctx context.Context, ev Event) error { return f(ctx, ev) }
 
-// DefaultMaxModelCalls caps the model calls of one run.
-const DefaultMaxModelCalls = 200
+// defaultMaxModelCalls caps the model calls of one run.
+const defaultMaxModelCalls = 200
 
 // An Exchange is one earlier turn of the session: its prompt and its final
 // answer (or, without one, the last reply), and the run that recorded it,
@@ -72,7 +72,7 @@ type Engine struct {
 	// acp's "s" session ids). Nil makes them random, run ids sortable.
 	IDs func(prefix string) string
 	// MaxModelCalls caps the model calls of one turn, its workers' and
-	// children's with it; 0 is DefaultMaxModelCalls.
+	// children's with it; 0 is defaultMaxModelCalls.
 	MaxModelCalls int
 	// Log is where the engine logs; nil discards.
 	Log *slog.Logger
@@ -101,7 +101,7 @@ func (e *Engine) maxModelCalls() int {
 	if e.MaxModelCalls > 0 {
 		return e.MaxModelCalls
 	}
-	return DefaultMaxModelCalls
+	return defaultMaxModelCalls
 }
 
 func (e *Engine) log() *slog.Logger {

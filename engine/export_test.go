@@ -5,3 +5,22 @@ type StageStatus = stageStatus
 
 // MaxArtifactCopy is the largest artifact a run's record keeps a copy of.
 const MaxArtifactCopy = maxArtifactCopy
+
+// The names the tests read that the engine keeps to itself.
+const (
+	FrameNote              = frameNote
+	MaxProjectInstructions = maxProjectInstructions
+)
+
+// ArgsCap is the most bytes of arguments a call to the named tool may
+// bring.
+func ArgsCap(tool string) int { return argsCap(tool) }
+
+// StandIn is what a model that cannot see images is sent for im.
+func StandIn(im Image) string { return im.standIn() }
+
+// Refuses reports whether spec's server refused the mechanism.
+func (t *ToolSupport) Refuses(spec, mechanism string) bool { return t.refused(spec, mechanism) }
+
+// Lacks says why spec cannot call tools, as its server said.
+func (t *ToolSupport) Lacks(spec string) string { return t.lacking(spec) }

@@ -110,21 +110,21 @@ func CheckImage(mimeType string, data []byte) (string, error) {
 	return sniffed, nil
 }
 
-// StandIn is what a model that cannot see images is sent in an image's
+// standIn is what a model that cannot see images is sent in an image's
 // place.
-func (im Image) StandIn() string {
+func (im Image) standIn() string {
 	return fmt.Sprintf("[The user attached an image (%s, %s); this model cannot see images.]", im.MIMEType, bytesize.Format(len(im.Data)))
 }
 
 // TextWithStandIns is a message's text for a model that cannot see
-// images: each image's StandIn, then the text.
+// images: each image's standIn, then the text.
 func (m *Message) TextWithStandIns() string {
 	if len(m.Images) == 0 {
 		return m.Text
 	}
 	var b strings.Builder
 	for _, im := range m.Images {
-		b.WriteString(im.StandIn())
+		b.WriteString(im.standIn())
 		b.WriteString("\n\n")
 	}
 	b.WriteString(m.Text)

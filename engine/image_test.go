@@ -75,7 +75,7 @@ func TestRun_images(t *testing.T) {
 	if got := turn.HistoryPrompt(); got != want {
 		t.Errorf("HistoryPrompt() = %q, want %q", got, want)
 	}
-	if got := turn.Images[0].StandIn(); got != "[The user attached an image (image/png, 108 bytes); this model cannot see images.]" {
-		t.Errorf("StandIn() = %q", got)
+	if got := engine.StandIn(turn.Images[0]); got != "[The user attached an image (image/png, 108 bytes); this model cannot see images.]" {
+		t.Errorf("StandIn = %q", got)
 	}
 }

@@ -18,16 +18,16 @@ import (
 // prompt and before the output spec, which still governs how the answer is
 // presented (DESIGN §3). It is the project's own words, not untrusted data:
 // it stands in the system prompt as itself, not framed. At most
-// MaxProjectInstructions bytes are given, the cut noted. [agent]
+// maxProjectInstructions bytes are given, the cut noted. [agent]
 // project_instructions = false, or Engine.NoProjectInstructions
 // (--no-project-instructions), leaves it out.
 
-// ProjectInstructionsFile is the file read at the working directory's
+// projectInstructionsFile is the file read at the working directory's
 // root.
-const ProjectInstructionsFile = "AGENTS.md"
+const projectInstructionsFile = "AGENTS.md"
 
-// MaxProjectInstructions is the most of AGENTS.md a stage is given.
-const MaxProjectInstructions = 32 << 10
+// maxProjectInstructions is the most of AGENTS.md a stage is given.
+const maxProjectInstructions = 32 << 10
 
 // projectInstructions reads the turn's AGENTS.md through its roots: only
 // a regular file, never by a symlink that leads out of them. It returns
@@ -38,37 +38,37 @@ func projectInstructions(ws Workspace) (block, warning string) {
 		return "", ""
 	}
 	disk := rootfs.Disk{Roots: ws.Roots()}
-	path := filepath.Join(ws.Cwd(), ProjectInstructionsFile)
+	path := filepath.Join(ws.Cwd(), projectInstructionsFile)
 	fi, err := disk.Stat(path)
 	switch {
 	case err == nil && !fi.Mode().IsRegular():
-		return "", fmt.Sprintf("%s is not a regular file: the stages are not given it", ProjectInstructionsFile)
+		return "", fmt.Sprintf("%s is not a regular file: the stages are not given it", projectInstructionsFile)
 	case errors.Is(err, rootfs.ErrOutside):
-		return "", fmt.Sprintf("%s leads outside the workspace: the stages are not given it", ProjectInstructionsFile)
+		return "", fmt.Sprintf("%s leads outside the workspace: the stages are not given it", projectInstructionsFile)
 	case err != nil:
 		return "", "" // none (or none readable): nothing to give
 	}
 	f, err := disk.Open(path)
 	if err != nil {
-		return "", fmt.Sprintf("%s could not be read (%v): the stages are not given it", ProjectInstructionsFile, rootfs.UnwrapPath(err))
+		return "", fmt.Sprintf("%s could not be read (%v): the stages are not given it", projectInstructionsFile, rootfs.UnwrapPath(err))
 	}
 	defer f.Close()
 	if now, err := f.Stat(); err != nil || !now.Mode().IsRegular() {
-		return "", fmt.Sprintf("%s is not a regular file: the stages are not given it", ProjectInstructionsFile)
+		return "", fmt.Sprintf("%s is not a regular file: the stages are not given it", projectInstructionsFile)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxProjectInstructions+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxProjectInstructions+1))
 	if err != nil {
-		return "", fmt.Sprintf("%s could not be read (%v): the stages are not given it", ProjectInstructionsFile, err)
+		return "", fmt.Sprintf("%s could not be read (%v): the stages are not given it", projectInstructionsFile, err)
 	}
 	text := string(data)
 	cut := ""
-	if len(data) > MaxProjectInstructions {
-		text = textcut.At(text, MaxProjectInstructions)
+	if len(data) > maxProjectInstructions {
+		text = textcut.At(text, maxProjectInstructions)
 		size := fi.Size()
 		if now, err := f.Stat(); err == nil {
 			size = now.Size()
 		}
-		cut = fmt.Sprintf("\n\n[%s is cut here: it is %s, and only its first %s are given.]", ProjectInstructionsFile, bytesize.Format(int(size)), bytesize.Format(MaxProjectInstructions))
+		cut = fmt.Sprintf("\n\n[%s is cut here: it is %s, and only its first %s are given.]", projectInstructionsFile, bytesize.Format(int(size)), bytesize.Format(maxProjectInstructions))
 	}
 	text = strings.TrimSpace(strings.ToValidUTF8(text, "\uFFFD"))
 	if text == "" {
@@ -79,8 +79,8 @@ func projectInstructions(ws Workspace) (block, warning string) {
 
 // projectInstructionsHead opens the block: what it is, and what governs
 // over it.
-const projectInstructionsHead = "## Project instructions (" + ProjectInstructionsFile + ")\n\n" +
-	"The project's own instructions, from " + ProjectInstructionsFile + " at the root of the working directory. " +
+const projectInstructionsHead = "## Project instructions (" + projectInstructionsFile + ")\n\n" +
+	"The project's own instructions, from " + projectInstructionsFile + " at the root of the working directory. " +
 	"Follow them where they bear on this task. Where an answer format is given below, it still governs how the answer is presented.\n\n"
 
 // projectInstructions is the block of the turn's AGENTS.md that r's stages

@@ -40,7 +40,7 @@ type Message struct {
 	Replay json.RawMessage
 
 	// Images go with a user message, before its text; a model that cannot
-	// see them is sent each one's StandIn instead.
+	// see them is sent each one's stand-in instead (TextWithStandIns).
 	Images []Image
 
 	// Tool results only.
@@ -55,7 +55,7 @@ type ToolCall struct {
 	Name      string
 	Arguments json.RawMessage // a JSON object; "{}" when the model sent none
 	// Dropped counts the bytes of arguments past the cap for the tool
-	// (ArgsCap) that were not kept. When it is not 0, Arguments holds only
+	// (argsCap) that were not kept. When it is not 0, Arguments holds only
 	// their first bytes (not JSON), and the call is refused unrun.
 	Dropped int
 }

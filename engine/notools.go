@@ -37,10 +37,8 @@ func NewToolSupport() *ToolSupport {
 	return &ToolSupport{lacks: map[string]string{}, refuses: map[string]map[string]bool{}}
 }
 
-// Refuses reports whether spec's server refused the mechanism
+// refused reports whether spec's server refused the mechanism
 // (MechanismError.Mechanism) in this session.
-func (t *ToolSupport) Refuses(spec, mechanism string) bool { return t.refused(spec, mechanism) }
-
 func (t *ToolSupport) refused(spec, mechanism string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -62,9 +60,9 @@ func (t *ToolSupport) refuse(spec, mechanism string) bool {
 	return true
 }
 
-// Lacks says why the model spec names cannot call tools, as its server
+// lacking says why the model spec names cannot call tools, as its server
 // said; "" when no server has said so.
-func (t *ToolSupport) Lacks(spec string) string {
+func (t *ToolSupport) lacking(spec string) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.lacks[spec]
@@ -88,7 +86,7 @@ func (v *stageVisit) toolsFor(spec string) bool {
 	if r.e.ModelFacts != nil && r.e.ModelFacts(spec).NoTools != "" {
 		return false
 	}
-	return r.share.support.Lacks(spec) == ""
+	return r.share.support.lacking(spec) == ""
 }
 
 // request is the visit's next model call as the model spec names takes

@@ -15,17 +15,17 @@ import (
 // A visit's outcomes, as status.json spells them. A visit ended by a flag
 // (max_iterations_hit, output_forced) names it instead.
 const (
-	EndedTransition  = "transition"      // the model called transition
-	EndedDone        = "done"            // the model chose DONE
-	EndedAnswered    = "answered"        // a passing submission ended a stage without transitions
-	EndedReplied     = "replied"         // a reply without a tool call ended the visit
-	EndedFallback    = "fallback"        // a model without tools replied: the first way out
-	EndedRefusal     = "refusal"         // the model refused
-	EndedMaxTokens   = "max_tokens"      // the reply reached the output token limit
-	EndedUnavailable = "unavailable"     // the model declared the answer unavailable
-	EndedRunCap      = "max_model_calls" // the run used its model-call budget
-	EndedCancelled   = "cancelled"
-	EndedError       = "error"
+	endedTransition  = "transition"      // the model called transition
+	endedDone        = "done"            // the model chose DONE
+	endedAnswered    = "answered"        // a passing submission ended a stage without transitions
+	endedReplied     = "replied"         // a reply without a tool call ended the visit
+	endedFallback    = "fallback"        // a model without tools replied: the first way out
+	endedRefusal     = "refusal"         // the model refused
+	endedMaxTokens   = "max_tokens"      // the reply reached the output token limit
+	endedUnavailable = "unavailable"     // the model declared the answer unavailable
+	endedRunCap      = "max_model_calls" // the run used its model-call budget
+	endedCancelled   = "cancelled"
+	endedError       = "error"
 )
 
 // haltTo is where a halted visit goes, noting why it halted: the model
@@ -34,7 +34,7 @@ const (
 func (v *stageVisit) haltTo() string {
 	v.ended = FlagOutputForced
 	if v.run.unavailable != "" {
-		v.ended = EndedUnavailable
+		v.ended = endedUnavailable
 	}
 	return v.rep.haltTo
 }
@@ -45,13 +45,13 @@ func (v *stageVisit) endedBy(ctx context.Context, err error) string {
 	case err == nil && v.ended != "":
 		return v.ended
 	case err == nil:
-		return EndedReplied
+		return endedReplied
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
-		return EndedCancelled
+		return endedCancelled
 	case errors.Is(err, errMaxCalls):
-		return EndedRunCap
+		return endedRunCap
 	}
-	return EndedError
+	return endedError
 }
 
 // add adds the tokens of one call.
@@ -74,15 +74,15 @@ func (o *stageOutcome) summary() string {
 	}
 	b.WriteString("ended ")
 	switch o.ended {
-	case EndedTransition:
+	case endedTransition:
 		fmt.Fprintf(&b, "by transition to %s", o.next)
-	case EndedDone:
+	case endedDone:
 		b.WriteString("by DONE")
-	case EndedAnswered:
+	case endedAnswered:
 		b.WriteString("with its answer")
-	case EndedReplied:
+	case endedReplied:
 		b.WriteString("with a reply")
-	case EndedFallback:
+	case endedFallback:
 		fmt.Fprintf(&b, "with a reply, going on to %s", o.next)
 	default:
 		b.WriteString("by " + o.ended)

@@ -83,11 +83,11 @@ text = "Fine."
 		t.Errorf("explore ended %q, going to %q; want max_iterations_hit, to review", explore.Outcome, explore.Transition)
 	}
 	review := readStatus(t, turn, "002-review@1")
-	if review.Outcome != engine.EndedTransition || review.Transition != "report" {
+	if review.Outcome != "transition" || review.Transition != "report" {
 		t.Errorf("review ended %q, going to %q; want transition to report", review.Outcome, review.Transition)
 	}
 	report := readStatus(t, turn, "003-report@1")
-	if report.Outcome != engine.EndedReplied || report.Transition != "" {
+	if report.Outcome != "replied" || report.Transition != "" {
 		t.Errorf("report ended %q, going to %q; want replied, the run's end", report.Outcome, report.Transition)
 	}
 	for name, st := range map[string]visitStatus{"explore": explore, "review": review, "report": report} {

@@ -73,7 +73,7 @@ func (v *stageVisit) owes() bool { return v.stage.OwesOutput() && v.submitted ==
 func (v *stageVisit) check(ctx context.Context, tc ToolCall) outputspec.Verdict {
 	if tc.Dropped > 0 {
 		return outputspec.Verdict{Feedback: fmt.Sprintf("The answer is too large: this submit_output call's arguments are %d bytes, over the %d-byte cap (the answer itself may be at most %d bytes). Nothing was recorded. Submit a shorter answer.",
-			tc.Size(), ArgsCap(tc.Name), outputspec.MaxAnswer)}
+			tc.Size(), argsCap(tc.Name), outputspec.MaxAnswer)}
 	}
 	return v.checkSubmission(ctx, outputspec.Submission{Args: tc.Arguments, Typed: v.shaped.typed})
 }

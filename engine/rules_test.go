@@ -428,7 +428,7 @@ stop_reason = "refusal"
 	if len(sp.reqs) != 1 || res.LastReply != "I can't help with that." || res.Unavailable != "I can't help with that." {
 		t.Errorf("%d calls, last reply %q, unavailable %q", len(sp.reqs), res.LastReply, res.Unavailable)
 	}
-	if st := stageStatus(t, turn, "001-answer@1"); st.Outcome != engine.EndedUnavailable {
+	if st := stageStatus(t, turn, "001-answer@1"); st.Outcome != "unavailable" {
 		t.Errorf("status.json outcome %q", st.Outcome)
 	}
 }

@@ -122,12 +122,12 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 			// The model's own refusal (DESIGN §17): the answer is
 			// unavailable, in its words.
 			r.stop = "refusal"
-			v.ended = EndedRefusal
+			v.ended = endedRefusal
 			if r.unavailable = strings.TrimSpace(resp.Refusal); r.unavailable == "" {
 				r.unavailable = strings.TrimSpace(resp.Text)
 			}
 			if r.unavailable != "" {
-				v.ended = EndedUnavailable
+				v.ended = endedUnavailable
 			}
 			return "", nil
 		}
@@ -146,14 +146,14 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 					continue
 				}
 				if to == blueprint.Done {
-					v.ended = EndedDone
+					v.ended = endedDone
 					return "", nil
 				}
-				v.ended = EndedTransition
+				v.ended = endedTransition
 				return to, nil
 			}
 			if end {
-				v.ended = EndedAnswered
+				v.ended = endedAnswered
 				return "", nil
 			}
 			continue
@@ -167,16 +167,16 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 		}
 		if resp.StopReason == StopMaxTokens {
 			r.stop = "max_tokens"
-			v.ended = EndedMaxTokens
+			v.ended = endedMaxTokens
 			return "", nil
 		}
-		v.ended = EndedReplied
+		v.ended = endedReplied
 		if len(transitions) == 0 {
 			return "", nil
 		}
 		if v.toolless {
 			// It cannot call transition: the first way out (notools.go).
-			v.ended = EndedFallback
+			v.ended = endedFallback
 			return v.fallback(), nil
 		}
 		v.say("Choose what comes next: call transition with one of: " + strings.Join(v.targets, ", ") + ".")
@@ -246,7 +246,7 @@ func (v *stageVisit) systemPrompt(tools bool) string {
 	if project := v.run.projectInstructions(); project != "" {
 		sys.WriteString("\n\n" + project) // the project's own words: not framed
 	}
-	sys.WriteString("\n\n" + FrameNote)
+	sys.WriteString("\n\n" + frameNote)
 	if tools && len(v.targets) > 0 {
 		sys.WriteString("\n\nWhen this stage's work is done, call transition with where to go next:")
 		sys.WriteString(ways(s))
@@ -446,7 +446,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 		var stop error // a fan_out whose failed worker ends the run
 		switch {
 		case tc.Dropped > 0 && !v.isSubmit(tc.Name): // submit_output refuses its own, as a refused submission
-			res = Errorf("The arguments of this %s call are too large: %d bytes, over the %d-byte cap. The call was not run. Make it smaller, or split the work into several calls.", tc.Name, tc.Size(), ArgsCap(tc.Name))
+			res = Errorf("The arguments of this %s call are too large: %d bytes, over the %d-byte cap. The call was not run. Make it smaller, or split the work into several calls.", tc.Name, tc.Size(), argsCap(tc.Name))
 		case resp.StopReason == StopMaxTokens && tc.Dropped == 0 && !json.Valid(tc.Arguments) && v.isSubmit(tc.Name):
 			// Not a malformed answer: the model ran out of output tokens
 			// while writing it (DESIGN §17).
