@@ -46,6 +46,13 @@ func TestWriteJSONPieces(t *testing.T) {
 			}
 		}
 	}
+	// A high surrogate before another high one is U+FFFD alone; the second
+	// pairs with the low one after it (found by FuzzWriteJSONPieces).
+	for size := 1; size < 20; size++ {
+		if got := decodePieces([]byte(`"\ud800\ud800\udC00"`), size); got != "\uFFFD\U00010000" {
+			t.Fatalf("lone high surrogate, size %d: %q", size, got)
+		}
+	}
 	if got := decodePieces([]byte(`"unterminated`+strings.Repeat("x", 100)), 8); got != "" {
 		t.Errorf("a broken string gave %q", got)
 	}

@@ -297,8 +297,12 @@ func escapeBoundary(body []byte, limit int) int {
 			step = 2
 			if body[i+1] == 'u' {
 				step = 6
-				if r, _ := strconv.ParseUint(string(body[i+2:i+6]), 16, 32); r >= 0xD800 && r < 0xDC00 &&
-					i+12 <= len(body) && body[i+6] == '\\' && body[i+7] == 'u' {
+				// A high surrogate joins the escape after it only when
+				// that one is a low surrogate: encoding/json reads a high
+				// one followed by another high one as U+FFFD and lets the
+				// second pair with what follows it.
+				if isSurrogate(body[i+2:i+6], 0xD800) && i+12 <= len(body) &&
+					body[i+6] == '\\' && body[i+7] == 'u' && isSurrogate(body[i+8:i+12], 0xDC00) {
 					step = 12
 				}
 			}
@@ -311,6 +315,14 @@ func escapeBoundary(body []byte, limit int) int {
 		i += step
 	}
 	return i
+}
+
+// isSurrogate reports whether the four hex digits hex name a UTF-16
+// surrogate in [lo, lo+0x400): lo is 0xD800 for a high one, 0xDC00 for a
+// low one.
+func isSurrogate(hex []byte, lo uint64) bool {
+	r, err := strconv.ParseUint(string(hex), 16, 32)
+	return err == nil && r >= lo && r < lo+0x400
 }
 
 // response is the assembled reply. Whether tools were called is read from
