@@ -77,6 +77,12 @@ type Exchange struct {
 	// read and the answer, clipped.
 	History Said   `json:"history"`
 	RunID   string `json:"runId,omitempty"`
+	// Streamed are the update objects of the text the turn streamed before
+	// its closing chunks (its commentary, thoughts, a chat agent's reply),
+	// in order, as their owner encoded and bounded them: session/load
+	// replays them before Closing. A file from before they were kept has
+	// none, and replays without them.
+	Streamed []json.RawMessage `json:"streamed,omitempty"`
 	// Closing are the update objects of the chunks the turn closed with,
 	// exactly as they were sent.
 	Closing []json.RawMessage `json:"closing,omitempty"`

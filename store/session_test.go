@@ -52,6 +52,38 @@ func load(t *testing.T, st *store.Store, id string) (*store.Loaded, []string) {
 	return l, runs
 }
 
+// What a turn streamed is kept with its exchange, and replayed as it was
+// appended; an exchange written before it was kept (no "streamed") loads
+// and replays without it.
+func TestSession_streamed(t *testing.T) {
+	st, ss, state := newSession(t, "s-1", 0)
+	ex := exchange(0)
+	ex.Streamed = []json.RawMessage{json.RawMessage(`{"sessionUpdate":"agent_thought_chunk","text":"Checking."}`)}
+	if err := ss.Append(state, ex); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(st.SessionPath("s-1"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"type":"exchange","at":"2026-11-01T10:00:00Z","exchange":{"prompt":[{"type":"text","text":"older"}],"history":{"prompt":"older","answer":"a"},"runId":"r-old","closing":[{"sessionUpdate":"agent_message_chunk"}]}}` + "\n")
+	f.Close()
+	l, runs := load(t, store.New(st.Dir()), "s-1")
+	if diff := cmp.Diff([]string{"r-0", "r-old"}, runs); diff != "" || len(l.Warnings) != 0 {
+		t.Fatalf("exchanges (-want +got):\n%s\nwarnings %q", diff, l.Warnings)
+	}
+	var streamed []string
+	if err := l.Session.Replay(func(ex *store.Exchange) {
+		streamed = append(streamed, fmt.Sprintf("%s %q", ex.RunID, ex.Streamed))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`r-0 ["{\"sessionUpdate\":\"agent_thought_chunk\",\"text\":\"Checking.\"}"]`, `r-old []`}
+	if diff := cmp.Diff(want, streamed); diff != "" {
+		t.Errorf("replayed (-want +got):\n%s", diff)
+	}
+}
+
 // A session's file is its header, then one line an update or exchange;
 // a load folds the updates in and hands the exchanges over in order; a
 // save that changes nothing writes nothing.
