@@ -7,13 +7,15 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/acp"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/outputspec"
 )
 
 // answerOnceModel is the script of TestAnswerOnce, one block a prompt.
 const answerOnceModel = `
-# 1: commentary, then the answer submitted.
+# 1: reasoning and commentary, then the answer submitted.
 [[turn]]
+thinking = "Is it safe? "
 text = ["Checking ", "the module."]
 [[turn.tool_calls]]
 name = "submit_output"
@@ -65,14 +67,15 @@ arguments = { content = '{"safe": 4}' }
 // agent that answers, the joined agent_message_chunk text of a turn is
 // exactly its answer — with commentary, with a reply taken as the answer,
 // with a repair, with a refused reply — and the thoughts carry the work; a
-// session/load replays each turn's message as it was sent, the answer once.
-// A session that asks for _meta.coda.commentary "message" gets its
-// commentary as messages, as coda streamed it before.
+// session/load replays each turn as it streamed: its thoughts the work, its
+// message the answer, once. A session that asks for _meta.coda.commentary
+// "message" gets its commentary as messages, as coda streamed it before,
+// and so does its replay.
 func TestAnswerOnce(t *testing.T) {
 	m := serveLive(t, answerOnceModel, acp.Options{Launch: outputspec.Spec{Format: "json"}})
 	m.request(1, "session/new", newSession())
 	wants := []struct{ answer, work string }{
-		{`{"safe": true}`, "Checking the module."},
+		{`{"safe": true}`, "Is it safe? Checking the module."},
 		{`{"safe": false}`, `{"safe": false}`},
 		{`{"safe": 1}`, "Let me look at the files.Fixing the format."},
 		{`{"safe": 2}`, `The module is safe.{"safe": 2}`},
@@ -105,25 +108,21 @@ func TestAnswerOnce(t *testing.T) {
 		}
 	}
 
-	// The load replays the turns: each one's message is its answer, once.
+	// The load replays the turns as they streamed: each one's thoughts are
+	// its work, its message its answer, once.
 	from := len(m.allLines())
 	resp := m.request(20, "session/load", map[string]any{"sessionId": "s-1", "cwd": m.work, "mcpServers": []any{}})
 	if !strings.Contains(resp, `"result"`) {
 		t.Fatalf("session/load: %s", resp)
 	}
-	replay := m.allLines()[from:]
-	var answers []string
-	for _, l := range replay {
-		if u := updateOf(t, l, "s-1"); u != nil && u.SessionUpdate == "agent_message_chunk" {
-			answers = append(answers, u.Content.Text)
+	replayed := replayedTurns(t, m.allLines()[from:], "s-1")
+	if len(replayed) != len(wants) {
+		t.Fatalf("session/load replayed %d turns, want %d: %q", len(replayed), len(wants), replayed)
+	}
+	for i, want := range wants {
+		if got := replayed[i]; got.messages != want.answer || got.thoughts != want.work {
+			t.Errorf("session/load, turn %d: messages %q, thoughts %q; want the answer %q alone, and the work %q", i+1, got.messages, got.thoughts, want.answer, want.work)
 		}
-	}
-	var all []string
-	for _, w := range wants {
-		all = append(all, w.answer)
-	}
-	if strings.Join(answers, "|") != strings.Join(all, "|") {
-		t.Errorf("session/load replayed the messages %q, want the answers %q, each once", answers, all)
 	}
 
 	// Commentary as messages, when the session asks.
@@ -134,7 +133,11 @@ func TestAnswerOnce(t *testing.T) {
 	if messages != `Checking again.{"safe": 3}` || thoughts != "" {
 		t.Errorf("commentary message: messages %q, thoughts %q; want the commentary then the answer as messages", messages, thoughts)
 	}
+	from = len(m.allLines())
 	m.request(33, "session/load", map[string]any{"sessionId": "s-2", "cwd": m.work, "mcpServers": []any{}})
+	if got := replayedTurns(t, m.allLines()[from:], "s-2"); len(got) != 1 || got[0].messages != `Checking again.{"safe": 3}` || got[0].thoughts != "" {
+		t.Errorf("commentary message, replayed: %q; want the commentary then the answer as messages", got)
+	}
 	from = len(m.allLines())
 	m.request(34, "session/prompt", map[string]any{"sessionId": "s-2", "prompt": []any{map[string]any{"type": "text", "text": "Once more"}}})
 	if messages, _ := joined(t, m.allLines()[from:], "s-2"); messages != `Once more.{"safe": 4}` {
@@ -143,6 +146,62 @@ func TestAnswerOnce(t *testing.T) {
 	if resp := m.request(32, "session/new", map[string]any{"cwd": m.work, "mcpServers": []any{}, "_meta": map[string]any{"coda": map[string]any{"commentary": "loud"}}}); !strings.Contains(resp, `"code":-32602`) || !strings.Contains(resp, "_meta.coda.commentary") {
 		t.Errorf("an unknown commentary: %s, want -32602 naming _meta.coda.commentary", resp)
 	}
+}
+
+// An agent that answers nothing streams as a chat agent does: its
+// reasoning as thoughts, its reply as a message, then the no_answer line;
+// session/load replays the turn as it streamed, the reply included.
+func TestAnswerOnce_chatAgent(t *testing.T) {
+	agent, err := blueprint.Parse([]byte("[agent]\nname = \"chat\"\n[stages.do]\nsystem_prompt = \"Chat.\"\n"), "chat.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := serveLive(t, "[[turn]]\nthinking = \"A greeting.\"\ntext = [\"Here is \", \"my chat reply.\"]\n", acp.Options{Agent: agent})
+	m.request(1, "session/new", newSession())
+	from := len(m.allLines())
+	m.request(2, "session/prompt", map[string]any{"sessionId": "s-1", "prompt": []any{map[string]any{"type": "text", "text": "Hello"}}})
+	live := replayedTurns(t, append([]string{userChunk("s-1")}, m.allLines()[from:]...), "s-1")
+	if len(live) != 1 || !strings.HasPrefix(live[0].messages, "Here is my chat reply.") || live[0].messages == "Here is my chat reply." || live[0].thoughts != "A greeting." {
+		t.Fatalf("live: %q; want the reasoning as a thought, the reply then the no_answer line as messages", live)
+	}
+	from = len(m.allLines())
+	m.request(3, "session/load", map[string]any{"sessionId": "s-1", "cwd": m.work, "mcpServers": []any{}})
+	if replayed := replayedTurns(t, m.allLines()[from:], "s-1"); len(replayed) != 1 || replayed[0] != live[0] {
+		t.Errorf("session/load replayed %q, want the turn as it streamed, %q", replayed, live)
+	}
+}
+
+// A replayedTurn is a turn's text as a client joins it.
+type replayedTurn struct{ messages, thoughts string }
+
+// replayedTurns are the turns among lines, each begun by its prompt's
+// user_message_chunk.
+func replayedTurns(t *testing.T, lines []string, id string) []replayedTurn {
+	var turns []replayedTurn
+	var group []string
+	flush := func() {
+		if group != nil {
+			msg, thought := joined(t, group, id)
+			turns = append(turns, replayedTurn{msg, thought})
+		}
+	}
+	for _, l := range lines {
+		if u := updateOf(t, l, id); u != nil && u.SessionUpdate == "user_message_chunk" {
+			flush()
+			group = []string{}
+			continue
+		}
+		if group != nil {
+			group = append(group, l)
+		}
+	}
+	flush()
+	return turns
+}
+
+// userChunk is a user_message_chunk line, where a live turn's lines start.
+func userChunk(id string) string {
+	return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + id + `","update":{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"-"}}}}`
 }
 
 // allLines is every line coda has sent so far.

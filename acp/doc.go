@@ -22,6 +22,7 @@
 //	               name, exchanges, prompts as replayed; session ids
 //	load.go        saving a session; other processes' turns taken in; session/load, resume, delete;
 //	               the replay; titles
+//	streamed.go    what a turn streamed as text, kept bounded with its exchange for the replay
 //	list.go        session/list: the store's index, newest first, cwd, cursor pages, damage noted
 //	modes.go       the pickers: output_format, model and mode options, set_mode, what a mode does
 //	effort.go      the effort option (thought_level): the levels the session's model takes

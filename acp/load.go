@@ -88,15 +88,15 @@ func (s *Server) saveFailed(sess *session, err error) string {
 }
 
 // saveTurn records a finished turn in the session's file: the prompt as the
-// user sent it, the exchange the next turns see, and the closing chunks as
-// they were sent. A cancelled turn leaves no exchange, as it leaves none in
-// the session's history. It returns a warning when the file could not be
-// written.
-func (s *Server) saveTurn(sess *session, prompt []contentBlock, runID string, ex engine.Exchange, closing [][]byte, status string) string {
+// user sent it, the exchange the next turns see, the text it streamed
+// (streamed.go) and the closing chunks as they were sent. A cancelled turn
+// leaves no exchange, as it leaves none in the session's history. It
+// returns a warning when the file could not be written.
+func (s *Server) saveTurn(sess *session, prompt []contentBlock, runID string, ex engine.Exchange, streamed []json.RawMessage, closing [][]byte, status string) string {
 	if status == engine.StatusCancelled {
 		return s.saveSession(sess, nil)
 	}
-	return s.saveSession(sess, exchangeOf(prompt, runID, ex, closing))
+	return s.saveSession(sess, exchangeOf(prompt, runID, ex, streamed, closing))
 }
 
 // catchUp takes into the session's history the turns other coda processes
@@ -343,7 +343,8 @@ func (s *Server) workspace(sess *session) {
 }
 
 // replay sends a session's history: each prompt as user_message_chunks,
-// then the chunks its turn closed with, as they were first sent. The file
+// then the text its turn streamed (streamed.go), then the chunks it closed
+// with, as they were first sent. The file
 // is read again, an exchange at a time, so that no more of it is held than
 // while it was checked (readSession); a file changed since then is replayed
 // as far as it can be read.
@@ -359,6 +360,9 @@ func (s *Server) replay(ctx context.Context, sess *session) {
 			b = appendShown(b, c)
 			b = append(b, '}')
 			s.writeUpdate(id, b)
+		}
+		for _, u := range ex.Streamed {
+			s.writeUpdate(id, u)
 		}
 		for _, u := range ex.Closing {
 			s.writeUpdate(id, u)

@@ -124,6 +124,9 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 		}
 	}()
 	sink := &updateSink{out: s.conn.out, sessionID: sess.id, cwd: sess.cwd, compaction: s.advertisesCompaction(), seen: s.turnNotices(sess), commentAsThought: commentAsThought}
+	if s.keepsSessions() {
+		sink.streamed = &streamedText{}
+	}
 	if compile != nil {
 		outs, err := compile()
 		if err != nil {
@@ -157,7 +160,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	}
 	sess.taintedBy(res.Tainted)
 	release()
-	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.closing, res.Status); w != "" {
+	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.streamed.updates(), sink.closing, res.Status); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	// What arose after the closing chunk (the record or the session's file

@@ -56,9 +56,9 @@ func keptOptions(sess *session, opts map[string]string) {
 }
 
 // exchangeOf is a finished turn as the session's file keeps it.
-func exchangeOf(prompt []contentBlock, runID string, ex engine.Exchange, closing [][]byte) *statestore.Exchange {
+func exchangeOf(prompt []contentBlock, runID string, ex engine.Exchange, streamed []json.RawMessage, closing [][]byte) *statestore.Exchange {
 	kept := engine.KeepHistory([]engine.Exchange{ex})[0]
-	stored := &statestore.Exchange{Prompt: shownPrompt(prompt), History: statestore.Said{Prompt: kept.Prompt, Answer: kept.Answer}, RunID: runID}
+	stored := &statestore.Exchange{Prompt: shownPrompt(prompt), History: statestore.Said{Prompt: kept.Prompt, Answer: kept.Answer}, RunID: runID, Streamed: streamed}
 	for _, c := range closing {
 		stored.Closing = append(stored.Closing, c)
 	}

@@ -38,6 +38,9 @@ type updateSink struct {
 	// agent_thought_chunk: the turn's answer is then its only message
 	// (commentary.go).
 	commentAsThought bool
+	// streamed keeps the text chunks sent, for the session's file
+	// (streamed.go): session/load replays them. Nil keeps none.
+	streamed *streamedText
 }
 
 func (k *updateSink) Emit(_ context.Context, ev engine.Event) error {
@@ -135,16 +138,31 @@ func (k *updateSink) endClosing(b []byte) error {
 	return err
 }
 
+// chunk sends a streamed text chunk, and keeps it for the session's file
+// when the sink keeps what the turn streams (streamed.go).
 func (k *updateSink) chunk(kind, messageID, text, stage string) error {
-	b := k.begin(kind)
-	b = append(b, `,"messageId":`...)
+	b := appendTextChunk(appendUpdateHead(k.buf[:0], k.sessionID), kind, messageID, text, stage)
+	b = append(b, "}}"...)
+	k.buf = b
+	if k.streamed != nil {
+		k.streamed.add(kind, messageID, stage, text)
+	}
+	return k.out.writeLine(b)
+}
+
+// appendTextChunk appends the update object of a streamed text chunk:
+// kind (agent_message_chunk, agent_thought_chunk), its message, its text
+// and _meta.coda's phase and stage.
+func appendTextChunk(b []byte, kind, messageID, text, stage string) []byte {
+	b = append(b, `{"sessionUpdate":"`...)
+	b = append(b, kind...)
+	b = append(b, `","messageId":`...)
 	b = appendString(b, messageID)
 	b = append(b, `,"content":{"type":"text","text":`...)
 	b = appendString(b, text)
 	b = append(b, `},"_meta":{"coda":{"phase":"commentary","stage":`...)
 	b = appendString(b, stage)
-	b = append(b, "}}"...)
-	return k.end(b)
+	return append(b, "}}}"...)
 }
 
 func (k *updateSink) toolCall(kind string, tc *engine.ToolCallEvent) error {

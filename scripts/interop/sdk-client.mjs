@@ -198,8 +198,9 @@ async function main(ctx, stateDir, loadUpdates) {
   check(turn5.response.stopReason === "end_turn" && codaMeta(turn5.response)?.status === "answered", "prompt 5: answered with the effort picked", turn5.response);
   session.dispose();
 
-  // session/load replays the session: each answered turn's message is its
-  // answer, once, as it was sent; the cancelled turn left none. Everything
+  // session/load replays the session as it streamed: each answered turn's
+  // thoughts are its work, its message its answer, once, as it was sent;
+  // the cancelled turn left none. Everything
   // the load sends comes before its response.
   loadUpdates.recording = true;
   const loaded = await ctx.request(acp.methods.agent.session.load, { sessionId: session.sessionId, cwd: stateDir, mcpServers: [] });
@@ -210,6 +211,13 @@ async function main(ctx, stateDir, loadUpdates) {
   const replayed = replay.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content?.text);
   check(isDeepStrictEqual(replayed, answers), "session/load: the replayed messages are the answers, each once", replayed);
   check(replay.filter((u) => u.sessionUpdate === "user_message_chunk").length === 5, "session/load: the five answered prompts are replayed (the cancelled one left none)", replay);
+  let turn = 0;
+  const firstThoughts = [];
+  for (const u of replay) {
+    if (u.sessionUpdate === "user_message_chunk") turn++;
+    else if (turn === 1 && u.sessionUpdate === "agent_thought_chunk") firstThoughts.push(u.content?.text);
+  }
+  check(firstThoughts.join("") === "Checking the module.Fixing the fence.", "session/load: the first turn's thoughts are its work, replayed as it streamed", firstThoughts);
   check(replay.some((u) => u.sessionUpdate === "available_commands_update"), "session/load: the commands come before its response", replay.map((u) => u.sessionUpdate));
   const late = [];
   loadUpdates.after = (n) => late.push(n);

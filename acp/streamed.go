@@ -1,0 +1,96 @@
+package acp
+
+import (
+	"encoding/json"
+
+	"github.com/coda-acp/coda/internal/bytesize"
+	"github.com/coda-acp/coda/internal/textcut"
+)
+
+// What a turn streamed as text, kept for session/load (DESIGN §8: a load
+// replays a turn as it streamed). The text chunks — commentary, thoughts,
+// a chat agent's reply — are kept with their kind (agent_thought_chunk or
+// agent_message_chunk), message id and stage, and replayed between the
+// prompt and the closing chunks as the same updates. Consecutive chunks of
+// one message are joined into one update: a client joins them anyway, and
+// a turn of many small deltas does not cost the file a header per delta.
+//
+// Tool calls, plans and usage are not kept: a tool call's arguments,
+// output and diffs can be as large as the files it touched, the run's
+// record keeps them whole (run:PATH), and a replayed tool call would show
+// a permission's outcome the client never asked about. The replay is the
+// conversation: what was said, the work as thoughts, and the answer.
+
+// maxStreamed bounds what an exchange keeps of its turn's streamed text,
+// in bytes of text and each kept update's fields: a long turn's record of
+// the session stays small. The rest is cut, and the cut noted where it
+// falls.
+const maxStreamed = 64 << 10
+
+// streamedOverhead is what each kept update costs besides its text and
+// ids: its JSON around them.
+const streamedOverhead = 128
+
+// streamedText is a turn's streamed text, as kept so far.
+type streamedText struct {
+	parts []streamedPart
+	size  int // what parts cost against maxStreamed
+	// cut is the part the first text left out belonged to (its text
+	// empty): the note of the cut goes there, with its kind and message.
+	cut  *streamedPart
+	left int // bytes of text left out
+}
+
+// A streamedPart is one update kept: the text of consecutive chunks of one
+// kind, message and stage.
+type streamedPart struct {
+	kind, messageID, stage string
+	text                   []byte
+}
+
+// add keeps a chunk sent as kind, within maxStreamed.
+func (st *streamedText) add(kind, messageID, stage, text string) {
+	if st.cut != nil {
+		st.left += len(text)
+		return
+	}
+	n := len(st.parts)
+	joins := n > 0 && st.parts[n-1].kind == kind && st.parts[n-1].messageID == messageID && st.parts[n-1].stage == stage
+	cost := len(text)
+	if !joins {
+		cost += streamedOverhead + len(kind) + len(messageID) + len(stage)
+	}
+	if st.size+cost > maxStreamed {
+		room := maxStreamed - st.size - (cost - len(text))
+		kept := textcut.At(text, max(room, 0))
+		st.left = len(text) - len(kept)
+		st.cut = &streamedPart{kind: kind, messageID: messageID, stage: stage}
+		text = kept
+		if text == "" {
+			return
+		}
+	}
+	st.size += cost
+	if joins {
+		st.parts[n-1].text = append(st.parts[n-1].text, text...)
+		return
+	}
+	st.parts = append(st.parts, streamedPart{kind: kind, messageID: messageID, stage: stage, text: []byte(text)})
+}
+
+// updates are the update objects to keep, in order; the cut, if any, is
+// noted last, in the kind and message it fell in.
+func (st *streamedText) updates() []json.RawMessage {
+	if st == nil || len(st.parts) == 0 && st.cut == nil {
+		return nil
+	}
+	out := make([]json.RawMessage, 0, len(st.parts)+1)
+	for _, p := range st.parts {
+		out = append(out, appendTextChunk(nil, p.kind, p.messageID, string(p.text), p.stage))
+	}
+	if c := st.cut; c != nil {
+		note := "\n[… " + bytesize.Format(st.left) + " more of what this turn streamed is not kept in the session]"
+		out = append(out, appendTextChunk(nil, c.kind, c.messageID, note, c.stage))
+	}
+	return out
+}

@@ -1,0 +1,87 @@
+package acp
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/coda-acp/coda/acp/acptest"
+)
+
+// What a turn streamed is kept in order, consecutive chunks of a message
+// joined into one update, each kind and stage its own; past maxStreamed
+// the text is cut at a character boundary and the cut noted once, in the
+// kind and message it fell in; every kept update is a valid session/update.
+func TestStreamedText(t *testing.T) {
+	var st streamedText
+	st.add("agent_thought_chunk", "m-1", "look", "Is it ")
+	st.add("agent_thought_chunk", "m-1", "look", "safe?")
+	st.add("agent_message_chunk", "m-2", "look", "Looking.")
+	st.add("agent_thought_chunk", "m-3", "answer", "Answering.")
+	got := partsOf(t, st.updates())
+	want := []string{"agent_thought_chunk m-1 look: Is it safe?", "agent_message_chunk m-2 look: Looking.", "agent_thought_chunk m-3 answer: Answering."}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("kept:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// A turn that streams 200 KiB: a chunk of "é" at a time, then more.
+	var long streamedText
+	chunk := strings.Repeat("é", 500)
+	streamed := 0
+	for streamed < 200<<10 {
+		long.add("agent_message_chunk", "m-9", "answer", chunk)
+		streamed += len(chunk)
+	}
+	long.add("agent_thought_chunk", "m-10", "answer", "left out too")
+	updates := long.updates()
+	size := 0
+	for _, u := range updates {
+		size += len(u)
+	}
+	if size > maxStreamed+1024 {
+		t.Errorf("kept %d bytes of updates, want about %d at most", size, maxStreamed)
+	}
+	parts := partsOf(t, updates)
+	if len(parts) != 2 {
+		t.Fatalf("kept %d updates, want the text and the note", len(parts))
+	}
+	kept := strings.TrimPrefix(parts[0], "agent_message_chunk m-9 answer: ")
+	if !utf8.ValidString(kept) || !strings.HasPrefix(strings.Repeat("é", streamed/2), kept) || len(kept) < maxStreamed-1024 {
+		t.Errorf("kept %d bytes of text, not a whole prefix near %d", len(kept), maxStreamed)
+	}
+	if note := parts[1]; !strings.HasPrefix(note, "agent_message_chunk m-9 answer: \n[… ") || !strings.HasSuffix(note, " more of what this turn streamed is not kept in the session]") {
+		t.Errorf("the cut's note: %q", note)
+	}
+	if st := (*streamedText)(nil); st.updates() != nil {
+		t.Error("a sink that keeps nothing has updates")
+	}
+}
+
+// partsOf reads kept updates as "KIND MESSAGE STAGE: TEXT", each checked
+// against the schema as a session/update.
+func partsOf(t *testing.T, updates []json.RawMessage) []string {
+	t.Helper()
+	var out []string
+	for _, u := range updates {
+		line := append(appendUpdateHead(nil, "s-1"), u...)
+		line = append(line, "}}"...)
+		if err := acptest.Check(line, ""); err != nil {
+			t.Errorf("%v: %s", err, line)
+		}
+		var c struct {
+			Kind    string `json:"sessionUpdate"`
+			ID      string `json:"messageId"`
+			Content struct{ Text string }
+			Meta    struct{ Coda struct{ Phase, Stage string } } `json:"_meta"`
+		}
+		if err := json.Unmarshal(u, &c); err != nil {
+			t.Fatal(err)
+		}
+		if c.Meta.Coda.Phase != "commentary" {
+			t.Errorf("phase %q, want commentary", c.Meta.Coda.Phase)
+		}
+		out = append(out, c.Kind+" "+c.ID+" "+c.Meta.Coda.Stage+": "+c.Content.Text)
+	}
+	return out
+}
