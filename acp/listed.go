@@ -3,12 +3,17 @@ package acp
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // The live model list (DESIGN §16): beside [picker] models, the model
 // option offers the models the providers list (Options.Discover, cmd/coda's).
 // They are asked once, in the background, when the first session starts,
 // and the answer is kept for the process: session/new never waits for it.
+// session/load and session/resume, which run off the read loop already,
+// wait for it (awaitListed): everything a load sends comes before its
+// response (ACP-LOAD-002), and a client that restores a session and at once
+// picks a listed model (acpx after a restart) finds it offered.
 // A session that was answered before the list arrived is sent a
 // config_option_update with it once, after the answer that opened it: never
 // before the client knows the session, never inside a prompt's turn (after
@@ -62,6 +67,30 @@ func (s *Server) startListing() {
 			}
 		})
 	})
+}
+
+// maxListWait bounds how long a load or resume waits for the list. The
+// list bounds itself (cmd/coda asks each provider within 5 s); this is
+// the backstop for a Discover that does not, a little longer so as not
+// to cut the list's own bound short. A list later than this comes as a
+// config_option_update after the answer, as it does after session/new.
+const maxListWait = 6 * time.Second
+
+// awaitListed waits for the list, asking for it if no session has yet,
+// for at most maxListWait or until ctx ends: off the read loop only.
+func (s *Server) awaitListed(ctx context.Context) {
+	if s.opts.Discover == nil {
+		return
+	}
+	s.startListing()
+	timer := time.NewTimer(maxListWait)
+	defer timer.Stop()
+	select {
+	case <-s.listing.done:
+	case <-ctx.Done():
+	case <-timer.C:
+		s.log.Warn("the providers' models were not listed in time for a session/load or resume: they follow its answer", "after", maxListWait)
+	}
 }
 
 // listed is the list when it has arrived; ok is false until then.

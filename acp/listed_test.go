@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine"
@@ -179,4 +180,125 @@ func (m heldModel) Stream(ctx context.Context, _ *engine.Request, _ func(engine.
 		return nil, ctx.Err()
 	}
 	return &engine.Response{ToolCalls: []engine.ToolCall{{ID: "c", Name: "submit_output", Arguments: []byte(`{"content":"ok"}`)}}}, nil
+}
+
+// session/load and session/resume wait for the providers' list before they
+// answer (a client that restores a session after a restart and at once
+// picks a listed model finds it offered), while session/new never does:
+// with the list held, a new session is answered and the load and resume
+// are not; once it comes, each answer offers the listed model, and nothing
+// for those sessions follows their answers (ACP-LOAD-002).
+func TestListedModels_loadWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		state, work := t.TempDir(), t.TempDir()
+		st := store.New(state)
+		for _, id := range []string{"s-old", "s-older"} {
+			ss := store.SessionState{ID: id, Cwd: work}
+			f, err := st.CreateSession(ss)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ex := &store.Exchange{Prompt: []store.PromptBlock{{Type: "text", Text: "hi"}}, History: store.Said{Prompt: "hi", Answer: "ok"}}
+			if err := f.Append(ss, ex); err != nil {
+				t.Fatal(err)
+			}
+		}
+		release := make(chan struct{})
+		srv, err := acp.NewServer(acp.Options{
+			Agent: testAgent(t), UserModel: "script:ok",
+			Engine: &engine.Engine{Models: oneModel{heldModel{}}, IDs: counter(), Store: st},
+			Discover: func(ctx context.Context) []acp.ListedModel {
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return []acp.ListedModel{{Spec: "lab:listed-one", Name: "lab:listed-one"}}
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, served := serve(t, context.Background(), srv, work, nil)
+		c.do(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
+		c.do(`await "id":0`)
+		c.do(`{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"s-old","cwd":"` + work + `","mcpServers":[]}}`)
+		c.do(`{"jsonrpc":"2.0","id":2,"method":"session/resume","params":{"sessionId":"s-older","cwd":"` + work + `","mcpServers":[]}}`)
+		c.do(`{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"` + work + `","mcpServers":[]}}`)
+		c.do(`await "id":3`)
+		synctest.Wait() // the load and the resume wait for the list
+		for _, id := range []string{`"id":1,`, `"id":2,`} {
+			if l := received(c, id); l != "" {
+				t.Errorf("answered before the list came: %s", l)
+			}
+		}
+		close(release)
+		synctest.Wait() // every answer is out: stdin's end would not wait for the list
+		c.closeInput()
+		if err := <-served; err != nil {
+			t.Fatal(err)
+		}
+		c.wait()
+		lines, _ := c.lines()
+		for _, s := range []struct{ id, session string }{{`"id":1,`, "s-old"}, {`"id":2,`, "s-older"}} {
+			answer := -1
+			for i, l := range lines {
+				switch {
+				case strings.Contains(l, s.id):
+					answer = i
+					if !strings.Contains(l, `{"value":"lab:listed-one","name":"lab:listed-one"}`) {
+						t.Errorf("%s's answer lacks the listed model: %s", s.session, l)
+					}
+				case answer >= 0 && strings.Contains(l, `"sessionId":"`+s.session+`"`):
+					t.Errorf("sent for %s after its answer: %s", s.session, l)
+				}
+			}
+			if answer < 0 {
+				t.Errorf("%s was never answered", s.session)
+			}
+		}
+		if l := received(c, `"id":3,`); strings.Contains(l, "lab:listed-one") {
+			t.Errorf("session/new waited for the list: %s", l)
+		}
+		if l := received(c, `"config_option_update"`); !strings.Contains(l, `"sessionId":"s-1"`) {
+			t.Errorf("the new session is not sent the list when it comes: %s", l)
+		}
+	})
+}
+
+// A Discover that does not bound itself holds a load no longer than
+// maxListWait: the load is answered without the list.
+func TestListedModels_loadWaitsBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		state, work := t.TempDir(), t.TempDir()
+		st := store.New(state)
+		if _, err := st.CreateSession(store.SessionState{ID: "s-old", Cwd: work}); err != nil {
+			t.Fatal(err)
+		}
+		srv, err := acp.NewServer(acp.Options{
+			Agent: testAgent(t), UserModel: "script:ok",
+			Engine: &engine.Engine{Models: oneModel{heldModel{}}, IDs: counter(), Store: st},
+			Discover: func(ctx context.Context) []acp.ListedModel {
+				<-ctx.Done()
+				return nil
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, served := serve(t, context.Background(), srv, work, nil)
+		start := time.Now()
+		c.do(`{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"s-old","cwd":"` + work + `","mcpServers":[]}}`)
+		c.do(`await "id":1`)
+		if waited := time.Since(start); waited < 5*time.Second || waited > 10*time.Second {
+			t.Errorf("the load waited %s for a list that never came, want about 6s", waited)
+		}
+		c.closeInput()
+		if err := <-served; err != nil {
+			t.Fatal(err)
+		}
+		c.wait()
+		if l := received(c, `"id":1,`); !strings.Contains(l, `"result"`) {
+			t.Errorf("the load: %s", l)
+		}
+	})
 }

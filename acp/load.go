@@ -236,6 +236,7 @@ func (ld *restore) done() {
 // sent first.
 func (s *Server) restoreSession(ctx context.Context, ld *restore, p *loadSessionRequest, replay bool) (*session, *loadSessionResponse, error) {
 	id, cwd, commentary, old := ld.id, ld.cwd, ld.commentary, ld.old
+	s.startListing() // asked while the file is read; awaited before the answer
 	l, history, err := s.readSession(id)
 	if err != nil {
 		return nil, nil, err
@@ -261,6 +262,10 @@ func (s *Server) restoreSession(ctx context.Context, ld *restore, p *loadSession
 	if replay {
 		s.replay(ctx, sess)
 	}
+	// The answer's model option has the providers' list, so that nothing
+	// follows the answer for the session (listed.go); waited for while the
+	// session is still being loaded.
+	s.awaitListed(ctx)
 	s.mu.Lock()
 	s.sessions[id] = sess
 	ld.done() // a prompt sent on reading the answer finds the session
