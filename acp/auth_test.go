@@ -20,11 +20,12 @@ var authScript = &script.Script{Turns: []script.Turn{
 	{ToolCalls: []script.ToolCall{{Name: "submit_output", Arguments: map[string]any{"content": "ok"}}}},
 }}
 
-// keyless plays cmd/coda's model checks for a machine where only the
-// script models can be reached: anthropic's key is not set.
+// keyless plays cmd/coda's model checks for a machine where only a local
+// model (ollama:, which takes no key) can be reached: anthropic's key is
+// not set. The engine's one model answers whatever is picked.
 func keyless(opts acp.Options) acp.Options {
 	opts.UserModel = "anthropic:claude-sonnet-4-5"
-	opts.PickerModels = []string{"script:ok"} // a script model the launch offers: a client may pick it
+	opts.PickerModels = []string{"ollama:qwen3"}
 	opts.CheckModel = func(spec string) error {
 		switch {
 		case strings.HasPrefix(spec, "anthropic:"):
@@ -35,7 +36,7 @@ func keyless(opts acp.Options) acp.Options {
 		return nil
 	}
 	opts.Reach = func(userModel, defaultModel string) error {
-		if strings.HasPrefix(userModel, "script:") {
+		if strings.HasPrefix(userModel, "ollama:") {
 			return nil
 		}
 		return fmt.Errorf("model %s needs ANTHROPIC_API_KEY: set it in the environment", userModel)
@@ -92,7 +93,7 @@ func TestAuth_withoutKey(t *testing.T) {
 			`await "id":5`,
 			`{"jsonrpc":"2.0","id":6,"method":"session/set_config_option","params":{"sessionId":"s-1","configId":"model","value":"anthropic:claude-opus-4-1"}}`,
 			`await "id":6`,
-			`{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"s-1","prompt":[{"type":"text","text":"/model script:ok"}]}}`,
+			`{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"s-1","prompt":[{"type":"text","text":"/model ollama:qwen3"}]}}`,
 			`await "id":7`,
 			`{"jsonrpc":"2.0","id":8,"method":"session/prompt","params":{"sessionId":"s-1","prompt":[{"type":"text","text":"hi again"}]}}`,
 			`await "id":8`,

@@ -133,10 +133,11 @@ func (s *Server) checkModel(spec string) error {
 		return fmt.Errorf("%w: model %q: want PROVIDER:MODEL, e.g. %s", ErrInvalidParams, spec, optionExample(optionModel))
 	}
 	if provider == "script" {
-		// A script model replays a file coda reads: the launch's to choose
-		// (tests and the demo: launched with one, or listed in [picker]),
-		// never a client's.
-		if !strings.HasPrefix(s.launchModel(), "script:") && !slices.Contains(s.opts.PickerModels, spec) {
+		// A script model replays a file coda reads: a client may pick one
+		// only when coda was launched with one (tests and the demo), never
+		// to have coda read a file of its naming otherwise; [picker] does
+		// not change that.
+		if !strings.HasPrefix(s.launchModel(), "script:") {
 			return fmt.Errorf("%w: model %q: script models are for tests, and only when coda was launched with one (--model script:FILE)", ErrInvalidParams, spec)
 		}
 		cwd, _ := os.Getwd() // where the model's file is opened from
@@ -196,8 +197,11 @@ func (s *Server) modelOption(picked string) (configOption, bool) {
 		}
 	}
 	add(s.launchModel(), s.launchModel())
+	scripted := strings.HasPrefix(s.launchModel(), "script:")
 	for _, m := range s.opts.PickerModels {
-		add(m, m)
+		if scripted || !strings.HasPrefix(m, "script:") { // not offered where it is refused (checkModel)
+			add(m, m)
+		}
 	}
 	listed, _ := s.listed()
 	for _, m := range listed {
