@@ -108,13 +108,16 @@ func splitCommand(blocks []contentBlock) (name, arg string, ok bool) {
 	return name, arg, name != ""
 }
 
+// commandOptions are the options coda's commands set, by command.
+var commandOptions = map[string]string{"format": optionFormat, "mode": optionMode, "model": optionModel}
+
 // runCommand answers a slash command: the option set (and the client told,
 // config_option_update, and current_mode_update for the mode), a one-line
 // confirmation as an agent_message_chunk, then the prompt's answer,
 // end_turn. A value coda cannot take is said in the confirmation's place:
 // the user typed it in the conversation, so the answer goes there.
 func (s *Server) runCommand(sess *session, name, arg string) *promptResponse {
-	ids := map[string]string{"format": optionFormat, "mode": optionMode, "model": optionModel}
+	ids := commandOptions
 	var text string
 	var warnings []string
 	switch err := s.shapes("/format"); {

@@ -194,6 +194,16 @@ func (c *conn) begin() (context.Context, context.CancelFunc, error) {
 	return ctx, cancel, nil
 }
 
+// beginHeld is begin for work that another answer still owed holds open
+// (a session's queue, order.go): it owes an answer even while the
+// connection shuts down, so what was read before stdin ended is handled
+// (after a signal, under a context already cancelled).
+func (c *conn) beginHeld() (context.Context, context.CancelFunc, error) {
+	c.owed.Add(1)
+	ctx, cancel := context.WithCancel(c.turns)
+	return ctx, cancel, nil
+}
+
 // end says the answer begin owed is written.
 func (c *conn) end() { c.owed.Done() }
 

@@ -18,6 +18,8 @@
 //	initialize.go  initialize
 //	auth.go        the "env" auth method, authenticate, a turn that cannot reach a model (-32000)
 //	session.go     sessions: new, set_config_option, close, cancel, and their bounded history
+//	order.go       a session's messages held in wire order behind its request that reads files off
+//	               the read loop (sessionAside)
 //	store.go       a session as the store keeps it (store/session.go): its state, option values by
 //	               name, exchanges, prompts as replayed; session ids
 //	load.go        saving a session; other processes' turns taken in; session/load, resume, delete;

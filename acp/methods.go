@@ -22,21 +22,28 @@ import (
 // must wait (a prompt's turn, a close that waits for it, a load reading
 // its file: aside) keeps its request (request.keep) and answers it from a
 // goroutine.
-var methods = table(
-	call("initialize", (*Server).initialize),
-	call("authenticate", (*Server).authenticate),
-	call("session/new", (*Server).newSession),
-	call("session/load", (*Server).loadSession),
-	call("session/resume", (*Server).resumeSession),
-	optionalParams(call("session/list", (*Server).listSessions)),
-	call("session/set_config_option", (*Server).setConfigOption),
-	call("session/set_mode", (*Server).setMode),
-	call("session/prompt", (*Server).prompt),
-	call("session/close", (*Server).closeSession),
-	call("session/delete", (*Server).deleteSession),
-	notification("session/cancel", (*Server).cancelSession),
-	notification("$/cancel_request", (*Server).cancelRequest),
-)
+//
+// It is set in init: a handler can reach the table again (a session's
+// queued messages are dispatched through it, order.go).
+var methods map[string]*method
+
+func init() {
+	methods = table(
+		call("initialize", (*Server).initialize),
+		call("authenticate", (*Server).authenticate),
+		call("session/new", (*Server).newSession),
+		call("session/load", (*Server).loadSession),
+		call("session/resume", (*Server).resumeSession),
+		optionalParams(call("session/list", (*Server).listSessions)),
+		call("session/set_config_option", (*Server).setConfigOption),
+		call("session/set_mode", (*Server).setMode),
+		call("session/prompt", (*Server).prompt),
+		call("session/close", (*Server).closeSession),
+		call("session/delete", (*Server).deleteSession),
+		notification("session/cancel", (*Server).cancelSession),
+		notification("$/cancel_request", (*Server).cancelRequest),
+	)
+}
 
 // A method is one entry of the table.
 type method struct {
@@ -48,8 +55,8 @@ type method struct {
 	// optional: the params may be left out (they decode as zero).
 	optional bool
 	// serve decodes a message's params, runs the handler and answers;
-	// id is nil for a notification.
-	serve func(s *Server, m *method, id, params json.RawMessage)
+	// id is nil for a notification, ctx nil on the read loop (order.go).
+	serve func(s *Server, m *method, ctx context.Context, id, params json.RawMessage)
 }
 
 // table indexes the entries by name.
@@ -72,8 +79,8 @@ func call[P, R any](name string, handle func(*Server, *request[R], *P) (*R, erro
 	fields := requiredFields(reflect.TypeFor[P]())
 	return method{
 		name: name, params: reflect.TypeFor[P](), result: reflect.TypeFor[R](),
-		serve: func(s *Server, m *method, id, raw json.RawMessage) {
-			r := &request[R]{s: s, method: name, id: id}
+		serve: func(s *Server, m *method, ctx context.Context, id, raw json.RawMessage) {
+			r := &request[R]{s: s, method: name, id: id, ctx: ctx}
 			p, err := decodeParams[P](m, raw, fields)
 			var res *R
 			if err == nil {
@@ -105,7 +112,7 @@ func notification[P any](name string, handle func(*Server, *P)) method {
 	fields := requiredFields(reflect.TypeFor[P]())
 	return method{
 		name: name, params: reflect.TypeFor[P](), notification: true,
-		serve: func(s *Server, m *method, _, raw json.RawMessage) {
+		serve: func(s *Server, m *method, _ context.Context, _, raw json.RawMessage) {
 			p, err := decodeParams[P](m, raw, fields)
 			if err != nil {
 				s.log.Warn("ignoring a notification coda cannot read", "method", name, "err", err)
@@ -129,6 +136,9 @@ type request[R any] struct {
 	id     json.RawMessage // as the client sent it
 	kept   bool
 	after  func()
+	// ctx is set when the request is handled off the read loop, from its
+	// session's queue (order.go): what that work runs under.
+	ctx context.Context
 	// got, set by the package's tests, takes a kept request's answer
 	// instead of the client.
 	got func(*R, error)
@@ -137,6 +147,17 @@ type request[R any] struct {
 // then runs f once the result is written: what the client should hear
 // only after the answer (a new session's commands).
 func (r *request[R]) then(f func()) { r.after = f }
+
+// begin owes the request's answer to a goroutine (conn.begin). Handled
+// from a session's queue, the queue's own work holds the connection open:
+// a message read before stdin ended is still handled as the read loop
+// would have handled it.
+func (r *request[R]) begin() (context.Context, context.CancelFunc, error) {
+	if r.ctx != nil {
+		return r.s.conn.beginHeld()
+	}
+	return r.s.conn.begin()
+}
 
 // keep says the handler answers the request later, once, through the
 // answer it returns; the table then sends nothing now. The handler
@@ -150,13 +171,24 @@ func (r *request[R]) keep() answer[R] {
 // (session/load, resume and list: reading files whose size is the user's,
 // beside other sessions' traffic; session/new reading the files its
 // _meta.coda.output names), then runs what work asked to send after the
-// answer (r.then). done runs before the answer, whatever work did. The answer is owed until it is written, as a prompt's is, and
-// work's ctx ends when coda shuts down.
+// answer (r.then). done runs before the answer, whatever work did. The
+// answer is owed until it is written, as a prompt's is, and work's ctx
+// ends when coda shuts down. A request that must keep its session's
+// messages in order uses sessionAside (order.go).
 func aside[R any](s *Server, r *request[R], done func(), work func(ctx context.Context) (*R, error)) (*R, error) {
-	ctx, cancel, err := s.conn.begin()
+	return asideThen(s, r, done, work, nil)
+}
+
+// asideThen is aside, with then run after the answer whatever work did,
+// under the same ctx, before the answer stops being owed.
+func asideThen[R any](s *Server, r *request[R], done func(), work func(ctx context.Context) (*R, error), then func(ctx context.Context)) (*R, error) {
+	ctx, cancel, err := r.begin()
 	if err != nil {
 		if done != nil {
 			done()
+		}
+		if then != nil {
+			then(context.Background())
 		}
 		return nil, err
 	}
@@ -188,6 +220,9 @@ func aside[R any](s *Server, r *request[R], done func(), work func(ctx context.C
 			answer.fail(errClosing)
 		default:
 			answer.fail(err)
+		}
+		if then != nil {
+			then(ctx)
 		}
 	}()
 	return nil, nil
@@ -228,8 +263,19 @@ func (a answer[R]) failWith(code int, msg string, data any) {
 	a.s.replyError(a.id, code, msg, data)
 }
 
-// serve handles one message read: a request (id set) or a notification.
+// serve handles one message read: a request (id set) or a notification;
+// one that names a session whose request runs off the loop waits for it
+// (order.go).
 func (s *Server) serve(id json.RawMessage, name string, params json.RawMessage) {
+	if held, now := s.hold(id, name, params); held && !now {
+		return
+	}
+	s.dispatch(nil, id, name, params)
+}
+
+// dispatch hands a message to its entry of the table: on the read loop
+// (ctx nil), or from a session's queue.
+func (s *Server) dispatch(ctx context.Context, id json.RawMessage, name string, params json.RawMessage) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("panic handling a message", "method", name, "panic", p, "stack", string(debug.Stack()))
@@ -247,7 +293,7 @@ func (s *Server) serve(id json.RawMessage, name string, params json.RawMessage) 
 	case m.notification && id != nil:
 		s.replyErr(id, name, fmt.Errorf("%w: %s is a notification: send it without an id", ErrInvalidParams, name))
 	default:
-		m.serve(s, m, id, params)
+		m.serve(s, m, ctx, id, params)
 	}
 }
 

@@ -68,9 +68,10 @@ func optionExample(id string) string {
 
 // setOption sets one of the session's options, as set_config_option and
 // the slash commands do; it returns the warnings the change gives (formats
-// retiring a blueprint's checks). Only the read loop changes a session's
-// options, so compiling from its levels and then storing cannot interleave
-// with another change.
+// retiring a blueprint's checks). A session's options change one message
+// at a time, on the read loop or in the session's order off it (order.go),
+// so compiling from its levels and then storing cannot interleave with
+// another change.
 func (s *Server) setOption(sess *session, id, value string) ([]string, error) {
 	switch id {
 	case optionFormat:

@@ -39,6 +39,10 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 		return nil, fmt.Errorf("%w: session %s is still answering an earlier prompt: wait for its response, or send session/cancel first", ErrInvalidParams, sess.id)
 	}
 	if name, arg, ok := parseCommand(p.Prompt); ok {
+		if id := commandOptions[name]; arg != "" && s.readsFiles(sess, id, arg) {
+			// Off the read loop, as set_config_option's would be.
+			return sessionAside(s, r, sess.id, func(context.Context) (*promptResponse, error) { return s.runCommand(sess, name, arg), nil })
+		}
 		return s.runCommand(sess, name, arg), nil
 	}
 	thoughts, err := s.commentaryAsThought(sess, p.Meta)
@@ -59,7 +63,7 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 			}
 			return s.compile(levels)
 		}
-		if !namesFiles(raw) && !namesFiles(sess.metaRaw) {
+		if !s.compileReadsFiles(raw) && !s.compileReadsFiles(sess.metaRaw) {
 			if outs, err = compile(); err != nil {
 				return nil, err
 			}
@@ -69,7 +73,7 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 		// answers the prompt.
 	}
 
-	ctx, cancel, err := s.conn.begin()
+	ctx, cancel, err := r.begin()
 	if err != nil {
 		return nil, err
 	}

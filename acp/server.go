@@ -144,15 +144,21 @@ type Server struct {
 	// launchOutputs are the contracts at launch: advertised in initialize.
 	launchOutputs *blueprint.Outputs
 	launchLevel   *outputspec.Level
+	// launchNamesFiles: the launch's spec or the agent's outputs name a
+	// schema file or validator, read at every compile (compileReadsFiles).
+	launchNamesFiles bool
 
 	// store keeps the sessions' files (the engine's store); nil without a
 	// state directory.
 	store *statestore.Store
 
-	mu         sync.Mutex
-	sessions   map[string]*session
-	prompts    map[string]*session // a running prompt's request id → its session
-	loading    map[string]*restore // the sessions a load or resume is restoring (load.go)
+	mu       sync.Mutex
+	sessions map[string]*session
+	prompts  map[string]*session // a running prompt's request id → its session
+	loading  map[string]*restore // the sessions a load or resume is restoring (load.go)
+	// queues hold the messages naming a session whose request runs off
+	// the read loop, by session id (order.go).
+	queues     map[string]*sessionQueue
 	clientCaps json.RawMessage
 	// mcp runs the sessions' MCP servers (mcp.go), stopped with the
 	// connection.
@@ -178,7 +184,7 @@ func NewServer(opts Options) (*Server, error) {
 	if err := CheckCommentary(opts.Commentary); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, prompts: map[string]*session{}, loading: map[string]*restore{}, listing: newListing()}
+	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, prompts: map[string]*session{}, loading: map[string]*restore{}, queues: map[string]*sessionQueue{}, listing: newListing()}
 	s.mcp = mcp.NewHost(mcp.Options{
 		Log: s.log, Version: opts.Version,
 		StartTimeout: opts.MCPStartTimeout, CallTimeout: opts.MCPCallTimeout, StartWait: opts.MCPStartWait,
@@ -194,6 +200,7 @@ func NewServer(opts Options) (*Server, error) {
 		s.log.Warn(w)
 	}
 	s.launchOutputs = outs
+	s.launchNamesFiles = namesFilesAtLaunch(opts.Launch, opts.Agent)
 	return s, nil
 }
 

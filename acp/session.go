@@ -29,7 +29,7 @@ type session struct {
 	mu sync.Mutex
 	// meta is the session/new _meta.coda.output level (set once); config
 	// the output_format option's, once the user picks one. Only the read
-	// loop writes either.
+	// loop writes either, or the session's order off it (order.go).
 	meta   *outputspec.Level
 	config string
 	// outputs are the contracts those levels give, compiled once: again
@@ -153,9 +153,10 @@ func (s *Server) shapes(field string) error {
 	return nil
 }
 
-// newSession handles session/new. A _meta.coda.output that names files
-// (namesFiles) is read off the read loop (aside): the client cannot name
-// the session before its response, so nothing waits on the order.
+// newSession handles session/new. A _meta.coda.output whose compile reads
+// files (compileReadsFiles) is compiled off the read loop (aside): the
+// client cannot name the session before its response, so nothing waits on
+// the order.
 func (s *Server) newSession(r *request[newSessionResponse], p *newSessionRequest) (*newSessionResponse, error) {
 	cwd, err := checkDirs(*p.Cwd, p.AdditionalDirectories)
 	if err != nil {
@@ -171,7 +172,7 @@ func (s *Server) newSession(r *request[newSessionResponse], p *newSessionRequest
 			return nil, err
 		}
 	}
-	if namesFiles(raw) {
+	if raw != nil && s.compileReadsFiles(raw) {
 		return aside(s, r, nil, func(context.Context) (*newSessionResponse, error) { return s.openSession(r, p, sess, raw) })
 	}
 	return s.openSession(r, p, sess, raw)
@@ -307,7 +308,10 @@ func (s *Server) session(id string) (*session, error) {
 	return sess, nil
 }
 
-func (s *Server) setConfigOption(_ *request[setSessionConfigOptionResponse], p *setSessionConfigOptionRequest) (*setSessionConfigOptionResponse, error) {
+// setConfigOption handles session/set_config_option. A change that reads
+// files the client names (readsFiles) is made off the read loop, the
+// session's later messages waiting for it (order.go).
+func (s *Server) setConfigOption(r *request[setSessionConfigOptionResponse], p *setSessionConfigOptionRequest) (*setSessionConfigOptionResponse, error) {
 	sess, err := s.session(*p.SessionID)
 	if err != nil {
 		return nil, err
@@ -316,18 +320,61 @@ func (s *Server) setConfigOption(_ *request[setSessionConfigOptionResponse], p *
 	if err := json.Unmarshal(p.Value, &value); err != nil || strings.TrimSpace(value) == "" {
 		return nil, fmt.Errorf("%w: value: %s takes a string value such as %q", ErrInvalidParams, *p.ConfigID, optionExample(*p.ConfigID))
 	}
-	warnings, err := s.setOption(sess, *p.ConfigID, strings.TrimSpace(value))
-	if err != nil {
-		return nil, err
+	id, value := *p.ConfigID, strings.TrimSpace(value)
+	set := func(context.Context) (*setSessionConfigOptionResponse, error) {
+		warnings, err := s.setOption(sess, id, value)
+		if err != nil {
+			return nil, err
+		}
+		if id == optionMode {
+			s.notifyMode(sess)
+		}
+		if w := s.saveSession(sess, nil); w != "" {
+			warnings = append(warnings, w)
+		}
+		s.noticeSession(sess, warnings)
+		return &setSessionConfigOptionResponse{ConfigOptions: s.configOptions(sess), Meta: withWarnings(warnings)}, nil
 	}
-	if *p.ConfigID == optionMode {
-		s.notifyMode(sess)
+	if s.readsFiles(sess, id, value) {
+		return sessionAside(s, r, sess.id, set)
 	}
-	if w := s.saveSession(sess, nil); w != "" {
-		warnings = append(warnings, w)
+	return set(nil)
+}
+
+// readsFiles reports whether setting the session's option id to value
+// reads files: a script: model's (when the launch's model is one, the
+// only case a client may pick one), or the schema or validator a format
+// change recompiles.
+func (s *Server) readsFiles(sess *session, id, value string) bool {
+	switch id {
+	case optionModel:
+		return strings.HasPrefix(value, "script:") && strings.HasPrefix(s.launchModel(), "script:")
+	case optionFormat:
+		return s.compileReadsFiles(sess.metaRaw)
 	}
-	s.noticeSession(sess, warnings)
-	return &setSessionConfigOptionResponse{ConfigOptions: s.configOptions(sess), Meta: withWarnings(warnings)}, nil
+	return false
+}
+
+// compileReadsFiles reports whether compiling a session's contracts reads
+// files: its _meta.coda.output (raw) names one, or the launch's spec or
+// the blueprint's does.
+func (s *Server) compileReadsFiles(raw json.RawMessage) bool {
+	return s.launchNamesFiles || namesFiles(raw)
+}
+
+// namesFilesAtLaunch reports whether the launch's spec or the agent's
+// outputs name a schema file or a validator, which every compile reads.
+func namesFilesAtLaunch(launch outputspec.Spec, agent *blueprint.Blueprint) bool {
+	specs := []*outputspec.Spec{&launch, agent.Agent.Output}
+	for _, st := range agent.Stages {
+		specs = append(specs, st.Output)
+	}
+	for _, spec := range specs {
+		if spec != nil && (spec.SchemaFile != "" || spec.Validator != "") {
+			return true
+		}
+	}
+	return false
 }
 
 // closeSession handles session/close. A running prompt is cancelled, and
