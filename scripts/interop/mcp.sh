@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # mcp.sh: coda with a real MCP server from npm, the reference "everything"
-# server (run through npx, as editors configure it). One session: session/new
-# with the server, a prompt whose scripted model calls everything__echo; the
-# check answers the permission request and expects the echo back, then closes
-# coda's stdin and checks no process is left in the session's directory.
+# server, pinned in package.json and installed by `npm ci` (run.sh does it),
+# started from node_modules/.bin as an editor starts a server's command. One
+# session: session/new with the server, a prompt whose scripted model calls
+# everything__echo; the check answers the permission request and expects the
+# echo back, then closes coda's stdin and checks no process is left in the
+# session's directory.
 #
 #   scripts/interop/mcp.sh [CODA_BIN]      (or CODA_BIN=... scripts/interop/mcp.sh)
 #
-# Needs node and npx, and the npm registry (npx fetches the server).
+# Needs node, and `npm ci` run in scripts/interop first. The server is not
+# fetched at run time (npx -y on a cold cache took ~22 s, past the 10 s coda
+# waits for a session's MCP servers before a prompt).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -16,15 +20,20 @@ if [[ -z $coda ]]; then
 	echo "usage: $0 CODA_BIN (or set CODA_BIN)" >&2
 	exit 2
 fi
+server="$here/node_modules/.bin/mcp-server-everything"
+if [[ ! -x $server ]]; then
+	echo "mcp.sh: $server is not installed: run npm ci in $here first" >&2
+	exit 2
+fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/coda-interop-mcp.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/state" "$work/cwd"
 
-node - "$coda" "$here/mcp-turns.toml" "$work" <<'JS'
+node - "$coda" "$here/mcp-turns.toml" "$work" "$server" <<'JS'
 const { spawn } = require("node:child_process");
 const fs = require("node:fs");
 const readline = require("node:readline");
-const [coda, script, work] = process.argv.slice(2);
+const [coda, script, work, server] = process.argv.slice(2);
 const cwd = fs.realpathSync(`${work}/cwd`);
 const child = spawn(coda, ["--model", `script:${script}`, "--state-dir", `${work}/state`], { stdio: ["pipe", "pipe", "inherit"] });
 const send = (m) => child.stdin.write(JSON.stringify(m) + "\n");
@@ -57,7 +66,7 @@ setTimeout(() => check(false, "the session ended within 3 minutes"), 180_000).un
   check(init.result?.agentCapabilities?.mcpCapabilities?.http === true, "initialize: mcpCapabilities.http", init);
   let t = Date.now();
   const created = await request("session/new", { cwd, mcpServers: [
-    { name: "everything", command: "npx", args: ["-y", "@modelcontextprotocol/server-everything@2026.8.31"], env: [] },
+    { name: "everything", command: server, args: ["stdio"], env: [] },
   ] });
   const sessionId = created.result?.sessionId;
   check(sessionId, `session/new answered in ${Date.now() - t} ms (the server starts in the background)`, created);

@@ -2,7 +2,8 @@
 # run.sh: the interop check of coda with real ACP clients on Node — the official
 # TypeScript SDK (sdk-client.mjs) and acpx (acpx.sh, acpx-quiet.sh, acpx-session.sh, acpx-options.sh). Go tests never need Node;
 # this is run by hand or by CI that has Node and npm. mcp.sh adds coda with a
-# real MCP server from npm (the reference "everything" server, through npx):
+# real MCP server from npm (the reference "everything" server, pinned here and
+# installed with the clients):
 #
 #   bash scripts/interop/run.sh
 #
