@@ -82,26 +82,58 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // asTyped is a flag error as the user typed the flag: the flag package
-// names it "-bogus" whatever was typed; the message names "--bogus" when
-// that is what args hold.
+// names it "-bogus" whatever was typed. An unknown flag is echoed whole,
+// as args hold it ("--json=maybe"); a known one, in a missing or bad
+// value's message, by the name typed ("--json").
 func asTyped(err error, args []string) string {
 	msg := err.Error()
-	for _, prefix := range []string{"flag provided but not defined: ", "flag needs an argument: "} {
-		name, ok := strings.CutPrefix(msg, prefix+"-")
-		if !ok {
+	// The flag package's messages, each with the name where it stands.
+	for _, form := range []struct{ before, after string }{
+		{"flag provided but not defined: -", ""},
+		{"flag needs an argument: -", ""},
+		{"invalid boolean value ", " for -"},
+		{"invalid value ", " for flag -"},
+	} {
+		if !strings.HasPrefix(msg, form.before) {
 			continue
 		}
-		for _, a := range args {
-			if a == "--" {
-				break
+		at := len(form.before)
+		if form.after != "" {
+			i := strings.Index(msg, form.after)
+			if i < 0 {
+				continue
 			}
-			typed, _, _ := strings.Cut(a, "=")
-			if strings.TrimLeft(typed, "-") == name && strings.HasPrefix(typed, "-") {
-				return prefix + typed
+			at = i + len(form.after)
+		}
+		name, rest, _ := strings.Cut(msg[at:], ":")
+		whole := form.after == "" && strings.HasPrefix(form.before, "flag provided")
+		if typed := typedFlag(name, args, whole); typed != "" {
+			if rest != "" || strings.Contains(msg[at:], ":") {
+				rest = ":" + rest
 			}
+			return msg[:at-1] + typed + rest
 		}
 	}
 	return msg
+}
+
+// typedFlag is the argument that gave flag name, as typed: its name with
+// its dashes ("--json"), or with whole the argument itself
+// ("--json=maybe"); "" when none did.
+func typedFlag(name string, args []string, whole bool) string {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		typed, _, _ := strings.Cut(a, "=")
+		if strings.HasPrefix(typed, "-") && strings.TrimLeft(typed, "-") == name {
+			if whole {
+				return a
+			}
+			return typed
+		}
+	}
+	return ""
 }
 
 // stateDir is where run records go.
