@@ -130,7 +130,7 @@ func TestDiscover_off(t *testing.T) {
 		if err != nil {
 			t.Fatalf("config %q: %v", tt.config, err)
 		}
-		if got := l.discover != nil; got != tt.want {
+		if got := l.Discover != nil; got != tt.want {
 			t.Errorf("config %q: discovering = %v, want %v", tt.config, got, tt.want)
 		}
 		l.closeLog()

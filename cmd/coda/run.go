@@ -46,7 +46,7 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer l.closeLog()
-	e := l.engine
+	e := l.Engine
 	if f.logFile == "" {
 		// The run's warnings are printed once, at the end.
 		e.Log = slog.New(withoutWarnings{l.log.Handler()})
@@ -54,22 +54,22 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// Nobody is there to ask: the taint gate's `ask` denies, unless --yes.
 	e.Taint.Unattended, e.Taint.Waive = true, yes
 	// The --output-* paths were typed here, whatever --cwd says.
-	outs, err := blueprint.CompileOutputs(l.agent, outputspec.Levels{Launch: &outputspec.Level{Dir: l.cwd, Spec: l.spec}})
+	outs, err := blueprint.CompileOutputs(l.Agent, outputspec.Levels{Launch: &outputspec.Level{Dir: l.LaunchDir, Spec: l.Launch}})
 	if err != nil {
 		return err
 	}
 	if cwd != "" {
-		if l.cwd, err = filepath.Abs(cwd); err != nil {
+		if l.LaunchDir, err = filepath.Abs(cwd); err != nil {
 			return err
 		}
 	}
-	ws := &local.Workspace{Dir: l.cwd}
+	ws := &local.Workspace{Dir: l.LaunchDir}
 	if yes {
 		ws.Approve = func(context.Context, engine.PermissionRequest) (bool, error) { return true, nil }
 	}
 	res := e.Run(ctx, &engine.Turn{
-		RunID: e.NewID("r"), Agent: l.agent, Outputs: outs, Prompt: task,
-		UserModel: l.userModel, DefaultModel: l.defaultModel, UserEffort: l.userEffort, Workspace: ws,
+		RunID: e.NewID("r"), Agent: l.Agent, Outputs: outs, Prompt: task,
+		UserModel: l.UserModel, DefaultModel: l.DefaultModel, UserEffort: l.UserEffort, Workspace: ws,
 	}, progress)
 	progress.endLine()
 	for _, w := range res.Warnings {

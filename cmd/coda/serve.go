@@ -21,34 +21,16 @@ import (
 )
 
 // launch is everything a served or one-shot run needs, checked before any
-// token is spent.
+// token is spent. Its settings are the server's own Options, filled in
+// place by prepare, so that a new one is a field of acp.Options set in one
+// place: serving hands them over whole, and `coda run` reads the ones a
+// turn needs (the agent, the launch spec and its directory, the models,
+// the effort, the engine).
 type launch struct {
-	agent        *blueprint.Blueprint
-	spec         outputspec.Spec
-	cwd          string
-	userModel    string
-	defaultModel string
-	userEffort   string // --effort
-	// engine runs the launch's turns, built once here (prepare): the
-	// config's models, limits and model facts, the tools, the state
-	// directory, config.toml's [taint] with --taint, and the log.
-	engine   *engine.Engine
+	acp.Options
 	spawned  []spawnedAgent // the agents its runs can start (spawn lists)
 	log      *slog.Logger
 	closeLog func()
-
-	// Serving's models beyond the launch's (auth.go): the picker's list,
-	// the look for a default, the checks behind the auth method.
-	pickerModels []string
-	finder       *defaultFinder
-	checkModel   func(spec string) error
-	reach        func(userModel, defaultModel string) error
-	efforts      func(spec string) ([]string, string)
-	maxMCPTools  int    // config.toml's [mcp] max_tools; 0 is the default
-	commentary   string // config.toml's commentary (acp.Options.Commentary)
-	// discover lists the providers' models for the picker; nil when
-	// [picker] discover = false (discover.go).
-	discover func(ctx context.Context) []acp.ListedModel
 }
 
 // prepare checks the flags, blueprint, output spec, config and models. Any
@@ -59,33 +41,34 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &launch{log: log, closeLog: closeLog, userModel: f.model, userEffort: f.effort}
+	l := &launch{log: log, closeLog: closeLog}
+	l.UserModel, l.UserEffort = f.model, f.effort
 	fail := func(err error) (*launch, error) { closeLog(); return nil, err }
 	if err := taint.CheckPolicy(f.taint); err != nil {
 		return fail(usageError("--taint: %v", err))
 	}
-	if l.cwd, err = os.Getwd(); err != nil {
+	if l.LaunchDir, err = os.Getwd(); err != nil {
 		return fail(err)
 	}
-	if l.agent, err = loadAgent(f.agent); err != nil {
+	if l.Agent, err = loadAgent(f.agent); err != nil {
 		return fail(err)
 	}
-	if l.spec, err = outputspec.Launch(f.format, f.instructions, f.example, f.schema, f.validator); err != nil {
+	if l.Launch, err = outputspec.Launch(f.format, f.instructions, f.example, f.schema, f.validator); err != nil {
 		return fail(err)
 	}
 	// The launch's own schema and validator: a start-up error, not a
 	// schema failed open as a blueprint's is (DESIGN §19).
 	var ce *outputspec.CallerError
-	if err := outputspec.CheckCaller(outputspec.Level{Dir: l.cwd, Spec: l.spec}); errors.As(err, &ce) {
+	if err := outputspec.CheckCaller(outputspec.Level{Dir: l.LaunchDir, Spec: l.Launch}); errors.As(err, &ce) {
 		if ce.Field == "validator" {
 			return fail(ce.Err) // "validator FILE:LINE:COL: ..."
 		}
 		return fail(fmt.Errorf("--output-schema: %v", ce.Err))
 	}
-	if err := f.checkAnswers(l.agent); err != nil {
+	if err := f.checkAnswers(l.Agent); err != nil {
 		return fail(err)
 	}
-	if l.spawned, err = spawnedAgents(l.agent); err != nil {
+	if l.spawned, err = spawnedAgents(l.Agent); err != nil {
 		return fail(err)
 	}
 	cfg, err := loadConfig(f.config, os.Getenv)
@@ -102,13 +85,13 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	if cfg.MCP.MaxTools < 0 {
 		return fail(fmt.Errorf("config: [mcp] max_tools must be positive, not %d", cfg.MCP.MaxTools))
 	}
-	l.maxMCPTools = cfg.MCP.MaxTools
+	l.MaxTools = cfg.MCP.MaxTools
 	if err := acp.CheckCommentary(cfg.Commentary); err != nil {
 		return fail(fmt.Errorf("config: %v", err))
 	}
-	l.commentary = cfg.Commentary
-	l.defaultModel = cfg.DefaultModel
-	l.engine = &engine.Engine{
+	l.Commentary = cfg.Commentary
+	l.DefaultModel = cfg.DefaultModel
+	l.Engine = &engine.Engine{
 		Models: cfg.models(), Tools: tools.Builtin(), Agents: loadSpawned, Store: store.New(f.stateDirectory()),
 		MaxModelCalls: cfg.MaxModelCalls, Log: log, ModelFacts: cfg.modelFacts,
 		Taint:                 taint.Launch{Config: cfg.Taint, Policy: f.taint},
@@ -116,15 +99,15 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	}
 	// What a coda that was killed left in the state directory's tmp/: a
 	// read of that one folder, nothing when none was.
-	if err := l.engine.Store.Clean(); err != nil {
+	if err := l.Engine.Store.Clean(); err != nil {
 		log.Warn("cleaning the state directory's temporary files", "err", err)
 	}
-	l.pickerModels = cfg.Picker.Models
-	l.checkModel = func(spec string) error { return authError(cfg.preflight([]string{spec})) }
-	l.efforts = cfg.efforts
-	l.reach = func(userModel, defaultModel string) error { return l.preflight(cfg, userModel, defaultModel) }
-	if l.userModel == "" && l.defaultModel == "" {
-		l.defaultModel = envDefault(os.Getenv)
+	l.PickerModels = cfg.Picker.Models
+	l.CheckModel = func(spec string) error { return authError(cfg.preflight([]string{spec})) }
+	l.Efforts = cfg.efforts
+	l.Reach = func(userModel, defaultModel string) error { return l.preflight(cfg, userModel, defaultModel) }
+	if l.UserModel == "" && l.DefaultModel == "" {
+		l.DefaultModel = envDefault(os.Getenv)
 	}
 	ollama := func() string {
 		spec, err := probeOllama(context.Background(), cfg.providers["ollama"].BaseURL)
@@ -134,19 +117,19 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 		return spec
 	}
 	if d := cfg.Picker.Discover; d == nil || *d {
-		l.discover = (&discoverer{c: cfg, launch: cmp.Or(l.userModel, l.defaultModel)}).discover
+		l.Discover = (&discoverer{c: cfg, launch: cmp.Or(l.UserModel, l.DefaultModel)}).discover
 	}
-	err = l.preflight(cfg, l.userModel, l.defaultModel)
+	err = l.preflight(cfg, l.UserModel, l.DefaultModel)
 	switch {
 	case err == nil:
 	case errors.Is(err, errNoModel) && serving:
-		l.finder = startFinder(ollama)
+		l.FindDefault = startFinder(ollama).find
 		log.Info("no model is configured: looking for a local Ollama; until one answers, prompts ask for a key", "hint", err)
 	case errors.Is(err, errNoModel):
-		if l.defaultModel = ollama(); l.defaultModel == "" {
+		if l.DefaultModel = ollama(); l.DefaultModel == "" {
 			return fail(err)
 		}
-		if err := l.preflight(cfg, l.userModel, l.defaultModel); err != nil {
+		if err := l.preflight(cfg, l.UserModel, l.DefaultModel); err != nil {
 			return fail(err)
 		}
 	case serving && servable(err):
@@ -161,7 +144,7 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 // model it can use with this user model and default: one of its candidates
 // whose provider is known and has its key.
 func (l *launch) preflight(cfg *config, userModel, defaultModel string) error {
-	if err := stagesUsable(cfg, l.agent, userModel, defaultModel); err != nil {
+	if err := stagesUsable(cfg, l.Agent, userModel, defaultModel); err != nil {
 		return err
 	}
 	// A child runs with the same --model and default (engine/subrun.go).
@@ -294,24 +277,16 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return err
 	}
 	defer l.closeLog()
-	opts := acp.Options{
-		Agent: l.agent, Launch: l.spec, LaunchDir: l.cwd, Engine: l.engine,
-		UserModel: l.userModel, DefaultModel: l.defaultModel, Version: version,
-		MaxMessageBytes: *maxMessage, Trace: f.trace,
-		PickerModels: l.pickerModels, CheckModel: l.checkModel, Reach: l.reach,
-		UserEffort: l.userEffort, Efforts: l.efforts, MaxTools: l.maxMCPTools, Discover: l.discover,
-		Commentary: cmp.Or(*commentary, l.commentary),
-	}
-	if l.finder != nil {
-		opts.FindDefault = l.finder.find
-	}
+	opts := l.Options
+	opts.Version, opts.MaxMessageBytes, opts.Trace = version, *maxMessage, f.trace
+	opts.Commentary = cmp.Or(*commentary, opts.Commentary)
 	srv, err := acp.NewServer(opts)
 	if err != nil {
 		return err
 	}
-	if f.trace && l.engine.Taint.Resolve((*taint.Config)(l.agent.Agent.Taint)).Policy != taint.Off {
+	if f.trace && l.Engine.Taint.Resolve((*taint.Config)(l.Agent.Agent.Taint)).Policy != taint.Off {
 		l.log.Warn("--trace logs every wire message whole: the private content the taint gate guards (a file read, a call that carries it) is in this log unmasked")
 	}
-	l.log.Debug("serving ACP", "agent", l.agent.Agent.Name, "model", l.userModel)
+	l.log.Debug("serving ACP", "agent", l.Agent.Agent.Name, "model", l.UserModel)
 	return srv.Serve(ctx, stdin, stdout)
 }
