@@ -376,18 +376,7 @@ func TestFake_thinkingStaysWithItsModel(t *testing.T) {
 // thinking block, are refused.
 func TestFake_cacheRules(t *testing.T) {
 	f := newFakeAPI(t, anthropictest.Turn{Blocks: []anthropictest.Block{anthropictest.Thinking("t"), anthropictest.Text("ok")}})
-	post := func(body string) string {
-		r, _ := http.NewRequest(http.MethodPost, f.URL+"/v1/messages", strings.NewReader(body))
-		r.Header.Set("X-Api-Key", testKey)
-		r.Header.Set("Anthropic-Version", Version)
-		resp, err := f.Client().Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
-	}
+	post := func(body string) string { return post(t, f, body) }
 	first := post(`{"model":"claude-opus-4-7","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":"a"}]}]}`)
 	m := regexp.MustCompile(`"signature":"([^"]+)"`).FindStringSubmatch(first)
 	if m == nil {
@@ -403,5 +392,76 @@ func TestFake_cacheRules(t *testing.T) {
 		`{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"` + m[1] + `",` + cc + `},{"type":"text","text":"x"}]},{"role":"user","content":[{"type":"text","text":"b"}]}]}`
 	if got := post(onThinking); !strings.Contains(got, "Thinking blocks cannot be cached directly") {
 		t.Errorf("a breakpoint on thinking: %s", got)
+	}
+}
+
+// post sends body to the fake's /v1/messages as it is, and returns what
+// the fake answered.
+func post(t *testing.T, f *anthropictest.Server, body string) string {
+	t.Helper()
+	r, _ := http.NewRequest(http.MethodPost, f.URL+"/v1/messages", strings.NewReader(body))
+	r.Header.Set("X-Api-Key", testKey)
+	r.Header.Set("Anthropic-Version", Version)
+	resp, err := f.Client().Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// The fake holds a strict tool's schema, and a JSON output's, to the
+// subset of structured outputs at every level, not only the top: an open
+// object anywhere, a constraint the subset does not take, a recursive
+// definition are refused; what the subset takes passes.
+func TestFake_strictSchemas(t *testing.T) {
+	closed := func(props string) string {
+		return `{"type":"object","properties":{` + props + `},"additionalProperties":false}`
+	}
+	tests := []struct {
+		name, schema, refusal string // refusal "": taken
+	}{
+		{"flat", closed(`"a":{"type":"string"}`), ""},
+		{"nested closed, with what the subset takes", `{"type":"object","title":"T","description":"d","properties":{` +
+			`"a":{"type":"object","properties":{"b":{"type":"string","format":"date","pattern":"^[0-9]+$"}},"required":["b"],"additionalProperties":false},` +
+			`"c":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/item"}},"d":{"anyOf":[{"type":"null"},{"enum":["x",1,true,null]}]},"e":{"const":"k","default":"k"}},` +
+			`"required":["a"],"additionalProperties":false,"$defs":{"item":` + closed(`"n":{"type":"integer"}`) + `}}`, ""},
+		{"nested open object", closed(`"a":{"type":"object","properties":{"b":{"type":"string"}}}`), "properties.a: For 'object' type, 'additionalProperties' must be explicitly set to false"},
+		{"open object in items", closed(`"a":{"type":"array","items":{"type":"object"}}`), "properties.a.items: For 'object' type, 'additionalProperties' must be explicitly set to false"},
+		{"open object in anyOf", closed(`"a":{"anyOf":[{"type":"string"},{"type":"object","additionalProperties":true}]}`), "properties.a.anyOf.1: For 'object' type"},
+		{"open definition", closed(`"a":{"$ref":"#/$defs/x"}`)[:len(closed(`"a":{"$ref":"#/$defs/x"}`))-1] + `,"$defs":{"x":{"type":"object"}}}`, "$defs.x: For 'object' type"},
+		{"minimum", closed(`"a":{"type":"integer","minimum":1}`), "properties.a: 'minimum' is not supported"},
+		{"maxLength", closed(`"a":{"type":"string","maxLength":3}`), "properties.a: 'maxLength' is not supported"},
+		{"minItems 2", closed(`"a":{"type":"array","minItems":2,"items":{"type":"string"}}`), "properties.a: 'minItems' values other than 0 or 1"},
+		{"enum of objects", closed(`"a":{"enum":[{"x":1}]}`), "properties.a: enum values must be"},
+		{"external ref", closed(`"a":{"$ref":"https://example.com/s.json"}`), `properties.a: $ref "https://example.com/s.json" is not supported`},
+		{"format", closed(`"a":{"type":"string","format":"ipv5"}`), "properties.a: string format 'ipv5' is not supported"},
+		{"lookahead", closed(`"a":{"type":"string","pattern":"(?=x)"}`), "properties.a: the pattern's (?= is not supported"},
+		{"recursive", `{"type":"object","properties":{"n":{"$ref":"#/$defs/node"}},"additionalProperties":false,"$defs":{"node":` + closed(`"next":{"$ref":"#/$defs/node"}`) + `}}`, "Too many recursive definitions in schema"},
+	}
+	f := newFakeAPI(t, fakeText("ok"))
+	for _, tt := range tests {
+		for _, where := range []string{"tool", "output"} {
+			body := `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":"a"}]}],` +
+				`"tools":[{"name":"t","strict":true,"input_schema":` + tt.schema + `}]}`
+			prefix := "tools.0.custom.input_schema: "
+			if where == "output" {
+				body = `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":"a"}]}],` +
+					`"output_config":{"format":{"type":"json_schema","schema":` + tt.schema + `}}}`
+				prefix = "output_config.format.schema: "
+			}
+			var e struct {
+				Error struct{ Message string } `json:"error"`
+			}
+			json.Unmarshal([]byte(post(t, f, body)), &e)
+			got := e.Error.Message
+			switch {
+			case tt.refusal == "" && got != "":
+				t.Errorf("%s (%s): refused: %s", tt.name, where, got)
+			case tt.refusal != "" && !strings.Contains(got, prefix+tt.refusal):
+				t.Errorf("%s (%s): %s, want %q", tt.name, where, got, prefix+tt.refusal)
+			}
+		}
 	}
 }
