@@ -29,6 +29,21 @@
 //   - a thinking block goes back with the signature this server gave it,
 //     for this model, its text unchanged ("Invalid `signature` in
 //     `thinking` block");
+//   - with thinking on (enabled, adaptive, between_tools, or the model's
+//     default), a request that continues a tool loop (its last message
+//     holds tool_result blocks) sends the assistant message of those
+//     tool_use blocks back starting with a thinking or redacted_thinking
+//     block: "During tool use, you must pass thinking blocks back to the
+//     API for the last assistant message"
+//     (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#preserving-thinking-blocks),
+//     refused as the API refuses it ("Expected `thinking` or
+//     `redacted_thinking`, but found `tool_use`. When `thinking` is
+//     enabled, a final `assistant` message must start with a thinking
+//     block…", as reported in anomalyco/opencode#3077 and
+//     deepset-ai/haystack-core-integrations#2146). A reply this server
+//     wrote without thinking (adaptive thinking may skip it) has none to
+//     send, and is let through; a message it did not write is held to the
+//     rule;
 //   - at most 4 cache_control blocks, of type ephemeral, none on a
 //     thinking block
 //     (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching);
@@ -228,11 +243,14 @@ type Server struct {
 	cancelled int
 	signed    map[string]string // signature → model+"\x00"+thinking text
 	cached    map[[32]byte]bool // prompt prefixes written to the cache
+	// wrote are the tool_use ids of the replies this server wrote, each
+	// with whether its reply began with thinking.
+	wrote map[string]bool
 }
 
 // NewServer starts a fake; Close stops it.
 func NewServer() *Server {
-	s := &Server{signed: map[string]string{}, cached: map[[32]byte]bool{}}
+	s := &Server{signed: map[string]string{}, cached: map[[32]byte]bool{}, wrote: map[string]bool{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s
@@ -520,7 +538,41 @@ func (s *Server) check(b *Body, model Model) string {
 	if marks > 4 {
 		return fmt.Sprintf("A maximum of 4 blocks with cache_control may be provided. Found %d.", marks)
 	}
+	if thinkingOn {
+		return s.thinkingFirst(b.Messages)
+	}
 	return ""
+}
+
+// thinkingFirst is why the API refuses msgs with thinking on, or "": a
+// tool loop's last assistant message must start with its thinking.
+func (s *Server) thinkingFirst(msgs []Message) string {
+	n := len(msgs)
+	if n < 2 || !slices.ContainsFunc(msgs[n-1].Blocks(), func(b ContentBlock) bool { return b.Type == "tool_result" }) {
+		return ""
+	}
+	blocks := msgs[n-2].Blocks()
+	if len(blocks) == 0 || blocks[0].Type == "thinking" || blocks[0].Type == "redacted_thinking" {
+		return ""
+	}
+	s.mu.Lock()
+	exempt := false
+	for _, b := range blocks {
+		if b.Type != "tool_use" {
+			continue
+		}
+		thought, wrote := s.wrote[b.ID]
+		if !wrote || thought {
+			exempt = false
+			break
+		}
+		exempt = true
+	}
+	s.mu.Unlock()
+	if exempt {
+		return ""
+	}
+	return fmt.Sprintf("messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking", n-2, blocks[0].Type)
 }
 
 // The JSON Schema subset of structured outputs (see the package's doc).
@@ -795,6 +847,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, t 
 		"usage": map[string]any{"input_tokens": u.Input, "cache_creation_input_tokens": u.CacheWrite, "cache_read_input_tokens": u.CacheRead, "output_tokens": 1},
 	}})
 	stop := t.Stop
+	thought := len(t.Blocks) > 0 && (t.Blocks[0].Type == "thinking" || t.Blocks[0].Type == "redacted_thinking")
+	s.mu.Lock()
+	for _, blk := range t.Blocks {
+		if blk.Type == "tool_use" {
+			s.wrote[blk.ID] = thought
+		}
+	}
+	s.mu.Unlock()
 	for i, blk := range t.Blocks {
 		delta := func(d map[string]any) { event("content_block_delta", map[string]any{"index": i, "delta": d}) }
 		switch blk.Type {
