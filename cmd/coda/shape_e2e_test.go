@@ -327,9 +327,6 @@ func TestShape_e2e_refused(t *testing.T) {
 		{api: shapeOpenAI("chat"), refuse: "reply_format", extra: "tools = false\n", gone: `"response_format"`, warnsMechanism: "a constrained reply format"},
 		{api: shapeAnthropic("anthropic", "claude-sonnet-4-5", ""), refuse: "strict", gone: `"strict":true`, stays: `"tool_choice":{"type":"tool"`, warnsMechanism: "strict schemas"},
 		{api: shapeAnthropic("anthropic", "claude-sonnet-4-5", ""), refuse: "reply_format", extra: "tools = false\n", gone: `"output_config"`, warnsMechanism: "a constrained reply format"},
-		// Gemini 2.5 refuses a JSON reply beside functions: native asks
-		// for one at the answer call.
-		{api: shapeGemini("gemini-2.5-flash"), extra: "structured = \"native\"\n", gone: `"responseMimeType"`, warnsMechanism: "a constrained reply format"},
 		{api: shapeOllama(), refuse: "reply_format", extra: "tools = false\n", gone: `"format"`, warnsMechanism: "a constrained reply format"},
 	}
 	for _, tt := range tests {
@@ -352,6 +349,38 @@ func TestShape_e2e_refused(t *testing.T) {
 			}
 			if n := strings.Count(stderr, "coda asks it without for the rest of the session"); n != 1 || !strings.Contains(stderr, "refused "+tt.warnsMechanism) {
 				t.Errorf("%d warnings, want one about %s:\n%s", n, tt.warnsMechanism, stderr)
+			}
+		})
+	}
+}
+
+// Gemini 2.x refuses a JSON reply beside function declarations, Gemini 3
+// takes it: a native answer call with tools asks for one of Gemini 3
+// only, and Gemini 2.5 is never sent the request its fake would refuse
+// (nor warned about it).
+func TestShape_e2e_geminiJSONWithTools(t *testing.T) {
+	for _, tt := range []struct {
+		model string
+		json  bool
+	}{{"gemini-2.5-flash", false}, {"gemini-3-pro-preview", true}} {
+		t.Run(tt.model, func(t *testing.T) {
+			api := shapeGemini(tt.model)
+			fake := api.start(t, "")
+			_, stderr := shapeTurns(t, api, fake, "structured = \"native\"\n", 2)
+			reqs := fake.seen()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests, want one a turn (the first refused: %q)", len(reqs), reqs[0].refused)
+			}
+			for _, r := range reqs {
+				if r.refused != "" || !strings.Contains(r.body, `"functionDeclarations"`) {
+					t.Errorf("refused %q, or no functions: %s", r.refused, r.body)
+				}
+				if got := strings.Contains(r.body, `"responseMimeType":"application/json"`); got != tt.json {
+					t.Errorf("a JSON reply asked %v, want %v: %s", got, tt.json, r.body)
+				}
+			}
+			if strings.Contains(stderr, "refused") {
+				t.Errorf("a warning:\n%s", stderr)
 			}
 		})
 	}
