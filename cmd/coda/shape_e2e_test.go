@@ -324,6 +324,9 @@ func TestShape_e2e_refused(t *testing.T) {
 	}{
 		{api: shapeOpenAI("chat"), refuse: "strict", gone: `"strict":true`, stays: `"tool_choice":{"type":"function"`, warnsMechanism: "strict schemas"},
 		{api: shapeOpenAI("responses"), refuse: "tool_choice", gone: `"tool_choice"`, stays: `"strict":true`, warnsMechanism: "a forced tool choice"},
+		// A Responses server without strict mode refuses the field itself,
+		// which the API's default (strict) has sent even as false.
+		{api: shapeOpenAI("responses"), refuse: "strict", gone: `"strict"`, stays: `"tool_choice":{"type":"function"`, warnsMechanism: "strict schemas"},
 		{api: shapeOpenAI("chat"), refuse: "reply_format", extra: "tools = false\n", gone: `"response_format"`, warnsMechanism: "a constrained reply format"},
 		{api: shapeAnthropic("anthropic", "claude-sonnet-4-5", ""), refuse: "strict", gone: `"strict":true`, stays: `"tool_choice":{"type":"tool"`, warnsMechanism: "strict schemas"},
 		{api: shapeAnthropic("anthropic", "claude-sonnet-4-5", ""), refuse: "reply_format", extra: "tools = false\n", gone: `"output_config"`, warnsMechanism: "a constrained reply format"},

@@ -39,15 +39,18 @@
 //     provided without its required following item");
 //   - a function_call_output answers a function_call in the input, and
 //     each function_call is answered;
-//   - a function tool is strict unless it says strict: false, and a strict
-//     schema must fit strict mode; json_object needs "json" in the input;
+//   - a function tool is strict unless it says strict: false ("Default
+//     true", the API reference's FunctionTool), and a strict schema must
+//     fit strict mode; json_object needs "json" in the input;
 //   - a model that does not reason refuses reasoning parameters.
 //
 // A compatible server that lacks a mechanism of the answer's shape
 // (NoStrict, NoToolChoice, NoResponseFormat) refuses a request that uses
 // it with the 400 such servers send: Gemini's OpenAI endpoint's "Unknown
-// name \"strict\"", a server's "tool_choice" without named functions,
-// Groq's "response_format json_schema is not supported with this model".
+// name \"strict\"" for the field whatever its value (and, having no
+// strict mode, holds no tool to it), a server's "tool_choice" without
+// named functions, Groq's "response_format json_schema is not supported
+// with this model".
 package openaitest
 
 import (
@@ -216,7 +219,7 @@ func (s *Server) lacks(b map[string]any) (msg, param string) {
 			if fn, ok := f["function"].(map[string]any); ok {
 				f = fn
 			}
-			if f["strict"] == true {
+			if _, has := f["strict"]; has { // the field itself, whatever its value
 				return fmt.Sprintf("Invalid JSON payload received. Unknown name \"strict\" at 'tools[%d].function': Cannot find field.", i), ""
 			}
 		}
