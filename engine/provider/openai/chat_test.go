@@ -59,6 +59,10 @@ func TestModel_effort(t *testing.T) {
 		// OpenAI refuses the parameter for it.
 		{"gpt-4.1", "", engine.EffortOff, tools, map[string]any{}},
 		{"gpt-5-chat-latest", "", engine.EffortOff, nil, map[string]any{}},
+		// Nor a level, where it is known not to reason, whatever asked it.
+		{"gpt-4.1", "", engine.EffortHigh, tools, map[string]any{}},
+		{"gpt-4.5-preview", "", engine.EffortLow, nil, map[string]any{}},
+		{"openai/gpt-4o", "https://openrouter.ai/api/v1", engine.EffortHigh, nil, map[string]any{}},
 	}
 	for _, tt := range tests {
 		m := New(tt.model, Options{BaseURL: tt.base, Log: log})
@@ -78,6 +82,9 @@ func TestModel_effort(t *testing.T) {
 			t.Errorf("%s at %q, effort %q, %d tools (-want +got):\n%s", tt.model, tt.base, tt.effort, len(tt.tools), diff)
 		}
 	}
+	if n := strings.Count(logs.String(), "does not reason: no reasoning effort is sent"); n != 3 {
+		t.Errorf("said %d times that a model does not reason, want once per model asked for a level (3):\n%s", n, logs)
+	}
 	if n := strings.Count(logs.String(), "takes no reasoning effort with tools"); n != 2 {
 		t.Errorf("said %d times, want once per model asked for a level (2):\n%s", n, logs)
 	}
@@ -86,6 +93,37 @@ func TestModel_effort(t *testing.T) {
 	raw, _, _ := m.encode(simpleRequest)
 	if !strings.Contains(string(raw), `"reasoning_effort":"medium"`) {
 		t.Errorf("the default effort: %s", raw)
+	}
+}
+
+// Against the fake, which refuses reasoning_effort for a model that does
+// not reason, as OpenAI does: the provider sends it none, whatever level
+// a request or the provider's default asks.
+func TestModel_noEffortForAModelThatDoesNotReason(t *testing.T) {
+	f := openaitest.NewServer()
+	defer f.Close()
+	for _, model := range []string{"gpt-4.1", "gpt-4o-mini", "gpt-5-chat-latest"} {
+		for _, effort := range []string{engine.EffortOff, engine.EffortLow, engine.EffortHigh} {
+			m := New(model, Options{BaseURL: f.URL, Client: f.Client(), Retry: sse.Retry{Tries: 1}, Effort: effort})
+			for _, req := range []*engine.Request{
+				{Messages: simpleRequest.Messages, Effort: effort},
+				{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{readTool}},
+			} {
+				if _, _, err := streamOf(t, m, req); err != nil {
+					t.Errorf("%s at %s: %v", model, effort, err)
+				}
+			}
+		}
+	}
+	// The fake's rule is not vacuous.
+	raw := `{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}],"reasoning_effort":"low","stream":true}`
+	resp, err := f.Client().Post(f.URL+"/chat/completions", "application/json", strings.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if rs := f.Requests(); resp.StatusCode != 400 || rs[len(rs)-1].Refused != "Unsupported parameter: 'reasoning_effort' is not supported with this model." {
+		t.Errorf("the fake took reasoning_effort for gpt-4.1: %d", resp.StatusCode)
 	}
 }
 

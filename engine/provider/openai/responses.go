@@ -266,8 +266,12 @@ func (m *Responses) encode(req *engine.Request) (body []byte, shaping sse.Shapin
 		}
 	}
 	effort := m.opts.EffortOf(req)
-	if effort == engine.EffortOff && !m.reasons() {
+	switch {
+	case effort == engine.EffortOff && !m.reasons():
 		effort = "" // a model that does not reason takes no reasoning parameter, not even none
+	case effort != "" && doesNotReason(m.model, &m.opts):
+		m.once.Warn(m.opts.Log, "effort-no-reasoning", "the model does not reason: no reasoning effort is sent", "model", m.opts.Name, "effort", effort)
+		effort = ""
 	}
 	if effort != "" || m.reasons() {
 		r.Reasoning = &rReasoning{Effort: wireEffort(effort)}

@@ -526,3 +526,22 @@ func TestResponses_noStrictField(t *testing.T) {
 		t.Errorf("warned %d times, want once a model:\n%s", n, logs)
 	}
 }
+
+// A model known not to reason is sent no reasoning at all on the
+// Responses API either, whatever level it is asked: the fake refuses the
+// parameter for it, as OpenAI does.
+func TestResponses_noEffortForAModelThatDoesNotReason(t *testing.T) {
+	f := openaitest.NewServer()
+	defer f.Close()
+	for _, effort := range []string{engine.EffortOff, engine.EffortHigh} {
+		m := NewResponses("gpt-4.1", Options{BaseURL: f.URL, Client: f.Client(), Retry: sse.Retry{Tries: 1}})
+		if _, _, err := streamOf(t, m, &engine.Request{Messages: simpleRequest.Messages, Effort: effort}); err != nil {
+			t.Errorf("at %s: %v", effort, err)
+		}
+	}
+	for _, r := range f.Requests() {
+		if strings.Contains(string(r.Raw), `"reasoning"`) {
+			t.Errorf("reasoning sent: %s", r.Raw)
+		}
+	}
+}

@@ -14,6 +14,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, req *Request) {
 	tools, _ := b["tools"].([]any)
 	msgs, _ := b["messages"].([]any)
 
+	// A model that does not reason takes no reasoning_effort, not even
+	// "none".
+	if _, has := b["reasoning_effort"]; has && doesNotReason(model) {
+		s.refuse(w, req, 400, "Unsupported parameter: 'reasoning_effort' is not supported with this model.", "reasoning_effort")
+		return
+	}
 	// GPT-5.4 and later: function tools only with reasoning_effort "none";
 	// a request that names none gets the model's default, which is not.
 	if len(tools) > 0 && noToolsWithEffort(model) {

@@ -7,6 +7,10 @@
 // The rules it enforces, each with its source:
 //
 // Chat completions (platform.openai.com/docs/api-reference/chat):
+//   - reasoning_effort is for reasoning models ("o-series and gpt-5
+//     models only" in the API reference): OpenAI's models that do not
+//     reason refuse it ("Unsupported parameter: 'reasoning_effort' is not
+//     supported with this model."), "none" included.
 //   - GPT-5.4 and later take function tools only with reasoning_effort
 //     "none", and default to another: "Function tools with reasoning_effort
 //     are not supported for gpt-5.4 in /v1/chat/completions"
@@ -346,6 +350,16 @@ func noToolsWithEffort(model string) bool {
 	a, err := strconv.Atoi(maj)
 	b, _ := strconv.Atoi(mnr)
 	return err == nil && (a > 5 || a == 5 && b >= 4)
+}
+
+// doesNotReason: OpenAI's models that refuse reasoning_effort on chat
+// completions, as every model that does not reason does; a model of
+// another server that the fake does not know takes it (vLLM, Ollama's
+// /v1 and others pass it to the model's template or ignore it).
+func doesNotReason(model string) bool {
+	b := baseName(model)
+	return strings.HasPrefix(b, "gpt-3.5") || strings.HasPrefix(b, "gpt-4") || strings.HasPrefix(b, "chatgpt-") ||
+		(strings.HasPrefix(b, "gpt-5") || strings.HasPrefix(b, "gpt-6")) && strings.Contains(b, "-chat")
 }
 
 // reasons: the models that take reasoning parameters.
