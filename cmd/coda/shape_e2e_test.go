@@ -61,10 +61,15 @@ type shapeAPI struct {
 	start func(t *testing.T, refuse string) shapeFake
 }
 
-func shapeOpenAI(api string) shapeAPI {
+func shapeOpenAI(api string) shapeAPI { return shapeOpenAIOf(api, "") }
+
+// shapeOpenAIOf is shapeOpenAI whose fake is the named server's ("" is
+// OpenAI's).
+func shapeOpenAIOf(api, server string) shapeAPI {
 	return shapeAPI{name: api, model: "test:gpt-5.4", start: func(t *testing.T, refuse string) shapeFake {
 		f := openaitest.NewServer()
 		t.Cleanup(f.Close)
+		f.Server = server
 		f.NoStrict, f.NoToolChoice, f.NoResponseFormat = refuse == "strict", refuse == "tool_choice", refuse == "reply_format"
 		f.Reply = func(_ int, r *openaitest.Request) openaitest.Turn {
 			if r.Body["tools"] == nil {
@@ -82,6 +87,22 @@ func shapeOpenAI(api string) shapeAPI {
 			},
 		}
 	}}
+}
+
+// shapeServer is an OpenAI-style chat server the config names
+// (server = "vllm" | "llama.cpp"), whose fake holds its own fields to its
+// rules.
+func shapeServer(server string) shapeAPI {
+	api := shapeOpenAIOf("chat", server)
+	start := api.start
+	api.name = server
+	api.model = "test:qwen3"
+	api.start = func(t *testing.T, refuse string) shapeFake {
+		fake := start(t, refuse)
+		fake.table += fmt.Sprintf("server = %q\n", server)
+		return fake
+	}
+	return api
 }
 
 func shapeAnthropic(name, model, effort string) shapeAPI {
@@ -290,6 +311,9 @@ func TestShape_e2e_nativeReply(t *testing.T) {
 		{shapeAnthropic("anthropic", "claude-sonnet-4-5", ""), `"output_config":{"format":{"type":"json_schema","schema":` + schema + `}}`},
 		{shapeGemini("gemini-3-pro-preview"), `"responseMimeType":"application/json","responseJsonSchema":` + schema},
 		{shapeOllama(), `"format":` + schema},
+		// A server the config names: its own field.
+		{shapeServer("vllm"), `"structured_outputs":{"json":` + schema + `}`},
+		{shapeServer("llama.cpp"), `"json_schema":` + schema},
 	}
 	for _, tt := range tests {
 		t.Run(tt.api.name, func(t *testing.T) {
@@ -331,6 +355,8 @@ func TestShape_e2e_refused(t *testing.T) {
 		{api: shapeAnthropic("anthropic", "claude-sonnet-4-5", ""), refuse: "strict", gone: `"strict":true`, stays: `"tool_choice":{"type":"tool"`, warnsMechanism: "strict schemas"},
 		{api: shapeAnthropic("anthropic", "claude-sonnet-4-5", ""), refuse: "reply_format", extra: "tools = false\n", gone: `"output_config"`, warnsMechanism: "a constrained reply format"},
 		{api: shapeOllama(), refuse: "reply_format", extra: "tools = false\n", gone: `"format"`, warnsMechanism: "a constrained reply format"},
+		{api: shapeServer("vllm"), refuse: "reply_format", extra: "tools = false\n", gone: `"structured_outputs"`, warnsMechanism: "a constrained reply format"},
+		{api: shapeServer("llama.cpp"), refuse: "reply_format", extra: "tools = false\n", gone: `"json_schema"`, warnsMechanism: "a constrained reply format"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.api.name+"/"+tt.refuse+tt.extra, func(t *testing.T) {

@@ -48,6 +48,23 @@
 //     fit strict mode; json_object needs "json" in the input;
 //   - a model that does not reason refuses reasoning parameters.
 //
+// The servers' own constrained-reply fields, on chat completions:
+//   - vLLM's structured_outputs holds exactly one kind of constraint
+//     (json, regex, choice, grammar, json_object, structural_tag: "You
+//     can only use one kind of structured outputs constraint", vLLM's
+//     sampling_params.py; https://docs.vllm.ai/en/latest/features/structured_outputs/);
+//     with NoResponseFormat it refuses a schema as its xgrammar backend
+//     does ("The provided JSON schema contains features not supported by
+//     xgrammar.").
+//   - llama.cpp's json_schema and grammar are not sent together ("Cannot
+//     use both json_schema and grammar"), nor grammar with tools ("Cannot
+//     specify grammar with tools"), as its server's source says
+//     (tools/server, common/chat.cpp; its README's /completion options);
+//     with NoResponseFormat it refuses a schema as its converter does
+//     ("JSON schema conversion failed").
+//   - OpenAI itself knows neither: "Unrecognized request argument
+//     supplied: structured_outputs".
+//
 // A compatible server that lacks a mechanism of the answer's shape
 // (NoStrict, NoToolChoice, NoResponseFormat) refuses a request that uses
 // it with the 400 such servers send: Gemini's OpenAI endpoint's "Unknown
@@ -128,6 +145,11 @@ type Server struct {
 	// NoStrict, NoToolChoice and NoResponseFormat make the server one
 	// without strict schemas, a named tool_choice, or a constrained reply.
 	NoStrict, NoToolChoice, NoResponseFormat bool
+	// Server makes chat completions the named server's, with its own
+	// field for a constrained reply: "vllm" (structured_outputs) or
+	// "llama.cpp" (json_schema, grammar); "" is OpenAI's, which refuses
+	// those fields.
+	Server string
 
 	srv       *httptest.Server
 	mu        sync.Mutex
