@@ -352,3 +352,63 @@ func TestCompaction_keepsNoPrivate(t *testing.T) {
 		t.Error("no cut result was kept: the ordinary ones should be")
 	}
 }
+
+// submit_output's and transition's results are never cut, however large
+// and however old: the model needs them to repair. Here the two oldest
+// tool results of the visit are a refused submission (its reasons over a
+// KiB) and a refused transition (naming a long target back); the file
+// reads after them outgrow the window, and only those are cut.
+func TestCompaction_keepsSubmitAndTransition(t *testing.T) {
+	var names, props, answer []string
+	for i := range 20 {
+		name := fmt.Sprintf("a_property_with_a_long_name_that_the_schema_requires_%02d", i)
+		names = append(names, fmt.Sprintf("%q", name))
+		props = append(props, fmt.Sprintf("%s = { type = \"string\" }", name))
+		answer = append(answer, fmt.Sprintf("%s = \"x\"", name))
+	}
+	agent := readingAgent + "allow_complete = true\n[stages.answer.output]\nformat = \"json\"\nschema = { type = \"object\", required = [" +
+		strings.Join(names, ", ") + "], properties = { " + strings.Join(props, ", ") + " } }\n"
+	model := "context_window = 9000\n" +
+		"[[turn]]\n[[turn.tool_calls]]\nname = \"transition\"\narguments = { to = \"" + strings.Repeat("elsewhere", 150) + "\", reason = \"try\" }\n" +
+		"[[turn]]\n[[turn.tool_calls]]\nname = \"submit_output\"\narguments = { content = {} }\n"
+	for _, f := range fileNames(6) {
+		model += fmt.Sprintf("[[turn]]\n[[turn.tool_calls]]\nname = \"read_file\"\narguments = { path = %q }\n", f)
+	}
+	model += "[[turn]]\n[[turn.tool_calls]]\nname = \"submit_output\"\narguments = { content = { " + strings.Join(answer, ", ") + " } }\n"
+	turn := newTurn(t, agent, model)
+	writeNumbered(t, turn, 6, 6000)
+	turn.Engine.Tools = tools.Builtin()
+	rec := &recording{}
+	turn.Models = models{"script:test": rec.wrap(turn.Models)}
+	res := runTurn(context.Background(), turn, &events{})
+	if res.Status != engine.StatusAnswered {
+		t.Fatalf("Run = %s (%v), want answered; warnings %q", res.Status, res.Err, res.Warnings)
+	}
+	if st := stageStatus(t, turn, "001-answer@1"); len(st.Compactions) == 0 {
+		t.Fatal("nothing was compacted: the test proves nothing")
+	}
+	var first map[string]string // the two results as the model first saw them
+	for _, req := range rec.reqs {
+		for _, m := range req.Messages {
+			if m.Role != engine.RoleTool || m.ToolName == "read_file" {
+				continue
+			}
+			if first == nil {
+				first = map[string]string{}
+			}
+			if _, seen := first[m.ToolName]; !seen {
+				if len(m.Text) < 1<<10 {
+					t.Fatalf("%s's result is %d bytes: too small to be cut, the test proves nothing", m.ToolName, len(m.Text))
+				}
+				first[m.ToolName] = m.Text
+			}
+			if m.Text != first[m.ToolName] {
+				t.Errorf("%s's result was changed in a later request: %q", m.ToolName, m.Text[:min(len(m.Text), 120)])
+				first[m.ToolName] = m.Text // said once
+			}
+		}
+	}
+	if len(first) != 2 {
+		t.Errorf("results seen %v, want submit_output's and transition's", first)
+	}
+}

@@ -26,6 +26,9 @@ type ending struct {
 	forced    string
 	exhausted bool
 	refusal   string
+	// declined is the model's words when it refused in a stage that takes
+	// no unavailable (unavailable.go, refused).
+	declined string
 }
 
 // closeWithoutAnswer sends the closing EventNoAnswer of a run without an
@@ -54,6 +57,8 @@ func (r *run) whyNoAnswer(res *Result) string {
 		return "the run failed: " + oneLine(res.Err.Error(), 300)
 	case res.StopReason == "max_turn_requests":
 		return fmt.Sprintf("the run used its budget of %d model calls", r.e.maxModelCalls())
+	case res.StopReason == "refusal" && r.declined != "":
+		return "the model refused to answer: " + oneLine(r.declined, 300)
 	case res.StopReason == "refusal":
 		return "the model refused to answer"
 	case res.StopReason == "max_tokens":

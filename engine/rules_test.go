@@ -433,6 +433,31 @@ stop_reason = "refusal"
 	}
 }
 
+// Where the stage takes no unavailable (allow_unavailable = false), a
+// refusal still ends the run with stopReason refusal, since nudging would
+// not help, but not as unavailable, the status the stage said it never
+// gives: the run has no answer, and its closing message gives the model's
+// words.
+func TestRun_refusalWhereUnavailableIsNot(t *testing.T) {
+	turn, sp := scripted(t, answerStage+"allow_unavailable = false\n", `
+[[turn]]
+text = "I can't help with that."
+stop_reason = "refusal"
+`)
+	sink := &events{}
+	res := runTurn(context.Background(), turn, sink)
+	ended(t, res, engine.StatusCompleteNoOutput, "refusal")
+	if len(sp.reqs) != 1 || res.Unavailable != "" || res.Answer != nil {
+		t.Errorf("%d calls, unavailable %q, answer %+v", len(sp.reqs), res.Unavailable, res.Answer)
+	}
+	if want := "the model refused to answer: I can't help with that."; res.NoAnswer != want {
+		t.Errorf("no answer %q, want %q", res.NoAnswer, want)
+	}
+	if st := stageStatus(t, turn, "001-answer@1"); st.Outcome != "refusal" {
+		t.Errorf("status.json outcome %q", st.Outcome)
+	}
+}
+
 // A reply cut at the output token limit ends a stage that owes nothing
 // with stopReason max_tokens.
 func TestRun_maxTokensStop(t *testing.T) {

@@ -119,16 +119,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 			return "", err
 		}
 		if resp.StopReason == StopRefusal && len(resp.ToolCalls) == 0 {
-			// The model's own refusal (DESIGN §17): the answer is
-			// unavailable, in its words.
-			r.stop = "refusal"
-			v.ended = endedRefusal
-			if r.unavailable = strings.TrimSpace(resp.Refusal); r.unavailable == "" {
-				r.unavailable = strings.TrimSpace(resp.Text)
-			}
-			if r.unavailable != "" {
-				v.ended = endedUnavailable
-			}
+			v.refused(resp) // the model's own refusal (unavailable.go)
 			return "", nil
 		}
 		if len(resp.ToolCalls) > 0 {

@@ -1,11 +1,22 @@
 package engine
 
+import "strings"
+
 // Unavailable (DESIGN §15): submit_output(unavailable: "reason") lets the
 // model say that the answer cannot be produced from what it has, rather
 // than make one up. The run ends there, with status unavailable and the
 // reason, and closes with the no-answer message (noanswer.go).
 // allow_unavailable = false on a stage refuses it, as a refused
 // submission: the stage must answer.
+//
+// The model's own refusal (an API's: OpenAI's refusal, a refusal stop
+// reason; DESIGN §17) ends the visit too, since no nudge turns it into an
+// answer, with stopReason refusal. Where the stage takes unavailable, the
+// answer is unavailable in the model's words. Where it does not
+// (allow_unavailable = false), the run ends without an answer and without
+// that status, which the stage said it never gives (a caller may take
+// `unavailable`, exit 4, as an answer of its own): the no-answer message
+// says the model refused, in its words.
 
 // unavailable runs a submit_output call that declares the answer
 // unavailable for reason.
@@ -18,4 +29,24 @@ func (v *stageVisit) unavailable(reason string) ToolResult {
 	v.run.unavailable = reason
 	v.halt("")
 	return ToolResult{Output: "Recorded: the answer is unavailable. The run ends here."}
+}
+
+// refused ends the visit on the model's refusal resp (see the top of this
+// file).
+func (v *stageVisit) refused(resp *Response) {
+	r := v.run
+	r.stop = "refusal"
+	v.ended = endedRefusal
+	words := strings.TrimSpace(resp.Refusal)
+	if words == "" {
+		words = strings.TrimSpace(resp.Text)
+	}
+	switch {
+	case words == "":
+	case v.stage.UnavailableAllowed():
+		r.unavailable = words
+		v.ended = endedUnavailable
+	default:
+		r.declined = words
+	}
 }

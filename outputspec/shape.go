@@ -76,9 +76,10 @@ type ToolShape struct {
 // shape is what a json answer's schema makes of submit_output's typed
 // content and of a constrained reply. Made once, at Compile.
 type shape struct {
-	// doc is the schema as it was written, compact: a constrained reply's
-	// schema.
-	doc json.RawMessage
+	// doc is the schema as it was written, compact; sent is the schema a
+	// constrained reply is asked to satisfy: doc without its top level's
+	// $schema and $id (metaless).
+	doc, sent json.RawMessage
 	// value is the schema decoded, for the strict fit (strict.go).
 	value any
 	// content is the schema as it sits at properties.content: the root's
@@ -98,12 +99,14 @@ type shape struct {
 // shapeOf reads a json answer's schema, which compiled.
 func shapeOf(doc []byte) shape {
 	sh := shape{doc: compact(doc)}
+	sh.sent = sh.doc
 	if err := json.Unmarshal(doc, &sh.value); err != nil {
 		sh.unnested = "the schema does not decode"
 		return sh
 	}
 	root, _ := sh.value.(map[string]any)
 	sh.stringTop = namesString(root)
+	sh.sent = metaless(sh.doc, root)
 	if sh.unnested = unnestable(sh.value); sh.unnested != "" {
 		return sh
 	}
@@ -115,7 +118,7 @@ func shapeOf(doc []byte) shape {
 	var content, defs []string
 	for _, m := range members {
 		switch m.key {
-		case "$schema":
+		case "$schema", "$id":
 		case "$defs", "definitions":
 			defs = append(defs, m.text())
 		default:
@@ -156,18 +159,53 @@ func namesString(s map[string]any) bool {
 	return false
 }
 
-// unnestable says why schema v cannot sit inside another one unchanged in
-// meaning, or "": a reference to anything but its own definitions (which
-// are hoisted with it), an identifier or an anchor that would resolve
-// elsewhere, a draft-04 or older dialect whose keywords read otherwise.
-func unnestable(v any) string {
-	if m, ok := v.(map[string]any); ok {
-		if d, _ := m["$schema"].(string); strings.Contains(d, "draft-04") || strings.Contains(d, "draft-03") {
-			return "its $schema is " + d
+// oldDraft is the $schema of root when it names draft-04 or older, whose
+// keywords read otherwise than the later drafts' (and the subsets'); "".
+func oldDraft(root map[string]any) string {
+	if d, _ := root["$schema"].(string); strings.Contains(d, "draft-04") || strings.Contains(d, "draft-03") {
+		return d
+	}
+	return ""
+}
+
+// metaless is the schema doc (root decoded) without its top level's
+// $schema and $id, which no provider's strict subset names (generated
+// schemas carry them: zod-to-json-schema writes $schema, Pydantic and
+// others $id): what the schema accepts is the same without them, since
+// its references, where it can be nested or sent strict, are to its own
+// definitions (a "#/$defs/..." resolves in the document either way). A
+// draft-04 or older schema, or one without them, is doc as written.
+func metaless(doc json.RawMessage, root map[string]any) json.RawMessage {
+	_, hasSchema := root["$schema"]
+	_, hasID := root["$id"]
+	if !hasSchema && !hasID || oldDraft(root) != "" {
+		return doc
+	}
+	members, err := topMembers(doc)
+	if err != nil {
+		return doc
+	}
+	var kept []string
+	for _, m := range members {
+		if m.key != "$schema" && m.key != "$id" {
+			kept = append(kept, m.text())
 		}
 	}
+	return json.RawMessage("{" + strings.Join(kept, ",") + "}")
+}
+
+// unnestable says why schema v cannot sit inside another one unchanged in
+// meaning, or "": a reference to anything but its own definitions (which
+// are hoisted with it), an identifier (but the top level's own, which is
+// left out with it) or an anchor that would resolve elsewhere, a draft-04
+// or older dialect whose keywords read otherwise.
+func unnestable(v any) string {
+	m, _ := v.(map[string]any)
+	if d := oldDraft(m); d != "" {
+		return "its $schema is " + d
+	}
 	why := ""
-	walkJSON(v, func(k string, val any) bool {
+	check := func(k string, val any) bool {
 		s, ok := val.(string)
 		if !ok {
 			return true
@@ -181,7 +219,19 @@ func unnestable(v any) string {
 			why = "it has " + k
 		}
 		return why == ""
-	})
+	}
+	if m == nil {
+		walkJSON(v, check)
+		return why
+	}
+	for _, k := range sortedKeys(m) {
+		if k == "$id" {
+			continue // the top level's own: left out where it is nested
+		}
+		if !check(k, m[k]) || !walkJSON(m[k], check) {
+			break
+		}
+	}
 	return why
 }
 
@@ -352,13 +402,15 @@ func (c *Contract) ToolStrict(family string, s ToolShape) string {
 }
 
 // ReplySchema is the schema a constrained reply is asked to satisfy: the
-// answer's, as written; nil for a json answer without one (any JSON), and
-// for one that did not compile.
+// answer's, as written but for its top level's $schema and $id (metaless:
+// it accepts the same values); nil for a json answer without one (any
+// JSON), and for one that did not compile. coda's own check runs the
+// schema as written.
 func (c *Contract) ReplySchema() json.RawMessage {
 	if !c.Typed() || c.shape.doc == nil {
 		return nil
 	}
-	return append(json.RawMessage(nil), c.shape.doc...)
+	return append(json.RawMessage(nil), c.shape.sent...)
 }
 
 // ReplyStrict says why a constrained reply cannot be asked strict of a

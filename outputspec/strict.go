@@ -30,8 +30,14 @@ import (
 //     boundaries), minItems 0 or 1; no numeric or length constraints.
 //
 // Keywords outside a subset (annotations included, but description and
-// title) make a schema not fit it: what a server would do with them is not
-// documented.
+// title, which both take: OpenAI's examples and Anthropic's SDK keep
+// them) make a schema not fit it: what a server would do with them is not
+// documented. The top level's $schema and $id are the exception: neither
+// subset names them, but coda leaves them out of what it sends (shape.go,
+// metaless), and without them the schema accepts the same values, since
+// its references are its own definitions; so they do not keep it from
+// fitting. A $schema naming draft-04 or older does: its keywords read
+// otherwise (exclusiveMaximum a flag), and it is sent as written.
 
 // Strict subsets (ToolShape.Strict, engine.Shapes.Strict).
 const (
@@ -141,9 +147,10 @@ func (f *fitter) node(path string, v any) string {
 	for _, k := range sortedKeys(s) {
 		switch {
 		case slices.Contains(commonKeywords, k), slices.Contains(f.sub.keywords, k):
-		case (k == "$defs" || k == "definitions" || k == "$schema") && path == "":
-			if k == "$schema" {
-				return fmt.Sprintf("the top level has $schema, which %s strict subset does not name", f.sub.name)
+		case (k == "$defs" || k == "definitions") && path == "":
+		case (k == "$schema" || k == "$id") && path == "":
+			if d := oldDraft(s); d != "" {
+				return fmt.Sprintf("the top level's $schema is %s, whose keywords %s strict subset reads otherwise", d, f.sub.name)
 			}
 		default:
 			return fmt.Sprintf("%s has %s, which %s strict subset does not take", where(path), k, f.sub.name)

@@ -1,9 +1,13 @@
 package outputspec
 
 import (
+	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/coda-acp/coda/validators"
 )
 
 func schemaOf(t *testing.T, text string) map[string]any {
@@ -37,7 +41,12 @@ func TestContract_StrictFit(t *testing.T) {
 			`has format "uri"`, ""},
 		{"no type", `{"type":"object","additionalProperties":false,"required":["x"],"properties":{"x":{}}}`, "`properties.x` has no type", "`properties.x` has no type"},
 		{"oneOf", `{"type":"object","additionalProperties":false,"required":["x"],"properties":{"x":{"oneOf":[{"type":"string"}]}}}`, "has oneOf", "has oneOf"},
-		{"$schema", `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","additionalProperties":false,"properties":{}}`, "has $schema", "has $schema"},
+		// The top level's $schema and $id are left out of what is sent.
+		{"$schema", `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","additionalProperties":false,"properties":{}}`, "", ""},
+		{"$id and annotations", `{"$id":"https://example.com/answer.json","title":"Answer","description":"d","type":"object","additionalProperties":false,"properties":{}}`, "", ""},
+		{"draft-04", `{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","additionalProperties":false,"properties":{}}`, "$schema is http://json-schema.org/draft-04/schema#", "draft-04"},
+		{"nested $schema", `{"type":"object","additionalProperties":false,"required":["a"],"properties":{"a":{"$schema":"x","type":"string"}}}`, "`properties.a` has $schema", "`properties.a` has $schema"},
+		{"nested $id", `{"type":"object","additionalProperties":false,"required":["a"],"properties":{"a":{"$id":"x","type":"string"}}}`, "has $id", "has $id"},
 		{"defs", `{"type":"object","additionalProperties":false,"required":["i"],"properties":{"i":{"$ref":"#/$defs/item"}},"$defs":{"item":{"type":"object","additionalProperties":false,"required":["n"],"properties":{"n":{"type":"string"}}}}}`, "", ""},
 		{"recursive", `{"type":"object","additionalProperties":false,"required":["root"],"properties":{"root":{"$ref":"#/$defs/node"}},"$defs":{"node":{"type":"object","additionalProperties":false,"required":["kids"],"properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}}}}}`,
 			"", "`$defs.node` is recursive"},
@@ -101,5 +110,60 @@ func TestToolSchema_strictFormsFit(t *testing.T) {
 				t.Errorf("%s %+v: %s", fam, w, why)
 			}
 		}
+	}
+}
+
+// A generated schema's $schema and $id (zod-to-json-schema writes the
+// one, Pydantic and others the other) keep it from no strict subset: they
+// are left out of what is sent, the reply's schema and submit_output's
+// typed content, which accept the same values; coda's own check still
+// runs the schema as written.
+func TestContract_metaless(t *testing.T) {
+	const generated = `{"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://example.com/answer.json","type":"object",` +
+		`"properties":{"items":{"type":"array","items":{"$ref":"#/definitions/item"}}},"required":["items"],"additionalProperties":false,` +
+		`"definitions":{"item":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}}}`
+	c := mustCompile(t, Spec{Format: "json", Schema: schemaOf(t, generated)})
+	for _, fam := range []string{StrictOpenAI, StrictAnthropic} {
+		if why := c.StrictFit(fam); why != "" {
+			t.Errorf("%s: not strict: %s", fam, why)
+		}
+		if why := c.ReplyStrict(fam); why != "" {
+			t.Errorf("%s: the reply not strict: %s", fam, why)
+		}
+		if why := c.ToolStrict(fam, ToolShape{Typed: true}); why != "" {
+			t.Errorf("%s: submit_output not strict: %s", fam, why)
+		}
+		tool := c.ToolSchemaShaped(ToolWays, ToolShape{Typed: true, Strict: fam})
+		var v any
+		json.Unmarshal(tool, &v)
+		if why := strictFit(v, fam, false); why != "" || !strings.Contains(string(tool), `"items":{"items":{"$ref":"#/definitions/item"},"type":"array"}`) {
+			t.Errorf("%s: submit_output %s (%s)", fam, tool, why)
+		}
+		if strings.Contains(string(tool), "$schema") || strings.Contains(string(tool), "$id") {
+			t.Errorf("%s: submit_output keeps $schema or $id: %s", fam, tool)
+		}
+	}
+	want := `{"type":"object","properties":{"items":{"type":"array","items":{"$ref":"#/definitions/item"}}},"required":["items"],"additionalProperties":false,` +
+		`"definitions":{"item":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}}}`
+	if got := c.ReplySchema(); !reflect.DeepEqual(schemaOf(t, string(got)), schemaOf(t, want)) {
+		t.Errorf("the reply's schema\n%s\nwant\n%s", got, want)
+	}
+	// What is sent accepts what the schema as written accepts.
+	sent, err := validators.CompileSchema(c.ReplySchema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, answer := range []string{`{"items":[{"n":1}]}`, `{"items":[{"n":"one"}]}`, `{"items":[{"n":1,"x":2}]}`, `{}`} {
+		var data any
+		json.Unmarshal([]byte(answer), &data)
+		v := c.Check(context.Background(), Submission{Reply: answer})
+		if v.Accepted != (len(sent.Validate(data)) == 0) {
+			t.Errorf("%s: accepted %v by the schema as written, %v by the one sent", answer, v.Accepted, !v.Accepted)
+		}
+	}
+	// Draft-04 reads otherwise: sent as written, and not strict.
+	old := mustCompile(t, Spec{Format: "json", Schema: schemaOf(t, `{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{},"additionalProperties":false}`)})
+	if !strings.Contains(string(old.ReplySchema()), "draft-04") || old.ReplyStrict(StrictOpenAI) == "" {
+		t.Errorf("draft-04: %s, %q", old.ReplySchema(), old.ReplyStrict(StrictOpenAI))
 	}
 }

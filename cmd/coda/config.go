@@ -37,6 +37,7 @@ import (
 //	[providers.local]
 //	kind = "openai"                      # "openai" | "anthropic" (messages) | "gemini" (generateContent) | "ollama" (Ollama's own /api/chat)
 //	api = "chat"                         # openai: "chat" (chat completions, the default) | "responses"
+//	server = "vllm"                      # openai chat: "vllm" | "llama.cpp": a constrained reply in the server's own field
 //	base_url = "http://localhost:8080/v1"
 //	api_key_env = "LOCAL_KEY"            # "" or absent for a server without keys
 //	headers = { "X-Team" = "docs" }
@@ -112,6 +113,7 @@ type config struct {
 type providerConfig struct {
 	Kind           string            `toml:"kind"`
 	API            string            `toml:"api"`
+	Server         string            `toml:"server"` // the software behind a kind "openai" chat endpoint (provider.Server*)
 	BaseURL        string            `toml:"base_url"`
 	APIKeyEnv      *string           `toml:"api_key_env"`
 	Headers        map[string]string `toml:"headers"`
@@ -336,6 +338,12 @@ func (c *config) check() error {
 			}
 			return fmt.Errorf("%s.api = %q: want \"chat\" (chat completions, what compatible servers speak) or \"responses\" (OpenAI's Responses API)", key, p.API)
 		}
+		if p.Server != "" && (kind != providerKindOpenAI || p.Server != provider.ServerVLLM && p.Server != provider.ServerLlamaCpp) {
+			if kind != providerKindOpenAI {
+				return fmt.Errorf("%s.server: only a provider of kind \"openai\" takes a server", key)
+			}
+			return fmt.Errorf("%s.server = %q: want \"vllm\" or \"llama.cpp\" (leave it out for any other server)", key, p.Server)
+		}
 		if p.NumCtx != 0 && kind != providerKindOllama {
 			return fmt.Errorf("%s.num_ctx: only a provider of kind \"ollama\" takes num_ctx", key)
 		}
@@ -400,6 +408,9 @@ func (b *providerConfig) merge(p providerConfig) providerConfig {
 	}
 	if p.API != "" {
 		out.API = p.API
+	}
+	if p.Server != "" {
+		out.Server = p.Server
 	}
 	if p.Effort != "" {
 		out.Effort = p.Effort
@@ -488,7 +499,7 @@ func (c *config) newModel(spec string) (engine.Model, error) {
 		// picked later) is sent as the nearest it takes; the chosen
 		// model's was checked at start-up (preflight).
 		Effort: nearestEffort(c.effortFor(spec, p, model), effortsTaken(spec)),
-		API:    p.API, NumCtx: p.NumCtx, Log: c.logger(),
+		API:    p.API, Server: p.Server, NumCtx: p.NumCtx, Log: c.logger(),
 		Thinking: entry.thinking, NoForcedTool: entry.noForcedTool,
 		NoCache: p.Cache != nil && !*p.Cache,
 	}

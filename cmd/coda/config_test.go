@@ -128,6 +128,8 @@ func TestLoadConfig_errors(t *testing.T) {
 		{"[providers.openai]\nnum_ctx = 8192", `providers.openai.num_ctx: only a provider of kind "ollama" takes num_ctx`},
 		{"[providers.local]\nkind = \"ollama\"\napi = \"chat\"", `providers.local.api: only a provider of kind "openai" takes an api`},
 		{"[providers.openai]\nstructured = \"json\"", `providers.openai.structured is "json": want "auto", "tool", "native" or "prompted"`},
+		{"[providers.local]\nkind = \"openai\"\nserver = \"sglang\"", `providers.local.server = "sglang": want "vllm" or "llama.cpp"`},
+		{"[providers.anthropic]\nserver = \"vllm\"", `providers.anthropic.server: only a provider of kind "openai" takes a server`},
 		{"[providers.openai.models.\"gpt-5.4\"]\nstructured = \"strict\"", `providers.openai.models."gpt-5.4".structured is "strict"`},
 	}
 	for _, tt := range tests {

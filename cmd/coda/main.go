@@ -157,9 +157,11 @@ are read from the environment, never from a file:
                     num_ctx = N caps it)
   NAME:MODEL        a [providers.NAME] of the config file: kind = "openai" for
                     what speaks chat completions (vLLM, llama.cpp, LM Studio,
-                    Ollama's /v1: base_url = ".../v1"), api = "responses" for
-                    OpenAI's Responses API; kind = "ollama" for Ollama's own
-                    API, num_ctx = N to cap its context; effort = LEVEL
+                    Ollama's /v1: base_url = ".../v1"; server = "vllm" or
+                    "llama.cpp" asks a JSON reply in that server's own field),
+                    api = "responses" for OpenAI's Responses API; kind =
+                    "ollama" for Ollama's own API, num_ctx = N to cap its
+                    context; effort = LEVEL
 --effort LEVEL sets the reasoning effort: off, low, medium, high, or a
 model's own minimal, xhigh, max; a level the model cannot take is refused
 with the levels it takes. A stage's model = { effort = LEVEL } asks its own;

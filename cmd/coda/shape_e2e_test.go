@@ -61,10 +61,15 @@ type shapeAPI struct {
 	start func(t *testing.T, refuse string) shapeFake
 }
 
-func shapeOpenAI(api string) shapeAPI {
+func shapeOpenAI(api string) shapeAPI { return shapeOpenAIOf(api, "") }
+
+// shapeOpenAIOf is shapeOpenAI whose fake is the named server's ("" is
+// OpenAI's).
+func shapeOpenAIOf(api, server string) shapeAPI {
 	return shapeAPI{name: api, model: "test:gpt-5.4", start: func(t *testing.T, refuse string) shapeFake {
 		f := openaitest.NewServer()
 		t.Cleanup(f.Close)
+		f.Server = server
 		f.NoStrict, f.NoToolChoice, f.NoResponseFormat = refuse == "strict", refuse == "tool_choice", refuse == "reply_format"
 		f.Reply = func(_ int, r *openaitest.Request) openaitest.Turn {
 			if r.Body["tools"] == nil {
@@ -82,6 +87,22 @@ func shapeOpenAI(api string) shapeAPI {
 			},
 		}
 	}}
+}
+
+// shapeServer is an OpenAI-style chat server the config names
+// (server = "vllm" | "llama.cpp"), whose fake holds its own fields to its
+// rules.
+func shapeServer(server string) shapeAPI {
+	api := shapeOpenAIOf("chat", server)
+	start := api.start
+	api.name = server
+	api.model = "test:qwen3"
+	api.start = func(t *testing.T, refuse string) shapeFake {
+		fake := start(t, refuse)
+		fake.table += fmt.Sprintf("server = %q\n", server)
+		return fake
+	}
+	return api
 }
 
 func shapeAnthropic(name, model, effort string) shapeAPI {
@@ -290,6 +311,9 @@ func TestShape_e2e_nativeReply(t *testing.T) {
 		{shapeAnthropic("anthropic", "claude-sonnet-4-5", ""), `"output_config":{"format":{"type":"json_schema","schema":` + schema + `}}`},
 		{shapeGemini("gemini-3-pro-preview"), `"responseMimeType":"application/json","responseJsonSchema":` + schema},
 		{shapeOllama(), `"format":` + schema},
+		// A server the config names: its own field.
+		{shapeServer("vllm"), `"structured_outputs":{"json":` + schema + `}`},
+		{shapeServer("llama.cpp"), `"json_schema":` + schema},
 	}
 	for _, tt := range tests {
 		t.Run(tt.api.name, func(t *testing.T) {
@@ -324,13 +348,15 @@ func TestShape_e2e_refused(t *testing.T) {
 	}{
 		{api: shapeOpenAI("chat"), refuse: "strict", gone: `"strict":true`, stays: `"tool_choice":{"type":"function"`, warnsMechanism: "strict schemas"},
 		{api: shapeOpenAI("responses"), refuse: "tool_choice", gone: `"tool_choice"`, stays: `"strict":true`, warnsMechanism: "a forced tool choice"},
+		// A Responses server without strict mode refuses the field itself,
+		// which the API's default (strict) has sent even as false.
+		{api: shapeOpenAI("responses"), refuse: "strict", gone: `"strict"`, stays: `"tool_choice":{"type":"function"`, warnsMechanism: "strict schemas"},
 		{api: shapeOpenAI("chat"), refuse: "reply_format", extra: "tools = false\n", gone: `"response_format"`, warnsMechanism: "a constrained reply format"},
 		{api: shapeAnthropic("anthropic", "claude-sonnet-4-5", ""), refuse: "strict", gone: `"strict":true`, stays: `"tool_choice":{"type":"tool"`, warnsMechanism: "strict schemas"},
 		{api: shapeAnthropic("anthropic", "claude-sonnet-4-5", ""), refuse: "reply_format", extra: "tools = false\n", gone: `"output_config"`, warnsMechanism: "a constrained reply format"},
-		// Gemini 2.5 refuses a JSON reply beside functions: native asks
-		// for one at the answer call.
-		{api: shapeGemini("gemini-2.5-flash"), extra: "structured = \"native\"\n", gone: `"responseMimeType"`, warnsMechanism: "a constrained reply format"},
 		{api: shapeOllama(), refuse: "reply_format", extra: "tools = false\n", gone: `"format"`, warnsMechanism: "a constrained reply format"},
+		{api: shapeServer("vllm"), refuse: "reply_format", extra: "tools = false\n", gone: `"structured_outputs"`, warnsMechanism: "a constrained reply format"},
+		{api: shapeServer("llama.cpp"), refuse: "reply_format", extra: "tools = false\n", gone: `"json_schema"`, warnsMechanism: "a constrained reply format"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.api.name+"/"+tt.refuse+tt.extra, func(t *testing.T) {
@@ -352,6 +378,38 @@ func TestShape_e2e_refused(t *testing.T) {
 			}
 			if n := strings.Count(stderr, "coda asks it without for the rest of the session"); n != 1 || !strings.Contains(stderr, "refused "+tt.warnsMechanism) {
 				t.Errorf("%d warnings, want one about %s:\n%s", n, tt.warnsMechanism, stderr)
+			}
+		})
+	}
+}
+
+// Gemini 2.x refuses a JSON reply beside function declarations, Gemini 3
+// takes it: a native answer call with tools asks for one of Gemini 3
+// only, and Gemini 2.5 is never sent the request its fake would refuse
+// (nor warned about it).
+func TestShape_e2e_geminiJSONWithTools(t *testing.T) {
+	for _, tt := range []struct {
+		model string
+		json  bool
+	}{{"gemini-2.5-flash", false}, {"gemini-3-pro-preview", true}} {
+		t.Run(tt.model, func(t *testing.T) {
+			api := shapeGemini(tt.model)
+			fake := api.start(t, "")
+			_, stderr := shapeTurns(t, api, fake, "structured = \"native\"\n", 2)
+			reqs := fake.seen()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests, want one a turn (the first refused: %q)", len(reqs), reqs[0].refused)
+			}
+			for _, r := range reqs {
+				if r.refused != "" || !strings.Contains(r.body, `"functionDeclarations"`) {
+					t.Errorf("refused %q, or no functions: %s", r.refused, r.body)
+				}
+				if got := strings.Contains(r.body, `"responseMimeType":"application/json"`); got != tt.json {
+					t.Errorf("a JSON reply asked %v, want %v: %s", got, tt.json, r.body)
+				}
+			}
+			if strings.Contains(stderr, "refused") {
+				t.Errorf("a warning:\n%s", stderr)
 			}
 		})
 	}

@@ -82,7 +82,19 @@ type Options struct {
 	// its thinking (Anthropic's Claude 5.5 and Fable 5 models, a catalog
 	// fact): the provider asks for the tool in auto mode instead.
 	NoForcedTool bool
+	// Server names the software behind a chat completions endpoint where
+	// it has a constrained-output field of its own (ServerVLLM,
+	// ServerLlamaCpp): a constrained reply is asked in that field. ""
+	// is any OpenAI-style server.
+	Server string
 }
+
+// Servers of chat completions with a field of their own for a constrained
+// reply (Options.Server).
+const (
+	ServerVLLM     = "vllm"
+	ServerLlamaCpp = "llama.cpp"
+)
 
 // APIs of kind "openai" (Options.API).
 const (

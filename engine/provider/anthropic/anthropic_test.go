@@ -198,7 +198,10 @@ func TestModel_Stream_notStreamed(t *testing.T) {
 // The request: system at the top level, tool results as tool_result blocks
 // merged into one user message, thinking sent back with its signature,
 // cache breakpoints on the system prompt and the last two messages, and
-// room to think (max_tokens raised, none having been configured).
+// room to think (max_tokens raised, none having been configured). The
+// tool loop it continues is a message with no signed thinking to send
+// back, which the API refuses with thinking on: the call goes without it
+// (replay.go, loopThinking).
 func TestModel_Stream_request(t *testing.T) {
 	s := newServer(t, reply{file: "text_tool_thinking.sse"}, reply{file: "text.sse"})
 	var waits int
@@ -243,7 +246,6 @@ func TestModel_Stream_request(t *testing.T) {
 	"model": "claude-sonnet-4-5",
 	"max_tokens": 32000,
 	"system": [{"type": "text", "text": "You review code.", "cache_control": {"type": "ephemeral"}}],
-	"thinking": {"type": "enabled", "budget_tokens": 2048},
 	"stream": true,
 	"messages": [
 		{"role": "user", "content": [{"type": "text", "text": "Is auth safe?"}]},

@@ -347,28 +347,118 @@ func TestFake_strictAndFormat(t *testing.T) {
 	}
 }
 
-// A reply of another model goes back without its thinking, which the
-// fake would refuse as another's signature; the legacy array replay is
-// still read.
-func TestFake_thinkingStaysWithItsModel(t *testing.T) {
-	f := newFakeAPI(t, interleaved(1), fakeText("Safe."))
-	opus := fakeModel(f, "claude-opus-4-7", Options{Thinking: ThinkingAdaptive, Effort: "high"})
-	req := loopRequest()
-	resp, _, err := call(opus, req)
-	if err != nil {
-		t.Fatal(err)
-	}
+// afterCalls is req with resp's calls answered, as the stage loop adds
+// them.
+func afterCalls(req *engine.Request, resp *engine.Response) *engine.Request {
 	req.Messages = append(req.Messages, engine.Message{Role: engine.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay})
 	for _, tc := range resp.ToolCalls {
 		req.Messages = append(req.Messages, engine.Message{Role: engine.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: "ok"})
 	}
-	sonnet := fakeModel(f, "claude-sonnet-5", Options{Thinking: ThinkingAdaptiveOn, Effort: "high"})
-	if _, _, err := call(sonnet, req); err != nil {
-		t.Fatalf("sonnet after opus: %v", err)
+	return req
+}
+
+// A reply of another model goes back without its thinking, which the
+// fake would refuse as another's signature. Since a tool loop continued
+// with thinking on must start its last assistant message with thinking
+// (the fake refuses it otherwise), the call that takes over another
+// model's loop is made without thinking where the model can turn it off
+// (sent as each model takes "off"), and with the loop written out as text
+// where it cannot.
+func TestFake_thinkingStaysWithItsModel(t *testing.T) {
+	tests := []struct {
+		model, style string
+		thinking     string // the takeover's thinking type, "" none
+		folded       bool
+	}{
+		{"claude-sonnet-5", ThinkingAdaptiveOn, "disabled", false},
+		{"claude-opus-4-6", ThinkingBoth, "", false},
+		{"claude-sonnet-4-5", ThinkingBudget, "", false},
+		{"claude-opus-5-5", ThinkingAlways, "adaptive", true},
+		{"claude-sonnet-5-5", ThinkingBetweenTools, "adaptive", true},
 	}
-	sent := f.Requests()[1].Body.Messages[1].Content
-	if len(sent) != 3 || strings.Contains(string(sent[0]), "thinking") {
-		t.Errorf("opus's reply sent to sonnet: %s", sent)
+	for _, tt := range tests {
+		t.Run(tt.model, func(t *testing.T) {
+			f := newFakeAPI(t, interleaved(1), fakeText("Safe."), fakeText("Sure."))
+			opus := fakeModel(f, "claude-opus-4-7", Options{Thinking: ThinkingAdaptive, Effort: "high"})
+			req := loopRequest()
+			resp, _, err := call(opus, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req = afterCalls(req, resp)
+			next := fakeModel(f, tt.model, Options{Thinking: tt.style, Effort: "high"})
+			if _, _, err := call(next, req); err != nil {
+				t.Fatalf("%s after opus: %v", tt.model, err)
+			}
+			body := f.Requests()[1].Body
+			sent := body.Messages[1].Blocks()
+			var types []string
+			for _, b := range sent {
+				types = append(types, b.Type)
+			}
+			want := "text,tool_use,tool_use"
+			if tt.folded {
+				want = "text,text,text"
+			}
+			if got := strings.Join(types, ","); got != want {
+				t.Errorf("opus's reply went to %s as %s, want %s", tt.model, got, want)
+			}
+			got := ""
+			if body.Thinking != nil {
+				got = body.Thinking.Type
+			}
+			if got != tt.thinking {
+				t.Errorf("thinking %q, want %q", got, tt.thinking)
+			}
+			// The loop's next call, on a reply of its own, thinks again.
+			req.Messages = append(req.Messages, engine.Message{Role: engine.RoleAssistant, Text: "Safe."}, engine.Message{Role: engine.RoleUser, Text: "And the tests?"})
+			if _, _, err := call(next, req); err != nil {
+				t.Fatal(err)
+			}
+			if th := f.Requests()[2].Body.Thinking; th == nil || th.Type == "disabled" {
+				t.Errorf("the turn after: thinking %+v", th)
+			}
+		})
+	}
+}
+
+// The fake holds a tool loop continued with thinking on to the API's
+// rule: the loop's assistant message goes back starting with its
+// thinking. A reply it wrote without thinking (adaptive thinking may skip
+// it) is let through, and the provider keeps thinking on for it.
+func TestFake_thinkingFirst(t *testing.T) {
+	f := newFakeAPI(t, interleaved(1), anthropictest.Turn{Blocks: []anthropictest.Block{anthropictest.ToolUse("toolu_plain", "list_files", "")}}, fakeText("Safe."))
+	m := fakeModel(f, "claude-opus-4-7", Options{Thinking: ThinkingAdaptive, Effort: "high"})
+	req := loopRequest()
+	resp, _, err := call(m, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Its thinking dropped (no replay): refused, as the API refuses it.
+	// (The provider, not knowing the message, would turn thinking off:
+	// the fake is asked with it on.)
+	var r request
+	m.encodeTo(afterCalls(loopRequest(), &engine.Response{Text: resp.Text, ToolCalls: resp.ToolCalls}), &r)
+	r.Thinking = &thinking{Type: "adaptive"}
+	body, _ := json.Marshal(&r)
+	if got := post(t, f, string(body)); !strings.Contains(got, "Expected `thinking` or `redacted_thinking`, but found `text`. When `thinking` is enabled, a final `assistant` message must start with a thinking block") {
+		t.Errorf("the loop without its thinking: %s", got)
+	}
+	// Sent back whole, it is taken; then a reply without thinking, whose
+	// loop goes on with thinking on.
+	req = afterCalls(req, resp)
+	resp, _, err = call(m, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Thinking != "" || len(resp.ToolCalls) != 1 {
+		t.Fatalf("second reply %+v", resp)
+	}
+	if _, _, err := call(m, afterCalls(req, resp)); err != nil {
+		t.Fatalf("a loop of a reply without thinking: %v (refused: %v)", err, f.Refusals())
+	}
+	if th := f.Requests()[len(f.Requests())-1].Body.Thinking; th == nil || th.Type != "adaptive" {
+		t.Errorf("thinking %+v after a reply of its own without thinking", th)
 	}
 }
 
@@ -376,18 +466,7 @@ func TestFake_thinkingStaysWithItsModel(t *testing.T) {
 // thinking block, are refused.
 func TestFake_cacheRules(t *testing.T) {
 	f := newFakeAPI(t, anthropictest.Turn{Blocks: []anthropictest.Block{anthropictest.Thinking("t"), anthropictest.Text("ok")}})
-	post := func(body string) string {
-		r, _ := http.NewRequest(http.MethodPost, f.URL+"/v1/messages", strings.NewReader(body))
-		r.Header.Set("X-Api-Key", testKey)
-		r.Header.Set("Anthropic-Version", Version)
-		resp, err := f.Client().Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
-	}
+	post := func(body string) string { return post(t, f, body) }
 	first := post(`{"model":"claude-opus-4-7","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":"a"}]}]}`)
 	m := regexp.MustCompile(`"signature":"([^"]+)"`).FindStringSubmatch(first)
 	if m == nil {
@@ -403,5 +482,76 @@ func TestFake_cacheRules(t *testing.T) {
 		`{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"` + m[1] + `",` + cc + `},{"type":"text","text":"x"}]},{"role":"user","content":[{"type":"text","text":"b"}]}]}`
 	if got := post(onThinking); !strings.Contains(got, "Thinking blocks cannot be cached directly") {
 		t.Errorf("a breakpoint on thinking: %s", got)
+	}
+}
+
+// post sends body to the fake's /v1/messages as it is, and returns what
+// the fake answered.
+func post(t *testing.T, f *anthropictest.Server, body string) string {
+	t.Helper()
+	r, _ := http.NewRequest(http.MethodPost, f.URL+"/v1/messages", strings.NewReader(body))
+	r.Header.Set("X-Api-Key", testKey)
+	r.Header.Set("Anthropic-Version", Version)
+	resp, err := f.Client().Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// The fake holds a strict tool's schema, and a JSON output's, to the
+// subset of structured outputs at every level, not only the top: an open
+// object anywhere, a constraint the subset does not take, a recursive
+// definition are refused; what the subset takes passes.
+func TestFake_strictSchemas(t *testing.T) {
+	closed := func(props string) string {
+		return `{"type":"object","properties":{` + props + `},"additionalProperties":false}`
+	}
+	tests := []struct {
+		name, schema, refusal string // refusal "": taken
+	}{
+		{"flat", closed(`"a":{"type":"string"}`), ""},
+		{"nested closed, with what the subset takes", `{"type":"object","title":"T","description":"d","properties":{` +
+			`"a":{"type":"object","properties":{"b":{"type":"string","format":"date","pattern":"^[0-9]+$"}},"required":["b"],"additionalProperties":false},` +
+			`"c":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/item"}},"d":{"anyOf":[{"type":"null"},{"enum":["x",1,true,null]}]},"e":{"const":"k","default":"k"}},` +
+			`"required":["a"],"additionalProperties":false,"$defs":{"item":` + closed(`"n":{"type":"integer"}`) + `}}`, ""},
+		{"nested open object", closed(`"a":{"type":"object","properties":{"b":{"type":"string"}}}`), "properties.a: For 'object' type, 'additionalProperties' must be explicitly set to false"},
+		{"open object in items", closed(`"a":{"type":"array","items":{"type":"object"}}`), "properties.a.items: For 'object' type, 'additionalProperties' must be explicitly set to false"},
+		{"open object in anyOf", closed(`"a":{"anyOf":[{"type":"string"},{"type":"object","additionalProperties":true}]}`), "properties.a.anyOf.1: For 'object' type"},
+		{"open definition", closed(`"a":{"$ref":"#/$defs/x"}`)[:len(closed(`"a":{"$ref":"#/$defs/x"}`))-1] + `,"$defs":{"x":{"type":"object"}}}`, "$defs.x: For 'object' type"},
+		{"minimum", closed(`"a":{"type":"integer","minimum":1}`), "properties.a: 'minimum' is not supported"},
+		{"maxLength", closed(`"a":{"type":"string","maxLength":3}`), "properties.a: 'maxLength' is not supported"},
+		{"minItems 2", closed(`"a":{"type":"array","minItems":2,"items":{"type":"string"}}`), "properties.a: 'minItems' values other than 0 or 1"},
+		{"enum of objects", closed(`"a":{"enum":[{"x":1}]}`), "properties.a: enum values must be"},
+		{"external ref", closed(`"a":{"$ref":"https://example.com/s.json"}`), `properties.a: $ref "https://example.com/s.json" is not supported`},
+		{"format", closed(`"a":{"type":"string","format":"ipv5"}`), "properties.a: string format 'ipv5' is not supported"},
+		{"lookahead", closed(`"a":{"type":"string","pattern":"(?=x)"}`), "properties.a: the pattern's (?= is not supported"},
+		{"recursive", `{"type":"object","properties":{"n":{"$ref":"#/$defs/node"}},"additionalProperties":false,"$defs":{"node":` + closed(`"next":{"$ref":"#/$defs/node"}`) + `}}`, "Too many recursive definitions in schema"},
+	}
+	f := newFakeAPI(t, fakeText("ok"))
+	for _, tt := range tests {
+		for _, where := range []string{"tool", "output"} {
+			body := `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":"a"}]}],` +
+				`"tools":[{"name":"t","strict":true,"input_schema":` + tt.schema + `}]}`
+			prefix := "tools.0.custom.input_schema: "
+			if where == "output" {
+				body = `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":"a"}]}],` +
+					`"output_config":{"format":{"type":"json_schema","schema":` + tt.schema + `}}}`
+				prefix = "output_config.format.schema: "
+			}
+			var e struct {
+				Error struct{ Message string } `json:"error"`
+			}
+			json.Unmarshal([]byte(post(t, f, body)), &e)
+			got := e.Error.Message
+			switch {
+			case tt.refusal == "" && got != "":
+				t.Errorf("%s (%s): refused: %s", tt.name, where, got)
+			case tt.refusal != "" && !strings.Contains(got, prefix+tt.refusal):
+				t.Errorf("%s (%s): %s, want %q", tt.name, where, got, prefix+tt.refusal)
+			}
+		}
 	}
 }

@@ -3,6 +3,8 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"slices"
 
 	"github.com/coda-acp/coda/engine"
 )
@@ -15,7 +17,7 @@ import (
 // the later models put the text between calls in thinking blocks too). A
 // block signed by one model is refused by another, so a reply of another
 // model goes back without its thinking, which the API allows for earlier
-// turns.
+// turns (for the tool loop a call continues, see loopThinking).
 //
 // A Response's Replay keeps the reply's blocks in order, each thinking
 // block with its signature, but not their text: the message carries that
@@ -46,7 +48,7 @@ const (
 )
 
 // thinks reports whether the replay holds thinking to send back: only
-// then is it kept.
+// then, or when the reply called tools (see loopThinking), is it kept.
 func (r *replay) thinks() bool {
 	for _, b := range r.Blocks {
 		if b.Kind == kindThinking && b.Sig != "" || b.Kind == kindRedacted && b.Data != "" {
@@ -54,6 +56,11 @@ func (r *replay) thinks() bool {
 		}
 	}
 	return false
+}
+
+// calls reports whether the reply called a tool.
+func (r *replay) calls() bool {
+	return slices.ContainsFunc(r.Blocks, func(b replayBlock) bool { return b.Kind == kindCall })
 }
 
 // fits reports whether the replay describes msg, to the byte.
@@ -134,4 +141,82 @@ func (m *Model) assistantBlocks(msg *engine.Message) []block {
 
 func toolUse(tc *engine.ToolCall) block {
 	return block{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: input(tc)}
+}
+
+// A tool loop's thinking (the rule the API words "When `thinking` is
+// enabled, a final `assistant` message must start with a thinking block
+// (preceeding the lastmost set of `tool_use` and `tool_result` blocks)",
+// https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#preserving-thinking-blocks):
+// with thinking on, a call that continues a tool loop sends the loop's
+// assistant message back starting with its thinking. A reply of this
+// model does (replay), and one it wrote without thinking has none to send;
+// but a reply of another model (a stage's fallback taking over mid-loop)
+// goes back without its thinking, which this model would refuse as
+// another's signature. That one call is then made with thinking off, the
+// API's own remedy ("To avoid this requirement, disable `thinking`"),
+// where the model can turn it off; where it cannot, the loop's calls and
+// results are written out as text, which the rule does not bind.
+
+// loopThinking keeps r, whose thinking is on, within the rule: it reports
+// whether thinking is still on.
+func (m *Model) loopThinking(req *engine.Request, r *request) bool {
+	n := len(r.Messages)
+	if n < 2 || !slices.ContainsFunc(r.Messages[n-1].Content, func(b block) bool { return b.Type == "tool_result" }) {
+		return true
+	}
+	if first := r.Messages[n-2].Content[0].Type; first == "thinking" || first == "redacted_thinking" || m.ownThoughtless(req) {
+		return true
+	}
+	switch {
+	case r.Thinking.Type == "enabled", r.Thinking.Type == "adaptive" && (m.opts.Thinking == ThinkingAdaptive || m.opts.Thinking == ThinkingBoth || m.opts.Thinking == ""):
+		r.Thinking = nil // off unless asked
+	case r.Thinking.Type == "adaptive" && m.opts.Thinking == ThinkingAdaptiveOn:
+		r.Thinking = &thinking{Type: "disabled"}
+	default:
+		// Always on (or between_tools, which is thinking too).
+		foldLoop(r)
+		m.once.Warn(m.opts.Log, "loop-folded", "another model's tool calls, which this model cannot take back without their thinking, are sent as text", "model", m.opts.Name)
+		return true
+	}
+	m.once.Warn(m.opts.Log, "loop-unthought", "a call that continues another model's tool calls is made without thinking, which this model would require of them", "model", m.opts.Name)
+	return false
+}
+
+// ownThoughtless reports whether the last assistant message of req is a
+// reply of this model that called tools without thinking: it has none to
+// send back.
+func (m *Model) ownThoughtless(req *engine.Request) bool {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		msg := &req.Messages[i]
+		if msg.Role != engine.RoleAssistant {
+			continue
+		}
+		var r replay
+		return json.Unmarshal(msg.Replay, &r) == nil && r.Model == m.model && r.fits(msg) && !r.thinks()
+	}
+	return false
+}
+
+// foldLoop writes the tool loop that r ends with as text: the last
+// assistant message's tool_use blocks and the tool_result blocks that
+// answer them.
+func foldLoop(r *request) {
+	n := len(r.Messages)
+	names := map[string]string{}
+	for i, b := range r.Messages[n-2].Content {
+		if b.Type == "tool_use" {
+			names[b.ID] = b.Name
+			r.Messages[n-2].Content[i] = block{Type: "text", Text: fmt.Sprintf("[I called %s with %s]", b.Name, b.Input)}
+		}
+	}
+	for i, b := range r.Messages[n-1].Content {
+		if b.Type != "tool_result" {
+			continue
+		}
+		what := "returned"
+		if b.IsError {
+			what = "failed"
+		}
+		r.Messages[n-1].Content[i] = block{Type: "text", Text: fmt.Sprintf("[%s %s:]\n%s", names[b.ToolUseID], what, b.Content)}
+	}
 }

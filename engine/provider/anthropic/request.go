@@ -174,7 +174,7 @@ func (m *Model) encodeTo(req *engine.Request, out *request) ([]byte, error) {
 		r.Tools = append(r.Tools, tool{Name: t.Name, Description: t.Description, InputSchema: schema, Strict: t.Strict})
 	}
 
-	thinkingOn := m.thinking(&r, m.opts.EffortOf(req))
+	thinkingOn := m.thinking(&r, m.opts.EffortOf(req)) && m.loopThinking(req, &r)
 	if req.ToolChoice != "" && len(r.Tools) > 0 {
 		// A forced tool is refused with thinking on ("Thinking may not be
 		// enabled when tool_choice forces tool use"), and by the models

@@ -333,7 +333,7 @@ func (s *stream) replay(model string) json.RawMessage {
 			r.Blocks = append(r.Blocks, replayBlock{Kind: kindCall})
 		}
 	}
-	if !r.thinks() {
+	if !r.thinks() && !r.calls() {
 		return nil
 	}
 	out, _ := json.Marshal(&r)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -67,9 +68,29 @@ func (m *Model) Name() string { return m.opts.Name }
 
 // Shapes are what generateContent takes (DESIGN §17): no strict flag,
 // function_calling_config mode ANY with allowed_function_names, and
-// responseMimeType application/json with or without responseJsonSchema.
-func (m *Model) Shapes(*engine.Request) engine.Shapes {
-	return engine.Shapes{ToolChoice: true, Reply: true, ReplyAny: true}
+// responseMimeType application/json with or without responseJsonSchema;
+// but not the JSON reply beside function declarations on a model before
+// Gemini 3, which refuses it ("Function calling with a response mime
+// type: 'application/json' is unsupported"): structured outputs with
+// tools are Gemini 3's
+// (https://ai.google.dev/gemini-api/docs/structured-output#structured_outputs_with_tools).
+func (m *Model) Shapes(req *engine.Request) engine.Shapes {
+	json := len(req.Tools) == 0 || jsonWithTools(m.model)
+	return engine.Shapes{ToolChoice: true, Reply: json, ReplyAny: json}
+}
+
+// jsonWithTools reports whether model takes a JSON reply together with
+// function declarations: Gemini 3 and later, and any model whose name
+// does not say it is older (an alias, a tuned model).
+func jsonWithTools(model string) bool {
+	rest, ok := strings.CutPrefix(strings.ToLower(model), "gemini-")
+	if !ok {
+		return true
+	}
+	major, _, _ := strings.Cut(rest, ".")
+	major, _, _ = strings.Cut(major, "-")
+	n, err := strconv.Atoi(major)
+	return err != nil || n >= 3
 }
 
 // Stream sends req and streams the reply. A try that fails before anything

@@ -242,3 +242,46 @@ func TestFake_forcedAndShaped(t *testing.T) {
 		t.Errorf("generationConfig %+v", reqs[1].Body.GenerationConfig)
 	}
 }
+
+// A JSON reply beside function declarations is offered (Shapes) only to
+// the models that take it, Gemini 3 and later: the fake, which refuses it
+// as Gemini 2.x does, takes every request the provider offers to shape,
+// and refuses the one it does not.
+func TestFake_jsonWithTools(t *testing.T) {
+	tools := []engine.ToolSpec{{Name: "read_file"}, {Name: "submit_output"}}
+	reply := &engine.ReplyFormat{Name: "answer", Schema: json.RawMessage(`{"type":"object"}`)}
+	for _, tt := range []struct {
+		model string
+		opts  Options
+		takes bool
+	}{
+		{"gemini-3-flash-preview", Options{Thinking: ThinkingLevel}, true},
+		{"gemini-3.8-flash", Options{Thinking: ThinkingLevel}, true},
+		{"gemini-2.5-flash", Options{Thinking: ThinkingBudget}, false},
+		{"gemini-2.5-pro", Options{Thinking: ThinkingBudget}, false},
+	} {
+		f := newFake(t, testKey, textReply(`{"ok":true}`))
+		m := fakeGemini(f, tt.model, tt.opts)
+		req := &engine.Request{Messages: simpleRequest.Messages, Tools: tools}
+		sh := m.Shapes(req)
+		if sh.Reply != tt.takes || sh.ReplyAny != tt.takes {
+			t.Errorf("%s with tools: %+v, want a JSON reply %v", tt.model, sh, tt.takes)
+		}
+		if sh := m.Shapes(&engine.Request{Messages: simpleRequest.Messages}); !sh.Reply || !sh.ReplyAny {
+			t.Errorf("%s without tools: %+v", tt.model, sh)
+		}
+		req.Reply = reply
+		_, _, err := collect(m, req)
+		if tt.takes && err != nil {
+			t.Errorf("%s: %v", tt.model, err)
+		}
+		if !tt.takes && (err == nil || !strings.Contains(err.Error(), "Function calling with a response mime type: 'application/json' is unsupported")) {
+			t.Errorf("%s: %v, want the fake's refusal", tt.model, err)
+		}
+	}
+	for name, want := range map[string]bool{"gemini-3-pro-preview": true, "gemini-4-hydrogen": true, "gemini-2.0-flash": false, "gemini-1.5-pro": false, "gemini-flash-latest": true, "gemma-3-27b-it": true} {
+		if got := jsonWithTools(name); got != want {
+			t.Errorf("jsonWithTools(%q) = %v", name, got)
+		}
+	}
+}

@@ -59,6 +59,10 @@ func TestModel_effort(t *testing.T) {
 		// OpenAI refuses the parameter for it.
 		{"gpt-4.1", "", engine.EffortOff, tools, map[string]any{}},
 		{"gpt-5-chat-latest", "", engine.EffortOff, nil, map[string]any{}},
+		// Nor a level, where it is known not to reason, whatever asked it.
+		{"gpt-4.1", "", engine.EffortHigh, tools, map[string]any{}},
+		{"gpt-4.5-preview", "", engine.EffortLow, nil, map[string]any{}},
+		{"openai/gpt-4o", "https://openrouter.ai/api/v1", engine.EffortHigh, nil, map[string]any{}},
 	}
 	for _, tt := range tests {
 		m := New(tt.model, Options{BaseURL: tt.base, Log: log})
@@ -78,6 +82,9 @@ func TestModel_effort(t *testing.T) {
 			t.Errorf("%s at %q, effort %q, %d tools (-want +got):\n%s", tt.model, tt.base, tt.effort, len(tt.tools), diff)
 		}
 	}
+	if n := strings.Count(logs.String(), "does not reason: no reasoning effort is sent"); n != 3 {
+		t.Errorf("said %d times that a model does not reason, want once per model asked for a level (3):\n%s", n, logs)
+	}
 	if n := strings.Count(logs.String(), "takes no reasoning effort with tools"); n != 2 {
 		t.Errorf("said %d times, want once per model asked for a level (2):\n%s", n, logs)
 	}
@@ -86,6 +93,37 @@ func TestModel_effort(t *testing.T) {
 	raw, _, _ := m.encode(simpleRequest)
 	if !strings.Contains(string(raw), `"reasoning_effort":"medium"`) {
 		t.Errorf("the default effort: %s", raw)
+	}
+}
+
+// Against the fake, which refuses reasoning_effort for a model that does
+// not reason, as OpenAI does: the provider sends it none, whatever level
+// a request or the provider's default asks.
+func TestModel_noEffortForAModelThatDoesNotReason(t *testing.T) {
+	f := openaitest.NewServer()
+	defer f.Close()
+	for _, model := range []string{"gpt-4.1", "gpt-4o-mini", "gpt-5-chat-latest"} {
+		for _, effort := range []string{engine.EffortOff, engine.EffortLow, engine.EffortHigh} {
+			m := New(model, Options{BaseURL: f.URL, Client: f.Client(), Retry: sse.Retry{Tries: 1}, Effort: effort})
+			for _, req := range []*engine.Request{
+				{Messages: simpleRequest.Messages, Effort: effort},
+				{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{readTool}},
+			} {
+				if _, _, err := streamOf(t, m, req); err != nil {
+					t.Errorf("%s at %s: %v", model, effort, err)
+				}
+			}
+		}
+	}
+	// The fake's rule is not vacuous.
+	raw := `{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}],"reasoning_effort":"low","stream":true}`
+	resp, err := f.Client().Post(f.URL+"/chat/completions", "application/json", strings.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if rs := f.Requests(); resp.StatusCode != 400 || rs[len(rs)-1].Refused != "Unsupported parameter: 'reasoning_effort' is not supported with this model." {
+		t.Errorf("the fake took reasoning_effort for gpt-4.1: %d", resp.StatusCode)
 	}
 }
 
@@ -272,5 +310,72 @@ func TestModel_refusalAndLength(t *testing.T) {
 	}
 	if len(deltas) == 0 || deltas[0].Thinking != "Long " {
 		t.Errorf("deltas %v", deltas)
+	}
+}
+
+// A constrained reply goes in the server's own field where the config
+// names the server (vLLM's structured_outputs, llama.cpp's json_schema),
+// else in response_format; the fake of each server takes it, and a
+// server that refuses it is a reply-format MechanismError the engine
+// falls back from.
+func TestModel_serverReplyFields(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":1}},"required":["n"]}`)
+	tests := []struct {
+		server      string
+		schema      json.RawMessage
+		want, wantN string // a field the body has, and one it lacks
+	}{
+		{"vllm", schema, `"structured_outputs":{"json":` + string(schema) + `}`, `"response_format"`},
+		{"vllm", nil, `"structured_outputs":{"json_object":true}`, `"response_format"`},
+		{"llama.cpp", schema, `"json_schema":` + string(schema), `"response_format"`},
+		{"llama.cpp", nil, `"response_format":{"type":"json_object"}`, `"json_schema"`},
+		{"", schema, `"response_format":{"type":"json_schema","json_schema":{"name":"answer","schema":` + string(schema) + `}}`, `"structured_outputs"`},
+	}
+	for _, tt := range tests {
+		f := openaitest.NewServer()
+		f.Server = tt.server
+		m := New("qwen3", Options{BaseURL: f.URL, Client: f.Client(), Retry: sse.Retry{Tries: 1}, Server: tt.server})
+		req := &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "Answer in JSON."}}, Reply: &engine.ReplyFormat{Name: "answer", Schema: tt.schema}}
+		if _, _, err := streamOf(t, m, req); err != nil {
+			t.Errorf("%q, schema %s: %v", tt.server, tt.schema, err)
+		}
+		body := string(f.Requests()[0].Raw)
+		if !strings.Contains(body, tt.want) || strings.Contains(body, tt.wantN) {
+			t.Errorf("%q, schema %s: want %s and no %s in\n%s", tt.server, tt.schema, tt.want, tt.wantN, body)
+		}
+		// A server that cannot constrain the reply refuses it: the reply's
+		// mechanism, which the engine asks again without.
+		f.NoResponseFormat = true
+		_, _, err := streamOf(t, m, req)
+		var me *engine.MechanismError
+		if !errors.As(err, &me) || me.Mechanism != sse.MechanismReply {
+			t.Errorf("%q, schema %s, refused: %v, want a reply-format MechanismError", tt.server, tt.schema, err)
+		}
+		f.Close()
+	}
+}
+
+// The fakes' rules for the servers' own fields are not vacuous.
+func TestFake_serverFields(t *testing.T) {
+	for _, tt := range []struct{ server, body, refusal string }{
+		{"vllm", `"structured_outputs":{"json":{},"regex":"a+"}`, "You can only use one kind of structured outputs constraint"},
+		{"vllm", `"structured_outputs":{}`, "You must use one kind of structured outputs constraint"},
+		{"llama.cpp", `"json_schema":{},"grammar":"root ::= \"a\""`, "Cannot use both json_schema and grammar"},
+		{"llama.cpp", `"grammar":"root ::= \"a\"","tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]`, "Cannot specify grammar with tools"},
+		{"", `"structured_outputs":{"json":{}}`, "Unrecognized request argument supplied: structured_outputs"},
+		{"", `"json_schema":{}`, "Unrecognized request argument supplied: json_schema"},
+	} {
+		f := openaitest.NewServer()
+		f.Server = tt.server
+		resp, err := f.Client().Post(f.URL+"/chat/completions", "application/json",
+			strings.NewReader(`{"model":"qwen3","stream":true,"messages":[{"role":"user","content":"hi"}],`+tt.body+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := f.Requests()[0].Refused; resp.StatusCode != 400 || !strings.HasPrefix(got, tt.refusal) {
+			t.Errorf("%q %s: %d %q, want %q", tt.server, tt.body, resp.StatusCode, got, tt.refusal)
+		}
+		f.Close()
 	}
 }

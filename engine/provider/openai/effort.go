@@ -32,10 +32,22 @@ func wireEffort(e string) string {
 // model is always sent "none", and a level asked for is dropped, said once.
 // A model not known to do so that answers with that 400 is remembered and
 // treated the same (Stream).
+//
+// A model that does not reason is sent no reasoning_effort at all: OpenAI
+// refuses the parameter for one ("Unsupported parameter:
+// 'reasoning_effort' is not supported with this model"; the API reference
+// documents it for reasoning models only). "off" is dropped for any model
+// not known to reason; a level, only for the models known not to
+// (doesNotReason), since a compatible server's model coda does not know
+// may take one.
 func (m *Model) setEffort(r *request, req *engine.Request) {
 	e := m.opts.EffortOf(req)
-	if e == engine.EffortOff && !reasons(m.model, &m.opts) {
+	switch {
+	case e == engine.EffortOff && !reasons(m.model, &m.opts):
 		e = "" // a model that does not reason takes no reasoning_effort, not even none
+	case e != "" && doesNotReason(m.model, &m.opts):
+		m.once.Warn(m.opts.Log, "effort-no-reasoning", "the model does not reason: no reasoning effort is sent", "model", m.opts.Name, "effort", e)
+		e = ""
 	}
 	if len(r.Tools) > 0 && (noEffortWithTools(m.model) || m.toolsNoEffort.Load()) && !isOpenRouter(m.opts.BaseURL) {
 		if e != "" && e != engine.EffortOff {
@@ -75,6 +87,27 @@ func reasons(model string, opts *Options) bool {
 		}
 	}
 	return false
+}
+
+// doesNotReason reports whether model is known not to reason, so that a
+// reasoning effort is refused: one of OpenAI's families that do not
+// (gpt-3.5, gpt-4, gpt-4o, gpt-4.1, gpt-4.5, chatgpt-4o, and the
+// chat-latest aliases of gpt-5 and later), unless the catalog says it
+// reasons.
+func doesNotReason(model string, opts *Options) bool {
+	if opts.Reasons() {
+		return false
+	}
+	base := strings.ToLower(model)
+	if i := strings.LastIndexByte(base, '/'); i >= 0 {
+		base = base[i+1:]
+	}
+	for _, p := range []string{"gpt-3.5", "gpt-4", "chatgpt-"} {
+		if strings.HasPrefix(base, p) {
+			return true
+		}
+	}
+	return (strings.HasPrefix(base, "gpt-5") || strings.HasPrefix(base, "gpt-6")) && strings.Contains(base, "-chat")
 }
 
 // noEffortWithTools reports whether model is one of OpenAI's that take

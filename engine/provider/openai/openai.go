@@ -61,8 +61,9 @@ func (m *Model) Name() string { return m.opts.Name }
 // Shapes are what chat completions takes (DESIGN §17): strict functions
 // and json_schema in OpenAI's strict subset, a named tool_choice (unless
 // the catalog says the model refuses one), response_format json_schema or
-// json_object. A compatible server that takes less refuses it, and is
-// asked without (engine.MechanismError).
+// json_object (or the server's own field: replyFormat). A compatible
+// server that takes less refuses it, and is asked without
+// (engine.MechanismError).
 func (m *Model) Shapes(*engine.Request) engine.Shapes {
 	return engine.Shapes{Strict: engine.StrictOpenAI, ToolChoice: !m.opts.NoForcedTool, Reply: true, ReplyAny: true}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -21,6 +22,20 @@ type request struct {
 	StreamOptions       streamOptions   `json:"stream_options"`
 	MaxTokens           int             `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
+
+	// A constrained reply in a server's own field (Options.Server):
+	// vLLM's structured_outputs, llama.cpp's json_schema.
+	StructuredOutputs *structuredOutputs `json:"structured_outputs,omitempty"`
+	JSONSchema        json.RawMessage    `json:"json_schema,omitempty"`
+}
+
+// structuredOutputs is vLLM's constraint on a reply
+// (https://docs.vllm.ai/en/latest/features/structured_outputs/, "Online
+// Serving"): exactly one of its kinds; coda uses json (a JSON Schema) and
+// json_object (any JSON object).
+type structuredOutputs struct {
+	JSON       json.RawMessage `json:"json,omitempty"`
+	JSONObject bool            `json:"json_object,omitempty"`
 }
 
 // toolChoice names the one function the model must call.
@@ -175,16 +190,45 @@ func (m *Model) encode(req *engine.Request) (body []byte, shaping sse.Shaping, e
 	}
 	if f := req.Reply; f != nil {
 		shaping.Reply = true
-		if len(bytes.TrimSpace(f.Schema)) == 0 {
-			r.ResponseFormat = &responseFormat{Type: "json_object"}
-		} else {
-			r.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{Name: schemaName(f), Schema: f.Schema, Strict: f.Strict}}
-			shaping.Strict = shaping.Strict || f.Strict
-		}
+		m.replyFormat(&r, f, &shaping)
 	}
 	m.setEffort(&r, req)
 	body, err = json.Marshal(r)
 	return body, shaping, err
+}
+
+// replyFormat asks for the reply constrained to f, in the server's own
+// field where Options.Server names one:
+//
+//   - vLLM: structured_outputs {json: schema}, or {json_object: true}
+//     without one (the fields that replaced guided_json in v0.12);
+//   - llama.cpp: the top-level json_schema, which its server reads before
+//     response_format ("Cannot use both json_schema and grammar"); without
+//     a schema, response_format json_object, its any-object form;
+//   - anyone else: response_format json_schema (strict where f fits
+//     OpenAI's strict subset), or json_object without a schema.
+//
+// The server's own fields constrain decoding whatever the schema: they
+// have no strict flag. A server that refuses one is asked again without
+// (the reply's mechanism, engine.MechanismError).
+func (m *Model) replyFormat(r *request, f *engine.ReplyFormat, shaping *sse.Shaping) {
+	schema := f.Schema
+	if len(bytes.TrimSpace(schema)) == 0 {
+		schema = nil
+	}
+	switch {
+	case m.opts.Server == provider.ServerVLLM && schema != nil:
+		r.StructuredOutputs = &structuredOutputs{JSON: schema}
+	case m.opts.Server == provider.ServerVLLM:
+		r.StructuredOutputs = &structuredOutputs{JSONObject: true}
+	case m.opts.Server == provider.ServerLlamaCpp && schema != nil:
+		r.JSONSchema = schema
+	case schema == nil:
+		r.ResponseFormat = &responseFormat{Type: "json_object"}
+	default:
+		r.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{Name: schemaName(f), Schema: schema, Strict: f.Strict}}
+		shaping.Strict = shaping.Strict || f.Strict
+	}
 }
 
 // schemaName is the name a reply's schema is sent under: the format's own,

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
+	"sync/atomic"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -24,6 +28,12 @@ type Responses struct {
 	model string
 	opts  Options
 	call  sse.Call
+
+	// noStrictField is set once the server refused the strict field
+	// itself, whatever its value (a compatible server that has no strict
+	// mode): it is left out from then on (see strictOf).
+	noStrictField atomic.Bool
+	once          provider.Once
 }
 
 // NewResponses returns the model named model behind the Responses API of
@@ -53,10 +63,28 @@ func (m *Responses) Shapes(*engine.Request) engine.Shapes {
 // was passed to onDelta is retried as the Retry option allows; a 404 wraps
 // engine.ErrModelUnavailable; a server's refusal of a strict tool, the
 // named tool choice or the reply's format is an *engine.MechanismError.
+//
+// A server that refuses the strict field itself (not a schema sent strict)
+// is sent none from then on: a call that asked for nothing strict is made
+// again at once without it; one that did is left to the engine's
+// fall-back, which asks again without strict.
 func (m *Responses) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
-	body, shaping, err := m.encode(req)
+	resp, asked, err := m.stream(ctx, req, onDelta)
+	var me *engine.MechanismError
+	if err != nil && errors.As(err, &me) && me.Mechanism == sse.MechanismStrict && (!asked || strictFieldUnknown(err)) && !m.noStrictField.Swap(true) {
+		m.once.Warn(m.opts.Log, "no-strict-field", "the server takes no strict field on function tools: it is left out from now on", "model", m.opts.Name)
+		if !asked {
+			resp, _, err = m.stream(ctx, req, onDelta)
+		}
+	}
+	return resp, err
+}
+
+// stream is one call; asked reports whether it asked for anything strict.
+func (m *Responses) stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, bool, error) {
+	body, shaping, asked, err := m.encode(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
+		return nil, asked, fmt.Errorf("%s: %w", m.opts.Name, err)
 	}
 	var resp *engine.Response
 	err = m.call.DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
@@ -66,10 +94,24 @@ func (m *Responses) Stream(ctx context.Context, req *engine.Request, onDelta fun
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, asked, err
 	}
 	resp.Usage.ContextWindow = m.opts.ContextWindow
-	return resp, nil
+	return resp, asked, nil
+}
+
+// strictFieldUnknown reports whether err says the server does not know
+// the strict field at all (Gemini's OpenAI endpoint: "Unknown name
+// \"strict\"…: Cannot find field"; pydantic-based servers: "Extra inputs
+// are not permitted"), rather than that a schema does not fit strict mode.
+func strictFieldUnknown(err error) bool {
+	msg := strings.ToLower(err.Error())
+	for _, w := range []string{"unknown name", "unknown field", "unrecognized", "cannot find field", "extra inputs are not permitted", "extra_forbidden", "unsupported parameter"} {
+		if strings.Contains(msg, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // The request body of POST /responses, as much of it as coda sends.
@@ -87,15 +129,18 @@ type rRequest struct {
 	Stream          bool         `json:"stream"`
 }
 
-// rTool is a function tool. Strict is always sent: the Responses API takes
-// a function without it as strict, and refuses a schema that does not fit
-// strict mode.
+// rTool is a function tool. Strict is true where the schema fits strict
+// mode (engine.ToolSpec.Strict), else false: the Responses API takes a
+// function without it as strict ("strict: Whether to enforce strict
+// parameter validation. Default true", the API reference's FunctionTool)
+// and refuses a schema that does not fit. It is left out only for a
+// server that refused the field itself (Responses.noStrictField).
 type rTool struct {
 	Type        string          `json:"type"` // "function"
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters"`
-	Strict      bool            `json:"strict"`
+	Strict      *bool           `json:"strict,omitempty"`
 }
 
 type rToolChoice struct {
@@ -107,11 +152,13 @@ type rText struct {
 	Format rFormat `json:"format"`
 }
 
+// rFormat is text.format. Strict is sent only when true: the format's
+// default is false.
 type rFormat struct {
 	Type   string          `json:"type"` // "json_schema" | "json_object"
 	Name   string          `json:"name,omitempty"`
 	Schema json.RawMessage `json:"schema,omitempty"`
-	Strict *bool           `json:"strict,omitempty"`
+	Strict bool            `json:"strict,omitempty"`
 }
 
 type rReasoning struct {
@@ -165,7 +212,10 @@ func (m *Responses) reasons() bool { return reasons(m.model, &m.opts) }
 // Replay (the reasoning items, encrypted, in the order they came, and the
 // ids its calls and text came with) so that each reasoning item precedes
 // the item it was produced with, as the API requires of a stateless call.
-func (m *Responses) encode(req *engine.Request) (body []byte, shaping sse.Shaping, err error) {
+// shaping says which of the answer's mechanisms the body carries (a strict
+// field, even false, is one a server may refuse); asked, whether it asks
+// for anything strict.
+func (m *Responses) encode(req *engine.Request) (body []byte, shaping sse.Shaping, asked bool, err error) {
 	r := rRequest{
 		Model:           m.model,
 		Instructions:    req.System,
@@ -193,8 +243,13 @@ func (m *Responses) encode(req *engine.Request) (body []byte, shaping sse.Shapin
 		if len(bytes.TrimSpace(params)) == 0 {
 			params = emptySchema
 		}
-		r.Tools = append(r.Tools, rTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params, Strict: t.Strict})
-		shaping.Strict = shaping.Strict || t.Strict
+		tool := rTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params}
+		if t.Strict || !m.noStrictField.Load() {
+			tool.Strict = &t.Strict
+			shaping.Strict = true
+		}
+		asked = asked || t.Strict
+		r.Tools = append(r.Tools, tool)
 		if t.Name == req.ToolChoice && !m.opts.NoForcedTool {
 			r.ToolChoice = &rToolChoice{Type: "function", Name: t.Name}
 			shaping.ToolChoice = true
@@ -205,14 +260,18 @@ func (m *Responses) encode(req *engine.Request) (body []byte, shaping sse.Shapin
 		if len(bytes.TrimSpace(f.Schema)) == 0 {
 			r.Text = &rText{Format: rFormat{Type: "json_object"}}
 		} else {
-			strict := f.Strict
-			r.Text = &rText{Format: rFormat{Type: "json_schema", Name: schemaName(f), Schema: f.Schema, Strict: &strict}}
+			r.Text = &rText{Format: rFormat{Type: "json_schema", Name: schemaName(f), Schema: f.Schema, Strict: f.Strict}}
 			shaping.Strict = shaping.Strict || f.Strict
+			asked = asked || f.Strict
 		}
 	}
 	effort := m.opts.EffortOf(req)
-	if effort == engine.EffortOff && !m.reasons() {
+	switch {
+	case effort == engine.EffortOff && !m.reasons():
 		effort = "" // a model that does not reason takes no reasoning parameter, not even none
+	case effort != "" && doesNotReason(m.model, &m.opts):
+		m.once.Warn(m.opts.Log, "effort-no-reasoning", "the model does not reason: no reasoning effort is sent", "model", m.opts.Name, "effort", effort)
+		effort = ""
 	}
 	if effort != "" || m.reasons() {
 		r.Reasoning = &rReasoning{Effort: wireEffort(effort)}
@@ -222,7 +281,7 @@ func (m *Responses) encode(req *engine.Request) (body []byte, shaping sse.Shapin
 		r.Include = []string{includeEncrypted}
 	}
 	body, err = json.Marshal(r)
-	return body, shaping, err
+	return body, shaping, asked, err
 }
 
 // userItem is a user message: its text, or its images (input_image parts

@@ -115,8 +115,9 @@ func TestResponses_Stream_errors(t *testing.T) {
 }
 
 // The request body: stateless, reasoning asked with its summary, tools
-// strict only when they say so (the API's default is strict), the named
-// tool choice, the reply's format, images as data URLs.
+// strict only when they say so (the API's default is strict, so the
+// others say false), the named tool choice, the reply's format (strict
+// only when asked: its default is not), images as data URLs.
 func TestResponses_request(t *testing.T) {
 	s := newServer(t, reply{file: "responses_text.sse"})
 	m := newResponses(s, "gpt-5.4")
@@ -160,7 +161,7 @@ func TestResponses_request(t *testing.T) {
 			map[string]any{"type": "function", "name": "submit_output", "parameters": map[string]any{"type": "object", "properties": map[string]any{"content": map[string]any{"type": "string"}}, "required": []any{"content"}, "additionalProperties": false}, "strict": true},
 		},
 		"tool_choice": map[string]any{"type": "function", "name": "submit_output"},
-		"text":        map[string]any{"format": map[string]any{"type": "json_schema", "name": "my_answer", "schema": map[string]any{"type": "object"}, "strict": false}},
+		"text":        map[string]any{"format": map[string]any{"type": "json_schema", "name": "my_answer", "schema": map[string]any{"type": "object"}}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("body (-want +got):\n%s", diff)
@@ -468,4 +469,79 @@ func TestLister(t *testing.T) {
 func logBuffer() (*slog.Logger, *bytes.Buffer) {
 	var b bytes.Buffer
 	return slog.New(slog.NewTextHandler(&b, nil)), &b
+}
+
+// A compatible Responses server without strict mode, which refuses the
+// strict field whatever its value: a call that asks nothing strict (its
+// tools say strict: false, as the API's default of strict requires) is
+// made again at once without the field; one that asks for a strict tool
+// is the engine's to fall back from (a strict MechanismError), and the
+// call it makes again, without strict, goes without the field. From then
+// on the field is left out, with one warning.
+func TestResponses_noStrictField(t *testing.T) {
+	f := openaitest.NewServer()
+	defer f.Close()
+	f.NoStrict = true
+	log, logs := logBuffer()
+	m := NewResponses("gpt-5.4", Options{BaseURL: f.URL, Client: f.Client(), Retry: sse.Retry{Tries: 1}, Log: log})
+	loose := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)
+	closed := json.RawMessage(`{"type":"object","properties":{"content":{"type":"string"}},"required":["content"],"additionalProperties":false}`)
+	working := &engine.Request{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{{Name: "read_file", Schema: loose}}}
+	if _, _, err := streamOf(t, m, working); err != nil {
+		t.Fatalf("a call without strict tools: %v", err)
+	}
+	reqs := f.Requests()
+	if len(reqs) != 2 || reqs[0].Refused == "" || reqs[1].Refused != "" || strings.Contains(string(reqs[1].Raw), `"strict"`) {
+		t.Fatalf("want refused, then again without the field: %d requests, %q", len(reqs), reqs[0].Refused)
+	}
+
+	// A fresh model asks for a strict tool first: the engine's fall-back.
+	f2 := openaitest.NewServer()
+	defer f2.Close()
+	f2.NoStrict = true
+	m = NewResponses("gpt-5.4", Options{BaseURL: f2.URL, Client: f2.Client(), Retry: sse.Retry{Tries: 1}, Log: log})
+	answer := &engine.Request{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{{Name: "read_file", Schema: loose}, {Name: "submit_output", Schema: closed, Strict: true}}}
+	_, _, err := streamOf(t, m, answer)
+	var me *engine.MechanismError
+	if !errors.As(err, &me) || me.Mechanism != sse.MechanismStrict {
+		t.Fatalf("err %v, want a strict refusal for the engine", err)
+	}
+	answer.Tools[1].Strict = false // as the engine asks again
+	if _, _, err := streamOf(t, m, answer); err != nil {
+		t.Fatalf("asked again without strict: %v", err)
+	}
+	if _, _, err := streamOf(t, m, working); err != nil {
+		t.Fatal(err)
+	}
+	reqs = f2.Requests()
+	if len(reqs) != 3 || reqs[1].Refused != "" || reqs[2].Refused != "" {
+		t.Fatalf("%d requests, want refused, taken, taken", len(reqs))
+	}
+	for _, r := range reqs[1:] {
+		if strings.Contains(string(r.Raw), `"strict"`) {
+			t.Errorf("the field was sent again: %s", r.Raw)
+		}
+	}
+	if n := strings.Count(logs.String(), "takes no strict field"); n != 2 {
+		t.Errorf("warned %d times, want once a model:\n%s", n, logs)
+	}
+}
+
+// A model known not to reason is sent no reasoning at all on the
+// Responses API either, whatever level it is asked: the fake refuses the
+// parameter for it, as OpenAI does.
+func TestResponses_noEffortForAModelThatDoesNotReason(t *testing.T) {
+	f := openaitest.NewServer()
+	defer f.Close()
+	for _, effort := range []string{engine.EffortOff, engine.EffortHigh} {
+		m := NewResponses("gpt-4.1", Options{BaseURL: f.URL, Client: f.Client(), Retry: sse.Retry{Tries: 1}})
+		if _, _, err := streamOf(t, m, &engine.Request{Messages: simpleRequest.Messages, Effort: effort}); err != nil {
+			t.Errorf("at %s: %v", effort, err)
+		}
+	}
+	for _, r := range f.Requests() {
+		if strings.Contains(string(r.Raw), `"reasoning"`) {
+			t.Errorf("reasoning sent: %s", r.Raw)
+		}
+	}
 }

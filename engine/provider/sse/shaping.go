@@ -26,14 +26,17 @@ const (
 // Studio's "'response_format.type' must be 'json_schema' or 'text'", Groq's
 // "response_format json_schema is not supported with this model", Ollama's
 // "invalid JSON schema in format", llama.cpp's grammar and json_schema
-// conversion errors, and Gemini's OpenAI endpoint's "Unknown name
-// \"strict\"".
+// errors ("JSON schema conversion failed", "Cannot use both json_schema and
+// grammar"), vLLM's structured_outputs ("The provided JSON schema contains
+// features not supported by xgrammar", "You can only use one kind of
+// structured outputs constraint"), and Gemini's OpenAI endpoint's "Unknown
+// name \"strict\"".
 var refusalWords = []struct {
 	mechanism string
 	words     []string
 }{
 	{MechanismToolChoice, []string{"tool_choice", "tool choice"}},
-	{MechanismReply, []string{"response_format", "text.format", "json_schema", "json_object", "structured output", "schema in format", "grammar"}},
+	{MechanismReply, []string{"response_format", "text.format", "json_schema", "json_object", "structured output", "structured_outputs", "schema in format", "grammar", "xgrammar", "schema conversion"}},
 	{MechanismStrict, []string{"strict", "invalid schema for function"}},
 }
 

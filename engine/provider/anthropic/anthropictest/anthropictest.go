@@ -29,14 +29,40 @@
 //   - a thinking block goes back with the signature this server gave it,
 //     for this model, its text unchanged ("Invalid `signature` in
 //     `thinking` block");
+//   - with thinking on (enabled, adaptive, between_tools, or the model's
+//     default), a request that continues a tool loop (its last message
+//     holds tool_result blocks) sends the assistant message of those
+//     tool_use blocks back starting with a thinking or redacted_thinking
+//     block: "During tool use, you must pass thinking blocks back to the
+//     API for the last assistant message"
+//     (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#preserving-thinking-blocks),
+//     refused as the API refuses it ("Expected `thinking` or
+//     `redacted_thinking`, but found `tool_use`. When `thinking` is
+//     enabled, a final `assistant` message must start with a thinking
+//     block…", as reported in anomalyco/opencode#3077 and
+//     deepset-ai/haystack-core-integrations#2146). A reply this server
+//     wrote without thinking (adaptive thinking may skip it) has none to
+//     send, and is let through; a message it did not write is held to the
+//     rule;
 //   - at most 4 cache_control blocks, of type ephemeral, none on a
 //     thinking block
 //     (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching);
-//   - a strict tool's schema closes its objects (additionalProperties
-//     false), and output_config.format is a json_schema
-//     (https://docs.anthropic.com/en/docs/build-with-claude/structured-outputs);
-//     with NoStrict or NoJSONOutputs, the server predates them and refuses
-//     the field ("Extra inputs are not permitted").
+//   - a strict tool's input_schema and output_config.format's schema keep
+//     to the JSON Schema subset of structured outputs, at every level
+//     (https://platform.claude.com/docs/en/build-with-claude/structured-outputs,
+//     "JSON Schema limitations", which strict tool use shares:
+//     https://platform.claude.com/docs/en/agents-and-tools/tool-use/strict-tool-use):
+//     every object's additionalProperties set to false; no numerical
+//     constraints (minimum, maximum, exclusiveMinimum, exclusiveMaximum,
+//     multipleOf), no string constraints (minLength, maxLength), no array
+//     constraints but minItems 0 or 1; enum of primitives only; no
+//     external $ref, no allOf with $ref, no recursive definitions; string
+//     formats from the documented list; patterns without backreferences,
+//     lookaround or word boundaries ("If you use an unsupported feature,
+//     you'll receive a 400 error with details");
+//   - output_config.format is a json_schema; with NoStrict or
+//     NoJSONOutputs, the server predates them and refuses the field
+//     ("Extra inputs are not permitted").
 //
 // It caches as the API does, closely enough to count: at each breakpoint
 // the longest prefix written before is read, looking back over the 20
@@ -217,11 +243,14 @@ type Server struct {
 	cancelled int
 	signed    map[string]string // signature → model+"\x00"+thinking text
 	cached    map[[32]byte]bool // prompt prefixes written to the cache
+	// wrote are the tool_use ids of the replies this server wrote, each
+	// with whether its reply began with thinking.
+	wrote map[string]bool
 }
 
 // NewServer starts a fake; Close stops it.
 func NewServer() *Server {
-	s := &Server{signed: map[string]string{}, cached: map[[32]byte]bool{}}
+	s := &Server{signed: map[string]string{}, cached: map[[32]byte]bool{}, wrote: map[string]bool{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s
@@ -396,6 +425,11 @@ func (s *Server) check(b *Body, model Model) string {
 		if oc.Format != nil && (oc.Format.Type != "json_schema" || len(oc.Format.Schema) == 0) {
 			return "output_config.format: Input tag does not match the expected tag 'json_schema'"
 		}
+		if oc.Format != nil && !s.NoJSONOutputs {
+			if msg := schemaProblem(oc.Format.Schema); msg != "" {
+				return "output_config.format.schema: " + msg
+			}
+		}
 	}
 	if s.NoJSONOutputs && b.OutputConfig != nil && b.OutputConfig.Format != nil {
 		return "output_config.format: Extra inputs are not permitted"
@@ -445,12 +479,8 @@ func (s *Server) check(b *Body, model Model) string {
 			}
 		}
 		if tl.Strict {
-			var sc struct {
-				AdditionalProperties *bool `json:"additionalProperties"`
-			}
-			json.Unmarshal(tl.InputSchema, &sc)
-			if sc.AdditionalProperties == nil || *sc.AdditionalProperties {
-				return fmt.Sprintf("tools.%d.custom: For 'object' type, 'additionalProperties' must be explicitly set to false", i)
+			if msg := schemaProblem(tl.InputSchema); msg != "" {
+				return fmt.Sprintf("tools.%d.custom.input_schema: %s", i, msg)
 			}
 		}
 	}
@@ -508,7 +538,226 @@ func (s *Server) check(b *Body, model Model) string {
 	if marks > 4 {
 		return fmt.Sprintf("A maximum of 4 blocks with cache_control may be provided. Found %d.", marks)
 	}
+	if thinkingOn {
+		return s.thinkingFirst(b.Messages)
+	}
 	return ""
+}
+
+// thinkingFirst is why the API refuses msgs with thinking on, or "": a
+// tool loop's last assistant message must start with its thinking.
+func (s *Server) thinkingFirst(msgs []Message) string {
+	n := len(msgs)
+	if n < 2 || !slices.ContainsFunc(msgs[n-1].Blocks(), func(b ContentBlock) bool { return b.Type == "tool_result" }) {
+		return ""
+	}
+	blocks := msgs[n-2].Blocks()
+	if len(blocks) == 0 || blocks[0].Type == "thinking" || blocks[0].Type == "redacted_thinking" {
+		return ""
+	}
+	s.mu.Lock()
+	exempt := false
+	for _, b := range blocks {
+		if b.Type != "tool_use" {
+			continue
+		}
+		thought, wrote := s.wrote[b.ID]
+		if !wrote || thought {
+			exempt = false
+			break
+		}
+		exempt = true
+	}
+	s.mu.Unlock()
+	if exempt {
+		return ""
+	}
+	return fmt.Sprintf("messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking", n-2, blocks[0].Type)
+}
+
+// The JSON Schema subset of structured outputs (see the package's doc).
+var (
+	schemaFormats = []string{"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
+	// schemaRefused are the keywords the subset names as not supported.
+	schemaRefused = []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
+		"maxItems", "uniqueItems", "contains", "minContains", "maxContains", "prefixItems", "minProperties", "maxProperties",
+		"patternProperties", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "dependentRequired", "dependentSchemas",
+		"if", "then", "else", "not", "oneOf"}
+)
+
+// schemaProblem says why the API refuses raw as a strict or JSON output
+// schema, or "".
+func schemaProblem(raw json.RawMessage) string {
+	var root any
+	if err := json.Unmarshal(raw, &root); err != nil {
+		return "JSON schema is invalid: " + err.Error()
+	}
+	c := schemaCheck{root: root, refs: map[string][]string{}}
+	if msg := c.node("", "", root); msg != "" {
+		return msg
+	}
+	if cycle := c.cycle(); cycle != "" {
+		return "Too many recursive definitions in schema: " + cycle + " refers back to itself"
+	}
+	return ""
+}
+
+// A schemaCheck walks one schema, noting which definitions refer to
+// which.
+type schemaCheck struct {
+	root any
+	refs map[string][]string // "$defs/x" (or "" for the root) → the definitions it refers to
+}
+
+func (c *schemaCheck) node(path, def string, v any) string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		if _, isBool := v.(bool); isBool {
+			return ""
+		}
+		return fmt.Sprintf("%s: a schema must be an object", at(path))
+	}
+	for _, k := range schemaRefused {
+		if _, has := m[k]; has {
+			return fmt.Sprintf("%s: '%s' is not supported", at(path), k)
+		}
+	}
+	if n, has := m["minItems"]; has && n != 0.0 && n != 1.0 {
+		return fmt.Sprintf("%s: 'minItems' values other than 0 or 1 are not supported", at(path))
+	}
+	_, props := m["properties"]
+	if props || m["type"] == "object" || isList(m["type"]) && slices.Contains(m["type"].([]any), any("object")) {
+		if m["additionalProperties"] != false {
+			return fmt.Sprintf("%s: For 'object' type, 'additionalProperties' must be explicitly set to false", at(path))
+		}
+	}
+	if f, has := m["format"]; has {
+		if name, _ := f.(string); !slices.Contains(schemaFormats, name) {
+			return fmt.Sprintf("%s: string format '%v' is not supported", at(path), f)
+		}
+	}
+	if p, has := m["pattern"]; has {
+		re, _ := p.(string)
+		for _, bad := range []string{`\1`, `\2`, `(?=`, `(?!`, `(?<=`, `(?<!`, `\b`, `\B`} {
+			if strings.Contains(re, bad) {
+				return fmt.Sprintf("%s: the pattern's %s is not supported", at(path), bad)
+			}
+		}
+	}
+	if e, has := m["enum"].([]any); has {
+		for _, x := range e {
+			switch x.(type) {
+			case map[string]any, []any:
+				return fmt.Sprintf("%s: enum values must be strings, numbers, booleans or null", at(path))
+			}
+		}
+	}
+	if ref, has := m["$ref"].(string); has {
+		name, ok := localDef(ref)
+		if !ok || c.def(name) == nil {
+			return fmt.Sprintf("%s: $ref %q is not supported: only references to the schema's own $defs or definitions are", at(path), ref)
+		}
+		c.refs[def] = append(c.refs[def], name)
+	}
+	for _, k := range []string{"anyOf", "allOf"} {
+		list, _ := m[k].([]any)
+		for i, sub := range list {
+			if sm, ok := sub.(map[string]any); ok && k == "allOf" && sm["$ref"] != nil {
+				return fmt.Sprintf("%s: allOf with $ref is not supported", at(path))
+			}
+			if msg := c.node(fmt.Sprintf("%s.%s.%d", path, k, i), def, sub); msg != "" {
+				return msg
+			}
+		}
+	}
+	if pm, ok := m["properties"].(map[string]any); ok {
+		for _, name := range sortedKeys(pm) {
+			if msg := c.node(path+".properties."+name, def, pm[name]); msg != "" {
+				return msg
+			}
+		}
+	}
+	if items, has := m["items"]; has {
+		if msg := c.node(path+".items", def, items); msg != "" {
+			return msg
+		}
+	}
+	if path == "" {
+		for _, k := range []string{"$defs", "definitions"} {
+			defs, _ := m[k].(map[string]any)
+			for _, name := range sortedKeys(defs) {
+				if msg := c.node(k+"."+name, k+"/"+name, defs[name]); msg != "" {
+					return msg
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// def is the root's definition name ("$defs/x"), or nil.
+func (c *schemaCheck) def(name string) any {
+	k, n, _ := strings.Cut(name, "/")
+	root, _ := c.root.(map[string]any)
+	defs, _ := root[k].(map[string]any)
+	return defs[n]
+}
+
+// cycle is a definition that refers back to itself, or "".
+func (c *schemaCheck) cycle() string {
+	state := map[string]int{}
+	var visit func(n string) string
+	visit = func(n string) string {
+		switch state[n] {
+		case 1:
+			return n
+		case 2:
+			return ""
+		}
+		state[n] = 1
+		for _, next := range c.refs[n] {
+			if found := visit(next); found != "" {
+				return found
+			}
+		}
+		state[n] = 2
+		return ""
+	}
+	for _, n := range sortedKeys(c.refs) {
+		if found := visit(n); found != "" {
+			return found
+		}
+	}
+	return ""
+}
+
+// localDef is the definition a $ref names ("$defs/x"), when it is one of
+// the schema's own.
+func localDef(ref string) (string, bool) {
+	for _, k := range []string{"$defs", "definitions"} {
+		if name, ok := strings.CutPrefix(ref, "#/"+k+"/"); ok && name != "" && !strings.Contains(name, "/") {
+			return k + "/" + name, true
+		}
+	}
+	return "", false
+}
+
+func at(path string) string {
+	if path == "" {
+		return "the schema's top level"
+	}
+	return strings.TrimPrefix(path, ".")
+}
+
+func isList(v any) bool { _, ok := v.([]any); return ok }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // cache is the usage of b's prompt, as the API counts it.
@@ -598,6 +847,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, t 
 		"usage": map[string]any{"input_tokens": u.Input, "cache_creation_input_tokens": u.CacheWrite, "cache_read_input_tokens": u.CacheRead, "output_tokens": 1},
 	}})
 	stop := t.Stop
+	thought := len(t.Blocks) > 0 && (t.Blocks[0].Type == "thinking" || t.Blocks[0].Type == "redacted_thinking")
+	s.mu.Lock()
+	for _, blk := range t.Blocks {
+		if blk.Type == "tool_use" {
+			s.wrote[blk.ID] = thought
+		}
+	}
+	s.mu.Unlock()
 	for i, blk := range t.Blocks {
 		delta := func(d map[string]any) { event("content_block_delta", map[string]any{"index": i, "delta": d}) }
 		switch blk.Type {

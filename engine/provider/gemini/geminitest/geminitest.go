@@ -30,7 +30,9 @@
 //   - allowedFunctionNames needs mode ANY and names declared functions;
 //   - a model marked NoJSONWithTools (Gemini 2.x) refuses a JSON reply
 //     together with function declarations ("Function calling with a
-//     response mime type: 'application/json' is unsupported");
+//     response mime type: 'application/json' is unsupported", as
+//     symfony/ai#803 quotes it): structured outputs with tools are Gemini
+//     3's (https://ai.google.dev/gemini-api/docs/structured-output#structured_outputs_with_tools);
 //   - a request is at most 20 MB: larger media go through the Files API
 //     (https://ai.google.dev/gemini-api/docs/files), whose resumable upload
 //     this fake serves: a start request (X-Goog-Upload-Protocol: resumable,

@@ -14,6 +14,16 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, req *Request) {
 	tools, _ := b["tools"].([]any)
 	msgs, _ := b["messages"].([]any)
 
+	if msg, param := s.serverFields(b, len(tools) > 0); msg != "" {
+		s.refuse(w, req, 400, msg, param)
+		return
+	}
+	// A model that does not reason takes no reasoning_effort, not even
+	// "none".
+	if _, has := b["reasoning_effort"]; has && doesNotReason(model) {
+		s.refuse(w, req, 400, "Unsupported parameter: 'reasoning_effort' is not supported with this model.", "reasoning_effort")
+		return
+	}
 	// GPT-5.4 and later: function tools only with reasoning_effort "none";
 	// a request that names none gets the model's default, which is not.
 	if len(tools) > 0 && noToolsWithEffort(model) {
@@ -195,4 +205,50 @@ func keys(m map[string]bool) string {
 	}
 	slices.Sort(k)
 	return strings.Join(k, ", ")
+}
+
+// serverFields holds a body's server-specific constrained-reply fields to
+// the rules of the server the fake is (see the package's doc): the 400's
+// message and param, or "".
+func (s *Server) serverFields(b map[string]any, tools bool) (msg, param string) {
+	so, hasSO := b["structured_outputs"]
+	schema, hasSchema := b["json_schema"]
+	_, hasGrammar := b["grammar"]
+	switch s.Server {
+	case "vllm":
+		if !hasSO {
+			return "", ""
+		}
+		m, _ := so.(map[string]any)
+		kinds := 0
+		for _, k := range []string{"json", "regex", "choice", "grammar", "json_object", "structural_tag"} {
+			if m[k] != nil {
+				kinds++
+			}
+		}
+		switch {
+		case kinds > 1:
+			return fmt.Sprintf("You can only use one kind of structured outputs constraint but multiple are specified: %v", m), "structured_outputs"
+		case kinds == 0:
+			return fmt.Sprintf("You must use one kind of structured outputs constraint but none are specified: %v", m), "structured_outputs"
+		case s.NoResponseFormat:
+			return "The provided JSON schema contains features not supported by xgrammar.", ""
+		}
+	case "llama.cpp":
+		switch {
+		case hasSchema && hasGrammar:
+			return "Cannot use both json_schema and grammar", ""
+		case hasGrammar && tools:
+			return "Cannot specify grammar with tools", ""
+		case hasSchema && s.NoResponseFormat:
+			return fmt.Sprintf("JSON schema conversion failed:\nUnrecognized schema: %v", schema), ""
+		}
+	default:
+		for _, k := range []string{"structured_outputs", "json_schema", "grammar"} {
+			if _, has := b[k]; has {
+				return "Unrecognized request argument supplied: " + k, ""
+			}
+		}
+	}
+	return "", ""
 }

@@ -7,6 +7,10 @@
 // The rules it enforces, each with its source:
 //
 // Chat completions (platform.openai.com/docs/api-reference/chat):
+//   - reasoning_effort is for reasoning models ("o-series and gpt-5
+//     models only" in the API reference): OpenAI's models that do not
+//     reason refuse it ("Unsupported parameter: 'reasoning_effort' is not
+//     supported with this model."), "none" included.
 //   - GPT-5.4 and later take function tools only with reasoning_effort
 //     "none", and default to another: "Function tools with reasoning_effort
 //     are not supported for gpt-5.4 in /v1/chat/completions"
@@ -39,15 +43,35 @@
 //     provided without its required following item");
 //   - a function_call_output answers a function_call in the input, and
 //     each function_call is answered;
-//   - a function tool is strict unless it says strict: false, and a strict
-//     schema must fit strict mode; json_object needs "json" in the input;
+//   - a function tool is strict unless it says strict: false ("Default
+//     true", the API reference's FunctionTool), and a strict schema must
+//     fit strict mode; json_object needs "json" in the input;
 //   - a model that does not reason refuses reasoning parameters.
+//
+// The servers' own constrained-reply fields, on chat completions:
+//   - vLLM's structured_outputs holds exactly one kind of constraint
+//     (json, regex, choice, grammar, json_object, structural_tag: "You
+//     can only use one kind of structured outputs constraint", vLLM's
+//     sampling_params.py; https://docs.vllm.ai/en/latest/features/structured_outputs/);
+//     with NoResponseFormat it refuses a schema as its xgrammar backend
+//     does ("The provided JSON schema contains features not supported by
+//     xgrammar.").
+//   - llama.cpp's json_schema and grammar are not sent together ("Cannot
+//     use both json_schema and grammar"), nor grammar with tools ("Cannot
+//     specify grammar with tools"), as its server's source says
+//     (tools/server, common/chat.cpp; its README's /completion options);
+//     with NoResponseFormat it refuses a schema as its converter does
+//     ("JSON schema conversion failed").
+//   - OpenAI itself knows neither: "Unrecognized request argument
+//     supplied: structured_outputs".
 //
 // A compatible server that lacks a mechanism of the answer's shape
 // (NoStrict, NoToolChoice, NoResponseFormat) refuses a request that uses
 // it with the 400 such servers send: Gemini's OpenAI endpoint's "Unknown
-// name \"strict\"", a server's "tool_choice" without named functions,
-// Groq's "response_format json_schema is not supported with this model".
+// name \"strict\"" for the field whatever its value (and, having no
+// strict mode, holds no tool to it), a server's "tool_choice" without
+// named functions, Groq's "response_format json_schema is not supported
+// with this model".
 package openaitest
 
 import (
@@ -121,6 +145,11 @@ type Server struct {
 	// NoStrict, NoToolChoice and NoResponseFormat make the server one
 	// without strict schemas, a named tool_choice, or a constrained reply.
 	NoStrict, NoToolChoice, NoResponseFormat bool
+	// Server makes chat completions the named server's, with its own
+	// field for a constrained reply: "vllm" (structured_outputs) or
+	// "llama.cpp" (json_schema, grammar); "" is OpenAI's, which refuses
+	// those fields.
+	Server string
 
 	srv       *httptest.Server
 	mu        sync.Mutex
@@ -216,7 +245,7 @@ func (s *Server) lacks(b map[string]any) (msg, param string) {
 			if fn, ok := f["function"].(map[string]any); ok {
 				f = fn
 			}
-			if f["strict"] == true {
+			if _, has := f["strict"]; has { // the field itself, whatever its value
 				return fmt.Sprintf("Invalid JSON payload received. Unknown name \"strict\" at 'tools[%d].function': Cannot find field.", i), ""
 			}
 		}
@@ -343,6 +372,16 @@ func noToolsWithEffort(model string) bool {
 	a, err := strconv.Atoi(maj)
 	b, _ := strconv.Atoi(mnr)
 	return err == nil && (a > 5 || a == 5 && b >= 4)
+}
+
+// doesNotReason: OpenAI's models that refuse reasoning_effort on chat
+// completions, as every model that does not reason does; a model of
+// another server that the fake does not know takes it (vLLM, Ollama's
+// /v1 and others pass it to the model's template or ignore it).
+func doesNotReason(model string) bool {
+	b := baseName(model)
+	return strings.HasPrefix(b, "gpt-3.5") || strings.HasPrefix(b, "gpt-4") || strings.HasPrefix(b, "chatgpt-") ||
+		(strings.HasPrefix(b, "gpt-5") || strings.HasPrefix(b, "gpt-6")) && strings.Contains(b, "-chat")
 }
 
 // reasons: the models that take reasoning parameters.

@@ -37,7 +37,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, req *Request)
 	for i, t := range tools {
 		t, _ := t.(map[string]any)
 		names = append(names, str(t["name"]))
-		if t["strict"] != false { // strict unless it says not
+		if t["strict"] != false && !s.NoStrict { // strict unless it says not
 			if msg := strictProblem(t["parameters"], ""); msg != "" {
 				s.refuse(w, req, 400, fmt.Sprintf("Invalid schema for function '%s': %s", t["name"], msg), fmt.Sprintf("tools[%d].parameters", i))
 				return
