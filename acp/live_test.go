@@ -64,7 +64,10 @@ func serveLive(t *testing.T, model string, opts acp.Options, answers ...string) 
 	logs, logMu := &strings.Builder{}, &sync.Mutex{}
 	opts.Agent, opts.UserModel, opts.Version = agent, "script:test", "test"
 	e := testEngine(&opts)
-	e.Models, e.Tools, e.IDs = oneModel{script.New("script:test", sc)}, tools.Builtin(), counter()
+	e.Tools, e.IDs = tools.Builtin(), counter()
+	if e.Models == nil { // else the test's own, which wraps the script (scriptModel)
+		e.Models = oneModel{script.New("script:test", sc)}
+	}
 	if e.Store == nil {
 		e.Store = store.New(t.TempDir())
 	}

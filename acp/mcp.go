@@ -48,7 +48,7 @@ func (s *Server) mcpTurn(ctx context.Context, sess *session, turn *engine.Turn, 
 		if tools == nil {
 			tools = map[string]engine.Tool{}
 		}
-		warnings = append(warnings, set.Tools(conns, tools)...)
+		mcp.Tools(conns, tools)
 		turn.Tools = tools
 	}
 	turn.Warnings = append(turn.Warnings, warnings...)

@@ -2,12 +2,15 @@ package acp_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,6 +21,7 @@ import (
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/mcp/mcptest"
+	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/engine/taint"
 )
 
@@ -563,5 +567,73 @@ arguments = { content = "The key is in .env." }
 	resp := m.request(2, "session/prompt", prompt("s-1", "Which key?"))
 	if !strings.Contains(resp, `"content":"The key is in .env."`) {
 		t.Errorf("prompt: %s\nwant the clean answer recorded", resp)
+	}
+}
+
+// toolCounter is the script model, counting the tools each request offers.
+type toolCounter struct {
+	engine.Model
+	mu     sync.Mutex
+	counts []int
+	names  [][]string
+}
+
+func (c *toolCounter) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+	c.mu.Lock()
+	var names []string
+	for _, ts := range req.Tools {
+		names = append(names, ts.Name)
+	}
+	c.counts, c.names = append(c.counts, len(req.Tools)), append(c.names, names)
+	c.mu.Unlock()
+	return c.Model.Stream(ctx, req, onDelta)
+}
+
+// A session with an MCP server of 300 tools offers 128 tools in all in
+// each model request (config.toml's [mcp] max_tools, by default), coda's
+// own among them: the cap counts what the request carries, not only the
+// session's tools. One warning names the tools left out.
+func TestMCP_toolsCapped(t *testing.T) {
+	const model = `
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "ok" }
+`
+	sc, err := script.Parse([]byte(model), "model.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := &toolCounter{Model: script.New("script:test", sc)}
+	m := serveLive(t, model, acp.Options{Engine: &engine.Engine{Models: oneModel{counter}}})
+	m.request(1, "session/new", newSession(stdio(t, "many", [2]string{"CODA_MCP_TOOLS", "300"})))
+	resp := m.request(2, "session/prompt", prompt("s-1", "Go."))
+	if !strings.Contains(resp, `"status":"answered"`) {
+		t.Fatalf("prompt: %s", resp)
+	}
+	counter.mu.Lock()
+	defer counter.mu.Unlock()
+	if len(counter.counts) != 1 || counter.counts[0] != 128 {
+		t.Fatalf("the model requests offered %v tools, want one request of 128", counter.counts)
+	}
+	for _, want := range []string{"read_file", "submit_output", "many__t00000"} {
+		if !slices.Contains(counter.names[0], want) {
+			t.Errorf("%s is not offered", want)
+		}
+	}
+	// mcpAgent offers read_file and submit_output: 126 MCP tools of the
+	// server's 311 (its 300 t… and 11 others).
+	var r struct {
+		Result struct {
+			Meta struct {
+				Coda struct{ Warnings []string } `json:"coda"`
+			} `json:"_meta"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(resp), &r); err != nil {
+		t.Fatal(err)
+	}
+	if w := r.Result.Meta.Coda.Warnings; len(w) != 1 || !strings.HasPrefix(w[0], "MCP: 185 tools were not offered to the model, past the 128 tools coda offers at once") {
+		t.Errorf("the warnings = %q, want one naming the 185 tools left out", w)
 	}
 }

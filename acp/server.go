@@ -95,9 +95,6 @@ type Options struct {
 	MCPStartWait    time.Duration
 	MCPStartTimeout time.Duration
 	MCPCallTimeout  time.Duration
-	// MaxTools caps the tools a turn offers, built-in and MCP together
-	// (default mcp.DefaultMaxTools, 128).
-	MaxTools int
 }
 
 // log is where the server logs: the engine's log, or nowhere.
@@ -188,7 +185,6 @@ func NewServer(opts Options) (*Server, error) {
 	s.mcp = mcp.NewHost(mcp.Options{
 		Log: s.log, Version: opts.Version,
 		StartTimeout: opts.MCPStartTimeout, CallTimeout: opts.MCPCallTimeout, StartWait: opts.MCPStartWait,
-		MaxTools: opts.MaxTools,
 	})
 	s.store = opts.Engine.Store
 	s.launchLevel = &outputspec.Level{Dir: opts.LaunchDir, Spec: opts.Launch}

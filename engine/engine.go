@@ -74,6 +74,10 @@ type Engine struct {
 	// MaxModelCalls caps the model calls of one turn, its workers' and
 	// children's with it; 0 is defaultMaxModelCalls.
 	MaxModelCalls int
+	// MaxTools caps the tools one model request offers, coda's own and
+	// the session's MCP tools together; 0 is DefaultMaxTools
+	// (mcp_tools.go).
+	MaxTools int
 	// Log is where the engine logs; nil discards.
 	Log *slog.Logger
 	// Taint is what the launch says of the taint gate (taint.go).
@@ -102,6 +106,13 @@ func (e *Engine) maxModelCalls() int {
 		return e.MaxModelCalls
 	}
 	return defaultMaxModelCalls
+}
+
+func (e *Engine) maxTools() int {
+	if e.MaxTools > 0 {
+		return e.MaxTools
+	}
+	return DefaultMaxTools
 }
 
 func (e *Engine) log() *slog.Logger {

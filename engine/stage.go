@@ -197,29 +197,33 @@ func (v *stageVisit) prepare() {
 	}
 	v.messages = append(v.messages, Message{Role: RoleUser, Text: earlier + v.preamble() + r.t.Prompt, Images: r.t.Images})
 
-	names := stageToolNames(s.AvailableTools, r.share.tools)
-	v.offered = map[string]Tool{}
-	for _, name := range names {
+	var listed []string // the tools of the session and coda's own listed, offered unless withheld
+	for _, name := range stageToolNames(s.AvailableTools, r.share.tools) {
 		if s.Delegates(name) || name == blueprint.ToolSubmitOutput {
 			continue // offered below, from the stage's own tables and contract
 		}
-		if tool := r.share.tools[name]; tool != nil {
-			if r.t.Withhold != nil && r.t.Withhold(tool) {
-				continue
-			}
-			v.offered[name] = tool
-			v.tools = append(v.tools, tool.Spec())
-		} else {
+		if tool := r.share.tools[name]; tool == nil {
 			r.warn(fmt.Sprintf("stage %s lists tool %q, which coda does not have", s.Name, name))
+		} else if r.t.Withhold == nil || !r.t.Withhold(tool) {
+			listed = append(listed, name)
 		}
 	}
+	var own []ToolSpec // coda's tools of the stage's own: submit_output, delegation, transition
 	if v.canSubmit() {
-		v.tools = append(v.tools, v.submitSpec())
+		own = append(own, v.submitSpec())
 	}
-	v.tools = append(v.tools, v.delegationSpecs()...)
+	own = append(own, v.delegationSpecs()...)
 	if v.canTransition() {
-		v.tools = append(v.tools, transitionSpec(s, v.targets))
+		own = append(own, transitionSpec(s, v.targets))
 	}
+	listed = v.capTools(listed, len(own))
+	v.offered = map[string]Tool{}
+	for _, name := range listed {
+		tool := r.share.tools[name]
+		v.offered[name] = tool
+		v.tools = append(v.tools, tool.Spec())
+	}
+	v.tools = append(v.tools, own...)
 
 	v.models = s.ModelCandidates(r.t.UserModel, r.t.DefaultModel)
 }

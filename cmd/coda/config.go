@@ -68,7 +68,7 @@ import (
 //	discover = false                     # no live list of the providers' models beside them
 //
 //	[mcp]
-//	max_tools = 128                      # the most tools a turn offers, built-in and MCP together
+//	max_tools = 128                      # the most tools a model request offers, coda's own and MCP together
 type config struct {
 	DefaultModel string                    `toml:"default_model"`
 	Providers    map[string]providerConfig `toml:"providers"`
@@ -84,9 +84,10 @@ type config struct {
 	// Taint is [taint]: the taint gate, unless the blueprint or --taint
 	// says otherwise.
 	Taint *taint.Config `toml:"taint"`
-	// MCP is [mcp]: max_tools caps the tools a turn offers, built-in and
-	// the session's MCP servers' together (default 128, OpenAI's limit);
-	// one warning names those left out.
+	// MCP is [mcp]: max_tools caps the tools one model request offers,
+	// coda's own and the session's MCP servers' together (default 128,
+	// OpenAI's limit; engine.Engine.MaxTools); one warning names the MCP
+	// tools left out.
 	MCP struct {
 		MaxTools int `toml:"max_tools"`
 	} `toml:"mcp"`

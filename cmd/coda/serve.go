@@ -85,7 +85,6 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	if cfg.MCP.MaxTools < 0 {
 		return fail(fmt.Errorf("config: [mcp] max_tools must be positive, not %d", cfg.MCP.MaxTools))
 	}
-	l.MaxTools = cfg.MCP.MaxTools
 	if err := acp.CheckCommentary(cfg.Commentary); err != nil {
 		return fail(fmt.Errorf("config: %v", err))
 	}
@@ -93,7 +92,7 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	l.DefaultModel = cfg.DefaultModel
 	l.Engine = &engine.Engine{
 		Models: cfg.models(), Tools: tools.Builtin(), Agents: loadSpawned, Store: store.New(f.stateDirectory()),
-		MaxModelCalls: cfg.MaxModelCalls, Log: log, ModelFacts: cfg.modelFacts,
+		MaxModelCalls: cfg.MaxModelCalls, MaxTools: cfg.MCP.MaxTools, Log: log, ModelFacts: cfg.modelFacts,
 		Taint:                 taint.Launch{Config: cfg.Taint, Policy: f.taint},
 		NoProjectInstructions: f.noProject,
 	}

@@ -62,10 +62,6 @@ type Options struct {
 	// StartWait bounds how long a turn waits for its session's servers
 	// still starting (Set.Turn; default DefaultStartWait, 10s).
 	StartWait time.Duration
-	// MaxTools caps the tools a turn offers, built-in and MCP together
-	// (default DefaultMaxTools, 128): a server with thousands would make
-	// every model request megabytes long, and OpenAI takes at most 128.
-	MaxTools int
 }
 
 // Defaults of Options.
@@ -89,9 +85,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.StartWait <= 0 {
 		o.StartWait = DefaultStartWait
-	}
-	if o.MaxTools <= 0 {
-		o.MaxTools = DefaultMaxTools
 	}
 	return o
 }

@@ -51,7 +51,6 @@ type Set struct {
 	servers  []*server
 	warnings []string // not yet given to the editor
 	stopped  bool
-	leftOut  string // the tools Tools last left out, as its warning said
 }
 
 // server is one server of a set.
@@ -246,56 +245,6 @@ servers:
 	}
 	set.mu.Unlock()
 	return conns, set.Warnings()
-}
-
-// Tools adds the tools of conns (from Turn) to into, as the package's
-// Tools does, under the host's Options.MaxTools. It returns the warning
-// that names the tools left out, once: again only when they change.
-func (set *Set) Tools(conns []*Conn, into map[string]engine.Tool) []string {
-	if set == nil {
-		return nil
-	}
-	left := Tools(conns, into, set.host.opts.MaxTools)
-	w := leftOutWarning(left, set.host.opts.MaxTools)
-	set.mu.Lock()
-	defer set.mu.Unlock()
-	if w == set.leftOut {
-		return nil
-	}
-	set.leftOut = w
-	if w == "" {
-		return nil
-	}
-	set.log.Warn(w)
-	return []string{w}
-}
-
-// leftOutWarning says which tools ({server, tool}) were not offered,
-// naming at most a few of each server's.
-func leftOutWarning(left [][2]string, max int) string {
-	if len(left) == 0 {
-		return ""
-	}
-	const named = 5
-	var parts []string
-	for i := 0; i < len(left); {
-		server := left[i][0]
-		j := i
-		var tools []string
-		for ; j < len(left) && left[j][0] == server; j++ {
-			if len(tools) < named {
-				tools = append(tools, left[j][1])
-			}
-		}
-		part := server + ": " + strings.Join(tools, ", ")
-		if n := j - i - len(tools); n > 0 {
-			part += fmt.Sprintf(" and %d more", n)
-		}
-		parts = append(parts, part)
-		i = j
-	}
-	return fmt.Sprintf("MCP: %d tools were not offered to the model, past the %d tools coda offers at once (max_tools under [mcp] in config.toml): %s",
-		len(left), max, strings.Join(parts, "; "))
 }
 
 // StartToolName is the name (ACP's ToolCall.name) of the tool call that

@@ -20,7 +20,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/mcp"
 	"github.com/coda-acp/coda/engine/mcp/mcptest"
 )
@@ -103,32 +102,6 @@ func TestConn_droppedForSize(t *testing.T) {
 	const whyList = "coda stopped it: its list of tools is over 16 MiB, the most coda reads of one MCP message"
 	if err == nil || !strings.Contains(err.Error(), whyList) {
 		t.Errorf("Start = %v, want %q", err, whyList)
-	}
-}
-
-// A turn offers at most Options.MaxTools tools in all (128 by default),
-// built-in ones counted; one warning names what was left out, and the next
-// turn does not say it again.
-func TestSet_toolsCapped(t *testing.T) {
-	bin := mcptest.Server(t)
-	host := mcp.NewHost(mcp.Options{})
-	defer host.Close()
-	set := host.Start("s-1", []mcp.Server{{Name: "many", Command: bin, Dir: t.TempDir(), Env: []string{"CODA_MCP_TOOLS=6000"}}}, nil)
-	sink := &events{each: make(chan struct{}, 16)}
-	for turn := range 2 {
-		conns, _ := set.Turn(context.Background(), true, sink, ids())
-		into := map[string]engine.Tool{"read_file": nil, "shell": nil}
-		warnings := set.Tools(conns, into)
-		if len(into) != mcp.DefaultMaxTools {
-			t.Errorf("turn %d offers %d tools, want %d", turn, len(into), mcp.DefaultMaxTools)
-		}
-		switch {
-		case turn == 0 && (len(warnings) != 1 || !strings.Contains(warnings[0], "5885 tools were not offered") ||
-			!strings.Contains(warnings[0], "many: t00115, t00116, t00117, t00118, t00119 and 5880 more")):
-			t.Errorf("turn 0 warnings = %q", warnings)
-		case turn == 1 && len(warnings) != 0:
-			t.Errorf("turn 1 warnings = %q, want none (said already)", warnings)
-		}
 	}
 }
 

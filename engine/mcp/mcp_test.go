@@ -51,7 +51,7 @@ func start(t *testing.T, opts mcp.Options, env ...string) (*mcp.Conn, int) {
 // tools are a conn's tools under their model names.
 func tools(conns ...*mcp.Conn) map[string]engine.Tool {
 	m := map[string]engine.Tool{}
-	mcp.Tools(conns, m, 0)
+	mcp.Tools(conns, m)
 	return m
 }
 

@@ -12,35 +12,23 @@ import (
 // Anthropic's is the same).
 const maxName = 64
 
-// DefaultMaxTools is Options.MaxTools's default: the most tools OpenAI
-// takes in one request.
-const DefaultMaxTools = 128
-
 // Tools adds the tools of conns to into, each under the name the model
-// sees, while into holds fewer than max tools in all (the built-in ones
-// count; max <= 0 is DefaultMaxTools); it returns those left out, as
-// {server, tool} names, for a warning (Set.Tools). Names: SERVER__TOOL, with every character providers refuse (outside
-// [a-zA-Z0-9_-]) made "_", cut to 64 characters. A name already taken (by a
-// built-in tool, or an earlier server's tool that came out the same) gets
-// "_2", "_3", … instead. Servers are taken in name order and their tools
-// in name order, so the same servers always give the same names.
-func Tools(conns []*Conn, into map[string]engine.Tool, max int) (left [][2]string) {
-	if max <= 0 {
-		max = DefaultMaxTools
-	}
+// sees. Names: SERVER__TOOL, with every character providers refuse
+// (outside [a-zA-Z0-9_-]) made "_", cut to 64 characters. A name already
+// taken (by a built-in tool, or an earlier server's tool that came out the
+// same) gets "_2", "_3", … instead. Servers are taken in name order and
+// their tools in name order, so the same servers always give the same
+// names. How many a model request offers is the engine's to cap, where it
+// counts every tool the request carries (engine.Engine.MaxTools).
+func Tools(conns []*Conn, into map[string]engine.Tool) {
 	conns = slices.Clone(conns)
 	slices.SortStableFunc(conns, func(a, b *Conn) int { return strings.Compare(a.server.Name, b.server.Name) })
 	for _, c := range conns {
 		for _, def := range c.toolDefs() {
-			if len(into) >= max {
-				left = append(left, [2]string{c.server.Name, def.Name})
-				continue
-			}
 			name := freeName(sanitize(c.server.Name)+"__"+sanitize(def.Name), into)
 			into[name] = &Tool{conn: c, def: def, name: name}
 		}
 	}
-	return left
 }
 
 // freeName is base, cut to maxName, or when that is taken the first free

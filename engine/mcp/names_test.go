@@ -45,7 +45,7 @@ func TestTools_names(t *testing.T) {
 		for k, v := range builtin {
 			m[k] = v
 		}
-		Tools(tt.conns, m, 0)
+		Tools(tt.conns, m)
 		if len(m) != len(tt.names)+len(builtin) {
 			t.Errorf("%d tools: %v", len(m), keys(m))
 		}
