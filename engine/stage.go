@@ -498,10 +498,15 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 // whose arguments were cut is shown by its name alone.
 func (v *stageVisit) announce(tc ToolCall, tool Tool) *ToolCallEvent {
 	ev := &ToolCallEvent{ID: v.run.e.NewID("t"), Title: tc.Name, Name: tc.Name, Kind: "other", Status: ToolInProgress, RawInput: shownArgs(tc)}
-	if g := v.run.taint; g.Tainted() && tc.Dropped == 0 {
+	if g := v.run.taint; g.Tainted() {
 		// Shown before the gate has decided on the call: its private
-		// content masked, in its arguments and the title made of them.
-		tc.Arguments = g.RedactArgs(tc.Arguments)
+		// content masked, in its arguments and the title made of them,
+		// and in the head kept of arguments cut at their cap.
+		if tc.Dropped == 0 {
+			tc.Arguments = g.RedactArgs(tc.Arguments)
+		} else {
+			tc.Arguments = g.MaskCut(tc.Arguments)
+		}
 		ev.RawInput = shownArgs(tc)
 	}
 	switch {

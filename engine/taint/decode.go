@@ -8,6 +8,8 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // decoded are the texts an answer's format hides behind its own escapes,
@@ -131,4 +133,78 @@ func quotedStrings(text string) []string {
 		i = j
 	}
 	return out
+}
+
+// unescapeLoose is text with JSON's string escapes undone wherever they
+// stand, for text that may not be JSON at all (the head of arguments cut
+// at their cap): `\"` is a quote, `\u0041` an A, a surrogate pair one
+// character; an escape cut off at the end is dropped.
+func unescapeLoose(text string) string {
+	if !strings.Contains(text, `\`) {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text))
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c != '\\' {
+			b.WriteByte(c)
+			continue
+		}
+		if i+1 >= len(text) {
+			break
+		}
+		i++
+		switch e := text[i]; e {
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			r, ok := hex4(text[i+1:])
+			if !ok {
+				b.WriteByte('u') // cut, or no escape: as itself
+				continue
+			}
+			i += 4
+			if utf16.IsSurrogate(r) && strings.HasPrefix(text[i+1:], `\u`) {
+				if r2, ok := hex4(text[i+3:]); ok {
+					if p := utf16.DecodeRune(r, r2); p != utf8.RuneError {
+						r, i = p, i+6
+					}
+				}
+			}
+			b.WriteRune(r)
+		default:
+			b.WriteByte(e) // \" \\ \/, and what JSON would refuse, as itself
+		}
+	}
+	return b.String()
+}
+
+// hex4 reads the four hex digits that begin s, if it begins with four.
+func hex4(s string) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[:4]) {
+		switch {
+		case '0' <= c && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }

@@ -63,3 +63,21 @@ func FuzzDecoded(f *testing.F) {
 		}
 	})
 }
+
+// unescapeLoose undoes JSON's escapes wherever they stand, in text that
+// may stop in the middle of one.
+func TestUnescapeLoose(t *testing.T) {
+	for in, want := range map[string]string{
+		`plain`:                     `plain`,
+		`a\"b\\c\/d\ne\tf`:          "a\"b\\c/d\ne\tf",
+		`\u0041\u00e9\ud83d\ude00x`: "Aé😀x",
+		`lone \ud83d then`:          "lone \ufffd then",
+		`cut \u00`:                  `cut u00`,
+		`cut at the end \`:          `cut at the end `,
+		`not hex \uzzzz and \u0042`: `not hex uzzzz and B`,
+	} {
+		if got := unescapeLoose(in); got != want {
+			t.Errorf("unescapeLoose(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

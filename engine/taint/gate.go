@@ -481,6 +481,28 @@ func (g *Gate) Mask(text string) string {
 	return g.lines.redact(text)
 }
 
+// MaskCut is the head of a call's arguments that were cut at their cap
+// (JSON that may stop inside a string), as it may be shown before the gate
+// has decided: its private content masked, or nothing when what is left
+// still carries some once JSON's escapes are undone (a secret written
+// with `\\` or `\u0041` in it, which masking the text as written
+// cannot see).
+func (g *Gate) MaskCut(head []byte) []byte {
+	if g == nil {
+		return head
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.sources) == 0 {
+		return head
+	}
+	masked := g.lines.redact(string(head))
+	if len(g.lines.find(unescapeLoose(masked))) > 0 {
+		return nil
+	}
+	return []byte(masked)
+}
+
 // RedactArgs are a call's arguments with their private content masked,
 // to show the user.
 func (g *Gate) RedactArgs(args json.RawMessage) json.RawMessage {

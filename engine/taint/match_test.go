@@ -72,3 +72,28 @@ func TestGate_hardLink(t *testing.T) {
 		t.Errorf("reading the link taints nothing: %q", names)
 	}
 }
+
+// The head kept of arguments cut at their cap is shown masked in a
+// tainted run: the key as written is masked where it stands; a key
+// behind JSON's escapes, which masking as written cannot see, leaves
+// nothing of the head shown. Untainted, the head is shown as it is.
+func TestGate_maskCut(t *testing.T) {
+	dir := t.TempDir()
+	g, err := taint.New(taint.Launch{Policy: taint.Deny}, nil, dir, []string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = "sk-proj-4fGh82kLmN0pQrStUvWxYz12f3"
+	head := []byte(`{"command":"echo ` + key + ` xxxxxxxx`)
+	if got := g.MaskCut(head); string(got) != string(head) {
+		t.Errorf("untainted: MaskCut = %q, want the head as it is", got)
+	}
+	g.Read([]taint.Source{{Path: filepath.Join(dir, ".env"), Text: "API_KEY=" + key + "\n"}})
+	if got := string(g.MaskCut(head)); strings.Contains(got, "4fGh82kLmN0p") || !strings.HasPrefix(got, `{"command":"echo sk-…f3 xx`) {
+		t.Errorf("MaskCut = %q, want the key masked", got)
+	}
+	escaped := []byte(`{"command":"echo sk-proj\u002d4fGh\u0038\u0032kLmN\u0030pQrS\u0074UvWx\u0059z12f3 xxxx`)
+	if got := g.MaskCut(escaped); got != nil {
+		t.Errorf("MaskCut = %q, want nothing of a head that hides the key behind escapes", got)
+	}
+}
