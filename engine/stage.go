@@ -590,6 +590,9 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 		before = takeSnapshot(v.run.t.Workspace.Roots(), v.run.e.Store.Dir())
 	}
 	res = tool.Run(ctx, call)
+	// A result that carries a secret of a private file under the roots
+	// brings that file, whatever the call named (taint/found.go).
+	res.Sources = append(res.Sources, v.run.taint.Found(res.Output, res.Sources)...)
 	res.private = v.run.taint.Read(res.Sources)
 	v.run.share.secrets.Read(res.Sources)
 	if e, ok := tool.(Egress); ok && e.Egress() && res.private == "" {

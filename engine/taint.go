@@ -15,8 +15,9 @@ import (
 
 // The taint gate (DESIGN §13) is engine/taint's; the engine is its user.
 // A turn's gate (run.taint, shared by its workers and children) takes in
-// what the tools read (runTool: ToolResult.Sources) and the prompt's
-// resources (Turn.PromptSources), and is asked before every way off the
+// what the tools read (runTool: ToolResult.Sources, and the private files
+// under the roots whose secrets a result carries, Gate.Found) and the
+// prompt's resources (Turn.PromptSources), and is asked before every way off the
 // machine: the answer, at the moment a passing submission would be
 // recorded (gateAnswer, from checkSubmission, which every submission
 // passes through), and every Egress tool before it runs (gateEgress).

@@ -300,3 +300,84 @@ arguments = { content = "Nothing from before." }
 		}
 	}
 }
+
+// A tool result that carries a secret of a private file under the roots
+// brings that file, whatever the call named: a command line that hides the
+// name behind quotes or a substitution, `grep -r` over the tree, an MCP
+// tool that read it. The run is tainted, and the answer carrying the key
+// is refused under deny. A result that carries only an ordinary line of
+// the file (PORT=5432) taints nothing.
+func TestTaint_resultsCarryingASecret(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the commands are POSIX")
+	}
+	approve := func(engine.PermissionRequest) bool { return true }
+	for _, call := range []string{
+		`name = "shell"` + "\n" + `arguments = { command = "cat .e''nv" }`,
+		`name = "shell"` + "\n" + `arguments = { command = "grep -r KEY ." }`,
+		`name = "shell"` + "\n" + `arguments = { command = "cat $(printf .en)v" }`,
+		`name = "lookup"` + "\n" + `arguments = { what = "the key" }`,
+	} {
+		f := taintFixtureOf(t, `
+[agent]
+name = "taint"
+[agent.taint]
+policy = "deny"
+[stages.answer]
+mode = "output"
+available_tools = ["shell", "lookup"]
+`, `
+[[turn]]
+[[turn.tool_calls]]
+`+call+`
+
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "The key is `+secretKey+`." }
+
+[[turn]]
+expect = "It contains (masked here): `+maskedLine+`."
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "I will not repeat the key." }
+`, approve)
+		f.turn.Engine.Tools["lookup"] = lookupTool{}
+		res := f.run(t)
+		if res.Answer == nil || res.Answer.Content != "I will not repeat the key." {
+			t.Errorf("%s: answer = %+v, want the key refused", call, res.Answer)
+			continue
+		}
+		if recs := f.audit(t); len(recs) != 1 || recs[0].Decision != "denied" || !slices.Equal(recs[0].Sources, []string{".env"}) {
+			t.Errorf("%s: audit = %+v", call, recs)
+		}
+	}
+
+	f := newTaintFixture(t, "[agent.taint]\npolicy = \"deny\"\n", `
+[[turn]]
+[[turn.tool_calls]]
+name = "shell"
+arguments = { command = "echo PORT=5432" }
+
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "It listens on PORT=5432." }
+`, approve)
+	res := f.run(t)
+	if res.Answer == nil || res.Answer.Content != "It listens on PORT=5432." || f.audit(t) != nil || res.Tainted.Read != nil {
+		t.Errorf("answer = %+v, tainted %+v, audit %+v: an ordinary line tainted the run", res.Answer, res.Tainted, f.audit(t))
+	}
+}
+
+// lookupTool stands in for an MCP tool that read a private file without
+// naming it in its call.
+type lookupTool struct{}
+
+func (lookupTool) Spec() engine.ToolSpec {
+	return engine.ToolSpec{Name: "lookup", Schema: json.RawMessage(`{"type":"object"}`)}
+}
+func (lookupTool) Kind() string { return "read" }
+func (lookupTool) Run(context.Context, *engine.Call) engine.ToolResult {
+	return engine.ToolResult{Output: "Found it: " + secretLine}
+}

@@ -2,8 +2,11 @@
 // it on, content read from private paths taints the turn: a tool result
 // that carries it (read_file, grep's matches, edit_file and write_file on
 // a private file; a tool says which files' content a result carries in
-// its Sources; a shell command line that names a private path, whose file
-// the gate then reads itself) and a prompt resource whose URI is private.
+// its Sources; a shell command line that names a private path, its quotes
+// undone, whose file the gate then reads itself; any tool's result, a
+// command's output or an MCP tool's, that carries a secret of a private
+// file under the session's roots, which the gate reads once a turn within
+// bounds: Gate.Found) and a prompt resource whose URI is private.
 // A file the run writes that carries private content is private from then
 // on (Gate.Wrote). Every way off
 // the machine then meets the policy before it happens: the answer (at the
@@ -32,8 +35,9 @@
 // Where each rule lives: policy.go (the settings and how the launch's and
 // the blueprint's combine), gate.go (the turn's gate, its decisions and
 // what it tells the model and the user), paths.go (which paths are
-// private, hard links too), lines.go (what was read, bounded, and finding
-// it again, pieces of secrets too), fold.go (how text is compared),
+// private, hard links too), found.go (what the private files under the
+// roots hold, for results that name none), lines.go (what was read,
+// bounded, and finding it again, pieces of secrets too), fold.go (how text is compared),
 // decode.go (what an answer's format escapes),
 // mask.go (the one way private lines are quoted), audit.go (a decision's
 // record, and the counts in run.json), secrets.go (the matcher on its own,

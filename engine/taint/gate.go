@@ -56,6 +56,9 @@ type Gate struct {
 	// same call again is refused without asking again.
 	declined map[uint64]bool
 	seed     maphash.Seed
+	// files are what the private files under the roots hold, for the
+	// results that name none of them (found.go).
+	files rootFiles
 }
 
 // New sets up the gate for a turn: launch's settings with the agent's

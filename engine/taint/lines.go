@@ -56,7 +56,8 @@ const pieceBloomShift = 23
 // A privateLine is a line of private text, as it is quoted.
 type privateLine struct {
 	masked string
-	source int // index in the run's sources
+	source int  // index in the run's sources
+	secret bool // it holds a secret (a value or word secretLike), not only ordinary words
 }
 
 // Bounds on what privateLines remembers.
@@ -86,8 +87,9 @@ func (p *privateLines) add(text string, source int) {
 		p.bloom = make([]uint64, bloomBits/64)
 	}
 	var frags, pieces [][]byte
+	var secret bool
 	for line := range strings.Lines(text) {
-		frags, pieces = p.fragments(frags[:0], pieces[:0], line)
+		frags, pieces, secret = p.fragments(frags[:0], pieces[:0], line)
 		if len(frags) == 0 && len(pieces) == 0 {
 			continue // nothing worth finding, or all of it known
 		}
@@ -96,7 +98,7 @@ func (p *privateLines) add(text string, source int) {
 			return
 		}
 		idx := uint32(len(p.lines))
-		p.lines = append(p.lines, privateLine{masked: MaskLine(line), source: source})
+		p.lines = append(p.lines, privateLine{masked: MaskLine(line), source: source, secret: secret})
 		for _, f := range frags {
 			p.fragment(f, idx)
 		}
@@ -130,8 +132,9 @@ func (p *privateLines) pieceHash(b []byte) uint64 {
 // fragments appends to dst what of a line is worth finding and not yet
 // known, folded: the whole line, unless it is a comment, a key without a
 // value, or ordinary words; a value; secret-looking words; and for a secret
-// of pieceMin characters or more, its pieces.
-func (p *privateLines) fragments(dst, pieces [][]byte, line string) ([][]byte, [][]byte) {
+// of pieceMin characters or more, its pieces. isSecret says the line holds
+// a secret.
+func (p *privateLines) fragments(dst, pieces [][]byte, line string) (_, _ [][]byte, isSecret bool) {
 	var taken map[string]bool // what dst holds, past a few
 	add := func(sq []byte) {
 		if len(sq) < anchorLen || utf8.RuneCount(sq) < anchorLen || p.known(sq) || taken[string(sq)] {
@@ -154,6 +157,7 @@ func (p *privateLines) fragments(dst, pieces [][]byte, line string) ([][]byte, [
 		dst = append(dst, sq)
 	}
 	secret := func(w string) {
+		isSecret = true
 		sq := fold(nil, w)
 		if p.known(sq) {
 			return // and so are its pieces
@@ -177,7 +181,7 @@ func (p *privateLines) fragments(dst, pieces [][]byte, line string) ([][]byte, [
 		if secretLike(v, 6) {
 			secret(v)
 		}
-		return dst, pieces
+		return dst, pieces, isSecret
 	}
 	if !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "//") && secretLike(string(whole), 8) {
 		add(whole)
@@ -190,7 +194,7 @@ func (p *privateLines) fragments(dst, pieces [][]byte, line string) ([][]byte, [
 			secret(w)
 		}
 	}
-	return dst, pieces
+	return dst, pieces, isSecret
 }
 
 // keyLike reports whether a secret's piece looks like a piece of a key,

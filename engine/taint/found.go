@@ -1,0 +1,123 @@
+package taint
+
+import (
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/coda-acp/coda/internal/rootfs"
+)
+
+// A tool result that names no private file may still carry one's content:
+// `cat .e''nv`, `grep -r API_KEY .`, an MCP server that read it (DESIGN
+// §13: command output that carries private content is a source). So the
+// gate knows what the private files under the session's roots hold (their
+// secrets, as privateLines remembers them), read once a turn the first
+// time a result is looked at, within bounds; a result that carries a
+// secret of one brings that file, as reading it does (Found).
+
+// rootFiles is what the private files under the roots hold.
+type rootFiles struct {
+	once  sync.Once
+	mu    sync.Mutex // lines, in find
+	lines privateLines
+	paths []string // the files read, absolute: lines' sources
+	// partial says a bound stopped the reading: some files are not known.
+	partial bool
+}
+
+// Bounds on what rootFiles reads.
+const (
+	maxRootEntries   = 50000   // entries walked, over all roots
+	maxRootFiles     = 256     // private files read
+	maxRootFileBytes = 1 << 20 // of each
+	maxRootBytes     = 8 << 20 // of all
+)
+
+// Found are the private files under the session's roots that text (a
+// tool's result) carries a secret of, but for those known names (its
+// Sources already), as Sources for Read: the file whole. A result that
+// carries only an ordinary line of a private file (`PORT=5432`) brings
+// nothing.
+func (g *Gate) Found(text string, known []Source) []Source {
+	if g == nil || text == "" {
+		return nil
+	}
+	f := &g.files
+	f.once.Do(func() { f.read(g.paths) })
+	f.mu.Lock()
+	found := f.lines.find(text)
+	var out []Source
+	for _, i := range found {
+		l := f.lines.lines[i]
+		p := f.paths[l.source]
+		if !l.secret || slices.ContainsFunc(out, func(s Source) bool { return s.Path == p }) ||
+			slices.ContainsFunc(known, func(s Source) bool { return g.abs(s.Path) == p }) {
+			continue
+		}
+		out = append(out, Source{Path: p, Named: true})
+	}
+	f.mu.Unlock()
+	return out
+}
+
+// read takes in the private files under the roots, each once (a root
+// inside another, or given twice, is walked once), through an os.Root
+// and without following a symlink.
+func (f *rootFiles) read(paths *privatePaths) {
+	var reals []string
+	for _, root := range paths.roots {
+		reals = append(reals, rootfs.RealRoot(root))
+	}
+	slices.SortFunc(reals, func(a, b string) int { return len(a) - len(b) }) // an outer root first
+	entries, total := 0, 0
+	var walked []string
+	for _, real := range reals {
+		if slices.ContainsFunc(walked, func(w string) bool { return rootfs.Within(w, real) }) {
+			continue
+		}
+		walked = append(walked, real)
+		r, err := os.OpenRoot(real)
+		if err != nil {
+			continue
+		}
+		_ = rootfs.Walk(real, func(rel string, d fs.DirEntry) error {
+			if entries++; entries > maxRootEntries || len(f.paths) >= maxRootFiles || total >= maxRootBytes {
+				f.partial = true
+				return rootfs.ErrStop
+			}
+			if !d.Type().IsRegular() || !paths.match(rel) {
+				return nil
+			}
+			text, err := readRegular(r, filepath.FromSlash(rel), min(maxRootFileBytes, maxRootBytes-total))
+			if err != nil || len(text) == 0 {
+				return nil
+			}
+			total += len(text)
+			f.lines.add(string(text), len(f.paths))
+			f.paths = append(f.paths, filepath.Join(real, filepath.FromSlash(rel)))
+			if f.lines.full {
+				f.partial = true
+				return rootfs.ErrStop
+			}
+			return nil
+		})
+		r.Close()
+	}
+}
+
+// readRegular reads at most max bytes of the regular file rel under r.
+func readRegular(r *os.Root, rel string, max int) ([]byte, error) {
+	file, err := r.OpenFile(rel, os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	if fi, err := file.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fs.ErrInvalid
+	}
+	return io.ReadAll(io.LimitReader(file, int64(max)))
+}
