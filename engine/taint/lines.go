@@ -16,10 +16,13 @@ import (
 // `KEY=VALUE` line; each secret-looking word), remembered by hash and
 // length, found by the first anchorLen bytes they start with; and the
 // line's masked form, to quote it. A secret of pieceMin characters or more
-// is remembered as its pieces too (every pieceLen characters of it in
-// which a letter stands beside a digit: keyLike), so that a piece of it
-// is found: the key in two halves, with a `-` put in, across two JSON
-// strings. Fragments and payloads are compared folded
+// is remembered as its pieces too, so that a piece of it is found: the key
+// in two halves, with a `-` put in, across two JSON strings. Every
+// pieceLen characters of it when it is surely a secret: the value of a key
+// that names one (secretName: `PASSWORD=correcthorsebatterystaple`) or a
+// line that is one word; else those in which a letter stands beside a
+// digit (keyLike), since a piece of an ordinary value (a URL's, a path's)
+// is as likely ordinary text. Fragments and payloads are compared folded
 // (fold): every white space and Unicode format character removed, NFKC
 // folded and lower-cased, so a line the model wrapped, re-indented,
 // upper-cased, typed in fullwidth letters or laced with zero-width spaces is
@@ -156,7 +159,9 @@ func (p *privateLines) fragments(dst, pieces [][]byte, line string) (_, _ [][]by
 		}
 		dst = append(dst, sq)
 	}
-	secret := func(w string) {
+	// secret takes w for a secret: every piece of it when every is set,
+	// else its pieces where a letter meets a digit (keyLike).
+	secret := func(w string, every bool) {
 		isSecret = true
 		sq := fold(nil, w)
 		if p.known(sq) {
@@ -165,7 +170,7 @@ func (p *privateLines) fragments(dst, pieces [][]byte, line string) (_, _ [][]by
 		add(sq)
 		if utf8.RuneCount(sq) >= pieceMin {
 			for i := 0; i+pieceLen <= len(sq); i++ {
-				if keyLike(sq[i : i+pieceLen]) {
+				if every || keyLike(sq[i:i+pieceLen]) {
 					pieces = append(pieces, sq[i:i+pieceLen])
 				}
 			}
@@ -179,22 +184,82 @@ func (p *privateLines) fragments(dst, pieces [][]byte, line string) (_, _ [][]by
 			add(whole)
 		}
 		if secretLike(v, 6) {
-			secret(v)
+			secret(v, secretName(line[:at]) && isToken(v))
 		}
 		return dst, pieces, isSecret
 	}
-	if !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "//") && secretLike(string(whole), 8) {
+	comment := strings.HasPrefix(line, "#") || strings.HasPrefix(line, "//")
+	if !comment && secretLike(string(whole), 8) {
 		add(whole)
+	}
+	if !comment && isToken(line) && !strings.ContainsAny(line, "/.@") {
+		// A line that is one word, and no path, host or address: a
+		// password file's (secrets/db_password), a key's line of a PEM.
+		if secretLike(line, 8) && utf8.RuneCountInString(line) >= pieceMin {
+			secret(line, true)
+		}
+		return dst, pieces, isSecret
 	}
 	for _, w := range strings.FieldsFunc(line, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("\"'`,;()[]{}<>", r) }) {
 		// A short word of a line that is no KEY=VALUE needs a digit to be
 		// taken for a secret: `hunter2x`, not `well-known` or
 		// `Content-Type`.
 		if secretLike(w, 8) && len(w) < len(whole) && (utf8.RuneCountInString(w) >= pieceMin || strings.ContainsFunc(w, unicode.IsDigit)) {
-			secret(w)
+			secret(w, false)
 		}
 	}
 	return dst, pieces, isSecret
+}
+
+// secretName reports whether the key of a KEY=VALUE line (what comes
+// before its value: `export API_KEY=`, `"client_secret": `) names a
+// secret: one of its words (split at `_`, `-`, `.`, and where a lower-case
+// letter meets an upper-case one) is TOKEN, KEY, SECRET, PASSWORD, PASS,
+// CREDENTIAL, AUTH or their kin, and its last word does not say the value
+// is something else about the secret (AUTH_URL, KEY_PATH, TOKEN_TTL).
+// Every piece of such a value is looked for: all letters
+// (`correcthorsebatterystaple`) or not.
+func secretName(key string) bool {
+	key = strings.TrimSpace(key)
+	key = strings.TrimRight(key, "=: \t\"'")
+	key = strings.TrimLeft(key, "\"'")
+	if rest, ok := strings.CutPrefix(key, "export"); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t') {
+		key = strings.TrimSpace(rest)
+	}
+	var words []string
+	start := 0
+	for i := 0; i <= len(key); i++ {
+		if i == len(key) || key[i] == '_' || key[i] == '-' || key[i] == '.' ||
+			(i > start && 'a' <= key[i-1] && key[i-1] <= 'z' && 'A' <= key[i] && key[i] <= 'Z') {
+			if i > start {
+				words = append(words, strings.ToUpper(key[start:i]))
+			}
+			start = i
+			if i < len(key) && (key[i] == '_' || key[i] == '-' || key[i] == '.') {
+				start = i + 1
+			}
+		}
+	}
+	if len(words) == 0 || slices.Contains(notSecretWords, words[len(words)-1]) {
+		return false
+	}
+	return slices.ContainsFunc(words, func(w string) bool { return slices.Contains(secretWords, w) })
+}
+
+// The words of a key that name a secret, and the last words that say its
+// value is something else (secretName).
+var (
+	secretWords = []string{"TOKEN", "TOKENS", "KEY", "KEYS", "APIKEY", "SECRET", "SECRETS", "PASSWORD", "PASSWORDS",
+		"PASSWD", "PASS", "PWD", "PASSPHRASE", "CREDENTIAL", "CREDENTIALS", "CREDS", "AUTH", "PRIVATE"}
+	notSecretWords = []string{"URL", "URI", "HOST", "PATH", "FILE", "DIR", "ENDPOINT", "NAME", "USER", "USERNAME",
+		"ID", "REGION", "PORT", "TYPE", "MODE", "METHOD", "PROVIDER", "ALGORITHM", "ISSUER", "DOMAIN", "EMAIL",
+		"ENABLED", "TTL", "TIMEOUT", "EXPIRY", "EXPIRES", "LENGTH", "SIZE", "VERSION", "FORMAT"}
+)
+
+// isToken reports whether s is one word: no white space, and no `://`
+// (a URL is not taken for a secret whole).
+func isToken(s string) bool {
+	return s != "" && !strings.ContainsFunc(s, unicode.IsSpace) && !strings.Contains(s, "://")
 }
 
 // keyLike reports whether a secret's piece looks like a piece of a key,

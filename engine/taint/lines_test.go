@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -161,7 +162,8 @@ func TestPrivateLines_redactVariants(t *testing.T) {
 // FuzzPrivateLines_fold (.ci/run fuzzes it by this name, through
 // scripts/fuzz): whatever a private line and the text around it, folding
 // and finding do not panic, a line worth finding is found where it appears
-// whole, and so is it retyped upper-case or in fullwidth letters; masking
+// whole, and so is it retyped upper-case, in fullwidth letters, or with a
+// zero-width space, a soft hyphen and a ZWJ between its characters; masking
 // what was found leaves none of it behind.
 func FuzzPrivateLines_fold(f *testing.F) {
 	f.Add("API_KEY=sk-proj-4fGh82kLmN0pQrStUvWxYz12f3", "see ", " there")
@@ -173,18 +175,100 @@ func FuzzPrivateLines_fold(f *testing.F) {
 		}
 		var p privateLines
 		p.add(line+"\n", 0)
-		payload := before + "\n" + line + "\n" + after
-		if len(p.frags) > 0 && len(p.find(payload)) == 0 {
-			t.Fatalf("the line %q is not found in %q", line, payload)
+		if len(p.frags) == 0 {
+			return // nothing worth finding
 		}
-		if len(p.frags) > 0 && isASCII(line) && len(p.find(strings.ToUpper(line))) == 0 {
-			t.Fatalf("the line %q is not found upper-cased", line)
+		variants := []string{line}
+		if isASCII(line) {
+			variants = append(variants, strings.ToUpper(line), fullwidth(line), laced(line))
 		}
-		masked := p.redact(payload)
-		if len(p.frags) > 0 && strings.Contains(masked, line) && len(strings.TrimSpace(line)) > 0 {
-			t.Fatalf("redact(%q) = %q keeps the line", payload, masked)
+		for _, v := range variants {
+			payload := before + "\n" + v + "\n" + after
+			if len(p.find(payload)) == 0 {
+				t.Fatalf("the line %q is not found as %q in %q", line, v, payload)
+			}
+			if masked := p.redact(payload); strings.Contains(masked, v) && len(strings.TrimSpace(v)) > 0 {
+				t.Fatalf("redact(%q) = %q keeps %q", payload, masked, v)
+			}
 		}
 	})
+}
+
+// FuzzPrivateLines_pieces (.ci/run fuzzes it by this name, through
+// scripts/fuzz): a secret's value (of a key that names a secret, pieceMin
+// characters or more) is found by any pieceLen characters of it, folded,
+// among any text: as they are, upper-cased, in fullwidth letters, or laced
+// with format characters; and masking the payload leaves none of them.
+func FuzzPrivateLines_pieces(f *testing.F) {
+	f.Add("correcthorsebatterystaple", "the middle: ", " and more", uint(5))
+	f.Add("sk-proj-4fGh82kLmN0pQrStUvWxYz12f3", "", "", uint(0))
+	f.Add("Zoë-ïs-hère-4f9a8b7c6d-ünïcode", "{\"a\":\"", "\"}", uint(9))
+	f.Fuzz(func(t *testing.T, value, before, after string, at uint) {
+		if !utf8.ValidString(value+before+after) || len(value) > 4096 || strings.ContainsAny(value, "\"',;") ||
+			strings.ContainsFunc(value, unicode.IsSpace) || strings.Contains(value, "://") {
+			return
+		}
+		sq := fold(nil, value)
+		if utf8.RuneCount(sq) < pieceMin || !secretLike(value, 6) {
+			return // no secret's value: nothing is looked for in pieces
+		}
+		var p privateLines
+		p.add("API_TOKEN="+value+"\n", 0)
+		var starts []int // pieces that begin and end at a character's boundary
+		for i := 0; i+pieceLen <= len(sq); i++ {
+			if utf8.RuneStart(sq[i]) && (i+pieceLen == len(sq) || utf8.RuneStart(sq[i+pieceLen])) {
+				starts = append(starts, i)
+			}
+		}
+		if len(starts) == 0 {
+			return
+		}
+		i := starts[at%uint(len(starts))]
+		piece := string(sq[i : i+pieceLen])
+		if string(fold(nil, piece)) != piece {
+			return // cut from its context, it folds otherwise: no one types it so
+		}
+		variants := []string{piece}
+		if isASCII(piece) {
+			variants = append(variants, strings.ToUpper(piece), fullwidth(piece), laced(piece))
+		}
+		for _, v := range variants {
+			payload := before + "\n" + v + "\n" + after
+			if len(p.find(payload)) == 0 {
+				t.Fatalf("the piece %q of %q is not found as %q in %q", piece, value, v, payload)
+			}
+			if masked := p.redact(payload); strings.Contains(masked, v) {
+				t.Fatalf("redact(%q) = %q keeps %q", payload, masked, v)
+			}
+		}
+	})
+}
+
+// fullwidth is an ASCII text's printable characters in their fullwidth
+// forms, which NFKC folds back.
+func fullwidth(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r > ' ' && r < 0x7f {
+			r += 0xFEE0
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// laced is an ASCII text with a zero-width space, a soft hyphen and a
+// ZWJ, in turn, between its characters.
+func laced(s string) string {
+	format := []string{"\u200b", "\u00ad", "\u200d"}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if i > 0 {
+			b.WriteString(format[i%len(format)])
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 func isASCII(s string) bool {
@@ -250,6 +334,78 @@ CALLBACK=https://example.com/oauth/callback
 	} {
 		if len(p.find(answer)) == 0 {
 			t.Errorf("find(%q) found nothing", answer)
+		}
+	}
+}
+
+// A value that is a secret is found by any pieceLen characters of it,
+// letters only or not: the value of a key that names a secret, or a line
+// that is one word. Plain lines keep whole-line matching, and a value
+// whose key says it is no secret (AUTH_URL, KEY_PATH, AUTH_MODE) is found
+// only whole or by its pieces where a letter meets a digit, so an answer
+// that mentions localhost or a path is not refused.
+func TestPrivateLines_secretPieces(t *testing.T) {
+	var p privateLines
+	p.add(`PASSWORD=correcthorsebatterystaple
+export GITHUB_TOKEN='zyxwvutsrqponmlkjihgfedcba'
+"clientSecret": "wonderfullylongpassphrasehere",
+AUTH_URL=https://auth.example.com/oauth/authorize
+KEY_PATH=/etc/ssl/private/server-certificate.pem
+AUTH_MODE=client_credentials_flow
+HOST=localhost
+`, 0)
+	p.add("mountainriverforestmeadow\n", 1) // secrets/db_password
+	fullwidth := func(s string) string {
+		var b strings.Builder
+		for _, r := range s {
+			b.WriteRune(r + 0xFEE0)
+		}
+		return b.String()
+	}
+	for _, payload := range []string{
+		"correcthorse, and later batterystaple",
+		"the middle: horsebattery",
+		"HORSEBATTERY",
+		fullwidth("horsebattery"),
+		"horse\u200bbat\u00adtery\u200dstaple",
+		"a piece: utsrqponmlkj",
+		"phrase: longpassphrase",
+		"riverforestme",
+		// White space is folded out, as for a key wrapped over lines: the
+		// passphrase's words in a row are its piece.
+		"correct horse",
+	} {
+		if len(p.find(payload)) == 0 {
+			t.Errorf("find(%q) found nothing", payload)
+		}
+	}
+	for _, payload := range []string{
+		"It runs on localhost.",
+		"Sign in at https://auth.example.com/oauth.",
+		"The certificate lives in /etc/ssl/private/server-certificate files.",
+		"It uses the client_credentials grant.",
+		"A horse is a good animal, and a battery runs down.",
+		"The password is in the environment.",
+	} {
+		if found := p.find(payload); len(found) > 0 {
+			t.Errorf("find(%q) = %q: ordinary text taken for a secret", payload, p.lines[found[0]].masked)
+		}
+	}
+	if got := p.redact("the middle: horsebattery!"); strings.Contains(got, "horsebattery") || !strings.HasSuffix(got, "!") {
+		t.Errorf("redact = %q, want the piece masked", got)
+	}
+}
+
+// Which keys name a secret.
+func TestSecretName(t *testing.T) {
+	for key, want := range map[string]bool{
+		"PASSWORD=": true, "export API_KEY = ": true, `"clientSecret": `: true, "db.password:": true,
+		"GITHUB_TOKEN=": true, "AWS_SECRET_ACCESS_KEY=": true, "BASIC_AUTH=": true, "private-key:": true,
+		"AUTH_URL=": false, "KEY_PATH=": false, "AUTH_MODE=": false, "TOKEN_TTL=": false, "MONKEY=": false,
+		"KEYBOARD=": false, "HOST=": false, "PASSENGER=": false, "": false,
+	} {
+		if got := secretName(key); got != want {
+			t.Errorf("secretName(%q) = %v, want %v", key, got, want)
 		}
 	}
 }
