@@ -51,8 +51,8 @@ func foldMap(dst []byte, from, to *[]int, s string) []byte {
 			seg := it.Next()
 			b := i + it.Pos()
 			for _, r := range string(seg) {
-				if unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) {
-					continue
+				if unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) || r == 0x7f {
+					continue // DEL too, as the ASCII path drops it
 				}
 				var buf [utf8.UTFMax]byte
 				n := utf8.EncodeRune(buf[:], unicode.ToLower(r))
