@@ -8,8 +8,9 @@ import (
 )
 
 // Artifact capture by glob (DESIGN §19; outputspec.Contract.Capture): once
-// an answer passes its checks, the files under the working directory its
-// contract's capture globs match are added to its artifacts, before the
+// an answer passes its checks, the files under the session's roots (the
+// working directory and its additional directories) its contract's
+// capture globs match are added to its artifacts, before the
 // taint gate sees the answer, so that it weighs them as it weighs the files
 // the model named. A private file is never captured; nor, under
 // overwrite_artifacts = false, a file the run replaced. What was skipped
@@ -27,7 +28,7 @@ type captureStatus struct {
 func (v *stageVisit) capture(verdict *outputspec.Verdict) {
 	r := v.run
 	keepExisting := v.contract.KeepsExisting()
-	kept, skipped := v.contract.Capture(r.t.Workspace.Cwd(), func(abs string) string {
+	kept, skipped := v.contract.Capture(r.t.Workspace.Cwd(), r.t.Workspace.Roots(), func(abs string) string {
 		if _, private := r.share.secrets.Private(abs); private {
 			return "a private file under the taint gate's private paths"
 		}

@@ -68,6 +68,47 @@ arguments = { content = "Done.", artifacts = ["notes.md"] }
 	}
 }
 
+// A capture walks every root of the session, its additional directories
+// too: a report written under another root is kept, named relative to the
+// working directory, and copied into the record.
+func TestRun_captureEveryRoot(t *testing.T) {
+	turn := newTurn(t, `
+[agent]
+name = "roots"
+[stages.answer]
+mode = "output"
+[stages.answer.output]
+capture = ["reports/*.xml"]
+`, `
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Done." }
+`)
+	base := t.TempDir()
+	cwd, extra := filepath.Join(base, "proj"), filepath.Join(base, "data")
+	writeFiles(t, cwd, map[string]string{"reports/a.xml": "<a/>"})
+	writeFiles(t, extra, map[string]string{"reports/b.xml": "<b/>", "reports/.env.xml": "<k/>"})
+	ws := approving(cwd)
+	ws.Extra = []string{extra}
+	turn.Workspace = ws
+	res := runTurn(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	var got []string
+	for _, a := range res.Answer.Artifacts {
+		got = append(got, a.Path)
+		if a.RunPath == "" || a.SHA256 == "" {
+			t.Errorf("captured %+v: want it hashed and kept in the record", a)
+		}
+	}
+	if want := []string{"reports/a.xml", "../data/reports/b.xml"}; !slices.Equal(got, want) {
+		t.Errorf("artifacts %q, want %q", got, want)
+	}
+	if b, err := os.ReadFile(recordPath(turn, "artifacts/b.xml")); err != nil || string(b) != "<b/>" {
+		t.Errorf("the record's copy of b.xml: %q, %v", b, err)
+	}
+}
+
 func writeFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
 	for name, text := range files {

@@ -76,7 +76,7 @@ func TestContract_Capture(t *testing.T) {
 	}
 
 	c := mustCompile(t, Spec{Format: "markdown", Capture: []string{"reports/**/*.xml", "*.png"}})
-	kept, skipped := c.Capture(dir, nil)
+	kept, skipped := c.Capture(dir, nil, nil)
 	got, why := capturedPaths(kept, skipped)
 	want := []string{"reports/a.xml", "reports/deep/er/b.xml", "shots/one.png", "shots/sub/two.png"}
 	if !slices.Equal(got, want) {
@@ -105,7 +105,7 @@ func TestContract_Capture(t *testing.T) {
 	}
 
 	// skip has the last word.
-	kept, skipped = c.Capture(dir, func(abs string) string {
+	kept, skipped = c.Capture(dir, nil, func(abs string) string {
 		if filepath.Base(abs) == "a.xml" {
 			return "private"
 		}
@@ -127,7 +127,7 @@ func TestContract_Capture_limits(t *testing.T) {
 	}
 	writeTree(t, dir, files)
 	c := mustCompile(t, Spec{Capture: []string{"many/*.txt"}})
-	kept, skipped := c.Capture(dir, nil)
+	kept, skipped := c.Capture(dir, nil, nil)
 	if len(kept) != MaxCaptureFiles || len(skipped) != 3 || !strings.Contains(skipped[0].Reason, "100 files") {
 		t.Errorf("kept %d, skipped %d (%+v); want 100 and 3, for the file cap", len(kept), len(skipped), skipped[:min(len(skipped), 1)])
 	}
@@ -139,7 +139,7 @@ func TestContract_Capture_limits(t *testing.T) {
 		files[fmt.Sprintf("many/f%03d.txt", i)] = "x"
 	}
 	writeTree(t, dir, files)
-	kept, skipped = c.Capture(dir, nil)
+	kept, skipped = c.Capture(dir, nil, nil)
 	if len(kept) != MaxCaptureFiles || len(skipped) != maxCaptureSkipped+1 {
 		t.Fatalf("kept %d, skipped %d; want 100, and 100 skips named and one line more", len(kept), len(skipped))
 	}
@@ -159,7 +159,7 @@ func TestContract_Capture_limits(t *testing.T) {
 		f.Close()
 	}
 	c = mustCompile(t, Spec{Capture: []string{"*.bin"}})
-	kept, skipped = c.Capture(dir, nil)
+	kept, skipped = c.Capture(dir, nil, nil)
 	if len(kept) != 5 || len(skipped) != 1 || skipped[0].Path != "f.bin" || !strings.Contains(skipped[0].Reason, "50 MB") {
 		t.Errorf("kept %d, skipped %+v; want 5, and f.bin past the 50 MB", len(kept), skipped)
 	}
@@ -175,5 +175,42 @@ func TestSpec_Validate_capture(t *testing.T) {
 	}
 	if err := (Spec{Capture: []string{"reports/**/*.xml", "*.png"}}).Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// A capture walks every root of the session: the working directory, then
+// each additional one, its globs matched relative to the root that holds
+// the file, each file named relative to the working directory. A root
+// inside another, or given twice, is walked once; the limits count over
+// all roots.
+func TestContract_Capture_roots(t *testing.T) {
+	base := t.TempDir()
+	cwd, extra := filepath.Join(base, "proj"), filepath.Join(base, "data")
+	writeTree(t, cwd, map[string]string{"reports/a.xml": "<a/>", "sub/reports/in.xml": "<in/>"})
+	writeTree(t, extra, map[string]string{"reports/b.xml": "<b/>", "reports/skip.xml": "<s/>"})
+	c := mustCompile(t, Spec{Capture: []string{"reports/*.xml"}})
+	kept, skipped := c.Capture(cwd, []string{cwd, extra, filepath.Join(cwd, "sub"), extra}, func(abs string) string {
+		if filepath.Base(abs) == "skip.xml" {
+			return "private"
+		}
+		return ""
+	})
+	got, why := capturedPaths(kept, skipped)
+	if want := []string{"reports/a.xml", "../data/reports/b.xml"}; !slices.Equal(got, want) {
+		t.Errorf("kept %q, want %q", got, want)
+	}
+	if why["../data/reports/skip.xml"] != "private" || len(skipped) != 1 {
+		t.Errorf("skipped %+v, want ../data/reports/skip.xml", skipped)
+	}
+	for _, a := range kept {
+		if a.Name != a.Path || len(a.SHA256) != 64 {
+			t.Errorf("kept %+v", a)
+		}
+	}
+	// sub, a root inside the working directory, is not walked on its own:
+	// its reports/in.xml is sub/reports/in.xml, which the glob does not
+	// match.
+	if slices.Contains(got, "sub/reports/in.xml") {
+		t.Errorf("a root inside the working directory was walked again")
 	}
 }
