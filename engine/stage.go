@@ -612,7 +612,7 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 		touched, existed := before.changes(after)
 		v.touched(touched)
 		v.run.overwritten = append(v.run.overwritten, existed...)
-		v.rec.status.FilesPartial = v.rec.status.FilesPartial || before.partial || after.partial
+		v.rec.status.FilesPartial = v.rec.status.FilesPartial || before.partial || after.partial || before.builtPartial || after.builtPartial
 		v.run.share.secrets.Wrote(v.run.taint.Wrote(touched))
 	}
 	// Files written from private content are private, to the gate and to

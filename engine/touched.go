@@ -18,11 +18,15 @@ import (
 // after each call, compared. A snapshot rather than `git status`: it needs
 // no git and no process per call, works outside a repository, sees ignored
 // files (build output a command wrote), and sees a file changed again that
-// git would show modified before and after alike. It is bounded: the
-// folders rootfs.Pruned names are not walked, and past maxSnapshotEntries
-// entries the rest of the tree is not looked at (the visit's status.json
-// says so). Every file touched is listed in status.json's filesWritten,
-// in the next stage's preamble and in the plan's entry for the stage.
+// git would show modified before and after alike. It is bounded: of the
+// folders rootfs.Pruned names, the build output a command writes (dist,
+// target: builtFolders) is walked, within a budget of its own so that a
+// large one never hides the rest of the tree, and the others (.git,
+// dependencies, caches) are not; past maxSnapshotEntries entries the rest
+// of the tree is not looked at (the visit's status.json says so). Capture
+// still skips every pruned folder. Every file touched is listed in
+// status.json's filesWritten, in the next stage's preamble and in the
+// plan's entry for the stage.
 
 // An UntrackedWriter is a Tool whose calls may change files under the
 // session's roots without saying which (a shell command, an MCP server's
@@ -36,34 +40,62 @@ type UntrackedWriter interface {
 // milliseconds, which a command's own run dwarfs.
 const maxSnapshotEntries = 20000
 
+// builtFolders are the folders of rootfs.Pruned that hold build output,
+// which the snapshot walks; maxBuiltEntries bounds what one snapshot walks
+// of them, apart from the rest.
+var builtFolders = []string{"dist", "target"}
+
+const maxBuiltEntries = 20000
+
+// notWalked are the folders the snapshot skips: rootfs.Pruned but the
+// build output.
+var notWalked = slices.DeleteFunc(slices.Clone(rootfs.Pruned), func(name string) bool { return slices.Contains(builtFolders, name) })
+
 // A stamp is what a snapshot keeps of a file.
 type stamp struct {
-	size int64
-	mod  time.Time
-	mode fs.FileMode
+	size  int64
+	mod   time.Time
+	mode  fs.FileMode
+	built bool // under a build output folder
 }
 
 // A snapshot is the roots' files by absolute path; partial when the walk
-// stopped at maxSnapshotEntries.
+// stopped at maxSnapshotEntries, builtPartial when what it walked of the
+// build output folders stopped at maxBuiltEntries.
 type snapshot struct {
-	files   map[string]stamp
-	partial bool
+	files                 map[string]stamp
+	partial, builtPartial bool
 }
 
 // takeSnapshot walks roots, but for the state directory state (where
 // the run's own record is written while it runs), when it lies under one.
 func takeSnapshot(roots []string, state string) *snapshot {
+	return snapshotWithin(roots, state, maxSnapshotEntries, maxBuiltEntries)
+}
+
+// snapshotWithin is takeSnapshot within budgets of its own (of the tree,
+// of the build output), for tests.
+func snapshotWithin(roots []string, state string, maxEntries, maxBuilt int) *snapshot {
 	s := &snapshot{files: map[string]stamp{}}
 	if state != "" {
 		state, _ = filepath.Abs(state)
 	}
-	seen := 0
+	seen, built := 0, 0
 	for _, root := range roots {
 		root = filepath.Clean(root)
-		_ = rootfs.Walk(root, func(rel string, d fs.DirEntry) error {
-			if seen++; seen > maxSnapshotEntries {
-				s.partial = true
-				return rootfs.ErrStop
+		_ = rootfs.WalkExcept(root, notWalked, func(rel string, d fs.DirEntry) error {
+			inBuilt := underBuilt(rel)
+			switch {
+			case !inBuilt:
+				if seen++; seen > maxEntries {
+					s.partial = true
+					return rootfs.ErrStop
+				}
+			case built >= maxBuilt:
+				s.builtPartial = true
+				return fs.SkipDir // the folder, or the rest of the file's folder
+			default:
+				built++
 			}
 			if d.IsDir() {
 				if state != "" && filepath.Join(root, filepath.FromSlash(rel)) == state {
@@ -75,7 +107,7 @@ func takeSnapshot(roots []string, state string) *snapshot {
 			if err != nil {
 				return nil
 			}
-			s.files[filepath.Join(root, filepath.FromSlash(rel))] = stamp{size: info.Size(), mod: info.ModTime(), mode: info.Mode()}
+			s.files[filepath.Join(root, filepath.FromSlash(rel))] = stamp{size: info.Size(), mod: info.ModTime(), mode: info.Mode(), built: inBuilt}
 			return nil
 		})
 		if s.partial {
@@ -83,6 +115,19 @@ func takeSnapshot(roots []string, state string) *snapshot {
 		}
 	}
 	return s
+}
+
+// underBuilt reports whether rel (slash-separated) is a build output
+// folder or lies in one.
+func underBuilt(rel string) bool {
+	for rel != "" {
+		name, rest, _ := strings.Cut(rel, "/")
+		if slices.Contains(builtFolders, name) {
+			return true
+		}
+		rel = rest
+	}
+	return false
 }
 
 // changes are the files that differ from before to after: made, changed
@@ -93,21 +138,30 @@ func (before *snapshot) changes(after *snapshot) (touched, existed []string) {
 	for p, a := range after.files {
 		b, was := before.files[p]
 		switch {
-		case !was && before.partial:
+		case !was && before.cutShort(a):
 		case !was:
 			touched = append(touched, p)
 		case a != b:
 			touched, existed = append(touched, p), append(existed, p)
 		}
 	}
-	for p := range before.files {
-		if _, is := after.files[p]; !is && !after.partial {
+	for p, b := range before.files {
+		if _, is := after.files[p]; !is && !after.cutShort(b) {
 			touched, existed = append(touched, p), append(existed, p)
 		}
 	}
 	slices.Sort(touched)
 	slices.Sort(existed)
 	return touched, existed
+}
+
+// cutShort reports whether the walk that took s may have missed a file
+// like st: the part of the tree it lies in was not walked to its end.
+func (s *snapshot) cutShort(st stamp) bool {
+	if st.built {
+		return s.builtPartial || s.partial
+	}
+	return s.partial
 }
 
 // writesUntracked reports whether tool's calls are to be watched.

@@ -16,9 +16,9 @@ import (
 
 // Files a shell command made, changed or removed are listed as the files
 // write_file wrote are: in the visit's status.json, the next stage's
-// preamble and the plan's entry for the stage, and run.json; a file in a
-// pruned folder (.git, node_modules, ...) and the run's own record are
-// not.
+// preamble and the plan's entry for the stage, and run.json; build output
+// (dist, target) too. A file in the other pruned folders (.git,
+// node_modules, ...) and the run's own record are not.
 func TestRun_filesTouchedByShell(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the script's command is POSIX sh")
@@ -36,7 +36,7 @@ mode = "output"
 [[turn]]
 [[turn.tool_calls]]
 name = "shell"
-arguments = { command = "mkdir -p out node_modules/x && echo made > out/made.txt && echo again >> old.txt && rm gone.txt && echo dep > node_modules/x/dep.js" }
+arguments = { command = "mkdir -p out node_modules/x dist target/release .git && echo made > out/made.txt && echo again >> old.txt && rm gone.txt && echo dep > node_modules/x/dep.js && echo app > dist/app.js && echo bin > target/release/app && echo ref > .git/HEAD" }
 [[turn.tool_calls]]
 name = "write_file"
 arguments = { path = "notes.md", content = "notes" }
@@ -60,7 +60,7 @@ text = "Built."
 	res := runTurn(context.Background(), turn, sink)
 	ended(t, res, engine.StatusAnswered, "end_turn")
 
-	want := []string{"gone.txt", "notes.md", "old.txt", "out/made.txt"}
+	want := []string{"dist/app.js", "gone.txt", "notes.md", "old.txt", "out/made.txt", "target/release/app"}
 	var status struct {
 		Files []string `json:"filesWritten"`
 	}

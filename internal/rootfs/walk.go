@@ -8,7 +8,8 @@ import (
 )
 
 // Pruned are the folders a walk of a root skips (Walk: artifact capture,
-// the snapshot of files touched): version control, dependencies, caches
+// the taint gate's look for private files; the snapshot of files touched
+// skips all but the build output): version control, dependencies, caches
 // and build output, which an answer is seldom about and which would crowd
 // out what it is about.
 var Pruned = []string{".git", "node_modules", "target", ".venv", ".cache", "dist"}
@@ -23,6 +24,13 @@ var ErrStop = errors.New("stop the walk")
 // skips it; another error ends the walk (ErrStop without an error). A
 // folder that cannot be read is skipped.
 func Walk(root string, fn func(rel string, d fs.DirEntry) error) error {
+	return WalkExcept(root, Pruned, fn)
+}
+
+// WalkExcept is Walk with the folders pruned names skipped instead of
+// Pruned's: the snapshot of files touched walks the build output that
+// Walk skips (engine/touched.go).
+func WalkExcept(root string, pruned []string, fn func(rel string, d fs.DirEntry) error) error {
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return err
@@ -36,7 +44,7 @@ func Walk(root string, fn func(rel string, d fs.DirEntry) error) error {
 			return nil // unreadable: skipped (WalkDir then skips the folder)
 		case rel == ".":
 			return nil
-		case d.IsDir() && slices.Contains(Pruned, d.Name()):
+		case d.IsDir() && slices.Contains(pruned, d.Name()):
 			return fs.SkipDir
 		}
 		return fn(rel, d)
