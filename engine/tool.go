@@ -70,9 +70,9 @@ type Call struct {
 	// not ask again.
 	Approved bool
 	// KeepExisting says overwrite_artifacts = false is in effect for the
-	// stage: write_file refuses to replace a file that exists, before it
-	// writes anything, rather than the answer being refused after the
-	// user's file was gone.
+	// stage: write_file and edit_file refuse to replace or change a file
+	// that exists, before they write anything, rather than the answer
+	// being refused after the user's file was gone.
 	KeepExisting bool
 
 	flush func() // writes what the record has queued (store.Run.Flush)

@@ -106,7 +106,8 @@ func (c *Contract) checkArtifacts(root string, refs []artifactRef, overwritten [
 
 // KeepsExisting reports whether overwrite_artifacts = false is in effect:
 // no artifact may replace a file that existed before the run, and
-// write_file refuses to replace one before it writes (engine.Call).
+// write_file and edit_file refuse to change one before they write
+// (engine.Call).
 func (c *Contract) KeepsExisting() bool { return c.keepExisting() }
 
 // keepExisting reports whether overwrite_artifacts = false is in effect.

@@ -166,7 +166,9 @@ func TestEditFile_ThroughWorkspace(t *testing.T) {
 
 // Under overwrite_artifacts = false (Call.KeepExisting), write_file
 // refuses to replace a file that exists before it writes or asks; a new
-// file is written as usual.
+// file is written as usual. edit_file agrees: an edit changes a file that
+// exists, which an artifact may then not be, so it is refused before
+// anything is written.
 func TestWriteFile_KeepExisting(t *testing.T) {
 	ws := newWS(t)
 	ws.write(t, "notes.md", "# The user's own notes\n")
@@ -181,5 +183,13 @@ func TestWriteFile_KeepExisting(t *testing.T) {
 	wantOK(t, keep(`{"path": "generated-notes.md", "content": "# Generated\n"}`))
 	if got := ws.read(t, "generated-notes.md"); got != "# Generated\n" {
 		t.Errorf("a new file holds %q", got)
+	}
+
+	asked := len(ws.asked) // the new file's
+	res = EditFile{}.Run(context.Background(), &engine.Call{ID: "t-2", Args: []byte(`{"path": "notes.md", "old": "own", "new": "generated"}`),
+		Workspace: ws, Progress: func(engine.ToolCallEvent) {}, KeepExisting: true})
+	wantError(t, res, "edit_file refused: notes.md exists, and overwrite_artifacts is false")
+	if got := ws.read(t, "notes.md"); got != "# The user's own notes\n" || len(ws.asked) != asked || len(res.Written) != 0 {
+		t.Errorf("the file holds %q after a refused edit; asked %d times; written %v", got, len(ws.asked)-asked, res.Written)
 	}
 }

@@ -60,6 +60,12 @@ func (EditFile) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
 	if cur == nil {
 		return fail("edit_file: %s does not exist; use write_file to create it", shown)
 	}
+	if call.KeepExisting {
+		// An edited file is a replaced one, which overwrite_artifacts =
+		// false forbids an artifact to be (as write_file does): refused
+		// before anything is written, or asked.
+		return fail("edit_file refused: %s exists, and overwrite_artifacts is false here: write the changed text to a new path with write_file, and hand that back", shown)
+	}
 	text := *cur
 
 	old, repl := a.Old, a.New
