@@ -1,11 +1,9 @@
 package store
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -14,9 +12,10 @@ import (
 // A Run is one run's record as it is written (DESIGN §9): run.json, and a
 // directory per stage visit, stages/NNN-STAGE@VISIT/ (prompt.md,
 // response.md, status.json, the texts later stages read whole, and the
-// taint gate's taint_audit.json). Every file is written atomically, so a
-// reader never sees half of one, and what a run wrote so far survives its
-// failure or cancellation. The files are written in the background, in
+// taint gate's taint_audit.json). Every file is written whole, through a
+// temporary file in STATE/tmp renamed into place: a reader never sees half
+// of one, a crash leaves nothing Clean does not remove, and what a run
+// wrote so far survives its failure or cancellation. The files are written in the background, in
 // order, by one writer the run shares with its workers and children
 // (Sub): a turn's updates never wait for the disk.
 //
@@ -57,7 +56,7 @@ func (s *Store) NewRun(head RunRecord, log *slog.Logger) *Run {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Run{store: s, head: head, started: time.Now().UTC(), log: log, w: &writer{hook: s.hook()}}
+	return &Run{store: s, head: head, started: time.Now().UTC(), log: log, w: &writer{}}
 }
 
 // Sub begins the record of a worker or child of r's run, nested in r's
@@ -131,10 +130,7 @@ func (r *Run) KeepArtifact(name string, fill func(io.Writer) error) (string, err
 		return "", fmt.Errorf("the run keeps no record")
 	}
 	path := filepath.Join(r.Dir(), ArtifactsDir, name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", err
-	}
-	if err := writeAtomic(path, fill); err != nil {
+	if err := r.store.writeVia(path, false, nil, fill); err != nil {
 		return "", err
 	}
 	return ArtifactsDir + "/" + name, nil
@@ -239,14 +235,7 @@ func (r *Run) write(path string, fill func(io.Writer) error) {
 				r.wrote(path, fmt.Errorf("writing failed inside coda: %v", p))
 			}
 		}()
-		if r.w.hook != nil {
-			r.w.hook(path)
-		}
-		err := r.w.mkdir(filepath.Dir(path))
-		if err == nil {
-			err = writeAtomic(path, fill)
-		}
-		r.wrote(path, err)
+		r.wrote(path, r.store.writeWhole(path, false, fill))
 	})
 }
 
@@ -294,10 +283,6 @@ type writer struct {
 	mu   sync.Mutex
 	jobs []func()
 	idle chan struct{} // closed when the queue empties; nil while none runs
-	// made are the directories made so far: each is made once, not per
-	// file. Only the draining goroutine reads or writes it.
-	made map[string]bool
-	hook func(path string) // Store.BeforeWrite
 }
 
 // do queues job.
@@ -336,43 +321,4 @@ func (w *writer) flush() {
 	if idle != nil {
 		<-idle
 	}
-}
-
-// mkdir makes dir once.
-func (w *writer) mkdir(dir string) error {
-	if w.made[dir] {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if w.made == nil {
-		w.made = map[string]bool{}
-	}
-	w.made[dir] = true
-	return nil
-}
-
-// writeAtomic writes what fill writes to path, in a directory that
-// exists, through a temporary file and a rename.
-func writeAtomic(path string, fill func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(f)
-	err = fill(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
