@@ -98,8 +98,8 @@ func TestWriteWhole_throughTmp(t *testing.T) {
 	v.WriteStatus(map[string]string{})
 	run.Finish(&RunRecord{Status: "answered"})
 	run.Flush()
-	if n != 4 {
-		t.Errorf("the hook was called %d times, want 4", n)
+	if n != 3 { // run.json once: the running one was superseded while queued
+		t.Errorf("the hook was called %d times, want 3", n)
 	}
 	if entries, _ := os.ReadDir(filepath.Join(st.Dir(), tmpDir)); len(entries) != 0 {
 		t.Errorf("STATE/tmp holds %d files after the run", len(entries))

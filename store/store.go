@@ -12,6 +12,7 @@ package store
 import (
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 )
 
 // A Store is a state directory. A nil *Store keeps nothing: every record
@@ -36,6 +37,10 @@ type Store struct {
 
 	indexOnce    sync.Once
 	sessionIndex *sessionIndex // the sessions' listing (index.go)
+
+	// behind counts the turns' records still being written after their
+	// runs ended (Run.Finish).
+	behind atomic.Int64
 }
 
 // New returns the store at dir, or nil (keeping nothing) when dir is "".
