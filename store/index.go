@@ -151,9 +151,13 @@ func (x *sessionIndex) append(b []byte) (int64, os.FileInfo, error) {
 	}
 	defer f.Close()
 	defer unlockFile(f)
-	size, err := repairTail(f, 1<<20)
+	before := x.s.hookAt(x.path())
+	size, err := repairTail(f, 1<<20, before)
 	if err != nil {
 		return 0, nil, err
+	}
+	if before != nil {
+		before()
 	}
 	if _, err = f.Write(b); err != nil {
 		return 0, nil, err

@@ -399,15 +399,16 @@ func (ss *Session) write(b []byte, sync bool) (int64, error) {
 		return 0, err
 	}
 	defer unlockFile(f)
-	size, err := repairTail(f, ss.maxLine())
+	before := s.hookAt(filepath.Join(s.dir, filepath.FromSlash(name)))
+	size, err := repairTail(f, ss.maxLine(), before)
 	if err != nil {
 		return 0, err
 	}
 	if err := ss.readPast(f, size); err != nil {
 		return 0, err
 	}
-	if h := s.hook(); h != nil {
-		h(filepath.Join(s.dir, filepath.FromSlash(name)))
+	if before != nil {
+		before()
 	}
 	if _, err := f.Write(b); err != nil {
 		// A short write leaves a torn line, which the next append cuts.

@@ -20,9 +20,12 @@ import (
 type Store struct {
 	dir string
 
-	// BeforeWrite, when set (by tests, before any run), is called on a
-	// record's writer goroutine before each file of it is written: a
-	// test holds a write back, or fails it, with it.
+	// BeforeWrite, when set (by tests, before any run), is called before
+	// each write to the state directory: a file written whole (a record's,
+	// on its writer's goroutine; a new session's; the index anew) once its
+	// temporary file is made, an append (a session's, the index's) once its
+	// file is locked, and the cut of a torn last line. A test holds a write
+	// back, fails it, or kills the process there with it.
 	BeforeWrite func(path string)
 	// BeforeRead, when set (by tests), is called before a session's file
 	// is opened to be read (a load, a replay, the listing's first read): a
@@ -65,6 +68,14 @@ func (s *Store) hook() func(path string) {
 		return nil
 	}
 	return s.BeforeWrite
+}
+
+// hookAt is the BeforeWrite hook called with path, or nil.
+func (s *Store) hookAt(path string) func() {
+	if h := s.hook(); h != nil {
+		return func() { h(path) }
+	}
+	return nil
 }
 
 // RunDir is where the record of the run id lives: runs/RUN-ID, with a
