@@ -395,11 +395,12 @@ func (ss *Session) write(b []byte, sync bool) (int64, error) {
 		return 0, err
 	}
 	defer f.Close()
-	if err := lockFile(f); err != nil {
+	path := filepath.Join(s.dir, filepath.FromSlash(name))
+	if err := s.lock(f, path); err != nil {
 		return 0, err
 	}
 	defer unlockFile(f)
-	before := s.hookAt(filepath.Join(s.dir, filepath.FromSlash(name)))
+	before := s.hookAt(path)
 	size, err := repairTail(f, ss.maxLine(), before)
 	if err != nil {
 		return 0, err
@@ -424,6 +425,19 @@ func (ss *Session) write(b []byte, sync bool) (int64, error) {
 }
 
 func (ss *Session) maxLine() int { return ss.st.maxLine() }
+
+// lock locks a session's file f (at path) for an append, waiting while
+// another process holds it.
+func (s *Store) lock(f *os.File, path string) error {
+	ok, err := tryLockFile(f)
+	if ok || err != nil {
+		return err
+	}
+	if s.BeforeLockWait != nil {
+		s.BeforeLockWait(path)
+	}
+	return lockFile(f)
+}
 
 // info is the session as the listing shows it, its file size at size.
 func (ss *Session) info(size int64) SessionInfo {

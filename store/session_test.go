@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -278,5 +279,63 @@ func TestListSessions_index(t *testing.T) {
 	os.RemoveAll(filepath.Join(dir, "index"))
 	if diff := cmp.Diff([]string{"s-2", "s-6", "s-5", "s-3", "s-1", "s-0"}, ids(store.New(dir), "")); diff != "" {
 		t.Errorf("rebuilt (-want +got):\n%s", diff)
+	}
+}
+
+// An append holds its session's file locked from the repair of a torn last
+// line to its write: another process appending meanwhile waits, and no
+// exchange is lost. (Two Stores on one directory are two processes here:
+// each opens the file anew, and the lock is the open file's.) Without the
+// lock, the second append would cut the torn line and write while the first
+// is between finding where to cut and cutting, and the first's cut would
+// then take the second's exchange with it.
+func TestSession_appendsLocked(t *testing.T) {
+	st, _, state := newSession(t, "s-1", 1)
+	path := st.SessionPath("s-1")
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"type":"exchange","at":"2026-01-01T00:00:00Z","exch`) // a crash mid-append
+	f.Close()
+	a, b := store.New(st.Dir()), store.New(st.Dir())
+	la, _ := a.LoadSession("s-1", nil)
+	lb, _ := b.LoadSession("s-1", nil)
+	inWindow, goOn := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	a.BeforeWrite = func(string) { // first at the cut of the torn line
+		once.Do(func() { close(inWindow); <-goOn })
+	}
+	aDone := make(chan error, 1)
+	go func() { aDone <- la.Session.Append(state, exchange(1)) }()
+	hang := time.NewTimer(time.Minute) // only a hang gets there
+	defer hang.Stop()
+	select {
+	case <-inWindow:
+	case <-hang.C:
+		t.Fatal("the first append never reached its cut")
+	}
+	waiting, bDone := make(chan struct{}), make(chan error, 1)
+	b.BeforeLockWait = func(string) { close(waiting) }
+	go func() { bDone <- lb.Session.Append(state, exchange(2)) }()
+	select {
+	case <-waiting: // as it must: the first holds the lock
+	case err := <-bDone:
+		t.Errorf("the second append (%v) went through while the first held its file", err)
+		bDone <- err
+	case <-hang.C:
+		t.Fatal("the second append neither waited nor ended")
+	}
+	close(goOn)
+	for _, done := range []chan error{aDone, bDone} {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-hang.C:
+			t.Fatal("an append never ended")
+		}
+	}
+	_, runs := load(t, store.New(st.Dir()), "s-1")
+	if diff := cmp.Diff([]string{"r-0", "r-1", "r-2"}, runs); diff != "" {
+		t.Errorf("exchanges (-want +got):\n%s", diff)
 	}
 }

@@ -27,6 +27,10 @@ type Store struct {
 	// file is locked, and the cut of a torn last line. A test holds a write
 	// back, fails it, or kills the process there with it.
 	BeforeWrite func(path string)
+	// BeforeLockWait, when set (by tests), is called when an append finds
+	// its session's file locked by another process (or another open file
+	// of this one), before it waits for the lock.
+	BeforeLockWait func(path string)
 	// BeforeRead, when set (by tests), is called before a session's file
 	// is opened to be read (a load, a replay, the listing's first read): a
 	// test holds a load back with it.
