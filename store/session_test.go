@@ -339,3 +339,62 @@ func TestSession_appendsLocked(t *testing.T) {
 		t.Errorf("exchanges (-want +got):\n%s", diff)
 	}
 }
+
+// The first listing reads every session file its index does not know
+// (seconds at 10,000): meanwhile an append in another session, which notes
+// its line in the listing's copy, goes through (issue 23: one waited 8.3 s
+// behind a listing of 10,000 sessions). The listing then has it.
+func TestListSessions_buildBesideAppends(t *testing.T) {
+	dir := t.TempDir()
+	first := store.New(dir)
+	for _, id := range []string{"s-1", "s-2", "s-3"} {
+		if _, err := first.CreateSession(store.SessionState{ID: id, Cwd: "/w"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.RemoveAll(filepath.Join(dir, "index")) // the next start reads the files
+	st := store.New(dir)
+	l, _ := load(t, st, "s-1")
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	st.BeforeRead = func(path string) {
+		if !strings.Contains(path, "s-1") {
+			once.Do(func() { close(held); <-release })
+		}
+	}
+	listed := make(chan *store.ListPage, 1)
+	go func() {
+		page, err := st.ListSessions("", nil, 50)
+		if err != nil {
+			t.Error(err)
+		}
+		listed <- page
+	}()
+	hang := time.NewTimer(time.Minute) // only a hang gets there
+	defer hang.Stop()
+	select {
+	case <-held:
+	case <-hang.C:
+		t.Fatal("the listing never read a session's file")
+	}
+	appended := make(chan error, 1)
+	go func() { appended <- l.Session.Append(l.State, exchange(1)) }()
+	select {
+	case err := <-appended:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-hang.C:
+		t.Fatal("the append waited for the listing")
+	}
+	close(release)
+	var page *store.ListPage
+	select {
+	case page = <-listed:
+	case <-hang.C:
+		t.Fatal("the listing never ended")
+	}
+	if page == nil || len(page.Sessions) != 3 || page.Sessions[0].ID != "s-1" {
+		t.Errorf("listed %+v, want the three, s-1 first (its turn the latest)", page)
+	}
+}
