@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/coda-acp/coda/internal/bytesize"
 )
 
 // Sessions (DESIGN §14, §18): STATE/sessions/ID.jsonl, one file a session,
@@ -213,6 +215,10 @@ var (
 	ErrNoSession = errors.New("no such session")
 	// ErrCorrupt: the file is not a session's (CorruptError says why).
 	ErrCorrupt = errors.New("corrupt session file")
+	// ErrSessionFull: the file holds as much as a session's may
+	// (Store.MaxSessionBytes). What would grow it past that is not
+	// written, so that the session still loads, as it was.
+	ErrSessionFull = errors.New("the session's file is full")
 )
 
 // A CorruptError is a file that cannot be read as session ID's.
@@ -407,6 +413,9 @@ func (ss *Session) write(b []byte, sync bool) (int64, error) {
 	}
 	if err := ss.readPast(f, size); err != nil {
 		return 0, err
+	}
+	if limit := s.maxSession(); size+int64(len(b)) > limit {
+		return 0, fmt.Errorf("%w: it holds %s, and coda loads no session over %s", ErrSessionFull, bytesize.Format(int(size)), bytesize.Format(int(limit)))
 	}
 	if before != nil {
 		before()

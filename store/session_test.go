@@ -398,3 +398,37 @@ func TestListSessions_buildBesideAppends(t *testing.T) {
 		t.Errorf("listed %+v, want the three, s-1 first (its turn the latest)", page)
 	}
 }
+
+// A session's file never grows past what coda loads (MaxSessionBytes): the
+// append that would is refused (ErrSessionFull) and writes nothing, so the
+// session still loads, whole, as it was; a file over the limit (the limit
+// lowered since) is refused by a load, saying so, not read.
+func TestSession_full(t *testing.T) {
+	st, ss, state := newSession(t, "s-1", 2)
+	fi, _ := os.Stat(st.SessionPath("s-1"))
+	st.MaxSessionBytes = fi.Size() + fi.Size()/2 // room for one more exchange (each a little over a third of it), not two
+	if err := ss.Append(state, exchange(2)); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(st.SessionPath("s-1"))
+	err := ss.Append(state, exchange(3))
+	if !errors.Is(err, store.ErrSessionFull) || !strings.Contains(err.Error(), "coda loads no session over") {
+		t.Fatalf("the append past the limit: %v", err)
+	}
+	state.Title = "A title too many"
+	if err := ss.Save(state); !errors.Is(err, store.ErrSessionFull) {
+		t.Errorf("a save past the limit: %v", err)
+	}
+	if after, _ := os.ReadFile(st.SessionPath("s-1")); string(after) != string(before) {
+		t.Errorf("the refused appends wrote %d bytes", len(after)-len(before))
+	}
+	l, runs := load(t, st, "s-1")
+	if diff := cmp.Diff([]string{"r-0", "r-1", "r-2"}, runs); diff != "" || len(l.Warnings) != 0 {
+		t.Errorf("exchanges (-want +got):\n%s\nwarnings %q", diff, l.Warnings)
+	}
+	st.MaxSessionBytes = fi.Size()
+	var ce *store.CorruptError
+	if _, err := st.LoadSession("s-1", nil); !errors.As(err, &ce) || !strings.Contains(err.Error(), "over the") {
+		t.Errorf("a file over the limit: %v", err)
+	}
+}

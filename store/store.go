@@ -36,8 +36,9 @@ type Store struct {
 	// test holds a load back with it.
 	BeforeRead func(path string)
 
-	// MaxSessionBytes is the largest session file loaded, and MaxLineBytes
-	// the longest line read in one (0: DefaultMaxSessionBytes,
+	// MaxSessionBytes is the largest session file loaded, and so the
+	// largest an append lets one grow (ErrSessionFull); MaxLineBytes the
+	// longest line read in one (0: DefaultMaxSessionBytes,
 	// DefaultMaxLineBytes).
 	MaxSessionBytes int64
 	MaxLineBytes    int
