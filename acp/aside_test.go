@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine"
@@ -45,31 +46,14 @@ func bigSession(t *testing.T, state, cwd string, turns int) string {
 func TestLoad_besideOtherSessions(t *testing.T) {
 	state := t.TempDir()
 	st := store.New(state)
-	held, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	st.BeforeRead = func(path string) {
-		if strings.Contains(path, "s-big") {
-			once.Do(func() { close(held) })
-			<-release
-		}
-	}
-	m := serveLive(t, "[[turn]]\ndelay_ms = 600000\ntext = [\"streaming for ever\"]\n[[turn]]\ntext = [\"at once\"]\n",
-		acp.Options{Agent: testAgent(t), Engine: &engine.Engine{Store: st}})
+	m, held, release := heldServer(t, st)
 	big := bigSession(t, state, m.work, 50)
 	m.request(1, "session/new", map[string]any{"cwd": m.work, "mcpServers": []any{}})
 	m.request(2, "session/new", map[string]any{"cwd": m.work, "mcpServers": []any{}})
 	m.do(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s-1","prompt":[{"type":"text","text":"go on"}]}}`)
 	m.await(`"plan"`)
 	m.do(fmt.Sprintf(`{"jsonrpc":"2.0","id":4,"method":"session/load","params":{"sessionId":%q,"cwd":%q,"mcpServers":[]}}`, big, m.work))
-	<-held
-	m.do(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s-1"}}`)
-	if got := m.answer(3); !strings.Contains(got, `"stopReason":"cancelled"`) {
-		t.Errorf("the prompt in s-1: %s, want it cancelled", got)
-	}
-	m.do(`{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"s-2","prompt":[{"type":"text","text":"now"}]}}`)
-	if got := m.answer(5); !strings.Contains(got, `"stopReason":"end_turn"`) {
-		t.Errorf("the prompt in s-2: %s", got)
-	}
+	othersGoOn(t, m, held)
 	// A request naming the session being loaded waits for nothing either:
 	// it is refused.
 	m.do(fmt.Sprintf(`{"jsonrpc":"2.0","id":6,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"too soon"}]}}`, big))
@@ -104,10 +88,99 @@ func TestLoad_besideOtherSessions(t *testing.T) {
 	}
 }
 
+// othersGoOn checks, once held is closed (a load, resume or list held in
+// the middle of its reading), that a cancel in session s-1, whose prompt
+// (id 3) streams, answers that prompt, and that a prompt in s-2 (id 5) is
+// answered. Each wait has its own hang detector: a minute, never a
+// deadline a loaded machine could miss.
+func othersGoOn(t *testing.T, m *liveConn, held <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-held:
+	case <-time.After(time.Minute): // a hang detector, not a deadline
+		t.Fatal("the request never began to read its session's file")
+	}
+	m.do(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s-1"}}`)
+	if got := m.answer(3); !strings.Contains(got, `"stopReason":"cancelled"`) {
+		t.Errorf("the prompt in s-1: %s, want it cancelled", got)
+	}
+	m.do(`{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"s-2","prompt":[{"type":"text","text":"now"}]}}`)
+	if got := m.answer(5); !strings.Contains(got, `"stopReason":"end_turn"`) {
+		t.Errorf("the prompt in s-2: %s", got)
+	}
+}
+
+// heldServer serves the test's agent on state with s-1 streaming for ever
+// (its prompt, id 3, sent) and s-2 free, reading through st, whose reads of
+// a file of session s-big are held until release is closed; held is
+// closed at the first.
+func heldServer(t *testing.T, st *store.Store) (m *liveConn, held, release chan struct{}) {
+	held, release = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	st.BeforeRead = func(path string) {
+		if strings.Contains(path, "s-big") {
+			once.Do(func() { close(held) })
+			<-release
+		}
+	}
+	m = serveLive(t, "[[turn]]\ndelay_ms = 600000\ntext = [\"streaming for ever\"]\n[[turn]]\ntext = [\"at once\"]\n",
+		acp.Options{Agent: testAgent(t), Engine: &engine.Engine{Store: st}})
+	return m, held, release
+}
+
+// A resume reads its session's file off the read loop, as a load does:
+// while one is held in the middle of it, a cancel and a prompt in other
+// sessions are answered; the resume then answers.
+func TestResume_besideOtherSessions(t *testing.T) {
+	state := t.TempDir()
+	st := store.New(state)
+	m, held, release := heldServer(t, st)
+	big := bigSession(t, state, m.work, 50)
+	m.request(1, "session/new", map[string]any{"cwd": m.work, "mcpServers": []any{}})
+	m.request(2, "session/new", map[string]any{"cwd": m.work, "mcpServers": []any{}})
+	m.do(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s-1","prompt":[{"type":"text","text":"go on"}]}}`)
+	m.await(`"plan"`)
+	m.do(fmt.Sprintf(`{"jsonrpc":"2.0","id":4,"method":"session/resume","params":{"sessionId":%q,"cwd":%q,"mcpServers":[]}}`, big, m.work))
+	othersGoOn(t, m, held)
+	if got := m.find(`"id":4,`); got != "" {
+		t.Fatalf("the resume answered while it was held: %s", got)
+	}
+	close(release)
+	if got := m.answer(4); !strings.Contains(got, `"result"`) {
+		t.Fatalf("the resume: %s", got)
+	}
+}
+
+// A listing reads, the first time, the session files its index does not
+// know, off the read loop: while one is held in the middle of that, a
+// cancel and a prompt in other sessions are answered; the listing then
+// answers, with every session.
+func TestList_besideOtherSessions(t *testing.T) {
+	state := t.TempDir()
+	st := store.New(state)
+	m, held, release := heldServer(t, st)
+	bigSession(t, state, m.work, 50)
+	os.RemoveAll(filepath.Join(state, "index")) // s-big is a file the index does not know
+	m.request(1, "session/new", map[string]any{"cwd": m.work, "mcpServers": []any{}})
+	m.request(2, "session/new", map[string]any{"cwd": m.work, "mcpServers": []any{}})
+	m.do(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s-1","prompt":[{"type":"text","text":"go on"}]}}`)
+	m.await(`"plan"`)
+	m.do(`{"jsonrpc":"2.0","id":4,"method":"session/list","params":{}}`)
+	othersGoOn(t, m, held)
+	if got := m.find(`"id":4,`); got != "" {
+		t.Fatalf("the listing answered while it was held: %s", got)
+	}
+	close(release)
+	if got := m.answer(4); strings.Count(got, `"sessionId"`) != 3 || !strings.Contains(got, `"s-big"`) {
+		t.Fatalf("the listing: %s, want s-1, s-2 and s-big", got)
+	}
+}
+
 // A FIFO where a session's file goes is refused at once by session/load,
 // and skipped by session/list: opening it to read would wait for a writer,
 // for ever (issue 23: it blocked the whole server); so is a link to a
-// device.
+// device. Each request waits a minute at most for its answer (await's
+// hang detector): a load that waits on a FIFO fails the test, not hangs it.
 func TestLoad_notARegularFile(t *testing.T) {
 	state := t.TempDir()
 	m := serveLive(t, "", acp.Options{Agent: testAgent(t), Engine: &engine.Engine{Store: store.New(state)}})

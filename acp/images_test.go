@@ -40,6 +40,7 @@ arguments = { content = "8 bytes." }
 	if resp := m.request(3, "session/prompt", prompt("s-1", "And its size?")); !strings.Contains(resp, `"status":"answered"`) {
 		t.Fatalf("second prompt: %s", resp)
 	}
+	m.end() // the records are finished after the answers, before coda exits
 	first, _ := os.ReadFile(filepath.Join(state, "runs", "r-1", "stages", "001-answer@1", "prompt.md"))
 	second, _ := os.ReadFile(filepath.Join(state, "runs", "r-2", "stages", "001-answer@1", "prompt.md"))
 	if !strings.Contains(string(first), "What is this?\n\n[image image/png, 8 bytes]") {

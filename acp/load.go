@@ -83,6 +83,9 @@ func (s *Server) saveSession(sess *session, ex *statestore.Exchange) string {
 
 func (s *Server) saveFailed(sess *session, err error) string {
 	w := fmt.Sprintf("session %s could not be saved (%v): it will not be restored after coda restarts", sess.id, err)
+	if errors.Is(err, statestore.ErrSessionFull) {
+		w = fmt.Sprintf("session %s is full (%v): this turn is not saved, and a restart restores the session without it; start a new session to keep your turns", sess.id, err)
+	}
 	s.log.Warn(w)
 	return w
 }

@@ -23,8 +23,11 @@ var errOutputClosed = errors.New("acp: the output is closed")
 type output struct {
 	mu      sync.Mutex
 	w       *bufio.Writer
-	err     error // the first write error, or errOutputClosed; later writes fail with it
-	pending bool  // a flush is scheduled
+	err     error      // the first write error, or errOutputClosed; later writes fail with it
+	pending bool       // a flush is scheduled
+	written int64      // lines written so far
+	flushed int64      // of which flushed to the client
+	out     *sync.Cond // signalled at each flush
 	kick    chan struct{}
 	stop    chan struct{} // closed by close: the flusher returns
 	stopped chan struct{} // closed when the flusher has returned
@@ -40,8 +43,20 @@ func newOutput(w io.Writer, trace *slog.Logger) *output {
 		stopped: make(chan struct{}),
 		trace:   trace,
 	}
+	o.out = sync.NewCond(&o.mu)
 	go o.flusher()
 	return o
+}
+
+// sent waits until every line written so far is flushed to the client (or
+// the output failed or closed): what a turn does after its answer (its
+// record) starts once the answer is out.
+func (o *output) sent() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for target := o.written; o.flushed < target && o.err == nil; {
+		o.out.Wait()
+	}
 }
 
 func (o *output) flusher() {
@@ -57,6 +72,8 @@ func (o *output) flusher() {
 		if o.err == nil {
 			o.err = o.w.Flush()
 		}
+		o.flushed = o.written
+		o.out.Broadcast()
 		o.mu.Unlock()
 	}
 }
@@ -73,6 +90,7 @@ func (o *output) writeLine(b []byte) error {
 	}
 	o.w.Write(b)
 	o.w.WriteByte('\n')
+	o.written++
 	if !o.pending {
 		o.pending = true
 		select {
@@ -95,6 +113,7 @@ func (o *output) close() error {
 	}
 	err := o.err
 	o.err = errOutputClosed
+	o.out.Broadcast()
 	if errors.Is(err, errOutputClosed) {
 		return nil
 	}

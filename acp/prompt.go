@@ -103,9 +103,19 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 // compile, when not nil, gives the turn's contracts (a per-turn spec that
 // names files, read here rather than on the read loop).
 func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptResponse], sess *session, turn *engine.Turn, commentAsThought bool, compile func() (*blueprint.Outputs, error)) {
-	// After the answer: a session/close waiting for this turn answers,
-	// then the connection stops owing this answer.
+	// After the answer: a session/close waiting for this turn answers;
+	// then, once the answer is out to the client, the run's record is
+	// finished (not on the answer's path: the session's file is,
+	// saveTurn); then the connection stops owing this answer, so coda
+	// never exits before a record is whole.
 	defer s.conn.end()
+	var res *engine.Result
+	defer func() {
+		if res != nil {
+			s.conn.out.sent()
+			res.Recorded()
+		}
+	}()
 	defer close(r.done)
 	defer s.answered(sess) // after the prompt's answer: what waited for it (listed.go)
 	// release frees the session for its next prompt. It runs before the
@@ -153,7 +163,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 		_ = sink.noticeAll(turn.Outputs.Warnings)
 	}
 	_ = sink.noticeAll(turn.Warnings)
-	res := s.opts.Engine.Run(ctx, turn, sink)
+	res = s.opts.Engine.Run(ctx, turn, sink)
 
 	ex := engine.Exchange{Prompt: turn.HistoryPrompt(), Answer: res.LastReply, RunID: res.RunID}
 	if res.Answer != nil {

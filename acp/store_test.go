@@ -291,6 +291,34 @@ func TestSaveSession_failing(t *testing.T) {
 	promptAndWait(t, srv, resp.SessionID, "still usable")
 }
 
+// A turn in a session whose file is full (MaxSessionBytes) answers, saying
+// the turn is not saved and why; the session still loads, as it was.
+func TestSaveSession_full(t *testing.T) {
+	state, cwd := t.TempDir(), t.TempDir()
+	srv := testServer(t, state, Options{})
+	id := handle(t, srv, (*Server).newSession, fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, cwd)).SessionID
+	promptAndWait(t, srv, id, "turn 0")
+	fi, err := os.Stat(srv.store.SessionPath(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.store.MaxSessionBytes = fi.Size() + 10
+	res := handle(t, srv, (*Server).prompt, fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":"turn 1"}]}`, id))
+	srv.conn.owed.Wait()
+	full := 0
+	for _, w := range res.Meta.Coda.Warnings {
+		if strings.Contains(w, "is full") && strings.Contains(w, "start a new session") {
+			full++
+		}
+	}
+	if res.StopReason != "end_turn" || full != 1 {
+		t.Errorf("the turn in a full session: %s, warnings %q; want one saying it is full", res.StopReason, res.Meta.Coda.Warnings)
+	}
+	if got := replayed(t, state, id, cwd); strings.Join(got, ",") != "turn 0" {
+		t.Errorf("the session loads with %q, want the turn saved before it was full", got)
+	}
+}
+
 // A session deleted while its turn runs is not written again when the
 // turn ends.
 func TestDeleteSession_duringTurn(t *testing.T) {

@@ -202,6 +202,8 @@ type Result struct {
 	// the answer unavailable (status unavailable).
 	NoAnswer    string
 	Unavailable string
+
+	rec *store.Run // the record, being finished (Recorded)
 }
 
 // Flags the engine records on runs; the checks' own (truncated,
@@ -224,26 +226,49 @@ func (e *Engine) Run(ctx context.Context, t *Turn, sink Sink) *Result {
 	return e.newRun(t, guard(t.Agent, sink), nil).run(ctx)
 }
 
-// run runs r to its end: the turn's own run, or a worker or child.
+// run runs r to its end: the turn's own run, or a worker or child. The
+// turn's own returns once its answer is sent and its record's last file
+// queued, not written: the record is finished in the background
+// (Result.Recorded). A worker or child waits for the record written so
+// far, its own with its parent's, before it ends: what a fan-out of many
+// keeps queued follows max_workers, not its tasks, and its report says
+// whether its record was written.
 func (r *run) run(ctx context.Context) *Result {
 	err := r.walk(ctx)
 	r.endChildren(ctx)
-	// The closing answer's warnings say whether the record was written.
-	r.rec.Flush()
+	sub := r.sub.depth > 0
+	if sub {
+		r.rec.Flush()
+	}
 	res := r.finish(ctx, err)
 	res.Workers, res.Children = r.sub.workers, r.childRecords()
 	finishRecord(r.rec, res)
-	r.rec.Flush()
-	if w := r.rec.Warning(); w != "" && !slices.Contains(res.Warnings, w) {
-		// Only the last write, of run.json, failed: the answer is out,
-		// but the result still says so.
-		r.log.Warn(w, LogWarning, true)
+	res.rec = r.rec
+	if sub {
+		res.Recorded()
+	}
+	return res
+}
+
+// Recorded waits until the run's record is written whole, its run.json as
+// the run ended. Run returns without waiting for it: only the answer's own
+// durability is on the answer's path (DESIGN §18: the session's file, which
+// acp appends to before it answers), and a record costs a few files. A
+// record that could not be written, when the answer did not say so yet, is
+// then one more warning of res and of its answer. The caller calls it
+// before it exits, and `coda run`, whose answer is the record, before it
+// prints.
+func (res *Result) Recorded() {
+	if res.rec == nil {
+		return
+	}
+	res.rec.Flush()
+	if w := res.rec.Warning(); w != "" && !slices.Contains(res.Warnings, w) {
 		res.Warnings = append(res.Warnings, w)
 		if res.Answer != nil {
 			res.Answer.Warnings = append(res.Answer.Warnings, w)
 		}
 	}
-	return res
 }
 
 // run is the state of one Run.

@@ -86,7 +86,9 @@ type testTurn struct {
 
 // runTurn runs t's turn on t's engine.
 func runTurn(ctx context.Context, t *testTurn, sink engine.Sink) *engine.Result {
-	return t.Engine.Run(ctx, t.Turn, sink)
+	res := t.Engine.Run(ctx, t.Turn, sink)
+	res.Recorded() // the record is finished after the answer
+	return res
 }
 
 // recordPath is the path of rel (slash-separated) in turn's run record.

@@ -18,8 +18,9 @@ import (
 
 // A run's record is written in the background: the turn's first update
 // goes out while no file of the record has been written (the writer is
-// held until then), and when Run returns every file is, in the order the
-// run queued them: run.json first and last.
+// held until then), and once it is recorded every file is, in the order
+// the run queued them: run.json first (the second visit started the
+// writer on what the first queued) and last.
 func TestRun_recordsInTheBackground(t *testing.T) {
 	turn := newTurn(t, twoStages, `
 [[turn]]
@@ -62,21 +63,22 @@ text = "Done."
 	}
 	rr, err := turn.Store.ReadRun(turn.RunID)
 	if err != nil || rr.Status != res.Status || rr.Ended == "" {
-		t.Errorf("run.json when Run returned: %+v (%v); want it final", rr, err)
+		t.Errorf("run.json once recorded: %+v (%v); want it final", rr, err)
 	}
 	for _, f := range want {
 		if _, err := os.Stat(recordPath(turn, f)); err != nil {
-			t.Errorf("when Run returned: %v", err)
+			t.Errorf("once recorded: %v", err)
 		}
 	}
 }
 
-// The record's writer is done when Run returns, not later: no file of
-// the record is written after it (so the next turn's first update shares
-// no CPU with this turn's record), and no goroutine of the writer is left
-// (synctest.Test fails on one left blocked; synctest.Wait lets one still
-// running finish its file first).
-func TestRun_recordDoneWhenRunReturns(t *testing.T) {
+// The record is finished after the answer, not on its way: when Run
+// returns, the last visit's files and the final run.json are queued, not
+// written (only the earlier visit's, started when the next began, may be);
+// Recorded writes them, and no file of the record is written after it
+// returns, nor any goroutine of the writer left (synctest.Test fails on one
+// left blocked; synctest.Wait lets one still running finish its file).
+func TestRun_recordFinishedAfterTheAnswer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		turn := newTurn(t, twoStages, `
 [[turn]]
@@ -88,15 +90,37 @@ arguments = { to = "report" }
 [[turn]]
 text = "Done."
 `)
-		var returned atomic.Bool
+		var mu sync.Mutex
+		var wrote []string
+		var recorded atomic.Bool
 		turn.Store.BeforeWrite = func(path string) {
-			if returned.Load() {
-				t.Errorf("%s was written after Run returned", path)
+			if recorded.Load() {
+				t.Errorf("%s was written after Recorded returned", path)
+			}
+			rel, _ := filepath.Rel(turn.Store.RunDir(turn.RunID), path)
+			mu.Lock()
+			wrote = append(wrote, filepath.ToSlash(rel))
+			mu.Unlock()
+		}
+		res := turn.Engine.Run(t.Context(), turn.Turn, &events{})
+		synctest.Wait() // the first visit's files, started when the second began
+		mu.Lock()
+		runs := 0
+		for _, f := range wrote {
+			if f == "run.json" {
+				runs++
+			}
+			if strings.HasPrefix(f, "stages/002-report@1/") || runs > 1 {
+				t.Errorf("%s was written before the answer's caller asked (Recorded)", f)
 			}
 		}
-		res := runTurn(t.Context(), turn, &events{})
-		returned.Store(true)
+		mu.Unlock()
+		res.Recorded()
+		recorded.Store(true)
 		ended(t, res, engine.StatusAnswered, "end_turn")
+		if rr, err := turn.Store.ReadRun(turn.RunID); err != nil || rr.Status != engine.StatusAnswered {
+			t.Errorf("run.json once Recorded returned: %+v, %v", rr, err)
+		}
 		synctest.Wait()
 	})
 }

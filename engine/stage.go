@@ -461,6 +461,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 				to = target
 			}
 		case v.stage.Delegates(tc.Name):
+			v.run.rec.WriteQueued() // while the workers or children work
 			res, stop = v.delegate(ctx, tc, ev)
 			res.private = v.run.taint.Carries(res.Output)
 			res.untrusted = true // workers' and children's reports
@@ -585,6 +586,9 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *To
 	if refused, stop := v.gateEgress(ctx, tool, call, tc, ev); stop {
 		return refused
 	}
+	// The record so far is written while the tool works, not beside the
+	// answer's own write at the end (store.Run).
+	v.run.rec.WriteQueued()
 	var before *snapshot // the roots before a call that does not say what it writes (touched.go)
 	if writesUntracked(tool) && len(v.run.t.Workspace.Roots()) > 0 {
 		before = takeSnapshot(v.run.t.Workspace.Roots(), v.run.e.Store.Dir())

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -76,17 +77,34 @@ var tmpSeq atomic.Int64
 // writeWhole writes the file at path (absolute, inside the state
 // directory) with what fill writes: to a temporary file in STATE/tmp,
 // locked while it is written, synced when sync is set, then renamed over
-// path. A reader never sees half a file, and a crash leaves only the
-// temporary file, which Clean removes.
+// path, whose folder is made on first use. A reader never sees half a
+// file, and a crash leaves only the temporary file, which Clean removes.
+// The BeforeWrite hook is called once the temporary file is made.
 func (s *Store) writeWhole(path string, sync bool, fill func(io.Writer) error) error {
-	if h := s.hook(); h != nil {
-		h(path)
-	}
+	return s.writeVia(path, sync, s.hook(), fill)
+}
+
+// writeVia is writeWhole with the hook called, hook when not nil.
+func (s *Store) writeVia(path string, sync bool, hook func(string), fill func(io.Writer) error) error {
 	tmp, err := s.createTemp()
 	if err != nil {
 		return err
 	}
-	err = fill(tmp)
+	placed := false
+	defer func() {
+		if !placed { // a failure, or a panic in fill or the hook
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if hook != nil {
+		hook(path)
+	}
+	bw := bufio.NewWriter(tmp)
+	err = fill(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
 	if err == nil && sync {
 		err = tmp.Sync()
 	}
@@ -99,17 +117,17 @@ func (s *Store) writeWhole(path string, sync bool, fill func(io.Writer) error) e
 	}
 	if err == nil {
 		if err = os.Rename(tmp.Name(), path); errors.Is(err, fs.ErrNotExist) {
-			// The folder it goes in is made on first use.
 			if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
 				err = os.Rename(tmp.Name(), path)
 			}
 		}
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
+		return err
 	}
+	placed = true
 	tmp.Close() // after the rename: the lock held until it is in place
-	return err
+	return nil
 }
 
 // createTemp makes a temporary file in STATE/tmp, locked.
@@ -119,8 +137,13 @@ func (s *Store) createTemp() (*os.File, error) {
 		return filepath.Join(dir, strconv.Itoa(os.Getpid())+"-"+strconv.FormatInt(tmpSeq.Add(1), 36)+"-"+strconv.FormatInt(time.Now().UnixNano()%1e9, 36)+".tmp")
 	}
 	f, err := os.OpenFile(name(), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(dir, 0o700); err == nil {
+	if err != nil {
+		// The folder is made on first use; where it cannot be (a state
+		// directory that is a file), the error names what is in the way.
+		if merr := os.MkdirAll(dir, 0o700); merr != nil {
+			return nil, merr
+		}
+		if errors.Is(err, fs.ErrNotExist) {
 			f, err = os.OpenFile(name(), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		}
 	}
@@ -136,8 +159,9 @@ func (s *Store) createTemp() (*os.File, error) {
 }
 
 // orphanAge is how old a temporary file must be before Clean takes it for
-// a crash's: younger ones may be another process's, just made and not yet
-// locked. Where there are no locks, it is all Clean goes by.
+// a crash's when the process named in it may still run: younger ones may
+// be another process's, just made and not yet locked. Where there are no
+// locks, it is all Clean goes by.
 var orphanAge = func() time.Duration {
 	if locksHeld {
 		return time.Minute
@@ -146,8 +170,9 @@ var orphanAge = func() time.Duration {
 }()
 
 // Clean removes what a crash left in the state directory: temporary files
-// no process holds (a coda killed while it wrote one). Serving calls it at
-// start, in the background; it touches only STATE/tmp.
+// no process holds (a coda killed while it wrote one). Every file written
+// whole, the run records' included, is made in STATE/tmp, so that one
+// folder is all it reads. Serving and `coda run` call it at start.
 func (s *Store) Clean() error {
 	if s == nil {
 		return nil
@@ -155,8 +180,8 @@ func (s *Store) Clean() error {
 	return s.sweep(time.Now().Add(-orphanAge))
 }
 
-// sweep removes the temporary files made before cutoff that no process
-// holds locked.
+// sweep removes the temporary files no process holds locked that were made
+// before cutoff, or whose process (the pid that starts the name) is gone.
 func (s *Store) sweep(cutoff time.Time) error {
 	dir := filepath.Join(s.dir, tmpDir)
 	entries, err := os.ReadDir(dir)
@@ -172,7 +197,8 @@ func (s *Store) sweep(cutoff time.Time) error {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
-		if fi, err := e.Info(); err != nil || fi.ModTime().After(cutoff) || !fi.Mode().IsRegular() {
+		fi, err := e.Info()
+		if err != nil || !fi.Mode().IsRegular() || fi.ModTime().After(cutoff) && !ownerGone(e.Name()) {
 			continue
 		}
 		f, err := os.OpenFile(path, os.O_RDWR, 0)
@@ -192,4 +218,14 @@ func (s *Store) sweep(cutoff time.Time) error {
 		}
 	}
 	return first
+}
+
+// ownerGone reports whether the process that made the temporary file name
+// (createTemp: PID-SEQ-TIME.tmp) is gone: a file it left, not locked, is a
+// crash's at any age. A process of the same id in another PID namespace
+// would hold its file locked, which sweep checks too.
+func ownerGone(name string) bool {
+	head, _, ok := strings.Cut(name, "-")
+	pid, err := strconv.Atoi(head)
+	return ok && err == nil && pid > 0 && pid != os.Getpid() && processGone(pid)
 }

@@ -81,19 +81,33 @@ func newestFirst(a, b *SessionInfo) int {
 	return cmp.Or(b.UpdatedAt.Compare(a.UpdatedAt), strings.Compare(a.ID, b.ID))
 }
 
-// A sessionIndex is a process's copy of the index.
+// A sessionIndex is a process's copy of the index. Building it (the first
+// listing, or one after the file was replaced) reads every session file the
+// index does not know, which takes seconds at 10,000 sessions: it is built
+// apart (build) and put in place when done, so that the appends of other
+// sessions, which note their lines in the copy, never wait for it.
 type sessionIndex struct {
 	s  *Store
-	mu sync.Mutex
-	// loaded once read; then off is how far the file was read, file its
-	// identity (a rewrite is another file), lines its lines.
-	loaded bool
-	off    int64
-	file   os.FileInfo
-	lines  int
-	byID   map[string]*SessionInfo
-	all    []*SessionInfo            // newest first
-	byCwd  map[string][]*SessionInfo // newest first
+	mu sync.Mutex // guards cur; never held while a listing is built
+	// cur is the copy, nil until first built.
+	cur *listing
+	// building lets one build run at a time.
+	building sync.Mutex
+}
+
+// A listing is a copy of the index: off is how far its file was read, file
+// its identity (a rewrite is another file), lines its lines.
+type listing struct {
+	off   int64
+	file  os.FileInfo
+	lines int
+	byID  map[string]*SessionInfo
+	all   []*SessionInfo            // newest first
+	byCwd map[string][]*SessionInfo // newest first
+}
+
+func newListing() *listing {
+	return &listing{byID: map[string]*SessionInfo{}, byCwd: map[string][]*SessionInfo{}}
 }
 
 // index is the store's index, made on first use.
@@ -130,14 +144,14 @@ func (x *sessionIndex) write(lines []indexLine) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	size, fi, err := x.append(b)
-	if x.loaded {
-		if err == nil && size == x.off && (x.file == nil || os.SameFile(fi, x.file)) {
-			x.file = fi
-			x.off += int64(len(b)) // this process's own lines, not read again
-			x.lines += len(lines)
+	if l := x.cur; l != nil {
+		if err == nil && size == l.off && (l.file == nil || os.SameFile(fi, l.file)) {
+			l.file = fi
+			l.off += int64(len(b)) // this process's own lines, not read again
+			l.lines += len(lines)
 		}
 		for i := range lines {
-			x.take(&lines[i])
+			l.take(&lines[i])
 		}
 	}
 }
@@ -151,9 +165,13 @@ func (x *sessionIndex) append(b []byte) (int64, os.FileInfo, error) {
 	}
 	defer f.Close()
 	defer unlockFile(f)
-	size, err := repairTail(f, 1<<20)
+	before := x.s.hookAt(x.path())
+	size, err := repairTail(f, 1<<20, before)
 	if err != nil {
 		return 0, nil, err
+	}
+	if before != nil {
+		before()
 	}
 	if _, err = f.Write(b); err != nil {
 		return 0, nil, err
@@ -192,7 +210,7 @@ func (x *sessionIndex) openLocked() (*os.File, error) {
 }
 
 // take takes one line in: a session's state, or its deletion.
-func (x *sessionIndex) take(l *indexLine) {
+func (x *listing) take(l *indexLine) {
 	if old := x.byID[l.ID]; old != nil {
 		x.all = without(x.all, old)
 		x.byCwd[old.Cwd] = without(x.byCwd[old.Cwd], old)
@@ -242,16 +260,16 @@ func (s *Store) ListSessions(cwd string, after *SessionInfo, limit int) (*ListPa
 		return page, nil
 	}
 	x := s.index()
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	skipped, err := x.refresh()
 	if err != nil {
 		return nil, fmt.Errorf("listing sessions: %w", err)
 	}
 	page.Skipped = skipped
-	list := x.all
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	list := x.cur.all
 	if cwd != "" {
-		list = x.byCwd[cwd]
+		list = x.cur.byCwd[cwd]
 	}
 	if after != nil {
 		i, found := slices.BinarySearchFunc(list, after, newestFirst)
@@ -272,31 +290,59 @@ func (s *Store) ListSessions(cwd string, after *SessionInfo, limit int) (*ListPa
 }
 
 // refresh brings the process's copy up to the index file: what was
-// appended since, or the whole file when it is another (rewritten), or,
-// the first time, the file and the sessions directory.
+// appended since; or, the first time, or when the file is another
+// (rewritten) or gone, a copy built anew from the file and the sessions
+// directory, without holding the copy meanwhile.
 func (x *sessionIndex) refresh() (skipped []string, err error) {
+	x.mu.Lock()
+	current := x.catchUp()
+	x.mu.Unlock()
+	if current {
+		return nil, nil
+	}
+	x.building.Lock()
+	defer x.building.Unlock()
+	x.mu.Lock()
+	current = x.catchUp() // another listing built it meanwhile
+	x.mu.Unlock()
+	if current {
+		return nil, nil
+	}
+	l, skipped, err := x.build()
+	if err != nil {
+		return nil, err
+	}
+	x.mu.Lock()
+	x.cur = l
+	x.catchUp() // what was appended while it was built
+	x.mu.Unlock()
+	return skipped, nil
+}
+
+// catchUp reads into the copy what was appended to the index file since,
+// and says whether the copy is current; false when there is none, or the
+// file is another or gone. Called with mu held.
+func (x *sessionIndex) catchUp() bool {
+	l := x.cur
+	if l == nil {
+		return false
+	}
 	fi, err := os.Stat(x.path())
 	switch {
-	case !x.loaded:
-		return x.load()
-	case errors.Is(err, fs.ErrNotExist):
-		// Removed: the sessions directory is the truth.
-		return x.load()
 	case err != nil:
-		return nil, err
-	case !os.SameFile(fi, x.file) || fi.Size() < x.off:
-		return x.load()
-	case fi.Size() > x.off:
-		if err := x.readFrom(x.off); err != nil {
-			return x.load()
-		}
+		// Gone: the sessions directory is the truth.
+		return false
+	case l.file == nil || !os.SameFile(fi, l.file) || fi.Size() < l.off:
+		return false
+	case fi.Size() > l.off:
+		return l.readFrom(x.path(), l.off) == nil
 	}
-	return nil, nil
+	return true
 }
 
 // readFrom reads the index file's lines from off on into the copy.
-func (x *sessionIndex) readFrom(off int64) error {
-	f, err := os.Open(x.path())
+func (x *listing) readFrom(path string, off int64) error {
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
@@ -328,14 +374,13 @@ func (x *sessionIndex) readFrom(off int64) error {
 	return nil
 }
 
-// load reads the index file whole, then the sessions directory: a file the
-// index does not know, or knows at another size, is read and indexed; a
-// session the index knows without a file is dropped.
-func (x *sessionIndex) load() (skipped []string, err error) {
-	x.loaded, x.off, x.lines, x.file = true, 0, 0, nil
-	x.byID, x.all, x.byCwd = map[string]*SessionInfo{}, nil, map[string][]*SessionInfo{}
-	if err := x.readFrom(0); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+// build reads the index file whole into a new copy, then the sessions
+// directory: a file the index does not know, or knows at another size, is
+// read and indexed; a session the index knows without a file is dropped.
+func (x *sessionIndex) build() (l *listing, skipped []string, err error) {
+	l = newListing()
+	if err := l.readFrom(x.path(), 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, err
 	}
 	dir := filepath.Join(x.s.dir, sessionsDir)
 	entries, err := os.ReadDir(dir)
@@ -343,7 +388,7 @@ func (x *sessionIndex) load() (skipped []string, err error) {
 		entries, err = nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	files := map[string]fs.DirEntry{} // id → its file, the append-only layout's first
 	for _, e := range entries {
@@ -384,68 +429,135 @@ func (x *sessionIndex) load() (skipped []string, err error) {
 			continue
 		}
 		legacy := strings.HasSuffix(e.Name(), legacyExt)
-		if in := x.byID[id]; in != nil && in.size == fi.Size() && in.legacy == legacy {
+		if in := l.byID[id]; in != nil && in.size == fi.Size() && in.legacy == legacy {
 			continue
 		}
 		r, err := x.s.readSession(id, 0, readAll)
 		if err != nil {
 			skipped = append(skipped, fmt.Sprintf("%s: %v", filepath.Join(dir, e.Name()), err))
-			if x.byID[id] != nil {
-				fresh = append(fresh, indexLine{ID: id, Deleted: true})
+			if l.byID[id] != nil {
+				fresh = append(fresh, indexLine{ID: id, Deleted: true, UpdatedAt: time.Now().UTC()})
 			}
 			continue
 		}
 		fresh = append(fresh, indexLine{ID: id, Cwd: r.state.Cwd, AdditionalDirectories: r.state.AdditionalDirectories,
 			Title: r.state.Title, UpdatedAt: r.updated.UTC(), Note: noteOf(r.torn, r.damagedElse()), Size: r.size, Legacy: r.legacy})
 	}
-	for id := range x.byID {
+	for id := range l.byID {
 		if files[id] == nil {
-			fresh = append(fresh, indexLine{ID: id, Deleted: true})
+			fresh = append(fresh, indexLine{ID: id, Deleted: true, UpdatedAt: time.Now().UTC()})
 		}
 	}
 	slices.SortFunc(fresh, func(a, b indexLine) int { return strings.Compare(a.ID, b.ID) })
 	for i := range fresh {
-		x.take(&fresh[i])
+		l.take(&fresh[i])
 	}
 	slices.Sort(skipped)
-	if x.lines+len(fresh) > 2*len(x.byID)+64 {
-		x.rewrite()
+	if l.lines+len(fresh) > 2*len(l.byID)+64 {
+		x.rewrite(l)
 	} else if len(fresh) > 0 {
-		var b []byte
-		for i := range fresh {
-			enc, _ := json.Marshal(&fresh[i])
-			b = append(append(b, enc...), '\n')
+		x.appendFresh(l, fresh)
+	}
+	return l, skipped, nil
+}
+
+// appendFresh appends to the index file the lines a build made from the
+// sessions' files, but first takes in the lines other processes appended
+// since the build read the index: theirs are as new as the build's or newer
+// (a session appended to after the build read its file), and win.
+func (x *sessionIndex) appendFresh(l *listing, fresh []indexLine) {
+	f, err := x.openLocked()
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	defer unlockFile(f)
+	before := x.s.hookAt(x.path())
+	if _, err := repairTail(f, 1<<20, before); err != nil {
+		return
+	}
+	newer, current := l.catchUpLocked(f)
+	var b []byte
+	n := 0
+	for i := range fresh {
+		if newer[fresh[i].ID] {
+			continue
 		}
-		if size, fi, err := x.append(b); err == nil && size == x.off && (x.file == nil || os.SameFile(fi, x.file)) {
-			x.file, x.off = fi, x.off+int64(len(b))
-			x.lines += len(fresh)
+		enc, err := json.Marshal(&fresh[i])
+		if err != nil {
+			continue
+		}
+		b, n = append(append(b, enc...), '\n'), n+1
+	}
+	if len(b) == 0 {
+		return
+	}
+	if before != nil {
+		before()
+	}
+	if _, err := f.Write(b); err != nil || !current {
+		return
+	}
+	if fi, err := f.Stat(); err == nil {
+		l.file, l.off, l.lines = fi, l.off+int64(len(b)), l.lines+n
+	}
+}
+
+// catchUpLocked takes into l the lines of the index file f, locked, that
+// were appended since l read it, and returns their sessions' ids; current
+// says l is now as far as f's end (f is the file l read).
+func (l *listing) catchUpLocked(f *os.File) (ids map[string]bool, current bool) {
+	fi, err := f.Stat()
+	if err != nil || l.file != nil && !os.SameFile(fi, l.file) || fi.Size() < l.off {
+		return nil, false
+	}
+	ids = map[string]bool{}
+	lr := newLineReader(io.NewSectionReader(f, l.off, fi.Size()-l.off), l.off, 1<<20)
+	for {
+		b, err := lr.next()
+		if errors.Is(err, errLong) {
+			continue
+		}
+		if err != nil {
+			break
+		}
+		l.off = lr.off
+		l.lines++
+		var line indexLine
+		if json.Unmarshal(b, &line) == nil && CheckSessionID(line.ID) == nil {
+			l.take(&line)
+			ids[line.ID] = true
 		}
 	}
-	return skipped, nil
+	l.file = fi
+	return ids, l.off == fi.Size()
 }
 
 // readAll decodes each exchange of a legacy file, to find where it cannot
 // be read; an append-only file's lines are checked without it.
 var readAll = func(*Exchange) {}
 
-// rewrite writes the index anew: one line a session. The old file is
-// locked meanwhile, so no process appends to it once it is replaced.
-func (x *sessionIndex) rewrite() {
-	var b []byte
-	for _, in := range x.all {
-		l := lineOf(in)
-		enc, err := json.Marshal(&l)
-		if err != nil {
-			return
-		}
-		b = append(append(b, enc...), '\n')
-	}
+// rewrite writes the index anew from the copy l: one line a session, with
+// what other processes appended since l read it taken in first. The old
+// file is locked meanwhile, so no process appends to it once it is
+// replaced.
+func (x *sessionIndex) rewrite(l *listing) {
 	old, err := x.openLocked()
 	if err != nil {
 		return
 	}
 	defer old.Close()
 	defer unlockFile(old)
+	l.catchUpLocked(old)
+	var b []byte
+	for _, in := range l.all {
+		line := lineOf(in)
+		enc, err := json.Marshal(&line)
+		if err != nil {
+			return
+		}
+		b = append(append(b, enc...), '\n')
+	}
 	if runtime.GOOS == "windows" {
 		// Windows replaces no file that is open: a line another process
 		// appends meanwhile may be lost, and found again at the next load.
@@ -460,8 +572,8 @@ func (x *sessionIndex) rewrite() {
 		return
 	}
 	if fi, err := os.Stat(x.path()); err == nil && fi.Size() == int64(len(b)) {
-		x.file, x.off, x.lines = fi, int64(len(b)), len(x.all)
+		l.file, l.off, l.lines = fi, int64(len(b)), len(l.all)
 	} else {
-		x.loaded = false // another process appended already: read it all again
+		l.file = nil // another process appended already: built again at the next listing
 	}
 }

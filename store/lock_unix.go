@@ -40,3 +40,8 @@ const openNonblock = syscall.O_NONBLOCK
 
 // locksHeld says whether a lock shows that a file is in use: here it does.
 const locksHeld = true
+
+// processGone reports whether no process has the id pid.
+func processGone(pid int) bool {
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}

@@ -37,3 +37,16 @@ func unlockFile(f *os.File) error {
 const openNonblock = 0
 
 const locksHeld = true
+
+// processGone reports whether no process has the id pid: it cannot be
+// opened, for a reason other than access.
+func processGone(pid int) bool {
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+	if err != nil {
+		return errors.Is(err, windows.ERROR_INVALID_PARAMETER)
+	}
+	var code uint32
+	gone := windows.GetExitCodeProcess(h, &code) == nil && code != 259 // STILL_ACTIVE
+	windows.CloseHandle(h)
+	return gone
+}

@@ -12,8 +12,11 @@ import (
 	"github.com/coda-acp/coda/store"
 )
 
-// A run's record is laid out as DESIGN §9 says, its files written in the
-// order they were queued (a worker's after its parent's), and read back.
+// A run's record is laid out as DESIGN §9 says, and read back. Its files
+// are written when the writer is started (Flush, WriteQueued, a new
+// visit), in the order they were queued (a worker's after its parent's); a
+// file queued again before it was started is written once, later: a short
+// run writes its run.json once, last.
 func TestRun_layout(t *testing.T) {
 	st := store.New(t.TempDir())
 	var mu sync.Mutex
@@ -40,9 +43,14 @@ func TestRun_layout(t *testing.T) {
 		t.Errorf("KeepArtifact = %q, %v", kept, err)
 	}
 	run.Finish(&store.RunRecord{Status: "answered", FinalOutput: &store.Answer{Content: "Fine."}})
+	mu.Lock()
+	if len(order) != 0 {
+		t.Errorf("%q written before the writer was started", order)
+	}
+	mu.Unlock()
 	run.Flush()
 
-	want := []string{"runs/r1/run.json", "runs/r1/stages/001-review@1/prompt.md", "runs/r1/stages/001-review@1/answer",
+	want := []string{"runs/r1/stages/001-review@1/prompt.md", "runs/r1/stages/001-review@1/answer",
 		"runs/r1/workers/w1/run.json", "runs/r1/workers/w1/answer", "runs/r1/run.json"}
 	if !slices.Equal(order, want) {
 		t.Errorf("written in the order %q, want %q", order, want)

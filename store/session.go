@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/coda-acp/coda/internal/bytesize"
 )
 
 // Sessions (DESIGN §14, §18): STATE/sessions/ID.jsonl, one file a session,
@@ -219,6 +221,10 @@ var (
 	ErrNoSession = errors.New("no such session")
 	// ErrCorrupt: the file is not a session's (CorruptError says why).
 	ErrCorrupt = errors.New("corrupt session file")
+	// ErrSessionFull: the file holds as much as a session's may
+	// (Store.MaxSessionBytes). What would grow it past that is not
+	// written, so that the session still loads, as it was.
+	ErrSessionFull = errors.New("the session's file is full")
 )
 
 // A CorruptError is a file that cannot be read as session ID's.
@@ -401,19 +407,24 @@ func (ss *Session) write(b []byte, sync bool) (int64, error) {
 		return 0, err
 	}
 	defer f.Close()
-	if err := lockFile(f); err != nil {
+	path := filepath.Join(s.dir, filepath.FromSlash(name))
+	if err := s.lock(f, path); err != nil {
 		return 0, err
 	}
 	defer unlockFile(f)
-	size, err := repairTail(f, ss.maxLine())
+	before := s.hookAt(path)
+	size, err := repairTail(f, ss.maxLine(), before)
 	if err != nil {
 		return 0, err
 	}
 	if err := ss.readPast(f, size); err != nil {
 		return 0, err
 	}
-	if h := s.hook(); h != nil {
-		h(filepath.Join(s.dir, filepath.FromSlash(name)))
+	if limit := s.maxSession(); size+int64(len(b)) > limit {
+		return 0, fmt.Errorf("%w: it holds %s, and coda loads no session over %s", ErrSessionFull, bytesize.Format(int(size)), bytesize.Format(int(limit)))
+	}
+	if before != nil {
+		before()
 	}
 	if _, err := f.Write(b); err != nil {
 		// A short write leaves a torn line, which the next append cuts.
@@ -429,6 +440,19 @@ func (ss *Session) write(b []byte, sync bool) (int64, error) {
 }
 
 func (ss *Session) maxLine() int { return ss.st.maxLine() }
+
+// lock locks a session's file f (at path) for an append, waiting while
+// another process holds it.
+func (s *Store) lock(f *os.File, path string) error {
+	ok, err := tryLockFile(f)
+	if ok || err != nil {
+		return err
+	}
+	if s.BeforeLockWait != nil {
+		s.BeforeLockWait(path)
+	}
+	return lockFile(f)
+}
 
 // info is the session as the listing shows it, its file size at size.
 func (ss *Session) info(size int64) SessionInfo {

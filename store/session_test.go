@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -310,5 +311,156 @@ func TestListSessions_index(t *testing.T) {
 	os.RemoveAll(filepath.Join(dir, "index"))
 	if diff := cmp.Diff([]string{"s-2", "s-6", "s-5", "s-3", "s-1", "s-0"}, ids(store.New(dir), "")); diff != "" {
 		t.Errorf("rebuilt (-want +got):\n%s", diff)
+	}
+}
+
+// An append holds its session's file locked from the repair of a torn last
+// line to its write: another process appending meanwhile waits, and no
+// exchange is lost. (Two Stores on one directory are two processes here:
+// each opens the file anew, and the lock is the open file's.) Without the
+// lock, the second append would cut the torn line and write while the first
+// is between finding where to cut and cutting, and the first's cut would
+// then take the second's exchange with it.
+func TestSession_appendsLocked(t *testing.T) {
+	st, _, state := newSession(t, "s-1", 1)
+	path := st.SessionPath("s-1")
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"type":"exchange","at":"2026-01-01T00:00:00Z","exch`) // a crash mid-append
+	f.Close()
+	a, b := store.New(st.Dir()), store.New(st.Dir())
+	la, _ := a.LoadSession("s-1", nil)
+	lb, _ := b.LoadSession("s-1", nil)
+	inWindow, goOn := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	a.BeforeWrite = func(string) { // first at the cut of the torn line
+		once.Do(func() { close(inWindow); <-goOn })
+	}
+	aDone := make(chan error, 1)
+	go func() { aDone <- la.Session.Append(state, exchange(1)) }()
+	hang := time.NewTimer(time.Minute) // only a hang gets there
+	defer hang.Stop()
+	select {
+	case <-inWindow:
+	case <-hang.C:
+		t.Fatal("the first append never reached its cut")
+	}
+	waiting, bDone := make(chan struct{}), make(chan error, 1)
+	b.BeforeLockWait = func(string) { close(waiting) }
+	go func() { bDone <- lb.Session.Append(state, exchange(2)) }()
+	select {
+	case <-waiting: // as it must: the first holds the lock
+	case err := <-bDone:
+		t.Errorf("the second append (%v) went through while the first held its file", err)
+		bDone <- err
+	case <-hang.C:
+		t.Fatal("the second append neither waited nor ended")
+	}
+	close(goOn)
+	for _, done := range []chan error{aDone, bDone} {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-hang.C:
+			t.Fatal("an append never ended")
+		}
+	}
+	_, runs := load(t, store.New(st.Dir()), "s-1")
+	if diff := cmp.Diff([]string{"r-0", "r-1", "r-2"}, runs); diff != "" {
+		t.Errorf("exchanges (-want +got):\n%s", diff)
+	}
+}
+
+// The first listing reads every session file its index does not know
+// (seconds at 10,000): meanwhile an append in another session, which notes
+// its line in the listing's copy, goes through (issue 23: one waited 8.3 s
+// behind a listing of 10,000 sessions). The listing then has it.
+func TestListSessions_buildBesideAppends(t *testing.T) {
+	dir := t.TempDir()
+	first := store.New(dir)
+	for _, id := range []string{"s-1", "s-2", "s-3"} {
+		if _, err := first.CreateSession(store.SessionState{ID: id, Cwd: "/w"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.RemoveAll(filepath.Join(dir, "index")) // the next start reads the files
+	st := store.New(dir)
+	l, _ := load(t, st, "s-1")
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	st.BeforeRead = func(path string) {
+		if !strings.Contains(path, "s-1") {
+			once.Do(func() { close(held); <-release })
+		}
+	}
+	listed := make(chan *store.ListPage, 1)
+	go func() {
+		page, err := st.ListSessions("", nil, 50)
+		if err != nil {
+			t.Error(err)
+		}
+		listed <- page
+	}()
+	hang := time.NewTimer(time.Minute) // only a hang gets there
+	defer hang.Stop()
+	select {
+	case <-held:
+	case <-hang.C:
+		t.Fatal("the listing never read a session's file")
+	}
+	appended := make(chan error, 1)
+	go func() { appended <- l.Session.Append(l.State, exchange(1)) }()
+	select {
+	case err := <-appended:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-hang.C:
+		t.Fatal("the append waited for the listing")
+	}
+	close(release)
+	var page *store.ListPage
+	select {
+	case page = <-listed:
+	case <-hang.C:
+		t.Fatal("the listing never ended")
+	}
+	if page == nil || len(page.Sessions) != 3 || page.Sessions[0].ID != "s-1" {
+		t.Errorf("listed %+v, want the three, s-1 first (its turn the latest)", page)
+	}
+}
+
+// A session's file never grows past what coda loads (MaxSessionBytes): the
+// append that would is refused (ErrSessionFull) and writes nothing, so the
+// session still loads, whole, as it was; a file over the limit (the limit
+// lowered since) is refused by a load, saying so, not read.
+func TestSession_full(t *testing.T) {
+	st, ss, state := newSession(t, "s-1", 2)
+	fi, _ := os.Stat(st.SessionPath("s-1"))
+	st.MaxSessionBytes = fi.Size() + fi.Size()/2 // room for one more exchange (each a little over a third of it), not two
+	if err := ss.Append(state, exchange(2)); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(st.SessionPath("s-1"))
+	err := ss.Append(state, exchange(3))
+	if !errors.Is(err, store.ErrSessionFull) || !strings.Contains(err.Error(), "coda loads no session over") {
+		t.Fatalf("the append past the limit: %v", err)
+	}
+	state.Title = "A title too many"
+	if err := ss.Save(state); !errors.Is(err, store.ErrSessionFull) {
+		t.Errorf("a save past the limit: %v", err)
+	}
+	if after, _ := os.ReadFile(st.SessionPath("s-1")); string(after) != string(before) {
+		t.Errorf("the refused appends wrote %d bytes", len(after)-len(before))
+	}
+	l, runs := load(t, st, "s-1")
+	if diff := cmp.Diff([]string{"r-0", "r-1", "r-2"}, runs); diff != "" || len(l.Warnings) != 0 {
+		t.Errorf("exchanges (-want +got):\n%s\nwarnings %q", diff, l.Warnings)
+	}
+	st.MaxSessionBytes = fi.Size()
+	var ce *store.CorruptError
+	if _, err := st.LoadSession("s-1", nil); !errors.As(err, &ce) || !strings.Contains(err.Error(), "over the") {
+		t.Errorf("a file over the limit: %v", err)
 	}
 }

@@ -3,11 +3,13 @@
 package store_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/coda-acp/coda/store"
 )
@@ -33,13 +35,30 @@ func TestSession_onlyRegularFiles(t *testing.T) {
 	} {
 		done := make(chan error, 1)
 		go func() { _, err := st.LoadSession(id, nil); done <- err }()
-		err := <-done // a FIFO opened to read without O_NONBLOCK would wait here for ever
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want %q", id, err, want)
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %v, want %q", id, err, want)
+			}
+		case <-time.After(time.Minute): // a hang detector, not a deadline
+			// A FIFO opened to read without O_NONBLOCK waits for a writer.
+			t.Fatalf("%s: the load waited a minute, and waits still", id)
 		}
 	}
-	page, err := st.ListSessions("", nil, 50)
-	if err != nil || len(page.Sessions) != 0 || len(page.Skipped) != 4 {
-		t.Errorf("listed %+v, %v; want none, the four skipped", page, err)
+	listed := make(chan error, 1)
+	go func() {
+		page, err := st.ListSessions("", nil, 50)
+		if err == nil && (len(page.Sessions) != 0 || len(page.Skipped) != 4) {
+			err = fmt.Errorf("listed %+v; want none, the four skipped", page)
+		}
+		listed <- err
+	}()
+	select {
+	case err := <-listed:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(time.Minute): // a hang detector, not a deadline
+		t.Fatal("the listing waited a minute, and waits still")
 	}
 }

@@ -270,8 +270,9 @@ func (r *read) header(b []byte, id, path string) error {
 }
 
 // repairTail cuts off a torn last line (a crash mid-append) of f, locked,
-// and returns f's size after.
-func repairTail(f *os.File, max int) (int64, error) {
+// and returns f's size after. before, when not nil, is called before the
+// cut (Store.BeforeWrite).
+func repairTail(f *os.File, max int, before func()) (int64, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return 0, err
@@ -297,6 +298,9 @@ func repairTail(f *os.File, max int) (int64, error) {
 		}
 		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
 			cut := at + int64(i) + 1
+			if before != nil {
+				before()
+			}
 			return cut, f.Truncate(cut)
 		}
 	}

@@ -12,6 +12,7 @@ package store
 import (
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 )
 
 // A Store is a state directory. A nil *Store keeps nothing: every record
@@ -19,23 +20,35 @@ import (
 type Store struct {
 	dir string
 
-	// BeforeWrite, when set (by tests, before any run), is called on a
-	// record's writer goroutine before each file of it is written: a
-	// test holds a write back, or fails it, with it.
+	// BeforeWrite, when set (by tests, before any run), is called before
+	// each write to the state directory: a file written whole (a record's,
+	// on its writer's goroutine; a new session's; the index anew) once its
+	// temporary file is made, an append (a session's, the index's) once its
+	// file is locked, and the cut of a torn last line. A test holds a write
+	// back, fails it, or kills the process there with it.
 	BeforeWrite func(path string)
+	// BeforeLockWait, when set (by tests), is called when an append finds
+	// its session's file locked by another process (or another open file
+	// of this one), before it waits for the lock.
+	BeforeLockWait func(path string)
 	// BeforeRead, when set (by tests), is called before a session's file
 	// is opened to be read (a load, a replay, the listing's first read): a
 	// test holds a load back with it.
 	BeforeRead func(path string)
 
-	// MaxSessionBytes is the largest session file loaded, and MaxLineBytes
-	// the longest line read in one (0: DefaultMaxSessionBytes,
+	// MaxSessionBytes is the largest session file loaded, and so the
+	// largest an append lets one grow (ErrSessionFull); MaxLineBytes the
+	// longest line read in one (0: DefaultMaxSessionBytes,
 	// DefaultMaxLineBytes).
 	MaxSessionBytes int64
 	MaxLineBytes    int
 
 	indexOnce    sync.Once
 	sessionIndex *sessionIndex // the sessions' listing (index.go)
+
+	// behind counts the turns' records still being written after their
+	// runs ended (Run.Finish).
+	behind atomic.Int64
 }
 
 // New returns the store at dir, or nil (keeping nothing) when dir is "".
@@ -60,6 +73,14 @@ func (s *Store) hook() func(path string) {
 		return nil
 	}
 	return s.BeforeWrite
+}
+
+// hookAt is the BeforeWrite hook called with path, or nil.
+func (s *Store) hookAt(path string) func() {
+	if h := s.hook(); h != nil {
+		return func() { h(path) }
+	}
+	return nil
 }
 
 // RunDir is where the record of the run id lives: runs/RUN-ID, with a

@@ -288,14 +288,11 @@ func TestAPIs_e2e(t *testing.T) {
 					t.Errorf("the second Gemini call sent the first one's signature not back: %s", requests[1].body)
 				}
 			}
-			if api.name == "anthropic" || api.name == "gemini" {
-				// The cache's tokens reach the run record and the editor.
-				if got := recordedCacheReads(t, filepath.Join(dir, "state")); got == 0 {
-					t.Errorf("no cache read tokens in the run record")
-				}
-				if cacheReads == 0 {
-					t.Errorf("no usage_update carries the cache's read tokens")
-				}
+			cached := api.name == "anthropic" || api.name == "gemini"
+			if cached && cacheReads == 0 {
+				// The cache's tokens reach the editor (and the run record:
+				// below, once coda has ended, its records finished).
+				t.Errorf("no usage_update carries the cache's read tokens")
 			}
 
 			// The next prompt streams, never ends, and is cancelled.
@@ -307,6 +304,9 @@ func TestAPIs_e2e(t *testing.T) {
 				t.Errorf("stopReason %v after cancel: %v", got, resp)
 			}
 			c.close()
+			if got := recordedCacheReads(t, filepath.Join(dir, "state")); cached && got == 0 {
+				t.Errorf("no cache read tokens in the run record")
+			}
 			if strings.Contains(c.stderr(), "e2e-secret-key-0123") {
 				t.Errorf("the key is in the log:\n%s", c.stderr())
 			}

@@ -71,6 +71,9 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		RunID: e.NewID("r"), Agent: l.Agent, Outputs: outs, Prompt: task,
 		UserModel: l.UserModel, DefaultModel: l.DefaultModel, UserEffort: l.UserEffort, Workspace: ws,
 	}, progress)
+	// The record is the answer `coda result` finds: written before it is
+	// printed.
+	res.Recorded()
 	progress.endLine()
 	for _, w := range res.Warnings {
 		fmt.Fprintln(stderr, "coda: warning: "+w)

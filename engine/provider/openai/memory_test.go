@@ -106,6 +106,7 @@ func TestRun_peakMemoryChild(t *testing.T) {
 		}
 		return nil
 	}))
+	res.Recorded()
 	if res.Status != engine.StatusAnswered || res.Answer.Content != "Short." || shown > 4<<10 {
 		t.Fatalf("Run = %s (%v), answer %+v, %d bytes of rawInput shown", res.Status, res.Err, res.Answer, shown)
 	}
