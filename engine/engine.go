@@ -223,6 +223,8 @@ const (
 // run at once, each with its own Turn.
 func (e *Engine) Run(ctx context.Context, t *Turn, sink Sink) *Result {
 	readyImages(t.Images) // encoded and uploaded once for all the turn's calls
+	// Their uploads deleted once the turn is over, its answer sent.
+	defer releaseImages(ctx, t.Images, e.log())
 	return e.newRun(t, guard(t.Agent, sink), nil).run(ctx)
 }
 

@@ -24,3 +24,6 @@ func (t *ToolSupport) Refuses(spec, mechanism string) bool { return t.refused(sp
 
 // Lacks says why spec cannot call tools, as its server said.
 func (t *ToolSupport) Lacks(spec string) string { return t.lacking(spec) }
+
+// ReleaseTimeout bounds the deletion of a turn's uploads.
+const ReleaseTimeout = releaseTimeout

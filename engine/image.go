@@ -1,12 +1,17 @@
 package engine
 
 import (
+	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/coda-acp/coda/internal/bytesize"
 )
@@ -21,22 +26,33 @@ type Image struct {
 
 	// shared is what every copy of the image shares for its turn: its
 	// bytes encoded once, and where a provider uploaded it (Base64,
-	// Uploaded). Run gives each of the turn's images its own.
+	// Uploaded, Release). Run gives each of the turn's images its own.
 	shared *imageShared
 }
 
 // imageShared is an image's encoding and uploads, for all the model calls
-// of its turn: a 20 MiB image is encoded once, not at every call.
+// of its turn: a 20 MiB image is encoded once, and sent once to an API
+// that keeps files, not at every call.
 type imageShared struct {
 	once    sync.Once
 	base64  string
 	mu      sync.Mutex
-	uploads map[string]string
+	uploads map[string]imageUpload // by Uploaded's key
+}
+
+// An imageUpload is where a provider keeps an image for the turn, or why it
+// could not: ref names the file; release deletes it (nil where the API
+// drops it by itself); err is the upload's failure, kept so that the
+// turn's other calls send the image inline rather than upload it again.
+type imageUpload struct {
+	ref     string
+	release func(context.Context) error
+	err     error
 }
 
 // NewImage is an image ready to be shared by the calls of a turn (Run
 // readies the turn's own; this is for callers that build requests
-// themselves).
+// themselves, who call Release when they are done).
 func NewImage(mimeType string, data []byte, uri string) Image {
 	return Image{MIMEType: mimeType, Data: data, URI: uri, shared: &imageShared{}}
 }
@@ -60,28 +76,88 @@ func (im Image) Base64() string {
 	return im.shared.base64
 }
 
+// ErrNoTurn is Uploaded's answer for an image that no turn shares (an
+// Image literal, not NewImage's or Run's): there is nowhere to keep its
+// file or to delete it from, so it is not uploaded, and goes inline.
+var ErrNoTurn = errors.New("the image belongs to no turn")
+
 // Uploaded is where the image was uploaded under key (a provider's files
-// API and account): upload is called the first time the turn asks, its
-// answer kept for the turn's other calls, so the image is sent once. An
-// upload that fails is tried again at the next call.
-func (im Image) Uploaded(key string, upload func() (string, error)) (string, error) {
+// API and account). upload is called the first time the turn asks: it
+// returns the file's reference and, where the file stays until deleted, a
+// release that deletes it, which Run calls once when the turn has ended
+// (Release). Its answer, or its failure, is kept for the turn's other
+// calls: the image is sent once, and an upload that failed is not tried
+// again in the turn (the provider sends the image inline, having said why
+// once).
+func (im Image) Uploaded(key string, upload func() (ref string, release func(context.Context) error, err error)) (string, error) {
 	if im.shared == nil {
-		return upload()
+		return "", ErrNoTurn
 	}
-	im.shared.mu.Lock()
-	defer im.shared.mu.Unlock()
-	if ref, ok := im.shared.uploads[key]; ok {
-		return ref, nil
+	s := im.shared
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if u, ok := s.uploads[key]; ok {
+		return u.ref, u.err
 	}
-	ref, err := upload()
-	if err != nil {
-		return "", err
+	var u imageUpload
+	u.ref, u.release, u.err = upload()
+	if u.err != nil {
+		u.ref, u.release = "", nil
 	}
-	if im.shared.uploads == nil {
-		im.shared.uploads = map[string]string{}
+	if s.uploads == nil {
+		s.uploads = map[string]imageUpload{}
 	}
-	im.shared.uploads[key] = ref
-	return ref, nil
+	s.uploads[key] = u
+	return u.ref, u.err
+}
+
+// Release deletes what the image's uploads left on providers' accounts,
+// each file once, and forgets them: a later call would upload the image
+// anew. It returns the deletions' errors, joined.
+func (im Image) Release(ctx context.Context) error {
+	if im.shared == nil {
+		return nil
+	}
+	s := im.shared
+	s.mu.Lock()
+	ups := s.uploads
+	s.uploads = nil
+	s.mu.Unlock()
+	var errs []error
+	for _, key := range slices.Sorted(maps.Keys(ups)) {
+		if u := ups[key]; u.release != nil {
+			if err := u.release(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("deleting %s: %w", u.ref, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// releaseTimeout bounds the deletions at a turn's end: a provider that
+// does not answer holds the turn's response (its answer is already out)
+// this long at most.
+const releaseTimeout = 5 * time.Second
+
+// releaseImages releases the turn's images once its last model call is
+// over, whatever ended it: a cancelled turn's files are deleted too, under
+// a context of their own, bounded by releaseTimeout. A failure is logged:
+// the file stays on the account.
+func releaseImages(ctx context.Context, images []Image, log *slog.Logger) {
+	if len(images) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, im := range images {
+		wg.Go(func() {
+			if err := im.Release(ctx); err != nil {
+				log.Warn("an image uploaded for the turn could not be deleted", "err", err)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // imageTypes are the image types coda passes on: the ones both providers

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/provider"
@@ -39,6 +40,12 @@ type Model struct {
 	maxTokensSet bool // the options set MaxTokens
 	call         sse.Call
 	once         provider.Once
+
+	// files is the Files API's call (its beta header on); filesCall, the
+	// messages call for a request that names an uploaded file; noFiles is
+	// set once the server refused an upload with a 4xx (files.go).
+	files, filesCall sse.Call
+	noFiles          atomic.Bool
 }
 
 // New returns the model named model (e.g. "claude-sonnet-4-5").
@@ -50,7 +57,9 @@ func New(model string, opts Options) *Model {
 	}
 	h := opts.Header("X-Api-Key", "")
 	h.Set("Anthropic-Version", Version)
-	return &Model{model: model, opts: opts, maxTokensSet: set, call: opts.Call("/v1/messages", h)}
+	fh := withBeta(h, filesBeta)
+	return &Model{model: model, opts: opts, maxTokensSet: set, call: opts.Call("/v1/messages", h),
+		files: opts.Call("/v1/files", fh), filesCall: opts.Call("/v1/messages", fh)}
 }
 
 // Name is the spec the model was chosen by.
@@ -77,7 +86,7 @@ func (m *Model) Shapes(req *engine.Request) engine.Shapes {
 // *engine.MechanismError.
 func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
 	var r request
-	body, err := m.encodeTo(req, &r)
+	body, err := m.encodeWith(req, func(im engine.Image) string { return m.fileID(ctx, im) }, &r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
 	}
@@ -86,8 +95,12 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 		ToolChoice: r.ToolChoice != nil && r.ToolChoice.Type == "tool",
 		Reply:      r.OutputConfig != nil && r.OutputConfig.Format != nil,
 	}
+	call := &m.call
+	if r.files {
+		call = &m.filesCall
+	}
 	var s *stream
-	err = m.call.DoShaped(ctx, body, shaping, func(ctx context.Context, rd *sse.Reader, started *bool) error {
+	err = call.DoShaped(ctx, body, shaping, func(ctx context.Context, rd *sse.Reader, started *bool) error {
 		s = &stream{onDelta: onDelta, started: started}
 		return s.read(rd)
 	})

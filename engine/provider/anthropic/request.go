@@ -21,6 +21,10 @@ type request struct {
 	Thinking     *thinking     `json:"thinking,omitempty"`
 	OutputConfig *outputConfig `json:"output_config,omitempty"`
 	Stream       bool          `json:"stream"`
+
+	// files says an image block names an uploaded file: the request
+	// carries the Files API's beta header (files.go).
+	files bool
 }
 
 // thinking is extended thinking: {"type": "enabled", "budget_tokens"} on
@@ -87,11 +91,13 @@ type cacheControl struct {
 	Type string `json:"type"` // "ephemeral"
 }
 
-// imageSource is an image block's bytes, sent inline.
+// imageSource is an image block's bytes, sent inline, or the file they
+// were uploaded to (files.go).
 type imageSource struct {
-	Type      string `json:"type"` // "base64"
-	MediaType string `json:"media_type"`
-	Data      string `json:"data"` // engine.Image.Base64: encoded once a turn
+	Type      string `json:"type"` // "base64" | "file"
+	MediaType string `json:"media_type,omitempty"`
+	Data      string `json:"data,omitempty"` // engine.Image.Base64: encoded once a turn
+	FileID    string `json:"file_id,omitempty"`
 }
 
 type tool struct {
@@ -128,6 +134,15 @@ func (m *Model) encode(req *engine.Request) ([]byte, error) {
 
 // encodeTo is encode, leaving the request in r.
 func (m *Model) encodeTo(req *engine.Request, out *request) ([]byte, error) {
+	return m.encodeWith(req, nil, out)
+}
+
+// encodeWith is encodeTo with fileID saying which uploaded file holds an
+// image ("" sends it inline); nil uploads none.
+func (m *Model) encodeWith(req *engine.Request, fileID func(engine.Image) string, out *request) ([]byte, error) {
+	if fileID == nil {
+		fileID = func(engine.Image) string { return "" }
+	}
 	r := request{
 		Model:     m.model,
 		MaxTokens: m.opts.MaxTokens,
@@ -157,8 +172,16 @@ func (m *Model) encodeTo(req *engine.Request, out *request) ([]byte, error) {
 				text = msg.TextWithStandIns()
 			} else {
 				// Images first: Claude reads them best before the text.
+				// An uploaded image is named by its file, in the same
+				// place: the prompt-cached prefix holds it as it held the
+				// bytes.
 				for _, im := range msg.Images {
-					add("user", block{Type: "image", Source: &imageSource{Type: "base64", MediaType: im.MIMEType, Data: im.Base64()}})
+					if id := fileID(im); id != "" {
+						add("user", block{Type: "image", Source: &imageSource{Type: "file", FileID: id}})
+						r.files = true
+					} else {
+						add("user", block{Type: "image", Source: &imageSource{Type: "base64", MediaType: im.MIMEType, Data: im.Base64()}})
+					}
 				}
 			}
 			if text != "" {

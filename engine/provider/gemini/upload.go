@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider"
 )
 
 // An image of the turn is sent once: uploaded through the Files API
@@ -21,23 +22,24 @@ import (
 // start request with the file's size and type, answered with the upload
 // URL (X-Goog-Upload-URL), then the bytes to it with "upload, finalize".
 // Uploaded files are deleted by Google after 48 hours; nothing is left to
-// clean. An image smaller than minUpload goes inline (an upload costs two
-// requests); so does one whose upload fails, which is logged.
-
-// minUpload is the smallest image uploaded rather than sent inline.
-const minUpload = 256 << 10
+// clean. An image smaller than provider.MinUpload goes inline (an upload
+// costs two requests); so does one whose upload fails, which is logged.
 
 // fileURI is where im was uploaded for this turn, uploading it the first
-// time; "" to send it inline.
+// time; "" to send it inline. A failed upload is said once, and the
+// image goes inline for the rest of its turn.
 func (m *Model) fileURI(ctx context.Context, im engine.Image) string {
-	if len(im.Data) < minUpload {
+	if len(im.Data) < provider.MinUpload {
 		return ""
 	}
-	uri, err := im.Uploaded("gemini:"+m.opts.BaseURL, func() (string, error) { return m.upload(ctx, im) })
-	if err != nil {
-		m.opts.Log.Warn("gemini: uploading an image through the Files API failed; it is sent inline", "model", m.opts.Name, "err", err)
-		return ""
-	}
+	uri, _ := im.Uploaded(provider.FilesKey("gemini", m.opts.BaseURL, m.opts.APIKey), func() (string, func(context.Context) error, error) {
+		uri, err := m.upload(ctx, im)
+		if err != nil {
+			m.opts.Log.Warn("gemini: uploading an image through the Files API failed; it is sent inline", "model", m.opts.Name, "err", err)
+			return "", nil, err
+		}
+		return uri, nil, nil // Google deletes it after 48 hours
+	})
 	return uri
 }
 

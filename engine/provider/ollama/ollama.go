@@ -300,6 +300,10 @@ func (m *Model) encode(req *engine.Request, info *showInfo, numCtx int) ([]byte,
 			if noVision && len(msg.Images) > 0 {
 				out.Content = msg.TextWithStandIns()
 			} else {
+				// /api/chat takes a message's images as base64 strings
+				// only (docs.ollama.com/api/chat, "images"), and Ollama
+				// has no files API: every call carries them, encoded once
+				// a turn. The server is most often this machine.
 				for _, im := range msg.Images {
 					out.Images = append(out.Images, im.Base64())
 				}

@@ -250,6 +250,15 @@ func schemaName(f *engine.ReplyFormat) string {
 // userMessage is a user message: its images first, as image_url parts,
 // then its text; or, for a model without vision, the text with a line in
 // each image's place.
+//
+// An image goes inline at every call, as a data: URL (base64 encoded once
+// a turn): chat completions has no way to name an uploaded image. Its
+// image_url part takes a URL, of the web or data:, and its file part
+// (file_id) is for documents such as PDFs
+// (platform.openai.com/docs/api-reference/chat/create, the user message's
+// content parts; the file-inputs guide); the servers that speak chat
+// completions beside OpenAI (Ollama, vLLM, llama.cpp) have no Files API.
+// The Responses API names the file instead (responses_files.go).
 func (m *Model) userMessage(msg *engine.Message) message {
 	switch {
 	case len(msg.Images) == 0:

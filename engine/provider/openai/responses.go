@@ -33,7 +33,11 @@ type Responses struct {
 	// itself, whatever its value (a compatible server that has no strict
 	// mode): it is left out from then on (see strictOf).
 	noStrictField atomic.Bool
-	once          provider.Once
+	// noFiles is set once the server refused an image's upload (a 4xx:
+	// a compatible server without the Files API): images go inline from
+	// then on (responses_files.go).
+	noFiles atomic.Bool
+	once    provider.Once
 }
 
 // NewResponses returns the model named model behind the Responses API of
@@ -82,7 +86,7 @@ func (m *Responses) Stream(ctx context.Context, req *engine.Request, onDelta fun
 
 // stream is one call; asked reports whether it asked for anything strict.
 func (m *Responses) stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, bool, error) {
-	body, shaping, asked, err := m.encode(req)
+	body, shaping, asked, err := m.encodeWith(req, func(im engine.Image) string { return m.fileID(ctx, im) })
 	if err != nil {
 		return nil, asked, fmt.Errorf("%s: %w", m.opts.Name, err)
 	}
@@ -186,6 +190,7 @@ type (
 		Type     string `json:"type"` // "input_text" | "output_text" | "input_image"
 		Text     string `json:"text,omitempty"`
 		ImageURL string `json:"image_url,omitempty"`
+		FileID   string `json:"file_id,omitempty"` // input_image: an uploaded file (responses_files.go)
 	}
 	rFunctionCall struct {
 		Type      string `json:"type"` // "function_call"
@@ -216,6 +221,15 @@ func (m *Responses) reasons() bool { return reasons(m.model, &m.opts) }
 // field, even false, is one a server may refuse); asked, whether it asks
 // for anything strict.
 func (m *Responses) encode(req *engine.Request) (body []byte, shaping sse.Shaping, asked bool, err error) {
+	return m.encodeWith(req, nil)
+}
+
+// encodeWith is encode with fileID saying which uploaded file holds an
+// image ("" sends it inline); nil uploads none.
+func (m *Responses) encodeWith(req *engine.Request, fileID func(engine.Image) string) (body []byte, shaping sse.Shaping, asked bool, err error) {
+	if fileID == nil {
+		fileID = func(engine.Image) string { return "" }
+	}
 	r := rRequest{
 		Model:           m.model,
 		Instructions:    req.System,
@@ -235,7 +249,7 @@ func (m *Responses) encode(req *engine.Request) (body []byte, shaping sse.Shapin
 			}
 			r.Input = append(r.Input, rFunctionOutput{Type: "function_call_output", CallID: msg.ToolCallID, Output: text})
 		default:
-			r.Input = append(r.Input, m.userItem(msg))
+			r.Input = append(r.Input, m.userItem(msg, fileID))
 		}
 	}
 	for _, t := range req.Tools {
@@ -285,9 +299,9 @@ func (m *Responses) encode(req *engine.Request) (body []byte, shaping sse.Shapin
 }
 
 // userItem is a user message: its text, or its images (input_image parts
-// with data: URLs) then its text; for a model without vision, the text
-// with a line in each image's place.
-func (m *Responses) userItem(msg *engine.Message) rMessage {
+// naming the file fileID uploaded, else with data: URLs) then its text;
+// for a model without vision, the text with a line in each image's place.
+func (m *Responses) userItem(msg *engine.Message, fileID func(engine.Image) string) rMessage {
 	switch {
 	case len(msg.Images) == 0:
 		return rMessage{Type: "message", Role: "user", Content: msg.Text}
@@ -296,7 +310,11 @@ func (m *Responses) userItem(msg *engine.Message) rMessage {
 	}
 	parts := make([]rTextPart, 0, len(msg.Images)+1)
 	for _, im := range msg.Images {
-		parts = append(parts, rTextPart{Type: "input_image", ImageURL: "data:" + im.MIMEType + ";base64," + im.Base64()})
+		if id := fileID(im); id != "" {
+			parts = append(parts, rTextPart{Type: "input_image", FileID: id})
+		} else {
+			parts = append(parts, rTextPart{Type: "input_image", ImageURL: "data:" + im.MIMEType + ";base64," + im.Base64()})
+		}
 	}
 	if msg.Text != "" {
 		parts = append(parts, rTextPart{Type: "input_text", Text: msg.Text})

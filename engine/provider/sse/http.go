@@ -444,20 +444,44 @@ func (c *Call) JSON(ctx context.Context, url string, body []byte, v any) error {
 }
 
 func (c *Call) json(ctx context.Context, url string, body []byte, v any) error {
-	method := http.MethodGet
-	var rd io.Reader
-	if body != nil {
-		method, rd = http.MethodPost, bytes.NewReader(body)
+	if body == nil {
+		return c.send(ctx, http.MethodGet, url, nil, 0, "", v)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	return c.send(ctx, http.MethodPost, url, bytes.NewReader(body), int64(len(body)), "application/json", v)
+}
+
+// Send makes one request that is not streamed, as JSON does: method to url
+// with c's header and body (size bytes of contentType; nil sends none),
+// tried once under ctx and c.Timeout, the 200 reply's JSON decoded into v
+// (nil reads none). body is read as it is sent, never copied whole (a
+// files API's upload of an image). Errors start with c.Name and carry no
+// key; a status other than 200 is a *StatusError, a 404 included (a file's
+// 404 is not the model's).
+func (c *Call) Send(ctx context.Context, method, url string, body io.Reader, size int64, contentType string, v any) error {
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, c.Timeout, fmt.Errorf("no reply from the server for %s", c.Timeout))
+		defer cancel()
+	}
+	if err := c.send(ctx, method, url, body, size, contentType, v); err != nil {
+		return fmt.Errorf("%s: %w", c.Name, redactError(err, c.Secret))
+	}
+	return nil
+}
+
+func (c *Call) send(ctx context.Context, method, url string, body io.Reader, size int64, contentType string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
 	if err != nil {
 		return err
+	}
+	if body != nil {
+		req.ContentLength = size
 	}
 	for k, vs := range c.Header {
 		req.Header[k] = vs
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Accept", "application/json")
 	client := c.Client
@@ -474,6 +498,10 @@ func (c *Call) json(ctx context.Context, url string, body []byte, v any) error {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return statusError(resp, c.Secret)
+	}
+	if v == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxJSONReply))
+		return nil
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxJSONReply+1))
 	switch {

@@ -62,7 +62,26 @@
 //     you'll receive a 400 error with details");
 //   - output_config.format is a json_schema; with NoStrict or
 //     NoJSONOutputs, the server predates them and refuses the field
-//     ("Extra inputs are not permitted").
+//     ("Extra inputs are not permitted");
+//   - an image block's source is base64 (an image media_type, data) or a
+//     file; a file source needs the Files API's beta header on the
+//     request and names a file uploaded here, not deleted ("File not
+//     found (404)"), of an image type ("Invalid file type (400)": the
+//     Files guide's error handling).
+//
+// The Files API (https://docs.claude.com/en/docs/build-with-claude/files,
+// https://docs.claude.com/en/api/files-create, …/api/files-delete), whose
+// requests carry "anthropic-beta: files-api-2025-04-14":
+//   - POST /v1/files takes multipart/form-data with the file, and answers
+//     its metadata (id, type "file", filename, mime_type, size_bytes,
+//     created_at, downloadable false);
+//   - DELETE /v1/files/{file_id} answers {id, type "file_deleted"}; an
+//     unknown id is a 404;
+//   - the fake counts uploads, deletions and every request body's bytes
+//     (Uploads, Deletes, Received), reading an upload as it streams;
+//   - with NoFiles the server is a compatible one that refuses the beta
+//     header, on any request, as the API refuses a beta it does not know
+//     ("Unexpected value(s) … for the `anthropic-beta` header").
 //
 // It caches as the API does, closely enough to count: at each breakpoint
 // the longest prefix written before is read, looking back over the 20
@@ -235,6 +254,9 @@ type Server struct {
 	// use or JSON outputs (a model or a gateway that predates structured
 	// outputs): a request that uses them is refused, naming the field.
 	NoStrict, NoJSONOutputs bool
+	// NoFiles makes the server one that refuses the Files API's beta
+	// header.
+	NoFiles bool
 
 	srv       *httptest.Server
 	mu        sync.Mutex
@@ -246,11 +268,16 @@ type Server struct {
 	// wrote are the tool_use ids of the replies this server wrote, each
 	// with whether its reply began with thinking.
 	wrote map[string]bool
+
+	files    map[string]File // uploaded and not deleted, by id
+	uploads  int
+	deletes  int
+	received int64 // bytes of request bodies, uploads included
 }
 
 // NewServer starts a fake; Close stops it.
 func NewServer() *Server {
-	s := &Server{signed: map[string]string{}, cached: map[[32]byte]bool{}, wrote: map[string]bool{}}
+	s := &Server{signed: map[string]string{}, cached: map[[32]byte]bool{}, wrote: map[string]bool{}, files: map[string]File{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s
@@ -288,6 +315,12 @@ func (s *Server) Cancelled() int {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	r.Body = &counted{r.Body, s}
+	defer io.Copy(io.Discard, r.Body) // what a refusal left unread, before the answer ends
+	if s.NoFiles && strings.Contains(r.Header.Get("Anthropic-Beta"), filesBeta) {
+		writeError(w, 400, "invalid_request_error", fmt.Sprintf("Unexpected value(s) `%s` for the `anthropic-beta` header. Please consult our documentation at docs.anthropic.com or try again without the header.", filesBeta))
+		return
+	}
 	if s.Key != "" && r.Header.Get("X-Api-Key") != s.Key {
 		writeError(w, 401, "authentication_error", "invalid x-api-key")
 		return
@@ -298,6 +331,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodGet && r.URL.Path == "/v1/models" {
 		s.list(w)
+		return
+	}
+	if r.URL.Path == "/v1/files" || strings.HasPrefix(r.URL.Path, "/v1/files/") {
+		s.serveFiles(w, r)
 		return
 	}
 	if r.URL.Path != "/v1/messages" {
@@ -324,6 +361,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if msg := s.check(&req.Body, model); msg != "" {
 		s.refuse(w, req, 400, "invalid_request_error", msg)
+		return
+	}
+	if status, typ, msg := s.checkImages(req); msg != "" {
+		s.refuse(w, req, status, typ, msg)
 		return
 	}
 	usage := s.cache(&req.Body)

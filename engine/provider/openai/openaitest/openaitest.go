@@ -46,7 +46,23 @@
 //   - a function tool is strict unless it says strict: false ("Default
 //     true", the API reference's FunctionTool), and a strict schema must
 //     fit strict mode; json_object needs "json" in the input;
-//   - a model that does not reason refuses reasoning parameters.
+//   - a model that does not reason refuses reasoning parameters;
+//   - an input_image carries an image_url or a file_id, not both; a
+//     file_id names a file uploaded to this server and not deleted.
+//
+// Files (platform.openai.com/docs/api-reference/files/create, …/delete),
+// unless NoFiles, which answers them 404 as a server without them does:
+//   - POST /files takes multipart/form-data: the file, and its purpose,
+//     one of assistants, batch, fine-tune, vision, user_data, evals; an
+//     expires_after given has anchor created_at and seconds from 3600 to
+//     2592000 (the form's fields expires_after[anchor] and
+//     expires_after[seconds]). It answers the file object (id, object
+//     "file", bytes, created_at, expires_at, filename, purpose).
+//   - DELETE /files/{file_id} answers {id, object "file", deleted true};
+//     an unknown id is a 404.
+//   - the fake counts uploads, deletions and every request body's bytes
+//     (Uploads, Deletes, Received); an upload is read as it streams, not
+//     kept.
 //
 // The servers' own constrained-reply fields, on chat completions:
 //   - vLLM's structured_outputs holds exactly one kind of constraint
@@ -145,6 +161,12 @@ type Server struct {
 	// NoStrict, NoToolChoice and NoResponseFormat make the server one
 	// without strict schemas, a named tool_choice, or a constrained reply.
 	NoStrict, NoToolChoice, NoResponseFormat bool
+	// NoFiles makes the server one without the Files API: /files is an
+	// unknown path (404).
+	NoFiles bool
+	// UploadStatus, when set, answers every upload with this status (a
+	// server's passing failure, 503, or its refusal).
+	UploadStatus int
 	// Server makes chat completions the named server's, with its own
 	// field for a constrained reply: "vllm" (structured_outputs) or
 	// "llama.cpp" (json_schema, grammar); "" is OpenAI's, which refuses
@@ -159,6 +181,10 @@ type Server struct {
 	issued    map[string]issued // Responses: reasoning items by encrypted content
 	following map[string]string // Responses: an item's id -> the reasoning item it came after
 	sigs      map[string]string // chat (Gemini): a call id -> its signature
+	files     map[string]File   // uploaded and not deleted, by id
+	uploads   int
+	deletes   int
+	received  int64 // bytes of request bodies, uploads included
 }
 
 // A Model is one entry of GET /models.
@@ -172,7 +198,7 @@ type issued struct{ id, next, model string }
 
 // NewServer starts a fake; Close stops it.
 func NewServer() *Server {
-	s := &Server{issued: map[string]issued{}, following: map[string]string{}, sigs: map[string]string{}}
+	s := &Server{issued: map[string]issued{}, following: map[string]string{}, sigs: map[string]string{}, files: map[string]File{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL + "/v1"
 	return s
@@ -200,13 +226,19 @@ func (s *Server) Cancelled() int {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.Key != "" && r.Header.Get("Authorization") != "Bearer "+s.Key {
+		_, _ = io.Copy(io.Discard, r.Body) // read, as a server does, before it answers
 		got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		writeError(w, 401, fmt.Sprintf("Incorrect API key provided: %s. You can find your API key at https://platform.openai.com/account/api-keys.", got), "", "invalid_api_key")
 		return
 	}
+	r.Body = &counted{r.Body, s}
 	path := strings.TrimPrefix(r.URL.Path, "/v1")
 	if r.Method == http.MethodGet && path == "/models" {
 		s.list(w)
+		return
+	}
+	if path == "/files" || strings.HasPrefix(path, "/files/") {
+		s.serveFiles(w, r, path)
 		return
 	}
 	raw, _ := io.ReadAll(r.Body)

@@ -239,6 +239,14 @@ func (s *Server) checkInput(model string, input []any) (string, int) {
 			if it["role"] == "user" && len(calls) > 0 {
 				return "No tool output found for function call " + keys(calls) + ".", 400
 			}
+			parts, _ := it["content"].([]any)
+			for _, p := range parts {
+				if p, _ := p.(map[string]any); p["type"] == "input_image" {
+					if msg := s.checkImage(p); msg != "" {
+						return msg, 400
+					}
+				}
+			}
 		}
 	}
 	if len(calls) > 0 {

@@ -1,0 +1,109 @@
+package openai
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/provider"
+)
+
+// An image of the turn goes to the Responses API once: uploaded through
+// the Files API at the turn's first call, then named by its id in every
+// call of the turn ({"type": "input_image", "file_id"}), where a data: URL
+// would carry its bytes, base64, in each.
+//
+// What the API reference says (platform.openai.com/docs/api-reference/files/create,
+// …/files/delete, and the Responses input_image, …/responses/create):
+// POST /files takes multipart/form-data with the file and its purpose,
+// "vision" for images ("Images used for vision"; the images-and-vision
+// guide uploads with it and names the file in input_image's file_id), and
+// an expires_after of anchor created_at and 3600 to 2592000 seconds;
+// without one, such a file is "persisted until manually deleted". So each
+// upload is deleted when its turn ends (engine.Image.Release, which Run
+// calls) and expires after fileLifetime anyway, should coda be stopped
+// before; the lifetime is a day rather than the least hour so that a long
+// turn does not lose its image between two calls.
+//
+// An image smaller than provider.MinUpload goes inline, and so does one
+// whose upload fails, which is logged once. A server that refuses the
+// upload with a 4xx (a compatible one without the Files API answers 404)
+// is not asked again by this model.
+//
+// Chat completions keeps data: URLs (request.go): its image_url part takes
+// a URL only, and its file part is for documents (PDFs), not images; the
+// servers that speak it beside OpenAI have no Files API.
+
+// fileLifetime is expires_after's seconds: a day.
+const fileLifetime = 24 * 60 * 60
+
+// fileID is the uploaded file that holds im for this turn, uploading it
+// the first time; "" to send it inline.
+func (m *Responses) fileID(ctx context.Context, im engine.Image) string {
+	if len(im.Data) < provider.MinUpload || m.noFiles.Load() {
+		return ""
+	}
+	id, _ := im.Uploaded(provider.FilesKey("openai", m.opts.BaseURL, m.opts.APIKey), func() (string, func(context.Context) error, error) {
+		id, err := m.upload(ctx, im)
+		if err != nil {
+			refused := provider.UploadRefused(err)
+			if refused {
+				m.noFiles.Store(true)
+			}
+			m.opts.Log.Warn("openai: uploading an image through the Files API failed; it is sent inline", "model", m.opts.Name, "err", err, "refused", refused)
+			return "", nil, err
+		}
+		return id, func(ctx context.Context) error { return m.deleteFile(ctx, id) }, nil
+	})
+	return id
+}
+
+// upload posts im to the Files API and returns its file's id.
+func (m *Responses) upload(ctx context.Context, im engine.Image) (string, error) {
+	body, size, ctype := provider.MultipartFile([][2]string{
+		{"purpose", "vision"},
+		{"expires_after[anchor]", "created_at"},
+		{"expires_after[seconds]", strconv.Itoa(fileLifetime)},
+	}, "file", imageFilename(im.MIMEType), im.MIMEType, im.Data)
+	var file struct {
+		ID string `json:"id"`
+	}
+	if err := m.call.Send(ctx, http.MethodPost, m.opts.BaseURL+"/files", body, size, ctype, &file); err != nil {
+		return "", err
+	}
+	if file.ID == "" {
+		return "", fmt.Errorf("%s: the upload's answer names no file", m.opts.Name)
+	}
+	return file.ID, nil
+}
+
+// deleteFile deletes an uploaded file.
+func (m *Responses) deleteFile(ctx context.Context, id string) error {
+	var answer struct {
+		Deleted bool `json:"deleted"`
+	}
+	if err := m.call.Send(ctx, http.MethodDelete, m.opts.BaseURL+"/files/"+url.PathEscape(id), nil, 0, "", &answer); err != nil {
+		return err
+	}
+	if !answer.Deleted {
+		return fmt.Errorf("%s: the server did not delete %s", m.opts.Name, id)
+	}
+	return nil
+}
+
+// imageFilename is the name an image is uploaded under: the API wants
+// one, and takes the type from its extension.
+func imageFilename(mimeType string) string {
+	switch mimeType {
+	case "image/jpeg":
+		return "image.jpg"
+	case "image/gif":
+		return "image.gif"
+	case "image/webp":
+		return "image.webp"
+	}
+	return "image.png"
+}
