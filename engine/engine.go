@@ -203,7 +203,8 @@ type Result struct {
 	NoAnswer    string
 	Unavailable string
 
-	rec *store.Run // the record, being finished (Recorded)
+	rec     *store.Run // the record, being finished (Recorded)
+	release func()     // deletes the turn's uploads (Recorded); nil when none
 }
 
 // Flags the engine records on runs; the checks' own (truncated,
@@ -223,9 +224,15 @@ const (
 // run at once, each with its own Turn.
 func (e *Engine) Run(ctx context.Context, t *Turn, sink Sink) *Result {
 	readyImages(t.Images) // encoded and uploaded once for all the turn's calls
-	// Their uploads deleted once the turn is over, its answer sent.
-	defer releaseImages(ctx, t.Images, e.log())
-	return e.newRun(t, guard(t.Agent, sink), nil).run(ctx)
+	res := e.newRun(t, guard(t.Agent, sink), nil).run(ctx)
+	// Their uploads are deleted once the turn is over and answered, with
+	// the record (Recorded): a delete is a round trip to the provider that
+	// the prompt's response need not wait for.
+	if len(t.Images) > 0 {
+		images, log := t.Images, e.log()
+		res.release = func() { releaseImages(ctx, images, log) }
+	}
+	return res
 }
 
 // run runs r to its end: the turn's own run, or a worker or child. The
@@ -253,14 +260,18 @@ func (r *run) run(ctx context.Context) *Result {
 }
 
 // Recorded waits until the run's record is written whole, its run.json as
-// the run ended. Run returns without waiting for it: only the answer's own
-// durability is on the answer's path (DESIGN §18: the session's file, which
-// acp appends to before it answers), and a record costs a few files. A
-// record that could not be written, when the answer did not say so yet, is
-// then one more warning of res and of its answer. The caller calls it
-// before it exits, and `coda run`, whose answer is the record, before it
-// prints.
+// the run ended, and the images the turn uploaded are deleted. Run returns
+// without waiting for either: only the answer's own durability is on the
+// answer's path (DESIGN §18: the session's file, which acp appends to
+// before it answers), and a record costs a few files. A record that could
+// not be written, when the answer did not say so yet, is then one more
+// warning of res and of its answer. The caller calls it before it exits,
+// and `coda run`, whose answer is the record, before it prints.
 func (res *Result) Recorded() {
+	if release := res.release; release != nil {
+		res.release = nil
+		release()
+	}
 	if res.rec == nil {
 		return
 	}

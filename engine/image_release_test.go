@@ -98,7 +98,9 @@ func imageTurn(t *testing.T) (*testTurn, *uploader) {
 }
 
 // A turn's image is uploaded at its first call, and what the upload left
-// is released once, when the turn is over: after its answer was sent.
+// is released once, when the turn is over: not before Run returns (the
+// prompt's response waits for no delete), but with the record
+// (Result.Recorded), once however often that is called.
 func TestRun_imageReleasedAtTurnEnd(t *testing.T) {
 	turn, u := imageTurn(t)
 	sink := &events{on: func(ev engine.Event) {
@@ -106,9 +108,15 @@ func TestRun_imageReleasedAtTurnEnd(t *testing.T) {
 			u.note("answer")
 		}
 	}}
-	if res := runTurn(context.Background(), turn, sink); res.Answer == nil {
+	res := turn.Engine.Run(context.Background(), turn.Turn, sink)
+	if res.Answer == nil {
 		t.Fatalf("Run = %s (%v)", res.Status, res.Err)
 	}
+	if want := []string{"upload", "answer"}; !slices.Equal(u.log, want) {
+		t.Errorf("when Run returned: %q, want %q", u.log, want)
+	}
+	res.Recorded()
+	res.Recorded()
 	want := []string{"upload", "answer", "release"}
 	if u.calls != 4 || !slices.Equal(u.log, want) {
 		t.Errorf("%d calls, %q; want 4 calls, %q", u.calls, u.log, want)
@@ -135,8 +143,8 @@ func TestRun_imageReleasedWhenCancelled(t *testing.T) {
 	}
 }
 
-// A deletion that hangs holds the turn ReleaseTimeout, no longer: then its
-// context ends, and Run returns. (Time here is synctest's: exact.)
+// A deletion that hangs holds the turn's end (Recorded) ReleaseTimeout, no
+// longer: then its context ends, and Recorded returns. (Time here is synctest's: exact.)
 func TestRun_imageReleaseBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		turn, u := imageTurn(t)
@@ -154,7 +162,7 @@ func TestRun_imageReleaseBounded(t *testing.T) {
 			t.Fatalf("%q: the release did not run", u.log)
 		}
 		if held, after := ended.Sub(began), time.Since(ended); held != engine.ReleaseTimeout || after != 0 {
-			t.Errorf("the release was held %s and Run returned %s after; want %s and at once", held, after, engine.ReleaseTimeout)
+			t.Errorf("the release was held %s and the turn ended %s after; want %s and at once", held, after, engine.ReleaseTimeout)
 		}
 	})
 }

@@ -207,6 +207,7 @@ func TestRun_imageDeletedAtTurnEnd(t *testing.T) {
 			turn := &engine.Turn{RunID: "img", Agent: b, Outputs: outs, Prompt: "What is this?", UserModel: "anthropic:claude-sonnet-4-5",
 				Workspace: &local.Workspace{Dir: dir}, Images: []engine.Image{{MIMEType: "image/png", Data: pngOf(1 << 20)}}}
 			res := e.Run(ctx, turn, engine.SinkFunc(func(context.Context, engine.Event) error { return nil }))
+			res.Recorded() // the uploads are deleted after the answer, with the record
 			want := engine.StatusAnswered
 			if cancelled {
 				want = engine.StatusCancelled
