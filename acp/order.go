@@ -101,7 +101,10 @@ func sessionAside[R any](s *Server, r *request[R], sessionID string, work func(c
 
 // unhold handles the session's queued messages in order, off the loop,
 // until none is left; then the session's messages are the read loop's
-// again.
+// again. A message stays first in the queue until it is handled: a
+// $/cancel_request for a prompt being started is queued behind it (hold),
+// not handled on the loop before the prompt is registered, which would
+// miss it.
 func (s *Server) unhold(ctx context.Context, sessionID string) {
 	for {
 		s.mu.Lock()
@@ -112,8 +115,11 @@ func (s *Server) unhold(ctx context.Context, sessionID string) {
 			return
 		}
 		m := q.held[0]
-		q.held = q.held[1:]
 		s.mu.Unlock()
 		s.dispatch(ctx, m.id, m.method, m.params)
+		s.mu.Lock()
+		q.held[0] = heldMessage{} // its params are not kept with the queue's array
+		q.held = q.held[1:]
+		s.mu.Unlock()
 	}
 }
