@@ -97,7 +97,10 @@ func TestSession_namedFiles(t *testing.T) {
 		c.wait()
 		allocated := after.TotalAlloc - before.TotalAlloc
 		t.Logf("launch %q: the requests allocated %.1f MiB", launch, float64(allocated)/(1<<20))
-		if allocated > 100<<20 {
+		// Most of what is counted is the test client's own: it checks
+		// every message it reads against ACP's schema, some 50 MiB here,
+		// and 100 under -race. Reading the 256 MiB file would be more.
+		if allocated > 200<<20 {
 			t.Errorf("the requests allocated %d MiB: a 256 MiB schema file was read", allocated>>20)
 		}
 		wants := []string{
