@@ -21,10 +21,12 @@ import (
 // a permission's outcome the client never asked about. The replay is the
 // conversation: what was said, the work as thoughts, and the answer.
 
-// maxStreamed bounds what an exchange keeps of its turn's streamed text,
-// in bytes of text and each kept update's fields: a long turn's record of
-// the session stays small. The rest is cut, and the cut noted where it
-// falls.
+// maxStreamed bounds what an exchange keeps of its turn's streamed text of
+// each kind, thoughts and messages apart, in bytes of text and each kept
+// update's fields: a long turn's record of the session stays small. The
+// rest of a kind is cut, and the cut noted where it falls. The kinds have
+// a bound each so that a long reasoning never pushes out what was said as
+// messages: a chat agent's reply is kept nowhere else.
 const maxStreamed = 64 << 10
 
 // streamedOverhead is what each kept update costs besides its text and
@@ -33,12 +35,26 @@ const streamedOverhead = 128
 
 // streamedText is a turn's streamed text, as kept so far.
 type streamedText struct {
-	parts []streamedPart
-	size  int // what parts cost against maxStreamed
-	// cut is the part the first text left out belonged to (its text
-	// empty): the note of the cut goes there, with its kind and message.
+	parts              []streamedPart
+	thoughts, messages streamedBudget
+}
+
+// A streamedBudget is what one kind of text costs against maxStreamed.
+type streamedBudget struct {
+	size int // what the kind's parts cost
+	// cut is the part the kind's first text left out belonged to (its
+	// text empty): the note of the cut goes there, with its kind and
+	// message.
 	cut  *streamedPart
 	left int // bytes of text left out
+}
+
+// budget is the bound kind's text counts against.
+func (st *streamedText) budget(kind string) *streamedBudget {
+	if kind == "agent_message_chunk" {
+		return &st.messages
+	}
+	return &st.thoughts
 }
 
 // A streamedPart is one update kept: the text of consecutive chunks of one
@@ -48,10 +64,11 @@ type streamedPart struct {
 	text                   []byte
 }
 
-// add keeps a chunk sent as kind, within maxStreamed.
+// add keeps a chunk sent as kind, within its kind's maxStreamed.
 func (st *streamedText) add(kind, messageID, stage, text string) {
-	if st.cut != nil {
-		st.left += len(text)
+	b := st.budget(kind)
+	if b.cut != nil {
+		b.left += len(text)
 		return
 	}
 	n := len(st.parts)
@@ -60,17 +77,17 @@ func (st *streamedText) add(kind, messageID, stage, text string) {
 	if !joins {
 		cost += streamedOverhead + len(kind) + len(messageID) + len(stage)
 	}
-	if st.size+cost > maxStreamed {
-		room := maxStreamed - st.size - (cost - len(text))
+	if b.size+cost > maxStreamed {
+		room := maxStreamed - b.size - (cost - len(text))
 		kept := textcut.At(text, max(room, 0))
-		st.left = len(text) - len(kept)
-		st.cut = &streamedPart{kind: kind, messageID: messageID, stage: stage}
+		b.left = len(text) - len(kept)
+		b.cut = &streamedPart{kind: kind, messageID: messageID, stage: stage}
 		text = kept
 		if text == "" {
 			return
 		}
 	}
-	st.size += cost
+	b.size += cost
 	if joins {
 		st.parts[n-1].text = append(st.parts[n-1].text, text...)
 		return
@@ -78,19 +95,21 @@ func (st *streamedText) add(kind, messageID, stage, text string) {
 	st.parts = append(st.parts, streamedPart{kind: kind, messageID: messageID, stage: stage, text: []byte(text)})
 }
 
-// updates are the update objects to keep, in order; the cut, if any, is
-// noted last, in the kind and message it fell in.
+// updates are the update objects to keep, in order; the cuts, if any, are
+// noted last, each in the kind and message it fell in.
 func (st *streamedText) updates() []json.RawMessage {
-	if st == nil || len(st.parts) == 0 && st.cut == nil {
+	if st == nil || len(st.parts) == 0 && st.thoughts.cut == nil && st.messages.cut == nil {
 		return nil
 	}
-	out := make([]json.RawMessage, 0, len(st.parts)+1)
+	out := make([]json.RawMessage, 0, len(st.parts)+2)
 	for _, p := range st.parts {
 		out = append(out, appendTextChunk(nil, p.kind, p.messageID, string(p.text), p.stage))
 	}
-	if c := st.cut; c != nil {
-		note := "\n[… " + bytesize.Format(st.left) + " more of what this turn streamed is not kept in the session]"
-		out = append(out, appendTextChunk(nil, c.kind, c.messageID, note, c.stage))
+	for _, b := range []*streamedBudget{&st.thoughts, &st.messages} {
+		if c := b.cut; c != nil {
+			note := "\n[… " + bytesize.Format(b.left) + " more of what this turn streamed is not kept in the session]"
+			out = append(out, appendTextChunk(nil, c.kind, c.messageID, note, c.stage))
+		}
 	}
 	return out
 }

@@ -33,7 +33,7 @@ func TestStreamedText(t *testing.T) {
 		long.add("agent_message_chunk", "m-9", "answer", chunk)
 		streamed += len(chunk)
 	}
-	long.add("agent_thought_chunk", "m-10", "answer", "left out too")
+	long.add("agent_message_chunk", "m-10", "answer", "left out too")
 	updates := long.updates()
 	size := 0
 	for _, u := range updates {
@@ -53,6 +53,19 @@ func TestStreamedText(t *testing.T) {
 	if note := parts[1]; !strings.HasPrefix(note, "agent_message_chunk m-9 answer: \n[… ") || !strings.HasSuffix(note, " more of what this turn streamed is not kept in the session]") {
 		t.Errorf("the cut's note: %q", note)
 	}
+
+	// Thoughts past the bound leave a chat agent's reply, streamed after
+	// them and kept nowhere else, in the replay.
+	var reasoned streamedText
+	for i := 0; i < 100; i++ {
+		reasoned.add("agent_thought_chunk", "m-1", "do", strings.Repeat("a", 1<<10))
+	}
+	reasoned.add("agent_message_chunk", "m-2", "do", "Here is my reply.")
+	got = partsOf(t, reasoned.updates())
+	if len(got) != 3 || got[1] != "agent_message_chunk m-2 do: Here is my reply." || !strings.HasPrefix(got[2], "agent_thought_chunk m-1 do: \n[… ") {
+		t.Errorf("after 100 KiB of thoughts, kept %d updates: %.80q", len(got), got)
+	}
+
 	if st := (*streamedText)(nil); st.updates() != nil {
 		t.Error("a sink that keeps nothing has updates")
 	}
