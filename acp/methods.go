@@ -267,7 +267,12 @@ func (a answer[R]) failWith(code int, msg string, data any) {
 // one that names a session whose request runs off the loop waits for it
 // (order.go).
 func (s *Server) serve(id json.RawMessage, name string, params json.RawMessage) {
-	if held, now := s.hold(id, name, params); held && !now {
+	held, now, refused := s.hold(id, name, params)
+	if refused != nil {
+		s.replyErr(id, name, refused)
+		return
+	}
+	if held && !now {
 		return
 	}
 	s.dispatch(nil, id, name, params)

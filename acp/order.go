@@ -3,6 +3,9 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
 )
 
 // A session's messages in wire order, when one of them runs off the read
@@ -23,33 +26,48 @@ import (
 // A sessionQueue holds the messages read for a session while one of its
 // requests runs off the read loop.
 type sessionQueue struct {
-	held []heldMessage
+	held  []heldMessage
+	bytes int // the params of held, together
 }
+
+// A session's queue holds at most maxHeld messages and maxHeldBytes of
+// their params, so that what a client sends while a file it named is
+// read costs what coda allows, not what arrives. Past either, a request
+// is refused at once, saying why (errQueueFull); a cancel is always held,
+// but one in a row, and a $/cancel_request once for the prompt it names.
+const (
+	maxHeld      = 1024
+	maxHeldBytes = 64 << 20
+)
+
+// errQueueFull refuses a request past a session's queue's bounds.
+var errQueueFull = errors.New("session is busy reading a file a client named, with too many messages queued behind it: send this again once it has answered")
 
 // A heldMessage is a message as the read loop read it.
 type heldMessage struct {
 	id     json.RawMessage // nil for a notification
 	method string
 	params json.RawMessage
-	key    string // the request's id key (idKey), for $/cancel_request
+	key    string // the request's id key (idKey); a $/cancel_request's, the one it names
 }
 
 // hold queues a message behind its session's request off the loop and
-// reports whether it did; a cancel is also handled at once (now). Called
+// reports whether it did; a cancel is also handled at once (now). A
+// request past the queue's bounds is not held: refused says why. Called
 // on the read loop.
-func (s *Server) hold(id json.RawMessage, method string, params json.RawMessage) (held, now bool) {
+func (s *Server) hold(id json.RawMessage, method string, params json.RawMessage) (held, now bool, refused error) {
 	s.mu.Lock()
 	none := len(s.queues) == 0
 	s.mu.Unlock()
 	if none {
-		return false, false
+		return false, false, nil
 	}
 	var named struct {
 		SessionID json.RawMessage `json:"sessionId"`
 		RequestID json.RawMessage `json:"requestId"`
 	}
 	if json.Unmarshal(params, &named) != nil {
-		return false, false // refused as it would be on the loop
+		return false, false, nil // refused as it would be on the loop
 	}
 	msg := heldMessage{id: id, method: method, params: params}
 	if id != nil {
@@ -62,8 +80,9 @@ func (s *Server) hold(id json.RawMessage, method string, params json.RawMessage)
 	case method == "$/cancel_request":
 		key, ok := idKey(named.RequestID)
 		if !ok {
-			return false, false
+			return false, false, nil
 		}
+		msg.key = key // for a $/cancel_request, the request it names
 		for _, queue := range s.queues {
 			for _, m := range queue.held {
 				if m.key == key && m.method == "session/prompt" {
@@ -78,10 +97,25 @@ func (s *Server) hold(id json.RawMessage, method string, params json.RawMessage)
 		}
 	}
 	if q == nil {
-		return false, false
+		return false, false, nil
 	}
-	q.held = append(q.held, msg)
-	return true, method == "session/cancel"
+	cancel := method == "session/cancel" || method == "$/cancel_request"
+	switch {
+	case method == "session/cancel" && len(q.held) > 0 && q.held[len(q.held)-1].method == method,
+		method == "$/cancel_request" && slices.ContainsFunc(q.held, func(m heldMessage) bool { return m.method == method && m.key == msg.key }):
+		// A cancel held already does what this one would: the session's,
+		// as the last message; or one for the same request.
+	case !cancel && (len(q.held) >= maxHeld || q.bytes+len(params) > maxHeldBytes):
+		if id == nil {
+			s.log.Warn("dropping a notification: its session's queue is full", "method", method)
+			return true, false, nil
+		}
+		return false, false, fmt.Errorf("%s: %w", method, errQueueFull)
+	default:
+		q.held = append(q.held, msg)
+		q.bytes += len(params)
+	}
+	return true, method == "session/cancel", nil
 }
 
 // sessionAside runs work, which reads files a client named, off the read
@@ -118,6 +152,7 @@ func (s *Server) unhold(ctx context.Context, sessionID string) {
 		s.mu.Unlock()
 		s.dispatch(ctx, m.id, m.method, m.params)
 		s.mu.Lock()
+		q.bytes -= len(q.held[0].params)
 		q.held[0] = heldMessage{} // its params are not kept with the queue's array
 		q.held = q.held[1:]
 		s.mu.Unlock()

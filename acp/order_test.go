@@ -54,7 +54,7 @@ func TestUnhold_cancelRequestWhileStarting(t *testing.T) {
 			sess.mu.Unlock()
 			t.Fatal("the queued prompt was never handled")
 		}
-		time.Sleep(time.Millisecond)
+		runtime.Gosched() // a poll, with a hang detector: the stack is the event
 	}
 	// The read loop reads the client's cancel of that prompt.
 	srv.serve(nil, "$/cancel_request", json.RawMessage(`{"requestId":7}`))
@@ -76,4 +76,56 @@ func TestUnhold_cancelRequestWhileStarting(t *testing.T) {
 func inStack(fn string) bool {
 	buf := make([]byte, 1<<20)
 	return strings.Contains(string(buf[:runtime.Stack(buf, true)]), fn)
+}
+
+// A session's queue holds what coda allows, not what arrives: past
+// maxHeld messages or maxHeldBytes of params a request is refused at once
+// with its reason, and cancels, always held, are held once in a row (the
+// session's) or once per prompt they name ($/cancel_request).
+func TestHold_bounded(t *testing.T) {
+	srv := testServer(t, t.TempDir(), Options{})
+	srv.mu.Lock()
+	srv.queues["s1"] = &sessionQueue{}
+	srv.mu.Unlock()
+	params := json.RawMessage(`{"sessionId":"s1","prompt":[]}`)
+	for i := range maxHeld {
+		if held, _, refused := srv.hold(json.RawMessage(fmt.Sprint(i)), "session/prompt", params); !held || refused != nil {
+			t.Fatalf("message %d: held %v, refused %v", i, held, refused)
+		}
+	}
+	held, _, refused := srv.hold(json.RawMessage("9999"), "session/prompt", params)
+	if held || refused == nil || !strings.Contains(refused.Error(), "send this again once it has answered") {
+		t.Fatalf("past maxHeld: held %v, refused %v", held, refused)
+	}
+	// Cancels are held past the bound, once.
+	for range 3 {
+		if held, now, refused := srv.hold(nil, "session/cancel", json.RawMessage(`{"sessionId":"s1"}`)); !held || !now || refused != nil {
+			t.Fatalf("session/cancel: held %v, now %v, refused %v", held, now, refused)
+		}
+	}
+	for range 3 {
+		if held, _, _ := srv.hold(nil, "$/cancel_request", json.RawMessage(`{"requestId":5}`)); !held {
+			t.Fatal("$/cancel_request for a queued prompt not held")
+		}
+	}
+	q := srv.queues["s1"]
+	if got := len(q.held); got != maxHeld+2 {
+		t.Errorf("%d held, want %d: the prompts, one session/cancel and one $/cancel_request", got, maxHeld+2)
+	}
+
+	// Bytes: one large request fits, the next that would pass the bound
+	// does not.
+	srv.mu.Lock()
+	srv.queues["s2"] = &sessionQueue{}
+	srv.mu.Unlock()
+	big := json.RawMessage(`{"sessionId":"s2","prompt":[{"type":"text","text":"` + strings.Repeat("x", maxHeldBytes/2) + `"}]}`)
+	if held, _, refused := srv.hold(json.RawMessage("1"), "session/prompt", big); !held || refused != nil {
+		t.Fatalf("first large prompt: held %v, refused %v", held, refused)
+	}
+	if held, _, refused := srv.hold(json.RawMessage("2"), "session/prompt", big); held || refused == nil {
+		t.Fatalf("second large prompt: held %v, refused %v; want refused", held, refused)
+	}
+	if got := srv.queues["s2"].bytes; got != len(big) {
+		t.Errorf("queue bytes %d, want %d", got, len(big))
+	}
 }
