@@ -121,9 +121,9 @@ func (g *Gate) Wrote(paths []string) []string {
 		if _, private := g.Private(p); private {
 			continue
 		}
-		f, err := os.Open(p)
+		f, err := openRegular(p)
 		if err != nil {
-			continue
+			continue // a FIFO or a device (a symlink to /dev/zero) is not read
 		}
 		carries := false
 		g.mu.Lock()
@@ -181,15 +181,29 @@ func (s Source) taken(abs string) string {
 
 // readHead reads at most max bytes of the regular file at path.
 func readHead(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, max))
+}
+
+// openRegular opens the file at path for reading when it is a regular
+// one. It is opened without waiting (openFlags), so a FIFO a command made
+// under a private name (`mkfifo .env.pipe`) does not hold the turn until
+// a writer comes, and refused by the opened file's own type, so neither
+// it nor a device (a link to /dev/zero) is read.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return nil, err
+	}
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
 		return nil, errors.New("not a regular file")
 	}
-	return io.ReadAll(io.LimitReader(f, max))
+	return f, nil
 }
 
 // Carries names the private sources whose content text holds (a worker's
