@@ -381,3 +381,53 @@ func (lookupTool) Kind() string { return "read" }
 func (lookupTool) Run(context.Context, *engine.Call) engine.ToolResult {
 	return engine.ToolResult{Output: "Found it: " + secretLine}
 }
+
+// What the gate would refuse is not shown before it decides, nor kept in
+// the record, behind JSON's escapes either: the gate looks behind an
+// answer's escapes (`\u0047` is a G), so the streamed reply and the
+// record's copy of the model's text and calls are masked behind them too.
+// The key is written with an escape every ten characters, so that no piece
+// of it stands as written.
+func TestTaint_maskedBehindEscapes(t *testing.T) {
+	escaped := `sk-proj-4f\\u0047h82kLmN0pQ\\u0072StUvWxYz1\\u0032f3` // as TOML writes it
+	f := newTaintFixture(t, "[agent.taint]\npolicy = \"deny\"\n", readEnv+`
+[[turn]]
+text = ["{\"key\": \"`+escaped+`\"}\n"]
+[[turn.tool_calls]]
+name = "submit_output"
+raw_arguments = "{\"content\": \"The key is `+escaped+`.\"}"
+
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Done, without the key." }
+`, nil)
+	sink := &events{}
+	res := runTurn(context.Background(), f.turn, sink)
+	if res.Answer == nil || res.Answer.Content != "Done, without the key." {
+		t.Fatalf("answer = %+v", res.Answer)
+	}
+	decode := func(s string) string {
+		return strings.NewReplacer(`\u0047`, "G", `\u0072`, "r", `\u0032`, "2").Replace(s)
+	}
+	for _, ev := range sink.evs {
+		if ev.ToolCall != nil && ev.ToolCall.Title == "Read .env" {
+			continue
+		}
+		b, _ := json.Marshal(ev)
+		shown := ev.Text + "\n" + string(b)
+		if ev.ToolCall != nil {
+			shown += "\n" + string(ev.ToolCall.RawInput)
+		}
+		if strings.Contains(decode(shown), secretKey) {
+			t.Errorf("a %v event shows the key behind escapes: %.600s", ev.Kind, shown)
+		}
+	}
+	b, err := os.ReadFile(recordPath(f.turn, "stages/001-answer@1/response.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(decode(string(b)), secretKey) {
+		t.Errorf("response.md keeps the key behind escapes:\n%s", b)
+	}
+}

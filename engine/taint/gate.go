@@ -483,9 +483,10 @@ const (
 	decisionDenied  = "denied"
 )
 
-// Mask is text with the private content the gate knows masked: what is
-// shown of a call, or of the model's streamed text, before the gate has
-// decided on it. text itself when the run is not tainted.
+// Mask is text with the private content the gate knows masked, behind
+// JSON's escapes too (privateLines.mask): what is shown of a call, or of
+// the model's streamed text, before the gate has decided on it. text
+// itself when the run is not tainted.
 func (g *Gate) Mask(text string) string {
 	if g == nil || text == "" {
 		return text
@@ -495,7 +496,7 @@ func (g *Gate) Mask(text string) string {
 	if len(g.sources) == 0 {
 		return text
 	}
-	return g.lines.redact(text)
+	return g.lines.mask(text)
 }
 
 // MaskCut is the head of a call's arguments that were cut at their cap
@@ -514,7 +515,7 @@ func (g *Gate) MaskCut(head []byte) []byte {
 		return head
 	}
 	masked := g.lines.redact(string(head))
-	if len(g.lines.find(unescapeLoose(masked))) > 0 {
+	if g.lines.behindEscapes(masked) {
 		return nil
 	}
 	return []byte(masked)

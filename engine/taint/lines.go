@@ -514,6 +514,29 @@ func (p *privateLines) redact(s string) string {
 	return b.String()
 }
 
+// mask is redact of s, looking behind JSON's escapes too: when what is
+// left once masked still carries private content with its `\u0041` and
+// `\\` undone (a secret the model wrote escaped, which the gate finds in
+// a JSON answer), it is that text, unescaped, that is masked and returned.
+func (p *privateLines) mask(s string) string {
+	masked := p.redact(s)
+	if !p.behindEscapes(masked) {
+		return masked
+	}
+	return p.redact(unescapeLoose(masked))
+}
+
+// behindEscapes reports whether s carries private content once JSON's
+// escapes in it are undone, where it stands (unescapeLoose).
+func (p *privateLines) behindEscapes(s string) bool {
+	if !strings.Contains(s, `\`) {
+		return false
+	}
+	found := false
+	p.scan(fold(nil, unescapeLoose(s)), func(int, int, uint32) { found = true })
+	return found
+}
+
 // squash appends s to dst without its white space, copying the runs
 // between spaces whole.
 func squash(dst []byte, s string) []byte {
