@@ -431,3 +431,42 @@ arguments = { content = "Done, without the key." }
 		t.Errorf("response.md keeps the key behind escapes:\n%s", b)
 	}
 }
+
+// A file a command copied from a private one under a name the command
+// line hides (`cp "$(printf .en)v" out.txt`: no output to look in),
+// handed back as an artifact, is refused under deny, though the run read
+// nothing private: an artifact is looked in for the secrets of the
+// private files under the roots, as a command's output is.
+func TestTaint_hiddenCopyAsArtifact(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the commands are POSIX")
+	}
+	approve := func(engine.PermissionRequest) bool { return true }
+	f := newTaintFixture(t, "[agent.taint]\npolicy = \"deny\"\n", `
+[[turn]]
+[[turn.tool_calls]]
+name = "shell"
+arguments = { command = "cp \"$(printf .en)v\" out.txt" }
+
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Attached.", artifacts = ["out.txt"] }
+
+[[turn]]
+expect = "content read from the private file"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Copied, not attached." }
+`, approve)
+	res := f.run(t)
+	if b, err := os.ReadFile(filepath.Join(f.turn.Workspace.Cwd(), "out.txt")); err != nil || !strings.Contains(string(b), secretKey) {
+		t.Fatalf("out.txt = %q, %v: the command did not copy .env", b, err)
+	}
+	if res.Answer == nil || len(res.Answer.Artifacts) != 0 {
+		t.Fatalf("answer = %+v, want the copy refused", res.Answer)
+	}
+	if recs := f.audit(t); len(recs) != 1 || recs[0].Decision != "denied" {
+		t.Errorf("audit = %+v", recs)
+	}
+}

@@ -341,6 +341,13 @@ func (g *Gate) Decide(ctx context.Context, c Call, ask Asker) Outcome {
 	if g == nil {
 		return Outcome{Allowed: true}
 	}
+	// What the call sends whole (an artifact) may hold a private file's
+	// content under another name, in a run that read nothing private: a
+	// command can copy a file it names in no way its line shows and print
+	// nothing (`cp "$(printf .en)v" out.txt`). So the files are looked in
+	// for the secrets of the private files under the roots first, and one
+	// that carries some brings those files, as a result does (Found).
+	g.Read(g.foundFiles(c.Files))
 	payloads := c.Payload
 	if c.Format != "" {
 		payloads = slices.Clone(payloads)
