@@ -470,3 +470,59 @@ arguments = { content = "Copied, not attached." }
 		t.Errorf("audit = %+v", recs)
 	}
 }
+
+// The reason an answer is unavailable is what the caller receives in its
+// place: in a tainted run it meets the gate as an answer does, and one
+// that carries the key is refused under deny.
+func TestTaint_unavailableReason(t *testing.T) {
+	f := newTaintFixture(t, "[agent.taint]\npolicy = \"deny\"\n", readEnv+`
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { unavailable = "I cannot answer without quoting `+secretKey+`." }
+
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { unavailable = "I cannot answer without quoting the key." }
+`, nil)
+	sink := &events{}
+	res := runTurn(context.Background(), f.turn, sink)
+	if strings.Contains(res.Unavailable, secretKey) || res.Unavailable != "I cannot answer without quoting the key." {
+		t.Errorf("unavailable = %q, want the reason without the key", res.Unavailable)
+	}
+	for _, ev := range sink.evs {
+		if ev.ToolCall != nil && ev.ToolCall.Title == "Read .env" {
+			continue // the reading itself is the user's to see: no sink
+		}
+		b, _ := json.Marshal(ev)
+		if strings.Contains(string(b), "4fGh82kLmN0p") {
+			t.Errorf("a %v event shows the key: %.600s", ev.Kind, b)
+		}
+	}
+}
+
+// The model's own refusal ends the visit with its words as the reason
+// (unavailable.go); in a tainted run they are masked, as nothing is left
+// to refuse them to.
+func TestTaint_refusalWordsMasked(t *testing.T) {
+	f := newTaintFixture(t, "[agent.taint]\npolicy = \"deny\"\n", readEnv+`
+[[turn]]
+text = "I will not use `+secretKey+`."
+stop_reason = "refusal"
+`, nil)
+	sink := &events{}
+	res := runTurn(context.Background(), f.turn, sink)
+	if res.Status != engine.StatusUnavailable || strings.Contains(res.Unavailable, "4fGh82kLmN0p") || !strings.Contains(res.Unavailable, "I will not use") {
+		t.Errorf("status %s, unavailable = %q, want the model's words, masked", res.Status, res.Unavailable)
+	}
+	for _, ev := range sink.evs {
+		if ev.ToolCall != nil && ev.ToolCall.Title == "Read .env" {
+			continue
+		}
+		b, _ := json.Marshal(ev)
+		if strings.Contains(string(b), "4fGh82kLmN0p") {
+			t.Errorf("a %v event shows the key: %.600s", ev.Kind, b)
+		}
+	}
+}
