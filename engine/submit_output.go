@@ -38,7 +38,7 @@ func (v *stageVisit) submitTitle() string { return "submit_output (" + v.contrac
 func (v *stageVisit) submit(ctx context.Context, tc ToolCall) (res ToolResult, end bool) {
 	verdict := v.check(ctx, tc)
 	if verdict.Unavailable != "" {
-		return v.unavailable(verdict.Unavailable), false
+		return v.unavailable(ctx, verdict.Unavailable), false
 	}
 	if !verdict.Accepted {
 		v.refusal(refusalKey(tc.Arguments), verdict.Feedback)

@@ -176,6 +176,21 @@ func (v *stageVisit) gateAnswer(ctx context.Context, verdict outputspec.Verdict)
 	return verdict
 }
 
+// gateReason is the gate on the reason an answer is unavailable, which
+// the caller receives in the answer's place: "" when it may go, else what
+// the model is told (it may declare another). A worker's or child's goes
+// to its parent, as its answer does.
+func (v *stageVisit) gateReason(ctx context.Context, reason string) string {
+	if v.run.taint == nil || v.run.sub.depth > 0 {
+		return ""
+	}
+	out := v.gate(ctx, taint.Call{Sink: blueprint.ToolSubmitOutput, What: "this answer", Payload: []string{reason}}, "other", nil, nil)
+	if out.Allowed {
+		return ""
+	}
+	return out.Refusal
+}
+
 // gateEgress is the gate before an Egress tool runs. It reports whether the
 // call was refused, with the result the model gets; a call the user
 // approved in answering the gate's question is marked so (Call.Approved).

@@ -381,3 +381,148 @@ func (lookupTool) Kind() string { return "read" }
 func (lookupTool) Run(context.Context, *engine.Call) engine.ToolResult {
 	return engine.ToolResult{Output: "Found it: " + secretLine}
 }
+
+// What the gate would refuse is not shown before it decides, nor kept in
+// the record, behind JSON's escapes either: the gate looks behind an
+// answer's escapes (`\u0047` is a G), so the streamed reply and the
+// record's copy of the model's text and calls are masked behind them too.
+// The key is written with an escape every ten characters, so that no piece
+// of it stands as written.
+func TestTaint_maskedBehindEscapes(t *testing.T) {
+	escaped := `sk-proj-4f\\u0047h82kLmN0pQ\\u0072StUvWxYz1\\u0032f3` // as TOML writes it
+	f := newTaintFixture(t, "[agent.taint]\npolicy = \"deny\"\n", readEnv+`
+[[turn]]
+text = ["{\"key\": \"`+escaped+`\"}\n"]
+[[turn.tool_calls]]
+name = "submit_output"
+raw_arguments = "{\"content\": \"The key is `+escaped+`.\"}"
+
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Done, without the key." }
+`, nil)
+	sink := &events{}
+	res := runTurn(context.Background(), f.turn, sink)
+	if res.Answer == nil || res.Answer.Content != "Done, without the key." {
+		t.Fatalf("answer = %+v", res.Answer)
+	}
+	decode := func(s string) string {
+		return strings.NewReplacer(`\u0047`, "G", `\u0072`, "r", `\u0032`, "2").Replace(s)
+	}
+	for _, ev := range sink.evs {
+		if ev.ToolCall != nil && ev.ToolCall.Title == "Read .env" {
+			continue
+		}
+		b, _ := json.Marshal(ev)
+		shown := ev.Text + "\n" + string(b)
+		if ev.ToolCall != nil {
+			shown += "\n" + string(ev.ToolCall.RawInput)
+		}
+		if strings.Contains(decode(shown), secretKey) {
+			t.Errorf("a %v event shows the key behind escapes: %.600s", ev.Kind, shown)
+		}
+	}
+	b, err := os.ReadFile(recordPath(f.turn, "stages/001-answer@1/response.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(decode(string(b)), secretKey) {
+		t.Errorf("response.md keeps the key behind escapes:\n%s", b)
+	}
+}
+
+// A file a command copied from a private one under a name the command
+// line hides (`cp "$(printf .en)v" out.txt`: no output to look in),
+// handed back as an artifact, is refused under deny, though the run read
+// nothing private: an artifact is looked in for the secrets of the
+// private files under the roots, as a command's output is.
+func TestTaint_hiddenCopyAsArtifact(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the commands are POSIX")
+	}
+	approve := func(engine.PermissionRequest) bool { return true }
+	f := newTaintFixture(t, "[agent.taint]\npolicy = \"deny\"\n", `
+[[turn]]
+[[turn.tool_calls]]
+name = "shell"
+arguments = { command = "cp \"$(printf .en)v\" out.txt" }
+
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Attached.", artifacts = ["out.txt"] }
+
+[[turn]]
+expect = "content read from the private file"
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Copied, not attached." }
+`, approve)
+	res := f.run(t)
+	if b, err := os.ReadFile(filepath.Join(f.turn.Workspace.Cwd(), "out.txt")); err != nil || !strings.Contains(string(b), secretKey) {
+		t.Fatalf("out.txt = %q, %v: the command did not copy .env", b, err)
+	}
+	if res.Answer == nil || len(res.Answer.Artifacts) != 0 {
+		t.Fatalf("answer = %+v, want the copy refused", res.Answer)
+	}
+	if recs := f.audit(t); len(recs) != 1 || recs[0].Decision != "denied" {
+		t.Errorf("audit = %+v", recs)
+	}
+}
+
+// The reason an answer is unavailable is what the caller receives in its
+// place: in a tainted run it meets the gate as an answer does, and one
+// that carries the key is refused under deny.
+func TestTaint_unavailableReason(t *testing.T) {
+	f := newTaintFixture(t, "[agent.taint]\npolicy = \"deny\"\n", readEnv+`
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { unavailable = "I cannot answer without quoting `+secretKey+`." }
+
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { unavailable = "I cannot answer without quoting the key." }
+`, nil)
+	sink := &events{}
+	res := runTurn(context.Background(), f.turn, sink)
+	if strings.Contains(res.Unavailable, secretKey) || res.Unavailable != "I cannot answer without quoting the key." {
+		t.Errorf("unavailable = %q, want the reason without the key", res.Unavailable)
+	}
+	for _, ev := range sink.evs {
+		if ev.ToolCall != nil && ev.ToolCall.Title == "Read .env" {
+			continue // the reading itself is the user's to see: no sink
+		}
+		b, _ := json.Marshal(ev)
+		if strings.Contains(string(b), "4fGh82kLmN0p") {
+			t.Errorf("a %v event shows the key: %.600s", ev.Kind, b)
+		}
+	}
+}
+
+// The model's own refusal ends the visit with its words as the reason
+// (unavailable.go); in a tainted run they are masked, as nothing is left
+// to refuse them to.
+func TestTaint_refusalWordsMasked(t *testing.T) {
+	f := newTaintFixture(t, "[agent.taint]\npolicy = \"deny\"\n", readEnv+`
+[[turn]]
+text = "I will not use `+secretKey+`."
+stop_reason = "refusal"
+`, nil)
+	sink := &events{}
+	res := runTurn(context.Background(), f.turn, sink)
+	if res.Status != engine.StatusUnavailable || strings.Contains(res.Unavailable, "4fGh82kLmN0p") || !strings.Contains(res.Unavailable, "I will not use") {
+		t.Errorf("status %s, unavailable = %q, want the model's words, masked", res.Status, res.Unavailable)
+	}
+	for _, ev := range sink.evs {
+		if ev.ToolCall != nil && ev.ToolCall.Title == "Read .env" {
+			continue
+		}
+		b, _ := json.Marshal(ev)
+		if strings.Contains(string(b), "4fGh82kLmN0p") {
+			t.Errorf("a %v event shows the key: %.600s", ev.Kind, b)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package engine
 
-import "strings"
+import (
+	"context"
+	"strings"
+)
 
 // Unavailable (DESIGN §15): submit_output(unavailable: "reason") lets the
 // model say that the answer cannot be produced from what it has, rather
@@ -19,12 +22,18 @@ import "strings"
 // says the model refused, in its words.
 
 // unavailable runs a submit_output call that declares the answer
-// unavailable for reason.
-func (v *stageVisit) unavailable(reason string) ToolResult {
+// unavailable for reason. The reason is what the caller receives in the
+// answer's place, so in a tainted run it meets the taint gate as an answer
+// does (gateReason).
+func (v *stageVisit) unavailable(ctx context.Context, reason string) ToolResult {
 	if !v.stage.UnavailableAllowed() {
 		const msg = `This stage must answer: it does not take "unavailable". Submit the best answer you can give from what you have, in "content".`
 		v.refusal("unavailable\x00"+reason, msg)
 		return Errorf("%s", msg)
+	}
+	if refusal := v.gateReason(ctx, reason); refusal != "" {
+		v.refusal("unavailable\x00"+reason, refusal)
+		return Errorf("%s", refusal)
 	}
 	v.run.unavailable = reason
 	v.halt("")
@@ -40,6 +49,11 @@ func (v *stageVisit) refused(resp *Response) {
 	words := strings.TrimSpace(resp.Refusal)
 	if words == "" {
 		words = strings.TrimSpace(resp.Text)
+	}
+	if g := r.taint; !g.Allows() {
+		// The caller receives them, and the visit ends: no call is left
+		// to refuse them to, so what the gate would refuse is masked.
+		words = g.Mask(words)
 	}
 	switch {
 	case words == "":

@@ -17,7 +17,9 @@ import (
 // gate knows what the private files under the session's roots hold (their
 // secrets, as privateLines remembers them), read once a turn the first
 // time a result is looked at, within bounds; a result that carries a
-// secret of one brings that file, as reading it does (Found).
+// secret of one brings that file, as reading it does (Found), and so does
+// an artifact that carries one (foundFiles: `cp "$(printf .en)v" out.txt`
+// prints nothing).
 
 // rootFiles is what the private files under the roots hold.
 type rootFiles struct {
@@ -46,21 +48,55 @@ func (g *Gate) Found(text string, known []Source) []Source {
 	if g == nil || text == "" {
 		return nil
 	}
+	f := g.rootFiles()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sources(f.lines.find(text), known, g.abs)
+}
+
+// foundFiles is Found of what files hold (a call's artifacts), each read
+// a chunk at a time and then wound back to its start for the gate to read
+// again; one that cannot be wound back is not looked in.
+func (g *Gate) foundFiles(files []io.Reader) []Source {
+	var out []Source
+	for _, r := range files {
+		s, ok := r.(io.Seeker)
+		if !ok {
+			continue
+		}
+		f := g.rootFiles()
+		f.mu.Lock()
+		var found []uint32
+		_ = f.lines.findStream(r, func(line uint32) { found = append(found, line) })
+		out = append(out, f.sources(found, out, g.abs)...)
+		f.mu.Unlock()
+		s.Seek(0, io.SeekStart)
+	}
+	return out
+}
+
+// rootFiles is what the private files under the roots hold, read the
+// first time it is asked for.
+func (g *Gate) rootFiles() *rootFiles {
 	f := &g.files
 	f.once.Do(func() { f.read(g.paths) })
-	f.mu.Lock()
-	found := f.lines.find(text)
+	return f
+}
+
+// sources are the files that hold the lines found that hold a secret,
+// each once, but for those known names already (abs makes their paths
+// absolute). f.mu is held.
+func (f *rootFiles) sources(found []uint32, known []Source, abs func(string) string) []Source {
 	var out []Source
 	for _, i := range found {
 		l := f.lines.lines[i]
 		p := f.paths[l.source]
 		if !l.secret || slices.ContainsFunc(out, func(s Source) bool { return s.Path == p }) ||
-			slices.ContainsFunc(known, func(s Source) bool { return g.abs(s.Path) == p }) {
+			slices.ContainsFunc(known, func(s Source) bool { return abs(s.Path) == p }) {
 			continue
 		}
 		out = append(out, Source{Path: p, Named: true})
 	}
-	f.mu.Unlock()
 	return out
 }
 

@@ -121,9 +121,9 @@ func (g *Gate) Wrote(paths []string) []string {
 		if _, private := g.Private(p); private {
 			continue
 		}
-		f, err := os.Open(p)
+		f, err := openRegular(p)
 		if err != nil {
-			continue
+			continue // a FIFO or a device (a symlink to /dev/zero) is not read
 		}
 		carries := false
 		g.mu.Lock()
@@ -181,15 +181,29 @@ func (s Source) taken(abs string) string {
 
 // readHead reads at most max bytes of the regular file at path.
 func readHead(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, max))
+}
+
+// openRegular opens the file at path for reading when it is a regular
+// one. It is opened without waiting (openFlags), so a FIFO a command made
+// under a private name (`mkfifo .env.pipe`) does not hold the turn until
+// a writer comes, and refused by the opened file's own type, so neither
+// it nor a device (a link to /dev/zero) is read.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return nil, err
+	}
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
 		return nil, errors.New("not a regular file")
 	}
-	return io.ReadAll(io.LimitReader(f, max))
+	return f, nil
 }
 
 // Carries names the private sources whose content text holds (a worker's
@@ -327,6 +341,13 @@ func (g *Gate) Decide(ctx context.Context, c Call, ask Asker) Outcome {
 	if g == nil {
 		return Outcome{Allowed: true}
 	}
+	// What the call sends whole (an artifact) may hold a private file's
+	// content under another name, in a run that read nothing private: a
+	// command can copy a file it names in no way its line shows and print
+	// nothing (`cp "$(printf .en)v" out.txt`). So the files are looked in
+	// for the secrets of the private files under the roots first, and one
+	// that carries some brings those files, as a result does (Found).
+	g.Read(g.foundFiles(c.Files))
 	payloads := c.Payload
 	if c.Format != "" {
 		payloads = slices.Clone(payloads)
@@ -469,9 +490,10 @@ const (
 	decisionDenied  = "denied"
 )
 
-// Mask is text with the private content the gate knows masked: what is
-// shown of a call, or of the model's streamed text, before the gate has
-// decided on it. text itself when the run is not tainted.
+// Mask is text with the private content the gate knows masked, behind
+// JSON's escapes too (privateLines.mask): what is shown of a call, or of
+// the model's streamed text, before the gate has decided on it. text
+// itself when the run is not tainted.
 func (g *Gate) Mask(text string) string {
 	if g == nil || text == "" {
 		return text
@@ -481,7 +503,7 @@ func (g *Gate) Mask(text string) string {
 	if len(g.sources) == 0 {
 		return text
 	}
-	return g.lines.redact(text)
+	return g.lines.mask(text)
 }
 
 // MaskCut is the head of a call's arguments that were cut at their cap
@@ -500,7 +522,7 @@ func (g *Gate) MaskCut(head []byte) []byte {
 		return head
 	}
 	masked := g.lines.redact(string(head))
-	if len(g.lines.find(unescapeLoose(masked))) > 0 {
+	if g.lines.behindEscapes(masked) {
 		return nil
 	}
 	return []byte(masked)

@@ -1,6 +1,7 @@
 package taint
 
 import (
+	"bytes"
 	"hash/maphash"
 	"io"
 	"slices"
@@ -20,9 +21,9 @@ import (
 // in two halves, with a `-` put in, across two JSON strings. Every
 // pieceLen characters of it when it is surely a secret: the value of a key
 // that names one (secretName: `PASSWORD=correcthorsebatterystaple`) or a
-// line that is one word; else those in which a letter stands beside a
-// digit (keyLike), since a piece of an ordinary value (a URL's, a path's)
-// is as likely ordinary text. Fragments and payloads are compared folded
+// line that is one word, either no path or host (plainWord); else those
+// in which a letter stands beside a digit (keyLike), since a piece of an
+// ordinary value (a URL's, a path's) is as likely ordinary text. Fragments and payloads are compared folded
 // (fold): every white space and Unicode format character removed, NFKC
 // folded and lower-cased, so a line the model wrapped, re-indented,
 // upper-cased, typed in fullwidth letters or laced with zero-width spaces is
@@ -170,8 +171,11 @@ func (p *privateLines) fragments(dst, pieces [][]byte, line string) (_, _ [][]by
 		add(sq)
 		if utf8.RuneCount(sq) >= pieceMin {
 			for i := 0; i+pieceLen <= len(sq); i++ {
-				if every || keyLike(sq[i:i+pieceLen]) {
-					pieces = append(pieces, sq[i:i+pieceLen])
+				// A piece without a letter or digit (`!!!!!!!!!!!!`, a
+				// rule of dashes) says nothing of the secret, and masking
+				// would show it as it is.
+				if pc := sq[i : i+pieceLen]; keyLike(pc) || every && bytes.ContainsFunc(pc, isAlnum) {
+					pieces = append(pieces, pc)
 				}
 			}
 		}
@@ -184,7 +188,7 @@ func (p *privateLines) fragments(dst, pieces [][]byte, line string) (_, _ [][]by
 			add(whole)
 		}
 		if secretLike(v, 6) {
-			secret(v, secretName(line[:at]) && isToken(v))
+			secret(v, secretName(line[:at]) && plainWord(v))
 		}
 		return dst, pieces, isSecret
 	}
@@ -192,7 +196,7 @@ func (p *privateLines) fragments(dst, pieces [][]byte, line string) (_, _ [][]by
 	if !comment && secretLike(string(whole), 8) {
 		add(whole)
 	}
-	if !comment && isToken(line) && !strings.ContainsAny(line, "/.@") {
+	if !comment && plainWord(line) {
 		// A line that is one word, and no path, host or address: a
 		// password file's (secrets/db_password), a key's line of a PEM.
 		if secretLike(line, 8) && utf8.RuneCountInString(line) >= pieceMin {
@@ -217,8 +221,8 @@ func (p *privateLines) fragments(dst, pieces [][]byte, line string) (_, _ [][]by
 // letter meets an upper-case one) is TOKEN, KEY, SECRET, PASSWORD, PASS,
 // CREDENTIAL, AUTH or their kin, and its last word does not say the value
 // is something else about the secret (AUTH_URL, KEY_PATH, TOKEN_TTL).
-// Every piece of such a value is looked for: all letters
-// (`correcthorsebatterystaple`) or not.
+// Every piece of such a value is looked for when it is a plainWord: all
+// letters (`correcthorsebatterystaple`) or not.
 func secretName(key string) bool {
 	key = strings.TrimSpace(key)
 	key = strings.TrimRight(key, "=: \t\"'")
@@ -261,6 +265,14 @@ var (
 func isToken(s string) bool {
 	return s != "" && !strings.ContainsFunc(s, unicode.IsSpace) && !strings.Contains(s, "://")
 }
+
+// plainWord reports whether s is one word and no path, host, address or
+// dotted name (no `/`, `.` or `@`): a secret every piece of which is
+// looked for. A piece of a path's or a host's (`/home/dev/ke`,
+// `registry.exa`, `django.contr`) is as likely ordinary text, even where
+// the key names a secret (GOOGLE_APPLICATION_CREDENTIALS, AUTH_BACKEND):
+// such a value keeps its keyLike pieces, and is found whole.
+func plainWord(s string) bool { return isToken(s) && !strings.ContainsAny(s, "/.@") }
 
 // keyLike reports whether a secret's piece looks like a piece of a key,
 // which is what makes finding it alone mean something: a letter beside a
@@ -512,6 +524,29 @@ func (p *privateLines) redact(s string) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// mask is redact of s, looking behind JSON's escapes too: when what is
+// left once masked still carries private content with its `\u0041` and
+// `\\` undone (a secret the model wrote escaped, which the gate finds in
+// a JSON answer), it is that text, unescaped, that is masked and returned.
+func (p *privateLines) mask(s string) string {
+	masked := p.redact(s)
+	if !p.behindEscapes(masked) {
+		return masked
+	}
+	return p.redact(unescapeLoose(masked))
+}
+
+// behindEscapes reports whether s carries private content once JSON's
+// escapes in it are undone, where it stands (unescapeLoose).
+func (p *privateLines) behindEscapes(s string) bool {
+	if !strings.Contains(s, `\`) {
+		return false
+	}
+	found := false
+	p.scan(fold(nil, unescapeLoose(s)), func(int, int, uint32) { found = true })
+	return found
 }
 
 // squash appends s to dst without its white space, copying the runs

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -196,7 +195,7 @@ func FuzzPrivateLines_fold(f *testing.F) {
 
 // FuzzPrivateLines_pieces (.ci/run fuzzes it by this name, through
 // scripts/fuzz): a secret's value (of a key that names a secret, pieceMin
-// characters or more) is found by any pieceLen characters of it, folded,
+// characters or more, one word and no path or host: plainWord) is found by any pieceLen characters of it, folded,
 // among any text: as they are, upper-cased, in fullwidth letters, or laced
 // with format characters; and masking the payload leaves none of them.
 func FuzzPrivateLines_pieces(f *testing.F) {
@@ -204,9 +203,9 @@ func FuzzPrivateLines_pieces(f *testing.F) {
 	f.Add("sk-proj-4fGh82kLmN0pQrStUvWxYz12f3", "", "", uint(0))
 	f.Add("Zoë-ïs-hère-4f9a8b7c6d-ünïcode", "{\"a\":\"", "\"}", uint(9))
 	f.Fuzz(func(t *testing.T, value, before, after string, at uint) {
-		if !utf8.ValidString(value+before+after) || len(value) > 4096 || strings.ContainsAny(value, "\"',;") ||
-			strings.ContainsFunc(value, unicode.IsSpace) || strings.Contains(value, "://") {
-			return
+		if !utf8.ValidString(value) || !utf8.ValidString(before) || !utf8.ValidString(after) || len(value) > 4096 || strings.ContainsAny(value, "\"',;") ||
+			!plainWord(value) {
+			return // a path's or a host's pieces are looked for only where keyLike
 		}
 		sq := fold(nil, value)
 		if utf8.RuneCount(sq) < pieceMin || !secretLike(value, 6) {
@@ -227,6 +226,9 @@ func FuzzPrivateLines_pieces(f *testing.F) {
 		piece := string(sq[i : i+pieceLen])
 		if string(fold(nil, piece)) != piece {
 			return // cut from its context, it folds otherwise: no one types it so
+		}
+		if !strings.ContainsFunc(piece, isAlnum) {
+			return // no letter or digit: nothing of the secret
 		}
 		variants := []string{piece}
 		if isASCII(piece) {
@@ -341,7 +343,8 @@ CALLBACK=https://example.com/oauth/callback
 // A value that is a secret is found by any pieceLen characters of it,
 // letters only or not: the value of a key that names a secret, or a line
 // that is one word. Plain lines keep whole-line matching, and a value
-// whose key says it is no secret (AUTH_URL, KEY_PATH, AUTH_MODE) is found
+// whose key says it is no secret (AUTH_URL, KEY_PATH, AUTH_MODE), or that
+// is a path or a host (GOOGLE_APPLICATION_CREDENTIALS=/home/…), is found
 // only whole or by its pieces where a letter meets a digit, so an answer
 // that mentions localhost or a path is not refused.
 func TestPrivateLines_secretPieces(t *testing.T) {
@@ -353,6 +356,10 @@ AUTH_URL=https://auth.example.com/oauth/authorize
 KEY_PATH=/etc/ssl/private/server-certificate.pem
 AUTH_MODE=client_credentials_flow
 HOST=localhost
+GOOGLE_APPLICATION_CREDENTIALS=/home/dev/keys/service-account.json
+AUTH_BACKEND=django.contrib.auth.backends.ModelBackend
+PRIVATE_REGISTRY=registry.example.com/platform
+DB_PASS=Zq!!!!!!!!!!!!!!!!
 `, 0)
 	p.add("mountainriverforestmeadow\n", 1) // secrets/db_password
 	fullwidth := func(s string) string {
@@ -374,6 +381,8 @@ HOST=localhost
 		// White space is folded out, as for a key wrapped over lines: the
 		// passphrase's words in a row are its piece.
 		"correct horse",
+		// Such a value quoted whole.
+		"registry.example.com/platform",
 	} {
 		if len(p.find(payload)) == 0 {
 			t.Errorf("find(%q) found nothing", payload)
@@ -386,6 +395,11 @@ HOST=localhost
 		"It uses the client_credentials grant.",
 		"A horse is a good animal, and a battery runs down.",
 		"The password is in the environment.",
+		"A rule: !!!!!!!!!!!!!!!!",
+		// A path's or a host's piece, though the key names a secret.
+		"The service account file is service-account.json under /home/dev/keys.",
+		"Auth uses django.contrib.auth for its users.",
+		"Images are pushed to registry.example.com.",
 	} {
 		if found := p.find(payload); len(found) > 0 {
 			t.Errorf("find(%q) = %q: ordinary text taken for a secret", payload, p.lines[found[0]].masked)

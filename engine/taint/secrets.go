@@ -114,8 +114,9 @@ func (s *Secrets) Private(path string) (name string, ok bool) {
 func (s *Secrets) abs(path string) string { return absIn(s.cwd, path) }
 
 // Mask returns text with every private line, value or secret-looking word
-// the turn read masked (MaskLine), wherever it is found, white space
-// aside; text itself when nothing private was read, at the cost of a lock.
+// the turn read masked (MaskLine), wherever it is found, white space and
+// JSON's escapes aside (privateLines.mask); text itself when nothing
+// private was read, at the cost of a lock.
 func (s *Secrets) Mask(text string) string {
 	if s == nil || text == "" {
 		return text
@@ -125,5 +126,5 @@ func (s *Secrets) Mask(text string) string {
 	if !s.read {
 		return text
 	}
-	return s.lines.redact(text)
+	return s.lines.mask(text)
 }

@@ -49,15 +49,37 @@ func commandSources(dir, line, output string) []taint.Source {
 			p = filepath.Join(dir, p)
 		}
 		if strings.ContainsAny(w, "*?[") {
-			matches, _ := filepath.Glob(p)
-			for _, m := range matches {
-				add(m)
+			// Globbed as the shell would, but only a word with one element
+			// of wildcards (`.e*`, `*/.env`, `secrets/*`), so that one
+			// folder is listed: `echo '/*/*/*/*/*/*'` costs the shell
+			// nothing and would have coda list 1.5 million names. Another
+			// is named as written (`*/*/.env` is private by its name); a
+			// file it reaches is still found in what the command printed,
+			// or in an artifact made of it (taint.Gate.Found, Decide).
+			if wildElements(w) > 1 {
+				add(p)
+			} else if len(out) < maxNamedPaths {
+				matches, _ := filepath.Glob(p)
+				for _, m := range matches {
+					add(m)
+				}
 			}
 			continue
 		}
 		add(p)
 	}
 	return out
+}
+
+// wildElements counts the elements of a path that hold a wildcard.
+func wildElements(path string) int {
+	n := 0
+	for _, e := range strings.FieldsFunc(path, func(r rune) bool { return r == '/' || r == filepath.Separator }) {
+		if strings.ContainsAny(e, "*?[") {
+			n++
+		}
+	}
+	return n
 }
 
 // shellWords are the words of a command line as a POSIX shell reads them,

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -43,6 +44,37 @@ func TestCommandSources_quoting(t *testing.T) {
 		}
 		if !slices.Contains(paths, filepath.Join(dir, ".env")) {
 			t.Errorf("commandSources(%q) names %q, not .env", line, paths)
+		}
+	}
+}
+
+// A word with wildcards is globbed when one of its elements holds them
+// (`*/.env`, `.e*`): one folder is listed. One with more is not (`*/*/.env`
+// lists every folder's folders; `/*/*/*/*/*/*` 1.5 million names): what
+// such a command reads is found in what it prints, or in an artifact
+// made of it, instead.
+func TestCommandSources_globBounded(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"a/.env", "a/b/.env", ".env.local"} {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
+		os.WriteFile(filepath.Join(dir, p), nil, 0o600)
+	}
+	named := func(line string) []string {
+		var paths []string
+		for _, s := range commandSources(dir, line, "") {
+			if rel, err := filepath.Rel(dir, s.Path); err == nil {
+				paths = append(paths, filepath.ToSlash(rel))
+			}
+		}
+		return paths
+	}
+	for line, want := range map[string][]string{
+		"cat */.env":   {"a/.env"},
+		"cat .e*":      {".env.local"},
+		"cat */*/.env": {"*/*/.env"},
+	} {
+		if diff := cmp.Diff(want, named(line)[1:]); diff != "" {
+			t.Errorf("commandSources(%q) (-want +got):\n%s", line, diff)
 		}
 	}
 }

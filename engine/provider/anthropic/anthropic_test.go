@@ -201,7 +201,8 @@ func TestModel_Stream_notStreamed(t *testing.T) {
 // room to think (max_tokens raised, none having been configured). The
 // tool loop it continues is a message with no signed thinking to send
 // back, which the API refuses with thinking on: the call goes without it
-// (replay.go, loopThinking).
+// (replay.go, loopThinking), where the first call thought with its
+// configured budget.
 func TestModel_Stream_request(t *testing.T) {
 	s := newServer(t, reply{file: "text_tool_thinking.sse"}, reply{file: "text.sse"})
 	var waits int
@@ -229,6 +230,14 @@ func TestModel_Stream_request(t *testing.T) {
 	}
 	if _, _, err := collect(t, m, req); err != nil {
 		t.Fatal(err)
+	}
+	// The first call, which continues no tool loop, thinks with the
+	// budget configured.
+	var firstBody struct {
+		Thinking json.RawMessage `json:"thinking"`
+	}
+	if err := json.Unmarshal(s.requests[0].body, &firstBody); err != nil || string(firstBody.Thinking) != `{"type":"enabled","budget_tokens":2048}` {
+		t.Errorf("the first call's thinking = %s (%v), want the budget of 2048", firstBody.Thinking, err)
 	}
 	got := s.requests[1]
 	if got.path != "/v1/messages" {
