@@ -19,6 +19,7 @@ import (
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/tools"
 	"github.com/coda-acp/coda/store"
 )
@@ -31,7 +32,7 @@ type lifeModel struct{}
 
 func (lifeModel) Name() string { return "life" }
 
-func (lifeModel) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+func (lifeModel) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	prompt := req.Messages[0].Text
 	pause := func() error {
 		select {
@@ -44,7 +45,7 @@ func (lifeModel) Stream(ctx context.Context, req *engine.Request, onDelta func(e
 	switch {
 	case strings.Contains(prompt, "stream"):
 		for {
-			if err := onDelta(engine.Delta{Text: "more "}); err != nil {
+			if err := onDelta(llm.Delta{Text: "more "}); err != nil {
 				return nil, err
 			}
 			if err := pause(); err != nil {
@@ -52,7 +53,7 @@ func (lifeModel) Stream(ctx context.Context, req *engine.Request, onDelta func(e
 			}
 		}
 	case strings.Contains(prompt, "permission") && len(req.Messages) == 1:
-		return &engine.Response{StopReason: engine.StopToolUse, ToolCalls: []engine.ToolCall{
+		return &llm.Response{StopReason: llm.StopToolUse, ToolCalls: []llm.ToolCall{
 			{ID: "w", Name: "write_file", Arguments: json.RawMessage(`{"path":"a.txt","content":"x"}`)},
 		}}, nil
 	case strings.Contains(prompt, "quick"):
@@ -60,7 +61,7 @@ func (lifeModel) Stream(ctx context.Context, req *engine.Request, onDelta func(e
 			return nil, err
 		}
 	}
-	return &engine.Response{StopReason: engine.StopToolUse, ToolCalls: []engine.ToolCall{
+	return &llm.Response{StopReason: llm.StopToolUse, ToolCalls: []llm.ToolCall{
 		{ID: "s", Name: "submit_output", Arguments: json.RawMessage(`{"content":"Done."}`)},
 	}}, nil
 }
@@ -76,7 +77,7 @@ func testEngine(opts *acp.Options) *engine.Engine {
 
 // newLifeServer is a server for lifecycle tests: the default blueprint, the
 // given model, run records in state.
-func newLifeServer(t *testing.T, state string, model engine.Model, opts acp.Options) *acp.Server {
+func newLifeServer(t *testing.T, state string, model llm.Model, opts acp.Options) *acp.Server {
 	t.Helper()
 	agent, err := blueprint.Parse([]byte(defaultBlueprint), "test")
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // The effort option (DESIGN §16): the reasoning effort of the stages that
@@ -26,13 +26,13 @@ const effortDefault = "default"
 
 // effortNames are the levels as a picker shows them.
 var effortNames = map[string]string{
-	engine.EffortOff: "Off", engine.EffortMinimal: "Minimal", engine.EffortLow: "Low", engine.EffortMedium: "Medium",
-	engine.EffortHigh: "High", engine.EffortXHigh: "Extra high", engine.EffortMax: "Max",
+	llm.EffortOff: "Off", llm.EffortMinimal: "Minimal", llm.EffortLow: "Low", llm.EffortMedium: "Medium",
+	llm.EffortHigh: "High", llm.EffortXHigh: "Extra high", llm.EffortMax: "Max",
 }
 
 // doesNotReason reports whether takes is a model's that does not reason:
 // it takes no effort but off.
-func doesNotReason(takes []string) bool { return len(takes) == 1 && takes[0] == engine.EffortOff }
+func doesNotReason(takes []string) bool { return len(takes) == 1 && takes[0] == llm.EffortOff }
 
 // effortOption is the effort option for the session's model and its
 // picked level ("" is the launch's); false without Options.Efforts.
@@ -47,7 +47,7 @@ func (s *Server) effortOption(model, picked string) (configOption, bool) {
 	}
 	switch {
 	case doesNotReason(takes):
-		opt.CurrentValue = engine.EffortOff
+		opt.CurrentValue = llm.EffortOff
 	case launch == "":
 		opt.Options = append(opt.Options, selectOption{effortDefault, "Default (the model's own)"})
 		opt.CurrentValue = cmp.Or(picked, effortDefault)
@@ -121,7 +121,7 @@ func (s *Server) clampEffort(sess *session) []string {
 	if slices.Contains(takes, picked) {
 		return nil
 	}
-	level := engine.NearestEffort(picked, takes)
+	level := llm.NearestEffort(picked, takes)
 	warning := fmt.Sprintf("effort %s: %s, so the session's effort is now %s", picked, takesLine(model, takes, launch), level)
 	if level == launch {
 		level = ""

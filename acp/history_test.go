@@ -12,6 +12,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	statestore "github.com/coda-acp/coda/store"
 )
 
@@ -19,15 +20,15 @@ import (
 type answerModel struct{}
 
 func (answerModel) Name() string { return "answer" }
-func (answerModel) Stream(context.Context, *engine.Request, func(engine.Delta) error) (*engine.Response, error) {
-	return &engine.Response{StopReason: engine.StopToolUse, ToolCalls: []engine.ToolCall{
+func (answerModel) Stream(context.Context, *llm.Request, func(llm.Delta) error) (*llm.Response, error) {
+	return &llm.Response{StopReason: llm.StopToolUse, ToolCalls: []llm.ToolCall{
 		{ID: "s", Name: blueprint.ToolSubmitOutput, Arguments: json.RawMessage(`{"content":"ok"}`)},
 	}}, nil
 }
 
 type answerModels struct{}
 
-func (answerModels) Model(string) (engine.Model, error) { return answerModel{}, nil }
+func (answerModels) Model(string) (llm.Model, error) { return answerModel{}, nil }
 
 // A long session keeps only what its next turn can use: after 100 turns of
 // 1 MiB prompts, its history holds the latest 20 exchanges, clipped, not

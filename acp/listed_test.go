@@ -10,6 +10,7 @@ import (
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/store"
 )
 
@@ -173,13 +174,13 @@ func TestListedModels_duringTurn(t *testing.T) {
 type heldModel struct{ release chan struct{} }
 
 func (heldModel) Name() string { return "held" }
-func (m heldModel) Stream(ctx context.Context, _ *engine.Request, _ func(engine.Delta) error) (*engine.Response, error) {
+func (m heldModel) Stream(ctx context.Context, _ *llm.Request, _ func(llm.Delta) error) (*llm.Response, error) {
 	select {
 	case <-m.release:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return &engine.Response{ToolCalls: []engine.ToolCall{{ID: "c", Name: "submit_output", Arguments: []byte(`{"content":"ok"}`)}}}, nil
+	return &llm.Response{ToolCalls: []llm.ToolCall{{ID: "c", Name: "submit_output", Arguments: []byte(`{"content":"ok"}`)}}}, nil
 }
 
 // session/load and session/resume wait for the providers' list before they

@@ -20,6 +20,7 @@ import (
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/mcp/mcptest"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/engine/taint"
@@ -572,13 +573,13 @@ arguments = { content = "The key is in .env." }
 
 // toolCounter is the script model, counting the tools each request offers.
 type toolCounter struct {
-	engine.Model
+	llm.Model
 	mu     sync.Mutex
 	counts []int
 	names  [][]string
 }
 
-func (c *toolCounter) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+func (c *toolCounter) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	c.mu.Lock()
 	var names []string
 	for _, ts := range req.Tools {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/rootfs"
 	"github.com/coda-acp/coda/validators"
@@ -61,7 +62,7 @@ func optionExample(id string) string {
 	case optionMode:
 		return modeAsk
 	case optionEffort:
-		return engine.EffortHigh
+		return llm.EffortHigh
 	}
 	return "json"
 }

@@ -9,21 +9,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // untilCancelled answers no call until the turn is cancelled.
 type untilCancelled struct{}
 
 func (untilCancelled) Name() string { return "until-cancelled" }
-func (untilCancelled) Stream(ctx context.Context, _ *engine.Request, _ func(engine.Delta) error) (*engine.Response, error) {
+func (untilCancelled) Stream(ctx context.Context, _ *llm.Request, _ func(llm.Delta) error) (*llm.Response, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
 
 type untilCancelledModels struct{}
 
-func (untilCancelledModels) Model(string) (engine.Model, error) { return untilCancelled{}, nil }
+func (untilCancelledModels) Model(string) (llm.Model, error) { return untilCancelled{}, nil }
 
 // A $/cancel_request read while its prompt, held behind an option change
 // (order.go), is being taken from the queue but is not yet running still

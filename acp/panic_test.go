@@ -13,13 +13,14 @@ import (
 	"github.com/coda-acp/coda/acp/acptest"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // panicky panics inside a turn, as a bug in coda would.
 type panicky struct{}
 
 func (panicky) Name() string { return "panicky" }
-func (panicky) Stream(context.Context, *engine.Request, func(engine.Delta) error) (*engine.Response, error) {
+func (panicky) Stream(context.Context, *llm.Request, func(llm.Delta) error) (*llm.Response, error) {
 	panic("a bug")
 }
 

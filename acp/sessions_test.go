@@ -26,6 +26,7 @@ import (
 	"github.com/coda-acp/coda/acp/acptest"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/engine/tools"
 	"github.com/coda-acp/coda/outputspec"
@@ -176,9 +177,9 @@ system_prompt = "Answer the question."
 available_tools = ["read_file", "list_files", "grep", "write_file", "edit_file", "shell"]
 `
 
-type oneModel struct{ m engine.Model }
+type oneModel struct{ m llm.Model }
 
-func (o oneModel) Model(string) (engine.Model, error) { return o.m, nil }
+func (o oneModel) Model(string) (llm.Model, error) { return o.m, nil }
 
 // counter makes stable ids: s-1, r-1, m-1, m-2, t-1, ...
 func counter() func(string) string {
@@ -224,7 +225,7 @@ func runSession(t *testing.T, file string) {
 		t.Fatal(err)
 	}
 	agent.Dir = work
-	var model engine.Model = script.New("script:test", &script.Script{})
+	var model llm.Model = script.New("script:test", &script.Script{})
 	if m := sections["model.toml"]; m != nil {
 		sc, err := script.Parse(m, "model.toml")
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // updateSink turns engine events into session/update notifications,
@@ -292,7 +293,7 @@ func (k *updateSink) plan(entries []engine.PlanEntry) error {
 }
 
 // usage reports the context window in use, when the model's size is known.
-func (k *updateSink) usage(u *engine.Usage) error {
+func (k *updateSink) usage(u *llm.Usage) error {
 	if u == nil || u.ContextWindow <= 0 {
 		return nil
 	}

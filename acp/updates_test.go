@@ -11,6 +11,7 @@ import (
 
 	"github.com/coda-acp/coda/acp/acptest"
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/outputspec"
 	statestore "github.com/coda-acp/coda/store"
 )
@@ -70,11 +71,11 @@ func TestUpdateSink_closing(t *testing.T) {
 // usage_update), and is the schema's UsageUpdate either way.
 func TestUpdateSink_usageCache(t *testing.T) {
 	for _, tt := range []struct {
-		usage engine.Usage
+		usage llm.Usage
 		meta  string
 	}{
-		{engine.Usage{InputTokens: 1000, OutputTokens: 20, CacheReadTokens: 900, CacheWriteTokens: 80, ContextWindow: 200000}, `"_meta":{"coda":{"cacheReadTokens":900,"cacheWriteTokens":80}}`},
-		{engine.Usage{InputTokens: 1000, OutputTokens: 20, ContextWindow: 200000}, ""},
+		{llm.Usage{InputTokens: 1000, OutputTokens: 20, CacheReadTokens: 900, CacheWriteTokens: 80, ContextWindow: 200000}, `"_meta":{"coda":{"cacheReadTokens":900,"cacheWriteTokens":80}}`},
+		{llm.Usage{InputTokens: 1000, OutputTokens: 20, ContextWindow: 200000}, ""},
 	} {
 		var wire bytes.Buffer
 		out := newOutput(&wire, nil)

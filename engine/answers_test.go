@@ -13,6 +13,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // Answers from every model (DESIGN §15): a reply checked as the answer,
@@ -313,14 +314,14 @@ func TestRun_noAnswerEvent(t *testing.T) {
 // toolless plays a server that refuses tools, as Ollama answers for a
 // model without the tools capability.
 type toolless struct {
-	engine.Model
+	llm.Model
 	refused int
 }
 
-func (m *toolless) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+func (m *toolless) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	if len(req.Tools) > 0 {
 		m.refused++
-		return nil, fmt.Errorf("ollama:gemma3: HTTP 400 Bad Request: registry.ollama.ai/library/gemma3:latest does not support tools: %w", engine.ErrToolsUnsupported)
+		return nil, fmt.Errorf("ollama:gemma3: HTTP 400 Bad Request: registry.ollama.ai/library/gemma3:latest does not support tools: %w", llm.ErrToolsUnsupported)
 	}
 	return m.Model.Stream(ctx, req, onDelta)
 }
@@ -396,8 +397,8 @@ func TestRun_modelFactsNoTools(t *testing.T) {
 [[turn]]
 text = "{\"ok\": true}"
 `)
-	turn.ModelFacts = func(spec string) engine.ModelFact {
-		return engine.ModelFact{NoTools: "tools = false in the config"}
+	turn.ModelFacts = func(spec string) llm.ModelFact {
+		return llm.ModelFact{NoTools: "tools = false in the config"}
 	}
 	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")

@@ -9,89 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unicode/utf8"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/script"
-	"github.com/coda-acp/coda/outputspec"
 )
-
-func TestArgsCap(t *testing.T) {
-	if got := engine.ArgsCap(blueprint.ToolSubmitOutput); got != 2*outputspec.MaxAnswer+64<<10 {
-		t.Errorf("submit_output's cap = %d", got)
-	}
-	if got := engine.ArgsCap("write_file"); got != 1<<20 {
-		t.Errorf("write_file's cap = %d", got)
-	}
-}
-
-func TestArgsBuffer(t *testing.T) {
-	t.Run("within the cap", func(t *testing.T) {
-		a := engine.ArgsBuffer{Name: "read_file"}
-		a.WriteString(" {\"path\":")
-		a.Write([]byte(` "a.go"} `))
-		want := engine.ToolCall{ID: "c", Name: "read_file", Arguments: json.RawMessage(`{"path": "a.go"}`)}
-		if diff := cmp.Diff(want, a.ToolCall("c")); diff != "" {
-			t.Error(diff)
-		}
-	})
-	t.Run("none, space or null are {}", func(t *testing.T) {
-		for _, in := range []string{"", "  \n", "null"} {
-			a := engine.ArgsBuffer{Name: "x"}
-			a.WriteString(in)
-			if got := a.ToolCall("c"); string(got.Arguments) != "{}" || got.Dropped != 0 {
-				t.Errorf("%q: %+v", in, got)
-			}
-			if !a.Empty() && in != "null" {
-				t.Errorf("%q: not Empty", in)
-			}
-		}
-	})
-	t.Run("past the cap a prefix is kept and the rest counted", func(t *testing.T) {
-		a := engine.ArgsBuffer{Name: "write_file"}
-		frag := strings.Repeat("x", 1000)
-		n := 0
-		for n <= 3<<20 {
-			a.WriteString(frag)
-			n += len(frag)
-		}
-		tc := a.ToolCall("c")
-		if tc.Size() != n || a.Len() != n || tc.Dropped != n-len(tc.Arguments) || len(tc.Arguments) > 4<<10 || len(tc.Arguments) == 0 {
-			t.Errorf("kept %d, dropped %d of %d", len(tc.Arguments), tc.Dropped, n)
-		}
-		if a.Empty() {
-			t.Error("a cut call is Empty")
-		}
-	})
-	t.Run("exactly at the cap is kept whole", func(t *testing.T) {
-		a := engine.ArgsBuffer{Name: "write_file"}
-		a.WriteString(strings.Repeat("x", engine.MaxArgs))
-		if tc := a.ToolCall("c"); tc.Dropped != 0 || len(tc.Arguments) != engine.MaxArgs {
-			t.Errorf("kept %d, dropped %d", len(tc.Arguments), tc.Dropped)
-		}
-	})
-	t.Run("a name that comes late lowers the cap", func(t *testing.T) {
-		var a engine.ArgsBuffer
-		a.WriteString(strings.Repeat("x", engine.MaxSubmitArgs+1))
-		a.Name = blueprint.ToolSubmitOutput
-		if tc := a.ToolCall("c"); tc.Dropped == 0 || tc.Size() != engine.MaxSubmitArgs+1 {
-			t.Errorf("kept %d, dropped %d", len(tc.Arguments), tc.Dropped)
-		}
-	})
-	t.Run("the kept prefix ends on a character", func(t *testing.T) {
-		for shift := range 4 {
-			a := engine.ArgsBuffer{Name: "x"}
-			a.WriteString(strings.Repeat("a", shift) + strings.Repeat("€", engine.MaxArgs))
-			tc := a.ToolCall("c")
-			if !utf8.Valid(tc.Arguments) || tc.Size() != shift+3*engine.MaxArgs {
-				t.Errorf("shift %d: valid %v, size %d", shift, utf8.Valid(tc.Arguments), tc.Size())
-			}
-		}
-	})
-}
 
 // bigScript is a script model of one call to name with arguments of at
 // least size bytes, then a submission.
@@ -119,7 +42,7 @@ func TestRun_oversizedSubmission(t *testing.T) {
 	}
 	size := len(`{"content": ""}`) + 2<<20
 	got := resultText(last[calls[0].ID])
-	want := "The answer is too large: this submit_output call's arguments are " + strconv.Itoa(size) + " bytes, over the " + strconv.Itoa(engine.MaxSubmitArgs) + "-byte cap"
+	want := "The answer is too large: this submit_output call's arguments are " + strconv.Itoa(size) + " bytes, over the " + strconv.Itoa(llm.MaxSubmitArgs) + "-byte cap"
 	if last[calls[0].ID].Status != engine.ToolFailed || !strings.Contains(got, want) || !strings.Contains(got, "Submit a shorter answer.") {
 		t.Errorf("result %s %q; want failed, %q", last[calls[0].ID].Status, got, want)
 	}
@@ -131,7 +54,7 @@ func TestRun_oversizedSubmission(t *testing.T) {
 		} `json:"oversized"`
 	}
 	raw := calls[0].RawInput
-	if err := json.Unmarshal(raw, &shown); err != nil || len(raw) > 2<<10 || shown.Oversized.Bytes != size || shown.Oversized.Cap != engine.MaxSubmitArgs || !strings.HasPrefix(shown.Oversized.Head, `{"content": "xxx`) {
+	if err := json.Unmarshal(raw, &shown); err != nil || len(raw) > 2<<10 || shown.Oversized.Bytes != size || shown.Oversized.Cap != llm.MaxSubmitArgs || !strings.HasPrefix(shown.Oversized.Head, `{"content": "xxx`) {
 		t.Errorf("rawInput (%d bytes) = %.200s (%v)", len(raw), raw, err)
 	}
 	resp, err := os.ReadFile(recordPath(turn, "stages/001-answer@1/response.md"))
@@ -172,8 +95,8 @@ available_tools = ["count"]
 // counter is an edit tool that counts its runs.
 type counter struct{ n int }
 
-func (*counter) Spec() engine.ToolSpec {
-	return engine.ToolSpec{Name: "count", Schema: json.RawMessage(`{"type":"object"}`)}
+func (*counter) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "count", Schema: json.RawMessage(`{"type":"object"}`)}
 }
 func (*counter) Kind() string { return "edit" }
 func (c *counter) Title(json.RawMessage) (string, []engine.Location) {
@@ -189,13 +112,13 @@ func (c *counter) Run(context.Context, *engine.Call) engine.ToolResult {
 type whole struct{ calls int }
 
 func (*whole) Name() string { return "whole" }
-func (w *whole) Stream(context.Context, *engine.Request, func(engine.Delta) error) (*engine.Response, error) {
+func (w *whole) Stream(context.Context, *llm.Request, func(llm.Delta) error) (*llm.Response, error) {
 	w.calls++
 	if w.calls == 1 {
 		args := `{"content":"` + strings.Repeat("y", 2<<20) + `"}`
-		return &engine.Response{ToolCalls: []engine.ToolCall{{ID: "c1", Name: "submit_output", Arguments: json.RawMessage(args)}}}, nil
+		return &llm.Response{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "submit_output", Arguments: json.RawMessage(args)}}}, nil
 	}
-	return &engine.Response{ToolCalls: []engine.ToolCall{{ID: "c2", Name: "submit_output", Arguments: json.RawMessage(`{"content":"ok"}`)}}}, nil
+	return &llm.Response{ToolCalls: []llm.ToolCall{{ID: "c2", Name: "submit_output", Arguments: json.RawMessage(`{"content":"ok"}`)}}}, nil
 }
 
 // The engine holds every Model's calls to the cap, not only its own

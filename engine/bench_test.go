@@ -17,6 +17,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/local"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/outputspec"
@@ -26,8 +27,8 @@ import (
 // noop is a tool that does nothing, so the benchmark measures the engine.
 type noop struct{}
 
-func (noop) Spec() engine.ToolSpec {
-	return engine.ToolSpec{Name: "noop", Description: "does nothing", Schema: json.RawMessage(`{"type":"object"}`)}
+func (noop) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "noop", Description: "does nothing", Schema: json.RawMessage(`{"type":"object"}`)}
 }
 func (noop) Kind() string { return "other" }
 func (noop) Run(context.Context, *engine.Call) engine.ToolResult {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/internal/bytesize"
 )
 
@@ -60,12 +61,6 @@ const (
 // cutPrefix starts the note that replaces a tool result.
 const cutPrefix = "[cut to fit the model's context window: "
 
-// A Windowed model says its context window before it is called, where the
-// provider decides it (Ollama: the num_ctx it sends); 0 when it cannot say.
-type Windowed interface {
-	ContextWindow(ctx context.Context) int
-}
-
 // windows are the windows the providers reported with their calls, by
 // model spec: shared by a run's tree (workers and children call the same
 // models).
@@ -102,8 +97,8 @@ type sizing struct{ tokens, bytes int }
 
 // window is the context window of the model spec names (m); 0 when it is
 // not known.
-func (v *stageVisit) window(ctx context.Context, spec string, m Model) int {
-	if w, ok := m.(Windowed); ok {
+func (v *stageVisit) window(ctx context.Context, spec string, m llm.Model) int {
+	if w, ok := m.(llm.Windowed); ok {
 		if n := w.ContextWindow(ctx); n > 0 {
 			return n
 		}
@@ -118,7 +113,7 @@ func (v *stageVisit) window(ctx context.Context, spec string, m Model) int {
 }
 
 // sized notes what a call that answered says of its request's size.
-func (v *stageVisit) sized(spec string, req *Request, resp *Response) {
+func (v *stageVisit) sized(spec string, req *llm.Request, resp *llm.Response) {
 	if resp.Usage.ContextWindow > 0 {
 		v.run.share.windows.set(spec, resp.Usage.ContextWindow)
 	}
@@ -128,7 +123,7 @@ func (v *stageVisit) sized(spec string, req *Request, resp *Response) {
 }
 
 // estimate is about how many tokens req is.
-func (v *stageVisit) estimate(req *Request) int {
+func (v *stageVisit) estimate(req *llm.Request) int {
 	b, last := requestBytes(req), v.fitting.size
 	switch d := b - last.bytes; {
 	case last.tokens == 0:
@@ -143,7 +138,7 @@ func (v *stageVisit) estimate(req *Request) int {
 // requestBytes counts what of req takes tokens: the system prompt, the
 // messages (text, reasoning, tool calls, what the provider replays, images
 // as imageTokens), and the tools.
-func requestBytes(req *Request) int {
+func requestBytes(req *llm.Request) int {
 	n := len(req.System)
 	for i := range req.Messages {
 		n += messageBytes(&req.Messages[i])
@@ -154,7 +149,7 @@ func requestBytes(req *Request) int {
 	return n
 }
 
-func messageBytes(m *Message) int {
+func messageBytes(m *llm.Message) int {
 	n := len(m.Text) + len(m.Thinking) + len(m.Replay) + len(m.Images)*imageTokens*bytesPerToken
 	for _, tc := range m.ToolCalls {
 		n += len(tc.Name) + len(tc.Arguments)
@@ -164,7 +159,7 @@ func messageBytes(m *Message) int {
 
 // fit compacts the visit's conversation so that req, a call of the model
 // spec names (m), fits its window; an error when it cannot.
-func (v *stageVisit) fit(ctx context.Context, spec string, m Model, req *Request) error {
+func (v *stageVisit) fit(ctx context.Context, spec string, m llm.Model, req *llm.Request) error {
 	window := v.window(ctx, spec, m)
 	if window <= 0 {
 		return nil
@@ -197,12 +192,12 @@ func (v *stageVisit) fit(ctx context.Context, spec string, m Model, req *Request
 type tooLarge string
 
 func (e tooLarge) Error() string { return string(e) }
-func (tooLarge) Unwrap() error   { return ErrModelUnavailable }
+func (tooLarge) Unwrap() error   { return llm.ErrModelUnavailable }
 
 // A compaction is one fit's cuts, made on a copy of the conversation.
 type compaction struct {
 	v      *stageVisit
-	msgs   []Message
+	msgs   []llm.Message
 	tokens int // the request's estimate, as cut so far
 	target int
 	// What was cut: tool results (how many, their names and bytes) and
@@ -224,7 +219,7 @@ func (c *compaction) cutToolResults() {
 			return
 		}
 		m := &c.msgs[i]
-		if m.Role != RoleTool || len(m.Text) < minCut || strings.HasPrefix(m.Text, cutPrefix) || c.v.isSubmit(m.ToolName) || c.v.isTransition(m.ToolName) {
+		if m.Role != llm.RoleTool || len(m.Text) < minCut || strings.HasPrefix(m.Text, cutPrefix) || c.v.isSubmit(m.ToolName) || c.v.isTransition(m.ToolName) {
 			continue
 		}
 		note := c.v.keepCut(m)
@@ -241,7 +236,7 @@ func (c *compaction) cutToolResults() {
 // keepCut keeps the whole text of the tool result m in the visit's record
 // and returns the note that stands in for it: what it was, and its run:
 // path; or, for a result carrying private content, that it is not kept.
-func (v *stageVisit) keepCut(m *Message) string {
+func (v *stageVisit) keepCut(m *llm.Message) string {
 	size := bytesize.Format(len(m.Text))
 	if private := v.run.taint.Carries(m.Text); private != "" {
 		return fmt.Sprintf("%sthis %s result (%s) carried content of %s, private under the taint gate, and is not kept; call %s again if you need it]", cutPrefix, m.ToolName, size, private, m.ToolName)

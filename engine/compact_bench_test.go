@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // BenchmarkFit measures what sizing a request costs before each call
@@ -12,12 +14,12 @@ import (
 // messages as JSON. A long tool loop: 200 messages, half of them 5 KB
 // tool results (about 1 MB).
 func BenchmarkFit(b *testing.B) {
-	req := &Request{System: strings.Repeat("system prompt ", 300)}
+	req := &llm.Request{System: strings.Repeat("system prompt ", 300)}
 	for i := range 200 {
 		if i%2 == 0 {
-			req.Messages = append(req.Messages, Message{Role: RoleAssistant, Text: "Reading the next file.", ToolCalls: []ToolCall{{ID: "c", Name: "read_file", Arguments: json.RawMessage(`{"path":"f.txt"}`)}}})
+			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, Text: "Reading the next file.", ToolCalls: []llm.ToolCall{{ID: "c", Name: "read_file", Arguments: json.RawMessage(`{"path":"f.txt"}`)}}})
 		} else {
-			req.Messages = append(req.Messages, Message{Role: RoleTool, ToolCallID: "c", ToolName: "read_file", Text: strings.Repeat("a line of the file\n", 270)})
+			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: "c", ToolName: "read_file", Text: strings.Repeat("a line of the file\n", 270)})
 		}
 	}
 	b.Run("requestBytes", func(b *testing.B) {

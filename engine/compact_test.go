@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/ollama"
 	"github.com/coda-acp/coda/engine/provider/ollama/ollamatest"
 	"github.com/coda-acp/coda/engine/provider/script"
@@ -115,7 +116,7 @@ func TestCompaction_toolResults(t *testing.T) {
 	var notes, whole int
 	var path string
 	for _, m := range last.Messages {
-		if m.Role != engine.RoleTool {
+		if m.Role != llm.RoleTool {
 			continue
 		}
 		if strings.HasPrefix(m.Text, "[cut to fit the model's context window: ") {
@@ -210,28 +211,28 @@ func TestCompaction_history(t *testing.T) {
 }
 
 // recording wraps the turn's models, keeping each request as sent.
-type recording struct{ reqs []*engine.Request }
+type recording struct{ reqs []*llm.Request }
 
-func (r *recording) wrap(ms engine.Models) engine.Model {
+func (r *recording) wrap(ms llm.Models) llm.Model {
 	m, _ := ms.Model("script:test")
 	return recorded{m, r}
 }
 
 type recorded struct {
-	engine.Model
+	llm.Model
 	r *recording
 }
 
 func (m recorded) ContextWindow(ctx context.Context) int {
-	if w, ok := m.Model.(engine.Windowed); ok {
+	if w, ok := m.Model.(llm.Windowed); ok {
 		return w.ContextWindow(ctx)
 	}
 	return 0
 }
 
-func (m recorded) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+func (m recorded) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	cp := *req
-	cp.Messages = append([]engine.Message(nil), req.Messages...)
+	cp.Messages = append([]llm.Message(nil), req.Messages...)
 	m.r.reqs = append(m.r.reqs, &cp)
 	return m.Model.Stream(ctx, req, onDelta)
 }
@@ -390,7 +391,7 @@ func TestCompaction_keepsSubmitAndTransition(t *testing.T) {
 	var first map[string]string // the two results as the model first saw them
 	for _, req := range rec.reqs {
 		for _, m := range req.Messages {
-			if m.Role != engine.RoleTool || m.ToolName == "read_file" {
+			if m.Role != llm.RoleTool || m.ToolName == "read_file" {
 				continue
 			}
 			if first == nil {

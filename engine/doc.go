@@ -10,15 +10,17 @@
 // Events to a Sink, reaches files and the user through a Workspace, and
 // calls Models chosen by its caller.
 //
-// What it shares with its callers, providers and tools: engine.go (Engine,
-// Turn, Result, Sink), model.go (Model, its requests and responses,
-// ModelFacts), tool.go (Tool, Call, ToolResult, Ask), event.go (the Events
-// a Sink receives), workspace.go (Workspace: files, permission, commands;
-// engine/local is the local disk's, acp the editor's), answer.go (the run
-// statuses), history.go (what a session's next turn keeps of the earlier
-// ones), image.go (a prompt's images, and what stands in for them), args.go (the
-// cap on tool arguments while they stream, and how they are shown),
-// notools.go (ToolSupport: models without tool calling).
+// What it shares with its callers and tools: engine.go (Engine, Turn,
+// Result, Sink), tool.go (Tool, Call, ToolResult, Ask), event.go (the
+// Events a Sink receives), workspace.go (Workspace: files, permission,
+// commands; engine/local is the local disk's, acp the editor's), answer.go
+// (the run statuses), history.go (what a session's next turn keeps of the
+// earlier ones), image.go (what later turns read in place of a prompt's
+// images), args.go (a reply's tool calls held to their caps, and how they
+// are shown), notools.go (ToolSupport: models without tool calling). What
+// a model call is (Model, Request, Response, images, effort levels, the
+// argument cap) is engine/llm's, which the providers import instead of
+// the engine.
 //
 // Where each rule of a run lives: engine.go (a run, its end, its result),
 // stage.go (a stage visit's model loop), submit_output.go and
@@ -42,8 +44,10 @@
 // The self-contained parts are packages of their own that import nothing
 // of the engine, which is their user: engine/blueprint (the blueprint's
 // types and strict loader), engine/lint (`coda validate`'s checks),
-// engine/taint (the taint gate, DESIGN §13), store (run records, DESIGN
-// §9); engine/local, the local Workspace, is its user in turn. Helpers shared with other packages are under internal/: textcut
+// engine/llm (what a model call is), engine/taint (the taint gate, DESIGN
+// §13), store (run records, DESIGN §9); engine/local, the local
+// Workspace, is its user in turn. Helpers shared with other packages are
+// under internal/: textcut
 // (the one cut of text to a byte count), glob (the one matcher of relative
 // paths), rootfs (files under the roots), proc (a command's process
 // group), plainjson, fileuri, bytesize.

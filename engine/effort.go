@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // Reasoning effort per call (DESIGN §16). Each model call asks for the
@@ -15,33 +17,6 @@ import (
 // sent as the nearest it takes, said once; a model that does not reason is
 // sent none.
 
-// BasicEfforts are the levels a model takes when nothing more is known of
-// it: the catalog does not know it, or it is a script.
-var BasicEfforts = []string{EffortOff, EffortLow, EffortMedium, EffortHigh}
-
-// effortOrder is every level, rising.
-var effortOrder = []string{EffortOff, EffortMinimal, EffortLow, EffortMedium, EffortHigh, EffortXHigh, EffortMax}
-
-// NearestEffort is the level of takes nearest effort from below (a model
-// that takes less than was asked: high for xhigh), else takes' lowest;
-// effort itself when takes has it or is empty, and "" for "".
-func NearestEffort(effort string, takes []string) string {
-	if effort == "" || len(takes) == 0 || slices.Contains(takes, effort) {
-		return effort
-	}
-	rank := slices.Index(effortOrder, effort)
-	best, bestRank := "", -1
-	for _, t := range takes {
-		if r := slices.Index(effortOrder, t); r < rank && r > bestRank {
-			best, bestRank = t, r
-		}
-	}
-	if best == "" {
-		best = takes[0]
-	}
-	return best
-}
-
 // effort is the reasoning effort a call of the model spec names asks for
 // in this visit.
 func (v *stageVisit) effort(spec string) string {
@@ -52,17 +27,17 @@ func (v *stageVisit) effort(spec string) string {
 	}
 	f := r.e.ModelFacts(spec)
 	if f.NoEffort {
-		if asked != EffortOff {
+		if asked != llm.EffortOff {
 			r.warn(fmt.Sprintf("stage %s asks effort %s of %s, which does not reason: it is sent no effort", v.stage.Name, asked, spec))
 		}
 		return ""
 	}
 	takes := f.Efforts
 	if len(takes) == 0 {
-		takes = BasicEfforts
+		takes = llm.BasicEfforts
 	}
 	if !slices.Contains(takes, asked) {
-		sent := NearestEffort(asked, takes)
+		sent := llm.NearestEffort(asked, takes)
 		r.warn(fmt.Sprintf("stage %s asks effort %s of %s, which takes %s: it is sent %s", v.stage.Name, asked, spec, strings.Join(takes, ", "), sent))
 		return sent
 	}

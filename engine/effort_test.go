@@ -8,36 +8,8 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
-	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 )
-
-// The blueprint's effort levels are the engine's.
-func TestEffortLevels(t *testing.T) {
-	want := []string{engine.EffortOff, engine.EffortMinimal, engine.EffortLow, engine.EffortMedium, engine.EffortHigh, engine.EffortXHigh, engine.EffortMax}
-	if !slices.Equal(blueprint.EffortLevels, want) {
-		t.Errorf("blueprint.EffortLevels = %v, want %v", blueprint.EffortLevels, want)
-	}
-}
-
-func TestNearestEffort(t *testing.T) {
-	for _, tt := range []struct {
-		effort string
-		takes  []string
-		want   string
-	}{
-		{"", []string{"low"}, ""},
-		{"high", nil, "high"},
-		{"high", []string{"low", "medium", "high"}, "high"},
-		{"xhigh", []string{"low", "medium", "high"}, "high"},
-		{"max", []string{"off", "low", "high", "xhigh"}, "xhigh"},
-		{"off", []string{"low", "medium", "high"}, "low"},
-		{"minimal", []string{"off", "low"}, "off"},
-	} {
-		if got := engine.NearestEffort(tt.effort, tt.takes); got != tt.want {
-			t.Errorf("NearestEffort(%q, %v) = %q, want %q", tt.effort, tt.takes, got, tt.want)
-		}
-	}
-}
 
 // Each call asks for its stage's effort: the stage's own model.effort, the
 // user's where the stage takes the user's model, the nearest level the
@@ -62,14 +34,14 @@ hint = "go on"
 mode = "output"
 model = { models = ["m:reasons"] }
 `
-	facts := func(spec string) engine.ModelFact {
+	facts := func(spec string) llm.ModelFact {
 		switch spec {
 		case "m:reasons":
-			return engine.ModelFact{Efforts: []string{"off", "low", "medium", "high"}}
+			return llm.ModelFact{Efforts: []string{"off", "low", "medium", "high"}}
 		case "m:plain":
-			return engine.ModelFact{NoEffort: true}
+			return llm.ModelFact{NoEffort: true}
 		}
-		return engine.ModelFact{}
+		return llm.ModelFact{}
 	}
 	for _, tt := range []struct {
 		name, user string
@@ -107,14 +79,14 @@ model = { models = ["m:reasons"] }
 
 // transitioner goes on to the next stage's first transition until the
 // stage can submit, then submits; it keeps the requests.
-type transitioner struct{ reqs []*engine.Request }
+type transitioner struct{ reqs []*llm.Request }
 
 func (m *transitioner) Name() string { return "transitioner" }
-func (m *transitioner) Stream(_ context.Context, req *engine.Request, _ func(engine.Delta) error) (*engine.Response, error) {
+func (m *transitioner) Stream(_ context.Context, req *llm.Request, _ func(llm.Delta) error) (*llm.Response, error) {
 	m.reqs = append(m.reqs, req)
 	for _, tool := range req.Tools {
 		if tool.Name == "submit_output" {
-			return &engine.Response{ToolCalls: []engine.ToolCall{{ID: "c", Name: "submit_output", Arguments: []byte(`{"content":"fine"}`)}}}, nil
+			return &llm.Response{ToolCalls: []llm.ToolCall{{ID: "c", Name: "submit_output", Arguments: []byte(`{"content":"fine"}`)}}}, nil
 		}
 	}
 	for _, tool := range req.Tools {
@@ -125,8 +97,8 @@ func (m *transitioner) Stream(_ context.Context, req *engine.Request, _ func(eng
 		}
 		if tool.Name == "transition" && json.Unmarshal(tool.Schema, &schema) == nil && len(schema.Properties.To.Enum) > 0 {
 			to, _ := json.Marshal(map[string]string{"to": schema.Properties.To.Enum[0]})
-			return &engine.Response{ToolCalls: []engine.ToolCall{{ID: "t", Name: "transition", Arguments: to}}}, nil
+			return &llm.Response{ToolCalls: []llm.ToolCall{{ID: "t", Name: "transition", Arguments: to}}}, nil
 		}
 	}
-	return &engine.Response{Text: "no way out"}, nil
+	return &llm.Response{Text: "no way out"}, nil
 }

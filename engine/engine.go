@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
@@ -59,7 +60,7 @@ type Exchange struct {
 // field but Models works. An Engine is not changed once it runs turns.
 type Engine struct {
 	// Models turns model specs into models; required.
-	Models Models
+	Models llm.Models
 	// Tools are coda's own tools, by name (engine/tools); a turn adds its
 	// session's (Turn.Tools).
 	Tools map[string]Tool
@@ -84,7 +85,7 @@ type Engine struct {
 	Taint taint.Launch
 	// ModelFacts says what is known of a model before calling it (which
 	// cannot call tools: DESIGN §15); nil knows nothing.
-	ModelFacts ModelFacts
+	ModelFacts llm.ModelFacts
 	// NoProjectInstructions keeps the working directory's AGENTS.md out
 	// of every stage's prompt (--no-project-instructions; instructions.go).
 	NoProjectInstructions bool
@@ -138,7 +139,7 @@ type Turn struct {
 	History []Exchange
 	// Images are the prompt's attached images (CheckImage): every stage's
 	// task message of this turn carries them.
-	Images []Image
+	Images []llm.Image
 	// Warnings are the caller's, given with the run's own (an MCP server
 	// that failed to start).
 	Warnings []string
@@ -223,14 +224,14 @@ const (
 // answer, when there is one, is emitted once, last, from here. Turns may
 // run at once, each with its own Turn.
 func (e *Engine) Run(ctx context.Context, t *Turn, sink Sink) *Result {
-	readyImages(t.Images) // encoded and uploaded once for all the turn's calls
+	llm.ReadyImages(t.Images) // encoded and uploaded once for all the turn's calls
 	res := e.newRun(t, guard(t.Agent, sink), nil).run(ctx)
 	// Their uploads are deleted once the turn is over and answered, with
 	// the record (Recorded): a delete is a round trip to the provider that
 	// the prompt's response need not wait for.
 	if len(t.Images) > 0 {
 		images, log := t.Images, e.log()
-		res.release = func() { releaseImages(ctx, images, log) }
+		res.release = func() { llm.ReleaseImages(ctx, images, log) }
 	}
 	return res
 }
@@ -326,7 +327,7 @@ type stageOutcome struct {
 	// tokens: the preamble's line of it.
 	ended, next, model string
 	calls              int
-	usage              Usage
+	usage              llm.Usage
 	// format and data are its answer's format and decoded value
 	// (store.Answer.Data), masked.
 	format string

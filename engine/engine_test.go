@@ -15,15 +15,16 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/local"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
 )
 
-type oneModel struct{ m engine.Model }
+type oneModel struct{ m llm.Model }
 
-func (o oneModel) Model(string) (engine.Model, error) { return o.m, nil }
+func (o oneModel) Model(string) (llm.Model, error) { return o.m, nil }
 
 // events is a Sink that keeps what it receives.
 type events struct {
@@ -211,25 +212,25 @@ error = "503 overloaded"
 }
 
 // models resolves specs from a map; an unknown spec is unavailable.
-type models map[string]engine.Model
+type models map[string]llm.Model
 
-func (m models) Model(spec string) (engine.Model, error) {
+func (m models) Model(spec string) (llm.Model, error) {
 	if mod := m[spec]; mod != nil {
 		return mod, nil
 	}
-	return nil, fmt.Errorf("%w: %s is not configured", engine.ErrModelUnavailable, spec)
+	return nil, fmt.Errorf("%w: %s is not configured", llm.ErrModelUnavailable, spec)
 }
 
 // recorder is a Model that answers with a submission and keeps the
 // requests it was sent.
 type recorder struct {
-	reqs []*engine.Request
+	reqs []*llm.Request
 }
 
 func (r *recorder) Name() string { return "recorder" }
-func (r *recorder) Stream(_ context.Context, req *engine.Request, _ func(engine.Delta) error) (*engine.Response, error) {
+func (r *recorder) Stream(_ context.Context, req *llm.Request, _ func(llm.Delta) error) (*llm.Response, error) {
 	r.reqs = append(r.reqs, req)
-	return &engine.Response{ToolCalls: []engine.ToolCall{{ID: "c", Name: "submit_output", Arguments: json.RawMessage(`{"content":"fine"}`)}}}, nil
+	return &llm.Response{ToolCalls: []llm.ToolCall{{ID: "c", Name: "submit_output", Arguments: json.RawMessage(`{"content":"fine"}`)}}}, nil
 }
 
 // A stage's models are tried in order: one that is not configured falls

@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/coda-acp/coda/store"
+import (
+	"github.com/coda-acp/coda/engine/llm"
+	"github.com/coda-acp/coda/store"
+)
 
 // EventKind says what an Event reports.
 type EventKind uint8
@@ -38,7 +41,7 @@ type Event struct {
 	ToolCall *ToolCallEvent // EventToolCall, EventToolCallUpdate
 	Plan     []PlanEntry    // EventPlan
 	Answer   *store.Answer  // EventFinalAnswer, EventNoAnswer
-	Usage    *Usage         // EventUsage
+	Usage    *llm.Usage     // EventUsage
 	// Worker, on the EventToolCallUpdate that counts a fan_out's workers
 	// done, is the worker that just ended: `coda run` shows each one.
 	Worker *WorkerEnd

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/coda-acp/coda/engine/llm"
+
 // StageStatus is status.json, for tests that read it back.
 type StageStatus = stageStatus
 
@@ -12,12 +14,8 @@ const (
 	MaxProjectInstructions = maxProjectInstructions
 )
 
-// ArgsCap is the most bytes of arguments a call to the named tool may
-// bring.
-func ArgsCap(tool string) int { return argsCap(tool) }
-
 // StandIn is what a model that cannot see images is sent for im.
-func StandIn(im Image) string { return im.standIn() }
+func StandIn(im llm.Image) string { return im.StandIn() }
 
 // Refuses reports whether spec's server refused the mechanism.
 func (t *ToolSupport) Refuses(spec, mechanism string) bool { return t.refused(spec, mechanism) }
@@ -26,4 +24,4 @@ func (t *ToolSupport) Refuses(spec, mechanism string) bool { return t.refused(sp
 func (t *ToolSupport) Lacks(spec string) string { return t.lacking(spec) }
 
 // ReleaseTimeout bounds the deletion of a turn's uploads.
-const ReleaseTimeout = releaseTimeout
+const ReleaseTimeout = llm.ReleaseTimeout

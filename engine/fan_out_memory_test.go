@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // bigReplies stands in for a model whose workers reply at length: each
@@ -18,14 +18,14 @@ import (
 // measures the live heap, after a collection: what the fan-out holds of the
 // workers that ended.
 type bigReplies struct {
-	engine.Model
+	llm.Model
 	size int
 
 	mu   sync.Mutex
 	peak uint64
 }
 
-func (m *bigReplies) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+func (m *bigReplies) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	resp, err := m.Model.Stream(ctx, req, onDelta)
 	if err != nil || resp.Text != "BIG" {
 		return resp, err

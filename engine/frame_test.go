@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // A frame names its source and holds its text; a closing tag in the text,
@@ -40,8 +41,8 @@ func TestFrame(t *testing.T) {
 // to close its frame and give the model instructions.
 type injecting struct{}
 
-func (injecting) Spec() engine.ToolSpec {
-	return engine.ToolSpec{Name: "web__fetch", Schema: json.RawMessage(`{"type":"object"}`)}
+func (injecting) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "web__fetch", Schema: json.RawMessage(`{"type":"object"}`)}
 }
 func (injecting) Kind() string          { return "fetch" }
 func (injecting) MCP() (string, string) { return "web", "fetch" }

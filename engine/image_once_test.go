@@ -7,18 +7,18 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // imageSpy records where each call's image's base64 lives.
 type imageSpy struct {
-	engine.Model
+	llm.Model
 	mu    sync.Mutex
 	at    []*byte
 	calls int
 }
 
-func (s *imageSpy) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+func (s *imageSpy) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	s.mu.Lock()
 	for _, m := range req.Messages {
 		for _, im := range m.Images {
@@ -60,7 +60,7 @@ arguments = { content = "A square." }
 	turn.Engine.Tools = builtinTools()
 	spy := &imageSpy{Model: turn.Models.(oneModel).m}
 	turn.Models = oneModel{spy}
-	turn.Images = []engine.Image{{MIMEType: "image/png", Data: append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{1}, 1<<20)...)}}
+	turn.Images = []llm.Image{{MIMEType: "image/png", Data: append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{1}, 1<<20)...)}}
 	if res := runTurn(context.Background(), turn, &events{}); res.Answer == nil {
 		t.Fatalf("Run = %s (%v)", res.Status, res.Err)
 	}

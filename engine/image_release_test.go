@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // uploader is a model that uploads each image of its requests, as a
 // provider with a files API does, and notes what happens, in order.
 type uploader struct {
-	engine.Model
+	llm.Model
 	mu      sync.Mutex
 	log     []string
 	release func(ctx context.Context) error // nil: note it, and succeed
@@ -29,7 +30,7 @@ func (u *uploader) note(s string) {
 	u.mu.Unlock()
 }
 
-func (u *uploader) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+func (u *uploader) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	for _, m := range req.Messages {
 		for _, im := range m.Images {
 			_, err := im.Uploaded("fake", func() (string, func(context.Context) error, error) {
@@ -93,7 +94,7 @@ func imageTurn(t *testing.T) (*testTurn, *uploader) {
 	turn.Engine.Tools = builtinTools()
 	u := &uploader{Model: turn.Models.(oneModel).m}
 	turn.Models = oneModel{u}
-	turn.Images = []engine.Image{{MIMEType: "image/png", Data: append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{1}, 1<<20)...)}}
+	turn.Images = []llm.Image{{MIMEType: "image/png", Data: append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{1}, 1<<20)...)}}
 	return turn, u
 }
 

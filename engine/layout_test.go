@@ -9,9 +9,10 @@ import (
 )
 
 // The leaf packages (ARCHITECTURE.md) import nothing of coda above them:
-// only internal helpers, outputspec and validators, and the linter the
-// blueprint it reads. So the taint gate, the store and the linter import
-// neither the engine nor each other, however deep one looks.
+// only internal helpers, outputspec and validators, and the linter and the
+// model vocabulary (llm) the blueprint. So the taint gate, the store, the
+// linter and the providers' vocabulary import neither the engine nor each
+// other, however deep one looks.
 func TestLayout_leaves(t *testing.T) {
 	const module = "github.com/coda-acp/coda/"
 	below := []string{"outputspec", "validators"}
@@ -20,6 +21,7 @@ func TestLayout_leaves(t *testing.T) {
 		"store":            nil,
 		"engine/blueprint": nil,
 		"engine/lint":      {"engine/blueprint"},
+		"engine/llm":       {"engine/blueprint"},
 	} {
 		seen := map[string]bool{}
 		var walk func(pkg string)

@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/google/go-cmp/cmp"
 )
 
 // nopTool is a tool that does nothing, known by its name.
 type nopTool struct{ name string }
 
-func (t nopTool) Spec() ToolSpec {
-	return ToolSpec{Name: t.name, Schema: json.RawMessage(`{"type":"object"}`)}
+func (t nopTool) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: t.name, Schema: json.RawMessage(`{"type":"object"}`)}
 }
 func (nopTool) Kind() string                              { return "other" }
 func (nopTool) Run(context.Context, *Call) (r ToolResult) { return r }
@@ -21,7 +22,7 @@ func (nopTool) Run(context.Context, *Call) (r ToolResult) { return r }
 // mcpTool stands in for an MCP server's tool (engine/mcp).
 type mcpTool struct{ server, tool string }
 
-func (t mcpTool) Spec() ToolSpec                      { return ToolSpec{Name: t.server + "__" + t.tool} }
+func (t mcpTool) Spec() llm.ToolSpec                  { return llm.ToolSpec{Name: t.server + "__" + t.tool} }
 func (mcpTool) Kind() string                          { return "other" }
 func (mcpTool) Run(context.Context, *Call) ToolResult { return ToolResult{} }
 func (t mcpTool) MCP() (string, string)               { return t.server, t.tool }
@@ -82,7 +83,7 @@ func TestAsksPermission(t *testing.T) {
 
 type kindTool string
 
-func (k kindTool) Spec() ToolSpec                      { return ToolSpec{Name: string(k)} }
+func (k kindTool) Spec() llm.ToolSpec                  { return llm.ToolSpec{Name: string(k)} }
 func (k kindTool) Kind() string                        { return string(k) }
 func (kindTool) Run(context.Context, *Call) ToolResult { return ToolResult{} }
 

@@ -1,10 +1,11 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // Models without tools (DESIGN §15). A model known to lack tool calling
@@ -16,11 +17,6 @@ import (
 // wrapping ErrToolsUnsupported) has that call made again without them, a
 // warning, and the fact remembered for the session (ToolSupport), so the
 // rest of the session calls that model without tools from the start.
-
-// ErrToolsUnsupported is wrapped by providers when the server refuses a
-// request because the model cannot call tools (Ollama's "does not support
-// tools", llama.cpp without --jinja, vLLM without auto tool choice).
-var ErrToolsUnsupported = errors.New("the model does not support tools")
 
 // ToolSupport is what a session has learned of its models' tool calling:
 // which model specs their servers refused tools for, and which of the
@@ -92,14 +88,14 @@ func (v *stageVisit) toolsFor(spec string) bool {
 // request is the visit's next model call as the model spec names takes
 // it: with the stage's tools and the prompt that names them, or without
 // tools and with the prompt for answering by reply.
-func (v *stageVisit) request(spec string) *Request {
+func (v *stageVisit) request(spec string) *llm.Request {
 	if v.toolsFor(spec) {
-		return &Request{System: v.system, Messages: v.messages, Tools: v.tools, Caller: v.run.sub.caller, Effort: v.effort(spec)}
+		return &llm.Request{System: v.system, Messages: v.messages, Tools: v.tools, Caller: v.run.sub.caller, Effort: v.effort(spec)}
 	}
 	if v.systemBare == "" {
 		v.systemBare = v.systemPrompt(false)
 	}
-	return &Request{System: v.systemBare, Messages: v.messages, Caller: v.run.sub.caller, Effort: v.effort(spec)}
+	return &llm.Request{System: v.systemBare, Messages: v.messages, Caller: v.run.sub.caller, Effort: v.effort(spec)}
 }
 
 // learnNoTools remembers for the session that spec's server refused tools,

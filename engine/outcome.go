@@ -54,16 +54,6 @@ func (v *stageVisit) endedBy(ctx context.Context, err error) string {
 	return endedError
 }
 
-// add adds the tokens of one call.
-func (u *Usage) add(c Usage) {
-	u.InputTokens += c.InputTokens
-	u.OutputTokens += c.OutputTokens
-	u.CacheReadTokens += c.CacheReadTokens
-	u.CacheWriteTokens += c.CacheWriteTokens
-	u.ReasoningTokens += c.ReasoningTokens
-	u.ContextWindow = max(u.ContextWindow, c.ContextWindow)
-}
-
 // summary is the one line a later stage's preamble gives of a finished
 // visit: "Model openai:gpt-5.1, 3 calls, 12,034 tokens in, 512 out; ended
 // by transition to review."

@@ -9,14 +9,15 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // visitStatus is what a test reads of a visit's status.json.
 type visitStatus struct {
-	Outcome    string       `json:"outcome"`
-	Transition string       `json:"transition"`
-	Model      string       `json:"model"`
-	Usage      engine.Usage `json:"usage"`
+	Outcome    string    `json:"outcome"`
+	Transition string    `json:"transition"`
+	Model      string    `json:"model"`
+	Usage      llm.Usage `json:"usage"`
 	Calls      []struct {
 		Model string `json:"model"`
 	} `json:"calls"`

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // The answer's protocol (DESIGN §19) is in every answering stage's system
@@ -19,7 +20,7 @@ func TestRun_answerProtocol(t *testing.T) {
 text = "{\"ok\": true}"
 `)
 		if toolless {
-			turn.ModelFacts = func(string) engine.ModelFact { return engine.ModelFact{NoTools: "tools = false"} }
+			turn.ModelFacts = func(string) llm.ModelFact { return llm.ModelFact{NoTools: "tools = false"} }
 		}
 		res := runTurn(context.Background(), turn, &events{})
 		ended(t, res, engine.StatusAnswered, "end_turn")

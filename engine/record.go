@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/bytesize"
 	"github.com/coda-acp/coda/internal/textcut"
@@ -59,8 +60,8 @@ type stageStatus struct {
 	Transition string `json:"transition,omitempty"`
 	// Model is the model that last answered; Usage the tokens of all the
 	// visit's calls.
-	Model string `json:"model,omitempty"`
-	Usage Usage  `json:"usage"`
+	Model string    `json:"model,omitempty"`
+	Usage llm.Usage `json:"usage"`
 	// HistoryNotShown counts the session's earlier turns cut from what
 	// the visit was sent (history.go).
 	HistoryNotShown int `json:"historyNotShown,omitempty"`
@@ -83,9 +84,9 @@ type stageStatus struct {
 
 // callUsage records one model call.
 type callUsage struct {
-	Model      string `json:"model"`
-	StopReason string `json:"stopReason"`
-	Usage      Usage  `json:"usage"`
+	Model      string    `json:"model"`
+	StopReason string    `json:"stopReason"`
+	Usage      llm.Usage `json:"usage"`
 }
 
 // toolUse records one tool call.
@@ -122,7 +123,7 @@ func newVisitRecord(rec *store.Run, stage string, n int, mask func(string) strin
 
 // call records a model call: the prompt as sent (written at the first
 // call) and the response, kept until the visit ends.
-func (vr *visitRecord) call(model string, req *Request, resp *Response) {
+func (vr *visitRecord) call(model string, req *llm.Request, resp *llm.Response) {
 	if vr.Dir() == "" {
 		return
 	}
@@ -162,7 +163,7 @@ func clipReply(s string) string {
 // by it, not written out again (historyText): its own record has it whole,
 // and a long session would otherwise rewrite its whole history at every
 // turn. history is the first message's text of the earlier turns.
-func writePrompt(w io.Writer, system string, msgs []Message, earlier []Exchange, history string, mask func(string) string) error {
+func writePrompt(w io.Writer, system string, msgs []llm.Message, earlier []Exchange, history string, mask func(string) string) error {
 	fmt.Fprintf(w, "# System\n\n%s\n", mask(system))
 	for i, m := range msgs {
 		text := m.Text
@@ -186,7 +187,7 @@ func (vr *visitRecord) compacted(line string) {
 	}
 }
 
-func (vr *visitRecord) tool(tc ToolCall, res ToolResult) {
+func (vr *visitRecord) tool(tc llm.ToolCall, res ToolResult) {
 	vr.status.Tools = append(vr.status.Tools, toolUse{Name: tc.Name, Error: res.IsError})
 	if vr.Dir() != "" {
 		out := res.Output

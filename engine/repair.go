@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/outputspec"
 )
 
@@ -70,10 +71,10 @@ func (v *stageVisit) owes() bool { return v.stage.OwesOutput() && v.submitted ==
 // check puts a submit_output call before the visit's Desk. Arguments cut
 // while they streamed are refused here, unparsed: the answer is over its
 // cap whatever the rest says.
-func (v *stageVisit) check(ctx context.Context, tc ToolCall) outputspec.Verdict {
+func (v *stageVisit) check(ctx context.Context, tc llm.ToolCall) outputspec.Verdict {
 	if tc.Dropped > 0 {
 		return outputspec.Verdict{Feedback: fmt.Sprintf("The answer is too large: this submit_output call's arguments are %d bytes, over the %d-byte cap (the answer itself may be at most %d bytes). Nothing was recorded. Submit a shorter answer.",
-			tc.Size(), argsCap(tc.Name), outputspec.MaxAnswer)}
+			tc.Size(), llm.ArgsCap(tc.Name), outputspec.MaxAnswer)}
 	}
 	return v.checkSubmission(ctx, outputspec.Submission{Args: tc.Arguments, Typed: v.shaped.typed})
 }
@@ -176,7 +177,7 @@ func (v *stageVisit) repairLeave(to string) bool {
 // none of the calls after it submits one, saying so as the call's result
 // rather than pretending the move happened. It costs a revisit; with none
 // left the transition goes through (and repairLeave forces the output).
-func (v *stageVisit) holdForAnswer(to string, later []ToolCall) (ToolResult, bool) {
+func (v *stageVisit) holdForAnswer(to string, later []llm.ToolCall) (ToolResult, bool) {
 	if !v.owes() || submits(later) || v.revisits >= v.stage.Revisits() || v.rep.phase >= stopped {
 		return ToolResult{}, false
 	}
@@ -186,7 +187,7 @@ func (v *stageVisit) holdForAnswer(to string, later []ToolCall) (ToolResult, boo
 }
 
 // submits reports whether any of calls is a submit_output call.
-func submits(calls []ToolCall) bool {
+func submits(calls []llm.ToolCall) bool {
 	for _, c := range calls {
 		if c.Name == blueprint.ToolSubmitOutput {
 			return true

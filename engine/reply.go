@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/outputspec"
 )
 
@@ -24,8 +25,8 @@ import (
 // repairReply is what follows a reply without a tool call in a visit that
 // owes its answer: the reply checked as the answer, or a nudge. It reports
 // whether the model is asked again.
-func (v *stageVisit) repairReply(ctx context.Context, resp *Response) bool {
-	if resp.StopReason == StopMaxTokens {
+func (v *stageVisit) repairReply(ctx context.Context, resp *llm.Response) bool {
+	if resp.StopReason == llm.StopMaxTokens {
 		// Not the model's choice, nor a malformed answer: it ran out of
 		// room (DESIGN §17). This costs an iteration but no revisit.
 		v.say(v.cutAnswer(len(resp.Text)))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // The engine's rules (DESIGN §4, §6), driven by the script model against
@@ -25,12 +26,12 @@ import (
 
 // spy is a Model that keeps the requests it is sent and passes them on.
 type spy struct {
-	engine.Model
+	llm.Model
 	mu   sync.Mutex
-	reqs []*engine.Request
+	reqs []*llm.Request
 }
 
-func (s *spy) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+func (s *spy) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	s.mu.Lock()
 	// The engine appends to its messages after the call: keep a copy.
 	cp := *req
@@ -529,8 +530,8 @@ type blocker struct {
 	ran    bool
 }
 
-func (*blocker) Spec() engine.ToolSpec {
-	return engine.ToolSpec{Name: "block", Schema: json.RawMessage(`{"type":"object"}`)}
+func (*blocker) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "block", Schema: json.RawMessage(`{"type":"object"}`)}
 }
 func (*blocker) Kind() string { return "execute" }
 func (b *blocker) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
@@ -591,14 +592,14 @@ type flaky struct {
 }
 
 func (f *flaky) Name() string { return "flaky" }
-func (f *flaky) Stream(_ context.Context, _ *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+func (f *flaky) Stream(_ context.Context, _ *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	f.calls++
 	if f.midReply {
-		if err := onDelta(engine.Delta{Text: "Partly"}); err != nil {
+		if err := onDelta(llm.Delta{Text: "Partly"}); err != nil {
 			return nil, err
 		}
 	}
-	return nil, fmt.Errorf("%w: model not found", engine.ErrModelUnavailable)
+	return nil, fmt.Errorf("%w: model not found", llm.ErrModelUnavailable)
 }
 
 // A model that is unavailable when called falls through to the next; the
@@ -643,7 +644,7 @@ text = "never"
 	gone := &flaky{midReply: true}
 	turn.Models = models{"a:gone": gone, "b:there": turn.Models.(oneModel).m}
 	res := runTurn(context.Background(), turn, &events{})
-	if res.Status != engine.StatusFailed || !errors.Is(res.Err, engine.ErrModelUnavailable) {
+	if res.Status != engine.StatusFailed || !errors.Is(res.Err, llm.ErrModelUnavailable) {
 		t.Fatalf("Run = %s, %v; want failed with the first model's error", res.Status, res.Err)
 	}
 }
@@ -660,7 +661,7 @@ func TestRun_noModel(t *testing.T) {
 	turn, _ = scripted(t, answerStage, "")
 	turn.Models = models{}
 	res = runTurn(context.Background(), turn, &events{})
-	if res.Status != engine.StatusFailed || !errors.Is(res.Err, engine.ErrModelUnavailable) {
+	if res.Status != engine.StatusFailed || !errors.Is(res.Err, llm.ErrModelUnavailable) {
 		t.Errorf("Run = %s, %v", res.Status, res.Err)
 	}
 }
@@ -686,8 +687,8 @@ text = "Hello"
 // panicky is a tool with a bug.
 type panicky struct{}
 
-func (panicky) Spec() engine.ToolSpec {
-	return engine.ToolSpec{Name: "panicky", Schema: json.RawMessage(`{"type":"object"}`)}
+func (panicky) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "panicky", Schema: json.RawMessage(`{"type":"object"}`)}
 }
 func (panicky) Kind() string { return "read" }
 func (panicky) Run(context.Context, *engine.Call) engine.ToolResult {

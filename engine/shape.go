@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/outputspec"
 )
 
@@ -70,15 +71,15 @@ func (v *stageVisit) rank(spec string) int {
 
 // shape shapes req, the visit's next call as m (spec) takes it, for the
 // answer (see the top of this file), and notes how in v.shaped.
-func (v *stageVisit) shape(spec string, m Model, req *Request) {
+func (v *stageVisit) shape(spec string, m llm.Model, req *llm.Request) {
 	v.shaped = shaped{}
 	req.ToolChoice, req.Reply = "", nil
 	c := v.contract
 	if c == nil {
 		return
 	}
-	var sh Shapes
-	s, known := m.(Shaper)
+	var sh llm.Shapes
+	s, known := m.(llm.Shaper)
 	if known {
 		sh = s.Shapes(req)
 	}
@@ -89,7 +90,7 @@ func (v *stageVisit) shape(spec string, m Model, req *Request) {
 	rank := v.rank(spec)
 	answerCall := v.answerCall()
 	unforced := false
-	if i := slices.IndexFunc(req.Tools, func(t ToolSpec) bool { return t.Name == blueprint.ToolSubmitOutput }); i >= 0 && v.canSubmit() {
+	if i := slices.IndexFunc(req.Tools, func(t llm.ToolSpec) bool { return t.Name == blueprint.ToolSubmitOutput }); i >= 0 && v.canSubmit() {
 		var ts outputspec.ToolShape
 		if rank >= rankTool {
 			ts.Typed = c.Typed()
@@ -111,7 +112,7 @@ func (v *stageVisit) shape(spec string, m Model, req *Request) {
 				// The prompt says what the API could not: only for this
 				// call, so the conversation does not gather it.
 				req.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)],
-					Message{Role: RoleUser, Text: "Nothing else is left to do in this stage. " + v.howToAnswer("the answer") + "."})
+					llm.Message{Role: llm.RoleUser, Text: "Nothing else is left to do in this stage. " + v.howToAnswer("the answer") + "."})
 			}
 		}
 		if answerCall && (rank == rankNative || unforced) {
@@ -130,7 +131,7 @@ func (v *stageVisit) shape(spec string, m Model, req *Request) {
 // answer asks for, or nil: only for a json answer owed and taken from a
 // reply, where the API has that output (with a schema, or for any JSON),
 // strict where the schema fits.
-func (v *stageVisit) replyFormat(spec string, sh Shapes, rank int) *ReplyFormat {
+func (v *stageVisit) replyFormat(spec string, sh llm.Shapes, rank int) *llm.ReplyFormat {
 	c := v.contract
 	if rank < rankNative || !c.Typed() || !v.owes() || !v.stage.AnswersFromReply() || v.run.share.support.refused(spec, mechanismReply) {
 		return nil
@@ -139,7 +140,7 @@ func (v *stageVisit) replyFormat(spec string, sh Shapes, rank int) *ReplyFormat 
 	if schema == nil && !sh.ReplyAny || schema != nil && !sh.Reply {
 		return nil
 	}
-	f := &ReplyFormat{Name: "answer", Schema: schema}
+	f := &llm.ReplyFormat{Name: "answer", Schema: schema}
 	if schema != nil && sh.Strict != "" && c.ReplyStrict(sh.Strict) == "" {
 		f.Strict = true
 	}
@@ -147,9 +148,9 @@ func (v *stageVisit) replyFormat(spec string, sh Shapes, rank int) *ReplyFormat 
 }
 
 // submitSpecShaped is submit_output as shape s writes it.
-func (v *stageVisit) submitSpecShaped(s outputspec.ToolShape) ToolSpec {
+func (v *stageVisit) submitSpecShaped(s outputspec.ToolShape) llm.ToolSpec {
 	w := v.ways(true)
-	return ToolSpec{Name: blueprint.ToolSubmitOutput, Description: v.contract.ToolDescriptionShaped(w, s), Schema: v.contract.ToolSchemaShaped(w, s), Strict: s.Strict != ""}
+	return llm.ToolSpec{Name: blueprint.ToolSubmitOutput, Description: v.contract.ToolDescriptionShaped(w, s), Schema: v.contract.ToolSchemaShaped(w, s), Strict: s.Strict != ""}
 }
 
 // answerCall reports whether nothing but the answer is left for the
@@ -168,7 +169,7 @@ func (v *stageVisit) answerCall() bool {
 // mechanism, warning the first time; it reports whether this is news (the
 // call is then made again without it).
 func (v *stageVisit) learnRefused(spec string, err error) bool {
-	var me *MechanismError
+	var me *llm.MechanismError
 	if !errors.As(err, &me) {
 		return false
 	}
@@ -293,7 +294,7 @@ func (t *thinkSplit) flush() (thought, reply string) {
 
 // splitThink moves a reply's leading think block from its text to its
 // thinking, as the stream was split.
-func splitThink(resp *Response) {
+func splitThink(resp *llm.Response) {
 	rest := strings.TrimLeft(resp.Text, " \t\r\n")
 	body, ok := strings.CutPrefix(rest, thinkOpen)
 	if !ok {

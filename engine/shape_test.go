@@ -10,33 +10,34 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/outputspec"
 )
 
 // A shaper is a scripted model that says which mechanisms it takes, as a
-// provider does (engine.Shaper), and records what it was sent; with
+// provider does (llm.Shaper), and records what it was sent; with
 // refuse set, a request that uses that mechanism is refused as a server
 // refuses it (a 400 naming it).
 type shaper struct {
-	engine.Model
-	shapes engine.Shapes
+	llm.Model
+	shapes llm.Shapes
 	refuse string // "strict", "tool_choice", "reply_format"
 
 	mu      sync.Mutex
-	reqs    []engine.Request
+	reqs    []llm.Request
 	refused int
 }
 
-func (s *shaper) Shapes(*engine.Request) engine.Shapes { return s.shapes }
+func (s *shaper) Shapes(*llm.Request) llm.Shapes { return s.shapes }
 
-func (s *shaper) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+func (s *shaper) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	s.mu.Lock()
 	cp := *req
 	cp.Messages = slices.Clone(req.Messages)
 	cp.Tools = slices.Clone(req.Tools)
 	s.reqs = append(s.reqs, cp)
 	uses := map[string]bool{
-		"strict":       slices.ContainsFunc(req.Tools, func(t engine.ToolSpec) bool { return t.Strict }) || req.Reply != nil && req.Reply.Strict,
+		"strict":       slices.ContainsFunc(req.Tools, func(t llm.ToolSpec) bool { return t.Strict }) || req.Reply != nil && req.Reply.Strict,
 		"tool_choice":  req.ToolChoice != "",
 		"reply_format": req.Reply != nil,
 	}
@@ -46,12 +47,12 @@ func (s *shaper) Stream(ctx context.Context, req *engine.Request, onDelta func(e
 	}
 	s.mu.Unlock()
 	if refuse {
-		return nil, &engine.MechanismError{Mechanism: s.refuse, Err: errors.New("script:test: HTTP 400 Bad Request: " + s.refuse + " is not supported by this server")}
+		return nil, &llm.MechanismError{Mechanism: s.refuse, Err: errors.New("script:test: HTTP 400 Bad Request: " + s.refuse + " is not supported by this server")}
 	}
 	return s.Model.Stream(ctx, req, onDelta)
 }
 
-func (s *shaper) requests() []engine.Request {
+func (s *shaper) requests() []llm.Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.reqs)
@@ -59,13 +60,13 @@ func (s *shaper) requests() []engine.Request {
 
 // An OpenAI-like API: strict tools and schemas, a named tool choice,
 // JSON replies with or without a schema.
-var openaiLike = engine.Shapes{Strict: outputspec.StrictOpenAI, ToolChoice: true, Reply: true, ReplyAny: true}
+var openaiLike = llm.Shapes{Strict: outputspec.StrictOpenAI, ToolChoice: true, Reply: true, ReplyAny: true}
 
 const closedJSON = `format = "json"
 schema = { type = "object", additionalProperties = false, required = ["safe", "issues"], properties = { safe = { type = "boolean" }, issues = { type = "array", items = { type = "string" } } } }
 `
 
-func shaped(t *testing.T, blueprint, model string, shapes engine.Shapes) (*testTurn, *shaper) {
+func shaped(t *testing.T, blueprint, model string, shapes llm.Shapes) (*testTurn, *shaper) {
 	t.Helper()
 	turn := newTurn(t, blueprint, model)
 	sh := &shaper{Model: turn.Models.(oneModel).m, shapes: shapes}
@@ -74,7 +75,7 @@ func shaped(t *testing.T, blueprint, model string, shapes engine.Shapes) (*testT
 }
 
 // submitOf is the submit_output tool a request offered.
-func submitOf(t *testing.T, req engine.Request) engine.ToolSpec {
+func submitOf(t *testing.T, req llm.Request) llm.ToolSpec {
 	t.Helper()
 	for _, tool := range req.Tools {
 		if tool.Name == "submit_output" {
@@ -82,11 +83,11 @@ func submitOf(t *testing.T, req engine.Request) engine.ToolSpec {
 		}
 	}
 	t.Fatalf("no submit_output in %d tools", len(req.Tools))
-	return engine.ToolSpec{}
+	return llm.ToolSpec{}
 }
 
 // contentType is the type submit_output's content is given.
-func contentType(t *testing.T, tool engine.ToolSpec) any {
+func contentType(t *testing.T, tool llm.ToolSpec) any {
 	t.Helper()
 	var s struct {
 		Properties struct {
@@ -140,7 +141,7 @@ name = "submit_output"
 arguments = { content = '{"safe": true, "issues": []}' }
 `, openaiLike)
 		if how == "provider" {
-			turn.ModelFacts = func(string) engine.ModelFact { return engine.ModelFact{Structured: "prompted"} }
+			turn.ModelFacts = func(string) llm.ModelFact { return llm.ModelFact{Structured: "prompted"} }
 		}
 		res := runTurn(context.Background(), turn, &events{})
 		ended(t, res, engine.StatusAnswered, "end_turn")
@@ -185,7 +186,7 @@ text = "Let me look first."
 
 [[turn]]
 text = '{"safe": false, "issues": ["a"]}'
-`, engine.Shapes{Reply: true})
+`, llm.Shapes{Reply: true})
 	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
 	reqs := sh.requests()
@@ -308,7 +309,7 @@ func TestRun_thinkBlock(t *testing.T) {
 tools = false
 [[turn]]
 text = ["<thi", "nk>The module looks ", "safe.</thi", "nk>\n\n", "{\"safe\": true, \"issues\": []}"]
-`, engine.Shapes{})
+`, llm.Shapes{})
 	sink := &events{}
 	res := runTurn(context.Background(), turn, sink)
 	ended(t, res, engine.StatusAnswered, "end_turn")

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
 )
@@ -52,8 +53,8 @@ type stageVisit struct {
 	rec      *visitRecord
 
 	system   string
-	messages []Message
-	tools    []ToolSpec      // as the model is told of them
+	messages []llm.Message
+	tools    []llm.ToolSpec  // as the model is told of them
 	offered  map[string]Tool // the stage's own tools, by name
 	targets  []string        // the ways out: transitions in order, then DONE
 	models   []string
@@ -75,7 +76,7 @@ type stageVisit struct {
 	ended   string
 	next    string // the stage the visit went on to; "" when the run ends
 	model   string
-	usage   Usage
+	usage   llm.Usage
 	reports []string // fan_out reports, for later stages
 	callID  string   // the tool call being run, as the editor knows it
 	// nudged says the call being made carries a nudge; shaped is how the
@@ -118,7 +119,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if resp.StopReason == StopRefusal && len(resp.ToolCalls) == 0 {
+		if resp.StopReason == llm.StopRefusal && len(resp.ToolCalls) == 0 {
 			v.refused(resp) // the model's own refusal (unavailable.go)
 			return "", nil
 		}
@@ -156,7 +157,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 		if v.halted() {
 			return v.haltTo(), nil
 		}
-		if resp.StopReason == StopMaxTokens {
+		if resp.StopReason == llm.StopMaxTokens {
 			r.stop = "max_tokens"
 			v.ended = endedMaxTokens
 			return "", nil
@@ -175,7 +176,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 }
 
 func (v *stageVisit) say(msg string) {
-	v.messages = append(v.messages, Message{Role: RoleUser, Text: msg})
+	v.messages = append(v.messages, llm.Message{Role: llm.RoleUser, Text: msg})
 }
 
 // prepare builds the visit's system prompt, first messages, tools and
@@ -195,7 +196,7 @@ func (v *stageVisit) prepare() {
 		v.rec.earlier, v.rec.history = history, earlier
 		v.rec.status.HistoryNotShown = history[0].NotShown
 	}
-	v.messages = append(v.messages, Message{Role: RoleUser, Text: earlier + v.preamble() + r.t.Prompt, Images: r.t.Images})
+	v.messages = append(v.messages, llm.Message{Role: llm.RoleUser, Text: earlier + v.preamble() + r.t.Prompt, Images: r.t.Images})
 
 	var listed []string // the tools of the session and coda's own listed, offered unless withheld
 	for _, name := range stageToolNames(s.AvailableTools, r.share.tools) {
@@ -208,7 +209,7 @@ func (v *stageVisit) prepare() {
 			listed = append(listed, name)
 		}
 	}
-	var own []ToolSpec // coda's tools of the stage's own: submit_output, delegation, transition
+	var own []llm.ToolSpec // coda's tools of the stage's own: submit_output, delegation, transition
 	if v.canSubmit() {
 		own = append(own, v.submitSpec())
 	}
@@ -254,7 +255,7 @@ func (v *stageVisit) systemPrompt(tools bool) string {
 }
 
 // call makes one model call, streaming its text and reasoning to the sink.
-func (v *stageVisit) call(ctx context.Context) (*Response, error) {
+func (v *stageVisit) call(ctx context.Context) (*llm.Response, error) {
 	r := v.run
 	if len(v.models) == 0 {
 		return nil, fmt.Errorf("stage %s has no model: give the stage model = { models = [...] } or pass --model", v.stage.Name)
@@ -268,7 +269,7 @@ func (v *stageVisit) call(ctx context.Context) (*Response, error) {
 		req := v.request(spec)
 		out.split, out.held = thinkSplit{}, [2]string{} // what a failed try held is not this one's
 		resp, err := v.stream(ctx, spec, req, out.delta)
-		if errors.Is(err, ErrToolsUnsupported) && len(req.Tools) > 0 && out.textID == "" && ctx.Err() == nil {
+		if errors.Is(err, llm.ErrToolsUnsupported) && len(req.Tools) > 0 && out.textID == "" && ctx.Err() == nil {
 			// The server refused the tools: the same call without them.
 			v.learnNoTools(spec, err)
 			req = v.request(spec)
@@ -291,7 +292,7 @@ func (v *stageVisit) call(ctx context.Context) (*Response, error) {
 			return nil, ctx.Err()
 		}
 		lastErr = err
-		if !errors.Is(err, ErrModelUnavailable) || out.textID != "" {
+		if !errors.Is(err, llm.ErrModelUnavailable) || out.textID != "" {
 			break
 		}
 		if i+1 < len(v.models) {
@@ -305,7 +306,7 @@ func (v *stageVisit) call(ctx context.Context) (*Response, error) {
 // its window (compact.go), shaped for the answer (shape.go). A server that
 // refuses one of the mechanisms the call asked for has it made again
 // without it, once a mechanism.
-func (v *stageVisit) stream(ctx context.Context, spec string, req *Request, onDelta func(Delta) error) (*Response, error) {
+func (v *stageVisit) stream(ctx context.Context, spec string, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	m, err := v.run.e.Models.Model(spec)
 	if err != nil {
 		return nil, err
@@ -337,7 +338,7 @@ type replyStream struct {
 	held              [2]string // thought and text held back to be masked (hold)
 }
 
-func (s *replyStream) delta(d Delta) error {
+func (s *replyStream) delta(d llm.Delta) error {
 	thought, text := d.Thinking, d.Text
 	if text != "" {
 		var t string
@@ -406,19 +407,19 @@ func (s *replyStream) emitNow(thought, text string) error {
 
 // took adds a model's reply to the visit: the record, the conversation,
 // the last text, and the usage report.
-func (v *stageVisit) took(ctx context.Context, spec string, req *Request, resp *Response) error {
+func (v *stageVisit) took(ctx context.Context, spec string, req *llm.Request, resp *llm.Response) error {
 	r := v.run
 	v.rec.call(spec, req, resp)
-	v.usage.add(resp.Usage)
+	v.usage.Add(resp.Usage)
 	if resp.Text != "" || resp.Thinking != "" || len(resp.ToolCalls) > 0 {
 		// An empty reply is left out: providers refuse an assistant
 		// message with no content.
-		v.messages = append(v.messages, Message{Role: RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay})
+		v.messages = append(v.messages, llm.Message{Role: llm.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay})
 	}
 	if resp.Text != "" {
 		v.lastText, r.reply = resp.Text, resp.Text
 	}
-	if resp.Usage == (Usage{}) {
+	if resp.Usage == (llm.Usage{}) {
 		return nil
 	}
 	u := resp.Usage
@@ -428,7 +429,7 @@ func (v *stageVisit) took(ctx context.Context, spec string, req *Request, resp *
 // runTools runs a response's tool calls in order and feeds their results
 // back. It returns a transition target if one was chosen, and end=true when
 // a passing submission ends the stage.
-func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, end bool, err error) {
+func (v *stageVisit) runTools(ctx context.Context, resp *llm.Response) (to string, end bool, err error) {
 	defer func() { v.callID = "" }()
 	for i, tc := range resp.ToolCalls {
 		tool := v.offered[tc.Name]
@@ -441,12 +442,12 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 		var stop error // a fan_out whose failed worker ends the run
 		switch {
 		case tc.Dropped > 0 && !v.isSubmit(tc.Name): // submit_output refuses its own, as a refused submission
-			res = Errorf("The arguments of this %s call are too large: %d bytes, over the %d-byte cap. The call was not run. Make it smaller, or split the work into several calls.", tc.Name, tc.Size(), argsCap(tc.Name))
-		case resp.StopReason == StopMaxTokens && tc.Dropped == 0 && !json.Valid(tc.Arguments) && v.isSubmit(tc.Name):
+			res = Errorf("The arguments of this %s call are too large: %d bytes, over the %d-byte cap. The call was not run. Make it smaller, or split the work into several calls.", tc.Name, tc.Size(), llm.ArgsCap(tc.Name))
+		case resp.StopReason == llm.StopMaxTokens && tc.Dropped == 0 && !json.Valid(tc.Arguments) && v.isSubmit(tc.Name):
 			// Not a malformed answer: the model ran out of output tokens
 			// while writing it (DESIGN §17).
 			res = Errorf("%s", v.cutAnswer(len(tc.Arguments)))
-		case resp.StopReason == StopMaxTokens && tc.Dropped == 0 && !json.Valid(tc.Arguments):
+		case resp.StopReason == llm.StopMaxTokens && tc.Dropped == 0 && !json.Valid(tc.Arguments):
 			// Not a malformed call: the model ran out of output tokens
 			// while writing it.
 			res = Errorf("Your reply reached the model's output token limit while you were writing this %s call, so its arguments were cut off. Make it shorter and call %s again.", tc.Name, tc.Name)
@@ -484,7 +485,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 		if res.untrusted {
 			fed = Frame("result of "+tc.Name, fed)
 		}
-		v.messages = append(v.messages, Message{Role: RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: fed, IsError: res.IsError})
+		v.messages = append(v.messages, llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: fed, IsError: res.IsError})
 		v.rec.tool(tc, res)
 		if stop != nil {
 			return "", false, stop
@@ -497,7 +498,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *Response) (to string, e
 // title, kind and locations, and pending when it waits for the user's
 // approval. tool is the stage's own tool of that name, or nil. A call
 // whose arguments were cut is shown by its name alone.
-func (v *stageVisit) announce(tc ToolCall, tool Tool) *ToolCallEvent {
+func (v *stageVisit) announce(tc llm.ToolCall, tool Tool) *ToolCallEvent {
 	ev := &ToolCallEvent{ID: v.run.e.NewID("t"), Title: tc.Name, Name: tc.Name, Kind: "other", Status: ToolInProgress, RawInput: shownArgs(tc)}
 	if g := v.run.taint; g.Tainted() {
 		// Shown before the gate has decided on the call: its private
@@ -568,7 +569,7 @@ func (v *stageVisit) toolNames() []string {
 	return names
 }
 
-func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc ToolCall, ev *ToolCallEvent) (res ToolResult) {
+func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc llm.ToolCall, ev *ToolCallEvent) (res ToolResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			v.run.log.Error("tool panicked", "tool", tc.Name, "panic", p)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
 )
@@ -24,9 +25,9 @@ func (v *stageVisit) isSubmit(name string) bool {
 	return name == blueprint.ToolSubmitOutput && v.canSubmit()
 }
 
-func (v *stageVisit) submitSpec() ToolSpec {
+func (v *stageVisit) submitSpec() llm.ToolSpec {
 	w := v.ways(true)
-	return ToolSpec{Name: blueprint.ToolSubmitOutput, Description: v.contract.ToolDescriptionFor(w), Schema: v.contract.ToolSchemaFor(w)}
+	return llm.ToolSpec{Name: blueprint.ToolSubmitOutput, Description: v.contract.ToolDescriptionFor(w), Schema: v.contract.ToolSchemaFor(w)}
 }
 
 // submitTitle is how the editor shows a submit_output call.
@@ -35,7 +36,7 @@ func (v *stageVisit) submitTitle() string { return "submit_output (" + v.contrac
 // submit runs a submit_output call. end reports that the submission
 // passed and ends the stage: one without transitions, unless the answer
 // was cut (then the model may submit a shorter one).
-func (v *stageVisit) submit(ctx context.Context, tc ToolCall) (res ToolResult, end bool) {
+func (v *stageVisit) submit(ctx context.Context, tc llm.ToolCall) (res ToolResult, end bool) {
 	verdict := v.check(ctx, tc)
 	if verdict.Unavailable != "" {
 		return v.unavailable(ctx, verdict.Unavailable), false

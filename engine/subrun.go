@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/internal/textcut"
 	"github.com/coda-acp/coda/store"
 )
@@ -24,19 +25,11 @@ import (
 // further.
 const MaxDepth = 3
 
-// A Caller names the sub-run making a model call: its name, with its
-// parents' when nested ("c1/w2"), and the fan_out task id it was given.
-// The turn's own run is the zero Caller.
-type Caller struct {
-	Name string
-	Task string
-}
-
 // delegation is a run's own part in the tree: where it sits, and the
 // workers and children it started.
 type delegation struct {
 	depth  int
-	caller Caller // zero for the turn's own run
+	caller llm.Caller // zero for the turn's own run
 	// workers are the run's fan_out workers so far, across its fan_out
 	// calls, in task order: names go on from one call to the next.
 	workers  []store.SubRun
@@ -75,7 +68,7 @@ func (r *run) newSub(s subSpec) *run {
 	// tools meet the turn's policy.
 	c := r.e.newRun(&t, &subSink{to: r.share.sink, label: label, shown: map[string]bool{}}, r)
 	c.sub.depth = r.sub.depth + 1
-	c.sub.caller = Caller{Name: name, Task: s.task}
+	c.sub.caller = llm.Caller{Name: name, Task: s.task}
 	return c
 }
 
@@ -183,8 +176,8 @@ func (w *subWorkspace) RequestPermission(ctx context.Context, req PermissionRequ
 }
 
 // delegationSpecs are the stage's tools for starting sub-runs.
-func (v *stageVisit) delegationSpecs() []ToolSpec {
-	var specs []ToolSpec
+func (v *stageVisit) delegationSpecs() []llm.ToolSpec {
+	var specs []llm.ToolSpec
 	if v.stage.Delegates(blueprint.ToolFanOut) {
 		specs = append(specs, v.fanOutSpec())
 	}
@@ -195,7 +188,7 @@ func (v *stageVisit) delegationSpecs() []ToolSpec {
 }
 
 // delegationTitle is how the editor shows a call of one of them.
-func delegationTitle(tc ToolCall) string {
+func delegationTitle(tc llm.ToolCall) string {
 	var a struct {
 		Tasks []json.RawMessage `json:"tasks"`
 		Agent string            `json:"agent"`
@@ -217,7 +210,7 @@ func delegationTitle(tc ToolCall) string {
 
 // delegate runs a call of one of them. stop is an error that ends the run
 // (a failed worker under on_worker_failure = "fail").
-func (v *stageVisit) delegate(ctx context.Context, tc ToolCall, ev *ToolCallEvent) (res ToolResult, stop error) {
+func (v *stageVisit) delegate(ctx context.Context, tc llm.ToolCall, ev *ToolCallEvent) (res ToolResult, stop error) {
 	switch tc.Name {
 	case blueprint.ToolFanOut:
 		return v.fanOut(ctx, tc, ev)

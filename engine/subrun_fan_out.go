@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/internal/textcut"
 	"github.com/coda-acp/coda/store"
 )
@@ -27,7 +28,7 @@ const maxTasks = 64
 const workerOwed = "worker finished without the final output its stage requires"
 
 // fanOutSpec is fan_out as the model is told of it.
-func (v *stageVisit) fanOutSpec() ToolSpec {
+func (v *stageVisit) fanOutSpec() llm.ToolSpec {
 	fo := v.stage.FanOut
 	ws := v.run.t.Agent.Stages[fo.Worker]
 	var d strings.Builder
@@ -48,7 +49,7 @@ func (v *stageVisit) fanOutSpec() ToolSpec {
 	schema := fmt.Sprintf(`{"type":"object","properties":{"tasks":{"type":"array","minItems":1,"maxItems":%d,"items":{"type":"object","properties":{`+
 		`"id":{"type":"string","description":"A short, unique name for the task, shown in the report."},`+
 		`"prompt":{"type":"string","description":"Everything the worker needs to do its slice."}},"required":["prompt"]}}},"required":["tasks"]}`, maxTasks)
-	return ToolSpec{Name: blueprint.ToolFanOut, Description: d.String(), Schema: json.RawMessage(schema)}
+	return llm.ToolSpec{Name: blueprint.ToolFanOut, Description: d.String(), Schema: json.RawMessage(schema)}
 }
 
 // A fanOutTask is one task of a fan_out call.
@@ -179,7 +180,7 @@ func (w *worker) record() store.SubRun {
 // and, when a worker failed under on_worker_failure = "fail", the error
 // that ends the run. It returns only when every worker it started has
 // stopped.
-func (v *stageVisit) fanOut(ctx context.Context, tc ToolCall, ev *ToolCallEvent) (ToolResult, error) {
+func (v *stageVisit) fanOut(ctx context.Context, tc llm.ToolCall, ev *ToolCallEvent) (ToolResult, error) {
 	r, fo := v.run, v.stage.FanOut
 	tasks, bad := parseTasks(tc.Arguments, len(r.sub.workers))
 	if bad != "" {

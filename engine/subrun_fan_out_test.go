@@ -16,6 +16,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/local"
 	"github.com/coda-acp/coda/engine/tools"
 	"github.com/coda-acp/coda/outputspec"
@@ -699,7 +700,7 @@ text = "a.go is fixed."
 	if len(res.Warnings) != 0 {
 		t.Errorf("warnings %q", res.Warnings)
 	}
-	var worker *engine.Request
+	var worker *llm.Request
 	for _, req := range sp.reqs {
 		if req.Caller.Task == "a.go" {
 			worker = req
@@ -758,13 +759,13 @@ text = "Nothing to check."
 
 // gauge is a model that counts the worker calls in flight at once.
 type gauge struct {
-	engine.Model
+	llm.Model
 	mu         sync.Mutex
 	now, most  int
 	workerSeen int
 }
 
-func (g *gauge) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+func (g *gauge) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	if req.Caller.Name == "" {
 		return g.Model.Stream(ctx, req, onDelta)
 	}
@@ -818,12 +819,12 @@ func TestFanOut_maxWorkers(t *testing.T) {
 // as Ollama does for a model without the tools capability, counting the
 // refusals; every other spec is served as it is.
 type refusing struct {
-	m       engine.Model
+	m       llm.Model
 	mu      sync.Mutex
 	refused int
 }
 
-func (m *refusing) Model(spec string) (engine.Model, error) {
+func (m *refusing) Model(spec string) (llm.Model, error) {
 	if spec != "script:worker" {
 		return m.m, nil
 	}
@@ -834,12 +835,12 @@ type refusingModel struct{ *refusing }
 
 func (m refusingModel) Name() string { return "script:worker" }
 
-func (m refusingModel) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+func (m refusingModel) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	if len(req.Tools) > 0 {
 		m.mu.Lock()
 		m.refused++
 		m.mu.Unlock()
-		return nil, fmt.Errorf("HTTP 400: worker does not support tools: %w", engine.ErrToolsUnsupported)
+		return nil, fmt.Errorf("HTTP 400: worker does not support tools: %w", llm.ErrToolsUnsupported)
 	}
 	return m.m.Stream(ctx, req, onDelta)
 }
@@ -889,11 +890,11 @@ text = "Done."
 
 	// What is known of the worker's model before calling it.
 	turn, sp = scripted(t, bp, model)
-	turn.ModelFacts = func(spec string) engine.ModelFact {
+	turn.ModelFacts = func(spec string) llm.ModelFact {
 		if spec == "script:worker" {
-			return engine.ModelFact{NoTools: "tools = false in the config"}
+			return llm.ModelFact{NoTools: "tools = false in the config"}
 		}
-		return engine.ModelFact{}
+		return llm.ModelFact{}
 	}
 	turn.Models = oneModel{sp}
 	ended(t, runTurn(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/internal/plainjson"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
@@ -79,7 +80,7 @@ func (r *run) loadAgent(name string) (*blueprint.Blueprint, error) {
 	return b, nil
 }
 
-func (v *stageVisit) spawnSpecs() []ToolSpec {
+func (v *stageVisit) spawnSpecs() []llm.ToolSpec {
 	r, s := v.run, v.stage
 	var d strings.Builder
 	fmt.Fprintf(&d, "Start another agent on a task of its own. It runs alongside you, and this call returns its id (c1, c2, …) at once; call %s with the id when you need its answer. "+
@@ -101,7 +102,7 @@ func (v *stageVisit) spawnSpecs() []ToolSpec {
 		`"output_instructions":{"type":"string","description":"What the answer must contain and how it is laid out."},` +
 		`"output_schema":{"type":"object","description":"A JSON Schema the answer's data must satisfy."}},"required":["agent","prompt"]}`
 	waitSchema := `{"type":"object","properties":{"id":{"type":"string","description":"The id spawn_agent returned, such as c1."}},"required":["id"]}`
-	return []ToolSpec{
+	return []llm.ToolSpec{
 		{Name: blueprint.ToolSpawnAgent, Description: d.String(), Schema: json.RawMessage(spawnSchema)},
 		{Name: blueprint.ToolWaitForAgent, Description: "Wait until an agent you started with spawn_agent has finished, and get its answer record: status, format, content (the answer), flags and warnings. " +
 			"A status other than \"answered\" means it has no answer; its warnings say why.", Schema: json.RawMessage(waitSchema)},
@@ -109,7 +110,7 @@ func (v *stageVisit) spawnSpecs() []ToolSpec {
 }
 
 // spawn runs a spawn_agent call.
-func (v *stageVisit) spawn(ctx context.Context, tc ToolCall) ToolResult {
+func (v *stageVisit) spawn(ctx context.Context, tc llm.ToolCall) ToolResult {
 	r := v.run
 	var a struct {
 		Agent              string          `json:"agent"`
@@ -195,7 +196,7 @@ func spawnSchema(raw json.RawMessage) (map[string]any, string) {
 
 // wait runs a wait_for_agent call. A cancelled wait returns at once; the
 // visit then ends cancelled.
-func (v *stageVisit) wait(ctx context.Context, tc ToolCall) ToolResult {
+func (v *stageVisit) wait(ctx context.Context, tc llm.ToolCall) ToolResult {
 	r := v.run
 	var a struct {
 		ID string `json:"id"`

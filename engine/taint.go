@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/rootfs"
 	"github.com/coda-acp/coda/outputspec"
@@ -194,7 +195,7 @@ func (v *stageVisit) gateReason(ctx context.Context, reason string) string {
 // gateEgress is the gate before an Egress tool runs. It reports whether the
 // call was refused, with the result the model gets; a call the user
 // approved in answering the gate's question is marked so (Call.Approved).
-func (v *stageVisit) gateEgress(ctx context.Context, tool Tool, call *Call, tc ToolCall, ev *ToolCallEvent) (ToolResult, bool) {
+func (v *stageVisit) gateEgress(ctx context.Context, tool Tool, call *Call, tc llm.ToolCall, ev *ToolCallEvent) (ToolResult, bool) {
 	e, ok := tool.(Egress)
 	if v.run.taint == nil || !ok || !e.Egress() {
 		return ToolResult{}, false

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/taint"
 )
 
@@ -81,7 +82,7 @@ func BenchmarkTaintGate(b *testing.B) {
 	}
 	b.Run("ref-shownArgs-shell", func(b *testing.B) {
 		args, _ := json.Marshal(map[string]string{"command": cmd})
-		tc := ToolCall{Name: "shell", Arguments: args}
+		tc := llm.ToolCall{Name: "shell", Arguments: args}
 		b.ReportAllocs()
 		for b.Loop() {
 			_ = shownArgs(tc)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/taint"
 )
 
@@ -125,7 +126,7 @@ arguments = { content = "Copied, not attached." }
 // update of the refused call. (coda run prints these same events on
 // stderr: cmd/coda's taint_stderr.txtar.)
 func TestTaint_maskedBeforeTheGate(t *testing.T) {
-	oversized := "echo " + secretKey + " " + strings.Repeat("x", engine.MaxArgs)
+	oversized := "echo " + secretKey + " " + strings.Repeat("x", llm.MaxArgs)
 	f := newTaintFixture(t, "[agent.taint]\npolicy = \"deny\"\n", readEnv+`
 [[turn]]
 text = ["I found ", "the key: sk-proj-4fGh82k", "LmN0pQrStUvWxYz12f3 — ", "I will use it.\n", "Then API_KEY=`+secretKey+`"]
@@ -374,8 +375,8 @@ arguments = { content = "It listens on PORT=5432." }
 // naming it in its call.
 type lookupTool struct{}
 
-func (lookupTool) Spec() engine.ToolSpec {
-	return engine.ToolSpec{Name: "lookup", Schema: json.RawMessage(`{"type":"object"}`)}
+func (lookupTool) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "lookup", Schema: json.RawMessage(`{"type":"object"}`)}
 }
 func (lookupTool) Kind() string { return "read" }
 func (lookupTool) Run(context.Context, *engine.Call) engine.ToolResult {

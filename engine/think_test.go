@@ -1,6 +1,10 @@
 package engine
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/coda-acp/coda/engine/llm"
+)
 
 // However a reply is cut into pieces, the think split streams the same
 // thought and text as splitThink makes of the whole.
@@ -16,7 +20,7 @@ func TestThinkSplit_pieces(t *testing.T) {
 		"<think></think>",
 		"answer <think>later</think>",
 	} {
-		whole := Response{Text: reply}
+		whole := llm.Response{Text: reply}
 		splitThink(&whole)
 		for cut1 := 0; cut1 <= len(reply); cut1++ {
 			for cut2 := cut1; cut2 <= len(reply); cut2++ {
@@ -37,7 +41,7 @@ func TestThinkSplit_pieces(t *testing.T) {
 }
 
 func trimmed(s string) string {
-	r := Response{Text: "<think>" + s + "</think>"}
+	r := llm.Response{Text: "<think>" + s + "</think>"}
 	splitThink(&r)
 	return r.Thinking
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/taint"
 )
 
@@ -20,7 +21,7 @@ import (
 type Tool interface {
 	// Spec names the tool and gives the model its description and the JSON
 	// Schema of its arguments.
-	Spec() ToolSpec
+	Spec() llm.ToolSpec
 	// Kind is the ACP tool kind: read, edit, delete, move, search, execute,
 	// think, fetch or other.
 	Kind() string

@@ -8,14 +8,15 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/tools"
 )
 
 // mcpTool stands in for an MCP server's tool (engine/mcp).
 type mcpTool struct{ server, tool string }
 
-func (t mcpTool) Spec() engine.ToolSpec {
-	return engine.ToolSpec{Name: t.server + "__" + t.tool, Description: "An MCP tool."}
+func (t mcpTool) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: t.server + "__" + t.tool, Description: "An MCP tool."}
 }
 func (mcpTool) Kind() string                                        { return "other" }
 func (mcpTool) Run(context.Context, *engine.Call) engine.ToolResult { return engine.ToolResult{} }

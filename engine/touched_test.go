@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/local"
 )
 
@@ -102,8 +103,8 @@ text = "Built."
 // says nothing of it.
 type mcpWriter struct{ dir string }
 
-func (mcpWriter) Spec() engine.ToolSpec {
-	return engine.ToolSpec{Name: "fs__save", Schema: json.RawMessage(`{"type":"object"}`)}
+func (mcpWriter) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "fs__save", Schema: json.RawMessage(`{"type":"object"}`)}
 }
 func (mcpWriter) Kind() string          { return "other" }
 func (mcpWriter) WritesUntracked() bool { return true }

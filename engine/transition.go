@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // transition is the engine's tool for leaving a stage (DESIGN §6). A stage
@@ -26,11 +27,11 @@ func ways(s *blueprint.Stage) string {
 	return b.String()
 }
 
-func transitionSpec(s *blueprint.Stage, targets []string) ToolSpec {
+func transitionSpec(s *blueprint.Stage, targets []string) llm.ToolSpec {
 	enum, _ := json.Marshal(targets)
 	desc := "Move on from this stage. Choose where to go next:" + ways(s)
 	schema := `{"type":"object","properties":{"to":{"type":"string","enum":` + string(enum) + `},"reason":{"type":"string","description":"Why, in a sentence."}},"required":["to"]}`
-	return ToolSpec{Name: blueprint.ToolTransition, Description: desc, Schema: json.RawMessage(schema)}
+	return llm.ToolSpec{Name: blueprint.ToolTransition, Description: desc, Schema: json.RawMessage(schema)}
 }
 
 // canTransition reports whether this visit offers transition.
@@ -46,7 +47,7 @@ func (v *stageVisit) isTransition(name string) bool {
 // call's result and the chosen target, or "" when the call did not move:
 // bad arguments, a target that is not a way out, or a stage that still
 // owes its answer (see holdForAnswer).
-func (v *stageVisit) transition(calls []ToolCall, i int) (ToolResult, string) {
+func (v *stageVisit) transition(calls []llm.ToolCall, i int) (ToolResult, string) {
 	var args struct {
 		To     string `json:"to"`
 		Reason string `json:"reason"`

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"strings"
+
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // Unavailable (DESIGN §15): submit_output(unavailable: "reason") lets the
@@ -42,7 +44,7 @@ func (v *stageVisit) unavailable(ctx context.Context, reason string) ToolResult 
 
 // refused ends the visit on the model's refusal resp (see the top of this
 // file).
-func (v *stageVisit) refused(resp *Response) {
+func (v *stageVisit) refused(resp *llm.Response) {
 	r := v.run
 	r.stop = "refusal"
 	v.ended = endedRefusal

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // The yield benchmark (DESIGN §15): scripted models that fail the ways real
@@ -256,7 +257,7 @@ func BenchmarkYield(b *testing.B) {
 
 // The answer's shape at the source, measured (DESIGN §17): the same
 // scripted models, played by a fake provider that takes every mechanism
-// (engine.Shaper, as OpenAI's APIs do) and honours each exactly as its API
+// (llm.Shaper, as OpenAI's APIs do) and honours each exactly as its API
 // documents it, against structured = "prompted" (today's behaviour) and
 // "auto":
 //
@@ -298,17 +299,17 @@ type constrained struct {
 
 func (c *constrained) Name() string { return "fake:constrained" }
 
-func (c *constrained) Shapes(*engine.Request) engine.Shapes {
-	return engine.Shapes{Strict: engine.StrictOpenAI, ToolChoice: true, Reply: true, ReplyAny: true}
+func (c *constrained) Shapes(*llm.Request) llm.Shapes {
+	return llm.Shapes{Strict: llm.StrictOpenAI, ToolChoice: true, Reply: true, ReplyAny: true}
 }
 
-func (c *constrained) Stream(_ context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+func (c *constrained) Stream(_ context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	if c.toolless && len(req.Tools) > 0 {
-		return nil, fmt.Errorf("fake:constrained: HTTP 400: this model does not support tools: %w", engine.ErrToolsUnsupported)
+		return nil, fmt.Errorf("fake:constrained: HTTP 400: this model does not support tools: %w", llm.ErrToolsUnsupported)
 	}
 	t := c.turns[min(c.n, len(c.turns)-1)]
 	c.n++
-	var submitTool *engine.ToolSpec
+	var submitTool *llm.ToolSpec
 	for i := range req.Tools {
 		if req.Tools[i].Name == "submit_output" {
 			submitTool = &req.Tools[i]
@@ -317,13 +318,13 @@ func (c *constrained) Stream(_ context.Context, req *engine.Request, onDelta fun
 	if req.ToolChoice == "submit_output" && submitTool != nil {
 		t.submit = true
 	}
-	resp := &engine.Response{StopReason: engine.StopEndTurn}
+	resp := &llm.Response{StopReason: llm.StopEndTurn}
 	if t.cut {
-		resp.StopReason = engine.StopMaxTokens
+		resp.StopReason = llm.StopMaxTokens
 	}
 	switch {
 	case t.submit && submitTool != nil && t.cut:
-		resp.ToolCalls = []engine.ToolCall{{ID: "call", Name: "submit_output", Arguments: json.RawMessage(`{"content": "` + t.text)}}
+		resp.ToolCalls = []llm.ToolCall{{ID: "call", Name: "submit_output", Arguments: json.RawMessage(`{"content": "` + t.text)}}
 	case t.submit && submitTool != nil:
 		content, _ := json.Marshal(t.text) // a string, as the prompted schema asks
 		if typedContent(submitTool.Schema) {
@@ -334,8 +335,8 @@ func (c *constrained) Stream(_ context.Context, req *engine.Request, onDelta fun
 				content = []byte(t.text)
 			}
 		}
-		resp.ToolCalls = []engine.ToolCall{{ID: "call", Name: "submit_output", Arguments: json.RawMessage(`{"content":` + string(content) + `}`)}}
-		resp.StopReason = engine.StopToolUse
+		resp.ToolCalls = []llm.ToolCall{{ID: "call", Name: "submit_output", Arguments: json.RawMessage(`{"content":` + string(content) + `}`)}}
+		resp.StopReason = llm.StopToolUse
 	default:
 		text := t.text
 		if f := req.Reply; f != nil && !t.cut {
@@ -347,7 +348,7 @@ func (c *constrained) Stream(_ context.Context, req *engine.Request, onDelta fun
 			}
 		}
 		resp.Text = text
-		if err := onDelta(engine.Delta{Text: text}); err != nil {
+		if err := onDelta(llm.Delta{Text: text}); err != nil {
 			return nil, err
 		}
 	}

@@ -39,7 +39,7 @@ import (
 // fitting. A $schema naming draft-04 or older does: its keywords read
 // otherwise (exclusiveMaximum a flag), and it is sent as written.
 
-// Strict subsets (ToolShape.Strict, engine.Shapes.Strict).
+// Strict subsets (ToolShape.Strict, llm.Shapes.Strict).
 const (
 	StrictOpenAI    = "openai"
 	StrictAnthropic = "anthropic"

@@ -16,7 +16,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/provider/anthropic"
 	"github.com/coda-acp/coda/engine/provider/gemini"
@@ -102,7 +102,7 @@ type config struct {
 	sleep     func(context.Context, time.Duration) error // backoff waits; nil is a real timer (tests inject one)
 
 	mu     sync.Mutex
-	cached map[string]engine.Model // by spec: a model keeps state across calls (a script's turns)
+	cached map[string]llm.Model // by spec: a model keeps state across calls (a script's turns)
 	// listedWindows are the windows the providers' listings gave, by spec
 	// (discover.go), under their own lock: Model holds mu while it asks
 	// modelFacts.
@@ -238,7 +238,7 @@ func configDefaultPath(getenv func(string) string) string {
 // a file is there, else no file (the built-in providers only). Unknown keys
 // are errors naming the key.
 func loadConfig(path string, getenv func(string) string) (*config, error) {
-	c := &config{getenv: getenv, providers: configBuiltinProviders(getenv), cached: map[string]engine.Model{}}
+	c := &config{getenv: getenv, providers: configBuiltinProviders(getenv), cached: map[string]llm.Model{}}
 	if path == "" {
 		if p := configDefaultPath(getenv); p != "" {
 			if _, err := os.Stat(p); err == nil {
@@ -450,14 +450,14 @@ func (b *providerConfig) merge(p providerConfig) providerConfig {
 }
 
 // models resolves model specs against c.
-func (c *config) models() engine.Models { return configModels{c} }
+func (c *config) models() llm.Models { return configModels{c} }
 
 type configModels struct{ c *config }
 
 // Model returns the model for spec ("PROVIDER:MODEL" or "script:PATH"),
 // the same one each time for a spec. An unknown provider or a missing key
-// is an error wrapping engine.ErrModelUnavailable.
-func (m configModels) Model(spec string) (engine.Model, error) {
+// is an error wrapping llm.ErrModelUnavailable.
+func (m configModels) Model(spec string) (llm.Model, error) {
 	c := m.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -472,7 +472,7 @@ func (m configModels) Model(spec string) (engine.Model, error) {
 	return model, nil
 }
 
-func (c *config) newModel(spec string) (engine.Model, error) {
+func (c *config) newModel(spec string) (llm.Model, error) {
 	name, model, err := configSplitSpec(spec)
 	if err != nil {
 		return nil, configUnavailable{err.Error()}
@@ -529,7 +529,7 @@ func (p *providerConfig) effort(model string) string {
 
 // configEfforts are the effort levels the config takes (DESIGN §16): the
 // catalog says which of them each model takes.
-var configEfforts = []string{engine.EffortOff, engine.EffortMinimal, engine.EffortLow, engine.EffortMedium, engine.EffortHigh, engine.EffortXHigh, engine.EffortMax}
+var configEfforts = []string{llm.EffortOff, llm.EffortMinimal, llm.EffortLow, llm.EffortMedium, llm.EffortHigh, llm.EffortXHigh, llm.EffortMax}
 
 func checkEffort(e string) error {
 	if e == "" || slices.Contains(configEfforts, e) {
@@ -703,7 +703,7 @@ func configSplitSpec(spec string) (provider, model string, err error) {
 type configUnavailable struct{ msg string }
 
 func (e configUnavailable) Error() string { return e.msg }
-func (e configUnavailable) Unwrap() error { return engine.ErrModelUnavailable }
+func (e configUnavailable) Unwrap() error { return llm.ErrModelUnavailable }
 
 // missingKey is a model whose API key is not in the environment: when
 // serving, coda starts anyway and asks for it (auth.go).

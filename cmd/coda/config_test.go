@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/anthropic"
 	"github.com/coda-acp/coda/engine/provider/gemini"
 	"github.com/coda-acp/coda/engine/provider/ollama"
@@ -232,7 +232,7 @@ api_key_env = "OPENAI_API_KEY"
 		t.Fatal(err)
 	}
 	ms := c.models()
-	for spec, want := range map[string]engine.Model{
+	for spec, want := range map[string]llm.Model{
 		"openai:gpt-5.1":              (*openai.Responses)(nil),
 		"chat:gpt-5.1":                (*openai.Model)(nil),
 		"resp:gpt-5.1":                (*openai.Responses)(nil),
@@ -267,7 +267,7 @@ api_key_env = "OPENAI_API_KEY"
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", spec, err, want)
 		}
-		if !errors.Is(err, engine.ErrModelUnavailable) {
+		if !errors.Is(err, llm.ErrModelUnavailable) {
 			t.Errorf("%s: error %v does not wrap ErrModelUnavailable", spec, err)
 		}
 	}
@@ -333,7 +333,7 @@ context_windows = { "m1" = 32768 }
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := m.Stream(context.Background(), &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "x"}}}, func(engine.Delta) error { return nil })
+	resp, err := m.Stream(context.Background(), &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "x"}}}, func(llm.Delta) error { return nil })
 	if err != nil {
 		t.Fatal(err) // the 503 is retried once: max_retries = 1
 	}
@@ -375,7 +375,7 @@ func TestConfig_maxCallTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = m.Stream(context.Background(), &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "x"}}}, func(engine.Delta) error { return nil })
+		_, err = m.Stream(context.Background(), &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "x"}}}, func(llm.Delta) error { return nil })
 		if err == nil || !strings.Contains(err.Error(), "no whole reply within 100ms (the provider's max_call_time)") {
 			t.Errorf("%s: error %v", kind, err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/script"
 )
 
@@ -24,9 +25,9 @@ var demoBlueprint []byte
 var demoScript []byte
 
 // oneModel serves the same model for every spec.
-type oneModel struct{ m engine.Model }
+type oneModel struct{ m llm.Model }
 
-func (o oneModel) Model(string) (engine.Model, error) { return o.m, nil }
+func (o oneModel) Model(string) (llm.Model, error) { return o.m, nil }
 
 // demo runs a scripted ACP session end to end: a client speaks JSON-RPC over
 // pipes to a coda server, and the session is printed as a transcript.

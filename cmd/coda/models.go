@@ -5,7 +5,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/anthropic"
 	"github.com/coda-acp/coda/engine/provider/gemini"
 )
@@ -36,7 +36,7 @@ var defaultModels = map[string]string{
 //
 // Each entry says, where it is known: the context window; why the model
 // cannot call tools; that it cannot see images; the reasoning effort
-// levels it takes (engine.ModelFact.Efforts, in order: off first where it
+// levels it takes (llm.ModelFact.Efforts, in order: off first where it
 // can stop; noEffort for a model that does not reason, nil when unknown);
 // how it takes them (thinking: anthropic.Thinking*, gemini.Thinking*);
 // and that it refuses a forced tool (noForcedTool). The source of each is
@@ -219,20 +219,20 @@ type catalogEntry struct {
 
 // Effort levels, as the catalog lists them.
 const (
-	effOff     = engine.EffortOff
-	effMinimal = engine.EffortMinimal
-	effLow     = engine.EffortLow
-	effMedium  = engine.EffortMedium
-	effHigh    = engine.EffortHigh
-	effXHigh   = engine.EffortXHigh
-	effMax     = engine.EffortMax
+	effOff     = llm.EffortOff
+	effMinimal = llm.EffortMinimal
+	effLow     = llm.EffortLow
+	effMedium  = llm.EffortMedium
+	effHigh    = llm.EffortHigh
+	effXHigh   = llm.EffortXHigh
+	effMax     = llm.EffortMax
 )
 
 var (
 	// noEffort marks a model that does not reason: it takes no effort.
 	noEffort = []string{}
 	// basicEfforts are what a model the catalog does not know takes.
-	basicEfforts     = engine.BasicEfforts
+	basicEfforts     = llm.BasicEfforts
 	effortsBudget    = basicEfforts
 	effortsLowHigh   = []string{effLow, effMedium, effHigh}
 	effortsNoneXHigh = []string{effOff, effLow, effMedium, effHigh, effXHigh}
@@ -243,10 +243,10 @@ var (
 // modelFacts is the catalog as the engine takes it: what is known of the
 // model a spec ("PROVIDER:MODEL") names. Script models are the script's:
 // nothing is known of them.
-func modelFacts(spec string) engine.ModelFact {
+func modelFacts(spec string) llm.ModelFact {
 	provider, model, ok := strings.Cut(spec, ":")
 	if !ok || provider == "script" {
-		return engine.ModelFact{}
+		return llm.ModelFact{}
 	}
 	return catalogFact(provider, model)
 }
@@ -257,7 +257,7 @@ func modelFacts(spec string) engine.ModelFact {
 // tools = false on the provider, or on the model ([providers.NAME.models.
 // "MODEL"], which wins either way), says it cannot call tools, and
 // tools = true says it can, whatever the catalog thinks.
-func (c *config) modelFacts(spec string) engine.ModelFact {
+func (c *config) modelFacts(spec string) llm.ModelFact {
 	f := modelFacts(spec)
 	name, model, ok := strings.Cut(spec, ":")
 	p := c.providers[name]
@@ -304,9 +304,9 @@ func (p *providerConfig) sees(name, model string) bool {
 
 // catalogFact is what the first catalog entry for model served by
 // provider says, as the engine takes it.
-func catalogFact(provider, model string) engine.ModelFact {
+func catalogFact(provider, model string) llm.ModelFact {
 	e := catalogEntryFor(provider, model)
-	f := engine.ModelFact{ContextWindow: e.window, NoTools: e.noTools}
+	f := llm.ModelFact{ContextWindow: e.window, NoTools: e.noTools}
 	if len(e.efforts) > 0 {
 		f.Efforts = e.efforts
 	}
@@ -350,7 +350,7 @@ func effortsTaken(spec string) []string {
 // nearestEffort is the level of takes nearest effort from below (a
 // fallback model that takes less than was asked, say high for xhigh),
 // else its lowest; effort itself when takes has it, and "" for "".
-func nearestEffort(effort string, takes []string) string { return engine.NearestEffort(effort, takes) }
+func nearestEffort(effort string, takes []string) string { return llm.NearestEffort(effort, takes) }
 
 // catalogBase is the name the catalog matches: lowercased, without a
 // vendor prefix ("anthropic/claude-…" on OpenRouter) or an Ollama tag

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // A log record written while a model message streams starts on a line of
@@ -58,7 +59,7 @@ func TestRunOnce_taintStderr(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := filepath.Join(t.TempDir(), "model.toml")
-	oversized := "echo " + key + " " + strings.Repeat("x", engine.MaxArgs)
+	oversized := "echo " + key + " " + strings.Repeat("x", llm.MaxArgs)
 	script := `
 [[turn]]
 [[turn.tool_calls]]

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // vision = false, on a provider or one of its models, reaches the
@@ -47,14 +47,14 @@ vision = false
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "What is this?", Images: []engine.Image{{MIMEType: "image/png", Data: []byte("\x89PNG\r\n\x1a\n")}}}}}
+	req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "What is this?", Images: []llm.Image{{MIMEType: "image/png", Data: []byte("\x89PNG\r\n\x1a\n")}}}}}
 	for spec, sees := range map[string]bool{"blind:m": false, "blind:seer": true, "claude:claude-x": true, "claude:text-only": false} {
 		bodies = nil
 		m, err := c.models().Model(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := m.Stream(context.Background(), req, func(engine.Delta) error { return nil }); err != nil {
+		if _, err := m.Stream(context.Background(), req, func(llm.Delta) error { return nil }); err != nil {
 			t.Fatalf("%s: %v", spec, err)
 		}
 		standIn := strings.Contains(bodies[0], "this model cannot see images")

@@ -98,7 +98,7 @@ type StageModel struct {
 }
 
 // EffortLevels are the reasoning effort levels a blueprint may name, in
-// rising order: engine.EffortOff to engine.EffortMax (the engine's test
+// rising order: llm.EffortOff to llm.EffortMax (the engine's test
 // holds the two lists equal). Which a model takes is its catalog entry's.
 var EffortLevels = []string{"off", "minimal", "low", "medium", "high", "xhigh", "max"}
 

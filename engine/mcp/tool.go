@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/bytesize"
 	"github.com/coda-acp/coda/internal/fileuri"
@@ -33,7 +34,7 @@ var (
 	_ engine.PermissionAsker = (*Tool)(nil)
 )
 
-func (t *Tool) Spec() engine.ToolSpec {
+func (t *Tool) Spec() llm.ToolSpec {
 	schema, err := json.Marshal(t.def.InputSchema)
 	if err != nil || string(schema) == "null" {
 		schema = nil // the providers send an empty object schema
@@ -42,7 +43,7 @@ func (t *Tool) Spec() engine.ToolSpec {
 	if desc == "" {
 		desc = t.def.Title
 	}
-	return engine.ToolSpec{Name: t.name, Description: desc, Schema: schema}
+	return llm.ToolSpec{Name: t.name, Description: desc, Schema: schema}
 }
 
 // Kind is what the server's annotations say of the tool: read when it

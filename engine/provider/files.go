@@ -14,7 +14,7 @@ import (
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
-// A turn's images are sent once where an API keeps files (engine.Image's
+// A turn's images are sent once where an API keeps files (llm.Image's
 // Uploaded and Release): Gemini's Files API (gemini/upload.go), OpenAI's
 // for the Responses API (openai/responses_files.go), Anthropic's
 // (anthropic/files.go). What they share is here.
@@ -24,7 +24,7 @@ import (
 const MinUpload = 256 << 10
 
 // FilesKey is the key an image's upload is kept under for its turn
-// (engine.Image.Uploaded): one per API and account, since a file uploaded
+// (llm.Image.Uploaded): one per API and account, since a file uploaded
 // with one key is not another account's to name. The key is hashed, never
 // kept.
 func FilesKey(kind, baseURL, apiKey string) string {

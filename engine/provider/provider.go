@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -46,13 +46,13 @@ type Options struct {
 	// ContextWindow is reported in each Response's Usage; 0 when unknown.
 	ContextWindow int
 	// NoVision says the model cannot see images: each is sent as a line of
-	// text instead (engine.Image.StandIn).
+	// text instead (llm.Image.StandIn).
 	NoVision bool
 
 	// Effort is the reasoning effort used when a request names none
-	// (engine.Request.Effort); "" leaves it to the model.
+	// (llm.Request.Effort); "" leaves it to the model.
 	Effort string
-	// Efforts are the levels the model takes (engine.ModelFact.Efforts,
+	// Efforts are the levels the model takes (llm.ModelFact.Efforts,
 	// from the catalog); nil when unknown. A provider reads a non-empty
 	// list as "this model reasons".
 	Efforts []string
@@ -150,7 +150,7 @@ func (o *Options) Call(path string, h http.Header) sse.Call {
 }
 
 // EffortOf is the effort a request asks for: its own, else o's default.
-func (o *Options) EffortOf(req *engine.Request) string {
+func (o *Options) EffortOf(req *llm.Request) string {
 	if req.Effort != "" {
 		return req.Effort
 	}

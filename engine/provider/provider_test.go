@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -37,11 +37,11 @@ func TestOptions_Header(t *testing.T) {
 }
 
 func TestOptions_EffortOf(t *testing.T) {
-	o := Options{Effort: engine.EffortLow}
-	if got := o.EffortOf(&engine.Request{}); got != engine.EffortLow {
+	o := Options{Effort: llm.EffortLow}
+	if got := o.EffortOf(&llm.Request{}); got != llm.EffortLow {
 		t.Errorf("default %q", got)
 	}
-	if got := o.EffortOf(&engine.Request{Effort: engine.EffortHigh}); got != engine.EffortHigh {
+	if got := o.EffortOf(&llm.Request{Effort: llm.EffortHigh}); got != llm.EffortHigh {
 		t.Errorf("the request's own %q", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // table is every tool of this package, one entry each: its name, which is
@@ -58,7 +59,7 @@ func Builtin() map[string]engine.Tool {
 		if err != nil {
 			panic(fmt.Sprintf("tools: %s has no description: %v", e.name, err))
 		}
-		m[e.name] = &builtin{e, engine.ToolSpec{Name: e.name, Description: string(desc), Schema: e.params.Schema()}}
+		m[e.name] = &builtin{e, llm.ToolSpec{Name: e.name, Description: string(desc), Schema: e.params.Schema()}}
 	}
 	return m
 }
@@ -88,10 +89,10 @@ func kindOf(name string) string {
 // engine.Egress).
 type builtin struct {
 	e    *entry
-	spec engine.ToolSpec
+	spec llm.ToolSpec
 }
 
-func (t *builtin) Spec() engine.ToolSpec { return t.spec }
+func (t *builtin) Spec() llm.ToolSpec { return t.spec }
 
 func (t *builtin) Kind() string { return t.e.kind }
 

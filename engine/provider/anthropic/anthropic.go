@@ -1,4 +1,4 @@
-// Package anthropic is the engine.Model for Anthropic's messages API,
+// Package anthropic is the llm.Model for Anthropic's messages API,
 // streamed, and for gateways that speak it.
 package anthropic
 
@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
@@ -70,23 +70,23 @@ func (m *Model) Name() string { return m.opts.Name }
 // on ("Thinking may not be enabled when tool_choice forces tool use") nor
 // for the models that refuse one (the catalog's NoForcedTool); JSON
 // outputs (output_config.format) with a schema only.
-func (m *Model) Shapes(req *engine.Request) engine.Shapes {
+func (m *Model) Shapes(req *llm.Request) llm.Shapes {
 	var scratch request
 	scratch.MaxTokens = m.opts.MaxTokens
 	thinks := m.thinking(&scratch, m.opts.EffortOf(req))
-	return engine.Shapes{Strict: engine.StrictAnthropic, ToolChoice: !thinks && !m.opts.NoForcedTool, Reply: true}
+	return llm.Shapes{Strict: llm.StrictAnthropic, ToolChoice: !thinks && !m.opts.NoForcedTool, Reply: true}
 }
 
 // Stream sends req and streams the reply. A try that fails before anything
 // was passed to onDelta is retried as the Retry option allows (429, 5xx and
 // 529, overloaded_error events, connection errors, a stream broken early);
-// after that a failure ends the call. A 404 wraps engine.ErrModelUnavailable
+// after that a failure ends the call. A 404 wraps llm.ErrModelUnavailable
 // (see sse.Call.Do); a 400 that names a mechanism the request used (a
 // strict tool, the forced tool choice, the JSON output format) is an
-// *engine.MechanismError.
-func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+// *llm.MechanismError.
+func (m *Model) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	var r request
-	body, err := m.encodeWith(req, func(im engine.Image) string { return m.fileID(ctx, im) }, &r)
+	body, err := m.encodeWith(req, func(im llm.Image) string { return m.fileID(ctx, im) }, &r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
 	}
@@ -118,21 +118,21 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 	return resp, nil
 }
 
-// mechanismError is err as an *engine.MechanismError when it is a 400 that
+// mechanismError is err as an *llm.MechanismError when it is a 400 that
 // names, in Anthropic's words, a mechanism the request used (sse's
 // shaping knows the words every API shares); err otherwise.
 func mechanismError(used sse.Shaping, err error) error {
 	var serr *sse.StatusError
-	var merr *engine.MechanismError
+	var merr *llm.MechanismError
 	if errors.As(err, &merr) || !errors.As(err, &serr) || serr.Code != http.StatusBadRequest {
 		return err
 	}
 	msg := strings.ToLower(serr.Message)
 	switch {
 	case used.Reply && (strings.Contains(msg, "output_config.format") || strings.Contains(msg, "output_format") || strings.Contains(msg, "structured output")):
-		return &engine.MechanismError{Mechanism: sse.MechanismReply, Err: err}
+		return &llm.MechanismError{Mechanism: sse.MechanismReply, Err: err}
 	case used.Strict && (strings.Contains(msg, "strict") || strings.HasPrefix(msg, "tools.") && strings.Contains(msg, "additionalproperties")):
-		return &engine.MechanismError{Mechanism: sse.MechanismStrict, Err: err}
+		return &llm.MechanismError{Mechanism: sse.MechanismStrict, Err: err}
 	}
 	return err
 }

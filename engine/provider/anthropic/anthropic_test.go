@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/sse"
 	"github.com/google/go-cmp/cmp"
 )
@@ -89,63 +89,63 @@ func newModel(s *server, waits *int) *Model {
 	})
 }
 
-func collect(t *testing.T, m *Model, req *engine.Request) (*engine.Response, []engine.Delta, error) {
+func collect(t *testing.T, m *Model, req *llm.Request) (*llm.Response, []llm.Delta, error) {
 	t.Helper()
-	var deltas []engine.Delta
-	resp, err := m.Stream(context.Background(), req, func(d engine.Delta) error {
+	var deltas []llm.Delta
+	resp, err := m.Stream(context.Background(), req, func(d llm.Delta) error {
 		deltas = append(deltas, d)
 		return nil
 	})
 	return resp, deltas, err
 }
 
-var simpleRequest = &engine.Request{System: "Be brief.", Messages: []engine.Message{{Role: engine.RoleUser, Text: "hi"}}}
+var simpleRequest = &llm.Request{System: "Be brief.", Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}}
 
 func TestModel_Stream(t *testing.T) {
 	tests := []struct {
 		name   string
 		file   string
-		want   *engine.Response
-		deltas []engine.Delta
+		want   *llm.Response
+		deltas []llm.Delta
 	}{{
 		name: "thinking, text and tool_use with input_json_delta fragments",
 		file: "text_tool_thinking.sse",
-		want: &engine.Response{
+		want: &llm.Response{
 			Text:     "Let me read the login code.",
 			Thinking: "The user wants auth checked. Read login.go first.",
-			ToolCalls: []engine.ToolCall{
+			ToolCalls: []llm.ToolCall{
 				{ID: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", Name: "read_file", Arguments: json.RawMessage(`{"path": "auth/login.go"}`)},
 				{ID: "toolu_01Ab9Xk2Pq7LmN4sRt6Uv8Wy", Name: "list_files", Arguments: json.RawMessage(`{}`)},
 			},
-			StopReason: engine.StopToolUse,
-			Usage:      engine.Usage{InputTokens: 1021 + 2048, OutputTokens: 89, CacheReadTokens: 2048, ContextWindow: 200000},
+			StopReason: llm.StopToolUse,
+			Usage:      llm.Usage{InputTokens: 1021 + 2048, OutputTokens: 89, CacheReadTokens: 2048, ContextWindow: 200000},
 			// The blocks ride along, the thinking with its signature, to
 			// be sent back as they came.
 			Replay: json.RawMessage(`{"claude":"claude-sonnet-4-5","blocks":[{"k":"h","n":49,"s":"EqQBCkgIBxABGAIiQL2zVb3hmPq0c+Rk1W1xkOq2gYh4u7Vt0d0jZQ=="},{"k":"t","n":27},{"k":"c"},{"k":"c"}]}`),
 		},
-		deltas: []engine.Delta{
+		deltas: []llm.Delta{
 			{Thinking: "The user wants auth checked."}, {Thinking: " Read login.go first."},
 			{Text: "Let me read"}, {Text: " the login code."},
 		},
 	}, {
 		name: "text stopped by max_tokens",
 		file: "text.sse",
-		want: &engine.Response{
+		want: &llm.Response{
 			Text:       "Hello, world.",
-			StopReason: engine.StopMaxTokens,
-			Usage:      engine.Usage{InputTokens: 12, OutputTokens: 6, ContextWindow: 200000},
+			StopReason: llm.StopMaxTokens,
+			Usage:      llm.Usage{InputTokens: 12, OutputTokens: 6, ContextWindow: 200000},
 		},
-		deltas: []engine.Delta{{Text: "Hello"}, {Text: ", world."}},
+		deltas: []llm.Delta{{Text: "Hello"}, {Text: ", world."}},
 	}, {
 		name: "refusal",
 		file: "refusal.sse",
-		want: &engine.Response{
+		want: &llm.Response{
 			Text:       "I can't help with that.",
-			StopReason: engine.StopRefusal,
+			StopReason: llm.StopRefusal,
 			Refusal:    "I can't help with that.",
-			Usage:      engine.Usage{InputTokens: 30, OutputTokens: 9, ContextWindow: 200000},
+			Usage:      llm.Usage{InputTokens: 30, OutputTokens: 9, ContextWindow: 200000},
 		},
-		deltas: []engine.Delta{{Text: "I can't help with that."}},
+		deltas: []llm.Delta{{Text: "I can't help with that."}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,11 +183,11 @@ func TestModel_Stream_notStreamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &engine.Response{
+	want := &llm.Response{
 		Text: "Reading.", Thinking: "Look first.",
-		ToolCalls:  []engine.ToolCall{{ID: "toolu_9", Name: "read_file", Arguments: json.RawMessage(`{"path":"a.go"}`)}},
-		StopReason: engine.StopToolUse,
-		Usage:      engine.Usage{InputTokens: 40, OutputTokens: 20, ContextWindow: 200000},
+		ToolCalls:  []llm.ToolCall{{ID: "toolu_9", Name: "read_file", Arguments: json.RawMessage(`{"path":"a.go"}`)}},
+		StopReason: llm.StopToolUse,
+		Usage:      llm.Usage{InputTokens: 40, OutputTokens: 20, ContextWindow: 200000},
 		Replay:     json.RawMessage(`{"claude":"claude-sonnet-4-5","blocks":[{"k":"h","n":11,"s":"sig1"},{"k":"t","n":8},{"k":"c"}]}`),
 	}
 	if diff := cmp.Diff(want, resp); diff != "" {
@@ -208,22 +208,22 @@ func TestModel_Stream_request(t *testing.T) {
 	var waits int
 	m := newModel(s, &waits)
 	m.opts.ThinkingBudget = 2048
-	first, _, err := collect(t, m, &engine.Request{System: "You review code.", Messages: []engine.Message{{Role: engine.RoleUser, Text: "Is auth safe?"}}})
+	first, _, err := collect(t, m, &llm.Request{System: "You review code.", Messages: []llm.Message{{Role: llm.RoleUser, Text: "Is auth safe?"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &engine.Request{
+	req := &llm.Request{
 		System: "You review code.",
-		Messages: []engine.Message{
-			{Role: engine.RoleUser, Text: "Is auth safe?"},
-			{Role: engine.RoleAssistant, Text: first.Text, Thinking: first.Thinking, ToolCalls: first.ToolCalls, Replay: first.Replay},
-			{Role: engine.RoleTool, ToolCallID: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", ToolName: "read_file", Text: "package auth"},
-			{Role: engine.RoleTool, ToolCallID: "toolu_01Ab9Xk2Pq7LmN4sRt6Uv8Wy", ToolName: "list_files", Text: "no such directory", IsError: true},
-			{Role: engine.RoleUser, Text: "Also check the tests."},
-			{Role: engine.RoleAssistant, Thinking: "unsigned, not sent", ToolCalls: []engine.ToolCall{{ID: "toolu_3", Name: "done", Arguments: json.RawMessage(`{"oops`)}}},
-			{Role: engine.RoleTool, ToolCallID: "toolu_3", ToolName: "done"},
+		Messages: []llm.Message{
+			{Role: llm.RoleUser, Text: "Is auth safe?"},
+			{Role: llm.RoleAssistant, Text: first.Text, Thinking: first.Thinking, ToolCalls: first.ToolCalls, Replay: first.Replay},
+			{Role: llm.RoleTool, ToolCallID: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", ToolName: "read_file", Text: "package auth"},
+			{Role: llm.RoleTool, ToolCallID: "toolu_01Ab9Xk2Pq7LmN4sRt6Uv8Wy", ToolName: "list_files", Text: "no such directory", IsError: true},
+			{Role: llm.RoleUser, Text: "Also check the tests."},
+			{Role: llm.RoleAssistant, Thinking: "unsigned, not sent", ToolCalls: []llm.ToolCall{{ID: "toolu_3", Name: "done", Arguments: json.RawMessage(`{"oops`)}}},
+			{Role: llm.RoleTool, ToolCallID: "toolu_3", ToolName: "done"},
 		},
-		Tools: []engine.ToolSpec{
+		Tools: []llm.ToolSpec{
 			{Name: "read_file", Description: "Read a file.", Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},
 			{Name: "done", Description: "Finish."},
 		},
@@ -330,7 +330,7 @@ func TestModel_Stream_failures(t *testing.T) {
 		replies:  []reply{{status: 404, body: `{"type":"error","error":{"type":"not_found_error","message":"model: claude-sonnet-9"},"request_id":"req_011CVe"}`}},
 		requests: 1,
 		wantErr:  "HTTP 404 Not Found: model: claude-sonnet-9",
-		is:       engine.ErrModelUnavailable,
+		is:       llm.ErrModelUnavailable,
 	}, {
 		name:     "an error event that is not retryable",
 		replies:  []reply{{body: "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"prompt is too long: 210000 tokens > 200000 maximum\"}}\n\n"}},
@@ -361,7 +361,7 @@ func TestModel_Stream_failures(t *testing.T) {
 				if tt.is != nil && !errors.Is(err, tt.is) {
 					t.Errorf("error %v is not %v", err, tt.is)
 				}
-				if tt.is == nil && errors.Is(err, engine.ErrModelUnavailable) {
+				if tt.is == nil && errors.Is(err, llm.ErrModelUnavailable) {
 					t.Errorf("error %v says the model is unavailable", err)
 				}
 			}
@@ -389,7 +389,7 @@ func TestModel_Stream_cancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := m.Stream(ctx, simpleRequest, func(engine.Delta) error { cancel(); return nil })
+		_, err := m.Stream(ctx, simpleRequest, func(llm.Delta) error { cancel(); return nil })
 		errc <- err
 	}()
 	// The server holds the reply open: only the cancel can end the call.
@@ -449,7 +449,7 @@ func TestModel_Stream_keyInErrorAtEveryOffset(t *testing.T) {
 			mu.Lock()
 			body = b
 			mu.Unlock()
-			_, err := m.Stream(context.Background(), simpleRequest, func(engine.Delta) error { return nil })
+			_, err := m.Stream(context.Background(), simpleRequest, func(llm.Delta) error { return nil })
 			if err == nil {
 				t.Fatalf("no error for %q", b)
 			}

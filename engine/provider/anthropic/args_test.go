@@ -7,13 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
 // readBody runs the stream reader over body, written by fill as it is
 // read, so the test holds none of it.
-func readBody(t *testing.T, fill func(w io.Writer)) *engine.Response {
+func readBody(t *testing.T, fill func(w io.Writer)) *llm.Response {
 	t.Helper()
 	pr, pw := io.Pipe()
 	go func() {
@@ -21,7 +21,7 @@ func readBody(t *testing.T, fill func(w io.Writer)) *engine.Response {
 		pw.Close()
 	}()
 	started := false
-	s := &stream{onDelta: func(engine.Delta) error { return nil }, started: &started}
+	s := &stream{onDelta: func(llm.Delta) error { return nil }, started: &started}
 	if err := s.read(sse.NewReader(pr)); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestStream_oversizedInput(t *testing.T) {
 	filler := strings.Repeat("x", 1000)
 	const size = 3 << 20
 	want := len(`{"content": ""}`) + size
-	check := func(t *testing.T, resp *engine.Response, name string) {
+	check := func(t *testing.T, resp *llm.Response, name string) {
 		t.Helper()
 		tc := resp.ToolCalls[0]
 		if tc.Name != name || tc.ID != "toolu_1" || tc.Dropped == 0 || tc.Size() != want || len(tc.Arguments) > 4<<10 || !strings.HasPrefix(string(tc.Arguments), `{"content": "xxx`) {
@@ -82,7 +82,7 @@ func TestStream_brokenDiscardsSpill(t *testing.T) {
 		fmt.Fprintf(&body, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"chunk %06d of the streamed reply text.. \"}}\n\n", i)
 	}
 	started := false
-	s := &stream{onDelta: func(engine.Delta) error { return nil }, started: &started}
+	s := &stream{onDelta: func(llm.Delta) error { return nil }, started: &started}
 	if err := s.read(sse.NewReader(strings.NewReader(body.String()))); err == nil {
 		t.Fatal("a stream without its end read as whole")
 	}

@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider"
 )
 
@@ -24,7 +24,7 @@ import (
 // one header); POST /v1/files takes multipart/form-data with the file;
 // its answer's id names it; images (JPEG, PNG, GIF, WebP) go in image
 // blocks; "files persist until you delete them", so each upload is deleted
-// when its turn ends (engine.Image.Release, which Run calls), with DELETE
+// when its turn ends (llm.Image.Release, which Run calls), with DELETE
 // /v1/files/{file_id}. The image block stays where the bytes were, in the
 // prompt-cached prefix.
 //
@@ -51,7 +51,7 @@ func withBeta(h http.Header, beta string) http.Header {
 
 // fileID is the uploaded file that holds im for this turn, uploading it
 // the first time; "" to send it inline.
-func (m *Model) fileID(ctx context.Context, im engine.Image) string {
+func (m *Model) fileID(ctx context.Context, im llm.Image) string {
 	if len(im.Data) < provider.MinUpload || m.noFiles.Load() {
 		return ""
 	}
@@ -71,7 +71,7 @@ func (m *Model) fileID(ctx context.Context, im engine.Image) string {
 }
 
 // upload posts im to the Files API and returns its file's id.
-func (m *Model) upload(ctx context.Context, im engine.Image) (string, error) {
+func (m *Model) upload(ctx context.Context, im llm.Image) (string, error) {
 	body, size, ctype := provider.MultipartFile(nil, "file", imageFilename(im.MIMEType), im.MIMEType, im.Data)
 	var file struct {
 		ID string `json:"id"`

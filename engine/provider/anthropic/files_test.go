@@ -16,6 +16,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/local"
 	"github.com/coda-acp/coda/engine/provider/anthropic/anthropictest"
 	"github.com/coda-acp/coda/outputspec"
@@ -30,7 +31,7 @@ func pngOf(n int) []byte {
 // imageLoop runs a turn of calls model calls on a prompt with im, as the
 // engine does: each reply but the last calls a tool, whose result goes
 // back with the conversation so far. It returns each call's usage.
-func imageLoop(t *testing.T, f *anthropictest.Server, m *Model, im engine.Image, calls int) []engine.Usage {
+func imageLoop(t *testing.T, f *anthropictest.Server, m *Model, im llm.Image, calls int) []llm.Usage {
 	t.Helper()
 	base := len(f.Requests())
 	f.Reply = func(n int, _ *anthropictest.Request) anthropictest.Turn {
@@ -39,9 +40,9 @@ func imageLoop(t *testing.T, f *anthropictest.Server, m *Model, im engine.Image,
 		}
 		return anthropictest.Turn{Blocks: []anthropictest.Block{anthropictest.ToolUse(fmt.Sprintf("toolu_%02d", n), "read_file", `{"path":"a.go"}`)}}
 	}
-	req := &engine.Request{System: "Look.", Messages: []engine.Message{{Role: engine.RoleUser, Text: "What is this?", Images: []engine.Image{im}}},
-		Tools: []engine.ToolSpec{{Name: "read_file", Schema: []byte(`{"type":"object","properties":{"path":{"type":"string"}}}`)}}}
-	var usage []engine.Usage
+	req := &llm.Request{System: "Look.", Messages: []llm.Message{{Role: llm.RoleUser, Text: "What is this?", Images: []llm.Image{im}}},
+		Tools: []llm.ToolSpec{{Name: "read_file", Schema: []byte(`{"type":"object","properties":{"path":{"type":"string"}}}`)}}}
+	var usage []llm.Usage
 	for i := range calls {
 		resp, _, err := call(m, req)
 		if err != nil {
@@ -51,8 +52,8 @@ func imageLoop(t *testing.T, f *anthropictest.Server, m *Model, im engine.Image,
 		if len(resp.ToolCalls) == 0 {
 			break
 		}
-		req.Messages = append(req.Messages, engine.Message{Role: engine.RoleAssistant, ToolCalls: resp.ToolCalls, Replay: resp.Replay},
-			engine.Message{Role: engine.RoleTool, ToolCallID: resp.ToolCalls[0].ID, ToolName: "read_file", Text: "package a"})
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, ToolCalls: resp.ToolCalls, Replay: resp.Replay},
+			llm.Message{Role: llm.RoleTool, ToolCallID: resp.ToolCalls[0].ID, ToolName: "read_file", Text: "package a"})
 	}
 	if len(usage) != calls {
 		t.Fatalf("%d calls, want %d", len(usage), calls)
@@ -93,7 +94,7 @@ func TestStream_imageUploadedOnce(t *testing.T) {
 	f := newFakeAPI(t)
 	m := fakeModel(f, "claude-sonnet-4-5", Options{})
 	const size = 20 << 20
-	im := engine.NewImage("image/png", pngOf(size), "")
+	im := llm.NewImage("image/png", pngOf(size), "")
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	usage := imageLoop(t, f, m, im, 10)
@@ -135,7 +136,7 @@ func TestStream_imageUploadedOnce(t *testing.T) {
 func TestStream_smallImageInline(t *testing.T) {
 	f := newFakeAPI(t)
 	m := fakeModel(f, "claude-sonnet-4-5", Options{})
-	for _, im := range []engine.Image{engine.NewImage("image/png", pngOf(1<<10), ""), {MIMEType: "image/png", Data: pngOf(1 << 20)}} {
+	for _, im := range []llm.Image{llm.NewImage("image/png", pngOf(1<<10), ""), {MIMEType: "image/png", Data: pngOf(1 << 20)}} {
 		imageLoop(t, f, m, im, 1)
 	}
 	sources, beta := imageSources(f)
@@ -158,7 +159,7 @@ func TestStream_imageUploadRefused(t *testing.T) {
 	var logs bytes.Buffer
 	m := fakeModel(f, "claude-sonnet-4-5", Options{Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	for range 2 {
-		imageLoop(t, f, m, engine.NewImage("image/png", pngOf(512<<10), ""), 3)
+		imageLoop(t, f, m, llm.NewImage("image/png", pngOf(512<<10), ""), 3)
 	}
 	sources, beta := imageSources(f)
 	for i := range sources {
@@ -174,10 +175,10 @@ func TestStream_imageUploadRefused(t *testing.T) {
 	}
 }
 
-// runs is an engine.Models of one model.
-type runs struct{ m engine.Model }
+// runs is an llm.Models of one model.
+type runs struct{ m llm.Model }
 
-func (r runs) Model(string) (engine.Model, error) { return r.m, nil }
+func (r runs) Model(string) (llm.Model, error) { return r.m, nil }
 
 // The turn's upload is deleted when the turn ends, by Run: once it has
 // answered, and once it was cancelled in the middle of a call.
@@ -205,7 +206,7 @@ func TestRun_imageDeletedAtTurnEnd(t *testing.T) {
 			dir := t.TempDir()
 			e := &engine.Engine{Models: runs{fakeModel(f, "claude-sonnet-4-5", Options{})}, Store: store.New(dir)}
 			turn := &engine.Turn{RunID: "img", Agent: b, Outputs: outs, Prompt: "What is this?", UserModel: "anthropic:claude-sonnet-4-5",
-				Workspace: &local.Workspace{Dir: dir}, Images: []engine.Image{{MIMEType: "image/png", Data: pngOf(1 << 20)}}}
+				Workspace: &local.Workspace{Dir: dir}, Images: []llm.Image{{MIMEType: "image/png", Data: pngOf(1 << 20)}}}
 			res := e.Run(ctx, turn, engine.SinkFunc(func(context.Context, engine.Event) error { return nil }))
 			res.Recorded() // the uploads are deleted after the answer, with the record
 			want := engine.StatusAnswered
@@ -234,8 +235,8 @@ func TestStream_filesAsDocumented(t *testing.T) {
 	s := newServer(t, reply{file: "files_upload.json", contentType: js}, reply{file: "text.sse"}, reply{file: "files_delete.json", contentType: js})
 	m := New("claude-sonnet-4-5", Options{BaseURL: s.URL, APIKey: testKey, Client: s.Client(), Headers: map[string]string{"Anthropic-Beta": "context-1m-2025-08-07"}})
 	data := pngOf(300 << 10)
-	im := engine.NewImage("image/png", data, "")
-	if _, _, err := collect(t, m, &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "What is this?", Images: []engine.Image{im}}}}); err != nil {
+	im := llm.NewImage("image/png", data, "")
+	if _, _, err := collect(t, m, &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "What is this?", Images: []llm.Image{im}}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := im.Release(context.Background()); err != nil {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -22,7 +22,7 @@ func FuzzStream(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		started := false
-		s := &stream{onDelta: func(engine.Delta) error { return nil }, started: &started}
+		s := &stream{onDelta: func(llm.Delta) error { return nil }, started: &started}
 		if err := s.read(sse.NewReader(strings.NewReader(body))); err != nil {
 			return
 		}
@@ -42,7 +42,7 @@ func FuzzStream(f *testing.F) {
 			if err := json.Unmarshal(raw, &r); err != nil {
 				t.Fatal(err)
 			}
-			msg := engine.Message{Role: engine.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: raw}
+			msg := llm.Message{Role: llm.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: raw}
 			if !r.fits(&msg) {
 				t.Fatalf("the replay %s does not describe the reply %+v", raw, resp)
 			}

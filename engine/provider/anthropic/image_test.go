@@ -6,16 +6,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // An image reaches the request body as an image block with a base64
 // source, before the text; a model without vision gets a line in its
 // place.
 func TestModel_images(t *testing.T) {
-	req := &engine.Request{Messages: []engine.Message{{
-		Role: engine.RoleUser, Text: "What does the chart show?",
-		Images: []engine.Image{{MIMEType: "image/png", Data: []byte("\x89PNG\r\n\x1a\nchart")}},
+	req := &llm.Request{Messages: []llm.Message{{
+		Role: llm.RoleUser, Text: "What does the chart show?",
+		Images: []llm.Image{{MIMEType: "image/png", Data: []byte("\x89PNG\r\n\x1a\nchart")}},
 	}}}
 	for _, noVision := range []bool{false, true} {
 		s := newServer(t, reply{file: "text.sse"})

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/anthropic/anthropictest"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
@@ -41,9 +41,9 @@ func fakeModel(f *anthropictest.Server, model string, opts Options) *Model {
 	return New(model, opts)
 }
 
-func call(m *Model, req *engine.Request) (*engine.Response, []engine.Delta, error) {
-	var deltas []engine.Delta
-	resp, err := m.Stream(context.Background(), req, func(d engine.Delta) error { deltas = append(deltas, d); return nil })
+func call(m *Model, req *llm.Request) (*llm.Response, []llm.Delta, error) {
+	var deltas []llm.Delta
+	resp, err := m.Stream(context.Background(), req, func(d llm.Delta) error { deltas = append(deltas, d); return nil })
 	return resp, deltas, err
 }
 
@@ -64,9 +64,9 @@ func interleaved(n int) anthropictest.Turn {
 
 // loop runs a tool loop as the stage engine does, until a reply calls
 // nothing.
-func loop(t *testing.T, m *Model, req *engine.Request) []*engine.Response {
+func loop(t *testing.T, m *Model, req *llm.Request) []*llm.Response {
 	t.Helper()
-	var out []*engine.Response
+	var out []*llm.Response
 	for range 5 {
 		resp, _, err := call(m, req)
 		if err != nil {
@@ -76,20 +76,20 @@ func loop(t *testing.T, m *Model, req *engine.Request) []*engine.Response {
 		if len(resp.ToolCalls) == 0 {
 			return out
 		}
-		req.Messages = append(req.Messages, engine.Message{Role: engine.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay})
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay})
 		for _, tc := range resp.ToolCalls {
-			req.Messages = append(req.Messages, engine.Message{Role: engine.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: strings.Repeat("file contents ", 50)})
+			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: strings.Repeat("file contents ", 50)})
 		}
 	}
 	t.Fatal("the loop did not end")
 	return nil
 }
 
-func loopRequest() *engine.Request {
-	return &engine.Request{
+func loopRequest() *llm.Request {
+	return &llm.Request{
 		System:   strings.Repeat("You review code carefully. ", 40),
-		Messages: []engine.Message{{Role: engine.RoleUser, Text: "Is auth safe?"}},
-		Tools: []engine.ToolSpec{
+		Messages: []llm.Message{{Role: llm.RoleUser, Text: "Is auth safe?"}},
+		Tools: []llm.ToolSpec{
 			{Name: "read_file", Description: "Read a file.", Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`), Strict: true},
 			{Name: "list_files", Description: "List files."},
 		},
@@ -109,7 +109,7 @@ func TestFake_toolLoop(t *testing.T) {
 	} {
 		t.Run(tt.model, func(t *testing.T) {
 			f := newFakeAPI(t, interleaved(1), interleaved(2), fakeText("Safe."))
-			m := fakeModel(f, tt.model, Options{Thinking: tt.style, Effort: engine.EffortHigh})
+			m := fakeModel(f, tt.model, Options{Thinking: tt.style, Effort: llm.EffortHigh})
 			resps := loop(t, m, loopRequest())
 			if len(resps) != 3 || resps[2].Text != "Safe." {
 				t.Fatalf("responses %+v (the fake refused: %v)", resps, f.Refusals())
@@ -147,7 +147,7 @@ func TestFake_toolLoop(t *testing.T) {
 // cache = false sends no breakpoint, and the fake caches nothing.
 func TestFake_noCache(t *testing.T) {
 	f := newFakeAPI(t, interleaved(1), fakeText("Safe."))
-	m := fakeModel(f, "claude-opus-4-7", Options{Thinking: ThinkingAdaptive, Effort: engine.EffortLow, NoCache: true})
+	m := fakeModel(f, "claude-opus-4-7", Options{Thinking: ThinkingAdaptive, Effort: llm.EffortLow, NoCache: true})
 	resps := loop(t, m, loopRequest())
 	for _, r := range resps {
 		if r.Usage.CacheReadTokens != 0 || r.Usage.CacheWriteTokens != 0 {
@@ -270,7 +270,7 @@ func TestFake_toolChoice(t *testing.T) {
 	}
 	for _, tt := range tests {
 		f := newFakeAPI(t, fakeText("ok"))
-		req := &engine.Request{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{{Name: "read_file"}, {Name: "submit_output"}}, ToolChoice: "submit_output"}
+		req := &llm.Request{Messages: simpleRequest.Messages, Tools: []llm.ToolSpec{{Name: "read_file"}, {Name: "submit_output"}}, ToolChoice: "submit_output"}
 		if _, _, err := call(fakeModel(f, tt.model, tt.opts), req); err != nil {
 			t.Errorf("%s %+v: %v", tt.model, tt.opts, err)
 			continue
@@ -283,12 +283,12 @@ func TestFake_toolChoice(t *testing.T) {
 	// The fake's rule, met by a provider told nothing of Sonnet 5's
 	// thinking by default.
 	f := newFakeAPI(t, fakeText("ok"))
-	req := &engine.Request{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{{Name: "submit_output"}}, ToolChoice: "submit_output"}
+	req := &llm.Request{Messages: simpleRequest.Messages, Tools: []llm.ToolSpec{{Name: "submit_output"}}, ToolChoice: "submit_output"}
 	_, _, err := call(fakeModel(f, "claude-sonnet-5", Options{}), req)
 	if err == nil || !strings.Contains(err.Error(), "Thinking may not be enabled when tool_choice forces tool use.") {
 		t.Errorf("error %v", err)
 	}
-	var me *engine.MechanismError
+	var me *llm.MechanismError
 	if !errors.As(err, &me) || me.Mechanism != "tool_choice" {
 		t.Errorf("%v is not a tool_choice MechanismError", err)
 	}
@@ -299,10 +299,10 @@ func TestFake_toolChoice(t *testing.T) {
 func TestFake_strictAndFormat(t *testing.T) {
 	f := newFakeAPI(t, fakeText(`{"ok":true}`))
 	m := fakeModel(f, "claude-opus-4-7", Options{Thinking: ThinkingAdaptive})
-	req := &engine.Request{
+	req := &llm.Request{
 		Messages: simpleRequest.Messages,
-		Tools:    []engine.ToolSpec{{Name: "submit_output", Schema: json.RawMessage(`{"type":"object","properties":{"content":{"type":"string"}},"required":["content"],"additionalProperties":false}`), Strict: true}},
-		Reply:    &engine.ReplyFormat{Name: "answer", Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],"additionalProperties":false}`)},
+		Tools:    []llm.ToolSpec{{Name: "submit_output", Schema: json.RawMessage(`{"type":"object","properties":{"content":{"type":"string"}},"required":["content"],"additionalProperties":false}`), Strict: true}},
+		Reply:    &llm.ReplyFormat{Name: "answer", Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],"additionalProperties":false}`)},
 	}
 	if resp, _, err := call(m, req); err != nil || resp.Text != `{"ok":true}` {
 		t.Fatalf("%+v %v", resp, err)
@@ -316,26 +316,26 @@ func TestFake_strictAndFormat(t *testing.T) {
 	}
 
 	// The fake refuses a strict tool whose schema leaves objects open.
-	open := &engine.Request{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{{Name: "submit_output", Schema: json.RawMessage(`{"type":"object"}`), Strict: true}}}
+	open := &llm.Request{Messages: simpleRequest.Messages, Tools: []llm.ToolSpec{{Name: "submit_output", Schema: json.RawMessage(`{"type":"object"}`), Strict: true}}}
 	_, _, err := call(m, open)
-	var me *engine.MechanismError
+	var me *llm.MechanismError
 	if !errors.As(err, &me) || me.Mechanism != "strict" || !strings.Contains(err.Error(), "additionalProperties") {
 		t.Errorf("strict refused: %v", err)
 	}
 
 	for _, tt := range []struct {
 		msg, mechanism string
-		req            *engine.Request
+		req            *llm.Request
 	}{
 		{"output_config.format.schema: For 'object' type, property 'x' is not supported", "reply_format", req},
 		{"Structured outputs are not supported for this model", "reply_format", req},
 		{"prompt is too long: 210000 tokens > 200000 maximum", "", req},
-		{"output_config.format: not supported", "", &engine.Request{Messages: simpleRequest.Messages}},
+		{"output_config.format: not supported", "", &llm.Request{Messages: simpleRequest.Messages}},
 	} {
 		s := newServer(t, reply{status: 400, body: `{"type":"error","error":{"type":"invalid_request_error","message":"` + tt.msg + `"}}`})
 		var waits int
 		_, _, err := collect(t, newModel(s, &waits), tt.req)
-		var me *engine.MechanismError
+		var me *llm.MechanismError
 		switch {
 		case err == nil:
 			t.Errorf("%q: no error", tt.msg)
@@ -349,10 +349,10 @@ func TestFake_strictAndFormat(t *testing.T) {
 
 // afterCalls is req with resp's calls answered, as the stage loop adds
 // them.
-func afterCalls(req *engine.Request, resp *engine.Response) *engine.Request {
-	req.Messages = append(req.Messages, engine.Message{Role: engine.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay})
+func afterCalls(req *llm.Request, resp *llm.Response) *llm.Request {
+	req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay})
 	for _, tc := range resp.ToolCalls {
-		req.Messages = append(req.Messages, engine.Message{Role: engine.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: "ok"})
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: "ok"})
 	}
 	return req
 }
@@ -411,7 +411,7 @@ func TestFake_thinkingStaysWithItsModel(t *testing.T) {
 				t.Errorf("thinking %q, want %q", got, tt.thinking)
 			}
 			// The loop's next call, on a reply of its own, thinks again.
-			req.Messages = append(req.Messages, engine.Message{Role: engine.RoleAssistant, Text: "Safe."}, engine.Message{Role: engine.RoleUser, Text: "And the tests?"})
+			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, Text: "Safe."}, llm.Message{Role: llm.RoleUser, Text: "And the tests?"})
 			if _, _, err := call(next, req); err != nil {
 				t.Fatal(err)
 			}
@@ -438,7 +438,7 @@ func TestFake_thinkingFirst(t *testing.T) {
 	// (The provider, not knowing the message, would turn thinking off:
 	// the fake is asked with it on.)
 	var r request
-	m.encodeTo(afterCalls(loopRequest(), &engine.Response{Text: resp.Text, ToolCalls: resp.ToolCalls}), &r)
+	m.encodeTo(afterCalls(loopRequest(), &llm.Response{Text: resp.Text, ToolCalls: resp.ToolCalls}), &r)
 	r.Thinking = &thinking{Type: "adaptive"}
 	body, _ := json.Marshal(&r)
 	if got := post(t, f, string(body)); !strings.Contains(got, "Expected `thinking` or `redacted_thinking`, but found `text`. When `thinking` is enabled, a final `assistant` message must start with a thinking block") {

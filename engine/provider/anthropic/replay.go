@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // Thinking goes back as it came
@@ -64,7 +64,7 @@ func (r *replay) calls() bool {
 }
 
 // fits reports whether the replay describes msg, to the byte.
-func (r *replay) fits(msg *engine.Message) bool {
+func (r *replay) fits(msg *llm.Message) bool {
 	text, thought, calls := 0, 0, 0
 	for _, b := range r.Blocks {
 		if b.N < 0 {
@@ -89,7 +89,7 @@ func (r *replay) fits(msg *engine.Message) bool {
 // block as it came when it is a reply of this model with its replay, else
 // its text and its calls. A replay in the array form of coda's earlier
 // versions (the signed blocks alone) goes first, as they did.
-func (m *Model) assistantBlocks(msg *engine.Message) []block {
+func (m *Model) assistantBlocks(msg *llm.Message) []block {
 	var blocks []block
 	var r replay
 	raw := bytes.TrimSpace(msg.Replay)
@@ -139,7 +139,7 @@ func (m *Model) assistantBlocks(msg *engine.Message) []block {
 	return blocks
 }
 
-func toolUse(tc *engine.ToolCall) block {
+func toolUse(tc *llm.ToolCall) block {
 	return block{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: input(tc)}
 }
 
@@ -159,7 +159,7 @@ func toolUse(tc *engine.ToolCall) block {
 
 // loopThinking keeps r, whose thinking is on, within the rule: it reports
 // whether thinking is still on.
-func (m *Model) loopThinking(req *engine.Request, r *request) bool {
+func (m *Model) loopThinking(req *llm.Request, r *request) bool {
 	n := len(r.Messages)
 	if n < 2 || !slices.ContainsFunc(r.Messages[n-1].Content, func(b block) bool { return b.Type == "tool_result" }) {
 		return true
@@ -185,10 +185,10 @@ func (m *Model) loopThinking(req *engine.Request, r *request) bool {
 // ownThoughtless reports whether the last assistant message of req is a
 // reply of this model that called tools without thinking: it has none to
 // send back.
-func (m *Model) ownThoughtless(req *engine.Request) bool {
+func (m *Model) ownThoughtless(req *llm.Request) bool {
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		msg := &req.Messages[i]
-		if msg.Role != engine.RoleAssistant {
+		if msg.Role != llm.RoleAssistant {
 			continue
 		}
 		var r replay

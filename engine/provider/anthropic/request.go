@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // The request body of POST /v1/messages, as much of it as coda sends
@@ -96,7 +96,7 @@ type cacheControl struct {
 type imageSource struct {
 	Type      string `json:"type"` // "base64" | "file"
 	MediaType string `json:"media_type,omitempty"`
-	Data      string `json:"data,omitempty"` // engine.Image.Base64: encoded once a turn
+	Data      string `json:"data,omitempty"` // llm.Image.Base64: encoded once a turn
 	FileID    string `json:"file_id,omitempty"`
 }
 
@@ -127,21 +127,21 @@ const maxBreakpoints = 4
 // newest turn from the cache, and the one after still finds the turn
 // before if a call in between missed it. Three breakpoints at most, of
 // the API's four.
-func (m *Model) encode(req *engine.Request) ([]byte, error) {
+func (m *Model) encode(req *llm.Request) ([]byte, error) {
 	var r request
 	return m.encodeTo(req, &r)
 }
 
 // encodeTo is encode, leaving the request in r.
-func (m *Model) encodeTo(req *engine.Request, out *request) ([]byte, error) {
+func (m *Model) encodeTo(req *llm.Request, out *request) ([]byte, error) {
 	return m.encodeWith(req, nil, out)
 }
 
 // encodeWith is encodeTo with fileID saying which uploaded file holds an
 // image ("" sends it inline); nil uploads none.
-func (m *Model) encodeWith(req *engine.Request, fileID func(engine.Image) string, out *request) ([]byte, error) {
+func (m *Model) encodeWith(req *llm.Request, fileID func(llm.Image) string, out *request) ([]byte, error) {
 	if fileID == nil {
-		fileID = func(engine.Image) string { return "" }
+		fileID = func(llm.Image) string { return "" }
 	}
 	r := request{
 		Model:     m.model,
@@ -162,9 +162,9 @@ func (m *Model) encodeWith(req *engine.Request, fileID func(engine.Image) string
 	for i := range req.Messages {
 		msg := &req.Messages[i]
 		switch msg.Role {
-		case engine.RoleAssistant:
+		case llm.RoleAssistant:
 			add("assistant", m.assistantBlocks(msg)...)
-		case engine.RoleTool:
+		case llm.RoleTool:
 			add("user", block{Type: "tool_result", ToolUseID: msg.ToolCallID, Content: msg.Text, IsError: msg.IsError})
 		default:
 			text := msg.Text
@@ -258,7 +258,7 @@ func markLast(content []block) bool {
 // Arguments that are not one (a model's broken JSON, kept as it was sent,
 // or arguments cut at their cap) go back as {}, since the request could not
 // be encoded otherwise.
-func input(tc *engine.ToolCall) json.RawMessage {
+func input(tc *llm.ToolCall) json.RawMessage {
 	raw := bytes.TrimSpace(tc.Arguments)
 	if tc.Dropped > 0 || len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
 		return json.RawMessage("{}")

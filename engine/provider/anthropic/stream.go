@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -101,16 +101,16 @@ type apiError struct {
 }
 
 // A contentBlock is one block of the reply being assembled. A tool_use's
-// input is held to the engine's cap as it comes (engine.ArgsBuffer); of a
+// input is held to the engine's cap as it comes (llm.ArgsBuffer); of a
 // text or thinking block only its length is kept here, its text being in
 // the stream's.
 type contentBlock struct {
 	typ       string
 	id        string
-	input     engine.ArgsBuffer // tool_use: the input_json_delta fragments
-	start     engine.ArgsBuffer // tool_use: the input content_block_start carried
-	textN     int               // bytes of text in it
-	thinkN    int               // bytes of thinking in it
+	input     llm.ArgsBuffer // tool_use: the input_json_delta fragments
+	start     llm.ArgsBuffer // tool_use: the input content_block_start carried
+	textN     int            // bytes of text in it
+	thinkN    int            // bytes of thinking in it
 	signature string
 	data      string // redacted_thinking
 }
@@ -121,7 +121,7 @@ const maxBlocks = 1 << 12
 
 // stream is the state of reading one reply.
 type stream struct {
-	onDelta func(engine.Delta) error
+	onDelta func(llm.Delta) error
 	started *bool // set once something was passed to onDelta: the try cannot be repeated
 
 	dec      sse.JSONDecoder // one decoder for the stream's events (bench_test.go)
@@ -249,7 +249,7 @@ func (s *stream) addText(b *contentBlock, text string) error {
 	b.textN += len(text)
 	s.text.Add(text)
 	*s.started = true
-	return s.onDelta(engine.Delta{Text: text})
+	return s.onDelta(llm.Delta{Text: text})
 }
 
 func (s *stream) addThinking(b *contentBlock, text string) error {
@@ -259,15 +259,15 @@ func (s *stream) addThinking(b *contentBlock, text string) error {
 	b.thinkN += len(text)
 	s.thinking.Add(text)
 	*s.started = true
-	return s.onDelta(engine.Delta{Thinking: text})
+	return s.onDelta(llm.Delta{Thinking: text})
 }
 
 // response is the assembled reply.
-func (s *stream) response() (*engine.Response, error) {
-	resp := &engine.Response{
+func (s *stream) response() (*llm.Response, error) {
+	resp := &llm.Response{
 		Text:     s.text.String(),
 		Thinking: s.thinking.String(),
-		Usage: engine.Usage{
+		Usage: llm.Usage{
 			InputTokens:      s.usage.InputTokens + s.usage.CacheCreationInputTokens + s.usage.CacheReadInputTokens,
 			OutputTokens:     s.usage.OutputTokens,
 			CacheReadTokens:  s.usage.CacheReadInputTokens,
@@ -288,20 +288,20 @@ func (s *stream) response() (*engine.Response, error) {
 	}
 	switch s.stop {
 	case "max_tokens", "model_context_window_exceeded":
-		resp.StopReason = engine.StopMaxTokens
+		resp.StopReason = llm.StopMaxTokens
 	case "refusal":
 		// The reply stopped by Anthropic's safety classifiers: the
 		// model's words, where it had any, say so.
-		resp.StopReason = engine.StopRefusal
+		resp.StopReason = llm.StopRefusal
 		resp.Refusal = resp.Text
 		if resp.Refusal == "" {
 			resp.Refusal = "Claude declined to continue (stop_reason refusal)"
 		}
 	default: // end_turn, tool_use, stop_sequence, pause_turn
 		if len(resp.ToolCalls) > 0 {
-			resp.StopReason = engine.StopToolUse
+			resp.StopReason = llm.StopToolUse
 		} else {
-			resp.StopReason = engine.StopEndTurn
+			resp.StopReason = llm.StopEndTurn
 		}
 	}
 	return resp, errors.Join(s.text.Err(), s.thinking.Err())

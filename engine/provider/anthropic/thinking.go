@@ -1,6 +1,6 @@
 package anthropic
 
-import "github.com/coda-acp/coda/engine"
+import "github.com/coda-acp/coda/engine/llm"
 
 // How a Claude model thinks (Options.Thinking, a catalog fact). Sources:
 // https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking,
@@ -37,12 +37,12 @@ const (
 // Thinking budgets for the effort levels, on the models that take one
 // (at least 1024 tokens, less than max_tokens).
 var budgets = map[string]int{
-	engine.EffortMinimal: 1024,
-	engine.EffortLow:     4096,
-	engine.EffortMedium:  10000,
-	engine.EffortHigh:    16000,
-	engine.EffortXHigh:   24000,
-	engine.EffortMax:     24000,
+	llm.EffortMinimal: 1024,
+	llm.EffortLow:     4096,
+	llm.EffortMedium:  10000,
+	llm.EffortHigh:    16000,
+	llm.EffortXHigh:   24000,
+	llm.EffortMax:     24000,
 }
 
 // ThinkingMaxTokens is the reply cap when thinking is on and none is
@@ -77,19 +77,19 @@ func (m *Model) thinking(r *request, effort string) (on bool) {
 			m.once.Warn(m.opts.Log, "budget", "thinking_budget is not taken by this model: it thinks adaptively, set effort instead", "model", m.opts.Name)
 		}
 	}
-	if effort == engine.EffortMinimal && style != ThinkingBudget {
-		effort = engine.EffortLow // the least output_config.effort takes
+	if effort == llm.EffortMinimal && style != ThinkingBudget {
+		effort = llm.EffortLow // the least output_config.effort takes
 	}
 	switch style {
 	case ThinkingBudget:
 		switch effort {
 		case "":
-		case engine.EffortOff:
+		case llm.EffortOff:
 			budget = 0
 		default:
 			budget = budgets[effort]
 			if budget == 0 {
-				budget = budgets[engine.EffortMedium]
+				budget = budgets[llm.EffortMedium]
 			}
 		}
 		if budget <= 0 {
@@ -105,16 +105,16 @@ func (m *Model) thinking(r *request, effort string) (on bool) {
 		r.Thinking = &thinking{Type: "enabled", BudgetTokens: budget}
 		return true
 	case ThinkingAdaptive, ThinkingBoth:
-		if effort == "" || effort == engine.EffortOff {
+		if effort == "" || effort == llm.EffortOff {
 			return false
 		}
 	case ThinkingAdaptiveOn:
-		if effort == engine.EffortOff {
+		if effort == llm.EffortOff {
 			r.Thinking = &thinking{Type: "disabled"}
 			return false
 		}
 	case ThinkingBetweenTools:
-		if effort == engine.EffortOff {
+		if effort == llm.EffortOff {
 			// No effort is sent: the API's default (high) is one that
 			// between_tools takes. Its progress notes are thinking blocks,
 			// so a forced tool is not asked for beside them.
@@ -122,8 +122,8 @@ func (m *Model) thinking(r *request, effort string) (on bool) {
 			return true
 		}
 	case ThinkingAlways:
-		if effort == engine.EffortOff {
-			effort = engine.EffortLow // the least it can do
+		if effort == llm.EffortOff {
+			effort = llm.EffortLow // the least it can do
 		}
 	}
 	// Thinking is displayed summarized: the later models omit its text by

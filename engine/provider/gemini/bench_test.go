@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/internal/benchcpu"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
@@ -40,7 +40,7 @@ func benchBody(n int) []byte {
 }
 
 // relay is the reference: a hand-written reader of the same stream.
-func relay(r io.Reader, onDelta func(engine.Delta) error) (string, error) {
+func relay(r io.Reader, onDelta func(llm.Delta) error) (string, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var text strings.Builder
 	var ev struct {
@@ -63,7 +63,7 @@ func relay(r io.Reader, onDelta func(engine.Delta) error) (string, error) {
 				for _, p := range c.Content.Parts {
 					if p.Text != "" {
 						text.WriteString(p.Text)
-						if err := onDelta(engine.Delta{Text: p.Text}); err != nil {
+						if err := onDelta(llm.Delta{Text: p.Text}); err != nil {
 							return "", err
 						}
 					}
@@ -90,7 +90,7 @@ func BenchmarkStream(b *testing.B) {
 		cpu := benchcpu.Start(b)
 		for b.Loop() {
 			started := false
-			s := stream{onDelta: func(engine.Delta) error { n++; return nil }, started: &started}
+			s := stream{onDelta: func(llm.Delta) error { n++; return nil }, started: &started}
 			if err := s.read(sse.NewReader(bytes.NewReader(body))); err != nil {
 				b.Fatal(err)
 			}
@@ -106,7 +106,7 @@ func BenchmarkStream(b *testing.B) {
 		n := 0
 		cpu := benchcpu.Start(b)
 		for b.Loop() {
-			if _, err := relay(bytes.NewReader(body), func(engine.Delta) error { n++; return nil }); err != nil {
+			if _, err := relay(bytes.NewReader(body), func(llm.Delta) error { n++; return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -126,13 +126,13 @@ func BenchmarkCall(b *testing.B) {
 		w.Write(body)
 	}))
 	defer srv.Close()
-	req := &engine.Request{System: "Be brief.", Messages: []engine.Message{{Role: engine.RoleUser, Text: strings.Repeat("x", 100)}}}
+	req := &llm.Request{System: "Be brief.", Messages: []llm.Message{{Role: llm.RoleUser, Text: strings.Repeat("x", 100)}}}
 	b.Run("provider", func(b *testing.B) {
 		m := New("gemini-2.5-flash", Options{BaseURL: srv.URL, APIKey: testKey, Client: srv.Client()})
 		b.ReportAllocs()
 		cpu := benchcpu.Start(b)
 		for b.Loop() {
-			if _, err := m.Stream(context.Background(), req, func(engine.Delta) error { return nil }); err != nil {
+			if _, err := m.Stream(context.Background(), req, func(llm.Delta) error { return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -155,7 +155,7 @@ func BenchmarkCall(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := relay(resp.Body, func(engine.Delta) error { return nil }); err != nil {
+			if _, err := relay(resp.Body, func(llm.Delta) error { return nil }); err != nil {
 				b.Fatal(err)
 			}
 			resp.Body.Close()

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -28,7 +28,7 @@ func FuzzStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		started := false
 		n := 0
-		s := &stream{onDelta: func(engine.Delta) error { return nil }, started: &started, newID: func() string { n++; return localIDPrefix + string(rune('a'+n%26)) }}
+		s := &stream{onDelta: func(llm.Delta) error { return nil }, started: &started, newID: func() string { n++; return localIDPrefix + string(rune('a'+n%26)) }}
 		if err := s.read(sse.NewReader(strings.NewReader(body))); err != nil {
 			return
 		}
@@ -41,7 +41,7 @@ func FuzzStream(f *testing.F) {
 				t.Fatalf("tool call %+v", tc)
 			}
 		}
-		msg := engine.Message{Role: engine.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay}
+		msg := llm.Message{Role: llm.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay}
 		if len(resp.Replay) > 0 {
 			var r replay
 			if err := json.Unmarshal(resp.Replay, &r); err != nil {
@@ -66,7 +66,7 @@ func TestStream_partsBounded(t *testing.T) {
 	}
 	body.WriteString(`data: {"candidates": [{"content": {"parts": [{"text": "."}],"role": "model"},"finishReason": "STOP","index": 0}]}` + "\n\n")
 	started := false
-	s := &stream{onDelta: func(engine.Delta) error { return nil }, started: &started, newID: func() string { return localIDPrefix + "x" }}
+	s := &stream{onDelta: func(llm.Delta) error { return nil }, started: &started, newID: func() string { return localIDPrefix + "x" }}
 	if err := s.read(sse.NewReader(strings.NewReader(body.String()))); err == nil || !strings.Contains(err.Error(), "more than 16384 parts") {
 		t.Errorf("%d parts: %v", maxParts+2, err)
 	}

@@ -1,4 +1,4 @@
-// Package gemini is the engine.Model for Google's Gemini API
+// Package gemini is the llm.Model for Google's Gemini API
 // (generativelanguage.googleapis.com), streamed: models.streamGenerateContent
 // with alt=sse.
 package gemini
@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
@@ -74,9 +74,9 @@ func (m *Model) Name() string { return m.opts.Name }
 // type: 'application/json' is unsupported"): structured outputs with
 // tools are Gemini 3's
 // (https://ai.google.dev/gemini-api/docs/structured-output#structured_outputs_with_tools).
-func (m *Model) Shapes(req *engine.Request) engine.Shapes {
+func (m *Model) Shapes(req *llm.Request) llm.Shapes {
 	json := len(req.Tools) == 0 || jsonWithTools(m.model)
-	return engine.Shapes{ToolChoice: true, Reply: json, ReplyAny: json}
+	return llm.Shapes{ToolChoice: true, Reply: json, ReplyAny: json}
 }
 
 // jsonWithTools reports whether model takes a JSON reply together with
@@ -96,11 +96,11 @@ func jsonWithTools(model string) bool {
 // Stream sends req and streams the reply. A try that fails before anything
 // was passed to onDelta is retried as the Retry option allows (429, 5xx,
 // errors in the stream that say so, connection errors). A 404 wraps
-// engine.ErrModelUnavailable; a 400 that names a mechanism the request
+// llm.ErrModelUnavailable; a 400 that names a mechanism the request
 // used (the reply's JSON schema or MIME type, a forced function) is an
-// *engine.MechanismError.
-func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
-	body, err := m.encodeWith(req, func(im engine.Image) string { return m.fileURI(ctx, im) })
+// *llm.MechanismError.
+func (m *Model) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
+	body, err := m.encodeWith(req, func(im llm.Image) string { return m.fileURI(ctx, im) })
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
 	}
@@ -129,21 +129,21 @@ func (m *Model) newID() string {
 	return fmt.Sprintf("%s%d", localIDPrefix, m.calls.Add(1))
 }
 
-// mechanismError is err as an *engine.MechanismError when it is a 400 whose
+// mechanismError is err as an *llm.MechanismError when it is a 400 whose
 // message names a mechanism req used, so that the engine can try again
 // with a weaker one; err otherwise.
-func mechanismError(req *engine.Request, err error) error {
+func mechanismError(req *llm.Request, err error) error {
 	var serr *sse.StatusError
-	var merr *engine.MechanismError
+	var merr *llm.MechanismError
 	if errors.As(err, &merr) || !errors.As(err, &serr) || serr.Code != http.StatusBadRequest {
 		return err
 	}
 	msg := strings.ToLower(serr.Message)
 	switch {
 	case req.Reply != nil && containsAny(msg, "response_mime_type", "responsemimetype", "response_json_schema", "responsejsonschema", "response_schema", "responseschema", "mime type"):
-		return &engine.MechanismError{Mechanism: "reply_format", Err: err}
+		return &llm.MechanismError{Mechanism: "reply_format", Err: err}
 	case req.ToolChoice != "" && containsAny(msg, "function_calling_config", "functioncallingconfig", "allowed_function_names", "allowedfunctionnames", "tool_config", "toolconfig"):
-		return &engine.MechanismError{Mechanism: "tool_choice", Err: err}
+		return &llm.MechanismError{Mechanism: "tool_choice", Err: err}
 	}
 	return err
 }

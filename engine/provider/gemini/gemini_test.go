@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/gemini/geminitest"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
@@ -107,49 +107,49 @@ func newModel(url string, model string, opts Options) *Model {
 	return New(model, opts)
 }
 
-func collect(m *Model, req *engine.Request) (*engine.Response, []engine.Delta, error) {
-	var deltas []engine.Delta
-	resp, err := m.Stream(context.Background(), req, func(d engine.Delta) error {
+func collect(m *Model, req *llm.Request) (*llm.Response, []llm.Delta, error) {
+	var deltas []llm.Delta
+	resp, err := m.Stream(context.Background(), req, func(d llm.Delta) error {
 		deltas = append(deltas, d)
 		return nil
 	})
 	return resp, deltas, err
 }
 
-var simpleRequest = &engine.Request{System: "Be brief.", Messages: []engine.Message{{Role: engine.RoleUser, Text: "hi"}}}
+var simpleRequest = &llm.Request{System: "Be brief.", Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}}
 
 func TestModel_Stream(t *testing.T) {
 	tests := []struct {
 		name        string
 		file        string
 		contentType string
-		want        *engine.Response
-		deltas      []engine.Delta
+		want        *llm.Response
+		deltas      []llm.Delta
 	}{{
 		name: "text whose signature comes in an empty last part",
 		file: "text.sse",
-		want: &engine.Response{
+		want: &llm.Response{
 			Text:       "The capital of France is Paris.",
-			StopReason: engine.StopEndTurn,
-			Usage:      engine.Usage{InputTokens: 9, OutputTokens: 8 + 124, ReasoningTokens: 124, ContextWindow: 1048576},
+			StopReason: llm.StopEndTurn,
+			Usage:      llm.Usage{InputTokens: 9, OutputTokens: 8 + 124, ReasoningTokens: 124, ContextWindow: 1048576},
 			Replay:     json.RawMessage(`{"gemini":"gemini-3-flash-preview","parts":[{"k":"t","n":31},{"k":"t","s":"EjQKMgEMOdbHsbB1yE9n0Wlq3Qw0bJhD6Xz2n8Jq6cQ="}]}`),
 		},
-		deltas: []engine.Delta{{Text: "The capital"}, {Text: " of France is Paris."}},
+		deltas: []llm.Delta{{Text: "The capital"}, {Text: " of France is Paris."}},
 	}, {
 		name: "thought summaries, text and parallel calls, the first signed",
 		file: "function_call.sse",
-		want: &engine.Response{
+		want: &llm.Response{
 			Text:     "Let me read the login code.",
 			Thinking: "**Checking the login code**\n\nThe user wants auth checked. I will read login.go and list the files.",
-			ToolCalls: []engine.ToolCall{
+			ToolCalls: []llm.ToolCall{
 				{ID: "gemini-call-1", Name: "read_file", Arguments: json.RawMessage(`{"path": "auth/login.go"}`)},
 				{ID: "gemini-call-2", Name: "list_files", Arguments: json.RawMessage(`{}`)},
 			},
-			StopReason: engine.StopToolUse,
-			Usage:      engine.Usage{InputTokens: 1310, OutputTokens: 41 + 202, CacheReadTokens: 1024, ReasoningTokens: 202, ContextWindow: 1048576},
+			StopReason: llm.StopToolUse,
+			Usage:      llm.Usage{InputTokens: 1310, OutputTokens: 41 + 202, CacheReadTokens: 1024, ReasoningTokens: 202, ContextWindow: 1048576},
 			Replay:     json.RawMessage(`{"gemini":"gemini-3-flash-preview","parts":[{"k":"h","n":98},{"k":"t","n":27},{"k":"c","s":"CiQBjz1rX3dQm8eXn0W1JvK2h4u7Vt0d0jZQpL5sN9aB6cD1eF0="},{"k":"c"}]}`),
 		},
-		deltas: []engine.Delta{
+		deltas: []llm.Delta{
 			{Thinking: "**Checking the login code**\n\nThe user wants auth checked."},
 			{Thinking: " I will read login.go and list the files."},
 			{Text: "Let me read the login code."},
@@ -157,40 +157,40 @@ func TestModel_Stream(t *testing.T) {
 	}, {
 		name: "cut by the token limit",
 		file: "max_tokens.sse",
-		want: &engine.Response{
+		want: &llm.Response{
 			Text:       "Here is the first half of the answer",
-			StopReason: engine.StopMaxTokens,
-			Usage:      engine.Usage{InputTokens: 12, OutputTokens: 8, ContextWindow: 1048576},
+			StopReason: llm.StopMaxTokens,
+			Usage:      llm.Usage{InputTokens: 12, OutputTokens: 8, ContextWindow: 1048576},
 		},
-		deltas: []engine.Delta{{Text: "Here is the first half of"}, {Text: " the answer"}},
+		deltas: []llm.Delta{{Text: "Here is the first half of"}, {Text: " the answer"}},
 	}, {
 		name: "withheld by the safety filters",
 		file: "safety.sse",
-		want: &engine.Response{
+		want: &llm.Response{
 			Text:       "I can",
-			StopReason: engine.StopRefusal,
+			StopReason: llm.StopRefusal,
 			Refusal:    "Gemini withheld the reply (SAFETY: its safety filters)",
-			Usage:      engine.Usage{InputTokens: 20, OutputTokens: 2, ContextWindow: 1048576},
+			Usage:      llm.Usage{InputTokens: 20, OutputTokens: 2, ContextWindow: 1048576},
 		},
-		deltas: []engine.Delta{{Text: "I can"}},
+		deltas: []llm.Delta{{Text: "I can"}},
 	}, {
 		name: "a blocked prompt",
 		file: "prompt_blocked.sse",
-		want: &engine.Response{
-			StopReason: engine.StopRefusal,
+		want: &llm.Response{
+			StopReason: llm.StopRefusal,
 			Refusal:    "Gemini blocked the prompt (PROHIBITED_CONTENT)",
-			Usage:      engine.Usage{InputTokens: 31, ContextWindow: 1048576},
+			Usage:      llm.Usage{InputTokens: 31, ContextWindow: 1048576},
 		},
 	}, {
 		name:        "the chunks as one JSON array, from a server that dropped alt=sse",
 		file:        "not_streamed.json",
 		contentType: "application/json",
-		want: &engine.Response{
+		want: &llm.Response{
 			Text:       "Hello, world.",
-			StopReason: engine.StopEndTurn,
-			Usage:      engine.Usage{InputTokens: 4, OutputTokens: 4, ContextWindow: 1048576},
+			StopReason: llm.StopEndTurn,
+			Usage:      llm.Usage{InputTokens: 4, OutputTokens: 4, ContextWindow: 1048576},
 		},
-		deltas: []engine.Delta{{Text: "Hello"}, {Text: ", world."}},
+		deltas: []llm.Delta{{Text: "Hello"}, {Text: ", world."}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -218,30 +218,30 @@ func TestModel_Stream_request(t *testing.T) {
 	s := newServer(t, reply{file: "text.sse"})
 	m := newModel(s.URL, "gemini-3-pro-preview", Options{Thinking: ThinkingLevel, MaxTokens: 8192})
 	png := []byte("\x89PNG\r\n\x1a\n")
-	req := &engine.Request{
+	req := &llm.Request{
 		System: "You review code.",
-		Messages: []engine.Message{
-			{Role: engine.RoleUser, Text: "Check auth.", Images: []engine.Image{{MIMEType: "image/png", Data: png}}},
+		Messages: []llm.Message{
+			{Role: llm.RoleUser, Text: "Check auth.", Images: []llm.Image{{MIMEType: "image/png", Data: png}}},
 			{
-				Role:     engine.RoleAssistant,
+				Role:     llm.RoleAssistant,
 				Text:     "Let me read the login code.",
 				Thinking: "**Checking the login code**\n\nThe user wants auth checked. I will read login.go and list the files.",
-				ToolCalls: []engine.ToolCall{
+				ToolCalls: []llm.ToolCall{
 					{ID: "gemini-call-1", Name: "read_file", Arguments: json.RawMessage(`{"path":"auth/login.go"}`)},
 					{ID: "fc_2", Name: "list_files", Arguments: json.RawMessage(`{}`)},
 				},
 				Replay: json.RawMessage(`{"gemini":"gemini-3-pro-preview","parts":[{"k":"h","n":98},{"k":"t","n":27},{"k":"c","s":"CiQBjz1rX3dQm8eXn0W1JvK2h4u7Vt0d0jZQpL5sN9aB6cD1eF0="},{"k":"c"}]}`),
 			},
-			{Role: engine.RoleTool, ToolCallID: "gemini-call-1", ToolName: "read_file", Text: "package auth"},
-			{Role: engine.RoleTool, ToolCallID: "fc_2", ToolName: "list_files", Text: "no such directory", IsError: true},
+			{Role: llm.RoleTool, ToolCallID: "gemini-call-1", ToolName: "read_file", Text: "package auth"},
+			{Role: llm.RoleTool, ToolCallID: "fc_2", ToolName: "list_files", Text: "no such directory", IsError: true},
 		},
-		Tools: []engine.ToolSpec{
+		Tools: []llm.ToolSpec{
 			{Name: "read_file", Description: "Read a file.", Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},
 			{Name: "submit_output", Description: "Submit the answer.", Schema: json.RawMessage(`{"type":"object","properties":{"content":{"type":"string"}},"required":["content"]}`), Strict: true},
 		},
 		ToolChoice: "submit_output",
-		Effort:     engine.EffortHigh,
-		Reply:      &engine.ReplyFormat{Name: "answer", Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`)},
+		Effort:     llm.EffortHigh,
+		Reply:      &llm.ReplyFormat{Name: "answer", Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`)},
 	}
 	if _, _, err := collect(m, req); err != nil {
 		t.Fatal(err)
@@ -296,12 +296,12 @@ func TestModel_thinking(t *testing.T) {
 		}
 	}
 	// The default effort is the request's when it sets none.
-	m := New("m", Options{Thinking: ThinkingBudget, Effort: engine.EffortLow})
+	m := New("m", Options{Thinking: ThinkingBudget, Effort: llm.EffortLow})
 	b, _ := m.encode(simpleRequest)
 	if !strings.Contains(string(b), `"thinkingBudget":1024`) {
 		t.Errorf("default effort low not sent: %s", b)
 	}
-	b, _ = m.encode(&engine.Request{Messages: simpleRequest.Messages, Effort: engine.EffortOff})
+	b, _ = m.encode(&llm.Request{Messages: simpleRequest.Messages, Effort: llm.EffortOff})
 	if !strings.Contains(string(b), `"thinkingBudget":0`) {
 		t.Errorf("the request's effort does not win: %s", b)
 	}
@@ -352,7 +352,7 @@ func TestModel_Stream_failures(t *testing.T) {
 		replies:  []reply{{status: 404, body: `{"error": {"code": 404,"message": "models/gemini-9 is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.","status": "NOT_FOUND"}}`}},
 		requests: 1,
 		wantErr:  "HTTP 404 Not Found: models/gemini-9 is not found",
-		is:       engine.ErrModelUnavailable,
+		is:       llm.ErrModelUnavailable,
 	}, {
 		name:     "an error in the stream that is not worth another try",
 		replies:  []reply{{body: "data: {\"error\": {\"code\": 400,\"message\": \"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).\",\"status\": \"INVALID_ARGUMENT\"}}\n\n"}},
@@ -379,7 +379,7 @@ func TestModel_Stream_failures(t *testing.T) {
 				if tt.is != nil && !errors.Is(err, tt.is) {
 					t.Errorf("error %v is not %v", err, tt.is)
 				}
-				if tt.is == nil && errors.Is(err, engine.ErrModelUnavailable) {
+				if tt.is == nil && errors.Is(err, llm.ErrModelUnavailable) {
 					t.Errorf("error %v says the model is unavailable", err)
 				}
 			}
@@ -398,10 +398,10 @@ func TestModel_Stream_mechanismRefused(t *testing.T) {
 		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": 400, "message": msg, "status": "INVALID_ARGUMENT"}})
 		return reply{status: 400, body: string(b)}
 	}
-	shaped := &engine.Request{Messages: simpleRequest.Messages, Reply: &engine.ReplyFormat{Schema: json.RawMessage(`{"type":"object"}`)}}
-	forced := &engine.Request{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{{Name: "submit_output"}}, ToolChoice: "submit_output"}
+	shaped := &llm.Request{Messages: simpleRequest.Messages, Reply: &llm.ReplyFormat{Schema: json.RawMessage(`{"type":"object"}`)}}
+	forced := &llm.Request{Messages: simpleRequest.Messages, Tools: []llm.ToolSpec{{Name: "submit_output"}}, ToolChoice: "submit_output"}
 	tests := []struct {
-		req  *engine.Request
+		req  *llm.Request
 		msg  string
 		want string // the mechanism; "" for none
 	}{
@@ -414,13 +414,13 @@ func TestModel_Stream_mechanismRefused(t *testing.T) {
 	for _, tt := range tests {
 		s := newServer(t, reply(tt.msg))
 		_, _, err := collect(newModel(s.URL, "gemini-2.5-flash", Options{}), tt.req)
-		var me *engine.MechanismError
+		var me *llm.MechanismError
 		switch {
 		case err == nil:
 			t.Errorf("%q: no error", tt.msg)
 		case tt.want == "" && errors.As(err, &me):
 			t.Errorf("%q: %v is a MechanismError", tt.msg, err)
-		case tt.want != "" && (!errors.As(err, &me) || me.Mechanism != tt.want || !errors.Is(err, engine.ErrMechanismRefused)):
+		case tt.want != "" && (!errors.As(err, &me) || me.Mechanism != tt.want || !errors.Is(err, llm.ErrMechanismRefused)):
 			t.Errorf("%q: %v, want a MechanismError for %s", tt.msg, err, tt.want)
 		}
 		if err != nil && !strings.Contains(err.Error(), "gemini:gemini-2.5-flash") {
@@ -446,7 +446,7 @@ func TestModel_Stream_cancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := m.Stream(ctx, simpleRequest, func(engine.Delta) error { cancel(); return nil })
+		_, err := m.Stream(ctx, simpleRequest, func(llm.Delta) error { cancel(); return nil })
 		errc <- err
 	}()
 	select {
@@ -489,7 +489,7 @@ func TestModel_Stream_keyInErrorAtEveryOffset(t *testing.T) {
 			mu.Lock()
 			body = b
 			mu.Unlock()
-			_, err := m.Stream(context.Background(), simpleRequest, func(engine.Delta) error { return nil })
+			_, err := m.Stream(context.Background(), simpleRequest, func(llm.Delta) error { return nil })
 			if err == nil {
 				t.Fatalf("no error for %q", b)
 			}
@@ -530,7 +530,7 @@ func sseChunk(parts []map[string]any, finish string, usage map[string]any) strin
 
 func TestModel_images(t *testing.T) {
 	png := []byte("\x89PNG\r\n\x1a\nrest")
-	req := &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "What is this?", Images: []engine.Image{{MIMEType: "image/png", Data: png}}}}}
+	req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "What is this?", Images: []llm.Image{{MIMEType: "image/png", Data: png}}}}}
 	for _, noVision := range []bool{false, true} {
 		m := New("gemini-2.5-flash", Options{NoVision: noVision})
 		b, err := m.encode(req)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider"
 )
 
@@ -67,7 +67,7 @@ func TestLister_error(t *testing.T) {
 	}))
 	defer srv.Close()
 	_, err := NewLister(Options{BaseURL: srv.URL, APIKey: testKey, Client: srv.Client()}).List(context.Background())
-	if err == nil || strings.Contains(err.Error(), testKey) || !strings.Contains(err.Error(), "gemini:") || errors.Is(err, engine.ErrModelUnavailable) {
+	if err == nil || strings.Contains(err.Error(), testKey) || !strings.Contains(err.Error(), "gemini:") || errors.Is(err, llm.ErrModelUnavailable) {
 		t.Errorf("error %v", err)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/gemini/geminitest"
 )
 
@@ -46,14 +46,14 @@ func callsReply(names ...string) geminitest.Turn {
 // loop runs a tool loop as the stage engine does: each reply's message,
 // with its Replay, then a result for each call, until a reply makes no
 // call.
-func loop(t *testing.T, m *Model, calls int) ([]*engine.Response, error) {
+func loop(t *testing.T, m *Model, calls int) ([]*llm.Response, error) {
 	t.Helper()
-	req := &engine.Request{
+	req := &llm.Request{
 		System:   "Use the tools.",
-		Messages: []engine.Message{{Role: engine.RoleUser, Text: "Go."}},
-		Tools:    []engine.ToolSpec{{Name: "a", Schema: json.RawMessage(`{"type":"object"}`)}, {Name: "b"}},
+		Messages: []llm.Message{{Role: llm.RoleUser, Text: "Go."}},
+		Tools:    []llm.ToolSpec{{Name: "a", Schema: json.RawMessage(`{"type":"object"}`)}, {Name: "b"}},
 	}
-	var out []*engine.Response
+	var out []*llm.Response
 	for range calls + 1 {
 		resp, _, err := collect(m, req)
 		if err != nil {
@@ -63,9 +63,9 @@ func loop(t *testing.T, m *Model, calls int) ([]*engine.Response, error) {
 		if len(resp.ToolCalls) == 0 {
 			return out, nil
 		}
-		req.Messages = append(req.Messages, engine.Message{Role: engine.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay})
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay})
 		for _, tc := range resp.ToolCalls {
-			req.Messages = append(req.Messages, engine.Message{Role: engine.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: "ok"})
+			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: "ok"})
 		}
 	}
 	t.Fatalf("the loop did not end after %d calls", calls)
@@ -79,7 +79,7 @@ func TestFake_toolLoopSignatures(t *testing.T) {
 	for _, model := range []string{"gemini-3-pro-preview", "gemini-3-flash-preview", "gemini-3.8-flash"} {
 		t.Run(model, func(t *testing.T) {
 			f := newFake(t, testKey, callsReply("a", "b"), callsReply("b"), textReply("Done."))
-			m := fakeGemini(f, model, Options{Thinking: ThinkingLevel, Effort: engine.EffortLow})
+			m := fakeGemini(f, model, Options{Thinking: ThinkingLevel, Effort: llm.EffortLow})
 			resps, err := loop(t, m, 3)
 			if err != nil {
 				t.Fatalf("%v (the fake refused: %v)", err, f.Refusals())
@@ -122,17 +122,17 @@ func TestFake_refusesMissingSignature(t *testing.T) {
 	// Told nothing of the model, the provider neither asks for thoughts
 	// nor stands in a signature; and here it loses the Replay.
 	m := fakeGemini(f, "gemini-3-pro-preview", Options{})
-	resp, _, err := collect(m, &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "Go."}}, Tools: []engine.ToolSpec{{Name: "a"}}})
+	resp, _, err := collect(m, &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "Go."}}, Tools: []llm.ToolSpec{{Name: "a"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &engine.Request{
-		Messages: []engine.Message{
-			{Role: engine.RoleUser, Text: "Go."},
-			{Role: engine.RoleAssistant, ToolCalls: resp.ToolCalls},
-			{Role: engine.RoleTool, ToolCallID: resp.ToolCalls[0].ID, ToolName: "a", Text: "ok"},
+	req := &llm.Request{
+		Messages: []llm.Message{
+			{Role: llm.RoleUser, Text: "Go."},
+			{Role: llm.RoleAssistant, ToolCalls: resp.ToolCalls},
+			{Role: llm.RoleTool, ToolCallID: resp.ToolCalls[0].ID, ToolName: "a", Text: "ok"},
 		},
-		Tools: []engine.ToolSpec{{Name: "a"}},
+		Tools: []llm.ToolSpec{{Name: "a"}},
 	}
 	_, _, err = collect(m, req)
 	if err == nil || !strings.Contains(err.Error(), "HTTP 400 Bad Request: Function call is missing a thought_signature in functionCall parts") {
@@ -152,15 +152,15 @@ func TestFake_signaturesStayWithTheirModel(t *testing.T) {
 	f := newFake(t, testKey, callsReply("a"), textReply("Done."))
 	pro := fakeGemini(f, "gemini-3-pro-preview", Options{Thinking: ThinkingLevel})
 	flash := fakeGemini(f, "gemini-3-flash-preview", Options{Thinking: ThinkingLevel})
-	base := []engine.Message{{Role: engine.RoleUser, Text: "Go."}}
-	tools := []engine.ToolSpec{{Name: "a"}}
-	resp, _, err := collect(pro, &engine.Request{Messages: base, Tools: tools})
+	base := []llm.Message{{Role: llm.RoleUser, Text: "Go."}}
+	tools := []llm.ToolSpec{{Name: "a"}}
+	resp, _, err := collect(pro, &llm.Request{Messages: base, Tools: tools})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &engine.Request{Tools: tools, Messages: append(base,
-		engine.Message{Role: engine.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay},
-		engine.Message{Role: engine.RoleTool, ToolCallID: resp.ToolCalls[0].ID, ToolName: "a", Text: "ok"})}
+	req := &llm.Request{Tools: tools, Messages: append(base,
+		llm.Message{Role: llm.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay},
+		llm.Message{Role: llm.RoleTool, ToolCallID: resp.ToolCalls[0].ID, ToolName: "a", Text: "ok"})}
 	if _, _, err := collect(flash, req); err != nil {
 		t.Fatalf("flash after pro: %v", err)
 	}
@@ -225,12 +225,12 @@ func TestFake_thinkingLevels(t *testing.T) {
 func TestFake_forcedAndShaped(t *testing.T) {
 	f := newFake(t, testKey, callsReply("submit_output"), textReply(`{"ok":true}`))
 	m := fakeGemini(f, "gemini-3-flash-preview", Options{Thinking: ThinkingLevel})
-	forced := &engine.Request{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{{Name: "read_file"}, {Name: "submit_output"}}, ToolChoice: "submit_output"}
+	forced := &llm.Request{Messages: simpleRequest.Messages, Tools: []llm.ToolSpec{{Name: "read_file"}, {Name: "submit_output"}}, ToolChoice: "submit_output"}
 	resp, _, err := collect(m, forced)
 	if err != nil || len(resp.ToolCalls) != 1 || resp.ToolCalls[0].Name != "submit_output" {
 		t.Fatalf("forced: %+v, %v", resp, err)
 	}
-	shaped := &engine.Request{Messages: simpleRequest.Messages, Reply: &engine.ReplyFormat{Name: "answer", Schema: json.RawMessage(`{"type":"object"}`)}}
+	shaped := &llm.Request{Messages: simpleRequest.Messages, Reply: &llm.ReplyFormat{Name: "answer", Schema: json.RawMessage(`{"type":"object"}`)}}
 	if resp, _, err = collect(m, shaped); err != nil || resp.Text != `{"ok":true}` {
 		t.Fatalf("shaped: %+v, %v", resp, err)
 	}
@@ -248,8 +248,8 @@ func TestFake_forcedAndShaped(t *testing.T) {
 // as Gemini 2.x does, takes every request the provider offers to shape,
 // and refuses the one it does not.
 func TestFake_jsonWithTools(t *testing.T) {
-	tools := []engine.ToolSpec{{Name: "read_file"}, {Name: "submit_output"}}
-	reply := &engine.ReplyFormat{Name: "answer", Schema: json.RawMessage(`{"type":"object"}`)}
+	tools := []llm.ToolSpec{{Name: "read_file"}, {Name: "submit_output"}}
+	reply := &llm.ReplyFormat{Name: "answer", Schema: json.RawMessage(`{"type":"object"}`)}
 	for _, tt := range []struct {
 		model string
 		opts  Options
@@ -262,12 +262,12 @@ func TestFake_jsonWithTools(t *testing.T) {
 	} {
 		f := newFake(t, testKey, textReply(`{"ok":true}`))
 		m := fakeGemini(f, tt.model, tt.opts)
-		req := &engine.Request{Messages: simpleRequest.Messages, Tools: tools}
+		req := &llm.Request{Messages: simpleRequest.Messages, Tools: tools}
 		sh := m.Shapes(req)
 		if sh.Reply != tt.takes || sh.ReplyAny != tt.takes {
 			t.Errorf("%s with tools: %+v, want a JSON reply %v", tt.model, sh, tt.takes)
 		}
-		if sh := m.Shapes(&engine.Request{Messages: simpleRequest.Messages}); !sh.Reply || !sh.ReplyAny {
+		if sh := m.Shapes(&llm.Request{Messages: simpleRequest.Messages}); !sh.Reply || !sh.ReplyAny {
 			t.Errorf("%s without tools: %+v", tt.model, sh)
 		}
 		req.Reply = reply

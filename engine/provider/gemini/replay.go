@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -82,7 +82,7 @@ func (r *replay) signed() bool {
 // fits reports whether the replay describes msg: its text and calls, to
 // the byte; thoughts reports whether its thinking too (a message that
 // lost its thinking still goes back with its calls' signatures).
-func (r *replay) fits(msg *engine.Message) (ok, thoughts bool) {
+func (r *replay) fits(msg *llm.Message) (ok, thoughts bool) {
 	text, thought, calls := 0, 0, 0
 	for _, p := range r.Parts {
 		switch p.Kind {
@@ -108,7 +108,7 @@ func (r *replay) fits(msg *engine.Message) (ok, thoughts bool) {
 // carried no signature) goes back as its text and calls. On models that
 // validate signatures (Gemini 3, ThinkingLevel), a first call left
 // without one gets skipSignature.
-func (m *Model) modelParts(msg *engine.Message) []part {
+func (m *Model) modelParts(msg *llm.Message) []part {
 	var parts []part
 	var r replay
 	ok, thoughts := false, false
@@ -163,6 +163,6 @@ func (m *Model) modelParts(msg *engine.Message) []part {
 	return parts
 }
 
-func callPart(tc *engine.ToolCall, sig string) part {
+func callPart(tc *llm.ToolCall, sig string) part {
 	return part{FunctionCall: &functionCall{ID: sentID(tc.ID), Name: tc.Name, Args: args(tc)}, ThoughtSignature: sig}
 }

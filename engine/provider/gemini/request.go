@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // The request body of models.streamGenerateContent, as much of it as coda
@@ -39,7 +39,7 @@ type part struct {
 
 type blob struct {
 	MIMEType string `json:"mimeType"`
-	Data     string `json:"data"` // engine.Image.Base64: encoded once a turn
+	Data     string `json:"data"` // llm.Image.Base64: encoded once a turn
 }
 
 // fileData is an uploaded file, by its URI (upload.go).
@@ -102,12 +102,12 @@ type thinkingConfig struct {
 // (Gemini 2.5: Pro 128–32768 tokens, Flash 0–24576, Flash-Lite 512–24576;
 // https://ai.google.dev/gemini-api/docs/thinking#set-budget).
 var budgets = map[string]int{
-	engine.EffortMinimal: 512,
-	engine.EffortLow:     1024,
-	engine.EffortMedium:  8192,
-	engine.EffortHigh:    24576,
-	engine.EffortXHigh:   24576,
-	engine.EffortMax:     24576,
+	llm.EffortMinimal: 512,
+	llm.EffortLow:     1024,
+	llm.EffortMedium:  8192,
+	llm.EffortHigh:    24576,
+	llm.EffortXHigh:   24576,
+	llm.EffortMax:     24576,
 }
 
 // thinking is the thinkingConfig for effort, nil when none is sent. With
@@ -119,25 +119,25 @@ func (m *Model) thinking(effort string) *thinkingConfig {
 		switch effort {
 		case "":
 			return &thinkingConfig{IncludeThoughts: true}
-		case engine.EffortOff:
+		case llm.EffortOff:
 			// Gemini 3 cannot stop thinking; low is the least every one
 			// of them takes.
-			return &thinkingConfig{ThinkingLevel: engine.EffortLow}
-		case engine.EffortMax:
-			effort = engine.EffortXHigh
+			return &thinkingConfig{ThinkingLevel: llm.EffortLow}
+		case llm.EffortMax:
+			effort = llm.EffortXHigh
 		}
 		return &thinkingConfig{IncludeThoughts: true, ThinkingLevel: effort}
 	case ThinkingBudget:
 		switch effort {
 		case "":
 			return &thinkingConfig{IncludeThoughts: true}
-		case engine.EffortOff:
+		case llm.EffortOff:
 			zero := 0
 			return &thinkingConfig{ThinkingBudget: &zero}
 		}
 		b, ok := budgets[effort]
 		if !ok {
-			b = budgets[engine.EffortMedium]
+			b = budgets[llm.EffortMedium]
 		}
 		return &thinkingConfig{IncludeThoughts: true, ThinkingBudget: &b}
 	}
@@ -148,13 +148,13 @@ func (m *Model) thinking(effort string) *thinkingConfig {
 // consecutive messages of one role are merged into one content, so that
 // the results of parallel calls go back together, in order. A reply goes
 // back as its parts came, each with its thought signature (replay.go).
-func (m *Model) encode(req *engine.Request) ([]byte, error) { return m.encodeWith(req, nil) }
+func (m *Model) encode(req *llm.Request) ([]byte, error) { return m.encodeWith(req, nil) }
 
 // encodeWith is encode with fileURI saying where an image was uploaded
 // ("" sends it inline); nil uploads none.
-func (m *Model) encodeWith(req *engine.Request, fileURI func(engine.Image) string) ([]byte, error) {
+func (m *Model) encodeWith(req *llm.Request, fileURI func(llm.Image) string) ([]byte, error) {
 	if fileURI == nil {
-		fileURI = func(engine.Image) string { return "" }
+		fileURI = func(llm.Image) string { return "" }
 	}
 	r := request{Contents: make([]content, 0, len(req.Messages))}
 	if req.System != "" {
@@ -173,9 +173,9 @@ func (m *Model) encodeWith(req *engine.Request, fileURI func(engine.Image) strin
 	for i := range req.Messages {
 		msg := &req.Messages[i]
 		switch msg.Role {
-		case engine.RoleAssistant:
+		case llm.RoleAssistant:
 			add("model", m.modelParts(msg)...)
-		case engine.RoleTool:
+		case llm.RoleTool:
 			fr := &functionResponse{ID: sentID(msg.ToolCallID), Name: msg.ToolName}
 			if fr.Name == "" {
 				fr.Name = callName(req.Messages[:i], msg.ToolCallID)
@@ -241,7 +241,7 @@ func sentID(id string) string {
 
 // callName is the name of the call id among msgs, for a tool result that
 // does not say it.
-func callName(msgs []engine.Message, id string) string {
+func callName(msgs []llm.Message, id string) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		for _, tc := range msgs[i].ToolCalls {
 			if tc.ID == id {
@@ -254,7 +254,7 @@ func callName(msgs []engine.Message, id string) string {
 
 // args is a tool call's arguments as the API takes them: a JSON object.
 // Arguments that are not one (cut at the cap, or broken) go back as {}.
-func args(tc *engine.ToolCall) json.RawMessage {
+func args(tc *llm.ToolCall) json.RawMessage {
 	raw := bytes.TrimSpace(tc.Arguments)
 	if tc.Dropped > 0 || len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
 		return json.RawMessage("{}")

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -91,15 +91,15 @@ type apiError struct {
 }
 
 // A call is one function call of the reply; its arguments are held to
-// the engine's cap (engine.ArgsBuffer).
+// the engine's cap (llm.ArgsBuffer).
 type call struct {
 	id   string
-	args engine.ArgsBuffer
+	args llm.ArgsBuffer
 }
 
 // stream is the state of reading one reply.
 type stream struct {
-	onDelta func(engine.Delta) error
+	onDelta func(llm.Delta) error
 	started *bool         // set once something was passed to onDelta: the try cannot be repeated
 	newID   func() string // an id for a call Gemini sent without one
 
@@ -204,7 +204,7 @@ func (s *stream) part(p *replyPart) error {
 		if id == "" {
 			id = s.newID()
 		}
-		s.calls = append(s.calls, call{id: id, args: engine.ArgsBuffer{Name: fc.Name}})
+		s.calls = append(s.calls, call{id: id, args: llm.ArgsBuffer{Name: fc.Name}})
 		s.calls[len(s.calls)-1].args.Write(fc.Args)
 		return s.parts.add(kindCall, 0, p.ThoughtSignature)
 	}
@@ -221,7 +221,7 @@ func (s *stream) part(p *replyPart) error {
 		}
 		s.thinking.Add(text)
 		*s.started = true
-		return s.onDelta(engine.Delta{Thinking: text})
+		return s.onDelta(llm.Delta{Thinking: text})
 	}
 	if err := s.parts.add(kindText, len(text), p.ThoughtSignature); err != nil {
 		return err
@@ -231,7 +231,7 @@ func (s *stream) part(p *replyPart) error {
 	}
 	s.text.Add(text)
 	*s.started = true
-	return s.onDelta(engine.Delta{Text: text})
+	return s.onDelta(llm.Delta{Text: text})
 }
 
 // Finish reasons (https://ai.google.dev/api/generate-content#FinishReason)
@@ -250,15 +250,15 @@ var withheld = map[string]string{
 }
 
 // response is the assembled reply, for model (the replay's signer).
-func (s *stream) response(model string) (*engine.Response, error) {
+func (s *stream) response(model string) (*llm.Response, error) {
 	var u usageMetadata
 	if len(s.ev.UsageMetadata.buf) > 0 {
 		json.Unmarshal(s.ev.UsageMetadata.buf, &u) // valid JSON: the chunk it came in was
 	}
-	resp := &engine.Response{
+	resp := &llm.Response{
 		Text:     s.text.String(),
 		Thinking: s.thinking.String(),
-		Usage: engine.Usage{
+		Usage: llm.Usage{
 			InputTokens:     u.PromptTokenCount + u.ToolUsePromptTokenCount,
 			OutputTokens:    u.CandidatesTokenCount + u.ThoughtsTokenCount,
 			CacheReadTokens: u.CachedContentTokenCount,
@@ -270,23 +270,23 @@ func (s *stream) response(model string) (*engine.Response, error) {
 	}
 	switch {
 	case s.blocked != "":
-		resp.StopReason = engine.StopRefusal
+		resp.StopReason = llm.StopRefusal
 		resp.Refusal = "Gemini blocked the prompt (" + s.blocked + ")"
 	case s.finish == "MAX_TOKENS":
-		resp.StopReason = engine.StopMaxTokens
+		resp.StopReason = llm.StopMaxTokens
 	case withheld[s.finish] != "":
-		resp.StopReason = engine.StopRefusal
+		resp.StopReason = llm.StopRefusal
 		resp.Refusal = fmt.Sprintf("Gemini withheld the reply (%s: %s)", s.finish, withheld[s.finish])
 		if s.message != "" {
 			resp.Refusal += ": " + s.message
 		}
 	case len(resp.ToolCalls) > 0:
-		resp.StopReason = engine.StopToolUse
+		resp.StopReason = llm.StopToolUse
 	default:
 		// STOP, and the reasons that leave no usable call
 		// (MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, ...): the
 		// engine nudges a model that answered nothing.
-		resp.StopReason = engine.StopEndTurn
+		resp.StopReason = llm.StopEndTurn
 	}
 	if s.parts.signed() {
 		s.parts.Model = model

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider"
 )
 
@@ -28,7 +28,7 @@ import (
 // fileURI is where im was uploaded for this turn, uploading it the first
 // time; "" to send it inline. A failed upload is said once, and the
 // image goes inline for the rest of its turn.
-func (m *Model) fileURI(ctx context.Context, im engine.Image) string {
+func (m *Model) fileURI(ctx context.Context, im llm.Image) string {
 	if len(im.Data) < provider.MinUpload {
 		return ""
 	}
@@ -55,7 +55,7 @@ func uploadURL(base string) (string, error) {
 }
 
 // upload uploads im and returns its file's URI.
-func (m *Model) upload(ctx context.Context, im engine.Image) (string, error) {
+func (m *Model) upload(ctx context.Context, im llm.Image) (string, error) {
 	start, err := uploadURL(m.opts.BaseURL)
 	if err != nil {
 		return "", err

@@ -5,7 +5,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // pngOf is a PNG header padded to n bytes: an image as CheckImage sees one.
@@ -22,11 +22,11 @@ func TestStream_imageUploadedOnce(t *testing.T) {
 	f := newFake(t, testKey, textReply("I see it."))
 	m := fakeGemini(f, "gemini-2.5-flash", Options{})
 	const size = 4 << 20
-	for _, im := range []engine.Image{engine.NewImage("image/png", pngOf(size), ""), engine.NewImage("image/png", pngOf(16<<20), "")} {
+	for _, im := range []llm.Image{llm.NewImage("image/png", pngOf(size), ""), llm.NewImage("image/png", pngOf(16<<20), "")} {
 		before := f.Received()
-		req := &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "What is this?", Images: []engine.Image{im}}}}
+		req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "What is this?", Images: []llm.Image{im}}}}
 		for range 10 {
-			if _, err := m.Stream(context.Background(), req, func(engine.Delta) error { return nil }); err != nil {
+			if _, err := m.Stream(context.Background(), req, func(llm.Delta) error { return nil }); err != nil {
 				t.Fatalf("Stream: %v (the fake refused: %q)", err, f.Refusals())
 			}
 		}
@@ -39,9 +39,9 @@ func TestStream_imageUploadedOnce(t *testing.T) {
 	if f.Uploaded() != 2 {
 		t.Errorf("%d files uploaded, want one an image", f.Uploaded())
 	}
-	small := engine.NewImage("image/png", pngOf(1<<10), "")
-	req := &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "And this?", Images: []engine.Image{small}}}}
-	if _, err := m.Stream(context.Background(), req, func(engine.Delta) error { return nil }); err != nil {
+	small := llm.NewImage("image/png", pngOf(1<<10), "")
+	req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "And this?", Images: []llm.Image{small}}}}
+	if _, err := m.Stream(context.Background(), req, func(llm.Delta) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	reqs := f.Requests()

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/internal/benchcpu"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
@@ -40,7 +40,7 @@ func benchBody(n int) []byte {
 }
 
 // relay is the reference: a hand-written reader of the same stream.
-func relay(r io.Reader, onDelta func(engine.Delta) error) (string, error) {
+func relay(r io.Reader, onDelta func(llm.Delta) error) (string, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var text strings.Builder
 	var ev struct {
@@ -58,7 +58,7 @@ func relay(r io.Reader, onDelta func(engine.Delta) error) (string, error) {
 			}
 			if t := ev.Message.Content; t != "" {
 				text.WriteString(t)
-				if err := onDelta(engine.Delta{Text: t}); err != nil {
+				if err := onDelta(llm.Delta{Text: t}); err != nil {
 					return "", err
 				}
 			}
@@ -82,7 +82,7 @@ func BenchmarkStream(b *testing.B) {
 		cpu := benchcpu.Start(b)
 		for b.Loop() {
 			started := false
-			s := stream{onDelta: func(engine.Delta) error { n++; return nil }, started: &started}
+			s := stream{onDelta: func(llm.Delta) error { n++; return nil }, started: &started}
 			resp, err := s.read(sse.NewLineReader(bytes.NewReader(body)))
 			if err != nil || resp.Usage.OutputTokens != benchDeltas {
 				b.Fatal(err, resp)
@@ -96,7 +96,7 @@ func BenchmarkStream(b *testing.B) {
 		n := 0
 		cpu := benchcpu.Start(b)
 		for b.Loop() {
-			if _, err := relay(bytes.NewReader(body), func(engine.Delta) error { n++; return nil }); err != nil {
+			if _, err := relay(bytes.NewReader(body), func(llm.Delta) error { n++; return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -119,16 +119,16 @@ func BenchmarkCall(b *testing.B) {
 		w.Write(body)
 	}))
 	defer srv.Close()
-	req := &engine.Request{System: "Be brief.", Messages: []engine.Message{{Role: engine.RoleUser, Text: strings.Repeat("x", 100)}}}
+	req := &llm.Request{System: "Be brief.", Messages: []llm.Message{{Role: llm.RoleUser, Text: strings.Repeat("x", 100)}}}
 	b.Run("provider", func(b *testing.B) {
 		m := New("qwen3:8b", Options{BaseURL: srv.URL, Client: srv.Client()})
-		if _, err := m.Stream(context.Background(), req, func(engine.Delta) error { return nil }); err != nil {
+		if _, err := m.Stream(context.Background(), req, func(llm.Delta) error { return nil }); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
 		cpu := benchcpu.Start(b)
 		for b.Loop() {
-			if _, err := m.Stream(context.Background(), req, func(engine.Delta) error { return nil }); err != nil {
+			if _, err := m.Stream(context.Background(), req, func(llm.Delta) error { return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -147,7 +147,7 @@ func BenchmarkCall(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := relay(resp.Body, func(engine.Delta) error { return nil }); err != nil {
+			if _, err := relay(resp.Body, func(llm.Delta) error { return nil }); err != nil {
 				b.Fatal(err)
 			}
 			resp.Body.Close()

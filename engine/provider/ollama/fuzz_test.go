@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -21,7 +21,7 @@ func FuzzStream(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		started := false
-		s := stream{onDelta: func(engine.Delta) error { return nil }, started: &started}
+		s := stream{onDelta: func(llm.Delta) error { return nil }, started: &started}
 		resp, err := s.read(sse.NewLineReader(strings.NewReader(body)))
 		if err != nil {
 			return
@@ -43,7 +43,7 @@ func TestStream_toolCallsBounded(t *testing.T) {
 	}
 	body.WriteString(`{"model":"qwen3","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"}` + "\n")
 	started := false
-	s := stream{onDelta: func(engine.Delta) error { return nil }, started: &started}
+	s := stream{onDelta: func(llm.Delta) error { return nil }, started: &started}
 	if _, err := s.read(sse.NewLineReader(strings.NewReader(body.String()))); err == nil || !strings.Contains(err.Error(), "more than 4096 tool calls") {
 		t.Errorf("%d calls: %v", sse.MaxToolCalls+1, err)
 	}

@@ -1,4 +1,4 @@
-// Package ollama is the engine.Model for Ollama's own chat API (POST
+// Package ollama is the llm.Model for Ollama's own chat API (POST
 // /api/chat, a stream of JSON lines), which takes what its OpenAI-style
 // /v1 endpoint ignores: options.num_ctx, so that a prompt is not cut from
 // the front at the server's default context (ollama/ollama#18107), think,
@@ -21,7 +21,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
@@ -66,25 +66,25 @@ func (m *Model) Name() string { return m.opts.Name }
 // Shapes are what /api/chat takes (DESIGN §17): no tool choice and no
 // strict tools, but format, a JSON Schema or "json", which Ollama holds
 // the reply to with a grammar.
-func (m *Model) Shapes(*engine.Request) engine.Shapes {
-	return engine.Shapes{Reply: true, ReplyAny: true}
+func (m *Model) Shapes(*llm.Request) llm.Shapes {
+	return llm.Shapes{Reply: true, ReplyAny: true}
 }
 
 // Stream sends req and streams the reply. A try that fails before anything
 // was passed to onDelta is retried as the Retry option allows; a 404 (a
-// model not pulled) wraps engine.ErrModelUnavailable; a model without the
-// tools capability wraps engine.ErrToolsUnsupported; a format the server
-// refuses is an *engine.MechanismError; a model the server has not the
+// model not pulled) wraps llm.ErrModelUnavailable; a model without the
+// tools capability wraps llm.ErrToolsUnsupported; a format the server
+// refuses is an *llm.MechanismError; a model the server has not the
 // memory to load with the context asked for is not tried again, and the
 // error says to ask for less (num_ctx).
-func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+func (m *Model) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	info := m.info(ctx)
 	numCtx := m.numCtx(info)
 	body, shaping, err := m.encode(req, info, numCtx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
 	}
-	var resp *engine.Response
+	var resp *llm.Response
 	err = m.call.DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
 		s := stream{onDelta: onDelta, started: started}
 		var err error
@@ -126,7 +126,7 @@ func (m *Model) memoryError(err error, numCtx int) error {
 
 // ContextWindow is the context the next call gives the model: the num_ctx
 // it sends (numCtx), so the engine fits each request in it before the
-// server would cut it from the front (engine.Windowed); 0 when the server
+// server would cut it from the front (llm.Windowed); 0 when the server
 // could not say and nothing else does.
 func (m *Model) ContextWindow(ctx context.Context) int { return m.numCtx(m.info(ctx)) }
 
@@ -239,7 +239,7 @@ type message struct {
 	Role       string     `json:"role"`
 	Content    string     `json:"content"`
 	Thinking   string     `json:"thinking,omitempty"`
-	Images     []string   `json:"images,omitempty"` // base64 (engine.Image.Base64: encoded once a turn)
+	Images     []string   `json:"images,omitempty"` // base64 (llm.Image.Base64: encoded once a turn)
 	ToolCalls  []toolCall `json:"tool_calls,omitempty"`
 	ToolName   string     `json:"tool_name,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
@@ -269,7 +269,7 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // gpt-oss's, want it in a tool loop); tool results name their tool.
 // Ollama has no tool choice: a request's ToolChoice and strict tools are
 // not sent.
-func (m *Model) encode(req *engine.Request, info *showInfo, numCtx int) ([]byte, sse.Shaping, error) {
+func (m *Model) encode(req *llm.Request, info *showInfo, numCtx int) ([]byte, sse.Shaping, error) {
 	r := request{Model: m.model, Stream: true, Messages: make([]message, 0, len(req.Messages)+1)}
 	if numCtx > 0 || m.opts.MaxTokens > 0 {
 		r.Options = &options{NumCtx: numCtx, NumPredict: m.opts.MaxTokens}
@@ -281,7 +281,7 @@ func (m *Model) encode(req *engine.Request, info *showInfo, numCtx int) ([]byte,
 	for i := range req.Messages {
 		msg := &req.Messages[i]
 		switch msg.Role {
-		case engine.RoleAssistant:
+		case llm.RoleAssistant:
 			out := message{Role: "assistant", Content: msg.Text, Thinking: msg.Thinking}
 			for _, tc := range msg.ToolCalls {
 				var c toolCall
@@ -289,7 +289,7 @@ func (m *Model) encode(req *engine.Request, info *showInfo, numCtx int) ([]byte,
 				out.ToolCalls = append(out.ToolCalls, c)
 			}
 			r.Messages = append(r.Messages, out)
-		case engine.RoleTool:
+		case llm.RoleTool:
 			text := msg.Text
 			if msg.IsError {
 				text = "Error: " + text
@@ -348,14 +348,14 @@ func (m *Model) think(effort string, info *showInfo) json.RawMessage {
 		return nil
 	}
 	switch {
-	case effort == engine.EffortOff:
+	case effort == llm.EffortOff:
 		return json.RawMessage("false")
 	case !info.ThinkLevels:
 		return json.RawMessage("true")
-	case effort == engine.EffortMinimal:
-		effort = engine.EffortLow
-	case effort == engine.EffortXHigh || effort == engine.EffortMax:
-		effort = engine.EffortHigh
+	case effort == llm.EffortMinimal:
+		effort = llm.EffortLow
+	case effort == llm.EffortXHigh || effort == llm.EffortMax:
+		effort = llm.EffortHigh
 	}
 	return json.RawMessage(strconv.Quote(effort))
 }

@@ -18,17 +18,17 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/ollama/ollamatest"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
-var hi = &engine.Request{System: "Be brief.", Messages: []engine.Message{{Role: engine.RoleUser, Text: "hi"}}}
+var hi = &llm.Request{System: "Be brief.", Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}}
 
-func streamOf(t *testing.T, m engine.Model, req *engine.Request) (*engine.Response, []engine.Delta, error) {
+func streamOf(t *testing.T, m llm.Model, req *llm.Request) (*llm.Response, []llm.Delta, error) {
 	t.Helper()
-	var deltas []engine.Delta
-	resp, err := m.Stream(context.Background(), req, func(d engine.Delta) error {
+	var deltas []llm.Delta
+	resp, err := m.Stream(context.Background(), req, func(d llm.Delta) error {
 		deltas = append(deltas, d)
 		return nil
 	})
@@ -80,28 +80,28 @@ func logBuffer() (*slog.Logger, *bytes.Buffer) {
 func TestModel_Stream(t *testing.T) {
 	tests := []struct {
 		file   string
-		want   *engine.Response
-		deltas []engine.Delta
+		want   *llm.Response
+		deltas []llm.Delta
 	}{{
 		file:   "chat_stream.ndjson",
-		want:   &engine.Response{Text: "The sky is blue.", StopReason: engine.StopEndTurn, Usage: engine.Usage{InputTokens: 26, OutputTokens: 282, ContextWindow: 8192}},
-		deltas: []engine.Delta{{Text: "The"}, {Text: " sky is blue."}},
+		want:   &llm.Response{Text: "The sky is blue.", StopReason: llm.StopEndTurn, Usage: llm.Usage{InputTokens: 26, OutputTokens: 282, ContextWindow: 8192}},
+		deltas: []llm.Delta{{Text: "The"}, {Text: " sky is blue."}},
 	}, {
 		file: "chat_thinking_tools.ndjson",
-		want: &engine.Response{
+		want: &llm.Response{
 			Thinking: "The user wants the weather.",
-			ToolCalls: []engine.ToolCall{
+			ToolCalls: []llm.ToolCall{
 				{ID: "call_x2k3", Name: "get_current_weather", Arguments: json.RawMessage(`{"format":"celsius","location":"Paris, FR"}`)},
 				{ID: "call_1", Name: "get_time", Arguments: json.RawMessage(`{}`)},
 			},
-			StopReason: engine.StopToolUse,
-			Usage:      engine.Usage{InputTokens: 122, OutputTokens: 33, ContextWindow: 8192},
+			StopReason: llm.StopToolUse,
+			Usage:      llm.Usage{InputTokens: 122, OutputTokens: 33, ContextWindow: 8192},
 		},
-		deltas: []engine.Delta{{Thinking: "The user wants"}, {Thinking: " the weather."}},
+		deltas: []llm.Delta{{Thinking: "The user wants"}, {Thinking: " the weather."}},
 	}, {
 		file:   "chat_length.ndjson",
-		want:   &engine.Response{Text: `{"age": 22, "avail`, StopReason: engine.StopMaxTokens, Usage: engine.Usage{InputTokens: 34, OutputTokens: 8, ContextWindow: 8192}},
-		deltas: []engine.Delta{{Text: `{"age": 22, "avail`}},
+		want:   &llm.Response{Text: `{"age": 22, "avail`, StopReason: llm.StopMaxTokens, Usage: llm.Usage{InputTokens: 34, OutputTokens: 8, ContextWindow: 8192}},
+		deltas: []llm.Delta{{Text: `{"age": 22, "avail`}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -143,17 +143,17 @@ func TestModel_request(t *testing.T) {
 	f := ollamatest.NewServer(ollamatest.Model{Name: "qwen3:8b", Arch: "qwen3", ContextLength: 40960, Capabilities: []string{"completion", "tools", "thinking", "vision"}})
 	defer f.Close()
 	m := New("qwen3:8b", Options{BaseURL: f.URL + "/v1", Client: f.Client(), MaxTokens: 1000})
-	req := &engine.Request{
+	req := &llm.Request{
 		System: "Be brief.",
-		Messages: []engine.Message{
-			{Role: engine.RoleUser, Text: "What is it?", Images: []engine.Image{{MIMEType: "image/png", Data: []byte("png")}}},
-			{Role: engine.RoleAssistant, Thinking: "Look at the file.", ToolCalls: []engine.ToolCall{{ID: "call_1", Name: "read_file", Arguments: json.RawMessage(`{"path":"a"}`)}}},
-			{Role: engine.RoleTool, ToolCallID: "call_1", ToolName: "read_file", Text: "gone", IsError: true},
+		Messages: []llm.Message{
+			{Role: llm.RoleUser, Text: "What is it?", Images: []llm.Image{{MIMEType: "image/png", Data: []byte("png")}}},
+			{Role: llm.RoleAssistant, Thinking: "Look at the file.", ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "read_file", Arguments: json.RawMessage(`{"path":"a"}`)}}},
+			{Role: llm.RoleTool, ToolCallID: "call_1", ToolName: "read_file", Text: "gone", IsError: true},
 		},
-		Tools:      []engine.ToolSpec{{Name: "read_file", Description: "Read a file.", Schema: json.RawMessage(`{"type":"object"}`), Strict: true}},
+		Tools:      []llm.ToolSpec{{Name: "read_file", Description: "Read a file.", Schema: json.RawMessage(`{"type":"object"}`), Strict: true}},
 		ToolChoice: "read_file",
-		Effort:     engine.EffortHigh,
-		Reply:      &engine.ReplyFormat{Schema: json.RawMessage(`{"type":"object","properties":{"age":{"type":"integer"}}}`)},
+		Effort:     llm.EffortHigh,
+		Reply:      &llm.ReplyFormat{Schema: json.RawMessage(`{"type":"object","properties":{"age":{"type":"integer"}}}`)},
 	}
 	if _, _, err := streamOf(t, m, req); err != nil {
 		t.Fatal(err)
@@ -196,16 +196,16 @@ func TestModel_think(t *testing.T) {
 		model, effort string
 		want          any // the think field; nil when absent
 	}{
-		{"gpt-oss:20b", engine.EffortHigh, "high"},
-		{"gpt-oss:20b", engine.EffortMinimal, "low"},
-		{"gpt-oss:20b", engine.EffortXHigh, "high"},
+		{"gpt-oss:20b", llm.EffortHigh, "high"},
+		{"gpt-oss:20b", llm.EffortMinimal, "low"},
+		{"gpt-oss:20b", llm.EffortXHigh, "high"},
 		{"gpt-oss:20b", "", nil},
-		{"qwen3:8b", engine.EffortLow, true},
-		{"qwen3:8b", engine.EffortOff, false},
-		{"llama3.1:8b", engine.EffortHigh, nil},
+		{"qwen3:8b", llm.EffortLow, true},
+		{"qwen3:8b", llm.EffortOff, false},
+		{"llama3.1:8b", llm.EffortHigh, nil},
 	} {
 		m := New(tt.model, Options{BaseURL: f.URL, Client: f.Client(), Log: log})
-		if _, _, err := streamOf(t, m, &engine.Request{Messages: hi.Messages, Effort: tt.effort}); err != nil {
+		if _, _, err := streamOf(t, m, &llm.Request{Messages: hi.Messages, Effort: tt.effort}); err != nil {
 			t.Errorf("%s, effort %q: %v", tt.model, tt.effort, err)
 			continue
 		}
@@ -233,10 +233,10 @@ func TestModel_numCtx(t *testing.T) {
 		}
 		return ollamatest.Turn{Text: "No-tool-to-answer-with."}
 	}
-	long := &engine.Request{
+	long := &llm.Request{
 		System:   "Answer with submit_output.",
-		Messages: []engine.Message{{Role: engine.RoleUser, Text: strings.Repeat("Here is the file. ", 2000)}}, // ~9,000 tokens
-		Tools:    []engine.ToolSpec{{Name: "submit_output", Schema: json.RawMessage(`{"type":"object"}`)}},
+		Messages: []llm.Message{{Role: llm.RoleUser, Text: strings.Repeat("Here is the file. ", 2000)}}, // ~9,000 tokens
+		Tools:    []llm.ToolSpec{{Name: "submit_output", Schema: json.RawMessage(`{"type":"object"}`)}},
 	}
 	// What the server would do with no num_ctx: the tools are cut away.
 	body, _, _ := New("qwen3:14b", Options{}).encode(long, nil, 0)
@@ -324,21 +324,21 @@ func TestModel_refusals(t *testing.T) {
 	}
 	opts := Options{BaseURL: f.URL, Client: f.Client(), Retry: sse.Retry{Tries: 1}}
 	_, _, err := streamOf(t, New("llama9", opts), hi)
-	if !errors.Is(err, engine.ErrModelUnavailable) || !strings.Contains(err.Error(), "try pulling it first") {
+	if !errors.Is(err, llm.ErrModelUnavailable) || !strings.Contains(err.Error(), "try pulling it first") {
 		t.Errorf("not pulled: %v", err)
 	}
-	_, _, err = streamOf(t, New("gemma3:4b", opts), &engine.Request{Messages: hi.Messages, Tools: []engine.ToolSpec{{Name: "x"}}})
-	if !errors.Is(err, engine.ErrToolsUnsupported) {
+	_, _, err = streamOf(t, New("gemma3:4b", opts), &llm.Request{Messages: hi.Messages, Tools: []llm.ToolSpec{{Name: "x"}}})
+	if !errors.Is(err, llm.ErrToolsUnsupported) {
 		t.Errorf("no tools: %v", err)
 	}
-	_, _, err = streamOf(t, New("gemma3:4b", opts), &engine.Request{Messages: hi.Messages, Reply: &engine.ReplyFormat{Schema: json.RawMessage(`{"type":"objec"}`)}})
-	var me *engine.MechanismError
+	_, _, err = streamOf(t, New("gemma3:4b", opts), &llm.Request{Messages: hi.Messages, Reply: &llm.ReplyFormat{Schema: json.RawMessage(`{"type":"objec"}`)}})
+	var me *llm.MechanismError
 	if !errors.As(err, &me) || me.Mechanism != sse.MechanismReply {
 		t.Errorf("format refused: %v", err)
 	}
 	// Without a schema, format is "json".
 	m := New("gemma3:4b", opts)
-	raw, _, _ := m.encode(&engine.Request{Messages: hi.Messages, Reply: &engine.ReplyFormat{}}, nil, 0)
+	raw, _, _ := m.encode(&llm.Request{Messages: hi.Messages, Reply: &llm.ReplyFormat{}}, nil, 0)
 	if !strings.Contains(string(raw), `"format":"json"`) {
 		t.Errorf("json without a schema: %s", raw)
 	}
@@ -354,7 +354,7 @@ func TestModel_cancel(t *testing.T) {
 	m := New("qwen3:8b", Options{BaseURL: f.URL, Client: f.Client()})
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
-	_, err := m.Stream(ctx, hi, func(engine.Delta) error { n++; cancel(); return nil })
+	_, err := m.Stream(ctx, hi, func(llm.Delta) error { n++; cancel(); return nil })
 	if !errors.Is(err, context.Canceled) || n != 1 {
 		t.Errorf("err %v after %d deltas", err, n)
 	}
@@ -396,7 +396,7 @@ func TestModel_keyInErrorAtEveryOffset(t *testing.T) {
 			mu.Lock()
 			body = b
 			mu.Unlock()
-			_, err := m.Stream(context.Background(), hi, func(engine.Delta) error { return nil })
+			_, err := m.Stream(context.Background(), hi, func(llm.Delta) error { return nil })
 			if err == nil {
 				t.Fatalf("no error for %q", b)
 			}

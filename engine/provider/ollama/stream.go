@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -36,19 +36,19 @@ type chunk struct {
 
 // stream is the state of reading one reply.
 type stream struct {
-	onDelta func(engine.Delta) error
+	onDelta func(llm.Delta) error
 	started *bool
 
 	dec      sse.JSONDecoder
 	c        chunk
 	text     sse.Text
 	thinking sse.Text
-	calls    []engine.ToolCall
+	calls    []llm.ToolCall
 	done     *chunk
 }
 
 // read consumes the stream and assembles the reply.
-func (s *stream) read(r *sse.Reader) (resp *engine.Response, err error) {
+func (s *stream) read(r *sse.Reader) (resp *llm.Response, err error) {
 	defer func() {
 		if err != nil {
 			s.text.Discard()
@@ -81,13 +81,13 @@ func (s *stream) line(data []byte) error {
 	}
 	if t := c.Message.Thinking; t != "" {
 		s.thinking.Add(t)
-		if err := s.emit(engine.Delta{Thinking: t}); err != nil {
+		if err := s.emit(llm.Delta{Thinking: t}); err != nil {
 			return err
 		}
 	}
 	if t := c.Message.Content; t != "" {
 		s.text.Add(t)
-		if err := s.emit(engine.Delta{Text: t}); err != nil {
+		if err := s.emit(llm.Delta{Text: t}); err != nil {
 			return err
 		}
 	}
@@ -95,7 +95,7 @@ func (s *stream) line(data []byte) error {
 		if len(s.calls) >= sse.MaxToolCalls {
 			return fmt.Errorf("the reply makes more than %d tool calls", sse.MaxToolCalls)
 		}
-		a := engine.ArgsBuffer{Name: tc.Function.Name}
+		a := llm.ArgsBuffer{Name: tc.Function.Name}
 		switch args := bytes.TrimSpace(tc.Function.Arguments); {
 		case len(args) == 0 || bytes.Equal(args, []byte("null")):
 		case args[0] == '"':
@@ -119,25 +119,25 @@ func (s *stream) line(data []byte) error {
 	return nil
 }
 
-func (s *stream) emit(d engine.Delta) error {
+func (s *stream) emit(d llm.Delta) error {
 	*s.started = true
 	return s.onDelta(d)
 }
 
-func (s *stream) response() (*engine.Response, error) {
-	resp := &engine.Response{
+func (s *stream) response() (*llm.Response, error) {
+	resp := &llm.Response{
 		Text:      s.text.String(),
 		Thinking:  s.thinking.String(),
 		ToolCalls: s.calls,
-		Usage:     engine.Usage{InputTokens: s.done.PromptEvalCount, OutputTokens: s.done.EvalCount},
+		Usage:     llm.Usage{InputTokens: s.done.PromptEvalCount, OutputTokens: s.done.EvalCount},
 	}
 	switch {
 	case s.done.DoneReason == "length":
-		resp.StopReason = engine.StopMaxTokens
+		resp.StopReason = llm.StopMaxTokens
 	case len(resp.ToolCalls) > 0:
-		resp.StopReason = engine.StopToolUse // Ollama ends a reply with calls with "stop"
+		resp.StopReason = llm.StopToolUse // Ollama ends a reply with calls with "stop"
 	default:
-		resp.StopReason = engine.StopEndTurn
+		resp.StopReason = llm.StopEndTurn
 	}
 	return resp, errors.Join(s.text.Err(), s.thinking.Err())
 }

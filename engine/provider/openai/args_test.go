@@ -10,13 +10,13 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
 // decodePieces is what writeJSONPieces gives for raw.
 func decodePieces(raw []byte, size int) string {
-	a := engine.ArgsBuffer{Name: "x"}
+	a := llm.ArgsBuffer{Name: "x"}
 	writeJSONPieces(&a, raw, size)
 	if a.Len() == 0 {
 		return ""
@@ -124,7 +124,7 @@ func TestStream_oversizedArguments(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s/%d/%d", tt.name, tt.size, tt.piece), func(t *testing.T) {
 			srv := argsServer(t, tt.name, tt.size, tt.piece)
-			resp, err := New("m", Options{BaseURL: srv.URL}).Stream(context.Background(), &engine.Request{}, func(engine.Delta) error { return nil })
+			resp, err := New("m", Options{BaseURL: srv.URL}).Stream(context.Background(), &llm.Request{}, func(llm.Delta) error { return nil })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +146,7 @@ func TestStream_brokenDiscardsSpill(t *testing.T) {
 		fmt.Fprintf(&body, `data: {"choices":[{"index":0,"delta":{"content":"chunk %06d of the streamed reply text.. "}}]}`+"\n\n", i)
 	}
 	started := false
-	s := &stream{onDelta: func(engine.Delta) error { return nil }, started: &started}
+	s := &stream{onDelta: func(llm.Delta) error { return nil }, started: &started}
 	if _, err := s.read(sse.NewReader(strings.NewReader(body.String()))); err == nil {
 		t.Fatal("a stream without its end read as whole")
 	}
@@ -166,7 +166,7 @@ func TestStream_toolCallsBounded(t *testing.T) {
 	}
 	chat.WriteString(`data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\ndata: [DONE]\n\n")
 	started := false
-	s := &stream{onDelta: func(engine.Delta) error { return nil }, started: &started}
+	s := &stream{onDelta: func(llm.Delta) error { return nil }, started: &started}
 	if _, err := s.read(sse.NewReader(strings.NewReader(chat.String()))); err == nil || !strings.Contains(err.Error(), "more than 4096 tool calls") {
 		t.Errorf("chat completions, %d calls: %v", n, err)
 	}
@@ -176,7 +176,7 @@ func TestStream_toolCallsBounded(t *testing.T) {
 		fmt.Fprintf(&resp, "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":%d,\"item\":{\"id\":\"fc_%d\",\"type\":\"function_call\",\"call_id\":\"call_%d\",\"name\":\"read_file\",\"arguments\":\"\"}}\n\n", i, i, i)
 	}
 	resp.WriteString("event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_1\",\"status\":\"completed\",\"output\":[]}}\n\n")
-	rs := &rstream{onDelta: func(engine.Delta) error { return nil }, started: &started}
+	rs := &rstream{onDelta: func(llm.Delta) error { return nil }, started: &started}
 	if _, err := rs.read(sse.NewReader(strings.NewReader(resp.String()))); err == nil || !strings.Contains(err.Error(), "more than 4096 output items") {
 		t.Errorf("Responses, %d items: %v", n, err)
 	}

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/internal/benchcpu"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
@@ -51,7 +51,7 @@ func BenchmarkStream(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
 		n := 0
-		onDelta := func(d engine.Delta) error { n++; return nil }
+		onDelta := func(d llm.Delta) error { n++; return nil }
 		cpu := benchcpu.Start(b)
 		for b.Loop() {
 			started := false
@@ -69,7 +69,7 @@ func BenchmarkStream(b *testing.B) {
 		n := 0
 		cpu := benchcpu.Start(b)
 		for b.Loop() {
-			if _, err := chatRelay(bytes.NewReader(body), func(engine.Delta) error { n++; return nil }); err != nil {
+			if _, err := chatRelay(bytes.NewReader(body), func(llm.Delta) error { n++; return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -78,7 +78,7 @@ func BenchmarkStream(b *testing.B) {
 }
 
 // chatRelay is the reference reader of a chat completions stream.
-func chatRelay(r io.Reader, onDelta func(engine.Delta) error) (string, error) {
+func chatRelay(r io.Reader, onDelta func(llm.Delta) error) (string, error) {
 	var ev struct {
 		Choices []struct {
 			Delta struct {
@@ -103,7 +103,7 @@ func chatRelay(r io.Reader, onDelta func(engine.Delta) error) (string, error) {
 
 // relayLines reads r a line at a time; each line after prefix is given to
 // text, and what it finds is gathered and passed on.
-func relayLines(r io.Reader, prefix string, text func([]byte) (string, error), onDelta func(engine.Delta) error) (string, error) {
+func relayLines(r io.Reader, prefix string, text func([]byte) (string, error), onDelta func(llm.Delta) error) (string, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var all strings.Builder
 	for {
@@ -115,7 +115,7 @@ func relayLines(r io.Reader, prefix string, text func([]byte) (string, error), o
 			}
 			if t != "" {
 				all.WriteString(t)
-				if err := onDelta(engine.Delta{Text: t}); err != nil {
+				if err := onDelta(llm.Delta{Text: t}); err != nil {
 					return "", err
 				}
 			}
@@ -140,11 +140,11 @@ func benchServer(b *testing.B, body []byte) *httptest.Server {
 	return srv
 }
 
-var benchRequest = &engine.Request{System: "Be brief.", Messages: []engine.Message{{Role: engine.RoleUser, Text: strings.Repeat("x", 100)}}}
+var benchRequest = &llm.Request{System: "Be brief.", Messages: []llm.Message{{Role: llm.RoleUser, Text: strings.Repeat("x", 100)}}}
 
 // relayPost is the relay's call: a plain POST of payload, the reply read
 // by read.
-func relayPost(b *testing.B, client *http.Client, url string, payload any, read func(io.Reader, func(engine.Delta) error) (string, error)) {
+func relayPost(b *testing.B, client *http.Client, url string, payload any, read func(io.Reader, func(llm.Delta) error) (string, error)) {
 	body, _ := json.Marshal(payload)
 	hr, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	hr.Header.Set("Content-Type", "application/json")
@@ -153,7 +153,7 @@ func relayPost(b *testing.B, client *http.Client, url string, payload any, read 
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := read(resp.Body, func(engine.Delta) error { return nil }); err != nil {
+	if _, err := read(resp.Body, func(llm.Delta) error { return nil }); err != nil {
 		b.Fatal(err)
 	}
 	resp.Body.Close()
@@ -170,7 +170,7 @@ func BenchmarkCall(b *testing.B) {
 		b.ReportAllocs()
 		cpu := benchcpu.Start(b)
 		for b.Loop() {
-			if _, err := m.Stream(context.Background(), benchRequest, func(engine.Delta) error { return nil }); err != nil {
+			if _, err := m.Stream(context.Background(), benchRequest, func(llm.Delta) error { return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -212,7 +212,7 @@ func responsesBody(n int) []byte {
 
 // responsesRelay is the reference reader of a Responses stream: the data
 // of each event, the text of its output_text deltas.
-func responsesRelay(r io.Reader, onDelta func(engine.Delta) error) (string, error) {
+func responsesRelay(r io.Reader, onDelta func(llm.Delta) error) (string, error) {
 	var ev struct {
 		Type  string `json:"type"`
 		Delta string `json:"delta"`
@@ -240,7 +240,7 @@ func BenchmarkResponsesStream(b *testing.B) {
 		cpu := benchcpu.Start(b)
 		for b.Loop() {
 			started := false
-			s := rstream{onDelta: func(engine.Delta) error { n++; return nil }, started: &started}
+			s := rstream{onDelta: func(llm.Delta) error { n++; return nil }, started: &started}
 			resp, err := s.read(sse.NewReader(bytes.NewReader(body)))
 			if err != nil || resp.Usage.OutputTokens != benchDeltas {
 				b.Fatal(err, resp)
@@ -254,7 +254,7 @@ func BenchmarkResponsesStream(b *testing.B) {
 		n := 0
 		cpu := benchcpu.Start(b)
 		for b.Loop() {
-			if _, err := responsesRelay(bytes.NewReader(body), func(engine.Delta) error { n++; return nil }); err != nil {
+			if _, err := responsesRelay(bytes.NewReader(body), func(llm.Delta) error { n++; return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -271,7 +271,7 @@ func BenchmarkResponsesCall(b *testing.B) {
 		b.ReportAllocs()
 		cpu := benchcpu.Start(b)
 		for b.Loop() {
-			if _, err := m.Stream(context.Background(), benchRequest, func(engine.Delta) error { return nil }); err != nil {
+			if _, err := m.Stream(context.Background(), benchRequest, func(llm.Delta) error { return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -301,12 +301,12 @@ func BenchmarkStream_http(b *testing.B) {
 	}))
 	defer srv.Close()
 	m := New("gpt-5.1", Options{BaseURL: srv.URL, Client: srv.Client()})
-	req := &engine.Request{System: "Be brief.", Messages: []engine.Message{{Role: engine.RoleUser, Text: strings.Repeat("x", 100)}}}
+	req := &llm.Request{System: "Be brief.", Messages: []llm.Message{{Role: llm.RoleUser, Text: strings.Repeat("x", 100)}}}
 	b.ReportAllocs()
 	n := 0
 	cpu := benchcpu.Start(b)
 	for b.Loop() {
-		if _, err := m.Stream(context.Background(), req, func(engine.Delta) error { n++; return nil }); err != nil {
+		if _, err := m.Stream(context.Background(), req, func(llm.Delta) error { n++; return nil }); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -359,7 +359,7 @@ func BenchmarkStream_memory(b *testing.B) {
 		top := base
 		n := 0
 		started := false
-		s := stream{started: &started, onDelta: func(engine.Delta) error {
+		s := stream{started: &started, onDelta: func(llm.Delta) error {
 			if n++; n%1000 == 0 {
 				top = max(top, heap())
 			}

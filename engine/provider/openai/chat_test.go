@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/openai/openaitest"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
@@ -39,34 +39,34 @@ func TestNoEffortWithTools(t *testing.T) {
 // "none" whatever was asked (it refuses anything else, and its default),
 // said once.
 func TestModel_effort(t *testing.T) {
-	tools := []engine.ToolSpec{readTool}
+	tools := []llm.ToolSpec{readTool}
 	log, logs := logBuffer()
 	tests := []struct {
 		model, base, effort string
-		tools               []engine.ToolSpec
+		tools               []llm.ToolSpec
 		want                map[string]any // the fields about effort
 	}{
-		{"gpt-5.1", "", engine.EffortHigh, tools, map[string]any{"reasoning_effort": "high"}},
-		{"gpt-5.1", "", engine.EffortOff, nil, map[string]any{"reasoning_effort": "none"}},
+		{"gpt-5.1", "", llm.EffortHigh, tools, map[string]any{"reasoning_effort": "high"}},
+		{"gpt-5.1", "", llm.EffortOff, nil, map[string]any{"reasoning_effort": "none"}},
 		{"gpt-5.1", "", "", tools, map[string]any{}},
-		{"gpt-5.4", "", engine.EffortHigh, nil, map[string]any{"reasoning_effort": "high"}},
-		{"gpt-5.4", "", engine.EffortHigh, tools, map[string]any{"reasoning_effort": "none"}},
+		{"gpt-5.4", "", llm.EffortHigh, nil, map[string]any{"reasoning_effort": "high"}},
+		{"gpt-5.4", "", llm.EffortHigh, tools, map[string]any{"reasoning_effort": "none"}},
 		{"gpt-5.4", "", "", tools, map[string]any{"reasoning_effort": "none"}},
-		{"gpt-5.4", "", engine.EffortXHigh, tools, map[string]any{"reasoning_effort": "none"}},
-		{"openai/gpt-5.4", "https://openrouter.ai/api/v1", engine.EffortHigh, tools, map[string]any{"reasoning": map[string]any{"effort": "high"}}},
-		{"qwen3", "http://localhost:8000/v1", engine.EffortLow, tools, map[string]any{"reasoning_effort": "low"}},
+		{"gpt-5.4", "", llm.EffortXHigh, tools, map[string]any{"reasoning_effort": "none"}},
+		{"openai/gpt-5.4", "https://openrouter.ai/api/v1", llm.EffortHigh, tools, map[string]any{"reasoning": map[string]any{"effort": "high"}}},
+		{"qwen3", "http://localhost:8000/v1", llm.EffortLow, tools, map[string]any{"reasoning_effort": "low"}},
 		// A model that does not reason is sent no effort, not even none:
 		// OpenAI refuses the parameter for it.
-		{"gpt-4.1", "", engine.EffortOff, tools, map[string]any{}},
-		{"gpt-5-chat-latest", "", engine.EffortOff, nil, map[string]any{}},
+		{"gpt-4.1", "", llm.EffortOff, tools, map[string]any{}},
+		{"gpt-5-chat-latest", "", llm.EffortOff, nil, map[string]any{}},
 		// Nor a level, where it is known not to reason, whatever asked it.
-		{"gpt-4.1", "", engine.EffortHigh, tools, map[string]any{}},
-		{"gpt-4.5-preview", "", engine.EffortLow, nil, map[string]any{}},
-		{"openai/gpt-4o", "https://openrouter.ai/api/v1", engine.EffortHigh, nil, map[string]any{}},
+		{"gpt-4.1", "", llm.EffortHigh, tools, map[string]any{}},
+		{"gpt-4.5-preview", "", llm.EffortLow, nil, map[string]any{}},
+		{"openai/gpt-4o", "https://openrouter.ai/api/v1", llm.EffortHigh, nil, map[string]any{}},
 	}
 	for _, tt := range tests {
 		m := New(tt.model, Options{BaseURL: tt.base, Log: log})
-		raw, _, err := m.encode(&engine.Request{Messages: simpleRequest.Messages, Tools: tt.tools, Effort: tt.effort})
+		raw, _, err := m.encode(&llm.Request{Messages: simpleRequest.Messages, Tools: tt.tools, Effort: tt.effort})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +89,7 @@ func TestModel_effort(t *testing.T) {
 		t.Errorf("said %d times, want once per model asked for a level (2):\n%s", n, logs)
 	}
 	// The provider's default effort serves a request that names none.
-	m := New("gpt-5.1", Options{Effort: engine.EffortMedium})
+	m := New("gpt-5.1", Options{Effort: llm.EffortMedium})
 	raw, _, _ := m.encode(simpleRequest)
 	if !strings.Contains(string(raw), `"reasoning_effort":"medium"`) {
 		t.Errorf("the default effort: %s", raw)
@@ -103,11 +103,11 @@ func TestModel_noEffortForAModelThatDoesNotReason(t *testing.T) {
 	f := openaitest.NewServer()
 	defer f.Close()
 	for _, model := range []string{"gpt-4.1", "gpt-4o-mini", "gpt-5-chat-latest"} {
-		for _, effort := range []string{engine.EffortOff, engine.EffortLow, engine.EffortHigh} {
+		for _, effort := range []string{llm.EffortOff, llm.EffortLow, llm.EffortHigh} {
 			m := New(model, Options{BaseURL: f.URL, Client: f.Client(), Retry: sse.Retry{Tries: 1}, Effort: effort})
-			for _, req := range []*engine.Request{
+			for _, req := range []*llm.Request{
 				{Messages: simpleRequest.Messages, Effort: effort},
-				{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{readTool}},
+				{Messages: simpleRequest.Messages, Tools: []llm.ToolSpec{readTool}},
 			} {
 				if _, _, err := streamOf(t, m, req); err != nil {
 					t.Errorf("%s at %s: %v", model, effort, err)
@@ -134,7 +134,7 @@ func TestModel_effortAgainstTheFake(t *testing.T) {
 	defer f.Close()
 	f.Reply = func(int, *openaitest.Request) openaitest.Turn { return openaitest.Turn{Text: "Fine."} }
 	m := New("gpt-5.4", Options{BaseURL: f.URL, Client: f.Client(), Retry: sse.Retry{Tries: 1}})
-	req := &engine.Request{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{readTool}, Effort: engine.EffortHigh}
+	req := &llm.Request{Messages: simpleRequest.Messages, Tools: []llm.ToolSpec{readTool}, Effort: llm.EffortHigh}
 	if _, _, err := streamOf(t, m, req); err != nil {
 		t.Fatal(err)
 	}
@@ -169,11 +169,11 @@ func TestModel_effortAgainstTheFake(t *testing.T) {
 // asked) and json_object.
 func TestModel_shaping(t *testing.T) {
 	strictSchema := json.RawMessage(`{"type":"object","properties":{"content":{"type":"string"}},"required":["content"],"additionalProperties":false}`)
-	req := &engine.Request{
+	req := &llm.Request{
 		Messages:   simpleRequest.Messages,
-		Tools:      []engine.ToolSpec{readTool, {Name: "submit_output", Schema: strictSchema, Strict: true}},
+		Tools:      []llm.ToolSpec{readTool, {Name: "submit_output", Schema: strictSchema, Strict: true}},
 		ToolChoice: "submit_output",
-		Reply:      &engine.ReplyFormat{Schema: strictSchema, Strict: true},
+		Reply:      &llm.ReplyFormat{Schema: strictSchema, Strict: true},
 	}
 	m := New("gpt-4o", Options{})
 	raw, shaping, err := m.encode(req)
@@ -205,7 +205,7 @@ func TestModel_shaping(t *testing.T) {
 	if strings.Contains(string(raw), `"tool_choice"`) {
 		t.Errorf("NoForcedTool: %s", raw)
 	}
-	raw, shaping, _ = m.encode(&engine.Request{Messages: simpleRequest.Messages, Reply: &engine.ReplyFormat{}, ToolChoice: "not_offered"})
+	raw, shaping, _ = m.encode(&llm.Request{Messages: simpleRequest.Messages, Reply: &llm.ReplyFormat{}, ToolChoice: "not_offered"})
 	v = nil
 	json.Unmarshal(raw, &v)
 	if diff := cmp.Diff(map[string]any{"type": "json_object"}, v["response_format"]); diff != "" || v["tool_choice"] != nil || shaping != (sse.Shaping{Reply: true}) {
@@ -214,27 +214,27 @@ func TestModel_shaping(t *testing.T) {
 }
 
 // The fake refuses each mechanism where OpenAI would; the provider says
-// which as a *engine.MechanismError.
+// which as a *llm.MechanismError.
 func TestModel_mechanismRefused(t *testing.T) {
 	f := openaitest.NewServer()
 	defer f.Close()
 	m := New("gpt-4o", Options{BaseURL: f.URL, Client: f.Client(), Retry: sse.Retry{Tries: 1}})
 	loose := json.RawMessage(`{"type":"object","properties":{"content":{"type":"string"},"tags":{"type":"array"}},"required":["content"]}`)
 	for _, tt := range []struct {
-		req  *engine.Request
+		req  *llm.Request
 		want string
 	}{
-		{&engine.Request{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{{Name: "submit_output", Schema: loose, Strict: true}}}, sse.MechanismStrict},
-		{&engine.Request{Messages: simpleRequest.Messages, Reply: &engine.ReplyFormat{Schema: loose, Strict: true}}, sse.MechanismReply},
-		{&engine.Request{Messages: simpleRequest.Messages, Reply: &engine.ReplyFormat{}}, sse.MechanismReply}, // no "json" in the messages
+		{&llm.Request{Messages: simpleRequest.Messages, Tools: []llm.ToolSpec{{Name: "submit_output", Schema: loose, Strict: true}}}, sse.MechanismStrict},
+		{&llm.Request{Messages: simpleRequest.Messages, Reply: &llm.ReplyFormat{Schema: loose, Strict: true}}, sse.MechanismReply},
+		{&llm.Request{Messages: simpleRequest.Messages, Reply: &llm.ReplyFormat{}}, sse.MechanismReply}, // no "json" in the messages
 	} {
 		_, _, err := streamOf(t, m, tt.req)
-		var me *engine.MechanismError
+		var me *llm.MechanismError
 		if !errors.As(err, &me) || me.Mechanism != tt.want {
 			t.Errorf("err %v, want a %s refusal", err, tt.want)
 		}
 	}
-	ok := &engine.Request{System: "Reply in JSON.", Messages: simpleRequest.Messages, Reply: &engine.ReplyFormat{}}
+	ok := &llm.Request{System: "Reply in JSON.", Messages: simpleRequest.Messages, Reply: &llm.ReplyFormat{}}
 	if _, _, err := streamOf(t, m, ok); err != nil {
 		t.Errorf("json_object with JSON named: %v", err)
 	}
@@ -265,16 +265,16 @@ func TestModel_extraContent(t *testing.T) {
 			return openaitest.Turn{Text: "Done."}
 		}
 		m := New("gemini-3-pro-preview", Options{BaseURL: f.URL, Client: f.Client(), Retry: sse.Retry{Tries: 1}})
-		req := &engine.Request{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{readTool}}
+		req := &llm.Request{Messages: simpleRequest.Messages, Tools: []llm.ToolSpec{readTool}}
 		first, _, err := streamOf(t, m, req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		msg := engine.Message{Role: engine.RoleAssistant, ToolCalls: first.ToolCalls}
+		msg := llm.Message{Role: llm.RoleAssistant, ToolCalls: first.ToolCalls}
 		if keep {
 			msg.Replay = first.Replay
 		}
-		req.Messages = append(req.Messages, msg, engine.Message{Role: engine.RoleTool, ToolCallID: first.ToolCalls[0].ID, Text: "module x"})
+		req.Messages = append(req.Messages, msg, llm.Message{Role: llm.RoleTool, ToolCallID: first.ToolCalls[0].ID, Text: "module x"})
 		_, _, err = streamOf(t, m, req)
 		if keep && err != nil {
 			t.Errorf("with the signature: %v", err)
@@ -294,8 +294,8 @@ func TestModel_refusalAndLength(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &engine.Response{Refusal: "I'm sorry, I cannot assist with that request.", StopReason: engine.StopRefusal,
-		Usage: engine.Usage{InputTokens: 1530, OutputTokens: 12, CacheReadTokens: 1408, ContextWindow: 128000}}
+	want := &llm.Response{Refusal: "I'm sorry, I cannot assist with that request.", StopReason: llm.StopRefusal,
+		Usage: llm.Usage{InputTokens: 1530, OutputTokens: 12, CacheReadTokens: 1408, ContextWindow: 128000}}
 	if diff := cmp.Diff(want, resp); diff != "" || len(deltas) != 0 {
 		t.Errorf("refusal (-want +got):\n%s\ndeltas %v", diff, deltas)
 	}
@@ -305,7 +305,7 @@ func TestModel_refusalAndLength(t *testing.T) {
 		return openaitest.Turn{Reasoning: "Long answer.", Text: `{"a": [1, 2,`, Length: true, Usage: openaitest.Usage{Input: 10, Output: 4096, Reasoning: 3}}
 	}
 	resp, deltas, err = streamOf(t, New("gpt-5.1", Options{BaseURL: f.URL, Client: f.Client()}), simpleRequest)
-	if err != nil || resp.StopReason != engine.StopMaxTokens || resp.Text != `{"a": [1, 2,` || resp.Thinking != "Long answer." || resp.Usage.ReasoningTokens != 3 {
+	if err != nil || resp.StopReason != llm.StopMaxTokens || resp.Text != `{"a": [1, 2,` || resp.Thinking != "Long answer." || resp.Usage.ReasoningTokens != 3 {
 		t.Errorf("cut: %+v %v", resp, err)
 	}
 	if len(deltas) == 0 || deltas[0].Thinking != "Long " {
@@ -335,7 +335,7 @@ func TestModel_serverReplyFields(t *testing.T) {
 		f := openaitest.NewServer()
 		f.Server = tt.server
 		m := New("qwen3", Options{BaseURL: f.URL, Client: f.Client(), Retry: sse.Retry{Tries: 1}, Server: tt.server})
-		req := &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "Answer in JSON."}}, Reply: &engine.ReplyFormat{Name: "answer", Schema: tt.schema}}
+		req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "Answer in JSON."}}, Reply: &llm.ReplyFormat{Name: "answer", Schema: tt.schema}}
 		if _, _, err := streamOf(t, m, req); err != nil {
 			t.Errorf("%q, schema %s: %v", tt.server, tt.schema, err)
 		}
@@ -347,7 +347,7 @@ func TestModel_serverReplyFields(t *testing.T) {
 		// mechanism, which the engine asks again without.
 		f.NoResponseFormat = true
 		_, _, err := streamOf(t, m, req)
-		var me *engine.MechanismError
+		var me *llm.MechanismError
 		if !errors.As(err, &me) || me.Mechanism != sse.MechanismReply {
 			t.Errorf("%q, schema %s, refused: %v, want a reply-format MechanismError", tt.server, tt.schema, err)
 		}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -15,7 +15,7 @@ import (
 // "none"; the others (minimal, low, medium, high, xhigh) are their own
 // names.
 func wireEffort(e string) string {
-	if e == engine.EffortOff {
+	if e == llm.EffortOff {
 		return "none"
 	}
 	return e
@@ -40,17 +40,17 @@ func wireEffort(e string) string {
 // not known to reason; a level, only for the models known not to
 // (doesNotReason), since a compatible server's model coda does not know
 // may take one.
-func (m *Model) setEffort(r *request, req *engine.Request) {
+func (m *Model) setEffort(r *request, req *llm.Request) {
 	e := m.opts.EffortOf(req)
 	switch {
-	case e == engine.EffortOff && !reasons(m.model, &m.opts):
+	case e == llm.EffortOff && !reasons(m.model, &m.opts):
 		e = "" // a model that does not reason takes no reasoning_effort, not even none
 	case e != "" && doesNotReason(m.model, &m.opts):
 		m.once.Warn(m.opts.Log, "effort-no-reasoning", "the model does not reason: no reasoning effort is sent", "model", m.opts.Name, "effort", e)
 		e = ""
 	}
 	if len(r.Tools) > 0 && (noEffortWithTools(m.model) || m.toolsNoEffort.Load()) && !isOpenRouter(m.opts.BaseURL) {
-		if e != "" && e != engine.EffortOff {
+		if e != "" && e != llm.EffortOff {
 			m.once.Warn(m.opts.Log, "effort-with-tools",
 				"chat completions takes no reasoning effort with tools for this model: it is sent \"none\"; set api = \"responses\" on the provider to reason with tools",
 				"model", m.opts.Name, "effort", e)

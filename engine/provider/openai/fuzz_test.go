@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -22,7 +22,7 @@ func FuzzStream(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		started := false
-		s := stream{onDelta: func(engine.Delta) error { return nil }, started: &started}
+		s := stream{onDelta: func(llm.Delta) error { return nil }, started: &started}
 		resp, err := s.read(sse.NewReader(strings.NewReader(body)))
 		if err != nil {
 			return
@@ -48,7 +48,7 @@ func FuzzResponses(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		started := false
-		s := rstream{onDelta: func(engine.Delta) error { return nil }, started: &started}
+		s := rstream{onDelta: func(llm.Delta) error { return nil }, started: &started}
 		resp, err := s.read(sse.NewReader(strings.NewReader(body)))
 		if err != nil {
 			return
@@ -62,7 +62,7 @@ func FuzzResponses(f *testing.F) {
 			t.Fatalf("replay %q", resp.Replay)
 		}
 		// What the reply's Replay holds goes back as input items.
-		msg := engine.Message{Role: engine.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls, Replay: resp.Replay}
+		msg := llm.Message{Role: llm.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls, Replay: resp.Replay}
 		if _, err := json.Marshal(appendAssistant(nil, &msg, "gpt-5.5")); err != nil {
 			t.Fatalf("the items sent back: %v", err)
 		}

@@ -6,13 +6,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // imageRequest is a prompt with an image, as the engine sends it.
-var imageRequest = &engine.Request{Messages: []engine.Message{{
-	Role: engine.RoleUser, Text: "What does the chart show?",
-	Images: []engine.Image{{MIMEType: "image/png", Data: []byte("\x89PNG\r\n\x1a\nchart")}},
+var imageRequest = &llm.Request{Messages: []llm.Message{{
+	Role: llm.RoleUser, Text: "What does the chart show?",
+	Images: []llm.Image{{MIMEType: "image/png", Data: []byte("\x89PNG\r\n\x1a\nchart")}},
 }}}
 
 // An image reaches the request body as an image_url part with a data: URL,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/local"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
@@ -124,6 +125,6 @@ func TestRun_peakMemoryChild(t *testing.T) {
 	}
 }
 
-type models struct{ m engine.Model }
+type models struct{ m llm.Model }
 
-func (m models) Model(string) (engine.Model, error) { return m.m, nil }
+func (m models) Model(string) (llm.Model, error) { return m.m, nil }

@@ -1,4 +1,4 @@
-// Package openai is the engine.Model for OpenAI's chat completions API,
+// Package openai is the llm.Model for OpenAI's chat completions API,
 // streamed, and for the servers that speak it: Ollama, vLLM, llama.cpp,
 // OpenRouter and other gateways.
 //
@@ -15,7 +15,7 @@ import (
 	"net/url"
 	"sync/atomic"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
@@ -63,21 +63,21 @@ func (m *Model) Name() string { return m.opts.Name }
 // the catalog says the model refuses one), response_format json_schema or
 // json_object (or the server's own field: replyFormat). A compatible
 // server that takes less refuses it, and is asked without
-// (engine.MechanismError).
-func (m *Model) Shapes(*engine.Request) engine.Shapes {
-	return engine.Shapes{Strict: engine.StrictOpenAI, ToolChoice: !m.opts.NoForcedTool, Reply: true, ReplyAny: true}
+// (llm.MechanismError).
+func (m *Model) Shapes(*llm.Request) llm.Shapes {
+	return llm.Shapes{Strict: llm.StrictOpenAI, ToolChoice: !m.opts.NoForcedTool, Reply: true, ReplyAny: true}
 }
 
 // Stream sends req and streams the reply. A try that fails before anything
 // was passed to onDelta is retried as the Retry option allows (429, 5xx,
 // connection errors, a stream broken early); after that a failure ends the
-// call. A 404 wraps engine.ErrModelUnavailable (see sse.Call.Do).
+// call. A 404 wraps llm.ErrModelUnavailable (see sse.Call.Do).
 //
 // A server's refusal of a mechanism the request asked for (a strict tool,
-// the named tool choice, the reply's format) is an *engine.MechanismError,
+// the named tool choice, the reply's format) is an *llm.MechanismError,
 // not tried again. A model that refuses reasoning effort with tools is
 // asked once more with "none", and so from then on (setEffort).
-func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+func (m *Model) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	resp, err := m.stream(ctx, req, onDelta)
 	if err != nil && len(req.Tools) > 0 && toolsEffortRefused(err) && !m.toolsNoEffort.Swap(true) {
 		m.once.Warn(m.opts.Log, "effort-with-tools",
@@ -88,12 +88,12 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 	return resp, err
 }
 
-func (m *Model) stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+func (m *Model) stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	body, shaping, err := m.encode(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
 	}
-	var resp *engine.Response
+	var resp *llm.Response
 	err = m.call.DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
 		s := stream{onDelta: onDelta, started: started}
 		var err error

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/sse"
 	"github.com/google/go-cmp/cmp"
 )
@@ -108,13 +108,13 @@ func newModel(s *server, sl *sleeps) *Model {
 	})
 }
 
-var simpleRequest = &engine.Request{System: "Be brief.", Messages: []engine.Message{{Role: engine.RoleUser, Text: "hi"}}}
+var simpleRequest = &llm.Request{System: "Be brief.", Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}}
 
 // collect streams req and returns the response and the deltas seen.
-func collect(t *testing.T, m *Model, req *engine.Request) (*engine.Response, []engine.Delta, error) {
+func collect(t *testing.T, m *Model, req *llm.Request) (*llm.Response, []llm.Delta, error) {
 	t.Helper()
-	var deltas []engine.Delta
-	resp, err := m.Stream(context.Background(), req, func(d engine.Delta) error {
+	var deltas []llm.Delta
+	resp, err := m.Stream(context.Background(), req, func(d llm.Delta) error {
 		deltas = append(deltas, d)
 		return nil
 	})
@@ -125,73 +125,73 @@ func TestModel_Stream(t *testing.T) {
 	tests := []struct {
 		name   string
 		file   string
-		want   *engine.Response
-		deltas []engine.Delta
+		want   *llm.Response
+		deltas []llm.Delta
 	}{{
 		name: "text and two parallel tool calls in fragments",
 		file: "text_parallel_tools.sse",
-		want: &engine.Response{
+		want: &llm.Response{
 			Text: "I'll check both files.",
-			ToolCalls: []engine.ToolCall{
+			ToolCalls: []llm.ToolCall{
 				{ID: "call_Nq2bS0nJ5mW1c8ZpTfQx4Hk7", Name: "read_file", Arguments: json.RawMessage(`{"path": "auth/login.go"}`)},
 				{ID: "call_4TgVh8cRr2yXe0LaPb6sDm1K", Name: "grep", Arguments: json.RawMessage(`{"pattern": "password", "path": "auth"}`)},
 			},
-			StopReason: engine.StopToolUse,
-			Usage:      engine.Usage{InputTokens: 412, OutputTokens: 61, ContextWindow: 128000},
+			StopReason: llm.StopToolUse,
+			Usage:      llm.Usage{InputTokens: 412, OutputTokens: 61, ContextWindow: 128000},
 		},
-		deltas: []engine.Delta{{Text: "I'll check"}, {Text: " both files."}},
+		deltas: []llm.Delta{{Text: "I'll check"}, {Text: " both files."}},
 	}, {
 		name: "Ollama: whole tool calls with finish_reason stop",
 		file: "ollama_whole_tools.sse",
-		want: &engine.Response{
-			ToolCalls: []engine.ToolCall{
+		want: &llm.Response{
+			ToolCalls: []llm.ToolCall{
 				{ID: "call_yk2n8f1q", Name: "list_files", Arguments: json.RawMessage(`{"path":"."}`)},
 				{ID: "call_0d7wqz3m", Name: "read_file", Arguments: json.RawMessage(`{"path":"go.mod"}`)},
 			},
-			StopReason: engine.StopToolUse,
-			Usage:      engine.Usage{InputTokens: 220, OutputTokens: 38, ContextWindow: 128000},
+			StopReason: llm.StopToolUse,
+			Usage:      llm.Usage{InputTokens: 220, OutputTokens: 38, ContextWindow: 128000},
 		},
 	}, {
 		name: "tool calls without index, arguments as an object, choices null with usage",
 		file: "noindex_fragments.sse",
-		want: &engine.Response{
-			ToolCalls: []engine.ToolCall{
+		want: &llm.Response{
+			ToolCalls: []llm.ToolCall{
 				{ID: "call_1", Name: "read_file", Arguments: json.RawMessage(`{"path": "a.go"}`)},
 				{ID: "call_2", Name: "list_files", Arguments: json.RawMessage(`{"path":"src"}`)},
 				{ID: "call_2", Name: "submit_output", Arguments: json.RawMessage(`{}`)},
 			},
-			StopReason: engine.StopToolUse,
-			Usage:      engine.Usage{InputTokens: 90, OutputTokens: 30, ContextWindow: 128000},
+			StopReason: llm.StopToolUse,
+			Usage:      llm.Usage{InputTokens: 90, OutputTokens: 30, ContextWindow: 128000},
 		},
 	}, {
 		name: "reasoning_content deltas, keep-alive comments, usage on the last choice chunk",
 		file: "reasoning_content.sse",
-		want: &engine.Response{
+		want: &llm.Response{
 			Text:       "4",
 			Thinking:   "The user asks for 2+2.",
-			StopReason: engine.StopEndTurn,
-			Usage:      engine.Usage{InputTokens: 13, OutputTokens: 25, ReasoningTokens: 21, ContextWindow: 128000},
+			StopReason: llm.StopEndTurn,
+			Usage:      llm.Usage{InputTokens: 13, OutputTokens: 25, ReasoningTokens: 21, ContextWindow: 128000},
 		},
-		deltas: []engine.Delta{{Thinking: "The user asks"}, {Thinking: " for 2+2."}, {Text: "4"}},
+		deltas: []llm.Delta{{Thinking: "The user asks"}, {Thinking: " for 2+2."}, {Text: "4"}},
 	}, {
 		name: "reasoning deltas (OpenRouter), finish_reason length",
 		file: "reasoning.sse",
-		want: &engine.Response{
+		want: &llm.Response{
 			Text:       "Hello!",
 			Thinking:   "Need a short greeting.",
-			StopReason: engine.StopMaxTokens,
-			Usage:      engine.Usage{InputTokens: 80, OutputTokens: 16, ContextWindow: 128000},
+			StopReason: llm.StopMaxTokens,
+			Usage:      llm.Usage{InputTokens: 80, OutputTokens: 16, ContextWindow: 128000},
 		},
-		deltas: []engine.Delta{{Thinking: "Need a short"}, {Thinking: " greeting."}, {Text: "Hello!"}},
+		deltas: []llm.Delta{{Thinking: "Need a short"}, {Thinking: " greeting."}, {Text: "Hello!"}},
 	}, {
 		name: "text, then a usage-only final chunk",
 		file: "text.sse",
-		want: &engine.Response{
+		want: &llm.Response{
 			Text:       "Hello, world.",
-			StopReason: engine.StopEndTurn,
-			Usage:      engine.Usage{InputTokens: 19, OutputTokens: 4, ContextWindow: 128000},
+			StopReason: llm.StopEndTurn,
+			Usage:      llm.Usage{InputTokens: 19, OutputTokens: 4, ContextWindow: 128000},
 		},
-		deltas: []engine.Delta{{Text: "Hello"}, {Text: ", world."}},
+		deltas: []llm.Delta{{Text: "Hello"}, {Text: ", world."}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,11 +222,11 @@ func TestModel_Stream_notStreamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &engine.Response{
+	want := &llm.Response{
 		Text:       "Reading it.",
-		ToolCalls:  []engine.ToolCall{{ID: "call_9", Name: "read_file", Arguments: json.RawMessage(`{"path":"a.go"}`)}},
-		StopReason: engine.StopToolUse,
-		Usage:      engine.Usage{InputTokens: 50, OutputTokens: 12, ContextWindow: 128000},
+		ToolCalls:  []llm.ToolCall{{ID: "call_9", Name: "read_file", Arguments: json.RawMessage(`{"path":"a.go"}`)}},
+		StopReason: llm.StopToolUse,
+		Usage:      llm.Usage{InputTokens: 50, OutputTokens: 12, ContextWindow: 128000},
 	}
 	if diff := cmp.Diff(want, resp); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
@@ -245,20 +245,20 @@ func TestModel_Stream_notStreamed(t *testing.T) {
 func TestModel_Stream_request(t *testing.T) {
 	s := newServer(t, reply{file: "text.sse"})
 	m := newModel(s, &sleeps{})
-	req := &engine.Request{
+	req := &llm.Request{
 		System: "You review code.",
-		Messages: []engine.Message{
-			{Role: engine.RoleUser, Text: "Is auth safe?"},
-			{Role: engine.RoleAssistant, Text: "Reading.", Thinking: "not sent back", ToolCalls: []engine.ToolCall{
+		Messages: []llm.Message{
+			{Role: llm.RoleUser, Text: "Is auth safe?"},
+			{Role: llm.RoleAssistant, Text: "Reading.", Thinking: "not sent back", ToolCalls: []llm.ToolCall{
 				{ID: "call_1", Name: "read_file", Arguments: json.RawMessage(`{"path":"auth.go"}`)},
 				{ID: "call_2", Name: "list_files"},
 			}},
-			{Role: engine.RoleTool, ToolCallID: "call_1", ToolName: "read_file", Text: "package auth"},
-			{Role: engine.RoleTool, ToolCallID: "call_2", ToolName: "list_files", Text: "no such directory", IsError: true},
-			{Role: engine.RoleAssistant, ToolCalls: []engine.ToolCall{{ID: "call_3", Name: "done", Arguments: json.RawMessage(`{}`)}}},
-			{Role: engine.RoleTool, ToolCallID: "call_3", ToolName: "done", Text: "ok"},
+			{Role: llm.RoleTool, ToolCallID: "call_1", ToolName: "read_file", Text: "package auth"},
+			{Role: llm.RoleTool, ToolCallID: "call_2", ToolName: "list_files", Text: "no such directory", IsError: true},
+			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_3", Name: "done", Arguments: json.RawMessage(`{}`)}}},
+			{Role: llm.RoleTool, ToolCallID: "call_3", ToolName: "done", Text: "ok"},
 		},
-		Tools: []engine.ToolSpec{
+		Tools: []llm.ToolSpec{
 			{Name: "read_file", Description: "Read a file.", Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},
 			{Name: "done", Description: "Finish."},
 		},
@@ -372,7 +372,7 @@ func TestModel_Stream_failures(t *testing.T) {
 		replies:  []reply{{status: 404, body: `{"error":{"message":"model \"llama9\" not found, try pulling it first","type":"api_error","param":null,"code":null}}`}},
 		requests: 1,
 		wantErr:  `HTTP 404 Not Found: model "llama9" not found, try pulling it first`,
-		is:       engine.ErrModelUnavailable,
+		is:       llm.ErrModelUnavailable,
 	}, {
 		name:     "400 fails at once",
 		replies:  []reply{{status: 400, body: `{"error":{"message":"Invalid 'messages[1].content': string too long.","type":"invalid_request_error"}}`}},
@@ -380,25 +380,25 @@ func TestModel_Stream_failures(t *testing.T) {
 		wantErr:  "HTTP 400 Bad Request: Invalid 'messages[1].content': string too long.",
 	}, {
 		// Recorded bodies of servers whose model cannot take tools: the
-		// error wraps engine.ErrToolsUnsupported and is never retried,
+		// error wraps llm.ErrToolsUnsupported and is never retried,
 		// llama.cpp's 500 included (the engine calls again without tools).
 		name:     "Ollama: the model does not support tools",
 		replies:  []reply{{status: 400, header: map[string]string{"Content-Type": "application/json"}, file: "ollama_no_tools.json"}},
 		requests: 1,
 		wantErr:  "openai:gpt-4o: HTTP 400 Bad Request: registry.ollama.ai/library/gemma3:4b does not support tools",
-		is:       engine.ErrToolsUnsupported,
+		is:       llm.ErrToolsUnsupported,
 	}, {
 		name:     "llama.cpp without --jinja",
 		replies:  []reply{{status: 500, file: "llamacpp_no_jinja.json"}},
 		requests: 1,
 		wantErr:  "HTTP 500 Internal Server Error: tools param requires --jinja flag",
-		is:       engine.ErrToolsUnsupported,
+		is:       llm.ErrToolsUnsupported,
 	}, {
 		name:     "vLLM without auto tool choice",
 		replies:  []reply{{status: 400, file: "vllm_no_auto_tool_choice.json"}},
 		requests: 1,
 		wantErr:  `HTTP 400 Bad Request: "auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`,
-		is:       engine.ErrToolsUnsupported,
+		is:       llm.ErrToolsUnsupported,
 	}, {
 		name:     "an error in the stream before anything was streamed is retried",
 		replies:  []reply{{file: "early_error.sse"}, {file: "text.sse"}},
@@ -447,10 +447,10 @@ func TestModel_Stream_failures(t *testing.T) {
 				if tt.is != nil && !errors.Is(err, tt.is) {
 					t.Errorf("error %v is not %v", err, tt.is)
 				}
-				if tt.is == nil && errors.Is(err, engine.ErrModelUnavailable) {
+				if tt.is == nil && errors.Is(err, llm.ErrModelUnavailable) {
 					t.Errorf("error %v says the model is unavailable", err)
 				}
-				if tt.is != engine.ErrToolsUnsupported && errors.Is(err, engine.ErrToolsUnsupported) {
+				if tt.is != llm.ErrToolsUnsupported && errors.Is(err, llm.ErrToolsUnsupported) {
 					t.Errorf("error %v says the model cannot take tools", err)
 				}
 			}
@@ -487,7 +487,7 @@ func TestModel_Stream_cancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := m.Stream(ctx, simpleRequest, func(d engine.Delta) error {
+		_, err := m.Stream(ctx, simpleRequest, func(d llm.Delta) error {
 			cancel()
 			return nil
 		})
@@ -518,7 +518,7 @@ func TestModel_Stream_timeout(t *testing.T) {
 	defer close(release)
 	sl := &sleeps{}
 	m := New("m", Options{BaseURL: srv.URL, Client: srv.Client(), Timeout: 50 * time.Millisecond, Retry: sse.Retry{Tries: 2, Sleep: sl.sleep}})
-	_, err := m.Stream(context.Background(), simpleRequest, func(engine.Delta) error { return nil })
+	_, err := m.Stream(context.Background(), simpleRequest, func(llm.Delta) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "no reply from the server for 50ms (gave up after 2 tries)") {
 		t.Fatalf("error %v", err)
 	}
@@ -528,7 +528,7 @@ func TestModel_Stream_timeout(t *testing.T) {
 func TestModel_Stream_onDeltaError(t *testing.T) {
 	s := newServer(t, reply{file: "text.sse"})
 	stop := errors.New("stop")
-	_, err := newModel(s, &sleeps{}).Stream(context.Background(), simpleRequest, func(engine.Delta) error { return stop })
+	_, err := newModel(s, &sleeps{}).Stream(context.Background(), simpleRequest, func(llm.Delta) error { return stop })
 	if !errors.Is(err, stop) {
 		t.Fatalf("error %v", err)
 	}
@@ -593,7 +593,7 @@ func TestModel_Stream_keyInErrorAtEveryOffset(t *testing.T) {
 			mu.Lock()
 			body = b
 			mu.Unlock()
-			_, err := m.Stream(context.Background(), simpleRequest, func(engine.Delta) error { return nil })
+			_, err := m.Stream(context.Background(), simpleRequest, func(llm.Delta) error { return nil })
 			if err == nil {
 				t.Fatalf("no error for %q", b)
 			}

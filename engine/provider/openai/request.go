@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
@@ -126,7 +126,7 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // server asked to have back with a tool call (extra_content, kept in the
 // reply's Replay) goes back with it. shaping says which of the answer's
 // mechanisms the body asks for (DESIGN §17).
-func (m *Model) encode(req *engine.Request) (body []byte, shaping sse.Shaping, err error) {
+func (m *Model) encode(req *llm.Request) (body []byte, shaping sse.Shaping, err error) {
 	r := request{
 		Model:         m.model,
 		Stream:        true,
@@ -146,7 +146,7 @@ func (m *Model) encode(req *engine.Request) (body []byte, shaping sse.Shaping, e
 	for i := range req.Messages {
 		msg := &req.Messages[i]
 		switch msg.Role {
-		case engine.RoleAssistant:
+		case llm.RoleAssistant:
 			out := message{Role: "assistant"}
 			if msg.Text != "" || len(msg.ToolCalls) == 0 {
 				out.Content = &msg.Text
@@ -161,7 +161,7 @@ func (m *Model) encode(req *engine.Request) (body []byte, shaping sse.Shaping, e
 				})
 			}
 			r.Messages = append(r.Messages, out)
-		case engine.RoleTool:
+		case llm.RoleTool:
 			text := msg.Text
 			if msg.IsError {
 				// Chat completions has no error flag for a tool result.
@@ -210,8 +210,8 @@ func (m *Model) encode(req *engine.Request) (body []byte, shaping sse.Shaping, e
 //
 // The server's own fields constrain decoding whatever the schema: they
 // have no strict flag. A server that refuses one is asked again without
-// (the reply's mechanism, engine.MechanismError).
-func (m *Model) replyFormat(r *request, f *engine.ReplyFormat, shaping *sse.Shaping) {
+// (the reply's mechanism, llm.MechanismError).
+func (m *Model) replyFormat(r *request, f *llm.ReplyFormat, shaping *sse.Shaping) {
 	schema := f.Schema
 	if len(bytes.TrimSpace(schema)) == 0 {
 		schema = nil
@@ -233,7 +233,7 @@ func (m *Model) replyFormat(r *request, f *engine.ReplyFormat, shaping *sse.Shap
 
 // schemaName is the name a reply's schema is sent under: the format's own,
 // else "answer". OpenAI takes letters, digits, '_' and '-', at most 64.
-func schemaName(f *engine.ReplyFormat) string {
+func schemaName(f *llm.ReplyFormat) string {
 	name := f.Name
 	if name == "" {
 		return "answer"
@@ -259,7 +259,7 @@ func schemaName(f *engine.ReplyFormat) string {
 // content parts; the file-inputs guide); the servers that speak chat
 // completions beside OpenAI (Ollama, vLLM, llama.cpp) have no Files API.
 // The Responses API names the file instead (responses_files.go).
-func (m *Model) userMessage(msg *engine.Message) message {
+func (m *Model) userMessage(msg *llm.Message) message {
 	switch {
 	case len(msg.Images) == 0:
 		return message{Role: "user", Content: &msg.Text}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
@@ -58,23 +58,23 @@ func (m *Responses) Name() string { return m.opts.Name }
 // and text.format json_schema in OpenAI's strict subset, a named
 // tool_choice (unless the catalog says the model refuses one), json_object
 // without a schema.
-func (m *Responses) Shapes(*engine.Request) engine.Shapes {
-	return engine.Shapes{Strict: engine.StrictOpenAI, ToolChoice: !m.opts.NoForcedTool, Reply: true, ReplyAny: true}
+func (m *Responses) Shapes(*llm.Request) llm.Shapes {
+	return llm.Shapes{Strict: llm.StrictOpenAI, ToolChoice: !m.opts.NoForcedTool, Reply: true, ReplyAny: true}
 }
 
 // Stream sends req and streams the reply: text and reasoning summaries as
 // they come, tool calls whole at the end. A try that fails before anything
 // was passed to onDelta is retried as the Retry option allows; a 404 wraps
-// engine.ErrModelUnavailable; a server's refusal of a strict tool, the
-// named tool choice or the reply's format is an *engine.MechanismError.
+// llm.ErrModelUnavailable; a server's refusal of a strict tool, the
+// named tool choice or the reply's format is an *llm.MechanismError.
 //
 // A server that refuses the strict field itself (not a schema sent strict)
 // is sent none from then on: a call that asked for nothing strict is made
 // again at once without it; one that did is left to the engine's
 // fall-back, which asks again without strict.
-func (m *Responses) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+func (m *Responses) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	resp, asked, err := m.stream(ctx, req, onDelta)
-	var me *engine.MechanismError
+	var me *llm.MechanismError
 	if err != nil && errors.As(err, &me) && me.Mechanism == sse.MechanismStrict && (!asked || strictFieldUnknown(err)) && !m.noStrictField.Swap(true) {
 		m.once.Warn(m.opts.Log, "no-strict-field", "the server takes no strict field on function tools: it is left out from now on", "model", m.opts.Name)
 		if !asked {
@@ -85,12 +85,12 @@ func (m *Responses) Stream(ctx context.Context, req *engine.Request, onDelta fun
 }
 
 // stream is one call; asked reports whether it asked for anything strict.
-func (m *Responses) stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, bool, error) {
-	body, shaping, asked, err := m.encodeWith(req, func(im engine.Image) string { return m.fileID(ctx, im) })
+func (m *Responses) stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, bool, error) {
+	body, shaping, asked, err := m.encodeWith(req, func(im llm.Image) string { return m.fileID(ctx, im) })
 	if err != nil {
 		return nil, asked, fmt.Errorf("%s: %w", m.opts.Name, err)
 	}
-	var resp *engine.Response
+	var resp *llm.Response
 	err = m.call.DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
 		s := rstream{onDelta: onDelta, started: started, model: m.model}
 		var err error
@@ -134,7 +134,7 @@ type rRequest struct {
 }
 
 // rTool is a function tool. Strict is true where the schema fits strict
-// mode (engine.ToolSpec.Strict), else false: the Responses API takes a
+// mode (llm.ToolSpec.Strict), else false: the Responses API takes a
 // function without it as strict ("strict: Whether to enforce strict
 // parameter validation. Default true", the API reference's FunctionTool)
 // and refuses a schema that does not fit. It is left out only for a
@@ -220,15 +220,15 @@ func (m *Responses) reasons() bool { return reasons(m.model, &m.opts) }
 // shaping says which of the answer's mechanisms the body carries (a strict
 // field, even false, is one a server may refuse); asked, whether it asks
 // for anything strict.
-func (m *Responses) encode(req *engine.Request) (body []byte, shaping sse.Shaping, asked bool, err error) {
+func (m *Responses) encode(req *llm.Request) (body []byte, shaping sse.Shaping, asked bool, err error) {
 	return m.encodeWith(req, nil)
 }
 
 // encodeWith is encode with fileID saying which uploaded file holds an
 // image ("" sends it inline); nil uploads none.
-func (m *Responses) encodeWith(req *engine.Request, fileID func(engine.Image) string) (body []byte, shaping sse.Shaping, asked bool, err error) {
+func (m *Responses) encodeWith(req *llm.Request, fileID func(llm.Image) string) (body []byte, shaping sse.Shaping, asked bool, err error) {
 	if fileID == nil {
-		fileID = func(engine.Image) string { return "" }
+		fileID = func(llm.Image) string { return "" }
 	}
 	r := rRequest{
 		Model:           m.model,
@@ -240,9 +240,9 @@ func (m *Responses) encodeWith(req *engine.Request, fileID func(engine.Image) st
 	for i := range req.Messages {
 		msg := &req.Messages[i]
 		switch msg.Role {
-		case engine.RoleAssistant:
+		case llm.RoleAssistant:
 			r.Input = appendAssistant(r.Input, msg, m.model)
-		case engine.RoleTool:
+		case llm.RoleTool:
 			text := msg.Text
 			if msg.IsError {
 				text = "Error: " + text // the API has no error flag for an output
@@ -281,7 +281,7 @@ func (m *Responses) encodeWith(req *engine.Request, fileID func(engine.Image) st
 	}
 	effort := m.opts.EffortOf(req)
 	switch {
-	case effort == engine.EffortOff && !m.reasons():
+	case effort == llm.EffortOff && !m.reasons():
 		effort = "" // a model that does not reason takes no reasoning parameter, not even none
 	case effort != "" && doesNotReason(m.model, &m.opts):
 		m.once.Warn(m.opts.Log, "effort-no-reasoning", "the model does not reason: no reasoning effort is sent", "model", m.opts.Name, "effort", effort)
@@ -289,7 +289,7 @@ func (m *Responses) encodeWith(req *engine.Request, fileID func(engine.Image) st
 	}
 	if effort != "" || m.reasons() {
 		r.Reasoning = &rReasoning{Effort: wireEffort(effort)}
-		if effort != engine.EffortOff {
+		if effort != llm.EffortOff {
 			r.Reasoning.Summary = "auto"
 		}
 		r.Include = []string{includeEncrypted}
@@ -301,7 +301,7 @@ func (m *Responses) encodeWith(req *engine.Request, fileID func(engine.Image) st
 // userItem is a user message: its text, or its images (input_image parts
 // naming the file fileID uploaded, else with data: URLs) then its text;
 // for a model without vision, the text with a line in each image's place.
-func (m *Responses) userItem(msg *engine.Message, fileID func(engine.Image) string) rMessage {
+func (m *Responses) userItem(msg *llm.Message, fileID func(llm.Image) string) rMessage {
 	switch {
 	case len(msg.Images) == 0:
 		return rMessage{Type: "message", Role: "user", Content: msg.Text}
@@ -345,7 +345,7 @@ type replayStub struct {
 // its Replay when it has one of this API's written by model (a stage's
 // fallback model cannot read another's reasoning), else its text and
 // calls alone.
-func appendAssistant(input []any, msg *engine.Message, model string) []any {
+func appendAssistant(input []any, msg *llm.Message, model string) []any {
 	sent := map[string]bool{}
 	textSent := false
 	var rp rReplay
@@ -386,4 +386,4 @@ func appendAssistant(input []any, msg *engine.Message, model string) []any {
 	return input
 }
 
-var _ engine.Model = (*Responses)(nil)
+var _ llm.Model = (*Responses)(nil)

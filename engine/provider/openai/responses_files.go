@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider"
 )
 
@@ -23,7 +23,7 @@ import (
 // guide uploads with it and names the file in input_image's file_id), and
 // an expires_after of anchor created_at and 3600 to 2592000 seconds;
 // without one, such a file is "persisted until manually deleted". So each
-// upload is deleted when its turn ends (engine.Image.Release, which Run
+// upload is deleted when its turn ends (llm.Image.Release, which Run
 // calls) and expires after fileLifetime anyway, should coda be stopped
 // before; the lifetime is a day rather than the least hour so that a long
 // turn does not lose its image between two calls.
@@ -42,7 +42,7 @@ const fileLifetime = 24 * 60 * 60
 
 // fileID is the uploaded file that holds im for this turn, uploading it
 // the first time; "" to send it inline.
-func (m *Responses) fileID(ctx context.Context, im engine.Image) string {
+func (m *Responses) fileID(ctx context.Context, im llm.Image) string {
 	if len(im.Data) < provider.MinUpload || m.noFiles.Load() {
 		return ""
 	}
@@ -62,7 +62,7 @@ func (m *Responses) fileID(ctx context.Context, im engine.Image) string {
 }
 
 // upload posts im to the Files API and returns its file's id.
-func (m *Responses) upload(ctx context.Context, im engine.Image) (string, error) {
+func (m *Responses) upload(ctx context.Context, im llm.Image) (string, error) {
 	body, size, ctype := provider.MultipartFile([][2]string{
 		{"purpose", "vision"},
 		{"expires_after[anchor]", "created_at"},

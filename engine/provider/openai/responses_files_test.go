@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/openai/openaitest"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
@@ -40,7 +40,7 @@ func filesModel(f *openaitest.Server, opts Options) *Responses {
 // imageLoop runs a turn of calls model calls on a prompt with im, as the
 // engine does: each reply but the last calls a tool, whose result goes
 // back with the conversation so far.
-func imageLoop(t *testing.T, f *openaitest.Server, m *Responses, im engine.Image, calls int) {
+func imageLoop(t *testing.T, f *openaitest.Server, m *Responses, im llm.Image, calls int) {
 	t.Helper()
 	f.Reply = func(n int, _ *openaitest.Request) openaitest.Turn {
 		if (n+1)%calls == 0 {
@@ -48,7 +48,7 @@ func imageLoop(t *testing.T, f *openaitest.Server, m *Responses, im engine.Image
 		}
 		return openaitest.Turn{Calls: []openaitest.Call{{Name: "read_file", Args: `{"path":"a.go"}`}}}
 	}
-	req := &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "What is this?", Images: []engine.Image{im}}}, Tools: []engine.ToolSpec{readTool}}
+	req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "What is this?", Images: []llm.Image{im}}}, Tools: []llm.ToolSpec{readTool}}
 	for i := range calls {
 		resp, _, err := streamOf(t, m, req)
 		if err != nil {
@@ -60,8 +60,8 @@ func imageLoop(t *testing.T, f *openaitest.Server, m *Responses, im engine.Image
 			}
 			return
 		}
-		req.Messages = append(req.Messages, engine.Message{Role: engine.RoleAssistant, ToolCalls: resp.ToolCalls, Replay: resp.Replay},
-			engine.Message{Role: engine.RoleTool, ToolCallID: resp.ToolCalls[0].ID, ToolName: "read_file", Text: "package a"})
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, ToolCalls: resp.ToolCalls, Replay: resp.Replay},
+			llm.Message{Role: llm.RoleTool, ToolCallID: resp.ToolCalls[0].ID, ToolName: "read_file", Text: "package a"})
 	}
 }
 
@@ -96,7 +96,7 @@ func TestResponses_imageUploadedOnce(t *testing.T) {
 	f := filesFake(t)
 	m := filesModel(f, Options{})
 	const size = 20 << 20
-	im := engine.NewImage("image/png", pngOf(size), "")
+	im := llm.NewImage("image/png", pngOf(size), "")
 
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -150,8 +150,8 @@ func TestResponses_imageUploadedOnce(t *testing.T) {
 func TestResponses_smallImageInline(t *testing.T) {
 	f := filesFake(t)
 	m := filesModel(f, Options{})
-	for _, im := range []engine.Image{engine.NewImage("image/png", pngOf(1<<10), ""), {MIMEType: "image/png", Data: pngOf(1 << 20)}} {
-		req := &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "And this?", Images: []engine.Image{im}}}}
+	for _, im := range []llm.Image{llm.NewImage("image/png", pngOf(1<<10), ""), {MIMEType: "image/png", Data: pngOf(1 << 20)}} {
+		req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "And this?", Images: []llm.Image{im}}}}
 		if _, _, err := streamOf(t, m, req); err != nil {
 			t.Fatal(err)
 		}
@@ -185,7 +185,7 @@ func TestResponses_imageUploadFails(t *testing.T) {
 			log, logs := logBuffer()
 			m := filesModel(f, Options{Log: log})
 			for range 2 {
-				imageLoop(t, f, m, engine.NewImage("image/png", pngOf(512<<10), ""), 3)
+				imageLoop(t, f, m, llm.NewImage("image/png", pngOf(512<<10), ""), 3)
 			}
 			for i, parts := range imageParts(f) {
 				if url, _ := parts[0]["image_url"].(string); len(parts) != 1 || !strings.HasPrefix(url, "data:image/png;base64,") {
@@ -208,8 +208,8 @@ func TestResponses_uploadErrorMasksKey(t *testing.T) {
 	f.Key = "sk-the-right-one-0000000000"
 	log, logs := logBuffer()
 	m := filesModel(f, Options{Log: log})
-	im := engine.NewImage("image/png", pngOf(512<<10), "")
-	_, _, err := streamOf(t, m, &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "?", Images: []engine.Image{im}}}})
+	im := llm.NewImage("image/png", pngOf(512<<10), "")
+	_, _, err := streamOf(t, m, &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "?", Images: []llm.Image{im}}}})
 	if !strings.Contains(logs.String(), "Incorrect API key") {
 		t.Fatalf("the upload was not refused for its key:\n%s", logs)
 	}
@@ -258,8 +258,8 @@ func TestResponses_filesAsDocumented(t *testing.T) {
 	s := newServer(t, reply{file: "files_upload.json", header: js}, reply{file: "responses_text.sse"}, reply{file: "files_delete.json", header: js})
 	m := newResponses(s, "gpt-5.4")
 	data := pngOf(300 << 10)
-	im := engine.NewImage("image/png", data, "")
-	if _, _, err := streamOf(t, m, &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "What is this?", Images: []engine.Image{im}}}}); err != nil {
+	im := llm.NewImage("image/png", data, "")
+	if _, _, err := streamOf(t, m, &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "What is this?", Images: []llm.Image{im}}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := im.Release(context.Background()); err != nil {

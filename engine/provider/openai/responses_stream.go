@@ -8,7 +8,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -64,7 +64,7 @@ type rOut struct {
 
 // rstream is the state of reading one Responses reply.
 type rstream struct {
-	onDelta func(engine.Delta) error
+	onDelta func(llm.Delta) error
 	started *bool
 	model   string // the model replying, its Replay's writer
 
@@ -94,7 +94,7 @@ var skipped = map[string]bool{
 }
 
 // read consumes the event stream and assembles the reply.
-func (s *rstream) read(r *sse.Reader) (resp *engine.Response, err error) {
+func (s *rstream) read(r *sse.Reader) (resp *llm.Response, err error) {
 	defer func() {
 		if err != nil {
 			s.text.Discard()
@@ -136,7 +136,7 @@ func (s *rstream) textDelta(data []byte) error {
 	}
 	if d := s.delta.Delta; d != "" {
 		s.text.Add(d)
-		return s.emit(engine.Delta{Text: d})
+		return s.emit(llm.Delta{Text: d})
 	}
 	return nil
 }
@@ -152,7 +152,7 @@ func (s *rstream) event(data []byte) error {
 	case "response.output_text.delta":
 		if ev.Delta != "" {
 			s.text.Add(ev.Delta)
-			return s.emit(engine.Delta{Text: ev.Delta})
+			return s.emit(llm.Delta{Text: ev.Delta})
 		}
 	case "response.refusal.delta":
 		// Not the model's text, and never an answer (see stream.delta).
@@ -168,7 +168,7 @@ func (s *rstream) event(data []byte) error {
 		}
 		s.summary = part
 		s.thinking.Add(text)
-		return s.emit(engine.Delta{Thinking: text})
+		return s.emit(llm.Delta{Thinking: text})
 	case "response.function_call_arguments.delta":
 		o, err := s.item(ev.ItemID, "function_call")
 		if err != nil {
@@ -254,20 +254,20 @@ func (s *rstream) item(id, typ string) (*rOut, error) {
 	return o, nil
 }
 
-func (s *rstream) emit(d engine.Delta) error {
+func (s *rstream) emit(d llm.Delta) error {
 	*s.started = true
 	return s.onDelta(d)
 }
 
 // response is the assembled reply.
-func (s *rstream) response() (*engine.Response, error) {
-	resp := &engine.Response{
+func (s *rstream) response() (*llm.Response, error) {
+	resp := &llm.Response{
 		Text:     s.text.String(),
 		Thinking: s.thinking.String(),
 		Refusal:  s.refusal.String(),
 	}
 	if u := s.final.Usage; u != nil {
-		resp.Usage = engine.Usage{
+		resp.Usage = llm.Usage{
 			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 			CacheReadTokens: u.InputTokensDetails.CachedTokens, ReasoningTokens: u.OutputTokensDetails.ReasoningTokens,
 		}
@@ -315,13 +315,13 @@ func (s *rstream) response() (*engine.Response, error) {
 	}
 	switch {
 	case reason == "max_output_tokens" || s.final.Status == "incomplete" && reason == "":
-		resp.StopReason = engine.StopMaxTokens
+		resp.StopReason = llm.StopMaxTokens
 	case reason == "content_filter" || resp.Refusal != "":
-		resp.StopReason = engine.StopRefusal
+		resp.StopReason = llm.StopRefusal
 	case len(resp.ToolCalls) > 0:
-		resp.StopReason = engine.StopToolUse
+		resp.StopReason = llm.StopToolUse
 	default:
-		resp.StopReason = engine.StopEndTurn
+		resp.StopReason = llm.StopEndTurn
 	}
 	return resp, errors.Join(s.text.Err(), s.thinking.Err(), s.refusal.Err())
 }

@@ -15,16 +15,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/openai/openaitest"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
 // streamOf streams req from any model and returns the response and deltas.
-func streamOf(t *testing.T, m engine.Model, req *engine.Request) (*engine.Response, []engine.Delta, error) {
+func streamOf(t *testing.T, m llm.Model, req *llm.Request) (*llm.Response, []llm.Delta, error) {
 	t.Helper()
-	var deltas []engine.Delta
-	resp, err := m.Stream(context.Background(), req, func(d engine.Delta) error {
+	var deltas []llm.Delta
+	resp, err := m.Stream(context.Background(), req, func(d llm.Delta) error {
 		deltas = append(deltas, d)
 		return nil
 	})
@@ -40,36 +40,36 @@ func newResponses(s *server, model string) *Responses {
 func TestResponses_Stream(t *testing.T) {
 	tests := []struct {
 		file       string
-		want       *engine.Response
-		deltas     []engine.Delta
+		want       *llm.Response
+		deltas     []llm.Delta
 		wantReplay string
 	}{{
 		file:   "responses_text.sse",
-		want:   &engine.Response{Text: "Hi there!", StopReason: engine.StopEndTurn, Usage: engine.Usage{InputTokens: 37, OutputTokens: 11, ContextWindow: 400000}},
-		deltas: []engine.Delta{{Text: "Hi"}, {Text: " there!"}},
+		want:   &llm.Response{Text: "Hi there!", StopReason: llm.StopEndTurn, Usage: llm.Usage{InputTokens: 37, OutputTokens: 11, ContextWindow: 400000}},
+		deltas: []llm.Delta{{Text: "Hi"}, {Text: " there!"}},
 		// No reasoning: the message's id is kept for nothing to pair with,
 		// but harmless.
 		wantReplay: `{"model":"gpt-5.4","items":[{"type":"message","id":"msg_67c9fdcf37fc8190ba82116e"}]}`,
 	}, {
 		file: "responses_reasoning_tools.sse",
-		want: &engine.Response{
+		want: &llm.Response{
 			Thinking:   "**Checking the weather** for Paris.\n\nCalling the tool.",
-			ToolCalls:  []engine.ToolCall{{ID: "call_12345xyz", Name: "get_weather", Arguments: json.RawMessage(`{"location":"Paris, France"}`)}},
-			StopReason: engine.StopToolUse,
-			Usage:      engine.Usage{InputTokens: 291, OutputTokens: 77, CacheReadTokens: 128, ReasoningTokens: 64, ContextWindow: 400000},
+			ToolCalls:  []llm.ToolCall{{ID: "call_12345xyz", Name: "get_weather", Arguments: json.RawMessage(`{"location":"Paris, France"}`)}},
+			StopReason: llm.StopToolUse,
+			Usage:      llm.Usage{InputTokens: 291, OutputTokens: 77, CacheReadTokens: 128, ReasoningTokens: 64, ContextWindow: 400000},
 		},
-		deltas: []engine.Delta{{Thinking: "**Checking the weather**"}, {Thinking: " for Paris."}, {Thinking: "\n\nCalling the tool."}},
+		deltas: []llm.Delta{{Thinking: "**Checking the weather**"}, {Thinking: " for Paris."}, {Thinking: "\n\nCalling the tool."}},
 		wantReplay: `{"model":"gpt-5.4","items":[{"id":"rs_0a1b2c","type":"reasoning","encrypted_content":"gAAAAABpF_enc0a1b2c==","summary":[{"type":"summary_text","text":"**Checking the weather** for Paris."},{"type":"summary_text","text":"Calling the tool."}]},` +
 			`{"type":"function_call","id":"fc_12345xyz","call_id":"call_12345xyz"}]}`,
 	}, {
 		file:       "responses_incomplete.sse",
-		want:       &engine.Response{Text: `{"findings": [{"file": "a.go"`, StopReason: engine.StopMaxTokens, Usage: engine.Usage{InputTokens: 40, OutputTokens: 16, ContextWindow: 400000}},
-		deltas:     []engine.Delta{{Text: `{"findings": [{"file": "a.go"`}},
+		want:       &llm.Response{Text: `{"findings": [{"file": "a.go"`, StopReason: llm.StopMaxTokens, Usage: llm.Usage{InputTokens: 40, OutputTokens: 16, ContextWindow: 400000}},
+		deltas:     []llm.Delta{{Text: `{"findings": [{"file": "a.go"`}},
 		wantReplay: `{"model":"gpt-5.4","items":[{"type":"message","id":"msg_cut"}]}`,
 	}, {
 		// A refusal is not text: nothing streams, and the reply says it.
 		file:       "responses_refusal.sse",
-		want:       &engine.Response{Refusal: "I'm sorry, I can't help with that.", StopReason: engine.StopRefusal, Usage: engine.Usage{InputTokens: 20, OutputTokens: 9, ContextWindow: 400000}},
+		want:       &llm.Response{Refusal: "I'm sorry, I can't help with that.", StopReason: llm.StopRefusal, Usage: llm.Usage{InputTokens: 20, OutputTokens: 9, ContextWindow: 400000}},
 		wantReplay: `{"model":"gpt-5.4","items":[{"type":"message","id":"msg_ref"}]}`,
 	}}
 	for _, tt := range tests {
@@ -122,20 +122,20 @@ func TestResponses_request(t *testing.T) {
 	s := newServer(t, reply{file: "responses_text.sse"})
 	m := newResponses(s, "gpt-5.4")
 	m.opts.MaxTokens = 2000
-	req := &engine.Request{
+	req := &llm.Request{
 		System: "Be brief.",
-		Messages: []engine.Message{
-			{Role: engine.RoleUser, Text: "What does it show?", Images: []engine.Image{{MIMEType: "image/png", Data: []byte("png")}}},
-			{Role: engine.RoleAssistant, Text: "Looking.", ToolCalls: []engine.ToolCall{{ID: "call_1", Name: "read_file", Arguments: json.RawMessage(`{"path":"a"}`)}}},
-			{Role: engine.RoleTool, ToolCallID: "call_1", ToolName: "read_file", Text: "no such file", IsError: true},
+		Messages: []llm.Message{
+			{Role: llm.RoleUser, Text: "What does it show?", Images: []llm.Image{{MIMEType: "image/png", Data: []byte("png")}}},
+			{Role: llm.RoleAssistant, Text: "Looking.", ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "read_file", Arguments: json.RawMessage(`{"path":"a"}`)}}},
+			{Role: llm.RoleTool, ToolCallID: "call_1", ToolName: "read_file", Text: "no such file", IsError: true},
 		},
-		Tools: []engine.ToolSpec{
+		Tools: []llm.ToolSpec{
 			{Name: "read_file", Description: "Read a file.", Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)},
 			{Name: "submit_output", Schema: json.RawMessage(`{"type":"object","properties":{"content":{"type":"string"}},"required":["content"],"additionalProperties":false}`), Strict: true},
 		},
 		ToolChoice: "submit_output",
-		Effort:     engine.EffortHigh,
-		Reply:      &engine.ReplyFormat{Name: "my answer", Schema: json.RawMessage(`{"type":"object"}`)},
+		Effort:     llm.EffortHigh,
+		Reply:      &llm.ReplyFormat{Name: "my answer", Schema: json.RawMessage(`{"type":"object"}`)},
 	}
 	if _, _, err := streamOf(t, m, req); err != nil {
 		t.Fatal(err)
@@ -173,7 +173,7 @@ func TestResponses_request(t *testing.T) {
 	// A model that does not reason is sent no reasoning and no include
 	// (the API refuses both); json without a schema is json_object.
 	s = newServer(t, reply{file: "responses_text.sse"})
-	req = &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "hi"}}, Reply: &engine.ReplyFormat{}}
+	req = &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}, Reply: &llm.ReplyFormat{}}
 	if _, _, err := streamOf(t, newResponses(s, "gpt-4.1"), req); err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestResponses_request(t *testing.T) {
 	}
 	// Nor is it sent effort off.
 	s = newServer(t, reply{file: "responses_text.sse"})
-	if _, _, err := streamOf(t, newResponses(s, "gpt-4.1"), &engine.Request{Effort: engine.EffortOff, Messages: simpleRequest.Messages}); err != nil {
+	if _, _, err := streamOf(t, newResponses(s, "gpt-4.1"), &llm.Request{Effort: llm.EffortOff, Messages: simpleRequest.Messages}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(string(s.requests[0].body), `"reasoning"`) {
@@ -192,7 +192,7 @@ func TestResponses_request(t *testing.T) {
 	}
 	// Effort off is "none", without a summary to ask for.
 	s = newServer(t, reply{file: "responses_text.sse"})
-	if _, _, err := streamOf(t, newResponses(s, "gpt-5.4"), &engine.Request{Effort: engine.EffortOff, Messages: simpleRequest.Messages}); err != nil {
+	if _, _, err := streamOf(t, newResponses(s, "gpt-5.4"), &llm.Request{Effort: llm.EffortOff, Messages: simpleRequest.Messages}); err != nil {
 		t.Fatal(err)
 	}
 	got = nil
@@ -205,7 +205,7 @@ func TestResponses_request(t *testing.T) {
 // toolTurn is the engine's side of a tool loop: it asks, runs what the
 // model called, and asks again, carrying each reply as the stage loop does
 // (Text, ToolCalls, Replay), until the model stops calling tools.
-func toolTurn(t *testing.T, m engine.Model, req *engine.Request, keepReplay bool) (*engine.Response, error) {
+func toolTurn(t *testing.T, m llm.Model, req *llm.Request, keepReplay bool) (*llm.Response, error) {
 	t.Helper()
 	for range 5 {
 		resp, _, err := streamOf(t, m, req)
@@ -215,13 +215,13 @@ func toolTurn(t *testing.T, m engine.Model, req *engine.Request, keepReplay bool
 		if len(resp.ToolCalls) == 0 {
 			return resp, nil
 		}
-		msg := engine.Message{Role: engine.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay}
+		msg := llm.Message{Role: llm.RoleAssistant, Text: resp.Text, Thinking: resp.Thinking, ToolCalls: resp.ToolCalls, Replay: resp.Replay}
 		if !keepReplay {
 			msg.Replay = withoutReasoning(t, resp.Replay)
 		}
 		req.Messages = append(req.Messages, msg)
 		for _, tc := range resp.ToolCalls {
-			req.Messages = append(req.Messages, engine.Message{Role: engine.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: "module example.com/x"})
+			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: "module example.com/x"})
 		}
 	}
 	t.Fatal("the loop did not end")
@@ -247,7 +247,7 @@ func withoutReasoning(t *testing.T, raw json.RawMessage) json.RawMessage {
 	return out
 }
 
-var readTool = engine.ToolSpec{Name: "read_file", Description: "Read a file.", Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)}
+var readTool = llm.ToolSpec{Name: "read_file", Description: "Read a file.", Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)}
 
 // A tool loop against the fake Responses API, which holds each call to
 // the stateless rules: the reasoning items of one call go back, encrypted,
@@ -268,10 +268,10 @@ func TestResponses_toolLoop(t *testing.T) {
 			return openaitest.Turn{Reasoning: "Done.", Text: "The module is example.com/x.", Usage: openaitest.Usage{Input: 900, Output: 20, Cached: 512, Reasoning: 12}}
 		}
 		m := NewResponses("gpt-5.4", Options{BaseURL: f.URL, Client: f.Client(), Retry: sse.Retry{Tries: 1}})
-		req := &engine.Request{System: "Answer.", Messages: []engine.Message{{Role: engine.RoleUser, Text: "What module is this?"}}, Tools: []engine.ToolSpec{readTool}}
+		req := &llm.Request{System: "Answer.", Messages: []llm.Message{{Role: llm.RoleUser, Text: "What module is this?"}}, Tools: []llm.ToolSpec{readTool}}
 		resp, err := toolTurn(t, m, req, keep)
 		if !keep {
-			if err == nil || !strings.Contains(err.Error(), "without its required 'reasoning' item") || errors.Is(err, engine.ErrMechanismRefused) {
+			if err == nil || !strings.Contains(err.Error(), "without its required 'reasoning' item") || errors.Is(err, llm.ErrMechanismRefused) {
 				t.Errorf("without the replay: %v; the fake should refuse the second call", err)
 			}
 			continue
@@ -318,13 +318,13 @@ func TestResponses_replayOfAnotherModel(t *testing.T) {
 		return openaitest.Turn{Text: "The module is example.com/x."}
 	}
 	opts := Options{BaseURL: f.URL, Client: f.Client(), Retry: sse.Retry{Tries: 1}}
-	req := &engine.Request{System: "Answer.", Messages: []engine.Message{{Role: engine.RoleUser, Text: "What module is this?"}}, Tools: []engine.ToolSpec{readTool}}
+	req := &llm.Request{System: "Answer.", Messages: []llm.Message{{Role: llm.RoleUser, Text: "What module is this?"}}, Tools: []llm.ToolSpec{readTool}}
 	resp, _, err := streamOf(t, NewResponses("gpt-5.5", opts), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Messages = append(req.Messages, engine.Message{Role: engine.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls, Replay: resp.Replay},
-		engine.Message{Role: engine.RoleTool, ToolCallID: resp.ToolCalls[0].ID, ToolName: "read_file", Text: "module example.com/x"})
+	req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls, Replay: resp.Replay},
+		llm.Message{Role: llm.RoleTool, ToolCallID: resp.ToolCalls[0].ID, ToolName: "read_file", Text: "module example.com/x"})
 	if _, _, err := streamOf(t, NewResponses("gpt-5.4", opts), req); err != nil {
 		t.Fatalf("the fallback model's call: %v", err)
 	}
@@ -334,7 +334,7 @@ func TestResponses_replayOfAnotherModel(t *testing.T) {
 }
 
 // A server that refuses a mechanism the request used says which, as a
-// *engine.MechanismError the engine falls back from: a strict schema that
+// *llm.MechanismError the engine falls back from: a strict schema that
 // does not fit strict mode, json_object without the word JSON.
 func TestResponses_mechanismRefused(t *testing.T) {
 	f := openaitest.NewServer()
@@ -342,21 +342,21 @@ func TestResponses_mechanismRefused(t *testing.T) {
 	m := NewResponses("gpt-5.4", Options{BaseURL: f.URL, Client: f.Client(), Retry: sse.Retry{Tries: 1}})
 	loose := json.RawMessage(`{"type":"object","properties":{"content":{"type":"string"},"tags":{"type":"array"}},"required":["content"],"additionalProperties":false}`)
 	for _, tt := range []struct {
-		req  *engine.Request
+		req  *llm.Request
 		want string
 	}{
-		{&engine.Request{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{{Name: "submit_output", Schema: loose, Strict: true}}}, sse.MechanismStrict},
-		{&engine.Request{Messages: simpleRequest.Messages, Reply: &engine.ReplyFormat{Schema: loose, Strict: true}}, sse.MechanismReply},
-		{&engine.Request{Messages: simpleRequest.Messages, Reply: &engine.ReplyFormat{}}, sse.MechanismReply},
+		{&llm.Request{Messages: simpleRequest.Messages, Tools: []llm.ToolSpec{{Name: "submit_output", Schema: loose, Strict: true}}}, sse.MechanismStrict},
+		{&llm.Request{Messages: simpleRequest.Messages, Reply: &llm.ReplyFormat{Schema: loose, Strict: true}}, sse.MechanismReply},
+		{&llm.Request{Messages: simpleRequest.Messages, Reply: &llm.ReplyFormat{}}, sse.MechanismReply},
 	} {
 		_, _, err := streamOf(t, m, tt.req)
-		var me *engine.MechanismError
+		var me *llm.MechanismError
 		if !errors.As(err, &me) || me.Mechanism != tt.want {
 			t.Errorf("err %v, want a %s refusal", err, tt.want)
 		}
 	}
 	// The same schema sent not strict is taken.
-	if _, _, err := streamOf(t, m, &engine.Request{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{{Name: "submit_output", Schema: loose}}}); err != nil {
+	if _, _, err := streamOf(t, m, &llm.Request{Messages: simpleRequest.Messages, Tools: []llm.ToolSpec{{Name: "submit_output", Schema: loose}}}); err != nil {
 		t.Errorf("not strict: %v", err)
 	}
 }
@@ -371,8 +371,8 @@ func TestResponses_cancel(t *testing.T) {
 	}
 	m := NewResponses("gpt-5.4", Options{BaseURL: f.URL, Client: f.Client()})
 	ctx, cancel := context.WithCancel(context.Background())
-	var got []engine.Delta
-	_, err := m.Stream(ctx, simpleRequest, func(d engine.Delta) error {
+	var got []llm.Delta
+	_, err := m.Stream(ctx, simpleRequest, func(d llm.Delta) error {
 		got = append(got, d)
 		cancel()
 		return nil
@@ -417,7 +417,7 @@ func TestResponses_keyInErrorAtEveryOffset(t *testing.T) {
 			mu.Lock()
 			body = b
 			mu.Unlock()
-			_, err := m.Stream(context.Background(), simpleRequest, func(engine.Delta) error { return nil })
+			_, err := m.Stream(context.Background(), simpleRequest, func(llm.Delta) error { return nil })
 			if err == nil {
 				t.Fatalf("no error for %q", b)
 			}
@@ -486,7 +486,7 @@ func TestResponses_noStrictField(t *testing.T) {
 	m := NewResponses("gpt-5.4", Options{BaseURL: f.URL, Client: f.Client(), Retry: sse.Retry{Tries: 1}, Log: log})
 	loose := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)
 	closed := json.RawMessage(`{"type":"object","properties":{"content":{"type":"string"}},"required":["content"],"additionalProperties":false}`)
-	working := &engine.Request{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{{Name: "read_file", Schema: loose}}}
+	working := &llm.Request{Messages: simpleRequest.Messages, Tools: []llm.ToolSpec{{Name: "read_file", Schema: loose}}}
 	if _, _, err := streamOf(t, m, working); err != nil {
 		t.Fatalf("a call without strict tools: %v", err)
 	}
@@ -500,9 +500,9 @@ func TestResponses_noStrictField(t *testing.T) {
 	defer f2.Close()
 	f2.NoStrict = true
 	m = NewResponses("gpt-5.4", Options{BaseURL: f2.URL, Client: f2.Client(), Retry: sse.Retry{Tries: 1}, Log: log})
-	answer := &engine.Request{Messages: simpleRequest.Messages, Tools: []engine.ToolSpec{{Name: "read_file", Schema: loose}, {Name: "submit_output", Schema: closed, Strict: true}}}
+	answer := &llm.Request{Messages: simpleRequest.Messages, Tools: []llm.ToolSpec{{Name: "read_file", Schema: loose}, {Name: "submit_output", Schema: closed, Strict: true}}}
 	_, _, err := streamOf(t, m, answer)
-	var me *engine.MechanismError
+	var me *llm.MechanismError
 	if !errors.As(err, &me) || me.Mechanism != sse.MechanismStrict {
 		t.Fatalf("err %v, want a strict refusal for the engine", err)
 	}
@@ -533,9 +533,9 @@ func TestResponses_noStrictField(t *testing.T) {
 func TestResponses_noEffortForAModelThatDoesNotReason(t *testing.T) {
 	f := openaitest.NewServer()
 	defer f.Close()
-	for _, effort := range []string{engine.EffortOff, engine.EffortHigh} {
+	for _, effort := range []string{llm.EffortOff, llm.EffortHigh} {
 		m := NewResponses("gpt-4.1", Options{BaseURL: f.URL, Client: f.Client(), Retry: sse.Retry{Tries: 1}})
-		if _, _, err := streamOf(t, m, &engine.Request{Messages: simpleRequest.Messages, Effort: effort}); err != nil {
+		if _, _, err := streamOf(t, m, &llm.Request{Messages: simpleRequest.Messages, Effort: effort}); err != nil {
 			t.Errorf("at %s: %v", effort, err)
 		}
 	}

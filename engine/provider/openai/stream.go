@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -63,17 +63,17 @@ type usage struct {
 }
 
 // A callSlot collects one tool call from its fragments. Its arguments are
-// held to the engine's cap as they come (engine.ArgsBuffer).
+// held to the engine's cap as they come (llm.ArgsBuffer).
 type callSlot struct {
 	index int // the wire index, or -1 when the server sent none
 	id    string
-	args  engine.ArgsBuffer
+	args  llm.ArgsBuffer
 	extra json.RawMessage // extra_content, as it came
 }
 
 // stream is the state of reading one reply.
 type stream struct {
-	onDelta func(engine.Delta) error
+	onDelta func(llm.Delta) error
 	started *bool // set once something was passed to onDelta: the try cannot be repeated
 
 	dec      sse.JSONDecoder
@@ -90,7 +90,7 @@ type stream struct {
 var done = []byte("[DONE]")
 
 // read consumes the event stream and assembles the reply.
-func (s *stream) read(r *sse.Reader) (resp *engine.Response, err error) {
+func (s *stream) read(r *sse.Reader) (resp *llm.Response, err error) {
 	defer func() {
 		if err != nil {
 			s.text.Discard()
@@ -159,7 +159,7 @@ func (s *stream) delta(d *delta) error {
 	}
 	if thinking != "" {
 		s.thinking.Add(thinking)
-		if err := s.emit(engine.Delta{Thinking: thinking}); err != nil {
+		if err := s.emit(llm.Delta{Thinking: thinking}); err != nil {
 			return err
 		}
 	}
@@ -171,7 +171,7 @@ func (s *stream) delta(d *delta) error {
 	}
 	if text := d.Content; text != "" {
 		s.text.Add(text)
-		if err := s.emit(engine.Delta{Text: text}); err != nil {
+		if err := s.emit(llm.Delta{Text: text}); err != nil {
 			return err
 		}
 	}
@@ -183,7 +183,7 @@ func (s *stream) delta(d *delta) error {
 	return nil
 }
 
-func (s *stream) emit(d engine.Delta) error {
+func (s *stream) emit(d llm.Delta) error {
 	*s.started = true
 	return s.onDelta(d)
 }
@@ -254,9 +254,9 @@ const stringPiece = 64 << 10
 
 // writeJSONString decodes the JSON string raw into a, a piece at a time.
 // A string that is not valid JSON adds nothing.
-func writeJSONString(a *engine.ArgsBuffer, raw []byte) { writeJSONPieces(a, raw, stringPiece) }
+func writeJSONString(a *llm.ArgsBuffer, raw []byte) { writeJSONPieces(a, raw, stringPiece) }
 
-func writeJSONPieces(a *engine.ArgsBuffer, raw []byte, size int) {
+func writeJSONPieces(a *llm.ArgsBuffer, raw []byte, size int) {
 	if len(raw) <= size {
 		var frag string
 		if json.Unmarshal(raw, &frag) == nil {
@@ -328,17 +328,17 @@ func isSurrogate(hex []byte, lo uint64) bool {
 // response is the assembled reply. Whether tools were called is read from
 // the calls themselves, never from finish_reason: Ollama ends a reply with
 // tool calls with "stop".
-func (s *stream) response() (*engine.Response, error) {
+func (s *stream) response() (*llm.Response, error) {
 	u := &s.usage
 	cached := u.PromptTokensDetails.CachedTokens
 	if cached == 0 {
 		cached = u.PromptCacheHitTokens
 	}
-	resp := &engine.Response{
+	resp := &llm.Response{
 		Text:     s.text.String(),
 		Thinking: s.thinking.String(),
 		Refusal:  s.refusal.String(),
-		Usage: engine.Usage{
+		Usage: llm.Usage{
 			InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens,
 			CacheReadTokens: cached, CacheWriteTokens: u.PromptTokensDetails.CacheWriteTokens,
 			ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens,
@@ -366,13 +366,13 @@ func (s *stream) response() (*engine.Response, error) {
 	}
 	switch {
 	case s.finish == "length":
-		resp.StopReason = engine.StopMaxTokens
+		resp.StopReason = llm.StopMaxTokens
 	case s.finish == "content_filter" || s.refused:
-		resp.StopReason = engine.StopRefusal
+		resp.StopReason = llm.StopRefusal
 	case len(resp.ToolCalls) > 0:
-		resp.StopReason = engine.StopToolUse
+		resp.StopReason = llm.StopToolUse
 	default:
-		resp.StopReason = engine.StopEndTurn
+		resp.StopReason = llm.StopEndTurn
 	}
 	return resp, errors.Join(s.text.Err(), s.thinking.Err(), s.refusal.Err())
 }

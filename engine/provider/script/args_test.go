@@ -5,19 +5,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // A scripted call's arguments go through the same cap as a provider's:
 // past it the call comes back cut, as a real model's would.
 func TestModel_oversizedArguments(t *testing.T) {
-	big := `{"content": "` + strings.Repeat("x", engine.MaxSubmitArgs) + `"}`
+	big := `{"content": "` + strings.Repeat("x", llm.MaxSubmitArgs) + `"}`
 	m := New("script:t", &Script{Turns: []Turn{{ToolCalls: []ToolCall{
 		{Name: "submit_output", RawArguments: big},
 		{Name: "read_file", RawArguments: "  " + big + "  "},
-		{Name: "write_file", Arguments: map[string]any{"content": strings.Repeat("y", engine.MaxArgs)}},
+		{Name: "write_file", Arguments: map[string]any{"content": strings.Repeat("y", llm.MaxArgs)}},
 	}}}})
-	resp, err := m.Stream(context.Background(), &engine.Request{}, func(engine.Delta) error { return nil })
+	resp, err := m.Stream(context.Background(), &llm.Request{}, func(llm.Delta) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

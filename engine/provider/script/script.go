@@ -19,14 +19,14 @@
 // fourth of the request's bytes), and a request past it is refused as a
 // server refuses one; tools = false plays a server that refuses tools: a
 // call that offers any fails with an error wrapping
-// engine.ErrToolsUnsupported, as Ollama's "does not support tools" does.
+// llm.ErrToolsUnsupported, as Ollama's "does not support tools" does.
 //
 // A turn with for = "ID" serves only the worker or child (DESIGN §12) whose
 // name ("w1", "c2", nested "c1/w2") or fan_out task id is ID; turns without
 // for serve the turn's own run. Each caller plays its own turns in order,
 // however the engine interleaves them, so a fan-out replays
 // deterministically. A call's arguments are handed over in fragments through an
-// engine.ArgsBuffer, as a provider's are, so arguments past the engine's
+// llm.ArgsBuffer, as a provider's are, so arguments past the engine's
 // cap come back cut.
 package script
 
@@ -43,7 +43,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 
 	"github.com/coda-acp/coda/internal/namedfile"
 )
@@ -65,7 +65,7 @@ type Turn struct {
 	For    string `toml:"for"`
 	Expect string `toml:"expect"`
 	// ExpectEffort fails the call unless it asks for this reasoning
-	// effort (engine.Request.Effort); "none" expects it to ask for none.
+	// effort (llm.Request.Effort); "none" expects it to ask for none.
 	ExpectEffort string     `toml:"expect_effort"`
 	Thinking     string     `toml:"thinking"`
 	Text         Chunks     `toml:"text"`
@@ -157,7 +157,7 @@ func Parse(data []byte, source string) (*Script, error) {
 const maxScriptBytes = 16 << 20
 
 // Open reads a script file and returns a Model replaying it.
-func Open(path string) (engine.Model, error) {
+func Open(path string) (llm.Model, error) {
 	data, err := namedfile.Read(path, maxScriptBytes)
 	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
 		return nil, fmt.Errorf("script model: %s: %w", pe.Path, pe.Err)
@@ -188,7 +188,7 @@ type Model struct {
 }
 
 // serves reports whether a turn whose for is f serves caller c.
-func serves(f string, c engine.Caller) bool {
+func serves(f string, c llm.Caller) bool {
 	if f == "" || c.Name == "" {
 		return f == c.Name
 	}
@@ -197,7 +197,7 @@ func serves(f string, c engine.Caller) bool {
 
 // take finds c's next turn and counts it played. It returns the turn's
 // index, or -1 when c has none left, and how many c played before it.
-func (m *Model) take(c engine.Caller) (int, int) {
+func (m *Model) take(c llm.Caller) (int, int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k, seen := m.played[c.Name], 0
@@ -219,11 +219,11 @@ var ErrExhausted = errors.New("the script model has no turn left")
 
 func (m *Model) Name() string { return m.name }
 
-// ContextWindow is the script's context_window (engine.Windowed): the
+// ContextWindow is the script's context_window (llm.Windowed): the
 // engine fits each request in it, as it does Ollama's num_ctx.
 func (m *Model) ContextWindow(context.Context) int { return m.script.ContextWindow }
 
-func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(engine.Delta) error) (*engine.Response, error) {
+func (m *Model) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	if m.script.Tools != nil && !*m.script.Tools && len(req.Tools) > 0 {
 		return nil, toolsRefused{m.name}
 	}
@@ -268,12 +268,12 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 			return nil
 		}
 	}
-	resp := &engine.Response{StopReason: engine.StopEndTurn, Thinking: t.Thinking}
+	resp := &llm.Response{StopReason: llm.StopEndTurn, Thinking: t.Thinking}
 	if t.Thinking != "" {
 		if err := wait(); err != nil {
 			return nil, err
 		}
-		if err := onDelta(engine.Delta{Thinking: t.Thinking}); err != nil {
+		if err := onDelta(llm.Delta{Thinking: t.Thinking}); err != nil {
 			return nil, err
 		}
 	}
@@ -288,7 +288,7 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 			return nil, err
 		}
 		text.WriteString(c)
-		if err := onDelta(engine.Delta{Text: c}); err != nil {
+		if err := onDelta(llm.Delta{Text: c}); err != nil {
 			return nil, err
 		}
 	}
@@ -302,12 +302,12 @@ func (m *Model) Stream(ctx context.Context, req *engine.Request, onDelta func(en
 		resp.ToolCalls = append(resp.ToolCalls, stream(tc.Name, fmt.Sprintf("call-%d-%d", i+1, j+1), args))
 	}
 	if len(resp.ToolCalls) > 0 {
-		resp.StopReason = engine.StopToolUse
+		resp.StopReason = llm.StopToolUse
 	}
 	if t.StopReason != "" {
 		resp.StopReason = t.StopReason
 	}
-	resp.Usage = engine.Usage{InputTokens: requestTokens(req), OutputTokens: len(resp.Text) / 4, ContextWindow: m.script.ContextWindow}
+	resp.Usage = llm.Usage{InputTokens: requestTokens(req), OutputTokens: len(resp.Text) / 4, ContextWindow: m.script.ContextWindow}
 	return resp, ctx.Err()
 }
 
@@ -319,17 +319,17 @@ func (e toolsRefused) Error() string {
 	return e.name + ": HTTP 400 Bad Request: " + strings.TrimPrefix(e.name, "script:") + " does not support tools"
 }
 
-func (toolsRefused) Unwrap() error { return engine.ErrToolsUnsupported }
+func (toolsRefused) Unwrap() error { return llm.ErrToolsUnsupported }
 
 // argsPiece is the size of the fragments a scripted call's arguments are
 // streamed in, as a provider receives them.
 const argsPiece = 4 << 10
 
 // stream hands a call's arguments over as a provider does: in fragments,
-// through an engine.ArgsBuffer, so arguments past the cap are cut as a
+// through an llm.ArgsBuffer, so arguments past the cap are cut as a
 // real model's would be.
-func stream(name, id string, args []byte) engine.ToolCall {
-	a := engine.ArgsBuffer{Name: name}
+func stream(name, id string, args []byte) llm.ToolCall {
+	a := llm.ArgsBuffer{Name: name}
 	for len(args) > 0 {
 		n := min(len(args), argsPiece)
 		a.Write(args[:n])
@@ -340,7 +340,7 @@ func stream(name, id string, args []byte) engine.ToolCall {
 
 // requestTokens counts a request's tokens as a fourth of its bytes: the
 // system prompt, the messages (text, reasoning, tool calls) and the tools.
-func requestTokens(req *engine.Request) int {
+func requestTokens(req *llm.Request) int {
 	n := len(req.System)
 	for _, m := range req.Messages {
 		n += len(m.Text) + len(m.Thinking)
@@ -356,7 +356,7 @@ func requestTokens(req *engine.Request) int {
 
 // lastMessage is the text of the last message the model was sent: a tool
 // result, a nudge, or the prompt.
-func lastMessage(req *engine.Request) string {
+func lastMessage(req *llm.Request) string {
 	if len(req.Messages) == 0 {
 		return req.System
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 const sample = `
@@ -36,18 +36,18 @@ func TestModel_Stream(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := New("script:sample", s)
-	var deltas []engine.Delta
-	collect := func(d engine.Delta) error { deltas = append(deltas, d); return nil }
-	req := &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Text: "go"}}}
+	var deltas []llm.Delta
+	collect := func(d llm.Delta) error { deltas = append(deltas, d); return nil }
+	req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "go"}}}
 	resp, err := m.Stream(context.Background(), req, collect)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []engine.Delta{{Thinking: "hmm"}, {Text: "a"}, {Text: "b"}}
+	want := []llm.Delta{{Thinking: "hmm"}, {Text: "a"}, {Text: "b"}}
 	if diff := cmp.Diff(want, deltas); diff != "" {
 		t.Errorf("deltas (-want +got):\n%s", diff)
 	}
-	if resp.Text != "ab" || resp.StopReason != engine.StopToolUse || len(resp.ToolCalls) != 1 ||
+	if resp.Text != "ab" || resp.StopReason != llm.StopToolUse || len(resp.ToolCalls) != 1 ||
 		string(resp.ToolCalls[0].Arguments) != `{"artifacts":[{"name":"r","path":"r.md"}],"content":"x"}` ||
 		resp.Usage.ContextWindow != 1000 {
 		t.Errorf("response = %+v", resp)
@@ -62,8 +62,8 @@ func TestModel_Stream(t *testing.T) {
 func TestModel_Stream_rawArgumentsAndExhaustion(t *testing.T) {
 	s, _ := Parse([]byte(sample), "sample")
 	m := New("script:sample", s)
-	req := &engine.Request{Messages: []engine.Message{{Role: engine.RoleTool, Text: "it was refused"}}}
-	noop := func(engine.Delta) error { return nil }
+	req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleTool, Text: "it was refused"}}}
+	noop := func(llm.Delta) error { return nil }
 	m.Stream(context.Background(), req, noop)
 	resp, err := m.Stream(context.Background(), req, noop)
 	if err != nil || string(resp.ToolCalls[0].Arguments) != `{"content": "cut` {
@@ -78,7 +78,7 @@ func TestModel_Stream_cancelDuringDelay(t *testing.T) {
 	s, _ := Parse([]byte("[[turn]]\ndelay_ms = 60000\ntext = [\"slow\"]\n"), "slow")
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(10*time.Millisecond, cancel)
-	_, err := New("script:slow", s).Stream(ctx, &engine.Request{}, func(engine.Delta) error { return nil })
+	_, err := New("script:slow", s).Stream(ctx, &llm.Request{}, func(llm.Delta) error { return nil })
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Stream = %v, want context.Canceled", err)
 	}
@@ -116,16 +116,16 @@ text = "nested"
 		t.Fatal(err)
 	}
 	m := New("script:for", s)
-	say := func(c engine.Caller) string {
-		resp, err := m.Stream(context.Background(), &engine.Request{Caller: c}, func(engine.Delta) error { return nil })
+	say := func(c llm.Caller) string {
+		resp, err := m.Stream(context.Background(), &llm.Request{Caller: c}, func(llm.Delta) error { return nil })
 		if err != nil {
 			return err.Error()
 		}
 		return resp.Text
 	}
-	w1 := engine.Caller{Name: "w1"}
-	a := engine.Caller{Name: "w2", Task: "src/a.go"}
-	got := []string{say(w1), say(engine.Caller{}), say(a), say(w1), say(engine.Caller{}), say(engine.Caller{Name: "c1/w2"}), say(w1), say(engine.Caller{})}
+	w1 := llm.Caller{Name: "w1"}
+	a := llm.Caller{Name: "w2", Task: "src/a.go"}
+	got := []string{say(w1), say(llm.Caller{}), say(a), say(w1), say(llm.Caller{}), say(llm.Caller{Name: "c1/w2"}), say(w1), say(llm.Caller{})}
 	want := []string{"w1 first", "main 1", "a.go first", "w1 second", "main 2", "nested",
 		"the script model has no turn left for w1 (2 of its turns played; it asked for another)",
 		"the script model has no turn left (2 turns played; the run asked for another)"}
@@ -142,14 +142,14 @@ func TestModel_Stream_expectEffort(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := New("script:effort", s)
-	noop := func(engine.Delta) error { return nil }
-	if _, err := m.Stream(context.Background(), &engine.Request{Effort: "high"}, noop); err != nil {
+	noop := func(llm.Delta) error { return nil }
+	if _, err := m.Stream(context.Background(), &llm.Request{Effort: "high"}, noop); err != nil {
 		t.Errorf("effort high, expected high: %v", err)
 	}
-	if _, err := m.Stream(context.Background(), &engine.Request{}, noop); err != nil {
+	if _, err := m.Stream(context.Background(), &llm.Request{}, noop); err != nil {
 		t.Errorf("no effort, expected none: %v", err)
 	}
-	if _, err := m.Stream(context.Background(), &engine.Request{Effort: "low"}, noop); err == nil || !strings.Contains(err.Error(), `expected effort "none"; the call asked for "low"`) {
+	if _, err := m.Stream(context.Background(), &llm.Request{Effort: "low"}, noop); err == nil || !strings.Contains(err.Error(), `expected effort "none"; the call asked for "low"`) {
 		t.Errorf("effort low, expected none: %v", err)
 	}
 }

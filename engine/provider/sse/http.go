@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/internal/textcut"
 )
 
@@ -70,7 +70,7 @@ func post(ctx context.Context, client *http.Client, url string, header http.Head
 	}
 	if m := shaping.refused(serr); m != "" {
 		// So would this one: the engine tries again without the mechanism.
-		return nil, &engine.MechanismError{Mechanism: m, Err: serr}
+		return nil, &llm.MechanismError{Mechanism: m, Err: serr}
 	}
 	if RetryStatus(resp.StatusCode) {
 		return nil, &Temporary{Err: serr, After: retryAfter(resp.Header, time.Now())}
@@ -278,7 +278,7 @@ type Call struct {
 // reports through started whether it has. A *Temporary error from read
 // after it started is made final, saying the reply broke off. The context
 // read runs under ends when the server completes no line for c.Timeout, and
-// when the call has taken c.MaxTime. A 404 wraps engine.ErrModelUnavailable,
+// when the call has taken c.MaxTime. A 404 wraps llm.ErrModelUnavailable,
 // so that a stage tries its next model.
 func (c *Call) Do(ctx context.Context, body []byte, read func(ctx context.Context, r *Reader, started *bool) error) error {
 	return c.DoShaped(ctx, body, Shaping{}, read)
@@ -286,7 +286,7 @@ func (c *Call) Do(ctx context.Context, body []byte, read func(ctx context.Contex
 
 // DoShaped is Do for a request that used the answer-shaping mechanisms
 // shaping names: a server's refusal of one of them (see Shaping) is a
-// *engine.MechanismError, never tried again.
+// *llm.MechanismError, never tried again.
 func (c *Call) DoShaped(ctx context.Context, body []byte, shaping Shaping, read func(ctx context.Context, r *Reader, started *bool) error) error {
 	limit := c.MaxTime
 	if limit <= 0 {
@@ -347,7 +347,7 @@ func (c *Call) DoShaped(ctx context.Context, body []byte, shaping Shaping, read 
 	err = redactError(err, c.Secret)
 	var serr *StatusError
 	if errors.As(err, &serr) && serr.Code == http.StatusNotFound {
-		return fmt.Errorf("%s: %w: %w", c.Name, engine.ErrModelUnavailable, err)
+		return fmt.Errorf("%s: %w: %w", c.Name, llm.ErrModelUnavailable, err)
 	}
 	return fmt.Errorf("%s: %w", c.Name, err)
 }
@@ -424,7 +424,7 @@ const MaxJSONReply = 8 << 20
 // else a POST of body, to url with c's header, and decodes the 200 reply
 // into v, reading no more than MaxJSONReply. It is tried once, under ctx
 // and c.Timeout. Errors start with c.Name and carry no key; a 404 wraps
-// engine.ErrModelUnavailable.
+// llm.ErrModelUnavailable.
 func (c *Call) JSON(ctx context.Context, url string, body []byte, v any) error {
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -438,7 +438,7 @@ func (c *Call) JSON(ctx context.Context, url string, body []byte, v any) error {
 	err = redactError(err, c.Secret)
 	var serr *StatusError
 	if errors.As(err, &serr) && serr.Code == http.StatusNotFound {
-		return fmt.Errorf("%s: %w: %w", c.Name, engine.ErrModelUnavailable, err)
+		return fmt.Errorf("%s: %w: %w", c.Name, llm.ErrModelUnavailable, err)
 	}
 	return fmt.Errorf("%s: %w", c.Name, err)
 }

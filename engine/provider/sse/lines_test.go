@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 func readLines(r io.Reader) ([]string, error) {
@@ -111,7 +111,7 @@ func TestShaping_refused(t *testing.T) {
 }
 
 // A server that refuses a mechanism the request used is asked once: the
-// error is a *engine.MechanismError naming it, with the key masked; one
+// error is a *llm.MechanismError naming it, with the key masked; one
 // that refuses something else is an ordinary status error.
 func TestCall_DoShaped(t *testing.T) {
 	const key = "sk-test-Zq8RrT2vLx9PmW4kN7bH3c"
@@ -125,8 +125,8 @@ func TestCall_DoShaped(t *testing.T) {
 	c := Call{Name: "openai:m", Client: srv.Client(), URL: srv.URL, Secret: key, Retry: Retry{Sleep: func(context.Context, time.Duration) error { return nil }}}
 	read := func(context.Context, *Reader, *bool) error { return nil }
 	err := c.DoShaped(context.Background(), []byte(`{}`), Shaping{Reply: true}, read)
-	var me *engine.MechanismError
-	if !errors.As(err, &me) || me.Mechanism != MechanismReply || !errors.Is(err, engine.ErrMechanismRefused) {
+	var me *llm.MechanismError
+	if !errors.As(err, &me) || me.Mechanism != MechanismReply || !errors.Is(err, llm.ErrMechanismRefused) {
 		t.Fatalf("err %v, want a reply_format MechanismError", err)
 	}
 	if strings.Contains(err.Error(), key) || !strings.HasPrefix(err.Error(), "openai:m: reply_format refused: HTTP 400") {
@@ -181,7 +181,7 @@ func TestCall_JSON(t *testing.T) {
 	if err := c.JSON(context.Background(), srv.URL+"/show", []byte(`{"model":"m"}`), &ok); err != nil || !ok.OK {
 		t.Errorf("POST: %v %v", ok, err)
 	}
-	if err := c.JSON(context.Background(), srv.URL+"/nothing", nil, &ok); !errors.Is(err, engine.ErrModelUnavailable) || !strings.HasPrefix(err.Error(), "p:m: ") {
+	if err := c.JSON(context.Background(), srv.URL+"/nothing", nil, &ok); !errors.Is(err, llm.ErrModelUnavailable) || !strings.HasPrefix(err.Error(), "p:m: ") {
 		t.Errorf("404: %v", err)
 	}
 	var s string

@@ -11,7 +11,7 @@ type Shaping struct {
 	Reply      bool
 }
 
-// Mechanisms as engine.MechanismError names them.
+// Mechanisms as llm.MechanismError names them.
 const (
 	MechanismStrict     = "strict"
 	MechanismToolChoice = "tool_choice"

@@ -3,12 +3,12 @@ package sse
 import (
 	"strings"
 
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/llm"
 )
 
 // toolsRefusals are what OpenAI-compatible servers answer, in place of a
 // reply, when the model or the server cannot take tools (DESIGN §15). The
-// error then wraps engine.ErrToolsUnsupported, is never retried, and the
+// error then wraps llm.ErrToolsUnsupported, is never retried, and the
 // engine makes the same call again without tools.
 var toolsRefusals = []string{
 	// Ollama, HTTP 400, for a model whose template has no tools
@@ -43,9 +43,9 @@ func toolsRefused(e *StatusError) bool {
 
 // ToolsUnsupported is a *StatusError whose server refused the request's
 // tools: its text is the server's, and it wraps both the status error and
-// engine.ErrToolsUnsupported.
+// llm.ErrToolsUnsupported.
 type ToolsUnsupported struct{ *StatusError }
 
 func (e ToolsUnsupported) Unwrap() []error {
-	return []error{e.StatusError, engine.ErrToolsUnsupported}
+	return []error{e.StatusError, llm.ErrToolsUnsupported}
 }

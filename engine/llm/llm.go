@@ -1,4 +1,13 @@
-package engine
+// Package llm is what one model call is, as the engine and every provider
+// (engine/provider/...) speak it: the Model interface, a call's Request and
+// streamed Response, the messages and tool calls of a conversation, the
+// reasoning effort levels (DESIGN §16), the mechanisms that shape an
+// answer at the source (Shapes, ReplyFormat: DESIGN §17), the cap on tool
+// arguments while they stream (ArgsBuffer), a prompt's images (encoded and
+// uploaded once a turn), and the errors a provider wraps so that the
+// engine knows what to try next. It knows nothing of stages, turns or the
+// protocol: a provider imports it, never the engine.
+package llm
 
 import (
 	"context"
@@ -55,7 +64,7 @@ type ToolCall struct {
 	Name      string
 	Arguments json.RawMessage // a JSON object; "{}" when the model sent none
 	// Dropped counts the bytes of arguments past the cap for the tool
-	// (argsCap) that were not kept. When it is not 0, Arguments holds only
+	// (ArgsCap) that were not kept. When it is not 0, Arguments holds only
 	// their first bytes (not JSON), and the call is refused unrun.
 	Dropped int
 }
@@ -258,3 +267,32 @@ type ModelFact struct {
 // ModelFacts looks up what is known of the model a spec
 // ("anthropic:claude-sonnet-4-5") names. cmd/coda keeps the catalog.
 type ModelFacts func(spec string) ModelFact
+
+// A Caller names the sub-run making a model call: its name, with its
+// parents' when nested ("c1/w2"), and the fan_out task id it was given.
+// The turn's own run is the zero Caller.
+type Caller struct {
+	Name string
+	Task string
+}
+
+// A Windowed model says its context window before it is called, where the
+// provider decides it (Ollama: the num_ctx it sends); 0 when it cannot say.
+type Windowed interface {
+	ContextWindow(ctx context.Context) int
+}
+
+// ErrToolsUnsupported is wrapped by providers when the server refuses a
+// request because the model cannot call tools (Ollama's "does not support
+// tools", llama.cpp without --jinja, vLLM without auto tool choice).
+var ErrToolsUnsupported = errors.New("the model does not support tools")
+
+// Add adds the tokens of one call.
+func (u *Usage) Add(c Usage) {
+	u.InputTokens += c.InputTokens
+	u.OutputTokens += c.OutputTokens
+	u.CacheReadTokens += c.CacheReadTokens
+	u.CacheWriteTokens += c.CacheWriteTokens
+	u.ReasoningTokens += c.ReasoningTokens
+	u.ContextWindow = max(u.ContextWindow, c.ContextWindow)
+}
