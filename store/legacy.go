@@ -208,6 +208,7 @@ func (ss *Session) convert(b []byte) (int64, error) {
 	}
 	var size int64
 	var r *read
+	limit := s.maxSession()
 	err = s.writeWhole(newPath, true, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 64<<10)
 		head := ss.file.clone()
@@ -217,15 +218,25 @@ func (ss *Session) convert(b []byte) (int64, error) {
 			return err
 		}
 		bw.Write(append(enc, '\n'))
+		// The new layout's lines are longer than the old file's entries
+		// (a type and a time each): an old file near the limit, with b,
+		// may not fit it. Then nothing is converted, and the append is
+		// refused as any other past the limit (ErrSessionFull).
+		written := int64(len(enc) + 1)
 		var werr error
 		r, err = s.readLegacy(ss.id, func(ex *Exchange) {
+			if werr != nil {
+				return
+			}
 			raw, err := json.Marshal(ex)
 			if err == nil {
 				raw, err = json.Marshal(&line{Type: lineExchange, At: at, Exchange: raw})
 			}
-			if err != nil && werr == nil {
+			if err != nil {
 				werr = err
+				return
 			}
+			written += int64(len(raw) + 1)
 			bw.Write(append(raw, '\n'))
 		})
 		if err != nil {
@@ -233,6 +244,9 @@ func (ss *Session) convert(b []byte) (int64, error) {
 		}
 		if werr != nil {
 			return werr
+		}
+		if written+int64(len(b)) > limit {
+			return fmt.Errorf("%w: written anew as append-only lines it would hold %s, and coda loads no session over %s", ErrSessionFull, bytesize.Format(int(written)+len(b)), bytesize.Format(int(limit)))
 		}
 		bw.Write(b)
 		return bw.Flush()

@@ -264,6 +264,49 @@ func TestSession_legacy(t *testing.T) {
 	}
 }
 
+// A session of the release before that fits the limit (MaxSessionBytes)
+// as it is, but not once written anew as append-only lines with the turn
+// appended, is not converted: the append is refused (ErrSessionFull), the
+// old file stays as it was and loads, and no new or temporary file is
+// left.
+func TestSession_legacyFull(t *testing.T) {
+	st := store.New(t.TempDir())
+	dir := filepath.Join(st.Dir(), "sessions")
+	os.MkdirAll(dir, 0o755)
+	old, err := os.ReadFile("testdata/s-legacy.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "s-legacy.json"), old, 0o600)
+	st.MaxSessionBytes = int64(len(old)) + 16 // loads, but the new layout's lines and a turn do not fit
+	l, _ := load(t, st, "s-legacy")
+	err = l.Session.Append(l.State, exchange(3))
+	if !errors.Is(err, store.ErrSessionFull) || !strings.Contains(err.Error(), "coda loads no session over") {
+		t.Fatalf("the append that would convert past the limit: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "s-legacy.json")); string(b) != string(old) {
+		t.Error("the refused append changed the old file")
+	}
+	for _, d := range []string{dir, filepath.Join(st.Dir(), "tmp")} {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if e.Name() != "s-legacy.json" {
+				t.Errorf("left behind: %s", filepath.Join(d, e.Name()))
+			}
+		}
+	}
+	if _, runs := load(t, store.New(st.Dir()), "s-legacy"); len(runs) != 2 {
+		t.Errorf("after the refusal the session loads %q", runs)
+	}
+	st.MaxSessionBytes = 0 // the default: room again
+	if err := l.Session.Append(l.State, exchange(3)); err != nil {
+		t.Fatalf("the append with room: %v", err)
+	}
+	if _, runs := load(t, store.New(st.Dir()), "s-legacy"); len(runs) != 3 {
+		t.Errorf("converted: %q", runs)
+	}
+}
+
 // session/list's pages come from the index: newest first, each session
 // once, a cwd's own, the ones another process wrote included.
 func TestListSessions_index(t *testing.T) {
