@@ -596,8 +596,13 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc llm.ToolCall, ev
 	}
 	res = tool.Run(ctx, call)
 	// A result that carries a secret of a private file under the roots
-	// brings that file, whatever the call named (taint/found.go).
-	res.Sources = append(res.Sources, v.run.taint.Found(res.Output, res.Sources)...)
+	// brings that file, whatever the call named (taint/found.go): to the
+	// gate, or, when it is off, to what masks the record.
+	if v.run.taint != nil {
+		res.Sources = append(res.Sources, v.run.taint.Found(res.Output, res.Sources)...)
+	} else {
+		res.Sources = append(res.Sources, v.run.share.secrets.Found(res.Output, res.Sources)...)
+	}
 	res.private = v.run.taint.Read(res.Sources)
 	v.run.share.secrets.Read(res.Sources)
 	if e, ok := tool.(Egress); ok && e.Egress() && res.private == "" {

@@ -527,3 +527,45 @@ stop_reason = "refusal"
 		}
 	}
 }
+
+// With the gate off (the default), a command's output that carries a
+// secret of a private file under the roots, without naming it, still
+// teaches what masks the record (DESIGN §19): the model's restated key is
+// masked in its response.md, as when it read .env by name. The model's
+// own call got the output whole.
+func TestTaint_secretsLearnWithTheGateOff(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the commands are POSIX")
+	}
+	for _, command := range []string{"grep -r KEY .", "cat $(printf .en)v"} {
+		f := taintFixtureOf(t, `
+[agent]
+name = "taint"
+[stages.answer]
+mode = "output"
+available_tools = ["shell"]
+`, `
+[[turn]]
+[[turn.tool_calls]]
+name = "shell"
+arguments = { command = "`+command+`" }
+
+[[turn]]
+text = "The key is `+secretKey+`."
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "There is a key in .env." }
+`, func(engine.PermissionRequest) bool { return true })
+		res := f.run(t)
+		if res.Answer == nil || res.Answer.Content != "There is a key in .env." {
+			t.Fatalf("%s: answer = %+v", command, res.Answer)
+		}
+		b, err := os.ReadFile(recordPath(f.turn, "stages/001-answer@1/response.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), secretKey) || !strings.Contains(string(b), "The key is sk-…f3.") {
+			t.Errorf("%s: response.md keeps the key the command's output carried unmasked:\n%s", command, b)
+		}
+	}
+}

@@ -24,6 +24,10 @@ type Secrets struct {
 	// (Gate.Wrote, Session.Wrote): private from then on, as the gate's
 	// are, by clean absolute path.
 	written map[string]bool
+
+	// files is what the private files under the roots hold, for Found
+	// when the gate is off.
+	files rootFiles
 }
 
 // NewSecrets sets up the matcher for a turn under the private paths the
@@ -61,6 +65,24 @@ func (s *Secrets) Read(sources []Source) {
 		s.read = s.read || len(s.lines.frags) > 0
 		s.mu.Unlock()
 	}
+}
+
+// Found is Gate.Found for a turn whose gate is off: the private files
+// under the roots whose secrets text (a tool's result) carries, but for
+// those known names, as Sources for Read. So a command's output that
+// carries a key of .env (`grep -r API_KEY .`) is masked in what the record
+// and later stages keep whether or not the gate guards egress. The files
+// are read once a turn, the first time a result is looked at, within the
+// gate's bounds.
+func (s *Secrets) Found(text string, known []Source) []Source {
+	if s == nil || text == "" {
+		return nil
+	}
+	f := &s.files
+	f.once.Do(func() { f.read(s.paths()) })
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sources(f.lines.find(text), known, s.abs)
 }
 
 // Wrote makes private the files at paths, which the gate found written
