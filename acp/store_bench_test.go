@@ -2,6 +2,7 @@ package acp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -175,7 +176,10 @@ func BenchmarkTurnHistory(b *testing.B) {
 // written before the answer): each turn sent once the one before is
 // recorded, as when a person reads an answer before the next prompt; and,
 // as b2b-, sent as soon as the one before is answered, its record still
-// being written.
+// being written. fsync-ms is a bare append and fsync of a line on the same
+// disk, in the same rounds, and floor-disk/tmpfs the least disk/tmpfs any
+// turn can reach that syncs its answer before sending it: (tmpfs-ms +
+// fsync-ms) / tmpfs-ms.
 func BenchmarkTurnState(b *testing.B) {
 	type where struct {
 		name      string
@@ -206,18 +210,42 @@ func BenchmarkTurnState(b *testing.B) {
 	disk := diskDir(b)
 	b.Logf("disk: %s (%s)", disk, fsType(disk))
 	all := []*where{setup("none", ""), setup("tmpfs", shm), setup("disk", disk)}
+	// The floor: a line appended to a file on the disk and synced, as the
+	// session's append is before the answer (the answer durable before it
+	// is sent), timed in the same rounds. A turn on the disk costs at
+	// least a turn on tmpfs and this.
+	synced, err := os.OpenFile(filepath.Join(disk, "fsync-floor"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer synced.Close()
+	line := append(bytes.Repeat([]byte("x"), 1023), '\n')
+	var fsyncs []time.Duration
 	b.ResetTimer()
 	for b.Loop() {
 		for _, w := range all {
 			turns(b, w.srv, w.c, w.params, true, &w.took)
 			turns(b, w.srv, w.c, w.params, false, &w.b2b)
 		}
+		for range 10 {
+			start := time.Now()
+			if _, err := synced.Write(line); err != nil {
+				b.Fatal(err)
+			}
+			if err := synced.Sync(); err != nil {
+				b.Fatal(err)
+			}
+			fsyncs = append(fsyncs, time.Since(start))
+		}
 	}
 	for _, w := range all {
 		b.ReportMetric(ms(median(w.took)), w.name+"-ms")
 	}
-	b.ReportMetric(float64(median(all[2].took))/float64(median(all[1].took)), "disk/tmpfs")
+	tmpfs := median(all[1].took)
+	b.ReportMetric(float64(median(all[2].took))/float64(tmpfs), "disk/tmpfs")
 	b.ReportMetric(float64(median(all[2].b2b))/float64(median(all[1].b2b)), "b2b-disk/tmpfs")
+	b.ReportMetric(ms(median(fsyncs)), "fsync-ms")
+	b.ReportMetric(float64(tmpfs+median(fsyncs))/float64(tmpfs), "floor-disk/tmpfs")
 }
 
 // turns runs a round of 10 turns in one session, one after the other, each
