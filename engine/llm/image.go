@@ -26,7 +26,8 @@ type Image struct {
 
 	// shared is what every copy of the image shares for its turn: its
 	// bytes encoded once, and where a provider uploaded it (Base64,
-	// Uploaded, Release). Run gives each of the turn's images its own.
+	// Uploaded, Release). engine.Run gives each of the turn's images its
+	// own (ReadyImages).
 	shared *imageShared
 }
 
@@ -50,7 +51,7 @@ type imageUpload struct {
 	err     error
 }
 
-// NewImage is an image ready to be shared by the calls of a turn (Run
+// NewImage is an image ready to be shared by the calls of a turn (engine.Run
 // readies the turn's own; this is for callers that build requests
 // themselves, who call Release when they are done).
 func NewImage(mimeType string, data []byte, uri string) Image {
@@ -77,14 +78,14 @@ func (im Image) Base64() string {
 }
 
 // ErrNoTurn is Uploaded's answer for an image that no turn shares (an
-// Image literal, not NewImage's or Run's): there is nowhere to keep its
+// Image literal, not NewImage's or engine.Run's): there is nowhere to keep its
 // file or to delete it from, so it is not uploaded, and goes inline.
 var ErrNoTurn = errors.New("the image belongs to no turn")
 
 // Uploaded is where the image was uploaded under key (a provider's files
 // API and account). upload is called the first time the turn asks: it
 // returns the file's reference and, where the file stays until deleted, a
-// release that deletes it, which Run calls once when the turn has ended
+// release that deletes it, which engine.Run calls once when the turn has ended
 // (Release). Its answer, or its failure, is kept for the turn's other
 // calls: the image is sent once, and an upload that failed is not tried
 // again in the turn (the provider sends the image inline, having said why
