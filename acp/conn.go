@@ -26,6 +26,8 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	// has answered; and the providers' listing, if it still runs.
 	s.mcp.Close()
 	s.stopListing()
+	// 8. The index's lines of the last turns' appends are written.
+	s.store.Flush()
 	return err
 }
 

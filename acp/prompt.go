@@ -105,9 +105,9 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptResponse], sess *session, turn *engine.Turn, commentAsThought bool, compile func() (*blueprint.Outputs, error)) {
 	// After the answer: a session/close waiting for this turn answers;
 	// then, once the answer is out to the client, the run's record is
-	// finished (not on the answer's path: the session's file is,
-	// saveTurn); then the connection stops owing this answer, so coda
-	// never exits before a record is whole.
+	// finished and the session index's line written (not on the answer's
+	// path: the session's file is, saveTurn); then the connection stops
+	// owing this answer, so coda never exits before a record is whole.
 	defer s.conn.end()
 	var res *engine.Result
 	defer func() {
@@ -115,6 +115,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 			s.conn.out.sent()
 			res.Recorded()
 		}
+		s.store.Flush() // the index's line of the turn's append
 	}()
 	defer close(r.done)
 	defer s.answered(sess) // after the prompt's answer: what waited for it (listed.go)

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -36,8 +37,11 @@ func TestCrashHelper(t *testing.T) {
 	}
 	st := store.New(os.Getenv("CODA_STATE"))
 	killAt, _ := strconv.Atoi(os.Getenv("CODA_KILL_AT"))
+	var mu sync.Mutex // the record's writer and the index's write from goroutines of their own
 	writes := 0
 	st.BeforeWrite = func(string) {
+		mu.Lock()
+		defer mu.Unlock()
 		if writes++; writes == killAt {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {} // the signal is on its way
@@ -66,7 +70,10 @@ func TestCrashHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 	run.Flush()
+	st.Flush()
+	mu.Lock()
 	fmt.Printf("writes=%d\n", writes)
+	mu.Unlock()
 }
 
 // A crash at any write of a turn (SIGKILL, in a process of its own, at the

@@ -93,6 +93,12 @@ type sessionIndex struct {
 	cur *listing
 	// building lets one build run at a time.
 	building sync.Mutex
+
+	// queue holds the lines of turns' appends (later) until a flush
+	// writes them; flushing keeps them in the order queued.
+	qmu      sync.Mutex
+	queue    []indexLine
+	flushing sync.Mutex
 }
 
 // A listing is a copy of the index: off is how far its file was read, file
@@ -119,14 +125,51 @@ func (s *Store) index() *sessionIndex {
 func (x *sessionIndex) path() string { return filepath.Join(x.s.dir, indexDir, indexFile) }
 
 // put notes a session's new state in the index file and, once the index is
-// read, in this process's copy.
+// read, in this process's copy, after the lines queued before it.
 func (x *sessionIndex) put(in SessionInfo) {
+	x.flush()
 	x.write([]indexLine{lineOf(&in)})
 }
 
-// remove notes a session deleted.
+// remove notes a session deleted, after the lines queued before it.
 func (x *sessionIndex) remove(id string) {
+	x.flush()
 	x.write([]indexLine{{ID: id, Deleted: true, UpdatedAt: time.Now().UTC()}})
+}
+
+// later is put off the caller's path: a turn's append is synced before its
+// answer is sent, and the index's line, a listing's cache, need not be. The
+// line is queued until a flush: Store.Flush, which acp calls once the
+// turn's answer is out, a listing, a put or a remove in this process, all
+// of which write the queue first. A process that dies before leaves the
+// index a line short, which the next listing that reads the session's file
+// makes up.
+func (x *sessionIndex) later(in SessionInfo) {
+	x.qmu.Lock()
+	defer x.qmu.Unlock()
+	x.queue = append(x.queue, lineOf(&in))
+}
+
+// Flush writes what the store put off the answer's path: the index's lines
+// of the turns appended (sessionIndex.later). acp calls it once a turn's
+// answer is out, and before the process exits.
+func (s *Store) Flush() {
+	if s != nil {
+		s.index().flush()
+	}
+}
+
+// flush writes the lines queued, in the order queued.
+func (x *sessionIndex) flush() {
+	x.flushing.Lock()
+	defer x.flushing.Unlock()
+	x.qmu.Lock()
+	q := x.queue
+	x.queue = nil
+	x.qmu.Unlock()
+	if len(q) > 0 {
+		x.write(q)
+	}
 }
 
 // write appends lines to the index file, under its lock, and takes them
@@ -260,6 +303,7 @@ func (s *Store) ListSessions(cwd string, after *SessionInfo, limit int) (*ListPa
 		return page, nil
 	}
 	x := s.index()
+	x.flush() // this process's own turns listed as they are
 	skipped, err := x.refresh()
 	if err != nil {
 		return nil, fmt.Errorf("listing sessions: %w", err)

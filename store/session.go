@@ -383,7 +383,11 @@ func (ss *Session) append(c *change, ex *Exchange, sync bool) error {
 		ss.file.apply(c)
 	}
 	ss.updated, ss.torn = now, false
-	ss.st.index().put(ss.info(size))
+	if sync { // a turn's: its answer waits for the append, not for the index
+		ss.st.index().later(ss.info(size))
+	} else {
+		ss.st.index().put(ss.info(size))
+	}
 	return nil
 }
 

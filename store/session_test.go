@@ -453,7 +453,11 @@ func TestListSessions_buildBesideAppends(t *testing.T) {
 		t.Fatal("the listing never read a session's file")
 	}
 	appended := make(chan error, 1)
-	go func() { appended <- l.Session.Append(l.State, exchange(1)) }()
+	go func() {
+		err := l.Session.Append(l.State, exchange(1))
+		st.Flush() // its index line, as acp writes it once the answer is out
+		appended <- err
+	}()
 	select {
 	case err := <-appended:
 		if err != nil {
@@ -471,6 +475,52 @@ func TestListSessions_buildBesideAppends(t *testing.T) {
 	}
 	if page == nil || len(page.Sessions) != 3 || page.Sessions[0].ID != "s-1" {
 		t.Errorf("listed %+v, want the three, s-1 first (its turn the latest)", page)
+	}
+}
+
+// A turn's append is synced before the answer, its index line is not: it
+// is written by Flush (acp's, once the answer is out), or by a listing in
+// the process first. A process that dies before leaves the index a line
+// short, and another process's listing still shows the session as its
+// file says.
+func TestSession_indexAfterTheAnswer(t *testing.T) {
+	dir := t.TempDir()
+	st := store.New(dir)
+	state := store.SessionState{ID: "s-1", Cwd: "/w"}
+	ss, err := st.CreateSession(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(dir, "index", "sessions.jsonl")
+	size := func() int64 {
+		fi, err := os.Stat(index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	before := size()
+	state.Title = "Where is the config parsed?"
+	if err := ss.Append(state, exchange(1)); err != nil {
+		t.Fatal(err)
+	}
+	if size() != before {
+		t.Error("the index was written before the append returned")
+	}
+	page, err := store.New(dir).ListSessions("", nil, 50) // another process
+	if err != nil || len(page.Sessions) != 1 || page.Sessions[0].Title != state.Title {
+		t.Errorf("another process listed %+v, %v; want the session with its new title", page, err)
+	}
+	st.Flush()
+	if size() == before {
+		t.Error("Flush did not write the index's line")
+	}
+	state.Title = "A second title"
+	if err := ss.Append(state, exchange(2)); err != nil {
+		t.Fatal(err)
+	}
+	if page, err := st.ListSessions("", nil, 50); err != nil || len(page.Sessions) != 1 || page.Sessions[0].Title != state.Title {
+		t.Errorf("the process listed %+v, %v; want its own append's title", page, err)
 	}
 }
 
