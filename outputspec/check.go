@@ -9,11 +9,12 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/coda-acp/coda/internal/answer"
 	"github.com/coda-acp/coda/validators"
 )
 
 // MaxAnswer caps an answer's size; a longer one is cut and marked truncated.
-const MaxAnswer = 256 << 10
+const MaxAnswer = answer.MaxBytes
 
 // maxViolations caps the schema violations listed to the model.
 const maxViolations = 20
@@ -64,17 +65,7 @@ type Verdict struct {
 }
 
 // An Artifact is a file handed back with the answer.
-type Artifact struct {
-	Name     string `json:"name"`
-	Path     string `json:"path"` // relative to the working directory, slash-separated
-	MimeType string `json:"mimeType"`
-	Size     int64  `json:"size"`
-	SHA256   string `json:"sha256"`
-	// RunPath is where the run record keeps a copy of the file, as a
-	// run: path ("run:artifacts/report.md"); empty when none was kept.
-	// The engine sets it; a check never does.
-	RunPath string `json:"runPath,omitempty"`
-}
+type Artifact = answer.Artifact
 
 // args are submit_output's arguments, parsed.
 type args struct {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/coda-acp/coda/internal/answer"
 )
 
 // Strict only when exact (DESIGN §17): a tool or a reply format is sent
@@ -41,8 +43,8 @@ import (
 
 // Strict subsets (ToolShape.Strict, llm.Shapes.Strict).
 const (
-	StrictOpenAI    = "openai"
-	StrictAnthropic = "anthropic"
+	StrictOpenAI    = answer.StrictOpenAI
+	StrictAnthropic = answer.StrictAnthropic
 )
 
 // A subset is one provider family's strict subset.

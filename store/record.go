@@ -3,8 +3,8 @@ package store
 import (
 	"encoding/json"
 
+	"github.com/coda-acp/coda/internal/answer"
 	"github.com/coda-acp/coda/internal/plainjson"
-	"github.com/coda-acp/coda/outputspec"
 )
 
 // RunRecord is run.json: a run as it stands, written when it starts and
@@ -46,11 +46,11 @@ type Answer struct {
 	Content string `json:"content"`
 	// Data is a json, yaml or toml answer's decoded value, beside its
 	// bytes in Content (DESIGN §19); absent for other formats.
-	Data      json.RawMessage       `json:"data,omitempty"`
-	Truncated bool                  `json:"truncated"`
-	Flags     []string              `json:"flags"`
-	Warnings  []string              `json:"warnings"`
-	Artifacts []outputspec.Artifact `json:"artifacts"`
+	Data      json.RawMessage   `json:"data,omitempty"`
+	Truncated bool              `json:"truncated"`
+	Flags     []string          `json:"flags"`
+	Warnings  []string          `json:"warnings"`
+	Artifacts []answer.Artifact `json:"artifacts"`
 	// NoAnswer says why there is no answer, in a record made for a run
 	// without one (RunRecord.Record); Unavailable is the model's reason
 	// when it declared the answer unavailable.
@@ -68,7 +68,7 @@ func (rr *RunRecord) Record() *Answer {
 	}
 	return &Answer{
 		RunID: rr.RunID, Status: rr.Status, Flags: nonNil(rr.Flags), Warnings: nonNil(rr.Warnings),
-		Artifacts: []outputspec.Artifact{}, NoAnswer: rr.NoAnswer, Unavailable: rr.Unavailable,
+		Artifacts: []answer.Artifact{}, NoAnswer: rr.NoAnswer, Unavailable: rr.Unavailable,
 	}
 }
 

@@ -1,5 +1,7 @@
 package blueprint
 
+import "github.com/coda-acp/coda/internal/answer"
+
 // The engine's own tools, by the names a blueprint lists them under in
 // available_tools (engine: submit_output.go, transition.go,
 // subrun_fan_out.go, subrun_spawn.go). A stage gets submit_output from its
@@ -7,7 +9,7 @@ package blueprint
 // its fan_out table, and spawn_agent and wait_for_agent from its spawn
 // list.
 const (
-	ToolSubmitOutput = "submit_output"
+	ToolSubmitOutput = answer.SubmitTool
 	ToolTransition   = "transition"
 	ToolFanOut       = "fan_out"
 	ToolSpawnAgent   = "spawn_agent"

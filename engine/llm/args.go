@@ -3,9 +3,8 @@ package llm
 import (
 	"bytes"
 
-	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/internal/answer"
 	"github.com/coda-acp/coda/internal/textcut"
-	"github.com/coda-acp/coda/outputspec"
 )
 
 // Tool call arguments are capped while they stream: a model that writes
@@ -19,12 +18,12 @@ import (
 const MaxArgs = 1 << 20
 
 // MaxSubmitArgs caps submit_output's arguments: room for an answer of
-// outputspec.MaxAnswer bytes written entirely in JSON's two-byte escapes
+// answer.MaxBytes bytes written entirely in JSON's two-byte escapes
 // (\" \\ \n \t: the escapes text needs), plus 64 KiB for the artifacts
 // and the keys. So an answer somewhat over its own cap still reaches the
 // checks, which cut it and tell the model (DESIGN §4); one far over is
 // refused without being parsed.
-const MaxSubmitArgs = 2*outputspec.MaxAnswer + 64<<10
+const MaxSubmitArgs = 2*answer.MaxBytes + 64<<10
 
 // keptArgs is how much of arguments past their cap a call keeps: enough
 // for the editor and the run record to show what the model was writing.
@@ -33,7 +32,7 @@ const keptArgs = 1 << 10
 // ArgsCap is the most bytes of arguments a call to the named tool may
 // have.
 func ArgsCap(tool string) int {
-	if tool == blueprint.ToolSubmitOutput {
+	if tool == answer.SubmitTool {
 		return MaxSubmitArgs
 	}
 	return MaxArgs

@@ -14,7 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/coda-acp/coda/outputspec"
+	"github.com/coda-acp/coda/internal/answer"
 )
 
 // A Model is one configured LLM. Providers (engine/provider/...) implement it;
@@ -157,10 +157,10 @@ type Shaper interface {
 	Shapes(req *Request) Shapes
 }
 
-// Strict subsets a provider names (Shapes.Strict): outputspec's.
+// Strict subsets a provider names (Shapes.Strict).
 const (
-	StrictOpenAI    = outputspec.StrictOpenAI
-	StrictAnthropic = outputspec.StrictAnthropic
+	StrictOpenAI    = answer.StrictOpenAI
+	StrictAnthropic = answer.StrictAnthropic
 )
 
 // A Delta is a streamed piece of the model's reply. Exactly one field is set.
