@@ -1,0 +1,157 @@
+package validators
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// checkSchema compiles schema with opts and checks each answer: want is ""
+// for an accepted answer, or a piece of the violations' text.
+func checkSchema(t *testing.T, schema string, opts SchemaOptions, answers map[string]string) {
+	t.Helper()
+	s, err := CompileSchemaWith([]byte(schema), opts)
+	if err != nil {
+		t.Fatalf("CompileSchemaWith(%s): %v", schema, err)
+	}
+	for answer, want := range answers {
+		data, err := Decode("json", answer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := FormatViolations(s.Validate(data), 0)
+		switch {
+		case want == "" && got != "":
+			t.Errorf("%s against %s: refused (%s), want accepted", answer, schema, got)
+		case want != "" && !strings.Contains(got, want):
+			t.Errorf("%s against %s: got %q, want a violation containing %q", answer, schema, got, want)
+		}
+	}
+}
+
+// Keywords coda does not know are annotations wherever they sit: a "type"
+// inside them is data (the jsonschemabench schemas that coda's lint refused).
+func TestCompileSchema_ExtensionKeywords(t *testing.T) {
+	for _, s := range []string{
+		`{"properties": {"email": {"type": "string", "attrs": {"type": "email"}}}}`,
+		`{"properties": {"d": {"type": "string", "x-prompt": {"type": "list", "items": [{"type": "x"}]}}}}`,
+		`{"properties": {"id": {"type": "string", "pbj": {"type": "identifier"}}}}`,
+		`{"definitions": {"p": {"oneOf": [{"type": "string"}, {"exists": {"type": "isDirectory"}}]}}}`,
+		`{"x-schema-form": {"type": "fieldset"}, "form": [{"type": "help"}], "examples": [{"type": "t"}], "default": {"type": "d"}}`,
+	} {
+		if _, err := CompileSchema([]byte(s)); err != nil {
+			t.Errorf("CompileSchema(%s): %v", s, err)
+		}
+	}
+	// ... and still checked where it is a keyword, in any applicator.
+	for _, s := range []string{
+		`{"type": "strng"}`,
+		`{"properties": {"a": {"type": ["string", "nul"]}}}`,
+		`{"items": [{"type": "x"}]}`,
+		`{"dependencies": {"a": {"type": "x"}}}`,
+		`{"$defs": {"a": {"not": {"type": "x"}}}}`,
+	} {
+		if _, err := CompileSchema([]byte(s)); err == nil || !strings.Contains(err.Error(), "is not a JSON type") {
+			t.Errorf("CompileSchema(%s) = %v, want a type error", s, err)
+		}
+	}
+}
+
+// A local $ref resolves to any JSON Pointer in the document.
+func TestCompileSchema_RefAnyPointer(t *testing.T) {
+	checkSchema(t, `{"properties": {"p": {"$ref": "#/port"}}, "port": {"type": "integer", "maximum": 65535}}`, SchemaOptions{},
+		map[string]string{`{"p": 80}`: "", `{"p": 70000}`: "/p: 70000 should be at most 65535", `{"p": "80"}`: "/p: Value is string but should be integer"})
+	// Through unknown keywords, to a schema that refers on, and back to itself.
+	checkSchema(t, `{"$ref": "#/components/schemas/Node",
+	  "components": {"schemas": {
+	    "Node": {"type": "object", "properties": {"v": {"$ref": "#/components/schemas/Value"}, "next": {"$ref": "#/components/schemas/Node"}}},
+	    "Value": {"type": "string", "pattern": "^(?!bad)"}}}}`, SchemaOptions{},
+		map[string]string{`{"v": "ok", "next": {"v": "fine"}}`: "", `{"next": {"next": {"v": "bad"}}}`: "/next/next/v: Value does not match the required pattern ^(?!bad)"})
+	// Draft 4's definitions, and both $defs and definitions in one document.
+	checkSchema(t, `{"$schema": "http://json-schema.org/draft-04/schema#", "definitions": {"a": {"type": "string"}},
+	  "resourceDefinitions": {"r": {"properties": {"x": {"$ref": "#/definitions/a"}}}}, "$ref": "#/resourceDefinitions/r"}`, SchemaOptions{},
+		map[string]string{`{"x": "s"}`: "", `{"x": 1}`: "/x: Value is integer but should be string"})
+	checkSchema(t, `{"$defs": {"a": {"type": "string"}}, "definitions": {"b": {"type": "integer"}},
+	  "properties": {"x": {"$ref": "#/$defs/a"}, "y": {"$ref": "#/definitions/b"}}}`, SchemaOptions{},
+		map[string]string{`{"x": "s", "y": 1}`: "", `{"y": "s"}`: "/y: Value is string but should be integer"})
+	// A pointer to nothing, or to data, still does not resolve.
+	for _, s := range []string{`{"$ref": "#/nowhere"}`, `{"$ref": "#/x/0", "x": [3]}`} {
+		if _, err := CompileSchema([]byte(s)); err == nil || !strings.Contains(err.Error(), "does not resolve") {
+			t.Errorf("CompileSchema(%s) = %v, want an unresolved $ref", s, err)
+		}
+	}
+}
+
+// An ECMA-262 pattern Go's regexp cannot compile is checked by regexp2.
+func TestCompileSchema_ECMAPattern(t *testing.T) {
+	checkSchema(t, `{"properties": {
+	    "name": {"type": "string", "pattern": "^(?!lucene\\.|builtin\\.).*"},
+	    "pair": {"pattern": "^(\\w)\\1$", "allOf": [{"minLength": 2}]},
+	    "go": {"pattern": "^[a-z]+$"}}}`, SchemaOptions{},
+		map[string]string{
+			`{"name": "mine", "pair": "aa", "go": "abc"}`: "",
+			`{"name": "lucene.x"}`:                        "/name: Value does not match the required pattern ^(?!lucene\\.|builtin\\.).*",
+			`{"pair": "ab"}`:                              "/pair: Value does not match the required pattern ^(\\w)\\1$",
+			`{"pair": "a"}`:                               "/pair: Value should be at least 2 characters",
+			`{"go": "ABC"}`:                               "/go: Value does not match the required pattern ^[a-z]+$",
+			`{"name": 5}`:                                 "Value is integer but should be string",
+		})
+	// A pattern is checked with format assertion off too.
+	checkSchema(t, `{"pattern": "^(?!x)"}`, SchemaOptions{NoFormatAssertion: true},
+		map[string]string{`"y"`: "", `"x"`: "does not match the required pattern"})
+}
+
+// {"enum": []} accepts nothing; the content vocabulary is an annotation.
+func TestCompileSchema_EnumAndContent(t *testing.T) {
+	checkSchema(t, `{"properties": {"e": {"enum": []}, "f": {"enum": [], "allOf": [{"type": "string"}]}}}`, SchemaOptions{},
+		map[string]string{`{}`: "", `{"e": null}`: "/e: no value is allowed here", `{"f": "s"}`: "/f: no value is allowed here"})
+	checkSchema(t, `{"properties": {"c": {"type": "string", "contentEncoding": "base64", "contentMediaType": "application/json",
+	    "contentSchema": {"type": "object", "required": ["x"]}}}}`, SchemaOptions{},
+		map[string]string{`{"c": "not base64 %"}`: "", `{"c": "e30="}`: "", `{"c": 1}`: "Value is integer but should be string"})
+}
+
+// A $ref to a draft's metaschema resolves offline (TestCompileSchema_NoNetwork
+// holds that nothing is fetched).
+func TestCompileSchema_Metaschemas(t *testing.T) {
+	for uri, bad := range map[string]string{
+		"https://json-schema.org/draft/2020-12/schema": `{"minLength": -1}`,
+		"https://json-schema.org/draft/2019-09/schema": `{"type": "strng"}`,
+		"http://json-schema.org/draft-07/schema#":      `{"required": "a"}`,
+		"http://json-schema.org/draft-06/schema#":      `{"minItems": 1.5}`,
+		"http://json-schema.org/draft-04/schema#":      `{"enum": []}`,
+	} {
+		checkSchema(t, `{"properties": {"schema": {"$ref": "`+uri+`"}}}`, SchemaOptions{},
+			map[string]string{`{"schema": {"type": "string", "minLength": 1}}`: "", `{"schema": ` + bad + `}`: "/schema"})
+	}
+}
+
+// format is asserted for the formats the providers' strict modes know,
+// and only for them, unless the spec says assert_format = false.
+func TestCompileSchema_Format(t *testing.T) {
+	schema := `{"properties": {"e": {"format": "email"}, "d": {"format": "date-time"}, "u": {"format": "uri"},
+	  "h": {"format": "hostname"}, "i": {"format": "ipv4"}, "id": {"format": "uuid"}, "r": {"format": "regex"}, "z": {"format": "zip-code"}}}`
+	good := `{"e": "a@example.com", "d": "2026-12-06T01:02:03Z", "u": "https://example.com/a?b#c", "h": "xn--9n2bp8q.example",
+	  "i": "192.168.0.1", "id": "2eb8aa08-aa98-11ea-b4aa-73b441d16380", "r": "(", "z": "anything"}`
+	checkSchema(t, schema, SchemaOptions{}, map[string]string{
+		good:                    "",
+		`{"e": "not an email"}`: "/e: Value does not match format 'email'",
+		`{"d": "yesterday"}`:    "/d: Value does not match format 'date-time'",
+		`{"u": "/relative"}`:    "/u: Value does not match format 'uri'",
+		`{"h": "example."}`:     "/h: Value does not match format 'hostname'",
+		`{"i": "01.2.3.4"}`:     "/i: Value does not match format 'ipv4'",
+		`{"id": "2eb8aa08"}`:    "/id: Value does not match format 'uuid'",
+		`{"e": 5}`:              "",
+	})
+	checkSchema(t, schema, SchemaOptions{NoFormatAssertion: true}, map[string]string{
+		`{"e": "not an email", "d": "yesterday", "u": "/relative", "h": "example.", "i": "x", "id": "y"}`: "",
+	})
+	if diff := cmp.Diff([]string{"date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uuid", "uri"}, AssertedFormats()); diff != "" {
+		t.Errorf("AssertedFormats (-want +got):\n%s", diff)
+	}
+	for _, f := range AssertedFormats() {
+		if assertedFormats[f] == nil {
+			t.Errorf("%s is listed but has no check", f)
+		}
+	}
+}
