@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dlclark/regexp2/v2"
 )
@@ -126,6 +127,7 @@ type schemaWalk struct {
 	changed bool              // the document was rewritten
 	hoisted map[string]string // JSON Pointer → its $defs name
 	queue   []hoist
+	named   int   // the last number a copy's name took
 	err     error // the first problem found
 }
 
@@ -254,11 +256,19 @@ func (w *schemaWalk) pattern(s map[string]any, pat, at string) {
 	w.changed = true
 }
 
-// compileECMA compiles an ECMA-262 pattern. It runs with no time limit of
-// its own: the answer it checks is capped (MaxAnswer), and the checks run
-// under the budget of their caller.
+// ecmaMatchTimeout bounds one match of an ECMA-262 pattern: regexp2
+// backtracks, and a pattern can take exponential time on a crafted string.
+// A match that runs out is a mismatch.
+const ecmaMatchTimeout = 2 * time.Second
+
+// compileECMA compiles an ECMA-262 pattern.
 func compileECMA(pat string) (*regexp2.Regexp, error) {
-	return regexp2.Compile(pat, regexp2.ECMAScript)
+	re, err := regexp2.Compile(pat, regexp2.ECMAScript)
+	if err != nil {
+		return nil, err
+	}
+	re.MatchTimeout = ecmaMatchTimeout
+	return re, nil
 }
 
 // ref returns what a local $ref should say instead, when the library could
@@ -300,7 +310,14 @@ func (w *schemaWalk) ref(ref string) (string, bool) {
 			return "", false
 		}
 	}
-	name := hoistPrefix + strconv.Itoa(len(w.queue)+1)
+	existing, _ := w.root.(map[string]any)[w.defs()].(map[string]any)
+	name := ""
+	for {
+		w.named++
+		if name = hoistPrefix + strconv.Itoa(w.named); existing[name] == nil {
+			break
+		}
+	}
 	w.hoisted[frag] = name
 	w.queue = append(w.queue, hoist{name: name, value: deepCopy(target)})
 	return "#/" + w.defs() + "/" + name, true

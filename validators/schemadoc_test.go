@@ -75,6 +75,13 @@ func TestCompileSchema_RefAnyPointer(t *testing.T) {
 	checkSchema(t, `{"$defs": {"a": {"type": "string"}}, "definitions": {"b": {"type": "integer"}},
 	  "properties": {"x": {"$ref": "#/$defs/a"}, "y": {"$ref": "#/definitions/b"}}}`, SchemaOptions{},
 		map[string]string{`{"x": "s", "y": 1}`: "", `{"y": "s"}`: "/y: Value is string but should be integer"})
+	// A copy's name never takes one the document uses.
+	checkSchema(t, `{"$defs": {"coda-ref-1": {"type": "null"}, "coda-ref-3": {"type": "null"}},
+	  "properties": {"a": {"$ref": "#/x/a"}, "b": {"$ref": "#/x/b"}, "c": {"$ref": "#/x/c"}, "n": {"$ref": "#/$defs/coda-ref-1"}},
+	  "x": {"a": {"type": "string"}, "b": {"type": "integer"}, "c": {"type": "boolean"}}}`, SchemaOptions{},
+		map[string]string{`{"a": "s", "b": 1, "c": true, "n": null}`: "", `{"a": 1}`: "/a: Value is integer but should be string",
+			`{"b": "s"}`: "/b: Value is string but should be integer", `{"c": null}`: "/c: Value is null but should be boolean",
+			`{"n": 0}`: "/n: Value is integer but should be null"})
 	// A pointer to nothing, or to data, still does not resolve.
 	for _, s := range []string{`{"$ref": "#/nowhere"}`, `{"$ref": "#/x/0", "x": [3]}`} {
 		if _, err := CompileSchema([]byte(s)); err == nil || !strings.Contains(err.Error(), "does not resolve") {
