@@ -162,3 +162,30 @@ func TestCompileSchema_Format(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCompileSchema: any document compiles or is refused with one line,
+// and a compiled schema checks any answer without panicking.
+func FuzzCompileSchema(f *testing.F) {
+	for _, s := range []string{
+		`{"properties": {"p": {"$ref": "#/port"}}, "port": {"type": "integer"}}`,
+		`{"$ref": "#/a/b", "a": {"b": {"$ref": "#/a/b"}}}`,
+		`{"pattern": "^(?!x)", "enum": [], "x-form": {"type": "w"}}`,
+		`{"items": [{"$ref": "#/items/0"}], "dependencies": {"a": ["b"]}}`,
+		`{"$defs": {"coda-ref-1": true}, "properties": {"a": {"$ref": "#/z/0"}}, "z": [{"format": "email"}]}`,
+		`{"$ref": "https://json-schema.org/draft/2020-12/schema"}`,
+	} {
+		f.Add(s, `{"p": 1, "a": "x@y.z"}`)
+	}
+	f.Fuzz(func(t *testing.T, schema, answer string) {
+		s, err := CompileSchema([]byte(schema))
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("the error spans lines: %q", err)
+			}
+			return
+		}
+		if data, err := Decode("json", answer); err == nil {
+			s.Validate(data)
+		}
+	})
+}
