@@ -258,8 +258,9 @@ func runSchemaFile(t *testing.T, diffs *differences, file string, opts SchemaOpt
 }
 
 // TestConformance_JSON runs JSONTestSuite's test_parsing cases through
-// Check("json"): y_ must be accepted, n_ refused; i_ is the parser's
-// choice, and coda's is only logged.
+// Check("json"), and Decode("json") must agree with it: y_ must be
+// accepted, n_ refused; i_ is the parser's choice, and coda's is only
+// logged.
 func TestConformance_JSON(t *testing.T) {
 	diffs := newDifferences(t, suiteJSON)
 	dir := filepath.Join(conformanceDir, suiteJSON, "test_parsing")
@@ -279,6 +280,11 @@ func TestConformance_JSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = Check("json", string(b))
+		// With a schema in effect, the answer is decoded instead (one
+		// parse for both checks): the verdict must be the same.
+		if _, derr := Decode("json", string(b)); (derr == nil) != (err == nil) {
+			t.Errorf("test_parsing/%s: Check says %v, Decode says %v", name, err, derr)
+		}
 		switch name[0] {
 		case 'i':
 			verdict := "accepted"
