@@ -20,6 +20,8 @@ type Schema struct {
 	// into the compiled schema.
 	mu sync.Mutex
 	s  *jsonschema.Schema
+	// objects are the patternProperties coda checks itself (schemaobject.go)
+	objects map[string]*ecmaObject
 }
 
 // A Violation is one way the data breaks the schema.
@@ -72,7 +74,12 @@ func CompileSchemaWith(src []byte, opts SchemaOptions) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Schema{s: s}, nil
+	for _, o := range p.objects {
+		if err := o.bind(s, p.objects); err != nil {
+			return nil, err
+		}
+	}
+	return &Schema{s: s, objects: p.objects}, nil
 }
 
 // compileKaptinlin compiles a prepared schema, no loader reaching the
@@ -146,7 +153,7 @@ func (s *Schema) Validate(data any) []Violation {
 		return nil
 	}
 	var vs []Violation
-	collect(r, nil, data, true, &vs)
+	collect(r, nil, data, true, s.objects, &vs)
 	if len(vs) == 0 { // never hide a failure, however the library words it
 		vs = append(vs, Violation{Message: "the value does not match the schema"})
 	}
@@ -173,7 +180,8 @@ var aggregate = map[string]bool{
 // value is the instance at path; exists is false for a property the data
 // lacks (the library evaluates a missing required property as null, which
 // "required" already reports).
-func collect(r *jsonschema.EvaluationResult, path []string, value any, exists bool, out *[]Violation) {
+// objects explain the failures of coda's patternProperties formats.
+func collect(r *jsonschema.EvaluationResult, path []string, value any, exists bool, objects map[string]*ecmaObject, out *[]Violation) {
 	if r.IsValid() {
 		return
 	}
@@ -195,7 +203,7 @@ func collect(r *jsonschema.EvaluationResult, path []string, value any, exists bo
 			// an "if" that fails is a branch taken, not a violation
 		case strings.HasPrefix(ep, "/anyOf/"), strings.HasPrefix(ep, "/oneOf/"):
 			var sub []Violation
-			collect(d, path, value, exists, &sub)
+			collect(d, path, value, exists, objects, &sub)
 			for _, v := range sub {
 				at := ""
 				if v.Pointer != ptr {
@@ -219,10 +227,20 @@ func collect(r *jsonschema.EvaluationResult, path []string, value any, exists bo
 		}
 		e := r.Errors[k]
 		msg := e.Error()
-		if f, _ := e.Params["format"].(string); k == "format" && strings.HasPrefix(f, ecmaPrefix) {
+		f, _ := e.Params["format"].(string)
+		if k == "format" && strings.HasPrefix(f, ecmaPrefix) {
 			// coda's own format for an ECMA-262 pattern: worded as the
 			// library words a pattern
 			msg = "Value does not match the required pattern " + strings.TrimPrefix(f, ecmaPrefix)
+		}
+		if o := objects[f]; k == "format" && o != nil {
+			// coda's own patternProperties: what each property broke
+			if vs := o.explain(value); len(vs) > 0 {
+				for _, v := range vs {
+					*out = append(*out, Violation{Pointer: ptr + v.Pointer, Message: v.Message})
+				}
+				continue
+			}
 		}
 		switch {
 		case k == "schema": // a false schema: say what it forbids
@@ -238,7 +256,7 @@ func collect(r *jsonschema.EvaluationResult, path []string, value any, exists bo
 		*out = append(*out, Violation{Pointer: ptr, Message: msg})
 	}
 	for _, d := range details {
-		collect(d, path, value, exists, out)
+		collect(d, path, value, exists, objects, out)
 	}
 }
 

@@ -19,7 +19,8 @@ func TestCompileSchema_Errors(t *testing.T) {
 		{"unresolved local ref", `{"$ref": "#/$defs/missing"}`, `the schema's $ref "#/$defs/missing" does not resolve`},
 		{"relative ref", `{"$id": "https://example.com/root.json", "$ref": "other.json"}`, "does not resolve (schemas are never fetched over the network"},
 		{"bad pattern", `{"pattern": "("}`, `the schema's pattern at /pattern, "(", is not a regular expression`},
-		{"ECMA-262 pattern property", `{"patternProperties": {"^(?!x-)": {}}}`, "an ECMA-262 pattern Go's regexp cannot compile"},
+		{"ECMA-262 pattern property with unevaluatedProperties", `{"patternProperties": {"^(?!x-)": {}}, "unevaluatedProperties": false}`, "coda cannot check the two together"},
+		{"pattern property that is no regex", `{"patternProperties": {"(": {}}}`, `names "(", which is not a regular expression`},
 		{"duplicate key", `{"properties": {"a": {}, "a": {}}}`, "the key /properties/a appears twice in one object"},
 		{"unknown type in a subschema of an extension keyword's sibling", `{"x-form": {"type": "widget"}, "items": {"type": "strng"}}`, `"type" at /items/type is "strng"`},
 	} {

@@ -28,7 +28,8 @@ import (
 //     the root's $defs;
 //   - an ECMA-262 pattern Go's regexp cannot compile (lookahead,
 //     backreferences) is checked by regexp2 in its ECMAScript mode, through
-//     a format of coda's own;
+//     a format of coda's own; so is a patternProperties name
+//     (schemaobject.go);
 //   - {"enum": []} accepts nothing (the library reads it as no enum);
 //   - the format names in use are collected, so that each is asserted or
 //     left an annotation (schemaFormats).
@@ -71,6 +72,7 @@ type preparedSchema struct {
 	doc      []byte                     // the document to compile
 	formats  map[string]bool            // every "format" named
 	patterns map[string]*regexp2.Regexp // ECMA-262 patterns, by their format name
+	objects  map[string]*ecmaObject     // ECMA-262 patternProperties, by their format name
 }
 
 // prepareSchema reads src (valid JSON with no key twice) and returns what
@@ -82,8 +84,8 @@ func prepareSchema(src []byte) (*preparedSchema, error) {
 	if err := dec.Decode(&root); err != nil {
 		return nil, fmt.Errorf("the schema is not JSON: %v", err)
 	}
-	p := &preparedSchema{formats: map[string]bool{}, patterns: map[string]*regexp2.Regexp{}}
-	w := &schemaWalk{p: p, root: root, hoisted: map[string]string{}}
+	p := &preparedSchema{formats: map[string]bool{}, patterns: map[string]*regexp2.Regexp{}, objects: map[string]*ecmaObject{}}
+	w := &schemaWalk{p: p, root: root, hoisted: map[string]string{}, unevaluated: bytes.Contains(src, []byte(`"unevaluatedProperties"`))}
 	w.walk(root, nil, true)
 	// Hoisted copies are schemas too, and may hoist in turn.
 	for i := 0; i < len(w.queue); i++ {
@@ -129,6 +131,8 @@ type schemaWalk struct {
 	queue   []hoist
 	named   int   // the last number a copy's name took
 	err     error // the first problem found
+	// unevaluated: the document names unevaluatedProperties somewhere
+	unevaluated bool
 }
 
 func (w *schemaWalk) fail(format string, args ...any) {
@@ -154,6 +158,7 @@ func (w *schemaWalk) walk(v any, path []string, rootResource bool) {
 		}
 	}
 	at := func(k string) string { return cmp.Or(pointer(append(slices.Clip(path), k)), "(root)") }
+	w.ecmaObject(s, at("patternProperties"))
 
 	keys := make([]string, 0, len(s))
 	for k := range s {
@@ -215,17 +220,6 @@ func (w *schemaWalk) walk(v any, path []string, rootResource bool) {
 			slices.Sort(names)
 			for _, n := range names {
 				w.walk(m[n], append(slices.Clip(path), k, n), rootResource)
-			}
-			if k == "patternProperties" {
-				for _, n := range names {
-					if _, err := regexp.Compile(n); err != nil {
-						if _, eerr := compileECMA(n); eerr == nil {
-							w.fail("the schema's patternProperties at %s names %q, an ECMA-262 pattern Go's regexp cannot compile (%v): coda checks such patterns only under \"pattern\"", at(k), n, oneLine(err.Error()))
-						} else {
-							w.fail("the schema's patternProperties at %s names %q, which is not a regular expression: %v", at(k), n, oneLine(eerr.Error()))
-						}
-					}
-				}
 			}
 		case subschemaList[k]:
 			list, _ := x.([]any)

@@ -104,6 +104,24 @@ func TestCompileSchema_ECMAPattern(t *testing.T) {
 			`{"go": "ABC"}`:                               "/go: Value does not match the required pattern ^[a-z]+$",
 			`{"name": 5}`:                                 "Value is integer but should be string",
 		})
+	// patternProperties names too, with the additionalProperties that
+	// depend on them, beside names Go's regexp compiles.
+	checkSchema(t, `{"type": "object", "properties": {"ID": {"type": "integer"}, "ab": {"minLength": 1}},
+	  "patternProperties": {"^(?!x-)[a-z]+$": {"type": "string"}, "^x-": {"type": "boolean"}, "^(\\d)\\1$": {"$ref": "#/$defs/n"}},
+	  "additionalProperties": {"type": "null"},
+	  "$defs": {"n": {"type": "number"}}}`, SchemaOptions{},
+		map[string]string{
+			`{"ID": 1, "name": "s", "x-y": true, "11": 2.5, "X": null}`: "",
+			`{"ab": 1}`:    "/ab: Value is integer but should be string", // a name in properties is matched too
+			`{"name": 1}`:  "/name: Value is integer but should be string",
+			`{"x-y": "s"}`: "/x-y: Value is string but should be boolean",
+			`{"22": "s"}`:  "/22: Value is string but should be number",
+			`{"12": "s"}`:  "/12: Value is string but should be null",
+			`{"ID": "s"}`:  "/ID: Value is string but should be integer",
+		})
+	checkSchema(t, `{"properties": {"o": {"patternProperties": {"^(?=a)": {"minLength": 2}}, "additionalProperties": false}}}`, SchemaOptions{},
+		map[string]string{`{"o": {"ab": "xy"}}`: "", `{"o": {"ab": "x"}}`: "/o/ab: Value should be at least 2 characters",
+			`{"o": {"b": "xy"}}`: `/o/b: property "b" is not allowed here`, `{"o": 5}`: ""})
 	// A pattern is checked with format assertion off too.
 	checkSchema(t, `{"pattern": "^(?!x)"}`, SchemaOptions{NoFormatAssertion: true},
 		map[string]string{`"y"`: "", `"x"`: "does not match the required pattern"})
@@ -173,6 +191,7 @@ func FuzzCompileSchema(f *testing.F) {
 		`{"items": [{"$ref": "#/items/0"}], "dependencies": {"a": ["b"]}}`,
 		`{"$defs": {"coda-ref-1": true}, "properties": {"a": {"$ref": "#/z/0"}}, "z": [{"format": "email"}]}`,
 		`{"$ref": "https://json-schema.org/draft/2020-12/schema"}`,
+		`{"patternProperties": {"^(?!x)": {"$ref": "#"}, "^y": {}}, "additionalProperties": {"enum": []}}`,
 	} {
 		f.Add(s, `{"p": 1, "a": "x@y.z"}`)
 	}

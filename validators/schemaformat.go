@@ -46,6 +46,9 @@ func registerFormats(c *jsonschema.Compiler, p *preparedSchema, opts SchemaOptio
 	for n := range p.patterns {
 		names[n] = true
 	}
+	for n := range p.objects {
+		names[n] = true
+	}
 	for n := range names {
 		if v, ok := assertedFormats[n]; ok && !opts.NoFormatAssertion {
 			c.RegisterFormat(n, v)
@@ -60,6 +63,10 @@ func registerFormats(c *jsonschema.Compiler, p *preparedSchema, opts SchemaOptio
 				m, err := re.MatchString(s)
 				return err == nil && m
 			}, "string")
+			continue
+		}
+		if o, ok := p.objects[n]; ok {
+			c.RegisterFormat(n, o.check, "object")
 			continue
 		}
 		c.RegisterFormat(n, annotation)
