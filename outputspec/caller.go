@@ -46,7 +46,7 @@ func CheckCaller(l Level) error {
 		default:
 			if _, perr := parseSchema(b); perr != nil {
 				err = fmt.Errorf("schema file %s:%s", name, perr)
-			} else if _, cerr := validators.CompileSchema(b); cerr != nil {
+			} else if _, cerr := validators.CompileSchemaWith(b, s.SchemaOptions()); cerr != nil {
 				err = fmt.Errorf("schema file %s: %s", name, oneLine(cerr.Error()))
 			}
 		}
@@ -56,7 +56,7 @@ func CheckCaller(l Level) error {
 	case s.Schema != nil:
 		b, err := json.Marshal(s.Schema)
 		if err == nil {
-			_, err = validators.CompileSchema(b)
+			_, err = validators.CompileSchemaWith(b, s.SchemaOptions())
 		}
 		if err != nil {
 			return &CallerError{Field: "schema", Err: errors.New(oneLine(err.Error()))}

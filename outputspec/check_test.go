@@ -205,7 +205,7 @@ func TestContract_Check_schema(t *testing.T) {
 }
 
 func TestContract_Check_schemaFailsOpen(t *testing.T) {
-	for _, file := range []string{"schemas/unresolved_ref.json", "schemas/bad_keyword.json"} {
+	for _, file := range []string{"schemas/unresolved_ref.json", "schemas/bad_keyword.json", "schemas/remote_ref.json"} {
 		t.Run(file, func(t *testing.T) {
 			c := mustCompile(t, Spec{Format: "json", SchemaFile: testdata(file)})
 			if c.SchemaUnchecked() == "" {
@@ -226,6 +226,36 @@ func TestContract_Check_schemaFailsOpen(t *testing.T) {
 			expect(t, submit(c, `{"a": 1} trailing`), false, "not well-formed JSON")
 		})
 	}
+}
+
+// format is asserted for the formats the providers' strict modes know,
+// unless the spec says assert_format = false (DESIGN §20).
+func TestContract_Check_assertFormat(t *testing.T) {
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"email": map[string]any{"type": "string", "format": "email"},
+		"when":  map[string]any{"type": "string", "format": "date"},
+		"zip":   map[string]any{"type": "string", "format": "zip-code"}}}
+	for _, assert := range []*bool{nil, ptr(true)} {
+		c := mustCompile(t, Spec{Format: "json", Schema: schema, AssertFormat: assert})
+		expect(t, submit(c, `{"email": "a@example.com", "when": "2026-12-06", "zip": "anything"}`), true)
+		expect(t, submit(c, `{"email": "not an email", "when": "tomorrow"}`), false,
+			"(2 violations)", "/email: Value does not match format 'email'", "/when: Value does not match format 'date'")
+	}
+	c := mustCompile(t, Spec{Format: "json", Schema: schema, AssertFormat: ptr(false)})
+	expect(t, submit(c, `{"email": "not an email", "when": "tomorrow"}`), true)
+	// A blueprint's [agent.output] or [stages.X.output] spells it assert_format.
+	var bp struct {
+		Output Spec `toml:"output"`
+	}
+	if _, err := toml.Decode("[output]\nformat = \"json\"\nassert_format = false\nschema = { properties = { e = { format = \"email\" } } }\n", &bp); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, submit(mustCompile(t, bp.Output), `{"e": "not an email"}`), true)
+	// The same for yaml's data, and through the cascade.
+	spec, _ := Resolve(levels(Spec{Format: "yaml", Schema: schema}, Spec{}, Spec{AssertFormat: ptr(false)}, Spec{}, Spec{}, Spec{}))
+	expect(t, submit(mustCompile(t, spec), "email: not an email\n"), true)
+	spec, _ = Resolve(levels(Spec{Format: "yaml", Schema: schema, AssertFormat: ptr(false)}, Spec{}, Spec{AssertFormat: ptr(true)}, Spec{}, Spec{}, Spec{}))
+	expect(t, submit(mustCompile(t, spec), "email: not an email\n"), false, "/email: Value does not match format 'email'")
 }
 
 func TestContract_Check_truncation(t *testing.T) {

@@ -124,7 +124,7 @@ func (c *Contract) readSchema() error {
 		c.warnings = append(c.warnings, fmt.Sprintf("%s ignored: a JSON Schema checks json, yaml and toml answers, and the format is %s", c.schemaName, c.format))
 		return nil
 	}
-	s, err := validators.CompileSchema(doc)
+	s, err := validators.CompileSchemaWith(doc, c.spec.SchemaOptions())
 	if err != nil {
 		c.schemaBroken = fmt.Sprintf("%s unchecked: %s", c.schemaName, oneLine(err.Error()))
 		c.warnings = append(c.warnings, c.schemaBroken)

@@ -76,9 +76,10 @@ const MaxFileBytes = 4 << 20
 // flag stops coda before it serves: an unreadable file or unparseable
 // schema JSON is an error naming the flag, the file and the line. A schema
 // given as @FILE is kept as SchemaFile (absolute) so later messages name
-// the file; the validator path is made absolute. Empty flags are unset.
-func Launch(format, instructions, example, schema, validator string) (Spec, error) {
-	s := Spec{Format: strings.TrimSpace(format), Instructions: instructions}
+// the file; the validator path is made absolute. Empty flags are unset, and
+// so is a nil assertFormat (--output-assert-format not given).
+func Launch(format, instructions, example, schema, validator string, assertFormat *bool) (Spec, error) {
+	s := Spec{Format: strings.TrimSpace(format), Instructions: instructions, AssertFormat: assertFormat}
 	if name, ok := strings.CutPrefix(example, "@"); ok {
 		b, err := namedfile.Read(name, MaxFileBytes)
 		if err != nil {

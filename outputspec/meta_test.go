@@ -29,6 +29,9 @@ func TestParseMeta(t *testing.T) {
 				OverwriteArtifacts: ptr(true)},
 		},
 		{raw: `{"schemaFile":"s.json"}`, want: Spec{SchemaFile: "s.json"}},
+		{raw: `{"assertFormat":false}`, want: Spec{AssertFormat: ptr(false)}},
+		{raw: `{"assert_format":false}`, wantErr: `unknown field "assert_format"`},
+		{raw: `{"assertFormat":"no"}`, wantErr: `field "assertFormat" must be a boolean`},
 		{raw: `{"format":"json","shema":{}}`, wantErr: `_meta.coda.output: unknown field "shema"`},
 		{raw: `{"artifacts":[{"name":"a","kind":"x"}]}`, wantErr: `_meta.coda.output: unknown field "kind"`},
 		{raw: `{"schema_file":"s.json"}`, wantErr: `unknown field "schema_file"`},
@@ -75,7 +78,7 @@ func TestLaunch(t *testing.T) {
 	trailing := write("trailing.json", "{}\n{}")
 
 	t.Run("flags", func(t *testing.T) {
-		got, err := Launch("XML", "One <finding> per issue.", "@"+example, "@"+schema, "v.star")
+		got, err := Launch("XML", "One <finding> per issue.", "@"+example, "@"+schema, "v.star", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +90,7 @@ func TestLaunch(t *testing.T) {
 		}
 	})
 	t.Run("inline schema and example text", func(t *testing.T) {
-		got, err := Launch("json", "", "{}", `{"type":"array","minItems":1}`, "")
+		got, err := Launch("json", "", "{}", `{"type":"array","minItems":1}`, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +100,7 @@ func TestLaunch(t *testing.T) {
 		}
 	})
 	t.Run("empty flags are unset", func(t *testing.T) {
-		got, err := Launch("", "", "", "", "")
+		got, err := Launch("", "", "", "", "", nil)
 		if err != nil || !cmp.Equal(got, Spec{}) {
 			t.Errorf("got %+v, %v", got, err)
 		}
@@ -118,7 +121,7 @@ func TestLaunch(t *testing.T) {
 	}
 	for _, tt := range errs {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Launch(tt.format, tt.instr, tt.ex, tt.schema, tt.validator)
+			_, err := Launch(tt.format, tt.instr, tt.ex, tt.schema, tt.validator, nil)
 			if err == nil || err.Error() != tt.want {
 				t.Errorf("error %v\nwant  %s", err, tt.want)
 			}

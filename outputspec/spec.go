@@ -40,6 +40,16 @@ type Spec struct {
 	// answer's shape (DESIGN §17): StructuredAuto (""), StructuredTool,
 	// StructuredNative or StructuredPrompted (shape.go).
 	Structured string `toml:"structured" json:"structured,omitempty"`
+	// AssertFormat false makes a schema's "format" an annotation; unset or
+	// true, the formats the providers' strict modes know are checked
+	// (validators.AssertedFormats, DESIGN §20). It goes with the schema: a
+	// format change retires it.
+	AssertFormat *bool `toml:"assert_format" json:"assertFormat,omitempty"`
+}
+
+// SchemaOptions are how the spec asks for its schema to be compiled.
+func (s Spec) SchemaOptions() validators.SchemaOptions {
+	return validators.SchemaOptions{NoFormatAssertion: s.AssertFormat != nil && !*s.AssertFormat}
 }
 
 // An ArtifactDecl declares a file the answer hands back.
@@ -222,6 +232,7 @@ func Resolve(levels Levels) (Spec, []string) {
 			}
 			out.Example, out.Schema, out.SchemaFile, out.Validator, out.Artifacts = "", nil, "", "", nil
 			out.OnValidatorError = ""
+			out.AssertFormat = nil
 		}
 		if s.Format != "" {
 			out.Format = strings.TrimSpace(s.Format)
@@ -255,6 +266,9 @@ func Resolve(levels Levels) (Spec, []string) {
 		}
 		if s.OverwriteArtifacts != nil {
 			out.OverwriteArtifacts = s.OverwriteArtifacts
+		}
+		if s.AssertFormat != nil {
+			out.AssertFormat = s.AssertFormat
 		}
 		if s.Structured != "" {
 			// How the answer is asked for, not what it is: a format

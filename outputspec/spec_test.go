@@ -201,6 +201,31 @@ func TestResolve(t *testing.T) {
 				"the session's output_format option asks for csv where xml was in effect: retired validator x.star (from the launch (--output-* flags))",
 			},
 		},
+		{
+			name: "assert_format: the later level wins",
+			levels: levels(
+				Spec{Format: "json", SchemaFile: "/s.json", AssertFormat: ptr(false)},
+				Spec{}, Spec{}, Spec{AssertFormat: ptr(true)}, Spec{}, Spec{},
+			),
+			want: Spec{Format: "json", SchemaFile: "/s.json", AssertFormat: ptr(true)},
+		},
+		{
+			name: "assert_format: kept when no level says otherwise",
+			levels: levels(
+				Spec{Format: "json", SchemaFile: "/s.json"}, Spec{AssertFormat: ptr(false)},
+				Spec{}, Spec{Format: "JSON"}, Spec{}, Spec{},
+			),
+			want: Spec{Format: "JSON", SchemaFile: "/s.json", AssertFormat: ptr(false)},
+		},
+		{
+			name: "assert_format goes with the schema a format change retires",
+			levels: levels(
+				Spec{Format: "json", SchemaFile: "/s.json", AssertFormat: ptr(false)},
+				Spec{}, Spec{Format: "yaml", Schema: map[string]any{"type": "object"}}, Spec{}, Spec{}, Spec{},
+			),
+			want:     Spec{Format: "yaml", Schema: map[string]any{"type": "object"}},
+			warnings: []string{"the launch (--output-* flags) asks for yaml where json was in effect: retired schema s.json (from the blueprint's [agent.output])"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

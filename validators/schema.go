@@ -20,6 +20,8 @@ type Schema struct {
 	// into the compiled schema.
 	mu sync.Mutex
 	s  *jsonschema.Schema
+	// objects are the patternProperties coda checks itself (schemaobject.go)
+	objects map[string]*ecmaObject
 }
 
 // A Violation is one way the data breaks the schema.
@@ -38,39 +40,100 @@ func errNoNetwork(url string) (io.ReadCloser, error) {
 }
 
 // CompileSchema compiles a JSON Schema (drafts 2020-12, 2019-09, 7, 6 and
-// 4). Nothing is ever fetched: a $ref to an http or https address, like any
-// other $ref that does not resolve inside the schema, is a compile error.
-// The error is one line, fit for a start-up failure or a warning.
+// 4), with format asserted (SchemaOptions' zero value). Nothing is ever
+// fetched: a $ref to a draft's metaschema resolves to the bundled copy, and
+// a $ref to any other http or https address, like any other $ref that does
+// not resolve inside the schema, is a compile error. The error is one
+// line, fit for a start-up failure or a warning.
 func CompileSchema(src []byte) (*Schema, error) {
+	return CompileSchemaWith(src, SchemaOptions{})
+}
+
+// SchemaOptions are how a spec asks for its schema to be checked. The zero
+// value is coda's default.
+type SchemaOptions struct {
+	// NoFormatAssertion makes "format" an annotation, as the drafts
+	// themselves have it; by default the formats the providers' strict
+	// modes know are asserted (assert_format, DESIGN §20).
+	NoFormatAssertion bool
+}
+
+// CompileSchemaWith is CompileSchema with options.
+func CompileSchemaWith(src []byte, opts SchemaOptions) (*Schema, error) {
 	if !json.Valid(src) {
 		return nil, fmt.Errorf("the schema is not JSON: %v", diagnoseJSON(string(src)))
 	}
-	if err := lintTypes(src); err != nil {
-		return nil, err
+	if e := jsonDuplicateKey(string(src)); e != nil {
+		return nil, fmt.Errorf("the schema is not one JSON Schema: %v", e)
 	}
-	s, err := compileKaptinlin(src)
+	p, err := prepareSchema(src)
 	if err != nil {
 		return nil, err
 	}
-	return &Schema{s: s}, nil
+	s, err := compileKaptinlin(p, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range p.objects {
+		if err := o.bind(s, p.objects); err != nil {
+			return nil, err
+		}
+	}
+	return &Schema{s: s, objects: p.objects}, nil
 }
 
-// compileKaptinlin compiles src, no loader reaching the network.
-func compileKaptinlin(src []byte) (*jsonschema.Schema, error) {
+// compileKaptinlin compiles a prepared schema, no loader reaching the
+// network: only the bundled metaschemas load.
+func compileKaptinlin(p *preparedSchema, opts SchemaOptions) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	for scheme := range c.Loaders {
 		c.RegisterLoader(scheme, errNoNetwork)
 	}
-	c.RegisterLoader("http", errNoNetwork)
-	c.RegisterLoader("https", errNoNetwork)
-	s, err := c.Compile(src)
+	c.RegisterLoader("http", loadMetaschema)
+	c.RegisterLoader("https", loadMetaschema)
+	registerFormats(c, p, opts)
+	s, err := c.Compile(p.doc)
 	if err != nil {
 		return nil, fmt.Errorf("the schema does not compile: %s", oneLine(err.Error()))
 	}
 	if refs := s.UnresolvedReferenceURIs(); len(refs) > 0 {
 		return nil, fmt.Errorf("the schema's $ref %q does not resolve (schemas are never fetched over the network: define it under $defs)", refs[0])
 	}
+	annotateContent(s, map[*jsonschema.Schema]bool{})
 	return s, nil
+}
+
+// annotateContent makes the content vocabulary (contentEncoding,
+// contentMediaType, contentSchema) the annotation the drafts make it: the
+// library asserts it.
+func annotateContent(s *jsonschema.Schema, seen map[*jsonschema.Schema]bool) {
+	if s == nil || seen[s] {
+		return
+	}
+	seen[s] = true
+	sub := s.ContentSchema
+	s.ContentEncoding, s.ContentMediaType, s.ContentSchema = nil, nil, nil
+	for _, x := range []*jsonschema.Schema{s.Not, s.If, s.Then, s.Else, s.Items, s.AdditionalProperties, s.Contains,
+		s.PropertyNames, s.UnevaluatedItems, s.UnevaluatedProperties, sub} {
+		annotateContent(x, seen)
+	}
+	for _, l := range [][]*jsonschema.Schema{s.AllOf, s.AnyOf, s.OneOf, s.PrefixItems} {
+		for _, x := range l {
+			annotateContent(x, seen)
+		}
+	}
+	for _, m := range []map[string]*jsonschema.Schema{s.Defs, s.DependentSchemas} {
+		for _, x := range m {
+			annotateContent(x, seen)
+		}
+	}
+	for _, m := range []*jsonschema.SchemaMap{s.Properties, s.PatternProperties} {
+		if m != nil {
+			for _, x := range *m {
+				annotateContent(x, seen)
+			}
+		}
+	}
 }
 
 func oneLine(s string) string {
@@ -78,56 +141,6 @@ func oneLine(s string) string {
 }
 
 var jsonTypes = []string{"array", "boolean", "integer", "null", "number", "object", "string"}
-
-// lintTypes refuses a "type" that names no JSON type ("strng"): the library
-// compiles it, and then no answer could ever pass. The values of const,
-// enum, default and examples are data, not schemas, and are skipped.
-func lintTypes(src []byte) error {
-	var doc any
-	if err := json.Unmarshal(src, &doc); err != nil {
-		return nil // CompileSchema reports it
-	}
-	var bad string
-	var walk func(v any, path []string)
-	walk = func(v any, path []string) {
-		switch v := v.(type) {
-		case map[string]any:
-			keys := make([]string, 0, len(v))
-			for k := range v {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
-				x := v[k]
-				switch k {
-				case "const", "enum", "default", "examples":
-					continue
-				case "type":
-					names, _ := x.([]any)
-					if s, ok := x.(string); ok {
-						names = []any{s}
-					}
-					for _, n := range names {
-						if s, ok := n.(string); ok && !slices.Contains(jsonTypes, s) && bad == "" {
-							bad = fmt.Sprintf("the schema's \"type\" at %s is %q, which is not a JSON type (%s)",
-								cmp.Or(pointer(append(slices.Clip(path), k)), "(root)"), s, strings.Join(jsonTypes, ", "))
-						}
-					}
-				}
-				walk(x, append(slices.Clip(path), k))
-			}
-		case []any:
-			for i, x := range v {
-				walk(x, append(slices.Clip(path), strconv.Itoa(i)))
-			}
-		}
-	}
-	walk(doc, nil)
-	if bad != "" {
-		return fmt.Errorf("%s", bad)
-	}
-	return nil
-}
 
 // Validate checks data (as Decode returns it) against the schema and
 // returns every violation, the most specific ones only, ordered by
@@ -140,7 +153,7 @@ func (s *Schema) Validate(data any) []Violation {
 		return nil
 	}
 	var vs []Violation
-	collect(r, nil, data, true, &vs)
+	collect(r, nil, data, true, s.objects, &vs)
 	if len(vs) == 0 { // never hide a failure, however the library words it
 		vs = append(vs, Violation{Message: "the value does not match the schema"})
 	}
@@ -167,7 +180,8 @@ var aggregate = map[string]bool{
 // value is the instance at path; exists is false for a property the data
 // lacks (the library evaluates a missing required property as null, which
 // "required" already reports).
-func collect(r *jsonschema.EvaluationResult, path []string, value any, exists bool, out *[]Violation) {
+// objects explain the failures of coda's patternProperties formats.
+func collect(r *jsonschema.EvaluationResult, path []string, value any, exists bool, objects map[string]*ecmaObject, out *[]Violation) {
 	if r.IsValid() {
 		return
 	}
@@ -189,7 +203,7 @@ func collect(r *jsonschema.EvaluationResult, path []string, value any, exists bo
 			// an "if" that fails is a branch taken, not a violation
 		case strings.HasPrefix(ep, "/anyOf/"), strings.HasPrefix(ep, "/oneOf/"):
 			var sub []Violation
-			collect(d, path, value, exists, &sub)
+			collect(d, path, value, exists, objects, &sub)
 			for _, v := range sub {
 				at := ""
 				if v.Pointer != ptr {
@@ -211,7 +225,23 @@ func collect(r *jsonschema.EvaluationResult, path []string, value any, exists bo
 		if aggregate[k] && len(details) > 0 {
 			continue
 		}
-		msg := r.Errors[k].Error()
+		e := r.Errors[k]
+		msg := e.Error()
+		f, _ := e.Params["format"].(string)
+		if k == "format" && strings.HasPrefix(f, ecmaPrefix) {
+			// coda's own format for an ECMA-262 pattern: worded as the
+			// library words a pattern
+			msg = "Value does not match the required pattern " + strings.TrimPrefix(f, ecmaPrefix)
+		}
+		if o := objects[f]; k == "format" && o != nil {
+			// coda's own patternProperties: what each property broke
+			if vs := o.explain(value); len(vs) > 0 {
+				for _, v := range vs {
+					*out = append(*out, Violation{Pointer: ptr + v.Pointer, Message: v.Message})
+				}
+				continue
+			}
+		}
 		switch {
 		case k == "schema": // a false schema: say what it forbids
 			msg = falseSchema(r.EvaluationPath, path)
@@ -226,7 +256,7 @@ func collect(r *jsonschema.EvaluationResult, path []string, value any, exists bo
 		*out = append(*out, Violation{Pointer: ptr, Message: msg})
 	}
 	for _, d := range details {
-		collect(d, path, value, exists, out)
+		collect(d, path, value, exists, objects, out)
 	}
 }
 

@@ -18,7 +18,11 @@ func TestCompileSchema_Errors(t *testing.T) {
 		{"unknown type", `{"properties": {"a": {"type": ["string", "nul"]}}}`, `the schema's "type" at /properties/a/type is "nul", which is not a JSON type`},
 		{"unresolved local ref", `{"$ref": "#/$defs/missing"}`, `the schema's $ref "#/$defs/missing" does not resolve`},
 		{"relative ref", `{"$id": "https://example.com/root.json", "$ref": "other.json"}`, "does not resolve (schemas are never fetched over the network"},
-		{"bad pattern", `{"pattern": "("}`, "the schema does not compile: regex validation failed"},
+		{"bad pattern", `{"pattern": "("}`, `the schema's pattern at /pattern, "(", is not a regular expression`},
+		{"ECMA-262 pattern property with unevaluatedProperties", `{"patternProperties": {"^(?!x-)": {}}, "unevaluatedProperties": false}`, "coda cannot check the two together"},
+		{"pattern property that is no regex", `{"patternProperties": {"(": {}}}`, `names "(", which is not a regular expression`},
+		{"duplicate key", `{"properties": {"a": {}, "a": {}}}`, "the key /properties/a appears twice in one object"},
+		{"unknown type in a subschema of an extension keyword's sibling", `{"x-form": {"type": "widget"}, "items": {"type": "strng"}}`, `"type" at /items/type is "strng"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := CompileSchema([]byte(tc.schema))

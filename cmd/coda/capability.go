@@ -14,7 +14,7 @@ func (f *launchFlags) checkAnswers(b *blueprint.Blueprint) error {
 	var given []string
 	for _, fl := range []struct{ name, value string }{
 		{"--output-format", f.format}, {"--output-instructions", f.instructions}, {"--output-example", f.example},
-		{"--output-schema", f.schema}, {"--output-validator", f.validator},
+		{"--output-schema", f.schema}, {"--output-validator", f.validator}, {"--output-assert-format", f.assertFormat.String()},
 	} {
 		if fl.value != "" {
 			given = append(given, fl.name)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -20,6 +21,7 @@ type launchFlags struct {
 	example      string
 	schema       string
 	validator    string
+	assertFormat optionalBool // --output-assert-format: unset, true or false
 	config       string
 	stateDir     string
 	logLevel     string
@@ -40,6 +42,7 @@ func (f *launchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.example, "output-example", "", "an example answer (TEXT or @FILE)")
 	fs.StringVar(&f.schema, "output-schema", "", "a JSON Schema the answer's data must satisfy (JSON or @FILE)")
 	fs.StringVar(&f.validator, "output-validator", "", "a Starlark validator script (.star)")
+	fs.Var(&f.assertFormat, "output-assert-format", "with =false, the schema's \"format\" is an annotation; by default date-time, date, time, duration, email, hostname, ipv4, ipv6, uuid and uri are checked")
 	fs.StringVar(&f.config, "config", "", "the config file (default $XDG_CONFIG_HOME/coda/config.toml when it exists)")
 	fs.StringVar(&f.stateDir, "state-dir", "", "where run records go (default $XDG_STATE_HOME/coda)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -48,6 +51,28 @@ func (f *launchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.effort, "effort", "", "the reasoning effort: off, low, medium, high, or a model's own minimal, xhigh, max (wins over the config's effort)")
 	fs.BoolVar(&f.noProject, "no-project-instructions", false, "do not give the stages the working directory's AGENTS.md as the project's instructions")
 	fs.StringVar(&f.taint, "taint", "", "the taint gate's policy: off, allow, deny or ask (wins over the blueprint's and the config file's)")
+}
+
+// optionalBool is a boolean flag that remembers whether it was given:
+// --output-assert-format, --output-assert-format=true or =false.
+type optionalBool struct{ v *bool }
+
+func (b *optionalBool) IsBoolFlag() bool { return true }
+
+func (b *optionalBool) String() string {
+	if b == nil || b.v == nil {
+		return ""
+	}
+	return strconv.FormatBool(*b.v)
+}
+
+func (b *optionalBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("want true or false")
+	}
+	b.v = &v
+	return nil
 }
 
 // newFlagSet makes a flag set that reports errors through parse.

@@ -53,7 +53,7 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	if l.Agent, err = loadAgent(f.agent); err != nil {
 		return fail(err)
 	}
-	if l.Launch, err = outputspec.Launch(f.format, f.instructions, f.example, f.schema, f.validator); err != nil {
+	if l.Launch, err = outputspec.Launch(f.format, f.instructions, f.example, f.schema, f.validator, f.assertFormat.v); err != nil {
 		return fail(err)
 	}
 	// The launch's own schema and validator: a start-up error, not a
