@@ -6,7 +6,8 @@
 # registry pointed at a closed port and an empty cache, so nothing can come
 # from the registry. Then, through the installed launcher:
 #
-#   - `npx coda version` reports agent.json's version;
+#   - `npx coda version` reports agent.json's version, and so does
+#     `npx coda-acp@VERSION version`, as the ACP Registry's npx entry runs it;
 #   - `npx coda run --bogus x` exits 2, naming `coda help run` (exit status
 #     and stderr passed through);
 #   - acpx runs one turn with `npx coda` as its agent (script model
@@ -86,6 +87,11 @@ fail() {
 # The version, through npx.
 out=$(npx --offline --no-install coda version 2>&1) || fail "npx coda version exited $?: $out"
 [[ $out == *"$version"* ]] || fail "npx coda version printed \"$out\", want $version"
+
+# As the ACP Registry starts it: npx with the package's name and version,
+# which runs the package's one bin.
+out=$(npx --offline --no-install "coda-acp@$version" version 2>&1) || fail "npx coda-acp@$version version exited $?: $out"
+[[ $out == *"$version"* ]] || fail "npx coda-acp@$version version printed \"$out\", want $version"
 
 # A usage error's status and words pass through.
 status=0
