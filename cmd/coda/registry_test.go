@@ -60,6 +60,9 @@ func TestAgentJSON(t *testing.T) {
 	if m.License != "Apache-2.0" {
 		t.Errorf("agent.json license %q, want the LICENSE file's Apache-2.0", m.License)
 	}
+	if license, err := os.ReadFile("../../LICENSE"); err != nil || !strings.Contains(string(license), "Apache License\n                           Version 2.0, January 2004") {
+		t.Errorf("LICENSE is not the Apache License 2.0 that agent.json names (%v)", err)
+	}
 	if want := "coda-acp@" + m.Version; m.Distribution.Npx.Package != want {
 		t.Errorf("npx package %q, want %q: the main npm package scripts/release.sh writes, at the release's version", m.Distribution.Npx.Package, want)
 	}
