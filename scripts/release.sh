@@ -98,8 +98,12 @@ third_party_licenses() {
 	cat "$(go env GOROOT)/LICENSE"
 }
 
-# stamp FILE...: the commit's time on each file.
-stamp() { touch -h -d "@$SOURCE_DATE_EPOCH" "$@"; }
+# stamp FILE...: the commit's time on each file (GNU touch, else BSD's
+# date -r; TZ is UTC).
+stamp() {
+	touch -h -d "@$SOURCE_DATE_EPOCH" "$@" 2>/dev/null ||
+		touch -h -t "$(date -u -r "$SOURCE_DATE_EPOCH" +%Y%m%d%H%M.%S)" "$@"
+}
 
 built=()
 for target in "${targets[@]}"; do
@@ -126,7 +130,7 @@ for target in "${targets[@]}"; do
 	chmod 0644 "$stage/README.md" "$stage/LICENSE" "$stage/THIRD_PARTY_LICENSES"
 	stamp "$stage"/*
 	# In byte order: tar and zip keep the order they are given.
-	mapfile -t files < <(printf '%s\n' "$exe" LICENSE README.md THIRD_PARTY_LICENSES | sort)
+	files=($(printf '%s\n' "$exe" LICENSE README.md THIRD_PARTY_LICENSES | sort))
 	archive="$dist/coda-$version-$target.$ext"
 	rm -f "$archive"
 	if [[ $ext == zip ]]; then
@@ -213,7 +217,10 @@ $optional
 EOF
 echo "built $pkg"
 
-# Only this run's archives, one a line, in name order.
-mapfile -t built < <(printf '%s\n' "${built[@]}" | sort)
-(cd "$dist" && sha256sum "${built[@]}" >SHA256SUMS)
+# Only this run's archives, one a line, in name order (the names have no
+# spaces).
+built=($(printf '%s\n' "${built[@]}" | sort))
+sha256=(sha256sum)
+command -v sha256sum >/dev/null || sha256=(shasum -a 256)
+(cd "$dist" && "${sha256[@]}" "${built[@]}" >SHA256SUMS)
 echo "sums in $dist/SHA256SUMS"
