@@ -14,7 +14,8 @@
 #     acpx-turns.toml): the answer comes back answered;
 #   - serving, a SIGTERM to the launcher reaches coda, which drains and
 #     exits 143, and the launcher exits 143 with no coda left behind;
-#   - coda killed by SIGKILL: the launcher dies of SIGKILL too (137).
+#   - coda killed by SIGKILL: the launcher dies of SIGKILL too (137);
+#   - without the platform's package the launcher says so, exit 1.
 #
 #   scripts/interop/npm.sh
 #
@@ -165,6 +166,16 @@ else
 	[[ $status -eq 137 ]] || fail "coda killed by SIGKILL: the launcher exited $status, want 137 (killed by the same signal)"
 fi
 stop_serving
+
+# Without the platform's package (installed with --omit=optional, or from
+# another platform's lock), the launcher says what to do, exit 1.
+mv "$work/app/node_modules/@coda-acp/coda-$platform" "$work/platform-package"
+status=0
+npx --offline --no-install coda version >"$work/missing.out" 2>"$work/missing.err" || status=$?
+[[ $status -eq 1 ]] || fail "without @coda-acp/coda-$platform, npx coda version exited $status, want 1"
+grep -q "@coda-acp/coda-$platform, which holds coda for $platform, is not installed" "$work/missing.err" ||
+	fail "without @coda-acp/coda-$platform, the launcher said: $(cat "$work/missing.err")"
+mv "$work/platform-package" "$work/app/node_modules/@coda-acp/coda-$platform"
 
 [[ $failed -eq 0 ]] && echo "PASS: npm packages installed offline; npx coda: version, exit status, one acpx turn, signals"
 exit "$failed"
