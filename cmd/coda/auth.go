@@ -45,16 +45,21 @@ func envDefault(getenv func(string) string) string {
 // errNoModel is a stage without any model to try (noModelError is it).
 var errNoModel = errors.New("no model")
 
-// noModelError says what to do when a stage has no model at all.
-type noModelError struct{ stage string }
+// noModelError says what to do when a stage has no model at all: in a
+// user's words, what to set (a key, --model, default_model), and which
+// stage only when the agent has more than one to tell apart.
+type noModelError struct {
+	stage  string
+	stages int // how many the agent has
+}
 
 func (e noModelError) Error() string {
-	var envs []string
-	for _, d := range envDefaults {
-		envs = append(envs, d.env)
+	which := ""
+	if e.stages > 1 {
+		which = fmt.Sprintf(" (the agent's stage %s names none)", e.stage)
 	}
-	return fmt.Sprintf("stage %s has no model: pass --model (e.g. --model anthropic:%s), set default_model in the config file, or set %s (or run Ollama)",
-		e.stage, defaultModels["anthropic"], strings.Join(envs, ", "))
+	return fmt.Sprintf("no model to use%s: set an API key in the environment (%s), or pass --model PROVIDER:MODEL (for example --model anthropic:%s, or --model ollama:MODEL for a local Ollama), or set default_model in the config file",
+		which, keysText(), defaultModels["anthropic"])
 }
 
 func (e noModelError) Is(target error) bool { return target == errNoModel }

@@ -82,6 +82,15 @@ func newFlagSet(name string) *flag.FlagSet {
 	return fs
 }
 
+// helpFor is the command that lists the flags of the flag set named name:
+// the command's own help, or coda's when serving.
+func helpFor(name string) string {
+	if name == "coda" {
+		return "coda help"
+	}
+	return "coda help " + name
+}
+
 // parseArgs parses flags wherever they stand among the positional
 // arguments (`coda result RUN-ID --raw` works) and returns the positional
 // ones. "--" ends the flags.
@@ -92,7 +101,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, &helpShown{usageOf(fs)} // help.go
 			}
-			return nil, usageError("%s (see `coda help`)", asTyped(err, args))
+			return nil, usageError("%s (see `%s`)", asTyped(err, args), helpFor(fs.Name()))
 		}
 		args = fs.Args()
 		if len(args) == 0 {

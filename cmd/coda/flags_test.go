@@ -11,16 +11,16 @@ func TestParseArgs_asTyped(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--json=maybe"}, "flag provided but not defined: --json=maybe (see `coda help`)"},
-		{[]string{"task", "--no-such-flag"}, "flag provided but not defined: --no-such-flag (see `coda help`)"},
-		{[]string{"task", "-bogus=1"}, "flag provided but not defined: -bogus=1 (see `coda help`)"},
-		{[]string{"--raw=maybe"}, `invalid boolean value "maybe" for --raw: parse error (see ` + "`coda help`)"},
-		{[]string{"-raw=maybe"}, `invalid boolean value "maybe" for -raw: parse error (see ` + "`coda help`)"},
-		{[]string{"--count=many"}, `invalid value "many" for flag --count: parse error (see ` + "`coda help`)"},
-		{[]string{"task", "--name"}, "flag needs an argument: --name (see `coda help`)"},
+		{[]string{"--json=maybe"}, "flag provided but not defined: --json=maybe (see `coda help run`)"},
+		{[]string{"task", "--no-such-flag"}, "flag provided but not defined: --no-such-flag (see `coda help run`)"},
+		{[]string{"task", "-bogus=1"}, "flag provided but not defined: -bogus=1 (see `coda help run`)"},
+		{[]string{"--raw=maybe"}, `invalid boolean value "maybe" for --raw: parse error (see ` + "`coda help run`)"},
+		{[]string{"-raw=maybe"}, `invalid boolean value "maybe" for -raw: parse error (see ` + "`coda help run`)"},
+		{[]string{"--count=many"}, `invalid value "many" for flag --count: parse error (see ` + "`coda help run`)"},
+		{[]string{"task", "--name"}, "flag needs an argument: --name (see `coda help run`)"},
 		{[]string{"--", "--json=maybe"}, ""},
 	} {
-		fs := newFlagSet("test")
+		fs := newFlagSet("run")
 		fs.Bool("raw", false, "")
 		fs.Int("count", 0, "")
 		fs.String("name", "", "")

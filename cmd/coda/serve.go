@@ -160,7 +160,7 @@ func stagesUsable(cfg *config, b *blueprint.Blueprint, userModel, defaultModel s
 	for _, name := range b.Order {
 		candidates := b.Stages[name].ModelCandidates(userModel, defaultModel)
 		if len(candidates) == 0 {
-			return noModelError{name}
+			return noModelError{stage: name, stages: len(b.Order)}
 		}
 		if err := anyUsable(cfg, candidates); err != nil {
 			return err

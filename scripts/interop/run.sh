@@ -3,7 +3,8 @@
 # TypeScript SDK (sdk-client.mjs) and acpx (acpx.sh, acpx-quiet.sh, acpx-session.sh, acpx-options.sh). Go tests never need Node;
 # this is run by hand or by CI that has Node and npm. mcp.sh adds coda with a
 # real MCP server from npm (the reference "everything" server, pinned here and
-# installed with the clients):
+# installed with the clients); npm.sh installs coda's own npm packages, as
+# scripts/release.sh writes them, offline, and runs a turn through `npx coda`:
 #
 #   bash scripts/interop/run.sh
 #
@@ -55,6 +56,7 @@ run_check acpx-quiet bash "$here/acpx-quiet.sh" "$work/coda"
 run_check acpx-session bash "$here/acpx-session.sh" "$work/coda"
 run_check acpx-options bash "$here/acpx-options.sh" "$work/coda"
 run_check mcp bash "$here/mcp.sh" "$work/coda"
+run_check npm bash "$here/npm.sh"
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
