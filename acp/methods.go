@@ -142,6 +142,9 @@ type request[R any] struct {
 	// got, set by the package's tests, takes a kept request's answer
 	// instead of the client.
 	got func(*R, error)
+	// dequeued: a prompt that waited for its session's turn, started now
+	// (queue.go).
+	dequeued bool
 }
 
 // then runs f once the result is written: what the client should hear

@@ -115,6 +115,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 		if !r.share.spend() {
 			return "", errMaxCalls
 		}
+		v.steered()
 		resp, err := v.call(ctx)
 		if err != nil {
 			return "", err
@@ -172,6 +173,20 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 			return v.fallback(), nil
 		}
 		v.say("Choose what comes next: call transition with one of: " + strings.Join(v.targets, ", ") + ".")
+	}
+}
+
+// steered gives the model what the user sent while the turn ran
+// (Turn.Steer), before its next call: the user's own words, as the
+// prompt is, so they direct the work as the prompt does. Each is in the
+// record's response.md too.
+func (v *stageVisit) steered() {
+	if v.run.t.Steer == nil {
+		return
+	}
+	for _, text := range v.run.t.Steer() {
+		v.say("The user sent this while you were working; take it into account from here on:\n\n" + text)
+		v.rec.steered(text)
 	}
 }
 
