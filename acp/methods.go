@@ -40,6 +40,7 @@ func init() {
 		call("session/prompt", (*Server).prompt),
 		call("session/close", (*Server).closeSession),
 		call("session/delete", (*Server).deleteSession),
+		call("session/fork", (*Server).forkSession),
 		notification("session/cancel", (*Server).cancelSession),
 		notification("$/cancel_request", (*Server).cancelRequest),
 	)

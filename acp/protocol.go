@@ -92,6 +92,7 @@ type sessionCapabilities struct {
 	AdditionalDirectories *struct{} `json:"additionalDirectories,omitempty"`
 	Close                 *struct{} `json:"close,omitempty"`
 	Delete                *struct{} `json:"delete,omitempty"`
+	Fork                  *struct{} `json:"fork,omitempty"` // UNSTABLE (fork.go)
 	List                  *struct{} `json:"list,omitempty"`
 	Resume                *struct{} `json:"resume,omitempty"`
 }
