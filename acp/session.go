@@ -179,8 +179,16 @@ func (s *Server) newSession(r *request[newSessionResponse], p *newSessionRequest
 			return nil, err
 		}
 	}
-	if raw != nil && s.compileReadsFiles(raw) {
-		return aside(s, r, nil, func(context.Context) (*newSessionResponse, error) { return s.openSession(r, p, sess, raw) })
+	_, listed := s.listed()
+	if waitList := s.opts.Discover != nil && !listed; waitList || raw != nil && s.compileReadsFiles(raw) {
+		// Off the read loop: the providers' list, waited for briefly
+		// (listed.go), or the files the spec names.
+		return aside(s, r, nil, func(ctx context.Context) (*newSessionResponse, error) {
+			if waitList {
+				s.awaitListedFor(ctx, newSessionListWait)
+			}
+			return s.openSession(r, p, sess, raw)
+		})
 	}
 	return s.openSession(r, p, sess, raw)
 }
