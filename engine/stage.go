@@ -220,6 +220,8 @@ func (v *stageVisit) prepare() {
 		}
 		if tool := r.share.tools[name]; tool == nil {
 			r.warn(fmt.Sprintf("stage %s lists tool %q, which coda does not have", s.Name, name))
+		} else if c, ok := tool.(Conditional); ok && !c.OfferedIn(r.t.Workspace) {
+			continue // nobody to answer it here (ask.go)
 		} else if r.t.Withhold == nil || !r.t.Withhold(tool) {
 			listed = append(listed, name)
 		}

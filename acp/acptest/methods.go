@@ -322,6 +322,7 @@ var clientResults = map[string]string{
 	"terminal/wait_for_exit":     "WaitForTerminalExitResponse",
 	"terminal/kill":              "KillTerminalResponse",
 	"terminal/release":           "ReleaseTerminalResponse",
+	"elicitation/create":         "CreateElicitationResponse",
 }
 
 // CallResultDef is the schema definition of the result of method, one an

@@ -120,6 +120,7 @@ var (
 		"terminal/wait_for_exit":     "WaitForTerminalExitRequest",
 		"terminal/kill":              "KillTerminalRequest",
 		"terminal/release":           "ReleaseTerminalRequest",
+		"elicitation/create":         "CreateElicitationRequest",
 	}
 	responseResults = map[string]string{
 		"initialize":                "InitializeResponse",
