@@ -149,8 +149,9 @@ func TestAnswerOnce(t *testing.T) {
 }
 
 // An agent that answers nothing streams as a chat agent does: its
-// reasoning as thoughts, its reply as a message, then the no_answer line;
-// session/load replays the turn as it streamed, the reply included.
+// reasoning as thoughts, its reply as a message, then the no_answer line
+// as a thought, never in the message text (DESIGN §22); session/load
+// replays the turn as it streamed, the reply included.
 func TestAnswerOnce_chatAgent(t *testing.T) {
 	agent, err := blueprint.Parse([]byte("[agent]\nname = \"chat\"\n[stages.do]\nsystem_prompt = \"Chat.\"\n"), "chat.toml")
 	if err != nil {
@@ -161,8 +162,8 @@ func TestAnswerOnce_chatAgent(t *testing.T) {
 	from := len(m.allLines())
 	m.request(2, "session/prompt", map[string]any{"sessionId": "s-1", "prompt": []any{map[string]any{"type": "text", "text": "Hello"}}})
 	live := replayedTurns(t, append([]string{userChunk("s-1")}, m.allLines()[from:]...), "s-1")
-	if len(live) != 1 || !strings.HasPrefix(live[0].messages, "Here is my chat reply.") || live[0].messages == "Here is my chat reply." || live[0].thoughts != "A greeting." {
-		t.Fatalf("live: %q; want the reasoning as a thought, the reply then the no_answer line as messages", live)
+	if len(live) != 1 || live[0].messages != "Here is my chat reply." || !strings.HasPrefix(live[0].thoughts, "A greeting.No answer") {
+		t.Fatalf("live: %q; want the reasoning then the no_answer line as thoughts, the reply alone as the message", live)
 	}
 	from = len(m.allLines())
 	m.request(3, "session/load", map[string]any{"sessionId": "s-1", "cwd": m.work, "mcpServers": []any{}})

@@ -46,6 +46,9 @@ type clientWorkspace struct {
 // clientCaps is what of clientCapabilities the workspace uses.
 type clientCaps struct {
 	readTextFile, writeTextFile, terminal bool
+	// elicitForm: the client takes elicitation/create in form mode
+	// (clientCapabilities.elicitation.form; ask.go).
+	elicitForm bool
 }
 
 // cancelledCleanupTimeout bounds the calls that tidy up an editor terminal
@@ -83,6 +86,11 @@ func parseClientCaps(raw json.RawMessage) clientCaps {
 		_ = json.Unmarshal(fs["writeTextFile"], &c.writeTextFile)
 	}
 	_ = json.Unmarshal(top["terminal"], &c.terminal)
+	var elicitation map[string]json.RawMessage
+	if json.Unmarshal(top["elicitation"], &elicitation) == nil {
+		var form map[string]json.RawMessage
+		c.elicitForm = json.Unmarshal(elicitation["form"], &form) == nil && form != nil
+	}
 	return c
 }
 

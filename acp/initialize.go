@@ -41,6 +41,9 @@ func (s *Server) initialize(_ *request[initializeResponse], p *initializeRequest
 				JSONSchema:  true,
 				Validators:  []string{"starlark"},
 				Output:      launch,
+				// Prompts during a turn (queue.go).
+				PromptQueueing: true,
+				Steering:       true,
 			}},
 		},
 		AuthMethods: s.authMethods(),

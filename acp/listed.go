@@ -9,7 +9,11 @@ import (
 // The live model list (DESIGN §16): beside [picker] models, the model
 // option offers the models the providers list (Options.Discover, cmd/coda's).
 // They are asked once, in the background, when the first session starts,
-// and the answer is kept for the process: session/new never waits for it.
+// and the answer is kept for the process. session/new waits for it at most
+// newSessionListWait, off the read loop, so that a headless client that
+// picks a listed model right after session/new (acpx --model) finds it
+// offered when the providers answer promptly; a later list follows the
+// answer.
 // session/load and session/resume, which run off the read loop already,
 // wait for it (awaitListed): everything a load sends comes before its
 // response (ACP-LOAD-002), and a client that restores a session and at once
@@ -76,20 +80,28 @@ func (s *Server) startListing() {
 // config_option_update after the answer, as it does after session/new.
 const maxListWait = 6 * time.Second
 
+// newSessionListWait bounds how long session/new waits for the list.
+const newSessionListWait = time.Second
+
 // awaitListed waits for the list, asking for it if no session has yet,
 // for at most maxListWait or until ctx ends: off the read loop only.
 func (s *Server) awaitListed(ctx context.Context) {
+	s.awaitListedFor(ctx, maxListWait)
+}
+
+// awaitListedFor is awaitListed, waiting at most d.
+func (s *Server) awaitListedFor(ctx context.Context, d time.Duration) {
 	if s.opts.Discover == nil {
 		return
 	}
 	s.startListing()
-	timer := time.NewTimer(maxListWait)
+	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
 	case <-s.listing.done:
 	case <-ctx.Done():
 	case <-timer.C:
-		s.log.Warn("the providers' models were not listed in time for a session/load or resume: they follow its answer", "after", maxListWait)
+		s.log.Info("the providers' models were not listed in time for the session's answer: they follow it", "after", d)
 	}
 }
 

@@ -15,7 +15,8 @@ import (
 )
 
 // The providers' models (DESIGN §16) are asked once, in the background,
-// when the first session starts: session/new never waits for them. A
+// when the first session starts: session/new waits for them a second at
+// most (TestListedModels_newWaitsBriefly). A
 // session answered before they came is sent config_option_update with them
 // once, after its answer and its commands; a session opened after has them
 // in its answer and is sent nothing more; a session closed before they came
@@ -93,6 +94,48 @@ func TestListedModels(t *testing.T) {
 		}
 		if len(updates) != 1 {
 			t.Errorf("%d config_option_updates, want one (for s-1 alone):\n%s", len(updates), strings.Join(updates, "\n"))
+		}
+	})
+}
+
+// A list the providers give within a second is in the first session/new's
+// answer, so a headless client that picks a listed model right after it
+// (acpx --model X exec) finds it offered, with no config_option_update to
+// wait for.
+func TestListedModels_newWaitsBriefly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		opts := acp.Options{Discover: func(ctx context.Context) []acp.ListedModel {
+			time.Sleep(800 * time.Millisecond) // the providers, answering promptly
+			return []acp.ListedModel{{Spec: "lab:qwen3", Name: "lab:qwen3"}}
+		}, UserModel: "script:ok"}
+		c, served := serve(t, context.Background(), authServer(t, opts), t.TempDir(), nil)
+		for _, line := range []string{
+			`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`,
+			`await "id":0`,
+			`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`,
+			`await "id":1`,
+			`{"jsonrpc":"2.0","id":2,"method":"session/set_config_option","params":{"sessionId":"s-1","configId":"model","value":"lab:qwen3"}}`,
+			`await "id":2`,
+		} {
+			c.do(line)
+		}
+		c.closeInput()
+		if err := <-served; err != nil {
+			t.Fatal(err)
+		}
+		c.wait()
+		lines, _ := c.lines()
+		all := strings.Join(lines, "\n")
+		for _, l := range lines {
+			if strings.Contains(l, `"id":1,"result"`) && !strings.Contains(l, `{"value":"lab:qwen3","name":"lab:qwen3"}`) {
+				t.Errorf("session/new's answer lacks the list that came within a second: %s", l)
+			}
+			if strings.Contains(l, `"id":2,`) && !strings.Contains(l, `"currentValue":"lab:qwen3"`) {
+				t.Errorf("set model to the listed one: %s", l)
+			}
+		}
+		if strings.Contains(all, "config_option_update") {
+			t.Errorf("a config_option_update followed an answer that had the list:\n%s", all)
 		}
 	})
 }

@@ -33,7 +33,7 @@ func (s *Server) sessionCapabilities() sessionCapabilities {
 	served := &struct{}{}
 	caps := sessionCapabilities{Close: served, AdditionalDirectories: served}
 	if s.keepsSessions() {
-		caps.List, caps.Resume, caps.Delete = served, served, served
+		caps.List, caps.Resume, caps.Delete, caps.Fork = served, served, served, served
 	}
 	return caps
 }

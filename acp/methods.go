@@ -40,6 +40,7 @@ func init() {
 		call("session/prompt", (*Server).prompt),
 		call("session/close", (*Server).closeSession),
 		call("session/delete", (*Server).deleteSession),
+		call("session/fork", (*Server).forkSession),
 		notification("session/cancel", (*Server).cancelSession),
 		notification("$/cancel_request", (*Server).cancelRequest),
 	)
@@ -142,6 +143,9 @@ type request[R any] struct {
 	// got, set by the package's tests, takes a kept request's answer
 	// instead of the client.
 	got func(*R, error)
+	// dequeued: a prompt that waited for its session's turn, started now
+	// (queue.go).
+	dequeued bool
 }
 
 // then runs f once the result is written: what the client should hear

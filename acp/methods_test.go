@@ -28,9 +28,9 @@ var exampleResults = map[string][]any{
 			LoadSession:         true,
 			PromptCapabilities:  promptCapabilities{Image: true, Audio: true, EmbeddedContext: true},
 			MCPCapabilities:     mcpCapabilities{HTTP: true, SSE: true},
-			SessionCapabilities: sessionCapabilities{AdditionalDirectories: &struct{}{}, Close: &struct{}{}, Delete: &struct{}{}, List: &struct{}{}, Resume: &struct{}{}},
+			SessionCapabilities: sessionCapabilities{AdditionalDirectories: &struct{}{}, Close: &struct{}{}, Delete: &struct{}{}, Fork: &struct{}{}, List: &struct{}{}, Resume: &struct{}{}},
 			Meta: codaMeta[codaCapabilities]{Coda: codaCapabilities{
-				FinalOutput: true, Formats: []string{"json"}, JSONSchema: true, Validators: []string{"starlark"},
+				FinalOutput: true, Formats: []string{"json"}, JSONSchema: true, Validators: []string{"starlark"}, PromptQueueing: true, Steering: true,
 				Output: publicSpec{Format: "json", Instructions: "Keys sorted.", Example: "{}", JSONSchema: true, Validator: "check.star"},
 			}},
 		},
@@ -63,6 +63,9 @@ var exampleResults = map[string][]any{
 	},
 	"session/close":  {&closeSessionResponse{}},
 	"session/delete": {&deleteSessionResponse{}},
+	"session/fork": {&forkSessionResponse{
+		SessionID: "s-2", ConfigOptions: exampleOptions, Modes: modesOf(modeAsk), Meta: withWarnings([]string{"a warning"}),
+	}},
 }
 
 var exampleOptions = []configOption{{

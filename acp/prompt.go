@@ -33,10 +33,11 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 	sess.mu.Lock()
 	outs := sess.outputs
 	history := append([]engine.Exchange(nil), sess.history...)
-	busy := sess.running != nil
+	busy := !r.dequeued && (sess.running != nil || sess.starting || len(sess.queue) > 0)
 	sess.mu.Unlock()
 	if busy {
-		return nil, fmt.Errorf("%w: session %s is still answering an earlier prompt: wait for its response, or send session/cancel first", ErrInvalidParams, sess.id)
+		// Answered after the turn before it, or joins it (queue.go).
+		return s.queuePrompt(r, sess, p)
 	}
 	if name, arg, ok := parseCommand(p.Prompt); ok {
 		if id := commandOptions[name]; arg != "" && s.readsFiles(sess, id, arg) {
@@ -79,9 +80,9 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 	}
 	// Answered by the turn when it ends.
 	answer := r.keep()
-	run := &running{cancel: cancel, done: make(chan struct{}), prompt: p.Prompt, id: idKeyOf(r.id)}
+	run := &running{cancel: cancel, done: make(chan struct{}), prompt: p.Prompt, id: idKeyOf(r.id), steer: &steerBox{}}
 	sess.mu.Lock()
-	sess.running, sess.answering = run, true
+	sess.running, sess.answering, sess.starting = run, true, false
 	sess.mu.Unlock()
 	s.mu.Lock()
 	s.prompts[run.id] = sess
@@ -93,7 +94,7 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 		Prompt: text, Images: images, History: history, PromptSources: promptSources(p.Prompt),
 		UserModel: s.userModel(sess), DefaultModel: s.opts.DefaultModel, UserEffort: s.userEffort(sess),
 		Withhold: withhold(sess.mode), Workspace: sess.ws, ToolSupport: sess.toolSupport,
-		Tainted: sess.tainted(),
+		Tainted: sess.tainted(), Steer: run.steer.take,
 	}
 	go s.runTurn(ctx, run, answer, sess, turn, thoughts, compile)
 	return nil, nil
@@ -109,7 +110,17 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	// path: the session's file is, saveTurn); then the connection stops
 	// owing this answer, so coda never exits before a record is whole.
 	defer s.conn.end()
+	defer s.next(sess) // the prompt queued behind this one, once it is answered
 	var res *engine.Result
+	// The prompts that joined the turn are answered after it, with its
+	// stop reason; those it did not read wait in the queue (queue.go).
+	defer func() {
+		stop := "cancelled"
+		if res != nil && res.Err == nil {
+			stop = res.StopReason
+		}
+		s.steered(sess, r.steer, turn.RunID, stop)
+	}()
 	defer func() {
 		if res != nil {
 			s.conn.out.sent()

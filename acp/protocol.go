@@ -57,6 +57,11 @@ type codaCapabilities struct {
 	JSONSchema  bool       `json:"jsonSchema"`
 	Output      publicSpec `json:"output"` // the launch spec in effect; {} when none answers
 	Validators  []string   `json:"validators"`
+	// PromptQueueing: a prompt sent while a turn runs is queued and
+	// answered after it; Steering: one sent with _meta.coda.steer joins
+	// the running turn (queue.go).
+	PromptQueueing bool `json:"promptQueueing"`
+	Steering       bool `json:"steering"`
 }
 
 // publicSpec is an output spec as advertised: what a client needs to know
@@ -87,6 +92,7 @@ type sessionCapabilities struct {
 	AdditionalDirectories *struct{} `json:"additionalDirectories,omitempty"`
 	Close                 *struct{} `json:"close,omitempty"`
 	Delete                *struct{} `json:"delete,omitempty"`
+	Fork                  *struct{} `json:"fork,omitempty"` // UNSTABLE (fork.go)
 	List                  *struct{} `json:"list,omitempty"`
 	Resume                *struct{} `json:"resume,omitempty"`
 }
@@ -127,7 +133,17 @@ type requestMeta struct {
 	Coda *struct {
 		Output     json.RawMessage `json:"output"`
 		Commentary json.RawMessage `json:"commentary"`
+		// Steer: a prompt that joins the running turn (queue.go).
+		Steer bool `json:"steer"`
 	} `json:"coda"`
+	// Steering is the same as the field spells it elsewhere
+	// (_meta.steering: true).
+	Steering bool `json:"steering"`
+}
+
+// steer reports whether a prompt asks to join its session's running turn.
+func (m *requestMeta) steer() bool {
+	return m != nil && (m.Steering || m.Coda != nil && m.Coda.Steer)
 }
 
 func (m *requestMeta) output() json.RawMessage {

@@ -40,6 +40,12 @@ type session struct {
 	history []engine.Exchange
 	// running is the prompt turn in progress; nil when none runs.
 	running *running
+	// queue are the prompts read while a turn ran, to answer after it, in
+	// order; queueBytes their content's weight (queue.go). starting is set
+	// while the first of them starts, so that none starts beside it.
+	queue      []*queuedPrompt
+	queueBytes int
+	starting   bool
 	// toolSupport is what the session has learned of its models' tool
 	// calling (engine.ToolSupport): a model whose server refused tools is
 	// called without them for the rest of the session.
@@ -86,6 +92,7 @@ type running struct {
 	done   chan struct{}  // closed once the prompt is answered
 	prompt []contentBlock // as the client sent it, for the session's file
 	id     string         // the prompt's request id (idKey), for $/cancel_request
+	steer  *steerBox      // the prompts that joined the turn (queue.go)
 }
 
 // tainted is what the session's turns left the taint gate.
@@ -172,8 +179,16 @@ func (s *Server) newSession(r *request[newSessionResponse], p *newSessionRequest
 			return nil, err
 		}
 	}
-	if raw != nil && s.compileReadsFiles(raw) {
-		return aside(s, r, nil, func(context.Context) (*newSessionResponse, error) { return s.openSession(r, p, sess, raw) })
+	_, listed := s.listed()
+	if waitList := s.opts.Discover != nil && !listed; waitList || raw != nil && s.compileReadsFiles(raw) {
+		// Off the read loop: the providers' list, waited for briefly
+		// (listed.go), or the files the spec names.
+		return aside(s, r, nil, func(ctx context.Context) (*newSessionResponse, error) {
+			if waitList {
+				s.awaitListedFor(ctx, newSessionListWait)
+			}
+			return s.openSession(r, p, sess, raw)
+		})
 	}
 	return s.openSession(r, p, sess, raw)
 }
@@ -423,7 +438,7 @@ func both(a, b <-chan struct{}) <-chan struct{} {
 }
 
 // cancelSession handles session/cancel: the running prompt stops and is
-// answered "cancelled".
+// answered "cancelled", and so is every prompt queued behind it.
 func (s *Server) cancelSession(p *cancelNotification) {
 	s.mu.Lock()
 	sess := s.sessions[*p.SessionID]
@@ -432,11 +447,12 @@ func (s *Server) cancelSession(p *cancelNotification) {
 		s.log.Warn("session/cancel for an unknown session", "session", *p.SessionID)
 		return
 	}
+	s.dropQueue(sess)
 	sess.cancelTurn()
 }
 
-// cancelRequest handles $/cancel_request: a running session/prompt with
-// that id is cancelled. Other requests are answered before the next
+// cancelRequest handles $/cancel_request: a running or queued
+// session/prompt with that id is cancelled. Other requests are answered before the next
 // message is read, so there is nothing else to cancel.
 func (s *Server) cancelRequest(p *cancelRequestNotification) {
 	key, ok := idKey(p.RequestID)
@@ -446,8 +462,12 @@ func (s *Server) cancelRequest(p *cancelRequestNotification) {
 	s.mu.Lock()
 	sess := s.prompts[key]
 	s.mu.Unlock()
-	if sess != nil {
-		sess.cancelTurn()
+	if sess != nil && !s.dropQueued(sess, key) {
+		sess.mu.Lock()
+		if r := sess.running; r != nil && r.id == key {
+			r.cancel()
+		}
+		sess.mu.Unlock()
 	}
 }
 

@@ -370,15 +370,17 @@ func (k *updateSink) finalAnswer(ev engine.Event) error {
 }
 
 // noAnswer sends the closing message of a run without an answer: one
-// agent_message_chunk with its own messageId, saying why in one line, so
-// the person in the editor sees that no answer came (DESIGN §8).
+// agent_thought_chunk with its own messageId, saying why in one line, so
+// the person in the editor sees that no answer came (DESIGN §8), while a
+// client that takes the turn's message text as its answer (acpx --format
+// quiet) finds none: a no-answer is never read as an answer (§22).
 func (k *updateSink) noAnswer(ev engine.Event) error {
 	if a := ev.Answer; a != nil {
 		if err := k.noticeAll(a.Warnings); err != nil {
 			return err
 		}
 	}
-	b := k.begin("agent_message_chunk")
+	b := k.begin("agent_thought_chunk")
 	b = append(b, `,"messageId":`...)
 	b = appendString(b, ev.MessageID)
 	b = append(b, `,"content":{"type":"text","text":`...)

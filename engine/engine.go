@@ -173,6 +173,11 @@ type Turn struct {
 	// ToolSupport is what the session has learned of its models' tool
 	// calling (notools.go); nil learns for this turn alone.
 	ToolSupport *ToolSupport
+	// Steer, when set, gives what the user sent to steer the turn since
+	// it last asked (DESIGN §22): the model reads it at its next call, as
+	// the user's words. Only the turn's own stages take it; its workers
+	// and children do not.
+	Steer func() []string
 }
 
 // A Result is how a run ended.

@@ -178,6 +178,14 @@ func writePrompt(w io.Writer, system string, msgs []llm.Message, earlier []Excha
 	return nil
 }
 
+// steered records what the user sent to steer the turn (Turn.Steer), in
+// response.md before the call that read it.
+func (vr *visitRecord) steered(text string) {
+	if vr.Dir() != "" {
+		vr.resp = append(vr.resp, "The user steered the turn:\n\n"+clipReply(vr.mask(text))+"\n\n")
+	}
+}
+
 // compacted records a compaction: its line in status.json, and in
 // response.md before the call it made fit.
 func (vr *visitRecord) compacted(line string) {

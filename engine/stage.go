@@ -115,6 +115,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 		if !r.share.spend() {
 			return "", errMaxCalls
 		}
+		v.steered()
 		resp, err := v.call(ctx)
 		if err != nil {
 			return "", err
@@ -175,6 +176,20 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 	}
 }
 
+// steered gives the model what the user sent while the turn ran
+// (Turn.Steer), before its next call: the user's own words, as the
+// prompt is, so they direct the work as the prompt does. Each is in the
+// record's response.md too.
+func (v *stageVisit) steered() {
+	if v.run.t.Steer == nil {
+		return
+	}
+	for _, text := range v.run.t.Steer() {
+		v.say("The user sent this while you were working; take it into account from here on:\n\n" + text)
+		v.rec.steered(text)
+	}
+}
+
 func (v *stageVisit) say(msg string) {
 	v.messages = append(v.messages, llm.Message{Role: llm.RoleUser, Text: msg})
 }
@@ -205,6 +220,8 @@ func (v *stageVisit) prepare() {
 		}
 		if tool := r.share.tools[name]; tool == nil {
 			r.warn(fmt.Sprintf("stage %s lists tool %q, which coda does not have", s.Name, name))
+		} else if c, ok := tool.(Conditional); ok && !c.OfferedIn(r.t.Workspace) {
+			continue // nobody to answer it here (ask.go)
 		} else if r.t.Withhold == nil || !r.t.Withhold(tool) {
 			listed = append(listed, name)
 		}

@@ -22,6 +22,7 @@ var clientParams = map[string]string{
 	"session/resume":            "ResumeSessionRequest",
 	"session/list":              "ListSessionsRequest",
 	"session/delete":            "DeleteSessionRequest",
+	"session/fork":              "ForkSessionRequest", // UNSTABLE
 	"session/close":             "CloseSessionRequest",
 	"session/prompt":            "PromptRequest",
 	"session/set_config_option": "SetSessionConfigOptionRequest",
@@ -70,12 +71,22 @@ func checkDef(name string, instance []byte) error {
 	if err := validate(name, v); err != nil {
 		return err
 	}
-	node, err := defNode(name)
+	w, node, err := defNode(name)
 	if err != nil {
 		return err
 	}
 	var unknown []string
-	unknownMembers(node, v, "", &unknown)
+	w.unknownMembers(node, v, "", &unknown)
+	if len(unknown) > 0 && w.stable {
+		// A member the stable schema does not name may be an UNSTABLE
+		// feature coda serves where it is advertised (session/fork's
+		// capability): named by the unstable schema, it passes.
+		if u, unode := unstableNode(name); unode != nil {
+			var still []string
+			u.unknownMembers(unode, v, "", &still)
+			unknown = slices.DeleteFunc(unknown, func(p string) bool { return !slices.Contains(still, p) })
+		}
+	}
 	if len(unknown) > 0 {
 		return fmt.Errorf("%s names no member %s", name, strings.Join(unknown, ", "))
 	}
@@ -85,11 +96,11 @@ func checkDef(name string, instance []byte) error {
 // Members lists the members definition name names at its top (through
 // $ref, allOf, anyOf and oneOf), and those it requires.
 func Members(name string) (named, required []string, err error) {
-	node, err := defNode(name)
+	w, node, err := defNode(name)
 	if err != nil {
 		return nil, nil, err
 	}
-	props, req := collect(node, nil)
+	props, req := w.collect(node, nil)
 	for k := range props {
 		named = append(named, k)
 	}
@@ -97,19 +108,40 @@ func Members(name string) (named, required []string, err error) {
 	return named, req, nil
 }
 
-// defNode is the schema's definition name, undecoded into any.
-func defNode(name string) (any, error) {
+// A view is one of the schemas' definitions: the stable schema's, or the
+// unstable one's for what only it defines.
+type view struct {
+	defs   map[string]any
+	stable bool
+}
+
+// defNode is the schema's definition name, undecoded into any, and the
+// schema it is in.
+func defNode(name string) (view, any, error) {
 	if _, err := def(name); err != nil {
-		return nil, err
+		return view{}, nil, err
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	defs, _ := rootDefs["$defs"].(map[string]any)
-	return defs[name], nil
+	if defs[name] != nil {
+		return view{defs: defs, stable: true}, defs[name], nil
+	}
+	udefs, _ := unstableDefs["$defs"].(map[string]any)
+	return view{defs: udefs}, udefs[name], nil
+}
+
+// unstableNode is the unstable schema's definition name; nil when it has
+// none.
+func unstableNode(name string) (view, any) {
+	mu.Lock()
+	defer mu.Unlock()
+	udefs, _ := unstableDefs["$defs"].(map[string]any)
+	return view{defs: udefs}, udefs[name]
 }
 
 // resolve follows a node's $ref.
-func resolve(node any) map[string]any {
+func (w view) resolve(node any) map[string]any {
 	m, _ := node.(map[string]any)
 	for m != nil {
 		ref, ok := m["$ref"].(string)
@@ -120,10 +152,7 @@ func resolve(node any) map[string]any {
 		if !ok {
 			break
 		}
-		mu.Lock()
-		defs, _ := rootDefs["$defs"].(map[string]any)
-		m, _ = defs[name].(map[string]any)
-		mu.Unlock()
+		m, _ = w.defs[name].(map[string]any)
 	}
 	return m
 }
@@ -132,11 +161,11 @@ func resolve(node any) map[string]any {
 // for any instance), and its required members: its properties, those of
 // its allOf branches, and those of the anyOf and oneOf branches v may
 // match.
-func collect(node any, v any) (props map[string]any, required []string) {
+func (w view) collect(node any, v any) (props map[string]any, required []string) {
 	props = map[string]any{}
 	var walk func(node any)
 	walk = func(node any) {
-		m := resolve(node)
+		m := w.resolve(node)
 		if m == nil {
 			return
 		}
@@ -157,7 +186,7 @@ func collect(node any, v any) (props map[string]any, required []string) {
 		}
 		for _, key := range []string{"anyOf", "oneOf"} {
 			for _, b := range asList(m[key]) {
-				if v == nil || mayMatch(b, v) {
+				if v == nil || w.mayMatch(b, v) {
 					walk(b)
 				}
 			}
@@ -170,8 +199,8 @@ func collect(node any, v any) (props map[string]any, required []string) {
 // mayMatch reports whether an anyOf or oneOf branch may be the one v
 // matches: its type allows v's, its const members agree, and v has its
 // required members.
-func mayMatch(branch any, v any) bool {
-	m := resolve(branch)
+func (w view) mayMatch(branch any, v any) bool {
+	m := w.resolve(branch)
 	if m == nil {
 		return false
 	}
@@ -228,10 +257,10 @@ func asList(x any) []any {
 
 // unknownMembers adds to out the paths of v's members that node does not
 // name. An object node that names no members is free-form, as _meta is.
-func unknownMembers(node any, v any, path string, out *[]string) {
+func (w view) unknownMembers(node any, v any, path string, out *[]string) {
 	switch v := v.(type) {
 	case map[string]any:
-		props, _ := collect(node, v)
+		props, _ := w.collect(node, v)
 		if len(props) == 0 {
 			return
 		}
@@ -249,21 +278,21 @@ func unknownMembers(node any, v any, path string, out *[]string) {
 				*out = append(*out, path+"/"+k)
 				continue
 			}
-			unknownMembers(sub, v[k], path+"/"+k, out)
+			w.unknownMembers(sub, v[k], path+"/"+k, out)
 		}
 	case []any:
-		items := itemsOf(node, v)
+		items := w.itemsOf(node, v)
 		for i, x := range v {
 			if items != nil {
-				unknownMembers(items, x, fmt.Sprintf("%s/%d", path, i), out)
+				w.unknownMembers(items, x, fmt.Sprintf("%s/%d", path, i), out)
 			}
 		}
 	}
 }
 
 // itemsOf is the schema of an array node's items.
-func itemsOf(node any, v any) any {
-	m := resolve(node)
+func (w view) itemsOf(node any, v any) any {
+	m := w.resolve(node)
 	if m == nil {
 		return nil
 	}
@@ -272,8 +301,8 @@ func itemsOf(node any, v any) any {
 	}
 	for _, key := range []string{"allOf", "anyOf", "oneOf"} {
 		for _, b := range asList(m[key]) {
-			if key == "allOf" || mayMatch(b, v) {
-				if items := itemsOf(b, v); items != nil {
+			if key == "allOf" || w.mayMatch(b, v) {
+				if items := w.itemsOf(b, v); items != nil {
 					return items
 				}
 			}
@@ -293,6 +322,7 @@ var clientResults = map[string]string{
 	"terminal/wait_for_exit":     "WaitForTerminalExitResponse",
 	"terminal/kill":              "KillTerminalResponse",
 	"terminal/release":           "ReleaseTerminalResponse",
+	"elicitation/create":         "CreateElicitationResponse",
 }
 
 // CallResultDef is the schema definition of the result of method, one an

@@ -22,6 +22,13 @@ const SchemaEnv = "CODA_ACP_SCHEMA"
 //go:embed testdata/v1/schema.json
 var keptSchema []byte
 
+// keptUnstable is ACP v1's schema with its UNSTABLE features: what coda
+// serves of them where it advertises them (session/fork) is checked
+// against it; everything else against the stable schema.
+//
+//go:embed testdata/v1/schema.unstable.json
+var keptUnstable []byte
+
 // schema returns the ACP v1 schema: $CODA_ACP_SCHEMA's file, else the copy
 // kept in testdata.
 func schema() ([]byte, error) {
@@ -36,10 +43,11 @@ func schema() ([]byte, error) {
 }
 
 var (
-	mu       sync.Mutex
-	rootDefs map[string]any
-	rootErr  error
-	compiled = map[string]*jsonschema.Schema{}
+	mu           sync.Mutex
+	rootDefs     map[string]any
+	unstableDefs map[string]any
+	rootErr      error
+	compiled     = map[string]*jsonschema.Schema{}
 )
 
 // def compiles the schema's definition name (or "" for its "Agent"
@@ -56,6 +64,8 @@ func def(name string) (*jsonschema.Schema, error) {
 			rootErr = err
 		} else if err := json.Unmarshal(data, &rootDefs); err != nil {
 			rootErr = fmt.Errorf("the ACP schema: %w", err)
+		} else if err := json.Unmarshal(keptUnstable, &unstableDefs); err != nil {
+			rootErr = fmt.Errorf("the ACP unstable schema: %w", err)
 		}
 	}
 	if rootErr != nil {
@@ -75,11 +85,14 @@ func def(name string) (*jsonschema.Schema, error) {
 		}
 		wrapper = map[string]any{"$defs": rootDefs["$defs"], "allOf": []any{agent}}
 	} else {
-		defs, _ := rootDefs["$defs"].(map[string]any)
-		if defs[name] == nil {
+		root := rootDefs
+		if defs, _ := root["$defs"].(map[string]any); defs[name] == nil {
+			root = unstableDefs // an UNSTABLE feature's
+		}
+		if defs, _ := root["$defs"].(map[string]any); defs[name] == nil {
 			return nil, fmt.Errorf("the ACP schema has no definition %s", name)
 		}
-		wrapper = map[string]any{"$defs": rootDefs["$defs"], "$ref": "#/$defs/" + name}
+		wrapper = map[string]any{"$defs": root["$defs"], "$ref": "#/$defs/" + name}
 	}
 	b, _ := json.Marshal(wrapper)
 	sch, err := jsonschema.NewCompiler().Compile(b)
@@ -107,6 +120,7 @@ var (
 		"terminal/wait_for_exit":     "WaitForTerminalExitRequest",
 		"terminal/kill":              "KillTerminalRequest",
 		"terminal/release":           "ReleaseTerminalRequest",
+		"elicitation/create":         "CreateElicitationRequest",
 	}
 	responseResults = map[string]string{
 		"initialize":                "InitializeResponse",
@@ -119,6 +133,7 @@ var (
 		"session/resume":            "ResumeSessionResponse",
 		"session/list":              "ListSessionsResponse",
 		"session/delete":            "DeleteSessionResponse",
+		"session/fork":              "ForkSessionResponse", // UNSTABLE
 		"session/set_mode":          "SetSessionModeResponse",
 	}
 )

@@ -61,6 +61,7 @@ func Builtin() map[string]engine.Tool {
 		}
 		m[e.name] = &builtin{e, llm.ToolSpec{Name: e.name, Description: string(desc), Schema: e.params.Schema()}}
 	}
+	m["ask_user"] = AskUser{} // its arguments are no table's (ask_user.go)
 	return m
 }
 

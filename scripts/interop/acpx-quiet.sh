@@ -63,4 +63,8 @@ quiet commentary json '{"safe": true}'
 quiet reply yaml $'files:\n  - a.go'
 quiet repair yaml $'files:\n  - a.go\n'
 quiet commentary json 'Checking the module.{"safe": true}' --commentary message
+# A turn without an answer prints nothing but acpx's closing newline: its
+# reason is a thought and _meta, never the message text a script reads as
+# the answer.
+quiet unavailable json ''
 exit $failed
