@@ -44,7 +44,7 @@ type Set struct {
 	host    *Host
 	session string
 	log     *slog.Logger
-	asker   engine.Asker // the session's, for its servers' questions
+	asker   engine.Asker       // the session's, for its servers' questions
 	cancel  context.CancelFunc // ends the starts still going
 	wg      sync.WaitGroup     // each server's start-and-watch goroutine
 
