@@ -26,7 +26,13 @@ func (s *Server) startMCP(sess *session, raw json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	set := s.mcp.Start(sess.id, servers, warnings)
+	// A server's questions go to the user when the editor takes them
+	// (ask.go); else coda does not offer the server elicitation.
+	var asker engine.Asker
+	if a, ok := engine.AskerOf(sess.ws); ok {
+		asker = a
+	}
+	set := s.mcp.Start(sess.id, servers, warnings, asker)
 	sess.mu.Lock()
 	old := sess.mcp
 	sess.mcp = set

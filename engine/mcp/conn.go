@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/coda-acp/coda/engine"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -62,6 +63,11 @@ type Options struct {
 	// StartWait bounds how long a turn waits for its session's servers
 	// still starting (Set.Turn; default DefaultStartWait, 10s).
 	StartWait time.Duration
+	// Asker, when it can ask, is who a server's elicitation/create (form
+	// mode) is forwarded to (DESIGN §22): coda then advertises elicitation
+	// to the server, and only then (elicit.go). A session's set has its
+	// own (Host.Start).
+	Asker engine.Asker
 }
 
 // Defaults of Options.
@@ -163,11 +169,15 @@ func Start(ctx context.Context, s Server, opts Options) (*Conn, error) {
 			MaxLineLength: MaxMessageBytes + 1<<20,
 		}
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "coda", Version: opts.Version}, &sdk.ClientOptions{
+	copts := &sdk.ClientOptions{
 		Logger: opts.Log,
 		// Off the SDK's reading of the server: listing is a request.
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { go c.relist() },
-	})
+	}
+	if opts.Asker != nil && opts.Asker.CanAsk() {
+		copts.ElicitationHandler = elicitVia(opts.Asker, s.Name) // and so advertised
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "coda", Version: opts.Version}, copts)
 	session, err := client.Connect(ctx, transport, nil)
 	if err == nil {
 		var tools []*sdk.Tool

@@ -44,6 +44,7 @@ type Set struct {
 	host    *Host
 	session string
 	log     *slog.Logger
+	asker   engine.Asker       // the session's, for its servers' questions
 	cancel  context.CancelFunc // ends the starts still going
 	wg      sync.WaitGroup     // each server's start-and-watch goroutine
 
@@ -67,12 +68,13 @@ type server struct {
 // nil when there are neither servers nor warnings. warnings are what the
 // caller found it could not start (an unsupported transport, a name given
 // twice): they come first in Warnings. A command that cannot be found is a
-// warning too, and no server starts once the host is closed.
-func (h *Host) Start(session string, servers []Server, warnings []string) *Set {
+// warning too, and no server starts once the host is closed. asker, when
+// not nil, is who the servers' questions go to (Options.Asker).
+func (h *Host) Start(session string, servers []Server, warnings []string, asker engine.Asker) *Set {
 	if len(servers) == 0 && len(warnings) == 0 {
 		return nil
 	}
-	set := &Set{host: h, session: session, log: h.opts.Log.With("session", session)}
+	set := &Set{host: h, session: session, log: h.opts.Log.With("session", session), asker: asker}
 	ctx, cancel := context.WithCancel(context.Background())
 	set.cancel = cancel
 	for _, w := range warnings {
@@ -152,7 +154,7 @@ func (set *Set) run(ctx context.Context, m *server, srv Server) {
 	defer set.wg.Done()
 	begun := time.Now()
 	opts := set.host.opts
-	opts.Log = set.log
+	opts.Log, opts.Asker = set.log, set.asker
 	conn, err := Start(ctx, srv, opts)
 	set.mu.Lock()
 	stopped := set.stopped

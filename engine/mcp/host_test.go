@@ -45,7 +45,7 @@ func TestSet_turnWaitsForStarting(t *testing.T) {
 	set := host.Start("s-1", []mcp.Server{
 		{Name: "slow", Command: bin, Dir: t.TempDir(), Env: []string{"CODA_MCP_GATE=" + gate}},
 		{Name: "missing", Command: filepath.Join(t.TempDir(), "no-such-server")},
-	}, []string{"MCP server sse was not started: coda does not speak MCP's SSE transport"})
+	}, []string{"MCP server sse was not started: coda does not speak MCP's SSE transport"}, nil)
 
 	warnings := set.Warnings()
 	if len(warnings) != 2 || !strings.Contains(warnings[0], "sse was not started") || !strings.Contains(warnings[1], "missing was not started") {
@@ -86,7 +86,7 @@ func TestHost_close(t *testing.T) {
 	pidfile, gate := filepath.Join(dir, "pid"), filepath.Join(dir, "gate")
 	mcptest.Fifo(t, gate)
 	host := mcp.NewHost(mcp.Options{})
-	host.Start("s-1", []mcp.Server{{Name: "slow", Command: bin, Dir: dir, Env: []string{"CODA_MCP_PIDFILE=" + pidfile, "CODA_MCP_GATE=" + gate}}}, nil)
+	host.Start("s-1", []mcp.Server{{Name: "slow", Command: bin, Dir: dir, Env: []string{"CODA_MCP_PIDFILE=" + pidfile, "CODA_MCP_GATE=" + gate}}}, nil, nil)
 	held, err := os.OpenFile(gate, os.O_WRONLY, 0) // the server is at its gate, and stays there
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +97,7 @@ func TestHost_close(t *testing.T) {
 	if !mcptest.Gone(pid) {
 		t.Errorf("the MCP server %d is still there after Close", pid)
 	}
-	late := host.Start("s-2", []mcp.Server{{Name: "late", Command: bin, Dir: dir}}, nil)
+	late := host.Start("s-2", []mcp.Server{{Name: "late", Command: bin, Dir: dir}}, nil, nil)
 	if w := late.Warnings(); len(w) != 1 || w[0] != "MCP server late was not started: coda is shutting down" {
 		t.Errorf("a set started after Close warns %q", w)
 	}
@@ -106,7 +106,7 @@ func TestHost_close(t *testing.T) {
 // A session without servers has a nil set, whose methods do nothing.
 func TestSet_nil(t *testing.T) {
 	host := mcp.NewHost(mcp.Options{})
-	set := host.Start("s-1", nil, nil)
+	set := host.Start("s-1", nil, nil, nil)
 	if set != nil {
 		t.Fatalf("Start with nothing to start = %v, want nil", set)
 	}
