@@ -80,13 +80,17 @@ func (s *stream) line(data []byte) error {
 		return lineError(c.Error)
 	}
 	if t := c.Message.Thinking; t != "" {
-		s.thinking.Add(t)
+		if err := s.thinking.Add(t); err != nil {
+			return err
+		}
 		if err := s.emit(llm.Delta{Thinking: t}); err != nil {
 			return err
 		}
 	}
 	if t := c.Message.Content; t != "" {
-		s.text.Add(t)
+		if err := s.text.Add(t); err != nil {
+			return err
+		}
 		if err := s.emit(llm.Delta{Text: t}); err != nil {
 			return err
 		}
