@@ -178,7 +178,7 @@ func (m *Model) info(ctx context.Context) *showInfo {
 	if raw, ok := v.ModelInfo[arch+".context_length"]; ok && arch != "" {
 		var n float64
 		if json.Unmarshal(raw, &n) == nil && n > 0 {
-			info.ContextLength = int(n)
+			info.ContextLength = llm.Window(n)
 		}
 	}
 	if v.Thinking != nil {
