@@ -23,16 +23,17 @@ type Budget struct {
 
 // The default budget. The longest reply a catalog model may write is 128k
 // output tokens (Claude's, GPT-5's), about 512 KiB of text at four bytes a
-// token: 4 MiB of text or of thinking is eight times that, so no honest
-// reply reaches it, and a runaway one is stopped at a size a turn can keep
-// (and send back in its next call) without strain. What a reply asks to
-// have sent back is a few KiB a part (a thinking block's signature, a
-// thought signature) and, for the Responses API's encrypted reasoning,
-// about the reasoning's own size: it gets twice the text's room.
+// token: 8 MiB of text or of thinking is sixteen times that, so no honest
+// reply reaches it (nor the 4.2 MB reply scripts/bench/turnmem streams),
+// and a runaway one is stopped at a size a turn can hold, and send back
+// in its next call, without strain. What a reply asks to have sent back
+// is a few KiB a part (a thinking block's signature, a thought signature)
+// and, for the Responses API's encrypted reasoning, about the reasoning's
+// own size: it gets twice the text's room.
 const (
-	DefaultMaxText     = 4 << 20
-	DefaultMaxThinking = 4 << 20
-	DefaultMaxReplay   = 8 << 20
+	DefaultMaxText     = 8 << 20
+	DefaultMaxThinking = 8 << 20
+	DefaultMaxReplay   = 16 << 20
 )
 
 // WithDefaults is b with each unset field at its default.
