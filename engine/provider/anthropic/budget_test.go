@@ -38,6 +38,9 @@ func TestModel_Stream_budget(t *testing.T) {
 		{"redacted", "replay data", func(i int) string {
 			return ev(fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"redacted_thinking","data":"%s"}}`, i, big))
 		}},
+		{"ids", "replay data", func(i int) string {
+			return ev(fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"tool_use","id":"%s","name":"f","input":{}}}`, i, big))
+		}},
 		{"thinking", "thinking", func(i int) string {
 			return ev(fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"%s"}}`, big))
 		}},

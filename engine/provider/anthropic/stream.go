@@ -231,7 +231,7 @@ func (s *stream) startBlock(index int, cb *startBlock) error {
 	b.typ, b.id = cb.Type, cb.ID
 	b.input.Name, b.start.Name = cb.Name, cb.Name
 	b.start.Write(cb.Input)
-	if err := s.kept.Add(len(cb.Signature) + len(cb.Data)); err != nil {
+	if err := s.kept.Add(len(cb.Signature) + len(cb.Data) + len(cb.Type) + len(cb.ID) + len(cb.Name)); err != nil {
 		return err
 	}
 	b.signature, b.data = append(b.signature[:0], cb.Signature...), cb.Data

@@ -33,6 +33,9 @@ func TestModel_Stream_budget(t *testing.T) {
 		{"call signatures", "replay data", func(i int) string {
 			return chunk(fmt.Sprintf(`{"functionCall":{"name":"f","args":{}},"thoughtSignature":"%s"}`, big))
 		}},
+		{"call names", "replay data", func(i int) string {
+			return chunk(fmt.Sprintf(`{"functionCall":{"name":"%s","args":{}}}`, big))
+		}},
 		{"thoughts", "thinking", func(i int) string {
 			return chunk(fmt.Sprintf(`{"text":"%s","thought":true}`, big))
 		}},

@@ -205,7 +205,7 @@ func (s *stream) part(p *replyPart) error {
 		if id == "" {
 			id = s.newID()
 		}
-		if err := s.kept.Add(len(p.ThoughtSignature)); err != nil {
+		if err := s.kept.Add(len(p.ThoughtSignature) + len(fc.ID) + len(fc.Name)); err != nil {
 			return err
 		}
 		s.calls = append(s.calls, call{id: id, args: llm.ArgsBuffer{Name: fc.Name}})

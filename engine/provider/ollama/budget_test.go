@@ -23,9 +23,13 @@ func TestModel_Stream_budget(t *testing.T) {
 	}{
 		{"thinking", "thinking", "thinking"},
 		{"text", "visible text", "content"},
+		{"call names", "replay data (signatures, encrypted reasoning, ids and names)", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			frame := func(int) string {
+				if tt.field == "" {
+					return fmt.Sprintf(`{"message":{"role":"assistant","tool_calls":[{"function":{"name":"%s","arguments":{}}}]},"done":false}`, big) + "\n"
+				}
 				return fmt.Sprintf(`{"message":{"role":"assistant","%s":"%s"},"done":false}`, tt.field, big) + "\n"
 			}
 			srv := hostile.Serve(t, "application/x-ndjson", "", 1024, frame, tail)

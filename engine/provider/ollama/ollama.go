@@ -87,8 +87,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.D
 	var resp *llm.Response
 	err = m.call.DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
 		s := stream{onDelta: onDelta, started: started}
-		var unused sse.Meter // Ollama's replies ask nothing sent back
-		m.opts.Budget.Start(&s.text, &s.thinking, &unused)
+		m.opts.Budget.Start(&s.text, &s.thinking, &s.kept)
 		var err error
 		resp, err = s.read(r)
 		return err

@@ -32,6 +32,9 @@ func TestStream_budget(t *testing.T) {
 		{"reasoning items", "replay data", true, func(i int) string {
 			return data(fmt.Sprintf(`{"type":"response.output_item.done","item":{"type":"reasoning","id":"rs_%d","encrypted_content":"%s","summary":[]}}`, i, big))
 		}, data(`{"type":"response.completed","response":{"status":"completed"}}`)},
+		{"item ids", "replay data", true, func(i int) string {
+			return data(fmt.Sprintf(`{"type":"response.output_item.added","item":{"type":"function_call","id":"fc_%d_%s","call_id":"c","name":"f"}}`, i, big))
+		}, data(`{"type":"response.completed","response":{"status":"completed"}}`)},
 		{"reasoning summary", "thinking", true, func(i int) string {
 			return data(fmt.Sprintf(`{"type":"response.reasoning_summary_text.delta","item_id":"rs","delta":"%s"}`, big))
 		}, data(`{"type":"response.completed","response":{"status":"completed"}}`)},
@@ -43,6 +46,9 @@ func TestStream_budget(t *testing.T) {
 		}, data(`{"type":"response.completed","response":{"status":"completed"}}`)},
 		{"extra content", "replay data", false, func(i int) string {
 			return data(fmt.Sprintf(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":%d,"id":"c%d","function":{"name":"f","arguments":"{}"},"extra_content":{"google":{"thought_signature":"%s"}}}]}}]}`, i, i, big))
+		}, data(`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`) + data("[DONE]")},
+		{"call ids", "replay data", false, func(i int) string {
+			return data(fmt.Sprintf(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":%d,"id":"%s","function":{"name":"f","arguments":"{}"}}]}}]}`, i, big))
 		}, data(`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`) + data("[DONE]")},
 		{"chat reasoning", "thinking", false, func(i int) string {
 			return data(fmt.Sprintf(`{"choices":[{"index":0,"delta":{"reasoning_content":"%s"}}]}`, big))

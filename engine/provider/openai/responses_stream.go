@@ -217,6 +217,9 @@ func (s *rstream) outputItem(data []byte, done bool) error {
 	if err != nil {
 		return err
 	}
+	if err := s.kept.Add(len(it.CallID) + len(it.Name)); err != nil {
+		return err
+	}
 	if c := o.call; c != nil {
 		if it.CallID != "" {
 			c.id = it.CallID
@@ -255,6 +258,9 @@ func (s *rstream) item(id, typ string) (*rOut, error) {
 	}
 	if len(s.out) >= sse.MaxToolCalls {
 		return nil, fmt.Errorf("the reply has more than %d output items", sse.MaxToolCalls)
+	}
+	if err := s.kept.Add(len(id) + len(typ)); err != nil {
+		return nil, err
 	}
 	o := &rOut{id: id, typ: typ}
 	if typ == "function_call" {

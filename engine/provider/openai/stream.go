@@ -229,6 +229,9 @@ func (s *stream) toolCall(tc *toolCallDelta) error {
 		}
 		s.calls = append(s.calls, slot)
 	}
+	if err := s.kept.Add(len(tc.ID) + len(tc.Function.Name)); err != nil {
+		return err
+	}
 	if tc.ID != "" {
 		slot.id = tc.ID
 	}

@@ -29,7 +29,9 @@ type Budget struct {
 // in its next call, without strain. What a reply asks to have sent back
 // is a few KiB a part (a thinking block's signature, a thought signature)
 // and, for the Responses API's encrypted reasoning, about the reasoning's
-// own size: it gets twice the text's room.
+// own size: it gets twice the text's room. The ids and names of a reply's
+// parts and calls count against it too: each is held until the reply ends
+// as well, and a server may make each an event of MaxEventSize.
 const (
 	DefaultMaxText     = 8 << 20
 	DefaultMaxThinking = 8 << 20
@@ -101,5 +103,5 @@ func (b Budget) Start(text, thinking *Text, replay *Meter) {
 	b = b.WithDefaults()
 	text.Max, text.What = b.Text, "visible text"
 	thinking.Max, thinking.What = b.Thinking, "thinking"
-	*replay = Meter{What: "replay data (signatures, encrypted reasoning)", Max: b.Replay}
+	*replay = Meter{What: "replay data (signatures, encrypted reasoning, ids and names)", Max: b.Replay}
 }
