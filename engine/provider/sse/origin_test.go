@@ -105,6 +105,11 @@ func TestCall_JSONBound(t *testing.T) {
 			if took := time.Since(start); took != tt.want || err == nil || !strings.Contains(err.Error(), tt.cause) {
 				t.Errorf("Send gave up after %s with %v, want %s and %q", took, err, tt.want, tt.cause)
 			}
+			start = time.Now()
+			err = c.JSON(context.Background(), "https://api.test/models", nil, new(any))
+			if took := time.Since(start); took != tt.want || err == nil || !strings.Contains(err.Error(), tt.cause) {
+				t.Errorf("JSON gave up after %s with %v, want %s and %q", took, err, tt.want, tt.cause)
+			}
 		})
 	}
 }
