@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/coda-acp/coda/internal/bytesize"
@@ -81,10 +82,12 @@ func fitExchange(ex *Exchange, raw []byte, room int) ([]byte, error) {
 		over -= len(cut.Streamed[n]) + 1
 	}
 	cut.Streamed = cut.Streamed[:n:n]
-	// Then the longest text, again and again: cutting k bytes of a string
-	// takes at least k bytes out of its encoding (a character escaped is
-	// longer than it), so each pass either fits or empties that text.
-	for range 2*len(cut.Prompt) + 4 {
+	// Then the longest texts, as many as it takes, each pass re-encoded:
+	// cutting k bytes of a string takes at least k bytes out of its
+	// encoding (a character escaped is longer than it), so a pass falls
+	// short only by what its notes' own escapes add, or when every text
+	// is cut to its note.
+	for range 8 {
 		var err error
 		if raw, err = marshalPlain(&cut); err != nil {
 			return nil, err
@@ -93,11 +96,22 @@ func fitExchange(ex *Exchange, raw []byte, room int) ([]byte, error) {
 		if over <= 0 {
 			return raw, nil
 		}
-		s := longestText(&cut)
-		if s == nil || len(*s) <= len(cutNote(len(*s))) {
+		cutSome := false
+		for _, s := range cuttable(&cut) {
+			if over <= 0 {
+				break
+			}
+			if len(*s) <= len(cutNote(len(*s))) {
+				continue
+			}
+			before := len(*s)
+			*s = textcut.Noted(*s, max(before-over, 0), cutNote)
+			over -= before - len(*s)
+			cutSome = true
+		}
+		if !cutSome {
 			break
 		}
-		*s = textcut.Noted(*s, max(len(*s)-over, 0), cutNote)
 	}
 	return nil, fmt.Errorf("%w: cut to what it must keep, its %s line is longer than the %s a line may hold",
 		ErrLineTooLong, bytesize.Format(whole), bytesize.Format(room))
@@ -108,19 +122,13 @@ func cutNote(n int) string {
 	return fmt.Sprintf("\n[… %d bytes cut here: a session's line holds no more]", n)
 }
 
-// longestText is the longest of the exchange's texts that can be cut
-// (the prompt's, the history's); nil when it has none.
-func longestText(ex *Exchange) *string {
-	var s *string
-	consider := func(p *string) {
-		if s == nil || len(*p) > len(*s) {
-			s = p
-		}
-	}
-	consider(&ex.History.Prompt)
-	consider(&ex.History.Answer)
+// cuttable are the exchange's texts that can be cut (the prompt's, the
+// history's), longest first.
+func cuttable(ex *Exchange) []*string {
+	texts := []*string{&ex.History.Prompt, &ex.History.Answer}
 	for i := range ex.Prompt {
-		consider(&ex.Prompt[i].Text)
+		texts = append(texts, &ex.Prompt[i].Text)
 	}
-	return s
+	slices.SortStableFunc(texts, func(a, b *string) int { return len(*b) - len(*a) })
+	return texts
 }

@@ -87,6 +87,15 @@ func TestSession_longExchange(t *testing.T) {
 		t.Error("the caller's exchange was changed")
 	}
 
+	// A prompt of many blocks: cut in a few passes, every block kept.
+	many := exchange(4)
+	for range 500 {
+		many.Prompt = append(many.Prompt, store.PromptBlock{Type: "text", Text: strings.Repeat("&", 1<<10)})
+	}
+	if err := ss.Append(state, many); err != nil {
+		t.Fatalf("an exchange of 500 blocks: %v", err)
+	}
+
 	// Closing chunks over the limit: refused, nothing written.
 	before, _ := os.ReadFile(st.SessionPath("s-1"))
 	big := exchange(3)
