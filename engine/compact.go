@@ -99,7 +99,7 @@ type sizing struct{ tokens, bytes int }
 // not known.
 func (v *stageVisit) window(ctx context.Context, spec string, m llm.Model) int {
 	if w, ok := m.(llm.Windowed); ok {
-		if n := w.ContextWindow(ctx); n > 0 {
+		if n := llm.Window(w.ContextWindow(ctx)); n > 0 {
 			return n
 		}
 	}
@@ -107,15 +107,15 @@ func (v *stageVisit) window(ctx context.Context, spec string, m llm.Model) int {
 		return n
 	}
 	if v.run.e.ModelFacts != nil {
-		return v.run.e.ModelFacts(spec).ContextWindow
+		return llm.Window(v.run.e.ModelFacts(spec).ContextWindow)
 	}
 	return 0
 }
 
 // sized notes what a call that answered says of its request's size.
 func (v *stageVisit) sized(spec string, req *llm.Request, resp *llm.Response) {
-	if resp.Usage.ContextWindow > 0 {
-		v.run.share.windows.set(spec, resp.Usage.ContextWindow)
+	if n := llm.Window(resp.Usage.ContextWindow); n > 0 {
+		v.run.share.windows.set(spec, n)
 	}
 	if resp.Usage.InputTokens > 0 {
 		v.fitting.size = sizing{tokens: resp.Usage.InputTokens, bytes: requestBytes(req)}

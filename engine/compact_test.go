@@ -413,3 +413,15 @@ func TestCompaction_keepsSubmitAndTransition(t *testing.T) {
 		t.Errorf("results seen %v, want submit_output's and transition's", first)
 	}
 }
+
+// A model whose window is past what coda takes (here 2 × 10^17 tokens,
+// where window × 85 overflowed) is fitted as one of llm.MaxWindow: its
+// requests fit, and it answers.
+func TestCompaction_hugeWindow(t *testing.T) {
+	turn := newTurn(t, readingAgent, readsThenAnswers(200_000_000_000_000_000))
+	turn.Engine.Tools = tools.Builtin()
+	res := runTurn(context.Background(), turn, &events{})
+	if res.Status != engine.StatusAnswered {
+		t.Fatalf("Run = %s (%v), want answered", res.Status, res.Err)
+	}
+}

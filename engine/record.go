@@ -136,15 +136,39 @@ func (vr *visitRecord) call(model string, req *llm.Request, resp *llm.Response) 
 	vr.status.Calls = append(vr.status.Calls, callUsage{Model: model, StopReason: resp.StopReason, Usage: resp.Usage})
 	vr.resp = append(vr.resp, fmt.Sprintf("## Call %d\n\n", len(vr.status.Calls)))
 	if resp.Thinking != "" {
-		vr.resp = append(vr.resp, "Thinking:\n\n", clipReply(vr.mask(resp.Thinking)), "\n\n")
+		vr.resp = append(vr.resp, "Thinking:\n\n")
+		vr.resp = append(append(vr.resp, keptReply(resp.Thinking, vr.mask)...), "\n\n")
 	}
 	if resp.Text != "" {
-		vr.resp = append(vr.resp, clipReply(vr.mask(resp.Text)), "\n\n")
+		vr.resp = append(append(vr.resp, keptReply(resp.Text, vr.mask)...), "\n\n")
 	}
 	for _, tc := range resp.ToolCalls {
 		vr.resp = append(vr.resp, vr.mask(fmt.Sprintf("Tool call %s: %s\n\n", tc.Name, shownArgs(tc))))
 	}
 }
+
+// keptReply is clipReply of mask(s) in pieces, copying nothing of s that
+// it need not: the head kept is a piece of s itself (or of its masked
+// copy, where mask changed it), then the note. The reply is held by the
+// visit's conversation while the record waits to be written, so the
+// record costs no more than the note; a clip copied out of it held up to
+// 1 MiB more of each text beside the reply (issue 32, case 13). Only the
+// head is masked, with a margin so that a secret across the cut is found
+// whole: a reply of megabytes is not folded and searched whole for a
+// record that keeps its first one.
+func keptReply(s string, mask func(string) string) []string {
+	if len(s) <= maxKeptReply {
+		return []string{mask(s)}
+	}
+	head := mask(textcut.At(s, maxKeptReply+keptMargin))
+	note := fmt.Sprintf("\n[… about %d more bytes of this reply were not kept]", len(s)-maxKeptReply)
+	head = textcut.At(head, maxKeptReply-len(note))
+	return []string{head, note}
+}
+
+// keptMargin is how far past the record's clip keptReply masks: more than
+// any secret the gate masks is long.
+const keptMargin = 4 << 10
 
 // clipReply is what the record keeps of a model's text: at most
 // maxKeptReply bytes of it, saying how much more there was. A model can

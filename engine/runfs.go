@@ -68,7 +68,7 @@ func (f *runFiles) RunCommand(context.Context, Command) (CommandResult, error) {
 // answer, whole.
 func (vr *visitRecord) writeTexts(v *stageVisit) {
 	if v.lastText != "" {
-		vr.WriteText(store.LastResponseFile, clipReply(vr.mask(v.lastText)))
+		vr.WriteText(store.LastResponseFile, keptReply(v.lastText, vr.mask)...)
 	}
 	if v.submitted != nil {
 		vr.WriteText(store.AnswerFile, vr.mask(v.submitted.Content))

@@ -213,7 +213,7 @@ func (ss *Session) convert(b []byte) (int64, error) {
 		bw := bufio.NewWriterSize(w, 64<<10)
 		head := ss.file.clone()
 		at := ss.updated
-		enc, err := json.Marshal(&line{Type: lineSession, Version: sessionVersion, At: at, Session: &head})
+		enc, err := marshalPlain(&line{Type: lineSession, Version: sessionVersion, At: at, Session: &head})
 		if err != nil {
 			return err
 		}
@@ -228,16 +228,16 @@ func (ss *Session) convert(b []byte) (int64, error) {
 			if werr != nil {
 				return
 			}
-			raw, err := json.Marshal(ex)
-			if err == nil {
-				raw, err = json.Marshal(&line{Type: lineExchange, At: at, Exchange: raw})
-			}
+			// An exchange the old file held whole, longer than a line
+			// may be, is cut to fit, not written as a line no load
+			// takes.
+			raw, err := exchangeLine(ex, at, ss.maxLine())
 			if err != nil {
 				werr = err
 				return
 			}
-			written += int64(len(raw) + 1)
-			bw.Write(append(raw, '\n'))
+			written += int64(len(raw))
+			bw.Write(raw)
 		})
 		if err != nil {
 			return err

@@ -148,7 +148,7 @@ func (r *Run) KeepAnswer(sub *Run, content string) {
 	if sub.Dir() == "" {
 		return
 	}
-	r.writeText(filepath.Join(sub.Dir(), AnswerFile), content)
+	r.writeText(filepath.Join(sub.Dir(), AnswerFile), []string{content})
 }
 
 // KeepArtifact copies an artifact into the record as ArtifactsDir/name,
@@ -239,8 +239,9 @@ func (v *Visit) WriteStatus(status any) { v.writeJSON("status.json", status) }
 func (v *Visit) WriteAudit(audit any) { v.writeJSON("taint_audit.json", audit) }
 
 // WriteText queues one of the visit's texts kept whole (AnswerFile,
-// LastResponseFile).
-func (v *Visit) WriteText(file, text string) {
+// LastResponseFile), in the pieces given, which are written one after
+// the other: a text is not joined into a copy to be written.
+func (v *Visit) WriteText(file string, text ...string) {
 	if v.dir != "" {
 		v.run.writeText(filepath.Join(v.dir, file), text)
 	}
@@ -287,11 +288,15 @@ func (r *Run) writeJSON(path string, x any) {
 	})
 }
 
-// writeText queues text as the file at path.
-func (r *Run) writeText(path, text string) {
+// writeText queues text, its pieces in order, as the file at path.
+func (r *Run) writeText(path string, text []string) {
 	r.write(path, func(w io.Writer) error {
-		_, err := io.WriteString(w, text)
-		return err
+		for _, s := range text {
+			if _, err := io.WriteString(w, s); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

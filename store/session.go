@@ -313,7 +313,7 @@ func (s *Store) CreateSession(state SessionState) (*Session, error) {
 	}
 	now := time.Now().UTC()
 	state = state.clone()
-	b, err := json.Marshal(&line{Type: lineSession, Version: sessionVersion, At: now, Session: &state})
+	b, err := marshalPlain(&line{Type: lineSession, Version: sessionVersion, At: now, Session: &state})
 	if err != nil {
 		return nil, err
 	}
@@ -358,22 +358,21 @@ func (ss *Session) append(c *change, ex *Exchange, sync bool) error {
 	now := time.Now().UTC()
 	var b []byte
 	if c != nil {
-		enc, err := json.Marshal(&line{Type: lineUpdate, At: now, Set: c})
+		enc, err := marshalPlain(&line{Type: lineUpdate, At: now, Set: c})
 		if err != nil {
 			return err
+		}
+		if len(enc)+1 > ss.maxLine() {
+			return fmt.Errorf("%w: the session's update is %s", ErrLineTooLong, bytesize.Format(len(enc)+1))
 		}
 		b = append(append(b, enc...), '\n')
 	}
 	if ex != nil {
-		raw, err := json.Marshal(ex)
+		enc, err := exchangeLine(ex, now, ss.maxLine())
 		if err != nil {
 			return err
 		}
-		enc, err := json.Marshal(&line{Type: lineExchange, At: now, Exchange: raw})
-		if err != nil {
-			return err
-		}
-		b = append(append(b, enc...), '\n')
+		b = append(b, enc...)
 	}
 	size, err := ss.write(b, sync)
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/local"
+	"github.com/coda-acp/coda/internal/bytesize"
+	"github.com/coda-acp/coda/internal/textcut"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
 )
@@ -151,7 +153,20 @@ type terminalSink struct {
 	mu     sync.Mutex // the sink's lines and the log's share w
 	inLine bool
 	msgID  string // the model message being shown
+	shown  int    // bytes of it shown
+	cut    bool   // the rest of it is not shown
+	total  int    // bytes of the run's commentary shown
+	quiet  bool   // the run's commentary is past its bound
+	max    int    // shown of a message: shownPerMessage unless a test sets it; of a run, 16 times it
 }
+
+// What stderr shows of the model's commentary: the first 64 KiB of each
+// message, a terminal's worth of scrolling, and 1 MiB of a run, what a
+// CI job's log keeps readable; past either a line says so. The model's
+// text is the record's (response.md) and the answer is stdout's, so what
+// is left out of stderr is only its echo: a runaway reply of gigabytes
+// no longer fills a job's log.
+const shownPerMessage = 64 << 10
 
 func (t *terminalSink) endLine() {
 	t.mu.Lock()
@@ -212,10 +227,9 @@ func (t *terminalSink) Emit(_ context.Context, ev engine.Event) error {
 	case engine.EventText:
 		if ev.MessageID != t.msgID {
 			t.endLineLocked() // each model message starts on a line of its own
-			t.msgID = ev.MessageID
+			t.msgID, t.shown, t.cut = ev.MessageID, 0, false
 		}
-		io.WriteString(t.w, ev.Text)
-		t.inLine = !strings.HasSuffix(ev.Text, "\n")
+		t.showText(ev.Text)
 	case engine.EventToolCall:
 		t.endLineLocked()
 		fmt.Fprintf(t.w, "→ %s\n", ev.ToolCall.Title)
@@ -245,6 +259,41 @@ func (t *terminalSink) Emit(_ context.Context, ev engine.Event) error {
 		}
 	}
 	return nil
+}
+
+// showText writes text of the model message being shown, as much as the
+// message's and the run's bounds leave room for; the first piece that
+// passes one is cut, with a line saying so, and the rest of the message
+// (or of the run's commentary) is left out.
+func (t *terminalSink) showText(text string) {
+	if t.cut || t.quiet {
+		return
+	}
+	per := t.max
+	if per <= 0 {
+		per = shownPerMessage
+	}
+	room, runBound := per-t.shown, false
+	if left := 16*per - t.total; left <= room {
+		room, runBound = left, true
+	}
+	shown := textcut.At(text, room)
+	io.WriteString(t.w, shown)
+	t.shown += len(shown)
+	t.total += len(shown)
+	if shown != "" {
+		t.inLine = !strings.HasSuffix(shown, "\n")
+	}
+	if len(shown) < len(text) {
+		t.endLineLocked()
+		what := "this message"
+		if runBound {
+			what, t.quiet = "the run's commentary", true
+		}
+		t.cut = true
+		fmt.Fprintf(t.w, "[… the rest of %s is not shown here (%s a message, %s a run): the run's record has it]\n",
+			what, bytesize.Format(per), bytesize.Format(16*per))
+	}
 }
 
 func firstLine(s string) string {

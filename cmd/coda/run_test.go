@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/llm"
@@ -106,5 +108,36 @@ arguments = { content = "Done, without the key." }
 		if !strings.Contains(got, want) {
 			t.Errorf("stderr lacks %q:\n%.3000s", want, got)
 		}
+	}
+}
+
+// `coda run` shows at most its bound of each model message, and of the
+// run's commentary, on stderr, saying where it stopped: a runaway reply
+// no longer copies itself whole into a job's log.
+func TestTerminalSink_boundedText(t *testing.T) {
+	var out bytes.Buffer
+	sink := &terminalSink{w: &out, max: 1000}
+	piece := strings.Repeat("é", 50) // 100 bytes, cut only between characters
+	for m := range 40 {
+		for range 100 { // 10,000 bytes a message
+			sink.Emit(context.Background(), engine.Event{Kind: engine.EventText, MessageID: fmt.Sprint("m-", m), Text: piece})
+		}
+	}
+	sink.Emit(context.Background(), engine.Event{Kind: engine.EventToolCall, ToolCall: &engine.ToolCallEvent{Title: "Read x"}})
+	got := out.String()
+	if out.Len() > 16*1000+20*200 {
+		t.Errorf("stderr got %d bytes for commentary bounded to 1000 a message, 16,000 a run", out.Len())
+	}
+	if n := strings.Count(got, "the rest of this message is not shown"); n != 15 {
+		t.Errorf("%d messages noted as cut, want 15", n)
+	}
+	if n := strings.Count(got, "the rest of the run's commentary is not shown"); n != 1 {
+		t.Errorf("the run's bound noted %d times, want once", n)
+	}
+	if !strings.HasSuffix(got, "→ Read x\n") {
+		t.Errorf("a tool call after the bound is not shown:\n%s", got[len(got)-200:])
+	}
+	if !utf8.ValidString(got) {
+		t.Error("a message was cut inside a character")
 	}
 }

@@ -179,6 +179,27 @@ const (
 	StopRefusal   = "refusal"
 )
 
+// MaxWindow is the largest context window coda takes, in tokens, from a
+// server (a listing, Ollama's /api/show, a provider's report) or a
+// catalog: 2^30, a hundred times the largest window any model offers
+// (10M tokens), and small enough that the fitting's arithmetic on it
+// (window × 85 %) is far from overflowing. A larger one is taken as this.
+const MaxWindow = 1 << 30
+
+// Window is n, a context window read from a server, held to what coda
+// takes: 0 (not known) when n is not positive (or not a number),
+// MaxWindow when n is past it. A float is held before it is converted,
+// since one past int's range converts to anything.
+func Window[N ~int | ~int64 | ~float64](n N) int {
+	if !(n > 0) {
+		return 0
+	}
+	if n >= MaxWindow {
+		return MaxWindow
+	}
+	return int(n)
+}
+
 // A Response is the model's whole reply to one Request.
 type Response struct {
 	Text       string

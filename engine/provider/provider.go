@@ -42,6 +42,9 @@ type Options struct {
 	MaxCallTime time.Duration
 	Retry       sse.Retry
 	Client      *http.Client // nil means http.DefaultClient
+	// Budget bounds what one reply may keep, in bytes (sse.Budget); a
+	// field left 0 takes its default.
+	Budget sse.Budget
 
 	// ContextWindow is reported in each Response's Usage; 0 when unknown.
 	ContextWindow int
@@ -118,6 +121,7 @@ func (o Options) WithDefaults(kind, model, base string) Options {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
+	o.Budget = o.Budget.WithDefaults()
 	return o
 }
 

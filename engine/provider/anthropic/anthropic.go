@@ -102,6 +102,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.D
 	var s *stream
 	err = call.DoShaped(ctx, body, shaping, func(ctx context.Context, rd *sse.Reader, started *bool) error {
 		s = &stream{onDelta: onDelta, started: started}
+		m.opts.Budget.Start(&s.text, &s.thinking, &s.kept)
 		return s.read(rd)
 	})
 	if err != nil {

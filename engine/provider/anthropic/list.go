@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider"
 )
 
@@ -21,9 +22,9 @@ type lister struct{ opts Options }
 // modelList is a page of GET /v1/models.
 type modelList struct {
 	Data []struct {
-		ID             string `json:"id"`
-		Type           string `json:"type"`
-		MaxInputTokens int    `json:"max_input_tokens"`
+		ID             string  `json:"id"`
+		Type           string  `json:"type"`
+		MaxInputTokens float64 `json:"max_input_tokens"`
 	} `json:"data"`
 	HasMore bool   `json:"has_more"`
 	LastID  string `json:"last_id"`
@@ -51,7 +52,7 @@ func (l lister) List(ctx context.Context) ([]provider.Listed, error) {
 			if m.ID == "" || m.Type != "" && m.Type != "model" {
 				continue
 			}
-			out = append(out, provider.Listed{ID: m.ID, ContextWindow: m.MaxInputTokens})
+			out = append(out, provider.Listed{ID: m.ID, ContextWindow: llm.Window(m.MaxInputTokens)})
 			if len(out) == provider.MaxListed {
 				return out, nil
 			}

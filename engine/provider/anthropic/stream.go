@@ -111,8 +111,8 @@ type contentBlock struct {
 	start     llm.ArgsBuffer // tool_use: the input content_block_start carried
 	textN     int            // bytes of text in it
 	thinkN    int            // bytes of thinking in it
-	signature string
-	data      string // redacted_thinking
+	signature []byte         // appended to: a signature may come in many deltas
+	data      string         // redacted_thinking
 }
 
 // maxBlocks bounds the content block index a server can name, so that a
@@ -129,6 +129,7 @@ type stream struct {
 	blocks   []*contentBlock
 	text     sse.Text
 	thinking sse.Text
+	kept     sse.Meter // signatures and redacted thinking, held until the reply ends
 	stop     string
 	usage    usage
 	done     bool
@@ -194,7 +195,10 @@ func (s *stream) event(data []byte) error {
 		case "thinking_delta":
 			return s.addThinking(b, d.Thinking)
 		case "signature_delta":
-			b.signature += d.Signature
+			if err := s.kept.Add(len(d.Signature)); err != nil {
+				return err
+			}
+			b.signature = append(b.signature, d.Signature...)
 		case "input_json_delta":
 			b.input.WriteString(d.PartialJSON)
 		}
@@ -227,7 +231,10 @@ func (s *stream) startBlock(index int, cb *startBlock) error {
 	b.typ, b.id = cb.Type, cb.ID
 	b.input.Name, b.start.Name = cb.Name, cb.Name
 	b.start.Write(cb.Input)
-	b.signature, b.data = cb.Signature, cb.Data
+	if err := s.kept.Add(len(cb.Signature) + len(cb.Data) + len(cb.Type) + len(cb.ID) + len(cb.Name)); err != nil {
+		return err
+	}
+	b.signature, b.data = append(b.signature[:0], cb.Signature...), cb.Data
 	if err := s.addThinking(b, cb.Thinking); err != nil {
 		return err
 	}
@@ -246,8 +253,10 @@ func (s *stream) addText(b *contentBlock, text string) error {
 	if text == "" {
 		return nil
 	}
+	if err := s.text.Add(text); err != nil {
+		return err
+	}
 	b.textN += len(text)
-	s.text.Add(text)
 	*s.started = true
 	return s.onDelta(llm.Delta{Text: text})
 }
@@ -256,8 +265,10 @@ func (s *stream) addThinking(b *contentBlock, text string) error {
 	if text == "" {
 		return nil
 	}
+	if err := s.thinking.Add(text); err != nil {
+		return err
+	}
 	b.thinkN += len(text)
-	s.thinking.Add(text)
 	*s.started = true
 	return s.onDelta(llm.Delta{Thinking: text})
 }
@@ -319,7 +330,7 @@ func (s *stream) replay(model string) json.RawMessage {
 		if b.typ == "thinking" || b.thinkN > 0 {
 			sig := ""
 			if b.typ == "thinking" {
-				sig = b.signature
+				sig = string(b.signature)
 			}
 			r.Blocks = append(r.Blocks, replayBlock{Kind: kindThinking, N: b.thinkN, Sig: sig})
 		}

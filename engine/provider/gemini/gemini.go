@@ -108,6 +108,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.D
 	shaping := sse.Shaping{ToolChoice: req.ToolChoice != "" && len(req.Tools) > 0, Reply: req.Reply != nil}
 	err = m.call.DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
 		s = &stream{onDelta: onDelta, started: started, newID: m.newID}
+		m.opts.Budget.Start(&s.text, &s.thinking, &s.kept)
 		return s.read(r)
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider"
 )
 
@@ -24,7 +25,7 @@ type lister struct{ opts Options }
 type modelList struct {
 	Models []struct {
 		Name                       string   `json:"name"` // "models/gemini-2.5-flash"
-		InputTokenLimit            int      `json:"inputTokenLimit"`
+		InputTokenLimit            float64  `json:"inputTokenLimit"`
 		SupportedGenerationMethods []string `json:"supportedGenerationMethods"`
 	} `json:"models"`
 	NextPageToken string `json:"nextPageToken"`
@@ -52,7 +53,7 @@ func (l lister) List(ctx context.Context) ([]provider.Listed, error) {
 				continue // embeddings, AQA, Imagen and Veo
 			}
 			id := strings.TrimPrefix(m.Name, "models/")
-			ls := provider.Listed{ID: id, ContextWindow: m.InputTokenLimit, Embedding: provider.Embedding(id)}
+			ls := provider.Listed{ID: id, ContextWindow: llm.Window(m.InputTokenLimit), Embedding: provider.Embedding(id)}
 			ls.NoTools = noTools(id)
 			out = append(out, ls)
 			if len(out) == provider.MaxListed {

@@ -27,7 +27,9 @@ func TestLister(t *testing.T) {
 		"Chltb2RlbHMvZ2VtaW5pLTIuNS1mbGFzaA==": `{"models": [
 			{"name": "models/gemini-3-pro-preview", "inputTokenLimit": 1048576, "supportedGenerationMethods": ["generateContent", "countTokens"], "thinking": true},
 			{"name": "models/imagen-4.0-generate-001", "inputTokenLimit": 480, "supportedGenerationMethods": ["predict"]},
-			{"name": "models/gemini-2.5-flash-image", "inputTokenLimit": 32768, "supportedGenerationMethods": ["generateContent"]}
+			{"name": "models/gemini-2.5-flash-image", "inputTokenLimit": 32768, "supportedGenerationMethods": ["generateContent"]},
+			{"name": "models/huge", "inputTokenLimit": 1e30, "supportedGenerationMethods": ["generateContent"]},
+			{"name": "models/wrong", "inputTokenLimit": -5, "supportedGenerationMethods": ["generateContent"]}
 		]}`,
 	}
 	var keys []string
@@ -50,6 +52,8 @@ func TestLister(t *testing.T) {
 		{ID: "gemma-3-27b-it", ContextWindow: 131072, NoTools: "Gemma on the Gemini API has no function calling"},
 		{ID: "gemini-3-pro-preview", ContextWindow: 1048576},
 		{ID: "gemini-2.5-flash-image", ContextWindow: 32768, NoTools: "an image generation model: it has no function calling"},
+		{ID: "huge", ContextWindow: llm.MaxWindow}, // a window past what coda takes is held to it
+		{ID: "wrong", ContextWindow: 0},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("listed (-want +got):\n%s", diff)

@@ -110,6 +110,7 @@ type stream struct {
 	thinking sse.Text
 	calls    []call
 	parts    replay
+	kept     sse.Meter // the parts' thought signatures, held until the reply ends
 	finish   string
 	message  string // finishMessage
 	blocked  string // promptFeedback.blockReason
@@ -204,6 +205,9 @@ func (s *stream) part(p *replyPart) error {
 		if id == "" {
 			id = s.newID()
 		}
+		if err := s.kept.Add(len(p.ThoughtSignature) + len(fc.ID) + len(fc.Name)); err != nil {
+			return err
+		}
 		s.calls = append(s.calls, call{id: id, args: llm.ArgsBuffer{Name: fc.Name}})
 		s.calls[len(s.calls)-1].args.Write(fc.Args)
 		return s.parts.add(kindCall, 0, p.ThoughtSignature)
@@ -212,6 +216,9 @@ func (s *stream) part(p *replyPart) error {
 	if text == "" && p.ThoughtSignature == "" {
 		return nil
 	}
+	if err := s.kept.Add(len(p.ThoughtSignature)); err != nil {
+		return err
+	}
 	if p.Thought {
 		if err := s.parts.add(kindThought, len(text), p.ThoughtSignature); err != nil {
 			return err
@@ -219,7 +226,9 @@ func (s *stream) part(p *replyPart) error {
 		if text == "" {
 			return nil
 		}
-		s.thinking.Add(text)
+		if err := s.thinking.Add(text); err != nil {
+			return err
+		}
 		*s.started = true
 		return s.onDelta(llm.Delta{Thinking: text})
 	}
@@ -229,7 +238,9 @@ func (s *stream) part(p *replyPart) error {
 	if text == "" {
 		return nil
 	}
-	s.text.Add(text)
+	if err := s.text.Add(text); err != nil {
+		return err
+	}
 	*s.started = true
 	return s.onDelta(llm.Delta{Text: text})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider"
+	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
 // An image of the turn is sent once: uploaded through the Files API
@@ -54,9 +55,17 @@ func uploadURL(base string) (string, error) {
 	return u.String(), nil
 }
 
-// upload uploads im and returns its file's URI.
+// upload uploads im and returns its file's URI, within the call's time
+// limits (sse.Call.Bound). The upload URL the server names gets the key
+// only on the API's own origin (sse.SameOrigin); redirects, only there.
 func (m *Model) upload(ctx context.Context, im llm.Image) (string, error) {
+	ctx, cancel := m.call.Bound(ctx)
+	defer cancel()
 	start, err := uploadURL(m.opts.BaseURL)
+	if err != nil {
+		return "", err
+	}
+	base, err := url.Parse(start)
 	if err != nil {
 		return "", err
 	}
@@ -73,13 +82,16 @@ func (m *Model) upload(ctx context.Context, im llm.Image) (string, error) {
 	req.Header.Set("X-Goog-Upload-Header-Content-Type", im.MIMEType)
 	resp, err := m.client().Do(req)
 	if err != nil {
-		return "", err
+		return "", uploadError(ctx, err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	to := resp.Header.Get("X-Goog-Upload-URL")
 	if resp.StatusCode != http.StatusOK || to == "" {
 		return "", fmt.Errorf("starting the upload: %s, no upload URL", resp.Status)
+	}
+	if u, err := url.Parse(to); err != nil || !sse.SameOrigin(u, base) {
+		return "", fmt.Errorf("the upload URL is not on the API's origin (%s://%s), where the key goes: not sent", base.Scheme, base.Host)
 	}
 
 	req, err = http.NewRequestWithContext(ctx, http.MethodPost, to, bytes.NewReader(im.Data))
@@ -91,7 +103,7 @@ func (m *Model) upload(ctx context.Context, im llm.Image) (string, error) {
 	req.Header.Set("X-Goog-Upload-Command", "upload, finalize")
 	resp, err = m.client().Do(req)
 	if err != nil {
-		return "", err
+		return "", uploadError(ctx, err)
 	}
 	defer resp.Body.Close()
 	var file struct {
@@ -123,9 +135,12 @@ func (m *Model) headers(req *http.Request) {
 	}
 }
 
-func (m *Model) client() *http.Client {
-	if m.opts.Client != nil {
-		return m.opts.Client
+func (m *Model) client() *http.Client { return sse.Guard(m.opts.Client) }
+
+// uploadError is err, or why the upload's time ran out, the key masked.
+func uploadError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		err = context.Cause(ctx)
 	}
-	return http.DefaultClient
+	return err
 }

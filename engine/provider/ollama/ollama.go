@@ -87,6 +87,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.D
 	var resp *llm.Response
 	err = m.call.DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
 		s := stream{onDelta: onDelta, started: started}
+		m.opts.Budget.Start(&s.text, &s.thinking, &s.kept)
 		var err error
 		resp, err = s.read(r)
 		return err
@@ -176,7 +177,7 @@ func (m *Model) info(ctx context.Context) *showInfo {
 	if raw, ok := v.ModelInfo[arch+".context_length"]; ok && arch != "" {
 		var n float64
 		if json.Unmarshal(raw, &n) == nil && n > 0 {
-			info.ContextLength = int(n)
+			info.ContextLength = llm.Window(n)
 		}
 	}
 	if v.Thinking != nil {

@@ -43,6 +43,7 @@ type stream struct {
 	c        chunk
 	text     sse.Text
 	thinking sse.Text
+	kept     sse.Meter // the calls' names, held until the reply ends
 	calls    []llm.ToolCall
 	done     *chunk
 }
@@ -80,13 +81,17 @@ func (s *stream) line(data []byte) error {
 		return lineError(c.Error)
 	}
 	if t := c.Message.Thinking; t != "" {
-		s.thinking.Add(t)
+		if err := s.thinking.Add(t); err != nil {
+			return err
+		}
 		if err := s.emit(llm.Delta{Thinking: t}); err != nil {
 			return err
 		}
 	}
 	if t := c.Message.Content; t != "" {
-		s.text.Add(t)
+		if err := s.text.Add(t); err != nil {
+			return err
+		}
 		if err := s.emit(llm.Delta{Text: t}); err != nil {
 			return err
 		}
@@ -94,6 +99,9 @@ func (s *stream) line(data []byte) error {
 	for _, tc := range c.Message.ToolCalls {
 		if len(s.calls) >= sse.MaxToolCalls {
 			return fmt.Errorf("the reply makes more than %d tool calls", sse.MaxToolCalls)
+		}
+		if err := s.kept.Add(len(tc.Function.Name)); err != nil {
+			return err
 		}
 		a := llm.ArgsBuffer{Name: tc.Function.Name}
 		switch args := bytes.TrimSpace(tc.Function.Arguments); {

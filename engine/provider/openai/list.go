@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider"
 )
 
@@ -22,8 +23,8 @@ type lister struct{ opts Options }
 type modelList struct {
 	Data []struct {
 		ID                  string    `json:"id"`
-		ContextLength       int       `json:"context_length"`
-		MaxModelLen         int       `json:"max_model_len"`
+		ContextLength       float64   `json:"context_length"`
+		MaxModelLen         float64   `json:"max_model_len"`
 		SupportedParameters *[]string `json:"supported_parameters"`
 		Architecture        struct {
 			OutputModalities []string `json:"output_modalities"`
@@ -49,7 +50,7 @@ func (l lister) List(ctx context.Context) ([]provider.Listed, error) {
 		if d.ID == "" {
 			continue
 		}
-		m := provider.Listed{ID: d.ID, ContextWindow: max(d.ContextLength, d.MaxModelLen), Embedding: provider.Embedding(d.ID)}
+		m := provider.Listed{ID: d.ID, ContextWindow: llm.Window(max(d.ContextLength, d.MaxModelLen)), Embedding: provider.Embedding(d.ID)}
 		switch out := d.Architecture.OutputModalities; {
 		case m.Embedding:
 			m.NoTools = "it does not chat"

@@ -96,6 +96,8 @@ func (m *Model) stream(ctx context.Context, req *llm.Request, onDelta func(llm.D
 	var resp *llm.Response
 	err = m.call.DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
 		s := stream{onDelta: onDelta, started: started}
+		m.opts.Budget.Start(&s.text, &s.thinking, &s.kept)
+		s.refusal.Max, s.refusal.What = s.text.Max, "refusal"
 		var err error
 		resp, err = s.read(r)
 		return err

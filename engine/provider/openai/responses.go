@@ -93,6 +93,8 @@ func (m *Responses) stream(ctx context.Context, req *llm.Request, onDelta func(l
 	var resp *llm.Response
 	err = m.call.DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
 		s := rstream{onDelta: onDelta, started: started, model: m.model}
+		m.opts.Budget.Start(&s.text, &s.thinking, &s.kept)
+		s.refusal.Max, s.refusal.What = s.text.Max, "refusal"
 		var err error
 		resp, err = s.read(r)
 		return err

@@ -78,6 +78,7 @@ type rstream struct {
 	refusal  sse.Text
 	summary  string // the item and summary part the last thinking came from
 	out      []*rOut
+	kept     sse.Meter  // the reasoning items, whole, held until the reply ends
 	final    *rResponse // the terminal event's response, once it came
 }
 
@@ -135,7 +136,9 @@ func (s *rstream) textDelta(data []byte) error {
 		return fmt.Errorf("a stream event is not JSON: %w", err)
 	}
 	if d := s.delta.Delta; d != "" {
-		s.text.Add(d)
+		if err := s.text.Add(d); err != nil {
+			return err
+		}
 		return s.emit(llm.Delta{Text: d})
 	}
 	return nil
@@ -151,12 +154,14 @@ func (s *rstream) event(data []byte) error {
 	switch ev.Type {
 	case "response.output_text.delta":
 		if ev.Delta != "" {
-			s.text.Add(ev.Delta)
+			if err := s.text.Add(ev.Delta); err != nil {
+				return err
+			}
 			return s.emit(llm.Delta{Text: ev.Delta})
 		}
 	case "response.refusal.delta":
 		// Not the model's text, and never an answer (see stream.delta).
-		s.refusal.Add(ev.Delta)
+		return s.refusal.Add(ev.Delta)
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
 		if ev.Delta == "" {
 			return nil
@@ -167,7 +172,9 @@ func (s *rstream) event(data []byte) error {
 			text = "\n\n" + text // the next summary part: a paragraph of its own
 		}
 		s.summary = part
-		s.thinking.Add(text)
+		if err := s.thinking.Add(text); err != nil {
+			return err
+		}
 		return s.emit(llm.Delta{Thinking: text})
 	case "response.function_call_arguments.delta":
 		o, err := s.item(ev.ItemID, "function_call")
@@ -210,6 +217,9 @@ func (s *rstream) outputItem(data []byte, done bool) error {
 	if err != nil {
 		return err
 	}
+	if err := s.kept.Add(len(it.CallID) + len(it.Name)); err != nil {
+		return err
+	}
 	if c := o.call; c != nil {
 		if it.CallID != "" {
 			c.id = it.CallID
@@ -230,6 +240,9 @@ func (s *rstream) outputItem(data []byte, done bool) error {
 		}
 	}
 	if done && it.Type == "reasoning" && it.EncryptedContent != "" {
+		if err := s.kept.Add(len(s.ev.Item)); err != nil {
+			return err
+		}
 		o.raw = append(json.RawMessage(nil), s.ev.Item...)
 	}
 	return nil
@@ -245,6 +258,9 @@ func (s *rstream) item(id, typ string) (*rOut, error) {
 	}
 	if len(s.out) >= sse.MaxToolCalls {
 		return nil, fmt.Errorf("the reply has more than %d output items", sse.MaxToolCalls)
+	}
+	if err := s.kept.Add(len(id) + len(typ)); err != nil {
+		return nil, err
 	}
 	o := &rOut{id: id, typ: typ}
 	if typ == "function_call" {

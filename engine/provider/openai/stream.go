@@ -83,7 +83,8 @@ type stream struct {
 	refusal  sse.Text // the model's refusal, apart from its text
 	refused  bool
 	calls    []*callSlot
-	finish   string // the finish_reason, once one came: the reply is complete
+	kept     sse.Meter // the calls' extra_content, held until the reply ends
+	finish   string    // the finish_reason, once one came: the reply is complete
 	usage    usage
 }
 
@@ -158,7 +159,9 @@ func (s *stream) delta(d *delta) error {
 		thinking = d.Reasoning
 	}
 	if thinking != "" {
-		s.thinking.Add(thinking)
+		if err := s.thinking.Add(thinking); err != nil {
+			return err
+		}
 		if err := s.emit(llm.Delta{Thinking: thinking}); err != nil {
 			return err
 		}
@@ -166,11 +169,15 @@ func (s *stream) delta(d *delta) error {
 	if d.Refusal != "" {
 		// Not the model's text, and never an answer: the engine makes the
 		// visit unavailable with these words.
-		s.refusal.Add(d.Refusal)
+		if err := s.refusal.Add(d.Refusal); err != nil {
+			return err
+		}
 		s.refused = true
 	}
 	if text := d.Content; text != "" {
-		s.text.Add(text)
+		if err := s.text.Add(text); err != nil {
+			return err
+		}
 		if err := s.emit(llm.Delta{Text: text}); err != nil {
 			return err
 		}
@@ -222,6 +229,9 @@ func (s *stream) toolCall(tc *toolCallDelta) error {
 		}
 		s.calls = append(s.calls, slot)
 	}
+	if err := s.kept.Add(len(tc.ID) + len(tc.Function.Name)); err != nil {
+		return err
+	}
 	if tc.ID != "" {
 		slot.id = tc.ID
 	}
@@ -229,6 +239,9 @@ func (s *stream) toolCall(tc *toolCallDelta) error {
 		slot.args.Name = tc.Function.Name
 	}
 	if len(tc.ExtraContent) > 0 && !bytes.Equal(tc.ExtraContent, []byte("null")) && len(tc.ExtraContent) <= maxExtra {
+		if err := s.kept.Add(len(tc.ExtraContent) - len(slot.extra)); err != nil {
+			return err
+		}
 		slot.extra = append(slot.extra[:0], tc.ExtraContent...) // the decoder's buffer is reused
 	}
 	args := tc.Function.Arguments

@@ -49,13 +49,13 @@ func post(ctx context.Context, client *http.Client, url string, header http.Head
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", accept)
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
+	resp, err := Guard(client).Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
+		}
+		if errors.Is(err, ErrOtherOrigin) {
+			return nil, redactError(err, secret) // another try would meet it again
 		}
 		return nil, &Temporary{Err: redactError(err, secret)}
 	}
@@ -416,6 +416,23 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
+// Bound is ctx under the call's time limits for a request that is not
+// streamed (an upload, a listing, a model's details): it ends after
+// c.Timeout or c.MaxTime (DefaultMaxCallTime when unset), whichever is
+// shorter, with a cause saying which. Without it such a request to a
+// server that never answers would wait as long as the turn.
+func (c *Call) Bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	limit := c.MaxTime
+	if limit <= 0 {
+		limit = DefaultMaxCallTime
+	}
+	cause := fmt.Errorf("no whole reply within %s (the provider's max_call_time)", limit)
+	if c.Timeout > 0 && c.Timeout < limit {
+		limit, cause = c.Timeout, fmt.Errorf("no reply from the server for %s", c.Timeout)
+	}
+	return context.WithTimeoutCause(ctx, limit, cause)
+}
+
 // MaxJSONReply is the most of a reply JSON reads: a model list or a model's
 // details, never a stream.
 const MaxJSONReply = 8 << 20
@@ -426,11 +443,8 @@ const MaxJSONReply = 8 << 20
 // and c.Timeout. Errors start with c.Name and carry no key; a 404 wraps
 // llm.ErrModelUnavailable.
 func (c *Call) JSON(ctx context.Context, url string, body []byte, v any) error {
-	if c.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, c.Timeout, fmt.Errorf("no reply from the server for %s", c.Timeout))
-		defer cancel()
-	}
+	ctx, cancel := c.Bound(ctx)
+	defer cancel()
 	err := c.json(ctx, url, body, v)
 	if err == nil {
 		return nil
@@ -458,11 +472,8 @@ func (c *Call) json(ctx context.Context, url string, body []byte, v any) error {
 // key; a status other than 200 is a *StatusError, a 404 included (a file's
 // 404 is not the model's).
 func (c *Call) Send(ctx context.Context, method, url string, body io.Reader, size int64, contentType string, v any) error {
-	if c.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, c.Timeout, fmt.Errorf("no reply from the server for %s", c.Timeout))
-		defer cancel()
-	}
+	ctx, cancel := c.Bound(ctx)
+	defer cancel()
 	if err := c.send(ctx, method, url, body, size, contentType, v); err != nil {
 		return fmt.Errorf("%s: %w", c.Name, redactError(err, c.Secret))
 	}
@@ -484,11 +495,7 @@ func (c *Call) send(ctx context.Context, method, url string, body io.Reader, siz
 		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Accept", "application/json")
-	client := c.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
+	resp, err := Guard(c.Client).Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)

@@ -20,7 +20,14 @@ import (
 // the join reads them back: a reply of any length is held once, plus
 // textKeep. Where no such file can be had (Windows, which cannot unlink an
 // open file; a full disk), the pieces stay in blocks as before.
+//
+// A Text holds at most Max bytes (DefaultMaxText when 0), in memory and in
+// its file together: Add refuses the piece that would pass it, so the file
+// too is bounded by the reply's Budget.
 type Text struct {
+	Max  int    // the most it holds; 0 means DefaultMaxText
+	What string // what it holds, for OverBudget: "visible text" when ""
+
 	joined string   // what String returned last
 	blocks [][]byte // what came since, in order, before spill
 	n      int      // bytes in all, to size the join
@@ -43,15 +50,27 @@ const (
 	textKeep     = 256 << 10
 )
 
-// Add appends s.
-func (t *Text) Add(s string) {
+// Add appends s, or fails with an *OverBudget, adding nothing, when s
+// would take the text past Max.
+func (t *Text) Add(s string) error {
+	max := t.Max
+	if max <= 0 {
+		max = DefaultMaxText
+	}
+	if len(s) > max-t.n {
+		what := t.What
+		if what == "" {
+			what = "visible text"
+		}
+		return &OverBudget{What: what, Max: max}
+	}
 	t.n += len(s)
 	if t.spill == nil && !t.noSpill && t.n-len(t.joined) > textKeep {
 		t.startSpill()
 	}
 	if t.spill == nil {
 		t.blocks = addBlocks(t.blocks, s)
-		return
+		return nil
 	}
 	for len(s) > 0 && !t.noSpill { // once a write failed, the rest stays in tail
 		if t.pending == nil {
@@ -65,6 +84,7 @@ func (t *Text) Add(s string) {
 		}
 	}
 	t.tail = addBlocks(t.tail, s)
+	return nil
 }
 
 // addBlocks appends s to blocks, filling the last block before it adds
@@ -171,7 +191,7 @@ func (t *Text) Discard() {
 	if t.spill != nil {
 		t.spill.Close()
 	}
-	*t = Text{}
+	*t = Text{Max: t.Max, What: t.What}
 }
 
 // Err reports a failure to read back spilled text, which String left out.

@@ -1,6 +1,7 @@
 package sse
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,7 +57,7 @@ func TestText_bytesAllocated(t *testing.T) {
 		return after.TotalAlloc - before.TotalAlloc
 	}
 	var tx Text
-	text := allocated(tx.Add, tx.String)
+	text := allocated(func(s string) { tx.Add(s) }, tx.String)
 	var sb strings.Builder
 	builder := allocated(func(s string) { sb.WriteString(s) }, sb.String)
 	if text > 2*size+textBlockMax+64<<10 {
@@ -86,7 +87,7 @@ func longText(tx *Text, from, n int) string {
 func TestText_spillsPastKeep(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	var tx Text
+	tx := Text{Max: 8 << 20}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -190,4 +191,44 @@ func TestText_discard(t *testing.T) {
 	if tx.String() != "" {
 		t.Error("a discarded text is not empty")
 	}
+}
+
+// A Text holds at most Max bytes, memory and spill file together: the
+// piece that would pass it is refused with an *OverBudget, and nothing
+// after it is written.
+func TestText_max(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	const max = 1 << 20
+	tx := Text{Max: max, What: "thinking"}
+	piece := strings.Repeat("x", 1000)
+	var err error
+	added := 0
+	for range 10 * max / len(piece) {
+		if err = tx.Add(piece); err != nil {
+			break
+		}
+		added += len(piece)
+	}
+	var over *OverBudget
+	if !errors.As(err, &over) || !errors.Is(err, ErrOverBudget) || over.Max != max || over.What != "thinking" {
+		t.Fatalf("Add past Max: %v", err)
+	}
+	if added > max || added < max-len(piece) {
+		t.Errorf("%d bytes added before the refusal, want about %d", added, max)
+	}
+	if tx.spill == nil || tx.spilled > max {
+		t.Errorf("spill file of %d bytes for a Text of at most %d", tx.spilled, max)
+	}
+	if err := tx.Add(piece); err == nil {
+		t.Error("a second Add past Max was taken")
+	}
+	if got := tx.String(); len(got) != added {
+		t.Errorf("String gave %d bytes, want the %d added", len(got), added)
+	}
+	// The zero Text counts against the default.
+	var zero Text
+	if err := zero.Add(strings.Repeat("y", DefaultMaxText+1)); err == nil {
+		t.Error("the zero Text took more than DefaultMaxText")
+	}
+	zero.Discard()
 }
