@@ -22,7 +22,9 @@ import (
 
 // A Sink receives what a turn produces, in order. acp implements it with
 // session/update notifications; `coda run` with the terminal; tests with a
-// slice. An error from Emit (the client is gone) stops the turn.
+// slice. An error from Emit stops the turn; acp's sink never returns one
+// for a client that is gone, so that the turn runs on to its answer
+// (DESIGN §21).
 type Sink interface {
 	Emit(ctx context.Context, ev Event) error
 }
@@ -173,6 +175,10 @@ type Turn struct {
 	// ToolSupport is what the session has learned of its models' tool
 	// calling (notools.go); nil learns for this turn alone.
 	ToolSupport *ToolSupport
+	// ClientGone, when set, says whether whoever the sink shows the turn
+	// to has gone away (acp: a write to stdout failed). The turn runs on
+	// to its answer all the same (DESIGN §21); its record says so.
+	ClientGone func() bool
 }
 
 // A Result is how a run ended.
@@ -203,9 +209,14 @@ type Result struct {
 	// the answer unavailable (status unavailable).
 	NoAnswer    string
 	Unavailable string
+	// ClientGone says the client went away before the turn ended
+	// (Turn.ClientGone): nobody saw its end as it streamed.
+	ClientGone bool
 
-	rec     *store.Run // the record, being finished (Recorded)
-	release func()     // deletes the turn's uploads (Recorded); nil when none
+	rec     *store.Run       // the record, being finished (Recorded)
+	head    *store.RunRecord // run.json as the run ended (Recorded amends it)
+	gone    func() bool      // Turn.ClientGone
+	release func()           // deletes the turn's uploads (Recorded); nil when none
 }
 
 // Flags the engine records on runs; the checks' own (truncated,
@@ -252,7 +263,10 @@ func (r *run) run(ctx context.Context) *Result {
 	}
 	res := r.finish(ctx, err)
 	res.Workers, res.Children = r.sub.workers, r.childRecords()
-	finishRecord(r.rec, res)
+	if !sub && r.t.ClientGone != nil {
+		res.gone, res.ClientGone = r.t.ClientGone, r.t.ClientGone()
+	}
+	res.head = finishRecord(r.rec, res)
 	res.rec = r.rec
 	if sub {
 		res.Recorded()
@@ -275,6 +289,11 @@ func (res *Result) Recorded() {
 	}
 	if res.rec == nil {
 		return
+	}
+	if res.gone != nil && !res.ClientGone && res.gone() {
+		// The client went away while the answer was being sent.
+		res.ClientGone, res.head.ClientGone = true, true
+		res.rec.Amend(res.head)
 	}
 	res.rec.Flush()
 	if w := res.rec.Warning(); w != "" && !slices.Contains(res.Warnings, w) {

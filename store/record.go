@@ -34,6 +34,10 @@ type RunRecord struct {
 	// when it declared the answer unavailable.
 	NoAnswer    string `json:"noAnswer,omitempty"`
 	Unavailable string `json:"unavailable,omitempty"`
+	// ClientGone says the client that asked went away before the run
+	// ended (an editor killed mid-turn): the run went on to its end all
+	// the same (DESIGN §21).
+	ClientGone bool `json:"clientGone,omitempty"`
 }
 
 // An Answer is the answer record: one JSON shape used by `run --json`,

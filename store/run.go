@@ -128,6 +128,10 @@ func (r *Run) Finish(rr *RunRecord) {
 	r.w.do("", func() { s.behind.Add(-1) })
 }
 
+// Amend writes run.json again as rr, which Finish wrote: something learnt
+// after the run ended (its client gone while its answer was sent).
+func (r *Run) Amend(rr *RunRecord) { r.writeRun(rr) }
+
 // maxBehind is how many turns' records may be still being written after
 // their runs ended (Finish).
 const maxBehind = 64

@@ -33,21 +33,37 @@ func main() {
 // answers every prompt in flight "cancelled" and flushes) and coda exits
 // 128+N, as a shell reports a process a signal ended: 130 for SIGINT, 143
 // for SIGTERM. A second signal is not caught: it ends coda at once.
+//
+// SIGPIPE and SIGHUP never end coda (DESIGN §21): a client that is gone
+// (its end of stdout closed, its terminal hung up) stops what is written
+// to it, not the work. Caught rather than ignored, so that a write to a
+// closed stdout or stderr fails with EPIPE instead of killing coda (Go's
+// runtime kills a process that writes to a broken fd 1 or 2 unless
+// SIGPIPE is caught), and so that the commands coda runs start with both
+// signals at their defaults.
 func notifySignals(parent context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	caught := make(chan os.Signal, 1)
 	signal.Notify(caught, os.Interrupt, syscall.SIGTERM)
+	outlived := make(chan os.Signal, 1)
+	signal.Notify(outlived, syscall.SIGPIPE, syscall.SIGHUP)
 	done := make(chan struct{})
 	go func() {
-		select {
-		case sig := <-caught:
-			signal.Stop(caught)
-			cancel(caughtSignal{sig})
-		case <-done:
+		for {
+			select {
+			case sig := <-caught:
+				signal.Stop(caught)
+				cancel(caughtSignal{sig})
+			case <-outlived:
+				continue // noted, and nothing else
+			case <-done:
+			}
+			return
 		}
 	}()
 	return ctx, func() {
 		signal.Stop(caught)
+		signal.Stop(outlived)
 		close(done)
 		cancel(nil)
 	}
