@@ -179,6 +179,14 @@ type Turn struct {
 	// to has gone away (acp: a write to stdout failed). The turn runs on
 	// to its answer all the same (DESIGN §21); its record says so.
 	ClientGone func() bool
+	// Checkpoints has the run leave a checkpoint in its record after each
+	// finished stage visit, which `coda resume` goes on from (resume.go):
+	// `coda run` keeps them; a served turn does not, its record a file
+	// lighter per visit.
+	Checkpoints bool
+	// Resume, when set, takes up again the run RunID names from what it
+	// left (resume.go) rather than starting it.
+	Resume *Resume
 }
 
 // A Result is how a run ended.
@@ -262,7 +270,7 @@ func (r *run) run(ctx context.Context) *Result {
 		r.rec.Flush()
 	}
 	res := r.finish(ctx, err)
-	res.Workers, res.Children = r.sub.workers, r.childRecords()
+	res.Workers, res.Children = r.sub.workers, append(r.resumedChildren, r.childRecords()...)
 	if !sub && r.t.ClientGone != nil {
 		res.gone, res.ClientGone = r.t.ClientGone, r.t.ClientGone()
 	}
@@ -327,6 +335,11 @@ type run struct {
 	taint       *taint.Gate // nil when the gate is off
 	// sub is the run's place among workers and children (subrun.go).
 	sub delegation
+	// resumedChildren are the children of the run before it was resumed
+	// (resume.go), as run.json lists them; hash is the blueprint's
+	// (BlueprintHash), once a checkpoint needs it.
+	resumedChildren []store.SubRun
+	hash            string
 
 	ending // how a run without an answer ends (noanswer.go, unavailable.go)
 	kept   // artifact copies in the run record (keep.go)
@@ -372,6 +385,9 @@ func (e *Engine) newRun(t *Turn, sink Sink, parent *run) *run {
 	r.share = newTree(e, t, sink)
 	r.share.secrets = newSecrets(r) // before the record, whose prompt it masks
 	r.rec = newRecord(r)
+	if rs := t.Resume; rs != nil && rs.Checkpoint != nil {
+		t.Tainted = rs.Checkpoint.Tainted // what the gate knew when the run stopped
+	}
 	r.taint = newTaint(r)
 	return r
 }
@@ -433,6 +449,9 @@ func (t *tree) spend() bool { return t.calls.Add(1) <= t.max }
 // the run.
 func (r *run) walk(ctx context.Context) error {
 	stage := r.t.Agent.StartStage()
+	if r.t.Resume != nil && r.sub.depth == 0 {
+		stage = r.resume()
+	}
 	for stage != nil {
 		next, err := r.visit(ctx, stage)
 		if err != nil {

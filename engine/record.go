@@ -31,7 +31,11 @@ func subRecord(parent, r *run) *store.Run { return parent.rec.Sub(recordHead(r),
 // in clear.
 func recordHead(r *run) store.RunRecord {
 	t := r.t
-	return store.RunRecord{RunID: t.RunID, Agent: t.Agent.Agent.Name, Session: t.SessionID, Prompt: r.mask(t.Prompt)}
+	model := t.UserModel
+	if model == "" {
+		model = t.DefaultModel
+	}
+	return store.RunRecord{RunID: t.RunID, Agent: t.Agent.Agent.Name, Session: t.SessionID, Prompt: r.mask(t.Prompt), Model: model}
 }
 
 // finishRecord writes run.json as res says the run ended, and returns it.

@@ -1,0 +1,80 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// A Launch is how a `coda run` was started (launch.json in its record):
+// what `coda resume` starts it again with (DESIGN §21).
+type Launch struct {
+	// Args are the command's flags and task as they were given, without
+	// --detach.
+	Args []string `json:"args"`
+	// Dir is the directory it was started in: its relative paths are
+	// relative to it.
+	Dir string `json:"dir"`
+	// StateDir is the state directory it recorded into, absolute: a run
+	// is resumed only where it was recorded.
+	StateDir string `json:"stateDir"`
+	// Agent and Blueprint are its agent's name and its blueprint's hash:
+	// a run is resumed only with the blueprint it began with.
+	Agent     string `json:"agent"`
+	Blueprint string `json:"blueprint"`
+}
+
+// LaunchFile is the file in a run's record that WriteLaunch writes.
+const LaunchFile = "launch.json"
+
+// WriteLaunch writes the run's launch.json, whole, now.
+func (s *Store) WriteLaunch(runID string, l *Launch) error {
+	return s.writeRecordFile(runID, LaunchFile, l)
+}
+
+// ReadLaunch reads the run's launch.json; an error wrapping
+// fs.ErrNotExist when the run has none (a turn served to an editor).
+func (s *Store) ReadLaunch(runID string) (*Launch, error) {
+	if err := CheckRunID(runID); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, fmt.Errorf("no run %q: no state directory", runID)
+	}
+	b, err := os.ReadFile(filepath.Join(s.RunDir(runID), LaunchFile))
+	if err != nil {
+		return nil, err
+	}
+	var l Launch
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, fmt.Errorf("run %s: %s: %v", runID, LaunchFile, err)
+	}
+	return &l, nil
+}
+
+// WriteRun writes run.json whole, now, as rr says: what a process that
+// starts a run of its own (`coda run --detach`'s) says of it before its
+// engine does.
+func (s *Store) WriteRun(rr *RunRecord) error {
+	rr.Flags, rr.Warnings, rr.Files = nonNil(rr.Flags), nonNil(rr.Warnings), nonNil(rr.Files)
+	return s.writeRecordFile(rr.RunID, "run.json", rr)
+}
+
+func (s *Store) writeRecordFile(runID, name string, x any) error {
+	if err := CheckRunID(runID); err != nil {
+		return err
+	}
+	if s == nil {
+		return fmt.Errorf("no state directory")
+	}
+	b, err := MarshalRecord(x)
+	if err != nil {
+		return err
+	}
+	return s.writeWhole(filepath.Join(s.RunDir(runID), name), false, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
