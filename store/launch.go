@@ -78,3 +78,31 @@ func (s *Store) writeRecordFile(runID, name string, x any) error {
 		return err
 	})
 }
+
+// LockRun takes the run's lock (run.lock in its record), which the process
+// that runs a `coda run` holds while it runs it: another process cannot
+// take it (two `coda resume` of one run at once), and the system drops it
+// when the process dies. held says another process holds it; release
+// gives it back.
+func (s *Store) LockRun(runID string) (release func(), held bool, err error) {
+	if err := CheckRunID(runID); err != nil {
+		return nil, false, err
+	}
+	if s == nil {
+		return func() {}, false, nil
+	}
+	dir := s.RunDir(runID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, false, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "run.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, false, err
+	}
+	ok, err := tryLockFile(f)
+	if err != nil || !ok {
+		f.Close()
+		return nil, !ok && err == nil, err
+	}
+	return func() { unlockFile(f); f.Close() }, false, nil
+}

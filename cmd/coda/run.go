@@ -98,6 +98,17 @@ func runTask(ctx context.Context, f *runFlags, task string, args []string, rs *r
 		return detach(e.Store, runID, argv, stdout)
 	}
 	e.Store.Detached = child != nil
+	// One process runs a run: a second `coda resume` of it is refused
+	// while the first holds its lock.
+	release, held, err := e.Store.LockRun(runID)
+	switch {
+	case held:
+		return &exitError{code: 1, msg: fmt.Sprintf("run %s is being run by another process", runID)}
+	case err != nil:
+		l.log.Debug("locking the run's record", "err", err)
+	default:
+		defer release()
+	}
 	if f.logFile == "" {
 		// The run's warnings are printed once, at the end.
 		e.Log = slog.New(withoutWarnings{l.log.Handler()})
