@@ -131,7 +131,7 @@ func listRuns(w io.Writer, st *store.Store) error {
 	for _, id := range ids {
 		status, prompt := "unreadable", ""
 		if rr, err := st.ReadRun(id); err == nil {
-			status, prompt = rr.Status, firstLine(strings.TrimSpace(rr.Prompt))
+			status, prompt = runStatus(rr), firstLine(strings.TrimSpace(rr.Prompt))
 		}
 		if cut := textcut.At(prompt, 72); len(cut) < len(prompt) {
 			prompt = cut + "…"
