@@ -2,7 +2,9 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"io"
 	"os"
 	"path/filepath"
@@ -105,4 +107,31 @@ func (s *Store) LockRun(runID string) (release func(), held bool, err error) {
 		return nil, !ok && err == nil, err
 	}
 	return func() { unlockFile(f); f.Close() }, false, nil
+}
+
+// ClaimRun makes the record directory of a new run, with an id newID
+// makes that no other run has: two processes that start runs in the same
+// second never share one record. It tries a few ids before it gives up.
+func (s *Store) ClaimRun(newID func() string) (string, error) {
+	if s == nil {
+		return newID(), nil
+	}
+	runs := filepath.Join(s.dir, "runs")
+	if err := os.MkdirAll(runs, 0o755); err != nil {
+		return "", err
+	}
+	for range 8 {
+		id := newID()
+		if err := CheckRunID(id); err != nil {
+			return "", err
+		}
+		err := os.Mkdir(filepath.Join(runs, id), 0o755)
+		if err == nil {
+			return id, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("no new run id in %s: every one made was taken", runs)
 }

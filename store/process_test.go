@@ -125,3 +125,19 @@ func TestStore_launchAndCheckpoint(t *testing.T) {
 		t.Errorf("Visits = %d, %v", n, err)
 	}
 }
+
+// A new run's record is its own: an id another run has is not taken.
+func TestStore_ClaimRun(t *testing.T) {
+	st := store.New(t.TempDir())
+	ids := []string{"r1", "r1", "r2"}
+	next := func() string { id := ids[0]; ids = ids[1:]; return id }
+	if id, err := st.ClaimRun(next); id != "r1" || err != nil {
+		t.Fatalf("ClaimRun = %q, %v", id, err)
+	}
+	if id, err := st.ClaimRun(next); id != "r2" || err != nil {
+		t.Errorf("ClaimRun with r1 taken = %q, %v; want r2", id, err)
+	}
+	if _, err := st.ClaimRun(func() string { return "r1" }); err == nil {
+		t.Error("ClaimRun made a run of an id always taken")
+	}
+}

@@ -76,7 +76,7 @@ func runTask(ctx context.Context, f *runFlags, task string, args []string, rs *r
 	}
 	defer l.closeLog()
 	e := l.Engine
-	runID := e.NewID("r")
+	runID := ""
 	if rs != nil {
 		if err := rs.check(l); err != nil {
 			return err
@@ -84,8 +84,15 @@ func runTask(ctx context.Context, f *runFlags, task string, args []string, rs *r
 		runID = rs.id
 	}
 	child := detachedChild()
-	if child != nil && rs == nil {
-		runID = child.runID
+	switch {
+	case child != nil && rs == nil:
+		runID = child.runID // its directory claimed by the process that started it
+	case rs == nil:
+		// A record of its own, whatever other processes start meanwhile.
+		if runID, err = e.Store.ClaimRun(func() string { return e.NewID("r") }); err != nil {
+			l.log.Debug("making the run's record", "err", err)
+			runID = e.NewID("r") // its record's failure is a warning of the run
+		}
 	}
 	if rs == nil && child == nil {
 		recordLaunch(e.Store, runID, args, l)
