@@ -36,15 +36,18 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 //
 //  1. serve: the read loop reads the messages and hands each request and
 //     notification to the method table (methods.go), in wire order, and
-//     each answer to the call that waits for it, until stdin ends or ctx
-//     is done (coda was signalled);
+//     each answer to the call that waits for it, until stdin ends, ctx
+//     is done (coda was signalled) or a write to stdout fails (the client
+//     is gone);
 //  2. disconnect: no new turn starts, nothing more read is handled, and
 //     coda's calls to the editor (permission, fs/*, terminal/*) that are
 //     waiting fail at once, as new ones do: no answer can come any more.
 //     After a signal the turns are cancelled first (step 4 comes early), so
 //     none takes the disconnect for an editor gone away and carries on;
 //  3. drain: when stdin ended, the turns still running get DrainTimeout to
-//     finish; after a signal, none;
+//     finish; after a signal, none; when the client is gone (a write to
+//     stdout failed, DESIGN §21), as long as they take: nobody waits for
+//     coda to end, and their answers are recorded for session/load;
 //  4. cancel: the turns still running are cancelled; each answers its
 //     prompt "cancelled" and finishes its run record;
 //  5. wait: until every answer owed is written (each prompt's, and each
@@ -108,6 +111,9 @@ func (c *conn) serve(ctx context.Context, handle func(id json.RawMessage, method
 	case <-read:
 	case <-ctx.Done():
 		signalled = true
+	case <-c.out.lost:
+		// The client closed its end of stdout: nothing read could be
+		// answered any more. What runs goes on to its answer.
 	}
 
 	// 2. Disconnect.
@@ -132,6 +138,12 @@ func (c *conn) serve(ctx context.Context, handle func(id json.RawMessage, method
 
 	// 6. Flush and close.
 	if err := c.out.close(); err != nil {
+		if c.out.gone() {
+			// Not coda's failure: its turns ran to their answers, recorded
+			// and in their sessions' files for the next session/load.
+			c.log.Warn("the client went away; its turns ran to their answers, which are recorded", "err", err)
+			return nil
+		}
 		return fmt.Errorf("writing to the client: %w", err)
 	}
 	return nil
@@ -175,6 +187,13 @@ func (c *conn) drain(ctx context.Context) {
 	case <-timer.C:
 		c.log.Warn("stdin closed; cancelling the turns still running", "after", c.drainTimeout)
 	case <-ctx.Done():
+	case <-c.out.lost:
+		// The client is gone, not waiting for coda to end: the turns run
+		// on to their answers, bounded by their own limits (DESIGN §21).
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
 	}
 }
 

@@ -93,13 +93,16 @@ func (s *Server) saveFailed(sess *session, err error) string {
 // saveTurn records a finished turn in the session's file: the prompt as the
 // user sent it, the exchange the next turns see, the text it streamed
 // (streamed.go) and the closing chunks as they were sent. A cancelled turn
-// leaves no exchange, as it leaves none in the session's history. It
+// leaves no exchange, as it leaves none in the session's history. gone
+// marks a turn that ran on after its client went away (DESIGN §21). It
 // returns a warning when the file could not be written.
-func (s *Server) saveTurn(sess *session, prompt []contentBlock, runID string, ex engine.Exchange, streamed []json.RawMessage, closing [][]byte, status string) string {
+func (s *Server) saveTurn(sess *session, prompt []contentBlock, runID string, ex engine.Exchange, streamed []json.RawMessage, closing [][]byte, status string, gone bool) string {
 	if status == engine.StatusCancelled {
 		return s.saveSession(sess, nil)
 	}
-	return s.saveSession(sess, exchangeOf(prompt, runID, ex, streamed, closing))
+	stored := exchangeOf(prompt, runID, ex, streamed, closing)
+	stored.ClientGone = gone
+	return s.saveSession(sess, stored)
 }
 
 // catchUp takes into the session's history the turns other coda processes

@@ -113,7 +113,7 @@ func (k *updateSink) notice(w string) error {
 	b := appendNotice(appendUpdateHead(k.buf[:0], k.sessionID), w)
 	b = append(b, "}}"...)
 	k.buf = b
-	return k.out.writeLine(b)
+	return k.send(b)
 }
 
 // noticeAll sends the notices of warnings not sent yet.

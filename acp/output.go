@@ -31,6 +31,11 @@ type output struct {
 	kick    chan struct{}
 	stop    chan struct{} // closed by close: the flusher returns
 	stopped chan struct{} // closed when the flusher has returned
+	// lost is closed at the first write that fails: the client is gone
+	// (its end of stdout closed). The turns run on to their answers
+	// (DESIGN §21); nothing more is written.
+	lost     chan struct{}
+	lostOnce sync.Once
 	// trace, when set, logs every line written, whole (--trace).
 	trace *slog.Logger
 }
@@ -41,6 +46,7 @@ func newOutput(w io.Writer, trace *slog.Logger) *output {
 		kick:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
+		lost:    make(chan struct{}),
 		trace:   trace,
 	}
 	o.out = sync.NewCond(&o.mu)
@@ -71,10 +77,28 @@ func (o *output) flusher() {
 		o.pending = false
 		if o.err == nil {
 			o.err = o.w.Flush()
+			o.noteLost()
 		}
 		o.flushed = o.written
 		o.out.Broadcast()
 		o.mu.Unlock()
+	}
+}
+
+// noteLost closes lost when a write failed; o.mu is held.
+func (o *output) noteLost() {
+	if o.err != nil && !errors.Is(o.err, errOutputClosed) {
+		o.lostOnce.Do(func() { close(o.lost) })
+	}
+}
+
+// gone reports whether the client is gone: a write to it failed.
+func (o *output) gone() bool {
+	select {
+	case <-o.lost:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -110,6 +134,7 @@ func (o *output) close() error {
 	defer o.mu.Unlock()
 	if o.err == nil {
 		o.err = o.w.Flush()
+		o.noteLost()
 	}
 	err := o.err
 	o.err = errOutputClosed

@@ -94,7 +94,7 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 		Prompt: text, Images: images, History: history, PromptSources: promptSources(p.Prompt),
 		UserModel: s.userModel(sess), DefaultModel: s.opts.DefaultModel, UserEffort: s.userEffort(sess),
 		Withhold: withhold(sess.mode), Workspace: sess.ws, ToolSupport: sess.toolSupport,
-		Tainted: sess.tainted(), Steer: run.steer.take,
+		Tainted: sess.tainted(), Steer: run.steer.take, ClientGone: s.conn.out.gone,
 	}
 	go s.runTurn(ctx, run, answer, sess, turn, thoughts, compile)
 	return nil, nil
@@ -186,7 +186,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	}
 	sess.taintedBy(res.Tainted)
 	release()
-	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.streamed.updates(), sink.closing, res.Status); w != "" {
+	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.streamed.updates(), sink.closing, res.Status, res.ClientGone || s.conn.out.gone()); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	// What arose after the closing chunk (the record or the session's file

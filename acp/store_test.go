@@ -327,7 +327,7 @@ func TestDeleteSession_duringTurn(t *testing.T) {
 	sess := srv.sessions[id]
 	// The turn's save, coming after the delete, finds the session gone.
 	handle(t, srv, (*Server).deleteSession, fmt.Sprintf(`{"sessionId":%q}`, id))
-	if w := srv.saveTurn(sess, nil, "r-1", engine.Exchange{Prompt: "p", Answer: "a"}, nil, nil, engine.StatusAnswered); w != "" {
+	if w := srv.saveTurn(sess, nil, "r-1", engine.Exchange{Prompt: "p", Answer: "a"}, nil, nil, engine.StatusAnswered, false); w != "" {
 		t.Fatal(w)
 	}
 	if _, err := os.Stat(srv.store.SessionPath(id)); !errors.Is(err, os.ErrNotExist) {

@@ -123,11 +123,20 @@ func appendUpdateHead(b []byte, sessionID string) []byte {
 	return append(b, `,"update":`...)
 }
 
+// send writes one notification. A client that is gone (the write failed)
+// does not stop the turn: it runs on to its answer, which is recorded and
+// appended to the session for a later session/load (DESIGN §21); so the
+// sink never fails the engine.
+func (k *updateSink) send(b []byte) error {
+	_ = k.out.writeLine(b)
+	return nil
+}
+
 // end closes the notification and writes it.
 func (k *updateSink) end(b []byte) error {
 	b = append(b, "}}}"...)
 	k.buf = b
-	return k.out.writeLine(b)
+	return k.send(b)
 }
 
 // endClosing is end for a chunk the turn closes with: its update object is
@@ -148,7 +157,7 @@ func (k *updateSink) chunk(kind, messageID, text, stage string) error {
 	if k.streamed != nil {
 		k.streamed.add(kind, messageID, stage, text)
 	}
-	return k.out.writeLine(b)
+	return k.send(b)
 }
 
 // appendTextChunk appends the update object of a streamed text chunk:

@@ -22,7 +22,9 @@ import (
 
 // A Sink receives what a turn produces, in order. acp implements it with
 // session/update notifications; `coda run` with the terminal; tests with a
-// slice. An error from Emit (the client is gone) stops the turn.
+// slice. An error from Emit stops the turn; acp's sink never returns one
+// for a client that is gone, so that the turn runs on to its answer
+// (DESIGN §21).
 type Sink interface {
 	Emit(ctx context.Context, ev Event) error
 }
@@ -178,6 +180,18 @@ type Turn struct {
 	// the user's words. Only the turn's own stages take it; its workers
 	// and children do not.
 	Steer func() []string
+	// ClientGone, when set, says whether whoever the sink shows the turn
+	// to has gone away (acp: a write to stdout failed). The turn runs on
+	// to its answer all the same (DESIGN §21); its record says so.
+	ClientGone func() bool
+	// Checkpoints has the run leave a checkpoint in its record after each
+	// finished stage visit, which `coda resume` goes on from (resume.go):
+	// `coda run` keeps them; a served turn does not, its record a file
+	// lighter per visit.
+	Checkpoints bool
+	// Resume, when set, takes up again the run RunID names from what it
+	// left (resume.go) rather than starting it.
+	Resume *Resume
 }
 
 // A Result is how a run ended.
@@ -208,9 +222,14 @@ type Result struct {
 	// the answer unavailable (status unavailable).
 	NoAnswer    string
 	Unavailable string
+	// ClientGone says the client went away before the turn ended
+	// (Turn.ClientGone): nobody saw its end as it streamed.
+	ClientGone bool
 
-	rec     *store.Run // the record, being finished (Recorded)
-	release func()     // deletes the turn's uploads (Recorded); nil when none
+	rec     *store.Run       // the record, being finished (Recorded)
+	head    *store.RunRecord // run.json as the run ended (Recorded amends it)
+	gone    func() bool      // Turn.ClientGone
+	release func()           // deletes the turn's uploads (Recorded); nil when none
 }
 
 // Flags the engine records on runs; the checks' own (truncated,
@@ -256,8 +275,11 @@ func (r *run) run(ctx context.Context) *Result {
 		r.rec.Flush()
 	}
 	res := r.finish(ctx, err)
-	res.Workers, res.Children = r.sub.workers, r.childRecords()
-	finishRecord(r.rec, res)
+	res.Workers, res.Children = r.sub.workers, append(r.resumedChildren, r.childRecords()...)
+	if !sub && r.t.ClientGone != nil {
+		res.gone, res.ClientGone = r.t.ClientGone, r.t.ClientGone()
+	}
+	res.head = finishRecord(r.rec, res)
 	res.rec = r.rec
 	if sub {
 		res.Recorded()
@@ -280,6 +302,11 @@ func (res *Result) Recorded() {
 	}
 	if res.rec == nil {
 		return
+	}
+	if res.gone != nil && !res.ClientGone && res.gone() {
+		// The client went away while the answer was being sent.
+		res.ClientGone, res.head.ClientGone = true, true
+		res.rec.Amend(res.head)
 	}
 	res.rec.Flush()
 	if w := res.rec.Warning(); w != "" && !slices.Contains(res.Warnings, w) {
@@ -313,6 +340,11 @@ type run struct {
 	taint       *taint.Gate // nil when the gate is off
 	// sub is the run's place among workers and children (subrun.go).
 	sub delegation
+	// resumedChildren are the children of the run before it was resumed
+	// (resume.go), as run.json lists them; hash is the blueprint's
+	// (BlueprintHash), once a checkpoint needs it.
+	resumedChildren []store.SubRun
+	hash            string
 
 	ending // how a run without an answer ends (noanswer.go, unavailable.go)
 	kept   // artifact copies in the run record (keep.go)
@@ -358,6 +390,9 @@ func (e *Engine) newRun(t *Turn, sink Sink, parent *run) *run {
 	r.share = newTree(e, t, sink)
 	r.share.secrets = newSecrets(r) // before the record, whose prompt it masks
 	r.rec = newRecord(r)
+	if rs := t.Resume; rs != nil && rs.Checkpoint != nil {
+		t.Tainted = rs.Checkpoint.Tainted // what the gate knew when the run stopped
+	}
 	r.taint = newTaint(r)
 	return r
 }
@@ -419,6 +454,9 @@ func (t *tree) spend() bool { return t.calls.Add(1) <= t.max }
 // the run.
 func (r *run) walk(ctx context.Context) error {
 	stage := r.t.Agent.StartStage()
+	if r.t.Resume != nil && r.sub.depth == 0 {
+		stage = r.resume()
+	}
 	for stage != nil {
 		next, err := r.visit(ctx, stage)
 		if err != nil {

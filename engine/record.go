@@ -31,18 +31,23 @@ func subRecord(parent, r *run) *store.Run { return parent.rec.Sub(recordHead(r),
 // in clear.
 func recordHead(r *run) store.RunRecord {
 	t := r.t
-	return store.RunRecord{RunID: t.RunID, Agent: t.Agent.Agent.Name, Session: t.SessionID, Prompt: r.mask(t.Prompt)}
+	model := t.UserModel
+	if model == "" {
+		model = t.DefaultModel
+	}
+	return store.RunRecord{RunID: t.RunID, Agent: t.Agent.Agent.Name, Session: t.SessionID, Prompt: r.mask(t.Prompt), Model: model}
 }
 
-// finishRecord writes run.json as res says the run ended.
-func finishRecord(rec *store.Run, res *Result) {
+// finishRecord writes run.json as res says the run ended, and returns it.
+func finishRecord(rec *store.Run, res *Result) *store.RunRecord {
 	rr := &store.RunRecord{Status: res.Status, StopReason: res.StopReason, Flags: res.Flags, Warnings: res.Warnings, FinalOutput: res.Answer, Files: res.Written,
 		Workers: res.Workers, Children: res.Children, Taint: res.Taint,
-		NoAnswer: res.NoAnswer, Unavailable: res.Unavailable}
+		NoAnswer: res.NoAnswer, Unavailable: res.Unavailable, ClientGone: res.ClientGone}
 	if res.Err != nil {
 		rr.Error = res.Err.Error()
 	}
 	rec.Finish(rr)
+	return rr
 }
 
 // stageStatus is a stage visit's status.json.

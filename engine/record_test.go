@@ -19,8 +19,9 @@ import (
 // A run's record is written in the background: the turn's first update
 // goes out while no file of the record has been written (the writer is
 // held until then), and once it is recorded every file is, in the order
-// the run queued them: run.json first (the second visit started the
-// writer on what the first queued) and last.
+// the run queued them: the first visit's, then run.json naming the stage
+// the run entered (the second visit queued it again, and started the
+// writer on what was queued), then the second visit's, and run.json last.
 func TestRun_recordsInTheBackground(t *testing.T) {
 	turn := newTurn(t, twoStages, `
 [[turn]]
@@ -53,8 +54,8 @@ text = "Done."
 	mu.Lock()
 	defer mu.Unlock()
 	want := []string{
-		"run.json",
 		"stages/001-explore@1/prompt.md", "stages/001-explore@1/response.md", "stages/001-explore@1/status.json", "stages/001-explore@1/last_response",
+		"run.json",
 		"stages/002-report@1/prompt.md", "stages/002-report@1/response.md", "stages/002-report@1/status.json", "stages/002-report@1/last_response", "stages/002-report@1/answer",
 		"run.json",
 	}

@@ -21,7 +21,8 @@ func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 	if err := r.emitPlan(ctx, s.Name, PlanInProgress); err != nil {
 		return "", err
 	}
-	r.rec.Start() // after the turn's first update, which waits for nothing
+	r.rec.Enter(s.Name) // run.json says the stage while the run is in it
+	r.rec.Start()       // after the turn's first update, which waits for nothing
 	v.rec = newVisitRecord(r.rec, s.Name, v.n, r.mask)
 	next, err := v.loop(ctx)
 	v.ended, v.next = v.endedBy(ctx, err), next
@@ -34,6 +35,7 @@ func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 	if err := r.emitPlan(ctx, s.Name, PlanCompleted); err != nil {
 		return "", err
 	}
+	r.checkpoint(next)
 	return next, nil
 }
 

@@ -157,7 +157,7 @@ func (v *stageVisit) spawn(ctx context.Context, tc llm.ToolCall) ToolResult {
 	if err != nil {
 		return Errorf("The answer shape you asked for cannot be used: %v", err)
 	}
-	c := &child{name: fmt.Sprintf("c%d", len(r.sub.children)+1), agent: a.Agent, label: taskLabel("", a.Prompt), done: make(chan struct{})}
+	c := &child{name: fmt.Sprintf("c%d", len(r.resumedChildren)+len(r.sub.children)+1), agent: a.Agent, label: taskLabel("", a.Prompt), done: make(chan struct{})}
 	c.sub = r.newSub(subSpec{kind: "children", name: c.name, agent: b, outputs: outs, prompt: a.Prompt})
 	var cctx context.Context
 	cctx, c.cancel = context.WithCancel(ctx)

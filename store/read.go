@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -112,4 +113,43 @@ func (s *Store) OpenRun(runID string) (*os.Root, error) {
 		return nil, fmt.Errorf("no run %q: no state directory", runID)
 	}
 	return os.OpenRoot(s.RunDir(runID))
+}
+
+// ReadCheckpoint decodes the checkpoint.json of a run (Run.Checkpoint)
+// into x; an error wrapping fs.ErrNotExist when the run left none.
+func (s *Store) ReadCheckpoint(runID string, x any) error {
+	if err := CheckRunID(runID); err != nil {
+		return err
+	}
+	if s == nil {
+		return fmt.Errorf("no run %q: no state directory", runID)
+	}
+	b, err := os.ReadFile(filepath.Join(s.RunDir(runID), CheckpointFile))
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, x); err != nil {
+		return fmt.Errorf("run %s: %s: %v", runID, CheckpointFile, err)
+	}
+	return nil
+}
+
+// Visits counts the stage visits a run's record holds (stages/NNN-…),
+// by the highest number: a resumed run numbers its visits after them.
+func (s *Store) Visits(runID string) (int, error) {
+	entries, err := os.ReadDir(filepath.Join(s.RunDir(runID), "stages"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "-")
+		if v, err := strconv.Atoi(num); ok && err == nil {
+			n = max(n, v)
+		}
+	}
+	return n, nil
 }

@@ -10,9 +10,19 @@ import (
 // RunRecord is run.json: a run as it stands, written when it starts and
 // again when it ends.
 type RunRecord struct {
-	RunID      string   `json:"runId"`
-	Agent      string   `json:"agent"`
-	Session    string   `json:"session,omitempty"`
+	RunID   string `json:"runId"`
+	Agent   string `json:"agent"`
+	Session string `json:"session,omitempty"`
+	// Stage is the stage the run is in while it runs, and the last it
+	// entered once it ended.
+	Stage string `json:"stage,omitempty"`
+	// Model is the model the run was launched with (--model, the
+	// session's pick or the default); a stage may pin its own.
+	Model string `json:"model,omitempty"`
+	// Process is the process that runs the run, or ran it (process.go).
+	Process *Process `json:"process,omitempty"`
+	// Resumes are the times `coda resume` took the run up again.
+	Resumes    []Resume `json:"resumes,omitempty"`
 	Started    string   `json:"started"`
 	Ended      string   `json:"ended,omitempty"`
 	Status     string   `json:"status"`
@@ -34,6 +44,10 @@ type RunRecord struct {
 	// when it declared the answer unavailable.
 	NoAnswer    string `json:"noAnswer,omitempty"`
 	Unavailable string `json:"unavailable,omitempty"`
+	// ClientGone says the client that asked went away before the run
+	// ended (an editor killed mid-turn): the run went on to its end all
+	// the same (DESIGN §21).
+	ClientGone bool `json:"clientGone,omitempty"`
 }
 
 // An Answer is the answer record: one JSON shape used by `run --json`,
@@ -70,6 +84,15 @@ func (rr *RunRecord) Record() *Answer {
 		RunID: rr.RunID, Status: rr.Status, Flags: nonNil(rr.Flags), Warnings: nonNil(rr.Warnings),
 		Artifacts: []answer.Artifact{}, NoAnswer: rr.NoAnswer, Unavailable: rr.Unavailable,
 	}
+}
+
+// A Resume is one time a run was taken up again from its last finished
+// stage (DESIGN §21): when, the stage it entered again, and the process
+// that went on with it.
+type Resume struct {
+	At      string  `json:"at"`
+	Stage   string  `json:"stage"`
+	Process Process `json:"process"`
 }
 
 // A SubRun is a worker or child as run.json lists it.

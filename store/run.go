@@ -40,6 +40,8 @@ type Run struct {
 	seq     int  // the stage visits so far
 	begun   bool // run.json written as running
 	top     bool // a turn's own run, not a worker or child
+	stage   string
+	process *Process // a turn's own run's process; nil for a worker's or child's
 	log     *slog.Logger
 	w       *writer
 
@@ -68,8 +70,42 @@ func (s *Store) NewRun(head RunRecord, log *slog.Logger) *Run {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Run{store: s, head: head, started: time.Now().UTC(), top: true, log: log, w: &writer{}}
+	p := Self()
+	if s != nil {
+		p.Detached = s.Detached
+	}
+	return &Run{store: s, head: head, started: time.Now().UTC(), top: true, log: log, w: &writer{}, process: &p}
 }
+
+// Resumed makes r the record of a run taken up again (DESIGN §21): it
+// started at started, recorded seq stage visits before, and was resumed
+// before as resumes say; r's own resume, from stage on, is added to them.
+// Call it before anything is written.
+func (r *Run) Resumed(started time.Time, seq int, resumes []Resume, stage string) {
+	r.started, r.seq = started, seq
+	r.head.Resumes = append(append([]Resume(nil), resumes...), Resume{At: time.Now().UTC().Format(time.RFC3339Nano), Stage: stage, Process: *r.process})
+}
+
+// Enter notes the stage the run enters, which run.json says while it runs
+// (`coda ps`): written now when run.json was written as running already.
+func (r *Run) Enter(stage string) {
+	r.stage = stage
+	if r.begun {
+		r.writeRun(&RunRecord{Status: "running"})
+	}
+}
+
+// Checkpoint queues checkpoint.json, x encoded now: what the run left
+// after its last finished stage visit, for `coda resume`. It is written
+// after that visit's files, in order.
+func (r *Run) Checkpoint(x any) {
+	if r.Dir() != "" {
+		r.writeJSON(filepath.Join(r.Dir(), CheckpointFile), x)
+	}
+}
+
+// CheckpointFile is the file in a run's record that Checkpoint writes.
+const CheckpointFile = "checkpoint.json"
 
 // Sub begins the record of a worker or child of r's run, nested in r's
 // (head.RunID says where: RUN/workers/w1, RUN/children/c1), written by
@@ -128,6 +164,10 @@ func (r *Run) Finish(rr *RunRecord) {
 	r.w.do("", func() { s.behind.Add(-1) })
 }
 
+// Amend writes run.json again as rr, which Finish wrote: something learnt
+// after the run ended (its client gone while its answer was sent).
+func (r *Run) Amend(rr *RunRecord) { r.writeRun(rr) }
+
 // maxBehind is how many turns' records may be still being written after
 // their runs ended (Finish).
 const maxBehind = 64
@@ -137,6 +177,10 @@ func (r *Run) writeRun(rr *RunRecord) {
 		return
 	}
 	rr.RunID, rr.Session, rr.Prompt, rr.Agent = r.head.RunID, r.head.Session, r.head.Prompt, r.head.Agent
+	rr.Model, rr.Process, rr.Resumes = r.head.Model, r.process, r.head.Resumes
+	if rr.Stage == "" {
+		rr.Stage = r.stage
+	}
 	rr.Started = r.started.Format(time.RFC3339Nano)
 	rr.Flags, rr.Warnings, rr.Files = nonNil(rr.Flags), nonNil(rr.Warnings), nonNil(rr.Files)
 	r.writeJSON(filepath.Join(r.Dir(), "run.json"), rr)

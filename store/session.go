@@ -88,6 +88,10 @@ type Exchange struct {
 	// Closing are the update objects of the chunks the turn closed with,
 	// exactly as they were sent.
 	Closing []json.RawMessage `json:"closing,omitempty"`
+	// ClientGone says the client went away before the turn ended: it ran
+	// on to its answer, which nobody saw until a session/load replays it
+	// (DESIGN §21).
+	ClientGone bool `json:"clientGone,omitempty"`
 }
 
 // A PromptBlock is a prompt's content block as replayed: text or a link.

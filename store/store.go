@@ -46,6 +46,10 @@ type Store struct {
 	indexOnce    sync.Once
 	sessionIndex *sessionIndex // the sessions' listing (index.go)
 
+	// Detached says the runs this process records were started by `coda
+	// run --detach`, in a process of their own (run.json's process).
+	Detached bool
+
 	// behind counts the turns' records still being written after their
 	// runs ended (Run.Finish).
 	behind atomic.Int64

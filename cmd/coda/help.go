@@ -28,12 +28,41 @@ var synopses = map[string]string{
 One turn without an editor: the final answer goes to stdout, progress and the
 run id to stderr. Exit status: 0 answered, 1 error, 2 usage, 3 finished without
 an answer, 4 the model declared the answer unavailable. With --json, the answer
-record is printed for every run that started, answered or not.`,
+record is printed for every run that started, answered or not.
+
+With --detach the run goes on in a process of its own (its own session, stdin
+closed, its output in the run's record): coda prints the run id and returns at
+once, exit 0. Then: coda ps lists it, coda result RUN --wait prints its answer
+with the exit status above, coda cancel RUN stops it, and coda resume RUN goes on
+with it from its last finished stage if its process dies.`,
 	"result": `coda result [RUN-ID] [flags]
 
 Prints a recorded run's answer: a heading naming the run and stage, then the
 answer. Without RUN-ID, lists the latest runs, newest first. --artifacts DIR
-copies the run's kept artifacts into DIR, at their workspace paths.`,
+copies the run's kept artifacts into DIR, at their workspace paths. --wait waits
+until a run that is running ends (a detached one), then prints as above and
+exits as coda run would have: 0 answered, 1 failed, cancelled or dead (its
+process gone), 3 no answer, 4 unavailable.`,
+	"ps": `coda ps [flags]
+
+Lists the runs in flight and those that ended in the last day, newest first:
+run id, agent, the stage it is in (or ended in), status, when it started, how
+long it has run, its model and the process that runs it. A run whose process is
+gone without finishing its record (killed, the machine restarted) is "dead":
+coda resume goes on with it.`,
+	"cancel": `coda cancel [flags] RUN-ID
+
+Stops a detached run: its process cancels the run and finishes its record,
+which says "cancelled"; cancel waits for that, then prints the run's status.`,
+	"resume": `coda resume [flags] RUN-ID
+
+Goes on with a coda run that died or was cancelled (or failed) mid-stage, from
+its last finished stage: those stages are not run again, their records and
+answers feed the next stage as they did, and the stage cut short starts again;
+run.json lists the resume. It runs with the flags and task the run was started
+with, in the directory it was started in, and exits as coda run does. Refused,
+saying why: a run that answered, one still running, one from another state
+directory, or one whose blueprint changed since.`,
 	"validate": `coda validate [flags] NAME|PATH
 
 Checks a blueprint (a bundled agent's name, a file, or a directory holding

@@ -33,21 +33,37 @@ func main() {
 // answers every prompt in flight "cancelled" and flushes) and coda exits
 // 128+N, as a shell reports a process a signal ended: 130 for SIGINT, 143
 // for SIGTERM. A second signal is not caught: it ends coda at once.
+//
+// SIGPIPE and SIGHUP never end coda (DESIGN §21): a client that is gone
+// (its end of stdout closed, its terminal hung up) stops what is written
+// to it, not the work. Caught rather than ignored, so that a write to a
+// closed stdout or stderr fails with EPIPE instead of killing coda (Go's
+// runtime kills a process that writes to a broken fd 1 or 2 unless
+// SIGPIPE is caught), and so that the commands coda runs start with both
+// signals at their defaults.
 func notifySignals(parent context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	caught := make(chan os.Signal, 1)
 	signal.Notify(caught, os.Interrupt, syscall.SIGTERM)
+	outlived := make(chan os.Signal, 1)
+	signal.Notify(outlived, syscall.SIGPIPE, syscall.SIGHUP)
 	done := make(chan struct{})
 	go func() {
-		select {
-		case sig := <-caught:
-			signal.Stop(caught)
-			cancel(caughtSignal{sig})
-		case <-done:
+		for {
+			select {
+			case sig := <-caught:
+				signal.Stop(caught)
+				cancel(caughtSignal{sig})
+			case <-outlived:
+				continue // noted, and nothing else
+			case <-done:
+			}
+			return
 		}
 	}()
 	return ctx, func() {
 		signal.Stop(caught)
+		signal.Stop(outlived)
 		close(done)
 		cancel(nil)
 	}
@@ -106,7 +122,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cmd, rest := "", args
 	if len(args) > 0 {
 		switch args[0] {
-		case "run", "result", "validate", "agents", "demo", "version", "serve", "help":
+		case "run", "result", "ps", "cancel", "resume", "validate", "agents", "demo", "version", "serve", "help":
 			cmd, rest = args[0], args[1:]
 		}
 	}
@@ -116,7 +132,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "run":
 		return runOnce(ctx, rest, stdout, stderr)
 	case "result":
-		return result(rest, stdout, stderr)
+		return result(ctx, rest, stdout, stderr)
+	case "ps":
+		return ps(rest, stdout)
+	case "cancel":
+		return cancel(ctx, rest, stdout)
+	case "resume":
+		return resume(ctx, rest, stdout, stderr)
 	case "validate":
 		return validate(rest, stdout, stderr)
 	case "agents":
@@ -139,7 +161,12 @@ const usageText = `coda — an ACP agent whose every turn ends in one validated 
 
   coda [flags]                      serve ACP on stdin/stdout (what an editor launches)
   coda run [flags] TASK...          one turn without an editor; prints the final answer
+  coda run --detach [flags] TASK... start the run in a process of its own; print its id, return at once
   coda result [RUN-ID] [flags]      print a recorded run's answer; without RUN-ID, list the latest runs
+                                    (--wait: wait for a running one, exit as coda run would)
+  coda ps [--json]                  the runs in flight and lately ended: stage, status, process
+  coda cancel RUN-ID                stop a detached run; its record says cancelled
+  coda resume RUN-ID [--detach]     go on with a run that died or was cancelled, from its last finished stage
   coda validate NAME|PATH           check a blueprint
   coda agents                       list the bundled agents
   coda demo                         a scripted ACP session end to end (no model, key or network)

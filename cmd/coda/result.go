@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -14,8 +15,8 @@ import (
 
 // result is `coda result [RUN-ID] [--raw|--json|--artifacts DIR]`: a
 // recorded run's answer, or without a run id the latest runs.
-func result(args []string, stdout, stderr io.Writer) error {
-	var raw, asJSON, force bool
+func result(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var raw, asJSON, force, wait bool
 	var stateDir, artifacts string
 	fs := newFlagSet("result")
 	fs.BoolVar(&raw, "raw", false, "print the answer's bytes alone")
@@ -26,6 +27,7 @@ func result(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&child, "child", "", "print the answer of one of the agents the run spawned (c1, …); with --worker, of that agent's worker")
 	fs.StringVar(&artifacts, "artifacts", "", "copy the run's kept artifacts into this directory, at their workspace paths")
 	fs.BoolVar(&force, "force", false, "with --artifacts, replace files already there")
+	fs.BoolVar(&wait, "wait", false, "wait until the run ends (a detached one), then print its answer; exit as coda run would have")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -40,8 +42,8 @@ func result(args []string, stdout, stderr io.Writer) error {
 		stateDir = defaultStateDir()
 	}
 	if len(rest) == 0 {
-		if raw || asJSON || artifacts != "" || force || worker != "" || child != "" {
-			return usageError("--raw, --json, --artifacts, --worker and --child need a RUN-ID: coda result RUN-ID ... (coda result alone lists the runs)")
+		if raw || asJSON || artifacts != "" || force || worker != "" || child != "" || wait {
+			return usageError("--raw, --json, --artifacts, --worker, --child and --wait need a RUN-ID: coda result RUN-ID ... (coda result alone lists the runs)")
 		}
 		return listRuns(stdout, store.New(stateDir))
 	}
@@ -49,6 +51,20 @@ func result(args []string, stdout, stderr io.Writer) error {
 		return usageError("%v", err)
 	}
 	st := store.New(stateDir)
+	if wait {
+		// Watching the record, not spinning (store.WaitRun); then `coda
+		// run`'s exit status for a run that failed, was cancelled or died.
+		rr, err := st.WaitRun(ctx, rest[0], runOver)
+		if err != nil {
+			return err
+		}
+		if err := waitEnd(rr); err != nil {
+			if asJSON && worker == "" && child == "" {
+				printAnswer(stdout, rr.Record(), false, true, false)
+			}
+			return err
+		}
+	}
 	rr, err := readResult(st, rest[0], child, worker)
 	if err != nil {
 		return err
@@ -115,7 +131,7 @@ func listRuns(w io.Writer, st *store.Store) error {
 	for _, id := range ids {
 		status, prompt := "unreadable", ""
 		if rr, err := st.ReadRun(id); err == nil {
-			status, prompt = rr.Status, firstLine(strings.TrimSpace(rr.Prompt))
+			status, prompt = runStatus(rr), firstLine(strings.TrimSpace(rr.Prompt))
 		}
 		if cut := textcut.At(prompt, 72); len(cut) < len(prompt) {
 			prompt = cut + "…"

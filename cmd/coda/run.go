@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,29 +19,57 @@ import (
 	"github.com/coda-acp/coda/store"
 )
 
-// runOnce is `coda run`: one turn without an editor. The answer goes to
-// stdout; progress goes to stderr.
-func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var f launchFlags
-	var raw, asJSON, yes bool
-	var cwd string
+// runFlags are `coda run`'s flags: the launch's, and its own.
+type runFlags struct {
+	launchFlags
+	raw, asJSON, yes, detach bool
+	cwd                      string
+}
+
+func (f *runFlags) register(fs *flag.FlagSet) {
+	f.launchFlags.register(fs)
+	fs.BoolVar(&f.raw, "raw", false, "print the answer's bytes alone")
+	fs.BoolVar(&f.asJSON, "json", false, "print the answer record as JSON")
+	fs.StringVar(&f.cwd, "cwd", "", "the working directory (default: the current one)")
+	fs.BoolVar(&f.yes, "yes", false, "approve every permission request")
+	fs.BoolVar(&f.detach, "detach", false, "run in a process of its own: print the run id and return at once (coda ps, coda result RUN --wait, coda cancel RUN)")
+}
+
+// parseRun parses `coda run`'s arguments: its flags, and the task.
+func parseRun(args []string) (*runFlags, string, error) {
+	var f runFlags
 	fs := newFlagSet("run")
 	f.register(fs)
-	fs.BoolVar(&raw, "raw", false, "print the answer's bytes alone")
-	fs.BoolVar(&asJSON, "json", false, "print the answer record as JSON")
-	fs.StringVar(&cwd, "cwd", "", "the working directory (default: the current one)")
-	fs.BoolVar(&yes, "yes", false, "approve every permission request")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	if raw && asJSON {
-		return usageError("--raw and --json: choose one")
+	if f.raw && f.asJSON {
+		return nil, "", usageError("--raw and --json: choose one")
 	}
 	task := strings.TrimSpace(strings.Join(rest, " "))
 	if task == "" {
-		return usageError("run needs a task: coda run [flags] TASK...")
+		return nil, "", usageError("run needs a task: coda run [flags] TASK...")
 	}
+	return &f, task, nil
+}
+
+// runOnce is `coda run`: one turn without an editor. The answer goes to
+// stdout; progress goes to stderr. With --detach the turn runs in a
+// process of its own (detach.go).
+func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, task, err := parseRun(args)
+	if err != nil {
+		return err
+	}
+	return runTask(ctx, f, task, withoutDetach(args), nil, stdout, stderr)
+}
+
+// runTask runs task as `coda run` does, args being how it was asked (kept
+// in its record's launch.json for `coda resume`), or takes up the run rs
+// names again (resume.go). With --detach it starts the process that runs
+// it, once the launch is checked.
+func runTask(ctx context.Context, f *runFlags, task string, args []string, rs *resumed, stdout, stderr io.Writer) error {
 	progress := &terminalSink{w: stderr}
 	// Logs on stderr start on a line of their own, not after streamed text.
 	l, err := f.prepare(progress.logWriter(), false)
@@ -49,30 +78,78 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer l.closeLog()
 	e := l.Engine
+	runID := ""
+	if rs != nil {
+		if err := rs.check(l); err != nil {
+			return err
+		}
+		runID = rs.id
+	}
+	child := detachedChild()
+	switch {
+	case child != nil && rs == nil:
+		runID = child.runID // its directory claimed by the process that started it
+	case rs == nil:
+		// A record of its own, whatever other processes start meanwhile.
+		if runID, err = e.Store.ClaimRun(func() string { return e.NewID("r") }); err != nil {
+			l.log.Debug("making the run's record", "err", err)
+			runID = e.NewID("r") // its record's failure is a warning of the run
+		}
+	}
+	if rs == nil && child == nil {
+		recordLaunch(e.Store, runID, args, l)
+	}
+	if f.detach {
+		argv := append([]string{"run"}, args...)
+		if rs != nil {
+			argv = rs.argv
+		}
+		return detach(e.Store, runID, argv, stdout)
+	}
+	e.Store.Detached = child != nil
+	// One process runs a run: a second `coda resume` of it is refused
+	// while the first holds its lock.
+	release, held, err := e.Store.LockRun(runID)
+	switch {
+	case held:
+		return &exitError{code: 1, msg: fmt.Sprintf("run %s is being run by another process", runID)}
+	case err != nil:
+		l.log.Debug("locking the run's record", "err", err)
+	default:
+		defer release()
+	}
 	if f.logFile == "" {
 		// The run's warnings are printed once, at the end.
 		e.Log = slog.New(withoutWarnings{l.log.Handler()})
 	}
 	// Nobody is there to ask: the taint gate's `ask` denies, unless --yes.
-	e.Taint.Unattended, e.Taint.Waive = true, yes
+	e.Taint.Unattended, e.Taint.Waive = true, f.yes
 	// The --output-* paths were typed here, whatever --cwd says.
 	outs, err := blueprint.CompileOutputs(l.Agent, outputspec.Levels{Launch: &outputspec.Level{Dir: l.LaunchDir, Spec: l.Launch}})
 	if err != nil {
 		return err
 	}
-	if cwd != "" {
-		if l.LaunchDir, err = filepath.Abs(cwd); err != nil {
+	if f.cwd != "" {
+		if l.LaunchDir, err = filepath.Abs(f.cwd); err != nil {
 			return err
 		}
 	}
 	ws := &local.Workspace{Dir: l.LaunchDir}
-	if yes {
+	if f.yes {
 		ws.Approve = func(context.Context, engine.PermissionRequest) (bool, error) { return true, nil }
 	}
-	res := e.Run(ctx, &engine.Turn{
-		RunID: e.NewID("r"), Agent: l.Agent, Outputs: outs, Prompt: task,
+	turn := &engine.Turn{
+		RunID: runID, Agent: l.Agent, Outputs: outs, Prompt: task,
 		UserModel: l.UserModel, DefaultModel: l.DefaultModel, UserEffort: l.UserEffort, Workspace: ws,
-	}, progress)
+		Checkpoints: true,
+	}
+	if rs != nil {
+		turn.Resume = rs.from
+	}
+	if child != nil {
+		child.ready(e.Store, turn)
+	}
+	res := e.Run(ctx, turn, progress)
 	// The record is the answer `coda result` finds: written before it is
 	// printed.
 	res.Recorded()
@@ -83,16 +160,31 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// --json prints the record of every run that started, so a pipeline
 	// always gets one JSON object; the exit status still says how it ended.
 	switch {
-	case asJSON:
+	case f.asJSON:
 		if err := printAnswer(stdout, res.Record(), false, true, false); err != nil {
 			return err
 		}
 	case res.Answer != nil:
-		if err := printAnswer(stdout, res.Answer, raw, false, false); err != nil {
+		if err := printAnswer(stdout, res.Answer, f.raw, false, false); err != nil {
 			return err
 		}
 	}
 	return runEnd(stderr, res)
+}
+
+// recordLaunch keeps in the run's record how it was launched, for `coda
+// resume`: a record that cannot be written is the run's own warning, later.
+func recordLaunch(st *store.Store, runID string, args []string, l *launch) {
+	if st == nil {
+		return
+	}
+	abs, err := filepath.Abs(st.Dir())
+	if err == nil {
+		err = st.WriteLaunch(runID, &store.Launch{Args: args, Dir: l.LaunchDir, StateDir: abs, Agent: l.Agent.Agent.Name, Blueprint: engine.BlueprintHash(l.Agent)})
+	}
+	if err != nil {
+		l.log.Debug("writing the run's launch.json", "err", err)
+	}
 }
 
 // runEnd ends `coda run` with the run's id on stderr, in a line of its own
