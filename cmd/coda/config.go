@@ -472,7 +472,11 @@ func (m configModels) Model(spec string) (llm.Model, error) {
 	return model, nil
 }
 
-func (c *config) newModel(spec string) (llm.Model, error) {
+func (c *config) newModel(named string) (llm.Model, error) {
+	spec, err := c.resolveSpec(named)
+	if err != nil {
+		return nil, err
+	}
 	name, model, err := configSplitSpec(spec)
 	if err != nil {
 		return nil, configUnavailable{err.Error()}
@@ -491,7 +495,7 @@ func (c *config) newModel(spec string) (llm.Model, error) {
 	facts := c.modelFacts(spec)
 	entry := catalogEntryFor(name, model)
 	opts := provider.Options{
-		Name: spec, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
+		Name: named, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
 		MaxTokens: p.MaxTokens, ThinkingBudget: p.ThinkingBudget,
 		Timeout: time.Duration(p.Timeout), MaxCallTime: time.Duration(p.MaxCallTime),
 		Retry:         sse.Retry{Tries: tries, Sleep: c.sleep},
@@ -552,6 +556,7 @@ func (c *config) effortFor(spec string, p *providerConfig, model string) string 
 // it is given when a session picks none (acp.Options.Efforts): --effort,
 // else its model's or provider's table's, as the nearest it takes.
 func (c *config) efforts(spec string) (takes []string, launch string) {
+	spec = c.canonical(spec)
 	takes = effortsTaken(spec)
 	name, model, _ := strings.Cut(spec, ":")
 	e := c.effort
@@ -649,6 +654,10 @@ func (c *config) resolve(spec, name string) (*providerConfig, string, error) {
 // is one line saying what to do.
 func (c *config) preflight(specs []string) error {
 	for _, spec := range specs {
+		spec, err := c.resolveSpec(spec)
+		if err != nil {
+			return err
+		}
 		name, model, err := configSplitSpec(spec)
 		if err != nil {
 			return err
@@ -674,6 +683,10 @@ func (c *config) preflight(specs []string) error {
 // would refuse it, or "" when one does; a missing key is the environment's
 // business, not the blueprint's (`coda validate`).
 func (c *config) served(spec string) string {
+	spec, err := c.resolveSpec(spec)
+	if err != nil {
+		return err.Error()
+	}
 	name, _, err := configSplitSpec(spec)
 	switch {
 	case err != nil:
@@ -693,7 +706,7 @@ func (c *config) served(spec string) string {
 func configSplitSpec(spec string) (provider, model string, err error) {
 	provider, model, ok := strings.Cut(spec, ":")
 	if !ok || provider == "" || model == "" {
-		return "", "", fmt.Errorf("model %q: want PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-5, openai:gpt-5.1, ollama:llama3.1 or script:PATH", spec)
+		return "", "", fmt.Errorf("model %q: want PROVIDER:MODEL, e.g. %s, ollama:llama3.1 or script:PATH", spec, currentModels())
 	}
 	return provider, model, nil
 }

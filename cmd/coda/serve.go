@@ -187,7 +187,7 @@ func stageEffortTaken(cfg *config, s *blueprint.Stage, candidates []string) erro
 		return nil
 	}
 	spec := candidates[i]
-	takes := effortsTaken(spec)
+	takes := effortsTaken(cfg.canonical(spec))
 	if slices.Contains(takes, e) {
 		return nil
 	}
