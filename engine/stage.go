@@ -317,6 +317,7 @@ func (v *stageVisit) stream(ctx context.Context, spec string, req *llm.Request, 
 	built := *req
 	for try := 0; ; try++ {
 		*req = built
+		req.Params, req.Timeout = v.params(spec), v.stage.Model.Timeout()
 		v.shape(spec, m, req)
 		resp, err := m.Stream(ctx, req, onDelta)
 		if err == nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -112,6 +113,12 @@ type StageModel struct {
 	// the model's. The user's (--effort, the session's effort option)
 	// wins where the stage takes the user's model (EffortFor).
 	Effort string `toml:"effort"`
+}
+
+// Timeout is the stage's limit on one model call, every try included;
+// 0 leaves the provider's.
+func (m StageModel) Timeout() time.Duration {
+	return time.Duration(m.RequestTimeoutSecs) * time.Second
 }
 
 // EffortLevels are the reasoning effort levels a blueprint may name, in
