@@ -171,7 +171,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 			v.ended = endedFallback
 			return v.fallback(), nil
 		}
-		v.say("Choose what comes next: call transition with one of: " + strings.Join(v.targets, ", ") + ".")
+		v.say(askWay(v.stage, v.targets))
 	}
 }
 
