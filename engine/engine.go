@@ -218,6 +218,10 @@ const (
 	// submissions (repair.go).
 	FlagAnswerFromReply  = "answer_from_reply"
 	FlagRepairsExhausted = "repairs_exhausted"
+	// FlagDoneBeforeAnswer: the model chose DONE (allow_complete) at a
+	// stage before any answer was handed in, in an agent whose stages owe
+	// one: the run ended without it (lint's allow-complete-skips-output).
+	FlagDoneBeforeAnswer = "done_before_answer"
 )
 
 // Run runs one prompt turn to its end and returns how it ended. The final

@@ -139,6 +139,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 				}
 				if to == blueprint.Done {
 					v.ended = endedDone
+					v.doneBeforeAnswer()
 					return "", nil
 				}
 				v.ended = endedTransition

@@ -48,6 +48,27 @@ func transitionSpec(s *blueprint.Stage, targets []string) llm.ToolSpec {
 	return llm.ToolSpec{Name: blueprint.ToolTransition, Description: desc, Schema: json.RawMessage(schema)}
 }
 
+// doneBeforeAnswer flags and says a DONE that ends the run before the
+// answer an agent's stages owe was handed in: allow_complete let the run
+// end, and it ends without one.
+func (v *stageVisit) doneBeforeAnswer() {
+	r := v.run
+	if r.answer != nil || r.unavailable != "" {
+		return
+	}
+	var owing []string
+	for _, name := range r.t.Agent.Order {
+		if r.t.Agent.Stages[name].OwesOutput() {
+			owing = append(owing, name)
+		}
+	}
+	if len(owing) == 0 {
+		return
+	}
+	r.flag(FlagDoneBeforeAnswer)
+	r.warn(fmt.Sprintf("stage %s ended the run with DONE (allow_complete) before any answer was handed in: the run ends without the answer %s owes", v.stage.Name, strings.Join(owing, ", ")))
+}
+
 // canTransition reports whether this visit offers transition.
 func (v *stageVisit) canTransition() bool { return len(v.targets) > 0 }
 

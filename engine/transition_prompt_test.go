@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,5 +51,37 @@ text = "No questions."
 	}
 	if !strings.HasPrefix(desc, "Move on from this stage. Decide whether the change needs a written answer.") || !strings.Contains(desc, "- DONE:") {
 		t.Errorf("transition's description %q", desc)
+	}
+}
+
+// DONE before the stage that owes the answer ends the run without one, as
+// allow_complete lets it (lint warns of it): the run says so in its flags
+// and a warning, rather than looking like a success.
+func TestRun_doneBeforeAnswer(t *testing.T) {
+	const bp = `
+[agent]
+name = "done"
+[stages.look]
+allow_complete = true
+[stages.look.transitions.answer]
+hint = "Someone asked a question"
+[stages.answer]
+mode = "output"
+`
+	turn := newTurn(t, bp, `
+[[turn]]
+[[turn.tool_calls]]
+name = "transition"
+arguments = { to = "DONE" }
+`)
+	res := runTurn(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusCompleteNoOutput, "end_turn")
+	if !slices.Contains(res.Flags, engine.FlagDoneBeforeAnswer) {
+		t.Errorf("flags %q lack %s", res.Flags, engine.FlagDoneBeforeAnswer)
+	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool {
+		return strings.Contains(w, "stage look ended the run with DONE (allow_complete) before any answer was handed in")
+	}) {
+		t.Errorf("warnings %q", res.Warnings)
 	}
 }

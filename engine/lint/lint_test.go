@@ -69,7 +69,7 @@ func TestSource_Blueprints(t *testing.T) {
 		"good.toml":                 {"info[not-strict] stages.answer.output"},
 		"unreachable.toml":          {"warning[unreachable-stage] stages.notes"},
 		"cannot-answer.toml":        {"error[output-stage-cannot-answer] stages.answer.model"},
-		"allow-complete-skips.toml": {"error[allow-complete-skips-output] stages.explore.allow_complete"},
+		"allow-complete-skips.toml": {"warning[allow-complete-skips-output] stages.explore.allow_complete"},
 		"missing-stage.toml": {
 			"error[missing-stage] stages.review.transitions.reprot",
 			"warning[end-skips-output] stages.review",
@@ -169,7 +169,7 @@ hint = "h"
 allow_complete = true
 [stages.tidy.transitions.answer]
 hint = "h"`,
-			want: []string{"error[allow-complete-skips-output] stages.tidy.allow_complete"},
+			want: []string{"warning[allow-complete-skips-output] stages.tidy.allow_complete"},
 		},
 		{
 			name: "allow_complete on the stage that owes the answer is nudged, not skipped",
