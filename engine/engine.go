@@ -79,6 +79,9 @@ type Engine struct {
 	// the session's MCP tools together; 0 is DefaultMaxTools
 	// (mcp_tools.go).
 	MaxTools int
+	// MaxArtifactCopy is the largest artifact a run copies into its
+	// record (the config's [mime] max_part_bytes); 0 is 10 MiB (keep.go).
+	MaxArtifactCopy int64
 	// Log is where the engine logs; nil discards.
 	Log *slog.Logger
 	// Taint is what the launch says of the taint gate (taint.go).

@@ -69,6 +69,10 @@ import (
 //
 //	[mcp]
 //	max_tools = 128                      # the most tools a model request offers, coda's own and MCP together
+//
+//	[mime]
+//	max_part_bytes = 33554432            # the largest artifact a run copies into its record (default 10 MiB)
+//	overwrite_artifacts = false          # for the answers whose specs do not say
 type config struct {
 	DefaultModel string                    `toml:"default_model"`
 	Providers    map[string]providerConfig `toml:"providers"`
@@ -94,6 +98,15 @@ type config struct {
 	// Commentary is how serving streams the work of an agent that
 	// answers: "thought" (the default) or "message" (--commentary wins).
 	Commentary string `toml:"commentary"`
+	// MIME is [mime], Leviath's table of part limits, as far as coda has
+	// its meaning (DESIGN §25): max_part_bytes is the largest artifact a
+	// run copies into its record (engine.Engine.MaxArtifactCopy; 0 is 10
+	// MiB); overwrite_artifacts is the default of the answers' specs that
+	// do not say (blueprint.Blueprint.OverwriteArtifacts).
+	MIME struct {
+		MaxPartBytes       int64 `toml:"max_part_bytes"`
+		OverwriteArtifacts *bool `toml:"overwrite_artifacts"`
+	} `toml:"mime"`
 
 	getenv    func(string) string
 	effort    string                                     // --effort: every model's, over the file's
@@ -258,8 +271,11 @@ func loadConfig(path string, getenv func(string) string) (*config, error) {
 		if keys := md.Undecoded(); len(keys) > 0 {
 			k := keys[0].String()
 			hint := ""
-			if strings.HasSuffix(k, ".api_key") {
+			switch {
+			case strings.HasSuffix(k, ".api_key"):
 				hint = ": keys are read from the environment only; name the variable with api_key_env"
+			case strings.HasPrefix(k, "mime."):
+				hint = ": coda's [mime] takes max_part_bytes and overwrite_artifacts; it keeps no typed parts, so Leviath's other part limits have nothing to bound (docs/leviath.md)"
 			}
 			return nil, fmt.Errorf("config %s: unknown key %s%s", path, k, hint)
 		}
@@ -279,6 +295,9 @@ func loadConfig(path string, getenv func(string) string) (*config, error) {
 // check validates what the file says, naming the key at fault. c.providers
 // still holds the built-in providers alone.
 func (c *config) check() error {
+	if c.MIME.MaxPartBytes < 0 {
+		return fmt.Errorf("mime.max_part_bytes = %d: want a positive number of bytes, or leave it out for 10 MiB", c.MIME.MaxPartBytes)
+	}
 	if c.Taint != nil {
 		if err := taint.CheckPolicy(c.Taint.Policy); err != nil {
 			return fmt.Errorf("taint.policy: %w", err)

@@ -27,6 +27,10 @@ type Blueprint struct {
 	Dir string `toml:"-"`
 	// Source names where the blueprint came from, for messages.
 	Source string `toml:"-"`
+	// OverwriteArtifacts is overwrite_artifacts for the answers whose
+	// specs do not say (the config's [mime] overwrite_artifacts); nil
+	// leaves it unset (outputs.go).
+	OverwriteArtifacts *bool `toml:"-"`
 }
 
 // AgentConfig is the [agent] table.
