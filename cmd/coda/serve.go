@@ -94,7 +94,7 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	l.Engine = &engine.Engine{
 		Models: cfg.models(), Tools: tools.Builtin(), Agents: cfg.loadSpawned, Store: store.New(f.stateDirectory()),
 		MaxModelCalls: cfg.MaxModelCalls, MaxTools: cfg.MCP.MaxTools, Log: log, ModelFacts: cfg.modelFacts,
-		MaxArtifactCopy: cfg.MIME.MaxPartBytes,
+		MaxArtifactCopy:       cfg.MIME.MaxPartBytes,
 		Taint:                 taint.Launch{Config: cfg.Taint, Policy: f.taint},
 		NoProjectInstructions: f.noProject,
 	}
