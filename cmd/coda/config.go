@@ -643,6 +643,12 @@ func (c *config) resolve(spec, name string) (*providerConfig, string, error) {
 			known = append(known, n)
 		}
 		slices.Sort(known)
+		if name == "google" {
+			return nil, "", configUnavailable{fmt.Sprintf("model %s: unknown provider %q: Leviath's google is coda's gemini: gemini:%s", spec, name, strings.TrimPrefix(spec, "google:"))}
+		}
+		if hint := leviathProviders[name]; hint != "" {
+			return nil, "", configUnavailable{fmt.Sprintf("model %s: unknown provider %q: %s", spec, name, hint)}
+		}
 		return nil, "", configUnavailable{fmt.Sprintf("model %s: unknown provider %q: use one of %s, script, or add [providers.%s] to the config file",
 			spec, name, strings.Join(known, ", "), name)}
 	}

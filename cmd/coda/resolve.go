@@ -19,9 +19,12 @@ import (
 //     such providers are an error naming both; none, an error naming the
 //     catalog's current models.
 //   - "NAME/MODEL", where NAME is a provider coda knows, is Leviath's
-//     provider/model ("bedrock/…", "anthropic/claude-sonnet-5"); any other
-//     "vendor/model" is OpenRouter's form, and goes to openrouter, unless a
-//     provider of the config names that very id in its tables.
+//     provider/model ("anthropic/claude-sonnet-5"; Leviath's google is
+//     coda's gemini); where NAME is one of Leviath's providers that coda
+//     does not have (xai, bedrock, meshy…), an error saying how to have it
+//     (leviathProviders); any other "vendor/model" is OpenRouter's form, and
+//     goes to openrouter, unless a provider of the config names that very
+//     id in its tables.
 //
 // Only the providers' own names decide: not whether a key is set (that is
 // the environment's, and preflight says what to set).
@@ -38,6 +41,21 @@ var modelVendors = []struct{ pattern, provider string }{
 	{"o[134]", "openai"},
 	{"o[134]-*", "openai"},
 	{"gemini-*", "gemini"},
+}
+
+// leviathProviders are Leviath's providers that coda has no built-in
+// for, and how to have one (docs/leviath.md): NAME/MODEL names them in
+// Leviath's blueprints, and so does { provider = "NAME" }.
+var leviathProviders = map[string]string{
+	"xai":         `xai is Leviath's provider for xAI's API, which coda has no built-in for: add [providers.xai] with kind = "openai", base_url = "https://api.x.ai/v1" and api_key_env = "XAI_API_KEY" to the config (then xai/MODEL names it), or use OpenRouter's id, openrouter:x-ai/MODEL; coda drives no image or video model (docs/leviath.md)`,
+	"grok":        `grok is Leviath's SuperGrok sign-in, which coda does not have: use xAI's API as [providers.xai] (docs/leviath.md)`,
+	"meta":        `meta is Leviath's provider for Meta's Model API, which coda has no built-in for: add it as a [providers.meta] of kind "openai" if its API is OpenAI-compatible (docs/leviath.md)`,
+	"bedrock":     `bedrock is Leviath's provider for AWS Bedrock, which coda does not have (it signs no AWS requests): name the model on a provider coda has, such as anthropic:MODEL (docs/leviath.md)`,
+	"meshy":       `meshy is Leviath's 3D-model provider: coda has no media providers (docs/leviath.md)`,
+	"codex":       `codex is Leviath's ChatGPT sign-in, which coda does not have: use openai:MODEL with OPENAI_API_KEY (docs/leviath.md)`,
+	"claude-code": `claude-code is Leviath's Claude Code transport, which coda does not have: use anthropic:MODEL with ANTHROPIC_API_KEY (docs/leviath.md)`,
+	"llama-cpp":   `llama-cpp is a Leviath provider name: add [providers.llama-cpp] with kind = "openai", server = "llama.cpp" and its base_url to the config (docs/leviath.md)`,
+	"lm-studio":   `lm-studio is a Leviath provider name: add [providers.lm-studio] with kind = "openai" and its base_url to the config (docs/leviath.md)`,
 }
 
 // vendorOf is the built-in provider whose vendor names model so; "" when
@@ -66,6 +84,10 @@ func (c *config) resolveSpec(spec string) (string, error) {
 		case len(claims) > 0:
 		case c.providers[first] != nil:
 			return first + ":" + rest, nil
+		case first == "google" && c.providers["gemini"] != nil:
+			return "gemini:" + rest, nil
+		case leviathProviders[first] != "":
+			return "", configUnavailable{fmt.Sprintf("model %q: %s", spec, leviathProviders[first])}
 		case c.providers["openrouter"] != nil:
 			return "openrouter:" + spec, nil
 		}

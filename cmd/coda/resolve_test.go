@@ -19,6 +19,11 @@ base_url = "https://example.openai.azure.com/openai/v1"
 [providers.azure.models."gpt-5.5"]
 effort = "high"
 
+[providers.xai]
+kind = "openai"
+base_url = "https://api.x.ai/v1"
+api_key_env = "XAI_API_KEY"
+
 [providers.vllm]
 kind = "openai"
 base_url = "http://127.0.0.1:8000/v1"
@@ -36,7 +41,6 @@ context_windows = { "meta-llama/Llama-3.3-70B" = 131072, "qwen3.5:9b" = 32768 }
 		"anthropic:claude-opus-5":   "anthropic:claude-opus-5",
 		"ollama:qwen3.5:9b":         "ollama:qwen3.5:9b",
 		"script:/tmp/m.toml":        "script:/tmp/m.toml",
-		"xai/grok-imagine-video":    "openrouter:xai/grok-imagine-video",
 		"deepseek/deepseek-v4":      "openrouter:deepseek/deepseek-v4",
 		"anthropic/claude-sonnet-5": "anthropic:claude-sonnet-5",
 		"openrouter/openai/gpt-5.5": "openrouter:openai/gpt-5.5",
@@ -50,16 +54,18 @@ context_windows = { "meta-llama/Llama-3.3-70B" = 131072, "qwen3.5:9b" = 32768 }
 		}
 	}
 	for spec, want := range map[string]string{
-		"gpt-5.5":           `model "gpt-5.5": both azure and openai serve it: name one, as azure:gpt-5.5 or openai:gpt-5.5`,
-		"deepseek-v4-flash": `model "deepseek-v4-flash": no provider is known to serve it by that name: write PROVIDER:MODEL, e.g. anthropic:claude-sonnet-5-5, openai:gpt-5.5, gemini:gemini-4-hydrogen, openrouter:anthropic/claude-sonnet-5.5, or name it in a [providers.NAME.models."deepseek-v4-flash"] table of the config`,
-		"gpt-oss-120b":      `model "gpt-oss-120b": no provider is known to serve it`,
+		"gpt-5.5":                              `model "gpt-5.5": both azure and openai serve it: name one, as azure:gpt-5.5 or openai:gpt-5.5`,
+		"deepseek-v4-flash":                    `model "deepseek-v4-flash": no provider is known to serve it by that name: write PROVIDER:MODEL, e.g. anthropic:claude-sonnet-5-5, openai:gpt-5.5, gemini:gemini-4-hydrogen, openrouter:anthropic/claude-sonnet-5.5, or name it in a [providers.NAME.models."deepseek-v4-flash"] table of the config`,
+		"gpt-oss-120b":                         `model "gpt-oss-120b": no provider is known to serve it`,
+		"bedrock/us.anthropic.claude-sonnet-5": `model "bedrock/us.anthropic.claude-sonnet-5": bedrock is Leviath's provider for AWS Bedrock, which coda does not have`,
+		"meshy:multi-image-to-3d":              `model meshy:multi-image-to-3d: unknown provider "meshy": meshy is Leviath's 3D-model provider: coda has no media providers`,
 	} {
-		_, err := c.resolveSpec(spec)
+		_, err := c.models().Model(spec)
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
-			t.Errorf("resolveSpec(%q): error %v, want %q", spec, err, want)
+			t.Errorf("Model(%q): error %v, want %q", spec, err, want)
 		}
 		if !errors.Is(err, llm.ErrModelUnavailable) {
-			t.Errorf("resolveSpec(%q): %v does not wrap ErrModelUnavailable: the stage would not try its next model", spec, err)
+			t.Errorf("Model(%q): %v does not wrap ErrModelUnavailable: the stage would not try its next model", spec, err)
 		}
 		if why := c.served(spec); !strings.HasPrefix(why, want) {
 			t.Errorf("served(%q) = %q, want %q", spec, why, want)

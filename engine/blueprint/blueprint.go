@@ -280,12 +280,16 @@ func Load(data []byte, source string) (*Blueprint, []Finding) {
 		fs.add(SeverityError, CodeTOML, "", "%s", msg)
 		return nil, fs
 	}
+	var unknown []toml.Key
 	for _, k := range md.Undecoded() {
-		if inSchema(k) || inModel(k) {
+		if inSchema(k) || inModel(k) || under(k, unknown) {
 			continue
 		}
+		unknown = append(unknown, k)
 		msg := "unknown key"
-		if s := suggest(k); s != "" {
+		if why := leviathKey(k); why != "" {
+			msg = why
+		} else if s := suggest(k); s != "" {
 			msg += fmt.Sprintf(" (did you mean %s?)", s)
 		}
 		fs.add(SeverityError, CodeUnknownKey, k.String(), "%s", msg)
@@ -309,6 +313,7 @@ func Load(data []byte, source string) (*Blueprint, []Finding) {
 	checkCommands(&fs, &b)
 	if b.Agent.Output != nil {
 		checkStructured(&fs, "agent.output.structured", b.Agent.Output.Structured)
+		checkValidator(&fs, "agent.output.validator", b.Agent.Output.Validator)
 	}
 	usable := true
 	if b.Agent.Start != "" && b.Stages[b.Agent.Start] == nil {
@@ -340,6 +345,7 @@ func Load(data []byte, source string) (*Blueprint, []Finding) {
 				fs.add(SeverityError, CodeBadValue, "stages."+name+".output.on_validator_error", "%q is neither \"reject\" nor \"accept\"", s.Output.OnValidatorError)
 			}
 			checkStructured(&fs, "stages."+name+".output.structured", s.Output.Structured)
+			checkValidator(&fs, "stages."+name+".output.validator", s.Output.Validator)
 		}
 		checkDelegation(&fs, s)
 		kept := s.TransitionOrder[:0]

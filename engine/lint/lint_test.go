@@ -360,7 +360,6 @@ format = "json"`,
 			want: []string{
 				"error[unknown-key] stages.a.max_iteratons",
 				"error[unknown-key] stages.b.ouput",
-				"error[unknown-key] stages.b.ouput.format",
 				"error[missing-stage] stages.a.transitions.c",
 			},
 		},
