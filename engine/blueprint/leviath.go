@@ -45,7 +45,7 @@ var leviathStageKeys = map[string]string{
 	"max_attempts":         "",
 	"max_items":            "",
 	"nudge":                "",
-	"on_worker_failure":    "",
+	"on_worker_failure":    "coda's fan-out is a [stages.NAME.fan_out] table (on_worker_failure there) (docs/leviath.md)",
 	"required_tools":       "",
 	"requires_children":    "",
 	"results_region":       "",
@@ -56,6 +56,12 @@ var leviathStageKeys = map[string]string{
 	"worker_query":         "",
 }
 
+// leviathAgentKeys are Leviath's [agent] keys coda names otherwise.
+var leviathAgentKeys = map[string]string{
+	"entry_stage": "Leviath's entry_stage is coda's [agent] start (docs/leviath.md)",
+	"version":     "a Leviath key coda does not take: coda keeps no agent version (docs/leviath.md)",
+}
+
 // leviathKey says why coda refuses k, a key Leviath takes; "" when k is
 // not one of Leviath's.
 func leviathKey(k toml.Key) string {
@@ -63,6 +69,8 @@ func leviathKey(k toml.Key) string {
 		return why
 	}
 	switch {
+	case len(k) == 2 && k[0] == "agent":
+		return leviathAgentKeys[k[1]]
 	case len(k) == 3 && k[0] == "stages":
 		why, ok := leviathStageKeys[k[2]]
 		if ok && why == "" {

@@ -79,3 +79,47 @@ parameters = { temperature = "hot", max_output_tokens = 0, stop = [1] }
 		}
 	}
 }
+
+// Leviath's keys that coda does not take are refused with why, once per
+// table, and a Rhai validator says coda's are Starlark.
+func TestLoad_leviathKeys(t *testing.T) {
+	_, fs := Load([]byte(`
+[agent]
+entry_stage = "a"
+[context.regions]
+brief = { kind = "pinned", seed = "task_input" }
+[stages.a]
+tool_permissions = { shell = "deny" }
+worker_stage = "b"
+[stages.a.output_routing]
+"image/*" = "pictures"
+[stages.a.transitions.b]
+hint = "go"
+condition = "always"
+[stages.b]
+mode = "output"
+[stages.b.output]
+validator = "validators/check.rhai"
+`), "bp.toml")
+	var got []string
+	for _, f := range fs {
+		got = append(got, f.Key+": "+f.Message)
+	}
+	all := strings.Join(got, "\n")
+	for _, want := range []string{
+		"agent.entry_stage: Leviath's entry_stage is coda's [agent] start",
+		"context.regions: Leviath's context regions: coda has none",
+		"stages.a.tool_permissions: Leviath's per-tool policy",
+		"stages.a.worker_stage: coda's fan-out is a [stages.NAME.fan_out] table",
+		"stages.a.output_routing: Leviath's media routing: coda has no media providers",
+		"stages.a.transitions.b.condition: a Leviath transition key coda does not take",
+		"stages.b.output.validator: validators/check.rhai is a Rhai validator: coda's validators are Starlark scripts",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("findings lack %q:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "context.regions.brief") || strings.Contains(all, "output_routing.") {
+		t.Errorf("a key inside a refused table is named on its own:\n%s", all)
+	}
+}
