@@ -484,6 +484,13 @@ func FuzzSource(f *testing.F) {
 		}
 	}
 	f.Add([]byte("[stages.a]\n[stages.a.transitions.a]\n"))
+	leviath, _ := filepath.Glob("../../testdata/leviath/*/*.toml")
+	for _, file := range leviath {
+		if data, err := os.ReadFile(file); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte("[stages.a.model]\nmodels = [\"x\", { provider = \"p\", model = \"m\" }, 3]\nparameters = { stop = [1], seed = -1 }\nrequest_timeout_secs = -5\n"))
 	dir := f.TempDir() // where relative schema and validator paths point: empty
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, fs := Source(data, "fuzz.toml", dir, lintOpts)
