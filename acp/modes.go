@@ -58,7 +58,7 @@ func modeNames() string {
 func optionExample(id string) string {
 	switch id {
 	case optionModel:
-		return "anthropic:claude-sonnet-4-5"
+		return "anthropic:claude-sonnet-5-5" // cmd/coda's default for anthropic (defaultModels)
 	case optionMode:
 		return modeAsk
 	case optionEffort:

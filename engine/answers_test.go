@@ -561,7 +561,7 @@ arguments = { content = "Wrote them.", artifacts = [{ name = "big", path = "big.
 	if len(arts) != 2 || arts[0].RunPath != "" || arts[1].RunPath != "run:artifacts/edge.bin" {
 		t.Fatalf("artifacts %+v: want big without a run: path, edge kept", arts)
 	}
-	warned(t, res, fmt.Sprintf("artifact big (big.bin) is %d bytes, over the 10 MiB the run record keeps: `coda result --artifacts` cannot hand it back", engine.MaxArtifactCopy+1))
+	warned(t, res, fmt.Sprintf("artifact big (big.bin) is %d bytes, over the 10 MiB the run record keeps ([mime] max_part_bytes): `coda result --artifacts` cannot hand it back", engine.MaxArtifactCopy+1))
 	dir := recordPath(turn, "artifacts")
 	if _, err := os.Stat(filepath.Join(dir, "big.bin")); !os.IsNotExist(err) {
 		t.Errorf("the big artifact was copied (%v)", err)
@@ -569,4 +569,30 @@ arguments = { content = "Wrote them.", artifacts = [{ name = "big", path = "big.
 	if fi, err := os.Stat(filepath.Join(dir, "edge.bin")); err != nil || fi.Size() != engine.MaxArtifactCopy {
 		t.Errorf("the artifact at the cap: %v %v", fi, err)
 	}
+}
+
+// The config's [mime] max_part_bytes (Engine.MaxArtifactCopy) is the
+// copy's limit in place of the 10 MiB: a file past it is not copied, one
+// at it is.
+func TestRun_artifactCopyLimit(t *testing.T) {
+	turn, _ := scripted(t, answerStage, `
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Wrote them.", artifacts = [{ name = "big", path = "big.bin" }, { name = "edge", path = "edge.bin" }] }
+`)
+	turn.Engine.MaxArtifactCopy = 1000
+	work := turn.Workspace.Cwd()
+	if err := os.WriteFile(filepath.Join(work, "big.bin"), make([]byte, 1001), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "edge.bin"), make([]byte, 1000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := runTurn(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	if arts := res.Answer.Artifacts; len(arts) != 2 || arts[0].RunPath != "" || arts[1].RunPath != "run:artifacts/edge.bin" {
+		t.Fatalf("artifacts %+v: want big without a run: path, edge kept", arts)
+	}
+	warned(t, res, "artifact big (big.bin) is 1001 bytes, over the 1000 bytes the run record keeps ([mime] max_part_bytes): `coda result --artifacts` cannot hand it back")
 }

@@ -81,6 +81,9 @@ type Engine struct {
 	// the session's MCP tools together; 0 is DefaultMaxTools
 	// (mcp_tools.go).
 	MaxTools int
+	// MaxArtifactCopy is the largest artifact a run copies into its
+	// record (the config's [mime] max_part_bytes); 0 is 10 MiB (keep.go).
+	MaxArtifactCopy int64
 	// Log is where the engine logs; nil discards.
 	Log *slog.Logger
 	// Taint is what the launch says of the taint gate (taint.go).
@@ -242,6 +245,10 @@ const (
 	// submissions (repair.go).
 	FlagAnswerFromReply  = "answer_from_reply"
 	FlagRepairsExhausted = "repairs_exhausted"
+	// FlagDoneBeforeAnswer: the model chose DONE (allow_complete) at a
+	// stage before any answer was handed in, in an agent whose stages owe
+	// one: the run ended without it (lint's allow-complete-skips-output).
+	FlagDoneBeforeAnswer = "done_before_answer"
 )
 
 // Run runs one prompt turn to its end and returns how it ended. The final

@@ -25,8 +25,26 @@ import (
 // a later submission of the same file replaces its copy, and two files of
 // the same name get distinct ones.
 
-// maxArtifactCopy is the largest artifact copied into a run's record.
+// maxArtifactCopy is the largest artifact copied into a run's record
+// unless Engine.MaxArtifactCopy says otherwise.
 const maxArtifactCopy = 10 << 20
+
+// artifactCopyLimit is the largest artifact the run copies into its
+// record.
+func (r *run) artifactCopyLimit() int64 {
+	if r.e.MaxArtifactCopy > 0 {
+		return r.e.MaxArtifactCopy
+	}
+	return maxArtifactCopy
+}
+
+// sizeOf says n bytes as the limit is usually written: in MiB when whole.
+func sizeOf(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
 
 // kept is what a run has copied into its record.
 type kept struct {
@@ -46,8 +64,8 @@ func (r *run) keepArtifacts(arts []outputspec.Artifact) {
 	}
 	for i := range arts {
 		a := &arts[i]
-		if a.Size > maxArtifactCopy {
-			r.warn(fmt.Sprintf("artifact %s (%s) is %d bytes, over the %d MiB the run record keeps: `coda result --artifacts` cannot hand it back", a.Name, a.Path, a.Size, maxArtifactCopy>>20))
+		if limit := r.artifactCopyLimit(); a.Size > limit {
+			r.warn(fmt.Sprintf("artifact %s (%s) is %d bytes, over the %s the run record keeps ([mime] max_part_bytes): `coda result --artifacts` cannot hand it back", a.Name, a.Path, a.Size, sizeOf(limit)))
 			continue
 		}
 		name := r.copyName(a.Path)
@@ -120,9 +138,10 @@ func (r *run) copyArtifact(p, name string) (kept, sum string, err error) {
 	}
 	defer f.Close()
 	h := sha256.New()
+	limit := r.artifactCopyLimit()
 	kept, err = r.rec.KeepArtifact(name, func(w io.Writer) error {
-		n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(f, maxArtifactCopy+1))
-		if err == nil && n > maxArtifactCopy {
+		n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(f, limit+1))
+		if err == nil && n > limit {
 			err = errors.New("it grew past the size kept")
 		}
 		return err

@@ -74,6 +74,8 @@ func (r *run) whyNoAnswer(res *Result) string {
 			return fmt.Sprintf("agent %s gives none; the run changed %d file(s)", r.t.Agent.Agent.Name, n)
 		}
 		return fmt.Sprintf("agent %s gives none", r.t.Agent.Agent.Name)
+	case len(r.done) > 0 && slices.Contains(r.flags, FlagDoneBeforeAnswer):
+		return fmt.Sprintf("the model chose DONE in stage %s (allow_complete) before any stage that owes the answer (%s)", r.done[len(r.done)-1].stage, FlagDoneBeforeAnswer)
 	case len(r.done) > 0:
 		return fmt.Sprintf("the run ended in stage %s, which owes none", r.done[len(r.done)-1].stage)
 	}

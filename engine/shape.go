@@ -173,8 +173,10 @@ func (v *stageVisit) learnRefused(spec string, err error) bool {
 	if !errors.As(err, &me) {
 		return false
 	}
-	switch me.Mechanism {
-	case mechanismStrict, mechanismToolChoice, mechanismReply:
+	param, isParam := strings.CutPrefix(me.Mechanism, llm.ParamMechanismPrefix)
+	switch {
+	case isParam && v.stage.Model.Parameters[param] != nil:
+	case me.Mechanism == mechanismStrict, me.Mechanism == mechanismToolChoice, me.Mechanism == mechanismReply:
 	default:
 		return false
 	}
@@ -182,6 +184,10 @@ func (v *stageVisit) learnRefused(spec string, err error) bool {
 		return false
 	}
 	said := strings.TrimPrefix(me.Err.Error(), spec+": ")
+	if isParam {
+		v.run.warn(fmt.Sprintf("%s's server refused the parameter %s of stage %s (it says: %s): coda sends the stage's parameters without it for the rest of the session", spec, param, v.stage.Name, oneLine(said, 300)))
+		return true
+	}
 	what := map[string]string{
 		mechanismStrict:     "strict schemas",
 		mechanismToolChoice: "a forced tool choice",

@@ -142,6 +142,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 				}
 				if to == blueprint.Done {
 					v.ended = endedDone
+					v.doneBeforeAnswer()
 					return "", nil
 				}
 				v.ended = endedTransition
@@ -174,7 +175,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 			v.ended = endedFallback
 			return v.fallback(), nil
 		}
-		v.say("Choose what comes next: call transition with one of: " + strings.Join(v.targets, ", ") + ".")
+		v.say(askWay(v.stage, v.targets))
 	}
 }
 
@@ -336,6 +337,7 @@ func (v *stageVisit) stream(ctx context.Context, spec string, req *llm.Request, 
 	built := *req
 	for try := 0; ; try++ {
 		*req = built
+		req.Params, req.Timeout = v.params(spec), v.stage.Model.Timeout()
 		v.shape(spec, m, req)
 		resp, err := m.Stream(ctx, req, onDelta)
 		if err == nil {

@@ -27,11 +27,46 @@ func ways(s *blueprint.Stage) string {
 	return b.String()
 }
 
+// askWay is what the model is told when it ends a call without choosing
+// a way out: the stage's transition_prompt, when it has one, with the
+// ways out appended (DONE too, where allow_complete offers it, whether
+// or not the prompt mentions it), as Leviath appends them.
+func askWay(s *blueprint.Stage, targets []string) string {
+	if own := strings.TrimSpace(s.TransitionPrompt); own != "" {
+		return own + "\n\nCall transition with one of these ways out:" + ways(s)
+	}
+	return "Choose what comes next: call transition with one of: " + strings.Join(targets, ", ") + "."
+}
+
 func transitionSpec(s *blueprint.Stage, targets []string) llm.ToolSpec {
 	enum, _ := json.Marshal(targets)
 	desc := "Move on from this stage. Choose where to go next:" + ways(s)
+	if own := strings.TrimSpace(s.TransitionPrompt); own != "" {
+		desc = "Move on from this stage. " + own + "\n\nThe ways out:" + ways(s)
+	}
 	schema := `{"type":"object","properties":{"to":{"type":"string","enum":` + string(enum) + `},"reason":{"type":"string","description":"Why, in a sentence."}},"required":["to"]}`
 	return llm.ToolSpec{Name: blueprint.ToolTransition, Description: desc, Schema: json.RawMessage(schema)}
+}
+
+// doneBeforeAnswer flags and says a DONE that ends the run before the
+// answer an agent's stages owe was handed in: allow_complete let the run
+// end, and it ends without one.
+func (v *stageVisit) doneBeforeAnswer() {
+	r := v.run
+	if r.answer != nil || r.unavailable != "" {
+		return
+	}
+	var owing []string
+	for _, name := range r.t.Agent.Order {
+		if r.t.Agent.Stages[name].OwesOutput() {
+			owing = append(owing, name)
+		}
+	}
+	if len(owing) == 0 {
+		return
+	}
+	r.flag(FlagDoneBeforeAnswer)
+	r.warn(fmt.Sprintf("stage %s ended the run with DONE (allow_complete) before any answer was handed in: the run ends without the answer %s owes", v.stage.Name, strings.Join(owing, ", ")))
 }
 
 // canTransition reports whether this visit offers transition.

@@ -57,6 +57,17 @@ func loadSpawned(name, fromDir string) (*blueprint.Blueprint, error) {
 	return loadAgent(name)
 }
 
+// loadSpawned is the package's loadSpawned with the config's defaults for
+// the agent's answers ([mime] overwrite_artifacts): the engine's loader of
+// the agents a run spawns.
+func (c *config) loadSpawned(name, fromDir string) (*blueprint.Blueprint, error) {
+	b, err := loadSpawned(name, fromDir)
+	if err == nil {
+		b.OverwriteArtifacts = c.MIME.OverwriteArtifacts
+	}
+	return b, err
+}
+
 // agentsCmd lists the bundled agents, one line each.
 func agentsCmd(args []string, stdout io.Writer) error {
 	fs := newFlagSet("agents")

@@ -69,6 +69,10 @@ import (
 //
 //	[mcp]
 //	max_tools = 128                      # the most tools a model request offers, coda's own and MCP together
+//
+//	[mime]
+//	max_part_bytes = 33554432            # the largest artifact a run copies into its record (default 10 MiB)
+//	overwrite_artifacts = false          # for the answers whose specs do not say
 type config struct {
 	DefaultModel string                    `toml:"default_model"`
 	Providers    map[string]providerConfig `toml:"providers"`
@@ -94,6 +98,15 @@ type config struct {
 	// Commentary is how serving streams the work of an agent that
 	// answers: "thought" (the default) or "message" (--commentary wins).
 	Commentary string `toml:"commentary"`
+	// MIME is [mime], Leviath's table of part limits, as far as coda has
+	// its meaning (DESIGN §25): max_part_bytes is the largest artifact a
+	// run copies into its record (engine.Engine.MaxArtifactCopy; 0 is 10
+	// MiB); overwrite_artifacts is the default of the answers' specs that
+	// do not say (blueprint.Blueprint.OverwriteArtifacts).
+	MIME struct {
+		MaxPartBytes       int64 `toml:"max_part_bytes"`
+		OverwriteArtifacts *bool `toml:"overwrite_artifacts"`
+	} `toml:"mime"`
 
 	getenv    func(string) string
 	effort    string                                     // --effort: every model's, over the file's
@@ -258,8 +271,11 @@ func loadConfig(path string, getenv func(string) string) (*config, error) {
 		if keys := md.Undecoded(); len(keys) > 0 {
 			k := keys[0].String()
 			hint := ""
-			if strings.HasSuffix(k, ".api_key") {
+			switch {
+			case strings.HasSuffix(k, ".api_key"):
 				hint = ": keys are read from the environment only; name the variable with api_key_env"
+			case strings.HasPrefix(k, "mime."):
+				hint = ": coda's [mime] takes max_part_bytes and overwrite_artifacts; it keeps no typed parts, so Leviath's other part limits have nothing to bound (docs/leviath.md)"
 			}
 			return nil, fmt.Errorf("config %s: unknown key %s%s", path, k, hint)
 		}
@@ -279,6 +295,9 @@ func loadConfig(path string, getenv func(string) string) (*config, error) {
 // check validates what the file says, naming the key at fault. c.providers
 // still holds the built-in providers alone.
 func (c *config) check() error {
+	if c.MIME.MaxPartBytes < 0 {
+		return fmt.Errorf("mime.max_part_bytes = %d: want a positive number of bytes, or leave it out for 10 MiB", c.MIME.MaxPartBytes)
+	}
 	if c.Taint != nil {
 		if err := taint.CheckPolicy(c.Taint.Policy); err != nil {
 			return fmt.Errorf("taint.policy: %w", err)
@@ -472,7 +491,11 @@ func (m configModels) Model(spec string) (llm.Model, error) {
 	return model, nil
 }
 
-func (c *config) newModel(spec string) (llm.Model, error) {
+func (c *config) newModel(named string) (llm.Model, error) {
+	spec, err := c.resolveSpec(named)
+	if err != nil {
+		return nil, err
+	}
 	name, model, err := configSplitSpec(spec)
 	if err != nil {
 		return nil, configUnavailable{err.Error()}
@@ -491,7 +514,7 @@ func (c *config) newModel(spec string) (llm.Model, error) {
 	facts := c.modelFacts(spec)
 	entry := catalogEntryFor(name, model)
 	opts := provider.Options{
-		Name: spec, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
+		Name: named, BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
 		MaxTokens: p.MaxTokens, ThinkingBudget: p.ThinkingBudget,
 		Timeout: time.Duration(p.Timeout), MaxCallTime: time.Duration(p.MaxCallTime),
 		Retry:         sse.Retry{Tries: tries, Sleep: c.sleep},
@@ -552,6 +575,7 @@ func (c *config) effortFor(spec string, p *providerConfig, model string) string 
 // it is given when a session picks none (acp.Options.Efforts): --effort,
 // else its model's or provider's table's, as the nearest it takes.
 func (c *config) efforts(spec string) (takes []string, launch string) {
+	spec = c.canonical(spec)
 	takes = effortsTaken(spec)
 	name, model, _ := strings.Cut(spec, ":")
 	e := c.effort
@@ -619,6 +643,12 @@ func (c *config) resolve(spec, name string) (*providerConfig, string, error) {
 			known = append(known, n)
 		}
 		slices.Sort(known)
+		if name == "google" {
+			return nil, "", configUnavailable{fmt.Sprintf("model %s: unknown provider %q: Leviath's google is coda's gemini: gemini:%s", spec, name, strings.TrimPrefix(spec, "google:"))}
+		}
+		if hint := leviathProviders[name]; hint != "" {
+			return nil, "", configUnavailable{fmt.Sprintf("model %s: unknown provider %q: %s", spec, name, hint)}
+		}
 		return nil, "", configUnavailable{fmt.Sprintf("model %s: unknown provider %q: use one of %s, script, or add [providers.%s] to the config file",
 			spec, name, strings.Join(known, ", "), name)}
 	}
@@ -649,6 +679,10 @@ func (c *config) resolve(spec, name string) (*providerConfig, string, error) {
 // is one line saying what to do.
 func (c *config) preflight(specs []string) error {
 	for _, spec := range specs {
+		spec, err := c.resolveSpec(spec)
+		if err != nil {
+			return err
+		}
 		name, model, err := configSplitSpec(spec)
 		if err != nil {
 			return err
@@ -674,6 +708,10 @@ func (c *config) preflight(specs []string) error {
 // would refuse it, or "" when one does; a missing key is the environment's
 // business, not the blueprint's (`coda validate`).
 func (c *config) served(spec string) string {
+	spec, err := c.resolveSpec(spec)
+	if err != nil {
+		return err.Error()
+	}
 	name, _, err := configSplitSpec(spec)
 	switch {
 	case err != nil:
@@ -693,7 +731,7 @@ func (c *config) served(spec string) string {
 func configSplitSpec(spec string) (provider, model string, err error) {
 	provider, model, ok := strings.Cut(spec, ":")
 	if !ok || provider == "" || model == "" {
-		return "", "", fmt.Errorf("model %q: want PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-5, openai:gpt-5.1, ollama:llama3.1 or script:PATH", spec)
+		return "", "", fmt.Errorf("model %q: want PROVIDER:MODEL, e.g. %s, ollama:llama3.1 or script:PATH", spec, currentModels())
 	}
 	return provider, model, nil
 }

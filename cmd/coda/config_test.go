@@ -261,7 +261,7 @@ api_key_env = "OPENAI_API_KEY"
 	for spec, want := range map[string]string{
 		"openrouter:openai/gpt-4o": "model openrouter:openai/gpt-4o needs OPENROUTER_API_KEY: set it in the environment (or api_key_env in [providers.openrouter])",
 		"vertex:gemini-2.5-pro":    `model vertex:gemini-2.5-pro: unknown provider "vertex": use one of anthropic, chat, gemini, local, ollama, ollamav1, openai, openrouter, resp, script, or add [providers.vertex] to the config file`,
-		"gpt-5.1":                  `model "gpt-5.1": want PROVIDER:MODEL`,
+		"deepseek-v4-flash":        `model "deepseek-v4-flash": no provider is known to serve it by that name`,
 	} {
 		_, err := ms.Model(spec)
 		if err == nil || !strings.Contains(err.Error(), want) {

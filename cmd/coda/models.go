@@ -258,6 +258,7 @@ func modelFacts(spec string) llm.ModelFact {
 // "MODEL"], which wins either way), says it cannot call tools, and
 // tools = true says it can, whatever the catalog thinks.
 func (c *config) modelFacts(spec string) llm.ModelFact {
+	spec = c.canonical(spec)
 	f := modelFacts(spec)
 	name, model, ok := strings.Cut(spec, ":")
 	p := c.providers[name]

@@ -90,9 +90,11 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	}
 	l.Commentary = cfg.Commentary
 	l.DefaultModel = cfg.DefaultModel
+	l.Agent.OverwriteArtifacts = cfg.MIME.OverwriteArtifacts
 	l.Engine = &engine.Engine{
-		Models: cfg.models(), Tools: tools.Builtin(), Agents: loadSpawned, Store: store.New(f.stateDirectory()),
+		Models: cfg.models(), Tools: tools.Builtin(), Agents: cfg.loadSpawned, Store: store.New(f.stateDirectory()),
 		MaxModelCalls: cfg.MaxModelCalls, MaxTools: cfg.MCP.MaxTools, Log: log, ModelFacts: cfg.modelFacts,
+		MaxArtifactCopy:       cfg.MIME.MaxPartBytes,
 		Taint:                 taint.Launch{Config: cfg.Taint, Policy: f.taint},
 		NoProjectInstructions: f.noProject,
 	}
@@ -187,7 +189,7 @@ func stageEffortTaken(cfg *config, s *blueprint.Stage, candidates []string) erro
 		return nil
 	}
 	spec := candidates[i]
-	takes := effortsTaken(spec)
+	takes := effortsTaken(cfg.canonical(spec))
 	if slices.Contains(takes, e) {
 		return nil
 	}

@@ -42,7 +42,7 @@ func validate(args []string, stdout, stderr io.Writer) error {
 	b, findings := lint.Source(data, source, dir, lint.Options{
 		Tools:   slices.Collect(maps.Keys(tools.Builtin())),
 		NoTools: func(spec string) string { return cfg.modelFacts(spec).NoTools },
-		Efforts: effortsTaken,
+		Efforts: func(spec string) []string { return effortsTaken(cfg.canonical(spec)) },
 		Agents:  loadSpawned,
 		Served:  cfg.served,
 	})

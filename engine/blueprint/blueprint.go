@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -26,6 +27,10 @@ type Blueprint struct {
 	Dir string `toml:"-"`
 	// Source names where the blueprint came from, for messages.
 	Source string `toml:"-"`
+	// OverwriteArtifacts is overwrite_artifacts for the answers whose
+	// specs do not say (the config's [mime] overwrite_artifacts); nil
+	// leaves it unset (outputs.go).
+	OverwriteArtifacts *bool `toml:"-"`
 }
 
 // AgentConfig is the [agent] table.
@@ -58,19 +63,22 @@ const (
 
 // A Stage is one [stages.NAME] table.
 type Stage struct {
-	Name            string                 `toml:"-"`
-	Mode            string                 `toml:"mode"`
-	Model           StageModel             `toml:"model"`
-	Description     string                 `toml:"description"`
-	SystemPrompt    string                 `toml:"system_prompt"`
-	MaxIterations   int                    `toml:"max_iterations"`
-	MaxRevisits     *int                   `toml:"max_revisits"`
-	AvailableTools  []string               `toml:"available_tools"`
-	AllowComplete   bool                   `toml:"allow_complete"`
-	RequireOutput   *bool                  `toml:"require_output"`
-	Transitions     map[string]*Transition `toml:"transitions"`
-	Output          *outputspec.Spec       `toml:"output"`
-	TransitionOrder []string               `toml:"-"`
+	Name           string     `toml:"-"`
+	Mode           string     `toml:"mode"`
+	Model          StageModel `toml:"model"`
+	Description    string     `toml:"description"`
+	SystemPrompt   string     `toml:"system_prompt"`
+	MaxIterations  int        `toml:"max_iterations"`
+	MaxRevisits    *int       `toml:"max_revisits"`
+	AvailableTools []string   `toml:"available_tools"`
+	AllowComplete  bool       `toml:"allow_complete"`
+	// TransitionPrompt is the stage's own words for asking the model where
+	// to go next; the ways out are appended (engine/transition.go).
+	TransitionPrompt string                 `toml:"transition_prompt"`
+	RequireOutput    *bool                  `toml:"require_output"`
+	Transitions      map[string]*Transition `toml:"transitions"`
+	Output           *outputspec.Spec       `toml:"output"`
+	TransitionOrder  []string               `toml:"-"`
 
 	// Delegation (DESIGN §12): a [stages.X.fan_out] table offers fan_out
 	// (engine/subrun_fan_out.go); allow_as_worker lets fan_out run this
@@ -86,15 +94,35 @@ type Stage struct {
 	AllowUnavailable *bool `toml:"allow_unavailable"`
 }
 
-// StageModel is a stage's `model = { models = [...] }`.
+// StageModel is a stage's `model = { models = [...] }` (models.go).
 type StageModel struct {
-	Models           []string `toml:"models"`
-	AllowUserDefault *bool    `toml:"allow_user_default"`
+	// Models are the stage's model specs in order, as Load reads them from
+	// the entries: "PROVIDER:MODEL", a bare model id ("claude-sonnet-5")
+	// or OpenRouter's "vendor/model", which cmd/coda resolves through its
+	// catalog and config.
+	Models []string `toml:"-"`
+	// Entries are `models` as the file writes them: strings, or tables
+	// with provider and model (Leviath's [[stages.X.model.models]]).
+	Entries          []any `toml:"models"`
+	AllowUserDefault *bool `toml:"allow_user_default"`
+	// Parameters are sent with every call of the stage's models, the
+	// common ones under each API's own name, the rest as written
+	// (llm.Request.Params).
+	Parameters map[string]any `toml:"parameters"`
+	// RequestTimeoutSecs bounds one model call of the stage, every try
+	// included (llm.Request.Timeout); 0 leaves the provider's.
+	RequestTimeoutSecs int `toml:"request_timeout_secs"`
 	// Effort is the reasoning effort the stage asks of its models
 	// (DESIGN §16), one of EffortLevels; "" leaves it to the config's and
 	// the model's. The user's (--effort, the session's effort option)
 	// wins where the stage takes the user's model (EffortFor).
 	Effort string `toml:"effort"`
+}
+
+// Timeout is the stage's limit on one model call, every try included;
+// 0 leaves the provider's.
+func (m StageModel) Timeout() time.Duration {
+	return time.Duration(m.RequestTimeoutSecs) * time.Second
 }
 
 // EffortLevels are the reasoning effort levels a blueprint may name, in
@@ -252,12 +280,16 @@ func Load(data []byte, source string) (*Blueprint, []Finding) {
 		fs.add(SeverityError, CodeTOML, "", "%s", msg)
 		return nil, fs
 	}
+	var unknown []toml.Key
 	for _, k := range md.Undecoded() {
-		if inSchema(k) {
+		if inSchema(k) || inModel(k) || under(k, unknown) {
 			continue
 		}
+		unknown = append(unknown, k)
 		msg := "unknown key"
-		if s := suggest(k); s != "" {
+		if why := leviathKey(k); why != "" {
+			msg = why
+		} else if s := suggest(k); s != "" {
 			msg += fmt.Sprintf(" (did you mean %s?)", s)
 		}
 		fs.add(SeverityError, CodeUnknownKey, k.String(), "%s", msg)
@@ -281,6 +313,7 @@ func Load(data []byte, source string) (*Blueprint, []Finding) {
 	checkCommands(&fs, &b)
 	if b.Agent.Output != nil {
 		checkStructured(&fs, "agent.output.structured", b.Agent.Output.Structured)
+		checkValidator(&fs, "agent.output.validator", b.Agent.Output.Validator)
 	}
 	usable := true
 	if b.Agent.Start != "" && b.Stages[b.Agent.Start] == nil {
@@ -301,6 +334,7 @@ func Load(data []byte, source string) (*Blueprint, []Finding) {
 			fs.add(SeverityError, CodeBadValue, "stages."+name+".mode", "%q is neither \"autonomous\" nor \"output\"", s.Mode)
 			usable = false
 		}
+		checkModel(&fs, s)
 		if e := s.Model.Effort; e != "" && !slices.Contains(EffortLevels, e) {
 			fs.add(SeverityError, CodeBadValue, "stages."+name+".model.effort", "%q is not an effort level: want one of %s", e, strings.Join(EffortLevels, ", "))
 		}
@@ -311,6 +345,7 @@ func Load(data []byte, source string) (*Blueprint, []Finding) {
 				fs.add(SeverityError, CodeBadValue, "stages."+name+".output.on_validator_error", "%q is neither \"reject\" nor \"accept\"", s.Output.OnValidatorError)
 			}
 			checkStructured(&fs, "stages."+name+".output.structured", s.Output.Structured)
+			checkValidator(&fs, "stages."+name+".output.validator", s.Output.Validator)
 		}
 		checkDelegation(&fs, s)
 		kept := s.TransitionOrder[:0]

@@ -45,6 +45,9 @@ func CompileOutputs(b *Blueprint, levels outputspec.Levels) (*Outputs, error) {
 			levels.Stage = &outputspec.Level{Dir: b.Dir, Spec: *s.Output}
 		}
 		spec, warnings := outputspec.Resolve(stageLevels(s, levels))
+		if spec.OverwriteArtifacts == nil {
+			spec.OverwriteArtifacts = b.OverwriteArtifacts // the config's default
+		}
 		for _, w := range warnings {
 			if !seen[w] {
 				seen[w] = true

@@ -230,7 +230,10 @@ func lintGraph(fs *findings, b *blueprint.Blueprint) {
 			continue
 		}
 		if s.AllowComplete {
-			fs.add(blueprint.SeverityError, CodeCompleteSkips, key+".allow_complete", "DONE here ends the run, and a run can reach this stage before any stage that owes the answer (%s): it would end without one", strings.Join(owingStages(b), ", "))
+			// A warning, as Leviath grades it: the author may mean DONE for
+			// the runs that need no answer; a run that takes it says so
+			// (engine.FlagDoneBeforeAnswer).
+			fs.add(blueprint.SeverityWarning, CodeCompleteSkips, key+".allow_complete", "DONE here ends the run, and a run can reach this stage before any stage that owes the answer (%s): a run that takes it ends without one, flagged done_before_answer", strings.Join(owingStages(b), ", "))
 		}
 		if len(s.TransitionOrder) == 0 && !s.CanSubmit() {
 			fs.add(blueprint.SeverityWarning, CodeEndSkips, key, "the run ends here (no transitions), and can reach this stage before any stage that owes the answer (%s): it would end without one", strings.Join(owingStages(b), ", "))

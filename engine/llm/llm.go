@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/coda-acp/coda/internal/answer"
 )
@@ -109,7 +110,27 @@ type Request struct {
 	// the call whose reply is taken as the answer (DESIGN §17). Nil leaves
 	// the reply free.
 	Reply *ReplyFormat
+
+	// Params are the stage's model parameters (DESIGN §25), by the
+	// blueprint's names: each provider sends the common ones (temperature,
+	// top_p, top_k, max_output_tokens, seed, stop) under its API's own
+	// names and the rest as written (engine/provider's WithParams). Nil
+	// sends none.
+	Params map[string]any
+	// Timeout bounds the whole call, every try included, over the
+	// provider's own limit (the stage's request_timeout_secs); 0 leaves
+	// the provider's.
+	Timeout time.Duration
 }
+
+// ParamMechanismPrefix starts the mechanism (MechanismError.Mechanism) of
+// a server's refusal of one of a request's Params; ParamMechanism names it.
+const ParamMechanismPrefix = "param:"
+
+// ParamMechanism is the mechanism a server's refusal of the stage
+// parameter name is: the engine sends the stage's parameters without it
+// from then on.
+func ParamMechanism(name string) string { return ParamMechanismPrefix + name }
 
 // Reasoning effort levels (Request.Effort).
 const (

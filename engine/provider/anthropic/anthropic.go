@@ -95,9 +95,12 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.D
 		ToolChoice: r.ToolChoice != nil && r.ToolChoice.Type == "tool",
 		Reply:      r.OutputConfig != nil && r.OutputConfig.Format != nil,
 	}
-	call := &m.call
+	if body, err = provider.WithParams(provider.ParamsAnthropic, req, body, &shaping); err != nil {
+		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
+	}
+	call := m.call.Within(req.Timeout)
 	if r.files {
-		call = &m.filesCall
+		call = m.filesCall.Within(req.Timeout)
 	}
 	var s *stream
 	err = call.DoShaped(ctx, body, shaping, func(ctx context.Context, rd *sse.Reader, started *bool) error {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -553,5 +554,30 @@ func TestFake_strictSchemas(t *testing.T) {
 				t.Errorf("%s (%s): %s, want %q", tt.name, where, got, prefix+tt.refusal)
 			}
 		}
+	}
+}
+
+// A stage's parameters reach the Messages API under its names (max_tokens,
+// stop_sequences); one it does not take (seed) is refused by name, for the
+// engine to drop.
+func TestModel_params(t *testing.T) {
+	f := anthropictest.NewServer()
+	t.Cleanup(f.Close)
+	m := New("claude-sonnet-5", Options{BaseURL: f.URL, Client: f.Client(), Retry: sse.Retry{Tries: 1}})
+	req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}},
+		Params: map[string]any{"temperature": 0.5, "top_k": int64(20), "max_output_tokens": int64(2048), "stop": "END"}}
+	if _, err := m.Stream(context.Background(), req, func(llm.Delta) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	json.Unmarshal(f.Requests()[0].Raw, &got)
+	if got["temperature"] != 0.5 || got["top_k"] != 20.0 || got["max_tokens"] != 2048.0 || fmt.Sprint(got["stop_sequences"]) != "[END]" {
+		t.Errorf("sent temperature %v, top_k %v, max_tokens %v, stop_sequences %v", got["temperature"], got["top_k"], got["max_tokens"], got["stop_sequences"])
+	}
+	req.Params = map[string]any{"seed": int64(3)}
+	_, err := m.Stream(context.Background(), req, func(llm.Delta) error { return nil })
+	var me *llm.MechanismError
+	if !errors.As(err, &me) || me.Mechanism != llm.ParamMechanism("seed") {
+		t.Errorf("seed: %v, want the parameter refused", err)
 	}
 }

@@ -106,7 +106,10 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.D
 	}
 	var s *stream
 	shaping := sse.Shaping{ToolChoice: req.ToolChoice != "" && len(req.Tools) > 0, Reply: req.Reply != nil}
-	err = m.call.DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
+	if body, err = provider.WithParams(provider.ParamsGemini, req, body, &shaping); err != nil {
+		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
+	}
+	err = m.call.Within(req.Timeout).DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
 		s = &stream{onDelta: onDelta, started: started, newID: m.newID}
 		m.opts.Budget.Start(&s.text, &s.thinking, &s.kept)
 		return s.read(r)

@@ -81,11 +81,14 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.D
 	info := m.info(ctx)
 	numCtx := m.numCtx(info)
 	body, shaping, err := m.encode(req, info, numCtx)
+	if err == nil {
+		body, err = provider.WithParams(provider.ParamsOllama, req, body, &shaping)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
 	}
 	var resp *llm.Response
-	err = m.call.DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
+	err = m.call.Within(req.Timeout).DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
 		s := stream{onDelta: onDelta, started: started}
 		m.opts.Budget.Start(&s.text, &s.thinking, &s.kept)
 		var err error

@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -182,7 +183,7 @@ func TestModel_shaping(t *testing.T) {
 	}
 	var v map[string]any
 	json.Unmarshal(raw, &v)
-	if shaping != (sse.Shaping{Strict: true, ToolChoice: true, Reply: true}) {
+	if !reflect.DeepEqual(shaping, sse.Shaping{Strict: true, ToolChoice: true, Reply: true}) {
 		t.Errorf("shaping %+v", shaping)
 	}
 	tools := v["tools"].([]any)
@@ -208,7 +209,7 @@ func TestModel_shaping(t *testing.T) {
 	raw, shaping, _ = m.encode(&llm.Request{Messages: simpleRequest.Messages, Reply: &llm.ReplyFormat{}, ToolChoice: "not_offered"})
 	v = nil
 	json.Unmarshal(raw, &v)
-	if diff := cmp.Diff(map[string]any{"type": "json_object"}, v["response_format"]); diff != "" || v["tool_choice"] != nil || shaping != (sse.Shaping{Reply: true}) {
+	if diff := cmp.Diff(map[string]any{"type": "json_object"}, v["response_format"]); diff != "" || v["tool_choice"] != nil || !reflect.DeepEqual(shaping, sse.Shaping{Reply: true}) {
 		t.Errorf("json_object, a choice of a tool not offered dropped: %s %+v", raw, shaping)
 	}
 }

@@ -90,11 +90,18 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.D
 
 func (m *Model) stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	body, shaping, err := m.encode(req)
+	if err == nil {
+		api := provider.ParamsChat
+		if isOpenAI(m.opts.BaseURL) {
+			api = provider.ParamsChatOpenAI
+		}
+		body, err = provider.WithParams(api, req, body, &shaping)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
 	}
 	var resp *llm.Response
-	err = m.call.DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
+	err = m.call.Within(req.Timeout).DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
 		s := stream{onDelta: onDelta, started: started}
 		m.opts.Budget.Start(&s.text, &s.thinking, &s.kept)
 		s.refusal.Max, s.refusal.What = s.text.Max, "refusal"

@@ -87,11 +87,14 @@ func (m *Responses) Stream(ctx context.Context, req *llm.Request, onDelta func(l
 // stream is one call; asked reports whether it asked for anything strict.
 func (m *Responses) stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, bool, error) {
 	body, shaping, asked, err := m.encodeWith(req, func(im llm.Image) string { return m.fileID(ctx, im) })
+	if err == nil {
+		body, err = provider.WithParams(provider.ParamsResponses, req, body, &shaping)
+	}
 	if err != nil {
 		return nil, asked, fmt.Errorf("%s: %w", m.opts.Name, err)
 	}
 	var resp *llm.Response
-	err = m.call.DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
+	err = m.call.Within(req.Timeout).DoShaped(ctx, body, shaping, func(ctx context.Context, r *sse.Reader, started *bool) error {
 		s := rstream{onDelta: onDelta, started: started, model: m.model}
 		m.opts.Budget.Start(&s.text, &s.thinking, &s.kept)
 		s.refusal.Max, s.refusal.What = s.text.Max, "refusal"

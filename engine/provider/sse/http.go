@@ -3,6 +3,7 @@ package sse
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,9 +69,16 @@ func post(ctx context.Context, client *http.Client, url string, header http.Head
 		// Another try would meet the same refusal (llama.cpp's is a 500).
 		return nil, ToolsUnsupported{serr}
 	}
+	// So would this one: the engine tries again without the mechanism, or
+	// without the stage's parameter the model does not take.
+	if p := shaping.refusedParam(serr, true); p != "" {
+		return nil, &llm.MechanismError{Mechanism: llm.ParamMechanism(p), Err: serr}
+	}
 	if m := shaping.refused(serr); m != "" {
-		// So would this one: the engine tries again without the mechanism.
 		return nil, &llm.MechanismError{Mechanism: m, Err: serr}
+	}
+	if p := shaping.refusedParam(serr, false); p != "" {
+		return nil, &llm.MechanismError{Mechanism: llm.ParamMechanism(p), Err: serr}
 	}
 	if RetryStatus(resp.StatusCode) {
 		return nil, &Temporary{Err: serr, After: retryAfter(resp.Header, time.Now())}
@@ -267,6 +275,9 @@ type Call struct {
 	// NDJSON says the reply is a stream of JSON lines (Ollama's own API)
 	// rather than server-sent events: each line is read as an event's data.
 	NDJSON bool
+	// limit names where MaxTime came from, for the error that says it ran
+	// out; "" is the provider's max_call_time.
+	limit string
 	// Final, when set, says of an error reply whether another try would
 	// only meet it again (Ollama's "requires more system memory" 500): it
 	// is then not tried again, whatever its status.
@@ -292,7 +303,7 @@ func (c *Call) DoShaped(ctx context.Context, body []byte, shaping Shaping, read 
 	if limit <= 0 {
 		limit = DefaultMaxCallTime
 	}
-	callCtx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("no whole reply within %s (the provider's max_call_time)", limit))
+	callCtx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("no whole reply within %s (%s)", limit, cmp.Or(c.limit, "the provider's max_call_time")))
 	defer cancel()
 	err := c.Retry.Do(callCtx, func(callCtx context.Context) error {
 		ictx, idle, stop := withIdle(callCtx, c.Timeout)

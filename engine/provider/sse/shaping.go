@@ -9,6 +9,10 @@ type Shaping struct {
 	Strict     bool
 	ToolChoice bool
 	Reply      bool
+	// Params are the stage's parameters the request carries, by the
+	// field that carries each (provider.WithParams): a refusal that names
+	// one is a MechanismError of ParamMechanism.
+	Params map[string]string
 }
 
 // Mechanisms as llm.MechanismError names them.
@@ -44,7 +48,7 @@ var refusalWords = []struct {
 // 500 (llama.cpp answers some bad requests so) whose message or param names
 // it; "" when it names none of them.
 func (s Shaping) refused(e *StatusError) string {
-	if e.Code != 400 && e.Code != 422 && e.Code != 500 || s == (Shaping{}) {
+	if e.Code != 400 && e.Code != 422 && e.Code != 500 || !s.Strict && !s.ToolChoice && !s.Reply {
 		return ""
 	}
 	text := strings.ToLower(e.Message + " " + e.Param)

@@ -63,6 +63,8 @@
 //   - output_config.format is a json_schema; with NoStrict or
 //     NoJSONOutputs, the server predates them and refuses the field
 //     ("Extra inputs are not permitted");
+//   - a top-level field the Messages API does not take is refused
+//     ("seed: Extra inputs are not permitted");
 //   - an image block's source is base64 (an image media_type, data) or a
 //     file; a file source needs the Files API's beta header on the
 //     request and names a file uploaded here, not deleted ("File not
@@ -350,6 +352,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, req, 400, "invalid_request_error", "invalid JSON: "+err.Error())
 		return
 	}
+	if extra := extraField(raw); extra != "" {
+		s.refuse(w, req, 400, "invalid_request_error", extra+": Extra inputs are not permitted")
+		return
+	}
 	models := s.Models
 	if models == nil {
 		models = Models
@@ -384,6 +390,25 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.stream(w, r, req, t)
+}
+
+// messagesFields are the top-level fields of the Messages API's request
+// (docs.anthropic.com/en/api/messages): any other is refused.
+var messagesFields = []string{"model", "messages", "max_tokens", "system", "tools", "tool_choice", "thinking", "output_config",
+	"stream", "temperature", "top_p", "top_k", "stop_sequences", "metadata", "service_tier", "container", "mcp_servers", "context_management"}
+
+// extraField is a top-level field of raw the API does not take, or "".
+func extraField(raw []byte) string {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return ""
+	}
+	for k := range fields {
+		if !slices.Contains(messagesFields, k) {
+			return k
+		}
+	}
+	return ""
 }
 
 func (s *Server) refuse(w http.ResponseWriter, req *Request, status int, typ, msg string) {

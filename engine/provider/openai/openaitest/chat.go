@@ -24,6 +24,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, req *Request) {
 		s.refuse(w, req, 400, "Unsupported parameter: 'reasoning_effort' is not supported with this model.", "reasoning_effort")
 		return
 	}
+	if p := samplingRefused(model, str(b["reasoning_effort"]), b); p != "" {
+		s.refuse(w, req, 400, fmt.Sprintf("Unsupported parameter: '%s' is not supported with this model.", p), p)
+		return
+	}
 	// GPT-5.4 and later: function tools only with reasoning_effort "none";
 	// a request that names none gets the model's default, which is not.
 	if len(tools) > 0 && noToolsWithEffort(model) {

@@ -23,6 +23,10 @@
 //     (additionalProperties false) and every property required
 //     (platform.openai.com/docs/guides/structured-outputs, "Supported
 //     schemas"); a named tool_choice names an offered function.
+//   - a reasoning model takes temperature and top_p only with
+//     reasoning_effort "none", as on the Responses API
+//     ("Unsupported parameter: 'temperature' is not supported with this
+//     model.", developers.openai.com/api/docs/guides/reasoning).
 //   - with Gemini set, as Gemini's OpenAI endpoint does
 //     (ai.google.dev/gemini-api/docs/thought-signatures): each tool call
 //     carries a thought signature in extra_content, and a call sent back
@@ -420,6 +424,24 @@ func doesNotReason(model string) bool {
 func reasons(model string) bool {
 	b := baseName(model)
 	return (strings.HasPrefix(b, "gpt-5") || strings.HasPrefix(b, "gpt-6") || strings.HasPrefix(b, "o3") || strings.HasPrefix(b, "o4")) && !strings.Contains(b, "-chat")
+}
+
+// samplingRefused is the sampling parameter of b a reasoning model refuses
+// while it reasons, or "": temperature and top_p are taken only with
+// reasoning effort none ("Unsupported parameter: 'temperature' is not
+// supported with this model.", as o-series and GPT-5 models answer;
+// developers.openai.com/api/docs/guides/reasoning, GPT-5.2's "temperature,
+// top_p and logprobs are supported only with reasoning effort none").
+func samplingRefused(model, effort string, b map[string]any) string {
+	if !reasons(model) || effort == "none" {
+		return ""
+	}
+	for _, p := range []string{"temperature", "top_p"} {
+		if _, has := b[p]; has {
+			return p
+		}
+	}
+	return ""
 }
 
 // strictProblem says why schema does not fit strict mode, or "".

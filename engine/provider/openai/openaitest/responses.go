@@ -31,6 +31,10 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, req *Request)
 		effort = "medium"
 	}
 	thinks := reasons(model) && effort != "none"
+	if p := samplingRefused(model, effort, b); p != "" {
+		s.refuse(w, req, 400, fmt.Sprintf("Unsupported parameter: '%s' is not supported with this model.", p), p)
+		return
+	}
 
 	tools, _ := b["tools"].([]any)
 	var names []string
