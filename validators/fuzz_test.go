@@ -133,7 +133,13 @@ func FuzzCheckXML(f *testing.F) {
 		if checkInvariants(t, "xml", s) != nil {
 			return
 		}
-		// What passes is well-formed for encoding/xml too.
+		// What passes is well-formed for encoding/xml too, which is the
+		// sanity corpus of coda's own scanner (xmlwf.go): but for a DOCTYPE,
+		// whose entities encoding/xml does not know, and names beyond
+		// ASCII, where encoding/xml keeps XML 1.0's first edition.
+		if strings.Contains(s, "<!DOCTYPE") || !isASCII(s) {
+			return
+		}
 		d := xml.NewDecoder(strings.NewReader(s))
 		d.Strict = true
 		d.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return r, nil }
@@ -301,4 +307,13 @@ func FuzzStarlark(f *testing.F) {
 			t.Fatalf("both a reason and an error")
 		}
 	})
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

@@ -250,7 +250,7 @@ func TestHelpers_Errors(t *testing.T) {
 		{"parse_yaml('a: [1')", "parse_yaml: line 1, column 4: sequence end token ']' not found"},
 		{"parse_toml('a = ')", "parse_toml: line 1, column 4: unexpected EOF; expected value"},
 		{"parse_csv('a\\n\"b')", "parse_csv: line 2: a quoted field opened on this line is never closed"},
-		{"parse_xml('<a></b>')", "parse_xml: line 1, column 7: element <a> closed by </b>"},
+		{"parse_xml('<a></b>')", "parse_xml: line 1, column 4: element <a> closed by </b>"},
 		{"parse_xml('<a/><b/>')", "parse_xml: line 1, column 5: a second root element <b>"},
 		{"parse_json(1)", "parse_json: for parameter text: got int, want string"},
 	} {
