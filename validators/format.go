@@ -57,7 +57,7 @@ var table = []Format{
 		Rule:   "a YAML document whose top level is a mapping or a sequence",
 		Picker: 5, Title: "YAML", check: checkYAML, decode: framed(kindYAML, decodeYAML)},
 	{Label: "toml", Aliases: []string{"application/toml"}, Name: "TOML",
-		Rule:   "a TOML document",
+		Rule:   "a TOML 1.0 document",
 		Picker: 6, Title: "TOML", check: checkTOML, decode: framed(kindTOML, decodeTOML)},
 	{Label: "markdown", Aliases: []string{"md", "text/markdown"}, Name: "Markdown",
 		Rule:   "not wrapped whole in a code fence, every code fence closed",

@@ -342,7 +342,31 @@ func TestCheck_TOML(t *testing.T) {
 		{"comment only", "# nothing\n", fails(0, 0, "the answer has no TOML keys or tables")},
 		{"huge", bigTOML(answerCap), ok},
 		{"huge truncated", truncateAfter(bigTOML(answerCap), "name = \"Unch"), fails(-1, -1, "unexpected EOF")},
+		// TOML 1.0 by toml-test (issue 30), where BurntSushi/toml v1.6.0 is lenient
+		{"dotted keys add to a header's table", "[a.b.c]\nz = 9\n[a]\nb.c.t = 1\n", fails(4, 0, "the dotted key b.c.t adds to the table b, which is already defined elsewhere")},
+		{"a header for a dotted keys' table", "[fruit]\napple.color = \"red\"\n[fruit.apple]\n", fails(3, 0, "the table [fruit.apple] is defined twice")},
+		{"a sub-table of a dotted keys' table", "[fruit]\napple.color = \"red\"\n[fruit.apple.texture]\nsmooth = true\n", ok},
+		{"an inline table extended", "t = { a = 1 }\nt.b = 2\n", fails(2, 0, "adds to the table t")},
+		{"a key through a value", "a.b.c = 1\na.b = 2\n", fails(2, 0, "the key a.b is defined twice")},
+		{"TOML 1.1 inline table on lines", "t = {\n  a = 1 }\n", fails(1, 0, "an inline table spans lines, which only TOML 1.1 allows")},
+		{"TOML 1.1 trailing comma", "t = { a = 1, }\n", fails(1, 0, "an inline table ends with a comma, which only TOML 1.1 allows")},
+		{"TOML 1.1 byte escape", "s = \"\\x41\"\n", fails(1, 0, `the escape \x is not in TOML 1.0`)},
+		{"TOML 1.1 time without seconds", "t = 07:32\n", fails(1, 0, `the time "07:32" has no seconds`)},
+		{"offset out of range", "d = 1985-06-18 17:04:07+12:60\n", fails(1, 0, "is out of range")},
 	})
+}
+
+// TestDecode_TOMLEmptyKey: the empty key keeps its array level and the
+// values beside it, which BurntSushi/toml v1.6.0 alone loses.
+func TestDecode_TOMLEmptyKey(t *testing.T) {
+	got, err := Decode("toml", "a = [[{\"\" = 2}], 1]\nb = {\"\" = {'' = 1}}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"a": []any{[]any{map[string]any{"": int64(2)}}, int64(1)}, "b": map[string]any{"": map[string]any{"": int64(1)}}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Decode (-want +got):\n%s", d)
+	}
 }
 
 func TestCheck_Markdown(t *testing.T) {
