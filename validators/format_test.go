@@ -245,6 +245,31 @@ func TestCheck_YAML(t *testing.T) {
 // TestCheck_YAMLPreamble holds the line between a sentence YAML reads as
 // a key with no value and a real key: keys with spaces, keys with no
 // value, capitalised keys and keys over a sequence stay data.
+// TestCheck_YAMLSuite holds the YAML check to the specification where
+// goccy/go-yaml is lenient, and words what it cannot read as coda's limit
+// (issue 30; yaml-test-suite's cases in conformance_test.go).
+func TestCheck_YAMLSuite(t *testing.T) {
+	runChecks(t, "yaml", []checkCase{
+		{"comment after a quote", "key: \"value\"# c\n", fails(1, 13, `a comment needs a space before "#"`)},
+		{"comment after a flow sequence", "k: [a, b]#c\n", fails(1, 10, `a comment needs a space before "#"`)},
+		{"comment after a comma", "k: [a, b,#c\n  ]\n", fails(1, 10, `a comment needs a space before "#"`)},
+		{"lone dash in a flow sequence", "- [-, -]\n", fails(1, 4, `a lone "-" cannot stand in a flow collection`)},
+		{"flow sequence not indented", "flow: [a,\nb]\n", fails(2, 1, "continues the flow collection of line 1")},
+		{"quoted string not indented", "q: \"a\nb\"\n", fails(2, 1, "continues the quoted string of line 1")},
+		{"tab as indentation in a flow", "- [\n\tfoo,\n foo\n ]\n", fails(2, 1, "continues the flow collection of line 1")},
+		{"comma in a tag", "- !!str, xxx\n", fails(1, 3, "holds a flow indicator")},
+		{"flow sequence indented", "flow: [a,\n  b]\nq: \"a\n  b\"\n", ok},
+		{"plain scalar on lines", "safe: a!b\n  !\"#,[]\n", ok},
+		{"a directive and one document", "%TAG !e! tag:example.com,2000:\n---\na: !e!x 1\n", ok},
+		{"%YAML and one document", "%YAML 1.2\n---\na: 1\n", ok},
+		{"complex key", "? - a\n  - b\n: c\nd: e\n", fails(1, 0, "coda cannot read complex keys")},
+		{"empty key", ": a\n: b\n", fails(1, 0, "coda cannot read empty keys")},
+	})
+	if v, err := Decode("yaml", "b: !!binary aGk=\nl: |\n  x\n   "); err != nil || v.(map[string]any)["b"] != "aGk=" || v.(map[string]any)["l"] != "x\n \n" {
+		t.Errorf("Decode = %#v, %v: want b the base64 text, l with its last line and line break", v, err)
+	}
+}
+
 func TestCheck_YAMLPreamble(t *testing.T) {
 	const before = "starts with text before the YAML document"
 	runChecks(t, "yaml", []checkCase{
