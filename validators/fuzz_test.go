@@ -129,6 +129,12 @@ func FuzzCheckJSON(f *testing.F) {
 
 func FuzzCheckXML(f *testing.F) {
 	addSeeds(f)
+	for _, seed := range []string{
+		"<!DOCTYPE r [<!ENTITY e \"<b a='&#60;'>x</b>\"><!ENTITY % p \"<!ENTITY q 'y'>\">%p;<!ELEMENT r (a|b)*><!ATTLIST r a CDATA #IMPLIED b (x|y) 'x'>]><r>&e;&q;</r>",
+		"<?xml version=\"1.0\" standalone=\"yes\"?><!DOCTYPE r SYSTEM \"r.dtd\" [<!NOTATION n PUBLIC \"p\"><!ENTITY u SYSTEM \"u\" NDATA n>]><r a=\"1\" b='2'><![CDATA[x]]><?pi x?><!-- c --></r>",
+	} {
+		f.Add(seed)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if checkInvariants(t, "xml", s) != nil {
 			return
@@ -316,4 +322,24 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// FuzzFormatScanners runs coda's own scanners (xmlwf.go, yaml_strict.go,
+// toml_tables.go) on any text, the malformed included: they must end,
+// without panicking, whatever they are given. Check reaches the TOML one
+// only with documents the library parsed.
+func FuzzFormatScanners(f *testing.F) {
+	addSeeds(f)
+	for _, seed := range []string{
+		"<!DOCTYPE r [<!ENTITY e \"<b a='&#60;'>x</b>\"><!ENTITY % p \"<!ENTITY q 'y'>\">%p;<!ELEMENT r (a|b)*><!ATTLIST r a CDATA #IMPLIED>]><r>&e;&q;</r>",
+		"a = { b.c = [1, {d = \"\\u0041\"}], '' = 2 }\n[[t.u]]\n\"k\".v = 1979-05-27T07:32:00+01:00\n",
+		"k: [a, \"b\"]\n? - c\n: &x !t |\n  text\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		_, _ = xmlWellFormed(s)
+		_ = yamlScan(s)
+		_, _ = tomlTables(s)
+	})
 }

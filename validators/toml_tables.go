@@ -66,11 +66,17 @@ func tomlTables(content string) ([][2]int, *Error) {
 			array := strings.HasPrefix(p.s[p.i:], "[[")
 			p.i += 1 + b2int(array)
 			keys := p.keys()
-			p.i += strings.IndexByte(p.s[p.i:], ']') + 1 + b2int(array)
+			if end := strings.IndexByte(p.s[p.i:], ']'); end >= 0 {
+				p.i = min(p.i+end+1+b2int(array), len(p.s))
+			} else {
+				p.i = len(p.s)
+			}
 			cur = p.header(root, keys, array, line)
 			continue
 		}
+		before := p.i
 		p.keyValue(cur, line)
+		p.progress(before)
 	}
 	return p.emptyKeys, p.err
 }
@@ -137,7 +143,7 @@ func (p *tomlScan) header(root *tomlTable, keys []string, array bool, line int) 
 // keyValue reads keys = value into t.
 func (p *tomlScan) keyValue(t *tomlTable, line int) {
 	keys := p.keys()
-	p.i++ // =
+	p.i = min(p.i+1, len(p.s)) // =
 	p.spaces()
 	for i, k := range keys[:len(keys)-1] {
 		c := t.children[k]
@@ -171,9 +177,9 @@ func (p *tomlScan) value(line int) *tomlTable {
 		t := newTOMLTable(tomlDotted)
 		comma := false
 		for p.err == nil {
-			before := p.line
+			lineBefore := p.line
 			p.skipBlank()
-			if p.line != before || p.i > 0 && p.s[p.i-1] == '\n' {
+			if p.line != lineBefore {
 				p.newer(line, "an inline table spans lines")
 				break
 			}
@@ -181,14 +187,16 @@ func (p *tomlScan) value(line int) *tomlTable {
 				if comma {
 					p.newer(line, "an inline table ends with a comma")
 				}
-				p.i++
+				p.i = min(p.i+1, len(p.s))
 				break
 			}
 			if comma = p.s[p.i] == ','; comma {
 				p.i++
 				continue
 			}
+			before := p.i
 			p.keyValue(t, p.line)
+			p.progress(before)
 		}
 		closeTOML(t)
 		return t
@@ -197,14 +205,16 @@ func (p *tomlScan) value(line int) *tomlTable {
 		for p.err == nil {
 			p.skipBlank()
 			if p.i >= len(p.s) || p.s[p.i] == ']' {
-				p.i++
+				p.i = min(p.i+1, len(p.s))
 				break
 			}
 			if p.s[p.i] == ',' {
 				p.i++
 				continue
 			}
+			before := p.i
 			p.value(p.line)
+			p.progress(before)
 		}
 	case c == '"' || c == '\'':
 		p.str()
@@ -284,8 +294,8 @@ func (p *tomlScan) str() string {
 			if p.i+1 < len(p.s) && (p.s[p.i+1] == 'x' || p.s[p.i+1] == 'e') {
 				p.newer(p.line, "the escape \\"+p.s[p.i+1:p.i+2]+" is not in TOML 1.0 (write \\u00XX)")
 			}
-			b.WriteString(p.s[p.i : p.i+2])
-			p.i += 2
+			b.WriteString(p.s[p.i:min(p.i+2, len(p.s))])
+			p.i = min(p.i+2, len(p.s))
 			continue
 		case strings.HasPrefix(p.s[p.i:], q):
 			p.i += len(q)
@@ -319,6 +329,14 @@ func (p *tomlScan) skipBlank() {
 		default:
 			return
 		}
+	}
+}
+
+// progress moves on when a step read nothing: the scan runs on documents
+// the library has parsed, but must end on any text.
+func (p *tomlScan) progress(before int) {
+	if p.i <= before {
+		p.i = before + 1
 	}
 }
 

@@ -499,7 +499,7 @@ func (p *xmlWF) startTag(c *xmlCur) (name string, empty bool) {
 		p.fail(c, start, "\"<\" must start a tag here: an element name starts with a letter, \"_\" or \":\" (write a literal < as &lt;)")
 		return "", false
 	}
-	var attrs []string
+	var attrs attrSet
 	for p.err == nil {
 		sp := c.space()
 		switch {
@@ -522,13 +522,10 @@ func (p *xmlWF) startTag(c *xmlCur) (name string, empty bool) {
 			p.fail(c, at, "the attribute %q of <%s> must be separated from what comes before it by a space", attr, name)
 			return "", false
 		}
-		for _, a := range attrs {
-			if a == attr {
-				p.fail(c, start, "element <%s> has the attribute %q twice: keep one", name, attr)
-				return "", false
-			}
+		if attrs.add(attr) {
+			p.fail(c, start, "element <%s> has the attribute %q twice: keep one", name, attr)
+			return "", false
 		}
-		attrs = append(attrs, attr)
 		c.space()
 		if !c.take("=") {
 			p.fail(c, at, "the attribute %q of <%s> needs a value: write %s=\"...\"", attr, name, attr)
@@ -692,4 +689,35 @@ func charRef(digits string, hex bool) (rune, bool) {
 		}
 	}
 	return rune(r), isXMLChar(rune(r))
+}
+
+// attrSet is an element's attribute names: a list while short, a map past
+// 16, so that a tag of thousands of attributes is checked in linear time.
+type attrSet struct {
+	list []string
+	set  map[string]bool
+}
+
+// add adds name and reports whether it was there already.
+func (a *attrSet) add(name string) bool {
+	if a.set != nil {
+		if a.set[name] {
+			return true
+		}
+		a.set[name] = true
+		return false
+	}
+	for _, n := range a.list {
+		if n == name {
+			return true
+		}
+	}
+	a.list = append(a.list, name)
+	if len(a.list) > 16 {
+		a.set = make(map[string]bool, 2*len(a.list))
+		for _, n := range a.list {
+			a.set[n] = true
+		}
+	}
+	return false
 }
