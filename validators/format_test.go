@@ -476,10 +476,10 @@ func TestCheck_Pathological(t *testing.T) {
 		"[[a]]": strings.Repeat("[[a]]\n", n/6), "a = [[[": "a = " + strings.Repeat("[", n/2),
 		"[a](": strings.Repeat("[a](", n/4), "[a]\\n": strings.Repeat("[a]\n", n/4), "*a": strings.Repeat("*a", n/2),
 		"table": "|a|b|\n|-|-|\n" + strings.Repeat("|x|y|\n", n/6), "<<<": strings.Repeat("<", n),
-		"attributes": "<a" + attrs(n/8) + "/>",
-		"entity refs": "<!DOCTYPE r [<!ENTITY e \"" + strings.Repeat("x", 1024) + "\">]><r>" + strings.Repeat("&e;", n/4) + "</r>",
+		"attributes":        "<a" + attrs(n/8) + "/>",
+		"entity refs":       "<!DOCTYPE r [<!ENTITY e \"" + strings.Repeat("x", 1024) + "\">]><r>" + strings.Repeat("&e;", n/4) + "</r>",
 		"empty entity refs": "<!DOCTYPE r [<!ENTITY e \"\"><!ENTITY f \"" + strings.Repeat("&e;", 8000) + "\">]><r>" + strings.Repeat("&f;", n/4) + "</r>",
-		"entity depth": "<!DOCTYPE r [<!ENTITY e0 \"x\">" + chain(20) + "]><r>&e20;</r>",
+		"entity depth":      "<!DOCTYPE r [<!ENTITY e0 \"x\">" + chain(20) + "]><r>&e20;</r>",
 	}
 	for name, in := range inputs {
 		for _, f := range []string{"json", "xml", "csv", "yaml", "toml", "markdown"} {
