@@ -69,7 +69,10 @@
 // Attribute keys are local names; namespace declarations are "xmlns" and
 // "xmlns:p"; other namespaced attributes are "{uri}local". parse_xml
 // applies Check's XML rules (one root, no text outside it, no duplicate
-// attributes).
+// attributes, XML 1.0 well-formedness). An entity the DOCTYPE declares
+// expands in text when its value is plain text; one whose value holds
+// markup, which Check accepts, makes parse_xml fail (encoding/xml builds
+// the tree).
 //
 // The helpers' contract on bad input: the call fails, with the parser's
 // positioned message ("parse_json: line 3, column 5: ..."), which makes the

@@ -226,6 +226,7 @@ func TestHelpers(t *testing.T) {
 		{"parse_xml order", "[list(parse_xml(content).keys()), list(parse_xml(content)['attrs'].keys())]", `<r z="1" a="2"/>`,
 			`[["tag","ns","attrs","text","children"],["z","a"]]`},
 		{"parse_xml namespace", "parse_xml(content)['ns']", `<r xmlns="urn:a"/>`, `"urn:a"`},
+		{"parse_xml entity", "parse_xml(content)['text']", `<!DOCTYPE r [<!ENTITY who "world">]><r>hello &who;</r>`, `"hello world"`},
 		{"default", "[parse_json(content, default=1), parse_yaml('a: [', default=2), parse_toml('a =', default=3), parse_csv('\"', default=4), parse_xml('<a>', default=5)]",
 			"{", `[1,2,3,4,5]`},
 		{"json module", "json.decode(json.encode({'a': [1]}))", "", `{"a":[1]}`},
