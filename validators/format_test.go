@@ -188,6 +188,7 @@ func TestCheck_XMLWellFormed(t *testing.T) {
 		{"illegal character", "<r>\x01</r>", fails(1, 4, "the character U+0001 is not allowed in XML")},
 		{"illegal character reference", "<r>&#0;</r>", fails(1, 4, "refers to a character XML does not allow")},
 		{"xml declaration late", "<!-- c --><?xml version=\"1.0\"?><r/>", fails(1, 11, "may only stand at the very start")},
+		{"space before the declaration", "\n<?xml version=\"1.0\"?>\n<r/>", fails(2, 1, "nothing may come before the XML declaration")},
 		{"bad version", "<?xml version=\"2.0\"?><r/>", fails(1, 1, "the XML declaration is malformed")},
 		{"name of the fifth edition", "<\u309ab/>", ok},
 	})

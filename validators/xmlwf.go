@@ -374,6 +374,9 @@ func (p *xmlWF) pi(c *xmlCur) {
 	case target == "":
 		p.fail(c, start, "a processing instruction needs a target name right after <?")
 		return
+	case strings.EqualFold(target, "xml") && !c.inEntity() && strings.TrimLeft(c.s[:start], " \t\r\n\ufeff") == "":
+		p.fail(c, start, "nothing may come before the XML declaration <?xml ...?>, not even a blank line or a space: start the answer with it")
+		return
 	case strings.EqualFold(target, "xml"):
 		p.fail(c, start, "<?xml ...?> is the XML declaration and may only stand at the very start of the document")
 		return
