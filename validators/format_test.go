@@ -378,6 +378,8 @@ func TestCheck_TOML(t *testing.T) {
 		{"TOML 1.1 trailing comma", "t = { a = 1, }\n", fails(1, 0, "an inline table ends with a comma, which only TOML 1.1 allows")},
 		{"TOML 1.1 byte escape", "s = \"\\x41\"\n", fails(1, 0, `the escape \x is not in TOML 1.0`)},
 		{"TOML 1.1 time without seconds", "t = 07:32\n", fails(1, 0, `the time "07:32" has no seconds`)},
+		{"line-ending backslash counted", "s = \"\"\"a \\\n b\"\"\"\nt = { a = 1, }\n", fails(3, 0, "an inline table ends with a comma")},
+		{"escaped backslash before x", "p = 'C:\\x'\nq = \"C:\\\\xyz\"\n", ok},
 		{"offset out of range", "d = 1985-06-18 17:04:07+12:60\n", fails(1, 0, "is out of range")},
 	})
 }

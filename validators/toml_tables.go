@@ -294,6 +294,9 @@ func (p *tomlScan) str() string {
 			if p.i+1 < len(p.s) && (p.s[p.i+1] == 'x' || p.s[p.i+1] == 'e') {
 				p.newer(p.line, "the escape \\"+p.s[p.i+1:p.i+2]+" is not in TOML 1.0 (write \\u00XX)")
 			}
+			if p.i+1 < len(p.s) && p.s[p.i+1] == '\n' {
+				p.line++ // a line-ending backslash
+			}
 			b.WriteString(p.s[p.i:min(p.i+2, len(p.s))])
 			p.i = min(p.i+2, len(p.s))
 			continue
