@@ -11,6 +11,9 @@ import (
 type Error struct {
 	Line, Column int // 1-based; 0 when unknown
 	Msg          string
+	// Limit marks what coda cannot read although the format allows it
+	// (YAML's complex keys): coda's limit, not a mistake in the answer.
+	Limit bool
 }
 
 func (e *Error) Error() string {

@@ -266,6 +266,13 @@ func TestCheck_YAMLSuite(t *testing.T) {
 		{"complex key", "? - a\n  - b\n: c\nd: e\n", fails(1, 0, "coda cannot read complex keys")},
 		{"empty key", ": a\n: b\n", fails(1, 0, "coda cannot read empty keys")},
 	})
+	var limit *Error
+	if err := Check("yaml", ": a\n"); !errors.As(err, &limit) || !limit.Limit {
+		t.Errorf("Check(%q) = %#v, want an Error marked Limit", ": a\n", err)
+	}
+	if err := Check("yaml", "key: \"value\"# c\n"); !errors.As(err, &limit) || limit.Limit {
+		t.Errorf("Check = %#v, want an Error not marked Limit", err)
+	}
 	if v, err := Decode("yaml", "b: !!binary aGk=\nl: |\n  x\n   "); err != nil || v.(map[string]any)["b"] != "aGk=" || v.(map[string]any)["l"] != "x\n \n" {
 		t.Errorf("Decode = %#v, %v: want b the base64 text, l with its last line and line break", v, err)
 	}

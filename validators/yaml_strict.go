@@ -267,5 +267,5 @@ func yamlUnreadable(content string, e *Error) *Error {
 	if l.unread == "" {
 		return e
 	}
-	return &Error{Line: l.unreadAt, Msg: fmt.Sprintf("coda cannot read %s, although YAML allows it (its YAML reader stops with %q): write the data without it", l.unread, e.Msg)}
+	return &Error{Line: l.unreadAt, Limit: true, Msg: fmt.Sprintf("coda cannot read %s, although YAML allows it (its YAML reader stops with %q): write the data without it", l.unread, e.Msg)}
 }
