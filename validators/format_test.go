@@ -265,6 +265,7 @@ func TestCheck_YAMLSuite(t *testing.T) {
 		{"%YAML and one document", "%YAML 1.2\n---\na: 1\n", ok},
 		{"complex key", "? - a\n  - b\n: c\nd: e\n", fails(1, 0, "coda cannot read complex keys")},
 		{"empty key", ": a\n: b\n", fails(1, 0, "coda cannot read empty keys")},
+		{"two directives", "%YAML 1.2\n%TAG ! tag:x,2000:\n---\na: 1\n", fails(2, 0, "coda cannot read more than one directive")},
 	})
 	var limit *Error
 	if err := Check("yaml", ": a\n"); !errors.As(err, &limit) || !limit.Limit {

@@ -13,10 +13,11 @@ import (
 // lines are not indented past its block, a tag holding a flow indicator),
 // which checkYAML refuses; and the constructs it cannot read (complex and
 // empty keys, an anchor or tag on an empty value, a tab on a blank line, a
-// key: value pair in a flow sequence), which name the refusal when goccy
-// fails, so that the model is told coda cannot read them rather than that
-// its YAML is wrong. It is a lexer, not a parser: it errs towards finding
-// nothing, never towards refusing valid YAML.
+// key: value pair in a flow sequence, two directives before a document),
+// which name the refusal when goccy fails, so that the model is told coda
+// cannot read them rather than that its YAML is wrong. It is a lexer, not
+// a parser: it errs towards finding nothing, never towards refusing valid
+// YAML.
 
 // yamlLex is the state of the scan.
 type yamlLex struct {
@@ -24,13 +25,14 @@ type yamlLex struct {
 	flow []byte // open flow collections, '[' or '{'
 	// ctx is the indentation the lines of a multi-line flow collection or
 	// quoted scalar must exceed, and from is the line it starts on.
-	ctx, from int
-	quote     byte // the quote of a quoted scalar spanning lines
-	block     int  // the indentation a block scalar's lines exceed; -2 outside one
-	plain     int  // the indentation a plain scalar's next lines exceed; -2 when none goes on
-	bad       *Error
-	unread    string // what coda cannot read, the first found
-	unreadAt  int    // its line
+	ctx, from  int
+	quote      byte // the quote of a quoted scalar spanning lines
+	block      int  // the indentation a block scalar's lines exceed; -2 outside one
+	plain      int  // the indentation a plain scalar's next lines exceed; -2 when none goes on
+	bad        *Error
+	unread     string // what coda cannot read, the first found
+	unreadAt   int    // its line
+	directives int    // directive lines since the last document
 }
 
 // yamlScan lexes content.
@@ -87,7 +89,12 @@ func (l *yamlLex) line(n int, line string) {
 			return
 		}
 	} else if strings.HasPrefix(line, "%") {
-		return // a directive
+		if l.directives++; l.directives > 1 {
+			l.cannot(n, "more than one directive (%YAML, %TAG) before a document")
+		}
+		return
+	} else if strings.HasPrefix(line, "---") {
+		l.directives = 0
 	}
 	l.tokens(n, line, indent)
 }
