@@ -299,6 +299,9 @@ func (c *Contract) notWellFormed(err error) string {
 	case ve.Line > 0:
 		where = fmt.Sprintf(" (line %d)", ve.Line)
 	}
+	if ve.Limit { // valid, perhaps, but beyond what coda reads: not the model's mistake
+		return sentence(fmt.Sprintf("The answer cannot be read%s: %s", where, oneLine(ve.Msg)))
+	}
 	return sentence(fmt.Sprintf("The answer is not well-formed %s%s: %s", c.formatName(), where, oneLine(ve.Msg)))
 }
 

@@ -168,6 +168,7 @@ func TestContract_Check_schema(t *testing.T) {
 		expect(t, submit(c, "title: t\nfindings:\n  - severity: low\n    line: 2\n"), true)
 		expect(t, submit(c, "title: t\nfindings:\n  - severity: low\n    line: two\n"), false, "/findings/0/line")
 		expect(t, submit(c, "```yaml\ntitle: t\n```"), false, "The answer is not well-formed YAML (line 1): ", "code fence")
+		expect(t, submit(c, "? - a\n: b\nc: d\n"), false, "The answer cannot be read (line 1): coda cannot read complex keys")
 	})
 	t.Run("toml answers via their data", func(t *testing.T) {
 		c := mustCompile(t, Spec{Format: "toml", SchemaFile: findings.SchemaFile})

@@ -13,6 +13,14 @@
 // (or XML) given where another format was asked ("this is JSON, but the
 // answer must be XML"). A label with no built-in parser is not checked.
 //
+// Each check is held to its format's own conformance suite (xmltest,
+// toml-test's TOML 1.0 cases, yaml-test-suite, the CommonMark examples;
+// ../testdata/conformance, run by conformance_test.go), and differs from
+// it only where known-differences.txt says why. XML is read by coda's own
+// scanner (xmlwf.go, xmldtd.go); TOML and YAML by their libraries, with
+// what they let through that the specification forbids checked beside
+// them (toml_tables.go, yaml_strict.go).
+//
 // [Decode] returns a json, yaml or toml answer's data as JSON-like Go
 // values for [Schema.Validate].
 //
@@ -76,7 +84,10 @@
 // Attribute keys are local names; namespace declarations are "xmlns" and
 // "xmlns:p"; other namespaced attributes are "{uri}local". parse_xml
 // applies Check's XML rules (one root, no text outside it, no duplicate
-// attributes).
+// attributes, XML 1.0 well-formedness). An entity the DOCTYPE declares
+// expands in text when its value is plain text; one whose value holds
+// markup, which Check accepts, makes parse_xml fail (encoding/xml builds
+// the tree).
 //
 // The helpers' contract on bad input: the call fails, with the parser's
 // positioned message ("parse_json: line 3, column 5: ..."), which makes the

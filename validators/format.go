@@ -11,6 +11,9 @@ import (
 type Error struct {
 	Line, Column int // 1-based; 0 when unknown
 	Msg          string
+	// Limit marks what coda cannot read although the format allows it
+	// (YAML's complex keys): coda's limit, not a mistake in the answer.
+	Limit bool
 }
 
 func (e *Error) Error() string {
@@ -57,7 +60,7 @@ var table = []Format{
 		Rule:   "a YAML document whose top level is a mapping or a sequence",
 		Picker: 5, Title: "YAML", check: checkYAML, decode: framed(kindYAML, decodeYAML)},
 	{Label: "toml", Aliases: []string{"application/toml"}, Name: "TOML",
-		Rule:   "a TOML document",
+		Rule:   "a TOML 1.0 document",
 		Picker: 6, Title: "TOML", check: checkTOML, decode: framed(kindTOML, decodeTOML)},
 	{Label: "markdown", Aliases: []string{"md", "text/markdown"}, Name: "Markdown",
 		Rule:   "not wrapped whole in a code fence, every code fence closed",

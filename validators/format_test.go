@@ -149,12 +149,48 @@ func TestCheck_XML(t *testing.T) {
 		{"text after root", "<a/>\nLet me know if this helps.", fails(2, 1, `there is text after the root element ("Let me know if this helps.")`)},
 		{"text before root", "hello <a/>", fails(1, 1, `there is text before the root element ("hello")`)},
 		{"duplicate attribute", "<a>\n  <b x=\"1\" x=\"2\"/>\n</a>", fails(2, 3, `element <b> has the attribute "x" twice`)},
-		{"undefined entity", "<a>&nbsp;</a>", fails(1, 9, "invalid character entity &nbsp;: XML knows only &amp;")},
+		{"undefined entity", "<a>&nbsp;</a>", fails(1, 4, "the entity &nbsp; is not declared: XML knows only &amp;")},
 		{"bare ampersand", "<a>x & y</a>", fails(1, 6, "write a literal & as &amp;")},
-		{"mismatched", "<a>\n  <b>\n  </c>\n</a>", fails(3, 6, "element <b> closed by </c>")},
+		{"mismatched", "<a>\n  <b>\n  </c>\n</a>", fails(3, 3, "element <b> closed by </c>")},
 		{"prose", "No findings.", fails(1, 1, `there is text before the root element ("No findings.")`)},
 		{"huge", bigXML(answerCap), ok},
 		{"huge truncated", cut(bigXML(answerCap)), fails(-1, -1, "is still open: was the answer cut off?")},
+	})
+}
+
+// TestCheck_XMLWellFormed holds the XML check to XML 1.0's
+// well-formedness where encoding/xml is lenient or strict in the wrong
+// places (issue 30); xmltest holds it to the rest (conformance_test.go).
+func TestCheck_XMLWellFormed(t *testing.T) {
+	laughs := "<!DOCTYPE r [\n<!ENTITY l0 \"lol\">\n"
+	for i := 1; i <= 9; i++ {
+		laughs += fmt.Sprintf("<!ENTITY l%d \"%s\">\n", i, strings.Repeat(fmt.Sprintf("&l%d;", i-1), 10))
+	}
+	laughs += "]>\n<r>&l9;</r>"
+	runChecks(t, "xml", []checkCase{
+		{"attributes run together", `<a b="c"d="e"/>`, fails(1, 9, `the attribute "d" of <a> must be separated from what comes before it by a space`)},
+		{"entity declared", "<!DOCTYPE r [<!ENTITY who \"world\">]>\n<r a=\"&who;\">hello &who;</r>", ok},
+		{"entity with markup", "<!DOCTYPE r [<!ENTITY e \"<b>x</b>\">]><r>&e;</r>", ok},
+		{"entity unbalanced", "<!DOCTYPE r [<!ENTITY e \"<b>\">]><r>&e;</b></r>", fails(1, 36, "opens <b> without closing it")},
+		{"< through an entity in an attribute", "<!DOCTYPE r [<!ENTITY e \"&#60;\">]><r a=\"&e;\"/>", fails(1, 41, `in the text of the entity &e; "<" is not allowed in an attribute value`)},
+		{"billion laughs", laughs, fails(13, 4, "the entities of this document expand to more than 1048576 bytes")},
+		{"entity refers to itself", "<!DOCTYPE r [<!ENTITY a \"&b;\"><!ENTITY b \"&a;\">]><r>&a;</r>", fails(1, 53, "refers to itself")},
+		{"external entity not fetched", "<!DOCTYPE r [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><r>&x;</r>", ok},
+		{"external entity in an attribute", "<!DOCTYPE r [<!ENTITY x SYSTEM \"x.txt\">]><r a=\"&x;\"/>", fails(1, 48, "is an external entity")},
+		{"undeclared with an external subset", "<!DOCTYPE r SYSTEM \"r.dtd\"><r>&nbsp;</r>", ok},
+		{"mixed separators", "<!DOCTYPE r [<!ELEMENT r (a|b,c)>]><r/>", fails(1, 30, `a group separates its items all with "|" or all with ","`)},
+		{"PE reference inside a declaration", "<!DOCTYPE r [<!ENTITY % p \"(a)\"><!ELEMENT r %p;>]><r/>", fails(1, 45, "content is EMPTY, ANY or a group")},
+		{"PE reference between declarations", "<!DOCTYPE r [<!ENTITY % p \"<!ENTITY e 'x'>\">%p;]><r/>", ok},
+		{"unknown declaration", "<!DOCTYPE r [<!FOO r>]><r/>", fails(1, 14, "is not a markup declaration")},
+		{"double dash in a comment", "<r><!-- a -- b --></r>", fails(1, 11, `"--" is not allowed inside a comment`)},
+		{"< in an attribute", `<r a="<"/>`, fails(1, 7, `"<" is not allowed in an attribute value`)},
+		{"]]> in text", "<r>a]]>b</r>", fails(1, 5, `"]]>" is not allowed in text`)},
+		{"illegal character", "<r>\x01</r>", fails(1, 4, "the character U+0001 is not allowed in XML")},
+		{"illegal character reference", "<r>&#0;</r>", fails(1, 4, "refers to a character XML does not allow")},
+		{"xml declaration late", "<!-- c --><?xml version=\"1.0\"?><r/>", fails(1, 11, "may only stand at the very start")},
+		{"space before the declaration", "\n<?xml version=\"1.0\"?>\n<r/>", fails(2, 1, "nothing may come before the XML declaration")},
+		{"bad version", "<?xml version=\"2.0\"?><r/>", fails(1, 1, "the XML declaration is malformed")},
+		{"name of the fifth edition", "<\u309ab/>", ok},
 	})
 }
 
@@ -210,6 +246,39 @@ func TestCheck_YAML(t *testing.T) {
 // TestCheck_YAMLPreamble holds the line between a sentence YAML reads as
 // a key with no value and a real key: keys with spaces, keys with no
 // value, capitalised keys and keys over a sequence stay data.
+// TestCheck_YAMLSuite holds the YAML check to the specification where
+// goccy/go-yaml is lenient, and words what it cannot read as coda's limit
+// (issue 30; yaml-test-suite's cases in conformance_test.go).
+func TestCheck_YAMLSuite(t *testing.T) {
+	runChecks(t, "yaml", []checkCase{
+		{"comment after a quote", "key: \"value\"# c\n", fails(1, 13, `a comment needs a space before "#"`)},
+		{"comment after a flow sequence", "k: [a, b]#c\n", fails(1, 10, `a comment needs a space before "#"`)},
+		{"comment after a comma", "k: [a, b,#c\n  ]\n", fails(1, 10, `a comment needs a space before "#"`)},
+		{"lone dash in a flow sequence", "- [-, -]\n", fails(1, 4, `a lone "-" cannot stand in a flow collection`)},
+		{"flow sequence not indented", "flow: [a,\nb]\n", fails(2, 1, "continues the flow collection of line 1")},
+		{"quoted string not indented", "q: \"a\nb\"\n", fails(2, 1, "continues the quoted string of line 1")},
+		{"tab as indentation in a flow", "- [\n\tfoo,\n foo\n ]\n", fails(2, 1, "continues the flow collection of line 1")},
+		{"comma in a tag", "- !!str, xxx\n", fails(1, 3, "holds a flow indicator")},
+		{"flow sequence indented", "flow: [a,\n  b]\nq: \"a\n  b\"\n", ok},
+		{"plain scalar on lines", "safe: a!b\n  !\"#,[]\n", ok},
+		{"a directive and one document", "%TAG !e! tag:example.com,2000:\n---\na: !e!x 1\n", ok},
+		{"%YAML and one document", "%YAML 1.2\n---\na: 1\n", ok},
+		{"complex key", "? - a\n  - b\n: c\nd: e\n", fails(1, 0, "coda cannot read complex keys")},
+		{"empty key", ": a\n: b\n", fails(1, 0, "coda cannot read empty keys")},
+		{"two directives", "%YAML 1.2\n%TAG ! tag:x,2000:\n---\na: 1\n", fails(2, 0, "coda cannot read more than one directive")},
+	})
+	var limit *Error
+	if err := Check("yaml", ": a\n"); !errors.As(err, &limit) || !limit.Limit {
+		t.Errorf("Check(%q) = %#v, want an Error marked Limit", ": a\n", err)
+	}
+	if err := Check("yaml", "key: \"value\"# c\n"); !errors.As(err, &limit) || limit.Limit {
+		t.Errorf("Check = %#v, want an Error not marked Limit", err)
+	}
+	if v, err := Decode("yaml", "b: !!binary aGk=\nl: |\n  x\n   "); err != nil || v.(map[string]any)["b"] != "aGk=" || v.(map[string]any)["l"] != "x\n \n" {
+		t.Errorf("Decode = %#v, %v: want b the base64 text, l with its last line and line break", v, err)
+	}
+}
+
 func TestCheck_YAMLPreamble(t *testing.T) {
 	const before = "starts with text before the YAML document"
 	runChecks(t, "yaml", []checkCase{
@@ -307,7 +376,33 @@ func TestCheck_TOML(t *testing.T) {
 		{"comment only", "# nothing\n", fails(0, 0, "the answer has no TOML keys or tables")},
 		{"huge", bigTOML(answerCap), ok},
 		{"huge truncated", truncateAfter(bigTOML(answerCap), "name = \"Unch"), fails(-1, -1, "unexpected EOF")},
+		// TOML 1.0 by toml-test (issue 30), where BurntSushi/toml v1.6.0 is lenient
+		{"dotted keys add to a header's table", "[a.b.c]\nz = 9\n[a]\nb.c.t = 1\n", fails(4, 0, "the dotted key b.c.t adds to the table b, which is already defined elsewhere")},
+		{"a header for a dotted keys' table", "[fruit]\napple.color = \"red\"\n[fruit.apple]\n", fails(3, 0, "the table [fruit.apple] is defined twice")},
+		{"a sub-table of a dotted keys' table", "[fruit]\napple.color = \"red\"\n[fruit.apple.texture]\nsmooth = true\n", ok},
+		{"an inline table extended", "t = { a = 1 }\nt.b = 2\n", fails(2, 0, "adds to the table t")},
+		{"a key through a value", "a.b.c = 1\na.b = 2\n", fails(2, 0, "the key a.b is defined twice")},
+		{"TOML 1.1 inline table on lines", "t = {\n  a = 1 }\n", fails(1, 0, "an inline table spans lines, which only TOML 1.1 allows")},
+		{"TOML 1.1 trailing comma", "t = { a = 1, }\n", fails(1, 0, "an inline table ends with a comma, which only TOML 1.1 allows")},
+		{"TOML 1.1 byte escape", "s = \"\\x41\"\n", fails(1, 0, `the escape \x is not in TOML 1.0`)},
+		{"TOML 1.1 time without seconds", "t = 07:32\n", fails(1, 0, `the time "07:32" has no seconds`)},
+		{"line-ending backslash counted", "s = \"\"\"a \\\n b\"\"\"\nt = { a = 1, }\n", fails(3, 0, "an inline table ends with a comma")},
+		{"escaped backslash before x", "p = 'C:\\x'\nq = \"C:\\\\xyz\"\n", ok},
+		{"offset out of range", "d = 1985-06-18 17:04:07+12:60\n", fails(1, 0, "is out of range")},
 	})
+}
+
+// TestDecode_TOMLEmptyKey: the empty key keeps its array level and the
+// values beside it, which BurntSushi/toml v1.6.0 alone loses.
+func TestDecode_TOMLEmptyKey(t *testing.T) {
+	got, err := Decode("toml", "a = [[{\"\" = 2}], 1]\nb = {\"\" = {'' = 1}}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"a": []any{[]any{map[string]any{"": int64(2)}}, int64(1)}, "b": map[string]any{"": map[string]any{"": int64(1)}}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Decode (-want +got):\n%s", d)
+	}
 }
 
 func TestCheck_Markdown(t *testing.T) {
@@ -316,6 +411,9 @@ func TestCheck_Markdown(t *testing.T) {
 		{"closed fences", "# T\n\n```go\nx := 1\n```\n\n~~~\nplain\n~~~\n", ok},
 		{"fence in a list", "- step:\n  ```sh\n  ls\n  ```\n- next\n", ok},
 		{"fence in a quote", "> ```\n> code\n> ```\n", ok},
+		{"fence closed by its quote's end", "> ```\n> aaa\n\nbbb\n", ok},
+		{"fence closed by its list item's end", "- ```\n  code\n- next\n", ok},
+		{"quoted fence open at the end", "text\n\n> ```\n> aaa\n", fails(3, 0, "the code fence opened here (```) is never closed")},
 		{"longer closing fence", "text\n\n```\ncode\n`````\n", ok},
 		{"nested fence", "````md\n```go\nx\n```\n````\n\ntext after\n", ok},
 		{"empty block", "text\n\n```\n```\n", ok},
@@ -389,6 +487,10 @@ func TestCheck_Pathological(t *testing.T) {
 		"[[a]]": strings.Repeat("[[a]]\n", n/6), "a = [[[": "a = " + strings.Repeat("[", n/2),
 		"[a](": strings.Repeat("[a](", n/4), "[a]\\n": strings.Repeat("[a]\n", n/4), "*a": strings.Repeat("*a", n/2),
 		"table": "|a|b|\n|-|-|\n" + strings.Repeat("|x|y|\n", n/6), "<<<": strings.Repeat("<", n),
+		"attributes":        "<a" + attrs(n/8) + "/>",
+		"entity refs":       "<!DOCTYPE r [<!ENTITY e \"" + strings.Repeat("x", 1024) + "\">]><r>" + strings.Repeat("&e;", n/4) + "</r>",
+		"empty entity refs": "<!DOCTYPE r [<!ENTITY e \"\"><!ENTITY f \"" + strings.Repeat("&e;", 8000) + "\">]><r>" + strings.Repeat("&f;", n/4) + "</r>",
+		"entity depth":      "<!DOCTYPE r [<!ENTITY e0 \"x\">" + chain(20) + "]><r>&e20;</r>",
 	}
 	for name, in := range inputs {
 		for _, f := range []string{"json", "xml", "csv", "yaml", "toml", "markdown"} {
@@ -399,6 +501,23 @@ func TestCheck_Pathological(t *testing.T) {
 			}
 		}
 	}
+}
+
+func attrs(k int) string {
+	var b strings.Builder
+	for i := range k {
+		fmt.Fprintf(&b, " a%d=\"\"", i)
+	}
+	return b.String()
+}
+
+// chain declares e1..ek, each referring to the one before.
+func chain(k int) string {
+	var b strings.Builder
+	for i := 1; i <= k; i++ {
+		fmt.Fprintf(&b, "<!ENTITY e%d \"&e%d;\">", i, i-1)
+	}
+	return b.String()
 }
 
 // TestCheck_Concurrent runs every check at once: the parsers they share

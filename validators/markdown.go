@@ -71,6 +71,10 @@ func checkMarkdownWith(md parser.Parser, content string) error {
 		if marker == "" {
 			return ast.WalkContinue, nil
 		}
+		if close < len(m.starts) && !closes(stripContainer(m.line(close)), marker) && m.endedByContainer(fb, close) {
+			cursor = close
+			return ast.WalkSkipChildren, nil // CommonMark example 128: closed by its block quote's or list item's end
+		}
 		if close >= len(m.starts) || !closes(stripContainer(m.line(close)), marker) {
 			bad = &Error{Line: open + 1, Msg: fmt.Sprintf("the code fence opened here (%s) is never closed: add a closing %s line after the code (was the answer cut off?)", marker, marker)}
 			return ast.WalkStop, nil
@@ -142,6 +146,22 @@ func (m mdSource) fenceLines(fb *ast.FencedCodeBlock, cursor int) (open, close i
 		close = m.lineOf(lines.At(lines.Len()-1).Start) + 1
 	}
 	return open, close
+}
+
+// endedByContainer reports whether a fenced block in a block quote or a
+// list item, with no closing fence at line close, was closed by the end
+// of that container: the answer goes on after it. One whose container
+// runs to the end of the answer is left open, as a cut-off answer is.
+func (m mdSource) endedByContainer(fb *ast.FencedCodeBlock, close int) bool {
+	if p := fb.Parent(); p == nil || p.Kind() == ast.KindDocument {
+		return false
+	}
+	for i := close; i < len(m.starts); i++ {
+		if strings.TrimSpace(stripContainer(m.line(i))) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // wrapped reports an answer that is one fenced code block, perhaps with a

@@ -226,6 +226,7 @@ func TestHelpers(t *testing.T) {
 		{"parse_xml order", "[list(parse_xml(content).keys()), list(parse_xml(content)['attrs'].keys())]", `<r z="1" a="2"/>`,
 			`[["tag","ns","attrs","text","children"],["z","a"]]`},
 		{"parse_xml namespace", "parse_xml(content)['ns']", `<r xmlns="urn:a"/>`, `"urn:a"`},
+		{"parse_xml entity", "parse_xml(content)['text']", `<!DOCTYPE r [<!ENTITY who "world">]><r>hello &who;</r>`, `"hello world"`},
 		{"default", "[parse_json(content, default=1), parse_yaml('a: [', default=2), parse_toml('a =', default=3), parse_csv('\"', default=4), parse_xml('<a>', default=5)]",
 			"{", `[1,2,3,4,5]`},
 		{"json module", "json.decode(json.encode({'a': [1]}))", "", `{"a":[1]}`},
@@ -250,7 +251,7 @@ func TestHelpers_Errors(t *testing.T) {
 		{"parse_yaml('a: [1')", "parse_yaml: line 1, column 4: sequence end token ']' not found"},
 		{"parse_toml('a = ')", "parse_toml: line 1, column 4: unexpected EOF; expected value"},
 		{"parse_csv('a\\n\"b')", "parse_csv: line 2: a quoted field opened on this line is never closed"},
-		{"parse_xml('<a></b>')", "parse_xml: line 1, column 7: element <a> closed by </b>"},
+		{"parse_xml('<a></b>')", "parse_xml: line 1, column 4: element <a> closed by </b>"},
 		{"parse_xml('<a/><b/>')", "parse_xml: line 1, column 5: a second root element <b>"},
 		{"parse_json(1)", "parse_json: for parameter text: got int, want string"},
 	} {
