@@ -68,3 +68,41 @@ func formOf(q engine.Question) json.RawMessage {
 	})
 	return b
 }
+
+// elicitPermission asks a question that takes a reason (the taint gate's,
+// engine.PermissionRequest.Reason) through elicitation/create: the call as
+// the question, the permission's choices, and a field for the reason,
+// which goes back in req.Reason. It returns the choice; "" for none.
+func (w *clientWorkspace) elicitPermission(ctx context.Context, req engine.PermissionRequest, alwaysName string) (string, error) {
+	msg := req.ToolCall.Title
+	for _, c := range req.ToolCall.Content {
+		if c.Text != "" {
+			msg += "\n\n" + c.Text
+		}
+	}
+	schema, _ := json.Marshal(map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"decision": map[string]any{"type": "string", "title": "Decision", "oneOf": []map[string]string{
+				{"const": optionAllowOnce, "title": "Allow once"},
+				{"const": optionAllowAlways, "title": alwaysName},
+				{"const": optionRejectOnce, "title": "Reject"},
+			}},
+			"reason": map[string]any{"type": "string", "title": "Reason (optional)", "maxLength": 2000},
+		},
+		"required": []string{"decision"},
+	})
+	p := elicitParams{SessionID: w.sessionID, ToolCallID: req.ToolCall.ID, Mode: "form", Message: msg, RequestedSchema: schema}
+	var res elicitResult
+	if err := w.conn.call(ctx, "elicitation/create", p, &res); err != nil {
+		return "", callError(ctx, "elicitation/create", err)
+	}
+	if res.Action != engine.ReplyAccept {
+		return "", nil // declined or dismissed: not allowed
+	}
+	if r, ok := res.Content["reason"].(string); ok && req.Reason != nil {
+		*req.Reason = r
+	}
+	choice, _ := res.Content["decision"].(string)
+	return choice, nil
+}

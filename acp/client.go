@@ -244,24 +244,20 @@ func (w *clientWorkspace) RequestPermission(ctx context.Context, req engine.Perm
 	case req.Key != "":
 		alwaysName = fmt.Sprintf("Always allow %s in this session", req.Key)
 	}
-	p := permissionParams{
-		SessionID: w.sessionID,
-		ToolCall:  toolCallObject(&req.ToolCall),
-		Options: []permissionOption{
-			{optionAllowOnce, "Allow once", "allow_once"},
-			{optionAllowAlways, alwaysName, "allow_always"},
-			{optionRejectOnce, "Reject", "reject_once"},
-		},
+	var choice string
+	if req.Reason != nil && w.caps.elicitForm {
+		// The choices, and a field for the reason (ask.go).
+		var err error
+		if choice, err = w.elicitPermission(ctx, req, alwaysName); err != nil {
+			return false, err
+		}
+	} else {
+		var err error
+		if choice, err = w.requestPermission(ctx, req, alwaysName); err != nil {
+			return false, err
+		}
 	}
-	// No timeout: the user may think as long as the turn runs.
-	var res permissionResult
-	if err := w.conn.call(ctx, "session/request_permission", p, &res); err != nil {
-		return false, callError(ctx, "session/request_permission", err)
-	}
-	if res.Outcome.Outcome != "selected" {
-		return false, nil // cancelled
-	}
-	switch res.Outcome.OptionID {
+	switch choice {
 	case optionAllowOnce:
 		return true, nil
 	case optionAllowAlways:
@@ -274,6 +270,29 @@ func (w *clientWorkspace) RequestPermission(ctx context.Context, req engine.Perm
 	default:
 		return false, nil
 	}
+}
+
+// requestPermission asks through session/request_permission and returns
+// the option picked; "" for none (cancelled).
+func (w *clientWorkspace) requestPermission(ctx context.Context, req engine.PermissionRequest, alwaysName string) (string, error) {
+	p := permissionParams{
+		SessionID: w.sessionID,
+		ToolCall:  toolCallObject(&req.ToolCall),
+		Options: []permissionOption{
+			{optionAllowOnce, "Allow once", "allow_once"},
+			{optionAllowAlways, alwaysName, "allow_always"},
+			{optionRejectOnce, "Reject", "reject_once"},
+		},
+	}
+	// No timeout: the user may think as long as the turn runs.
+	var res permissionResult
+	if err := w.conn.call(ctx, "session/request_permission", p, &res); err != nil {
+		return "", callError(ctx, "session/request_permission", err)
+	}
+	if res.Outcome.Outcome != "selected" {
+		return "", nil // cancelled
+	}
+	return res.Outcome.OptionID, nil
 }
 
 // toolCallObject is the ToolCallUpdate a permission request shows, encoded

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/llm"
@@ -78,9 +79,21 @@ func (r *run) mask(text string) string { return r.share.secrets.Mask(text) }
 // private content masked.
 func (v *stageVisit) gate(ctx context.Context, c taint.Call, kind string, asks Tool, args json.RawMessage) taint.Outcome {
 	c.Asks = asks != nil
+	var reason string
 	out := v.run.taint.Decide(ctx, c, func(ctx context.Context, q taint.Question) (bool, error) {
-		return v.run.t.Workspace.RequestPermission(ctx, v.taintRequest(q, kind, asks, args))
+		req := v.taintRequest(q, kind, asks, args)
+		req.Reason = &reason
+		return v.run.t.Workspace.RequestPermission(ctx, req)
 	})
+	if reason = strings.TrimSpace(reason); reason != "" && out.Audit != nil {
+		// The user's own words: in the audit, and for the model when
+		// they declined.
+		reason = v.run.taint.Mask(reason)
+		out.Audit.Reason = "the user said: " + reason
+		if !out.Allowed {
+			out.Refusal += " The user's reason: " + reason
+		}
+	}
 	if out.Audit != nil {
 		v.audit(*out.Audit)
 	}

@@ -66,6 +66,10 @@ type PermissionRequest struct {
 	// goes without asking only when they are allowed always as well.
 	// "Always allow" remembers Key alone.
 	Covers []string
+	// Reason, when not nil, asks for the user's reason too (the taint
+	// gate's question, DESIGN §22): a workspace that can take one (an
+	// editor that takes elicitation) puts what the user wrote here.
+	Reason *string
 }
 
 // A Command is a shell command line to run.
