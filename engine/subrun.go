@@ -62,7 +62,7 @@ func (r *run) newSub(s subSpec) *run {
 	t.RunID = r.t.RunID + "/" + s.kind + "/" + s.name // its record nests in its parent's
 	t.Agent, t.Outputs, t.Prompt = s.agent, s.outputs, s.prompt
 	t.History, t.Images, t.Warnings, t.PromptSources = nil, nil, nil, nil
-	t.Steer = nil // the user steers the turn, not its workers
+	t.Steer = nil                        // the user steers the turn, not its workers
 	t.Resume, t.Checkpoints = nil, false // resumed with its run, from the run's checkpoint
 	t.Workspace = &subWorkspace{Workspace: r.share.ws, perm: r.share.perm, label: label}
 	// The taint gate is the turn's: what a worker or child reads taints the
