@@ -54,6 +54,10 @@ const (
 type shaped struct {
 	typed  bool // submit_output's content was the answer's JSON value
 	strict bool // submit_output, or the reply's schema, was sent strict
+	// family is the strict subset submit_output was shaped for, and
+	// replyFamily the reply format's: an answer given under the schema's
+	// projection is read back before it is checked (outputspec).
+	family, replyFamily string
 	forced bool // the call named submit_output as the tool to call
 	reply  bool // the reply was asked in the API's native JSON output
 }
@@ -102,7 +106,7 @@ func (v *stageVisit) shape(spec string, m llm.Model, req *llm.Request) {
 			req.Tools = slices.Clone(req.Tools)
 			req.Tools[i] = v.submitSpecShaped(ts)
 		}
-		v.shaped.typed, v.shaped.strict = ts.Typed, ts.Strict != ""
+		v.shaped.typed, v.shaped.strict, v.shaped.family = ts.Typed, ts.Strict != "", ts.Strict
 		if answerCall && rank >= rankTool {
 			if sh.ToolChoice && !learned.refused(spec, mechanismToolChoice) {
 				req.ToolChoice = blueprint.ToolSubmitOutput
@@ -124,6 +128,9 @@ func (v *stageVisit) shape(spec string, m llm.Model, req *llm.Request) {
 	if req.Reply != nil {
 		v.shaped.reply = true
 		v.shaped.strict = v.shaped.strict || req.Reply.Strict
+		if req.Reply.Strict {
+			v.shaped.replyFamily = sh.Strict
+		}
 	}
 }
 
@@ -143,6 +150,7 @@ func (v *stageVisit) replyFormat(spec string, sh llm.Shapes, rank int) *llm.Repl
 	f := &llm.ReplyFormat{Name: "answer", Schema: schema}
 	if schema != nil && sh.Strict != "" && c.ReplyStrict(sh.Strict) == "" {
 		f.Strict = true
+		f.Schema = c.ReplySchemaFor(sh.Strict) // as written, or projected
 	}
 	return f
 }

@@ -153,17 +153,18 @@ arguments = { content = '{"safe": true, "issues": []}' }
 	}
 }
 
-// A schema that does not fit the strict subset is never sent strict: the
-// tool is typed, forced, and loose.
+// A schema that has no faithful strict projection (it requires a member
+// its properties do not describe) is never sent strict: the tool is typed,
+// forced, and loose.
 func TestShape_notFitNotStrict(t *testing.T) {
 	turn, sh := shaped(t, answerStage+`[stages.answer.output]
 format = "json"
-schema = { type = "object", additionalProperties = false, required = ["safe"], properties = { safe = { type = "boolean" }, tags = { type = "array" } } }
+schema = { type = "object", required = ["safe", "x"], properties = { safe = { type = "boolean" }, tags = { type = "array" } } }
 `, `
 [[turn]]
 [[turn.tool_calls]]
 name = "submit_output"
-arguments = { content = { safe = true } }
+arguments = { content = { safe = true, x = 1 } }
 `, openaiLike)
 	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
@@ -173,6 +174,31 @@ arguments = { content = { safe = true } }
 	}
 	if strings.Contains(string(tool.Schema), `["string","null"]`) {
 		t.Errorf("a loose tool in the strict form: %s", tool.Schema)
+	}
+}
+
+// A schema that does not fit the strict subset as written is sent as its
+// projection, strict (every property required, the optional ones
+// nullable); the answer, given under it, has coda's null taken out before
+// it is checked against the schema as written and recorded.
+func TestShape_projectedStrict(t *testing.T) {
+	turn, sh := shaped(t, answerStage+`[stages.answer.output]
+format = "json"
+schema = { type = "object", additionalProperties = false, required = ["safe"], properties = { safe = { type = "boolean" }, tags = { type = "array", items = { type = "string" } } } }
+`, `
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+raw_arguments = '{"content": {"safe": true, "tags": null}, "artifacts": null, "unavailable": null}'
+`, openaiLike)
+	res := runTurn(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	tool := submitOf(t, sh.requests()[0])
+	if !tool.Strict || !strings.Contains(string(tool.Schema), `"required":["safe","tags"]`) || !strings.Contains(string(tool.Schema), `{"type":"null"}`) {
+		t.Fatalf("strict %v, schema %s", tool.Strict, tool.Schema)
+	}
+	if got := res.Answer.Content; got != `{"safe":true}` {
+		t.Errorf("answer %s; want coda's null taken out", got)
 	}
 }
 

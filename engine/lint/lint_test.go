@@ -499,15 +499,13 @@ func FuzzSource(f *testing.F) {
 }
 
 // coda validate says in one info line why an answer's schema is not sent
-// strict, and to which providers (DESIGN §17).
+// strict, as written nor projected, and to which providers (DESIGN §17).
 func TestSource_notStrict(t *testing.T) {
 	for _, tt := range []struct{ schema, want string }{
-		{`{ type = "object", additionalProperties = false, required = ["a"], properties = { a = { type = "string" }, tags = { type = "array", items = { type = "string" } } } }`,
-			"not strict for OpenAI: `properties.tags` is optional (coda checks every answer all the same)"},
-		{`{ type = "object", properties = { a = { type = "string" } } }`,
-			"not strict: the top level is open: its additionalProperties is not false (coda checks every answer all the same)"},
-		{`{ type = "object", additionalProperties = false, required = ["n"], properties = { n = { type = "integer", minimum = 1 } } }`,
-			"not strict for Anthropic: `properties.n` has minimum, which Anthropic's strict subset does not take (coda checks every answer all the same)"},
+		{`{ type = "object", required = ["a", "b"], properties = { a = { type = "string" } } }`,
+			"not strict: the top level requires \"b\", which its properties do not describe (coda checks every answer all the same)"},
+		{`{ type = "object", properties = { n = { "$ref" = "#/$defs/node" } }, "$defs" = { node = { type = "object", properties = { next = { "$ref" = "#/$defs/node" } } } } }`,
+			"not strict for Anthropic: `$defs.node` is recursive, which Anthropic's strict subset does not take (coda checks every answer all the same)"},
 	} {
 		_, fs := Source([]byte("[stages.answer]\nmode = \"output\"\n[stages.answer.output]\nformat = \"json\"\nschema = "+tt.schema+"\n"), "case.toml", t.TempDir(), lintOpts)
 		if len(fs) != 1 || fs[0].Severity != blueprint.SeverityInfo || fs[0].Message != tt.want {
