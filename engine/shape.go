@@ -58,8 +58,8 @@ type shaped struct {
 	// replyFamily the reply format's: an answer given under the schema's
 	// projection is read back before it is checked (outputspec).
 	family, replyFamily string
-	forced bool // the call named submit_output as the tool to call
-	reply  bool // the reply was asked in the API's native JSON output
+	forced              bool // the call named submit_output as the tool to call
+	reply               bool // the reply was asked in the API's native JSON output
 }
 
 // rank is the strongest mechanism the visit uses with the model spec
