@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -381,5 +382,43 @@ arguments = { content = { safe = true, issues = [] } }
 	reqs := sh.requests()
 	if len(reqs) != 2 || reqs[0].ToolChoice != "" || reqs[1].ToolChoice != "submit_output" {
 		t.Errorf("%d calls; tool choices %q, %q", len(reqs), reqs[0].ToolChoice, reqs[len(reqs)-1].ToolChoice)
+	}
+}
+
+// A keyword the projection leaves out (Anthropic's strict subset takes no
+// minimum) is said in the field's description and still held by coda's
+// check: an answer that breaks it is refused, and the repair loop has it
+// repaired. The schema is a real one (testdata/jsonschemabench).
+func TestShape_projectedDroppedRepaired(t *testing.T) {
+	file, err := filepath.Abs("../testdata/jsonschemabench/Github_easy/o90351.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, sh := shaped(t, answerStage+`[stages.answer.output]
+format = "json"
+schema_file = '`+file+`'
+`, `
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = { minNodes = 0, maxNodes = 5, enabled = true } }
+
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = { minNodes = 1, maxNodes = 5, enabled = true } }
+`, llm.Shapes{Strict: outputspec.StrictAnthropic, ToolChoice: true, Reply: true})
+	res := runTurn(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	reqs := sh.requests()
+	tool := submitOf(t, reqs[0])
+	if !tool.Strict || strings.Contains(string(tool.Schema), `"minimum"`) || !strings.Contains(string(tool.Schema), "Also: minimum 1.") {
+		t.Errorf("strict %v, schema %s", tool.Strict, tool.Schema)
+	}
+	if len(reqs) != 2 || !strings.Contains(reqs[1].Messages[len(reqs[1].Messages)-1].Text, "minNodes") {
+		t.Errorf("%d requests; the refusal: %+v", len(reqs), reqs[len(reqs)-1].Messages[len(reqs[len(reqs)-1].Messages)-1])
+	}
+	if got := res.Answer.Content; got != `{"enabled":true,"maxNodes":5,"minNodes":1}` { // the script writes its members in order
+		t.Errorf("answer %s", got)
 	}
 }

@@ -18,11 +18,12 @@ import (
 // schema at properties.content, take of each family's limits: one level
 // of objects (its top), its properties (content, artifacts, unavailable,
 // an artifact's name, path and type), the optional ones Anthropic counts
-// (artifacts, unavailable, name, type) and its one union (an artifact is
-// a path or an object).
+// (content, artifacts and unavailable where unavailable is offered: each
+// may be left out; an artifact's name and type) and its one union (an
+// artifact is a path or an object).
 var toolBudget = map[string]projection.Budget{
 	StrictOpenAI:    {Depth: 1, Properties: 6},
-	StrictAnthropic: {Depth: 1, Properties: 6, Optional: 4, Unions: 1},
+	StrictAnthropic: {Depth: 1, Properties: 6, Optional: 5, Unions: 1},
 }
 
 // projections are a schema's projections, per family, for submit_output's
@@ -32,20 +33,20 @@ type projections struct {
 	whyTool, whyReply map[string]string
 }
 
-// projectAll derives doc's projections for the families whose strict
-// subset it does not fit as written (value decoded).
-func projectAll(doc []byte, value any, unnested string) projections {
+// projectAll derives doc's projections for each family. A schema that
+// fits a subset as written is projected too: its projection is the same
+// schema, but held to the family's limits (Anthropic's optional
+// properties and unions, which a request counts together with
+// submit_output's own), and without what strict mode does not name
+// ($schema, $id).
+func projectAll(doc []byte) projections {
 	ps := projections{tool: map[string]*projection.Projection{}, reply: map[string]*projection.Projection{},
 		whyTool: map[string]string{}, whyReply: map[string]string{}}
 	for _, fam := range projection.Families {
-		if strictFit(value, fam, false) != "" || unnested != "" {
-			p, why := projection.Project(doc, fam, false, toolBudget[fam])
-			ps.tool[fam], ps.whyTool[fam] = p, why
-		}
-		if strictFit(value, fam, true) != "" {
-			p, why := projection.Project(doc, fam, true, projection.Budget{})
-			ps.reply[fam], ps.whyReply[fam] = p, why
-		}
+		p, why := projection.Project(doc, fam, false, toolBudget[fam])
+		ps.tool[fam], ps.whyTool[fam] = p, why
+		p, why = projection.Project(doc, fam, true, projection.Budget{})
+		ps.reply[fam], ps.whyReply[fam] = p, why
 	}
 	return ps
 }

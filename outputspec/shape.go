@@ -111,7 +111,7 @@ func shapeOf(doc []byte) shape {
 	sh.stringTop = namesString(root)
 	sh.sent = metaless(sh.doc, root)
 	sh.unnested = unnestable(sh.value)
-	sh.proj = projectAll(doc, sh.value, sh.unnested)
+	sh.proj = projectAll(doc)
 	if sh.unnested != "" {
 		return sh
 	}
@@ -438,7 +438,7 @@ func (c *Contract) ReplyStrict(family string) string {
 	if c.projected(family, true) != nil {
 		return ""
 	}
-	if why := c.fit(family, true); why == "" || c.shape.proj.whyReply[family] == "" {
+	if why := c.fit(family, true); why != "" && c.shape.proj.whyReply[family] == "" {
 		return why
 	}
 	return c.shape.proj.whyReply[family]
@@ -451,7 +451,7 @@ func (c *Contract) StrictFit(family string) string {
 	if c.projected(family, false) != nil {
 		return ""
 	}
-	if why := c.fit(family, false); why == "" || c.shape.proj.whyTool[family] == "" {
+	if why := c.fit(family, false); why != "" && c.shape.proj.whyTool[family] == "" {
 		return why
 	}
 	return c.shape.proj.whyTool[family]

@@ -655,31 +655,36 @@ func complexity(schemas []json.RawMessage) string {
 	}
 	optional, unions := 0, 0
 	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if props, ok := x["properties"].(map[string]any); ok {
-				req, _ := x["required"].([]any)
-				for k := range props {
-					if !slices.Contains(req, any(k)) {
-						optional++
-					}
-				}
+	walk = func(v any) { // a schema: its subschemas, not its values
+		x, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		props, _ := x["properties"].(map[string]any)
+		req, _ := x["required"].([]any)
+		for _, k := range sortedKeys(props) {
+			if !slices.Contains(req, any(k)) {
+				optional++
 			}
-			if t, ok := x["type"].([]any); ok && len(t) > 1 {
-				unions++
+			walk(props[k])
+		}
+		if t, ok := x["type"].([]any); ok && len(t) > 1 {
+			unions++
+		}
+		if _, ok := x["anyOf"]; ok {
+			unions++
+		}
+		for _, k := range []string{"anyOf", "allOf"} {
+			list, _ := x[k].([]any)
+			for _, b := range list {
+				walk(b)
 			}
-			if _, ok := x["anyOf"]; ok {
-				unions++
-			}
-			for _, k := range sortedKeys(x) {
-				if k != "enum" && k != "const" && k != "default" {
-					walk(x[k])
-				}
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
+		}
+		walk(x["items"])
+		for _, k := range []string{"$defs", "definitions"} {
+			defs, _ := x[k].(map[string]any)
+			for _, name := range sortedKeys(defs) {
+				walk(defs[name])
 			}
 		}
 	}
