@@ -559,7 +559,7 @@ func (p *projector) entries(path string, s *object, out *object, notes []string)
 			notes = append(notes, note("maxProperties", v))
 		}
 	}
-	for _, k := range []string{"dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties"} {
+	for _, k := range []string{"required", "dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties"} {
 		if v, ok := s.get(k); ok {
 			notes = append(notes, note(k, v))
 		}
