@@ -66,6 +66,7 @@ func TestProjection_share(t *testing.T) {
 	compiled := 0
 	strict := map[string]int{}
 	accepted := map[string]int{}
+	before, beforeReply, reply := map[string]int{}, map[string]int{}, map[string]int{} // as written; a reply format
 	why := map[string]map[string]int{}
 	for _, name := range names {
 		doc := schemas[name]
@@ -83,6 +84,18 @@ func TestProjection_share(t *testing.T) {
 			continue
 		}
 		for _, fam := range []string{StrictOpenAI, StrictAnthropic} {
+			if c.fit(fam, false) == "" {
+				before[fam]++
+			}
+			if c.fit(fam, true) == "" {
+				beforeReply[fam]++
+			}
+			if c.ReplyStrict(fam) == "" {
+				reply[fam]++
+				if msg := fakeProblem[fam](c.ReplySchemaFor(fam)); msg != "" {
+					t.Errorf("%s, %s: a reply format sent strict, and the fake refuses it: %s", name, fam, msg)
+				}
+			}
 			shape := ToolShape{Typed: true, Strict: fam}
 			if w := c.ToolStrict(fam, shape); w != "" {
 				if why[fam] == nil {
@@ -123,7 +136,8 @@ func TestProjection_share(t *testing.T) {
 	}
 	for _, fam := range []string{StrictOpenAI, StrictAnthropic} {
 		share := float64(strict[fam]) / float64(compiled)
-		t.Logf("%s: %d of %d compiling schemas sent strict (%.1f %%); %d minimal answers accepted as read back", fam, strict[fam], compiled, 100*share, accepted[fam])
+		t.Logf("%s: %d of %d compiling schemas sent strict as a tool (%.1f %%; as written %d), as a reply format %d (as written %d); %d minimal answers accepted as read back",
+			fam, strict[fam], compiled, 100*share, before[fam], reply[fam], beforeReply[fam], accepted[fam])
 		for w, n := range why[fam] {
 			t.Logf("  %3d %s", n, w)
 		}
