@@ -1,9 +1,11 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -200,6 +202,41 @@ raw_arguments = '{"content": {"safe": true, "tags": null}, "artifacts": null, "u
 	}
 	if got := res.Answer.Content; got != `{"safe":true}` {
 		t.Errorf("answer %s; want coda's null taken out", got)
+	}
+	// The record keeps what was sent beside the schema as written, and
+	// how each call asked for the shape.
+	b, err := os.ReadFile(recordPath(turn, "stages/001-answer@1/status.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		SchemaSent string `json:"schemaSent"`
+		Calls      []struct {
+			Shape struct {
+				Strict    string   `json:"strict"`
+				Projected []string `json:"projected"`
+			} `json:"shape"`
+		} `json:"calls"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil || st.SchemaSent != engine.SchemaSentFile || len(st.Calls) != 1 ||
+		st.Calls[0].Shape.Strict != "openai" || !slices.Equal(st.Calls[0].Shape.Projected, []string{"submit_output"}) {
+		t.Errorf("status.json: %s", b)
+	}
+	b, err = os.ReadFile(recordPath(turn, "stages/001-answer@1/"+engine.SchemaSentFile))
+	var sent []struct {
+		Mechanism, Family string
+		Original, Sent    json.RawMessage
+	}
+	compact := func(raw json.RawMessage) string {
+		var b strings.Builder
+		var buf bytes.Buffer
+		json.Compact(&buf, raw)
+		b.Write(buf.Bytes())
+		return b.String()
+	}
+	if err != nil || json.Unmarshal(b, &sent) != nil || len(sent) != 1 || sent[0].Mechanism != "submit_output" || sent[0].Family != "openai" ||
+		!strings.Contains(compact(sent[0].Original), `"required":["safe"]`) || !strings.Contains(compact(sent[0].Sent), `"required":["safe","tags"]`) {
+		t.Errorf("%s: %s (%v)", engine.SchemaSentFile, b, err)
 	}
 }
 

@@ -90,3 +90,12 @@ func (c *Contract) back(content, family string, reply bool) string {
 	}
 	return content
 }
+
+// Schema is the answer's schema as the caller wrote it, compact; nil
+// without one (or for another format than json).
+func (c *Contract) Schema() json.RawMessage {
+	if !c.Typed() || c.shape.doc == nil {
+		return nil
+	}
+	return append(json.RawMessage(nil), c.shape.doc...)
+}
