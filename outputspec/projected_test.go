@@ -3,11 +3,8 @@ package outputspec
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +12,7 @@ import (
 	"github.com/coda-acp/coda/engine/provider/anthropic/anthropictest"
 	"github.com/coda-acp/coda/engine/provider/openai/openaitest"
 	"github.com/coda-acp/coda/outputspec/projection"
+	"github.com/coda-acp/coda/outputspec/projection/projectiontest"
 	"github.com/coda-acp/coda/validators"
 )
 
@@ -116,7 +114,7 @@ func TestProjection_share(t *testing.T) {
 			if fam == StrictOpenAI {
 				cs = cs["anyOf"].([]any)[0].(map[string]any) // the answer, or null beside unavailable
 			}
-			content := minimal(cs, ts.(map[string]any), 0)
+			content := projectiontest.MinimalAt(cs, ts.(map[string]any))
 			arg, _ := json.Marshal(map[string]any{"content": content})
 			v := c.Check(context.Background(), Submission{Args: arg, Typed: true, Projected: fam})
 			if v.Accepted {
@@ -171,111 +169,3 @@ func droppedCovers(p *projection.Projection, v validators.Violation) bool {
 	m := strings.ToLower(v.Message)
 	return p != nil && len(p.Dropped) > 0 || strings.Contains(m, "pattern") || strings.Contains(m, "format")
 }
-
-// minimal is a value the projected schema s (in the tool schema root, for
-// its $defs) accepts, with every nullable member null: the answer that
-// leaves out every optional property.
-func minimal(v any, root map[string]any, depth int) any {
-	s, _ := v.(map[string]any)
-	if depth > 40 || s == nil {
-		return nil
-	}
-	if ref, ok := s["$ref"].(string); ok {
-		for _, k := range []string{"$defs", "definitions"} {
-			if name, ok := strings.CutPrefix(ref, "#/"+k+"/"); ok {
-				defs, _ := root[k].(map[string]any)
-				return minimal(defs[name], root, depth+1)
-			}
-		}
-		return nil
-	}
-	if list, ok := s["anyOf"].([]any); ok {
-		for _, b := range list {
-			if bm, _ := b.(map[string]any); bm["type"] == "null" {
-				return nil
-			}
-		}
-		// A branch that does not refer back first: it ends.
-		for _, b := range list {
-			if !strings.Contains(string(mustJSON(b)), "$ref") {
-				return minimal(b, root, depth+1)
-			}
-		}
-		return minimal(list[0], root, depth+1)
-	}
-	if e, ok := s["enum"].([]any); ok && len(e) > 0 {
-		return e[0]
-	}
-	if c, ok := s["const"]; ok {
-		return c
-	}
-	t := s["type"]
-	if list, ok := t.([]any); ok {
-		t = list[0]
-		if slices.Contains(list, any("null")) {
-			return nil
-		}
-	}
-	switch t {
-	case "object":
-		out := map[string]any{}
-		props, _ := s["properties"].(map[string]any)
-		req, _ := s["required"].([]any)
-		for _, r := range req {
-			name := r.(string)
-			out[name] = minimal(props[name], root, depth+1)
-		}
-		return out
-	case "array":
-		out := []any{}
-		n, _ := s["minItems"].(float64)
-		for range int(n) {
-			out = append(out, minimal(s["items"], root, depth+1))
-		}
-		return out
-	case "string":
-		if s["description"] == "Any JSON value, written as JSON text in this string." {
-			return "null"
-		}
-		if f, ok := s["format"].(string); ok {
-			return map[string]string{"date-time": "2024-01-02T03:04:05Z", "date": "2024-01-02", "time": "03:04:05Z", "duration": "P1D",
-				"email": "a@example.com", "hostname": "example.com", "ipv4": "127.0.0.1", "ipv6": "::1", "uuid": "123e4567-e89b-12d3-a456-426614174000", "uri": "https://example.com/"}[f]
-		}
-		if p, ok := s["pattern"].(string); ok {
-			if re, err := regexp.Compile(p); err == nil {
-				for _, cand := range []string{"a", "A", "0", "1", "a1", "aa", "abc", "http://example.com", "1.0.0", "#000000", "a-b", "a_b", "a.b", ""} {
-					if re.MatchString(cand) {
-						return cand
-					}
-				}
-			}
-		}
-		return "a"
-	case "integer", "number":
-		x := 0.0
-		if m, ok := s["minimum"].(float64); ok && m > x {
-			x = m
-		}
-		if m, ok := s["exclusiveMinimum"].(float64); ok && m >= x {
-			x = m + 1
-		}
-		if m, ok := s["maximum"].(float64); ok && m < x {
-			x = m
-		}
-		if m, ok := s["exclusiveMaximum"].(float64); ok && m <= x {
-			x = m - 1
-		}
-		if m, ok := s["multipleOf"].(float64); ok && m > 0 {
-			x = math.Ceil(x/m) * m
-		}
-		if t == "integer" {
-			x = math.Ceil(x)
-		}
-		return x
-	case "boolean":
-		return false
-	}
-	return nil
-}
-
-var _ = fmt.Sprint
