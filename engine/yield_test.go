@@ -601,17 +601,13 @@ func TestYield_realSchemas(t *testing.T) {
 func BenchmarkYield_realSchemas(b *testing.B) {
 	formats := realSchemaFormats(b, 60)
 	within := yieldModel{name: "within the schema sent", valid: true, turns: func(f yieldFormat) []yturn { return []yturn{submit(f.wrong)} }}
-	for _, mode := range []string{"prompted", "auto"} {
-		b.Run(mode, func(b *testing.B) {
-			var tot yieldTotals
-			for b.Loop() {
-				tot = yieldTotals{}
-				for _, f := range formats {
-					tot.add(playConstrained(b, within, f, mode))
-				}
-			}
-			b.ReportMetric(tot.answersPerTurn(), "answers/turn")
-			b.ReportMetric(tot.callsPerAnswer(), "calls/answer")
-		})
+	var tot yieldTotals
+	for b.Loop() {
+		tot = yieldTotals{}
+		for _, f := range formats {
+			tot.add(playConstrained(b, within, f, "auto"))
+		}
 	}
+	b.ReportMetric(tot.answersPerTurn(), "answers/turn")
+	b.ReportMetric(tot.callsPerAnswer(), "calls/answer")
 }
