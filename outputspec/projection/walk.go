@@ -33,10 +33,15 @@ type projector struct {
 	keep  int
 	err   *unfit
 	depth int // of node's calls, bounded: merging inlines references
+	work  int // node's calls in all, bounded likewise
 }
 
-// maxNesting bounds how deep a projection's schemas nest.
-const maxNesting = 64
+// maxNesting bounds how deep a projection's schemas nest; maxWork how many
+// schemas it projects in all (inlining can multiply them).
+const (
+	maxNesting = 64
+	maxWork    = 20000
+)
 
 func project(v any, f *family, nullable, reply bool, budget Budget) (*Projection, *unfit) {
 	p := &projector{f: f, nullable: nullable, root: v, defNames: map[string]string{}, defSrc: map[string]any{}, marks: newMarks(), keep: -1}
@@ -51,6 +56,19 @@ func project(v any, f *family, nullable, reply bool, budget Budget) (*Projection
 	}
 	if p.err != nil {
 		return nil, p.err
+	}
+	for _, name := range defs.keys {
+		seen := map[string]bool{}
+		for d, ok := defs.vals[name].(*object); ok; d, ok = defs.vals[strings.TrimPrefix(d.vals["$ref"].(string), "#/$defs/")].(*object) {
+			if _, isRef := d.vals["$ref"].(string); !isRef {
+				break
+			}
+			ref := d.vals["$ref"].(string)
+			if seen[ref] {
+				return nil, &unfit{why: fmt.Sprintf("`$defs.%s` refers only to itself", name)}
+			}
+			seen[ref] = true
+		}
 	}
 	if reply {
 		for ref, ok := top.get("$ref"); ok; ref, ok = top.get("$ref") {
@@ -111,6 +129,9 @@ func (p *projector) node(path string, v any) *object {
 	}
 	if p.depth++; p.depth > maxNesting {
 		p.fail(where(path) + " nests too deep to project (a recursive allOf)")
+	}
+	if p.work++; p.work > maxWork {
+		p.fail(fmt.Sprintf("the schema takes more than %d steps to project (its allOf and references inlined)", maxWork))
 	}
 	defer func() { p.depth-- }()
 	switch s := v.(type) {
