@@ -139,7 +139,7 @@ func TestContract_metaless(t *testing.T) {
 		tool := c.ToolSchemaShaped(ToolWays, ToolShape{Typed: true, Strict: fam})
 		var v any
 		json.Unmarshal(tool, &v)
-		if why := strictFit(v, fam, false); why != "" || !strings.Contains(string(tool), `"items":{"items":{"$ref":"#/definitions/item"},"type":"array"}`) {
+		if why := strictFit(v, fam, false); why != "" || !strings.Contains(string(tool), `"items":{"type":"array","items":{"$ref":"#/$defs/item"}}`) {
 			t.Errorf("%s: submit_output %s (%s)", fam, tool, why)
 		}
 		if strings.Contains(string(tool), "$schema") || strings.Contains(string(tool), "$id") {

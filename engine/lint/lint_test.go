@@ -66,7 +66,7 @@ func summary(fs []blueprint.Finding) []string {
 // testdata/blueprints, which `coda validate` is tested on too.
 func TestSource_Blueprints(t *testing.T) {
 	want := map[string][]string{
-		"good.toml":                 {"info[not-strict] stages.answer.output"},
+		"good.toml":                 {}, // its schema goes strict as its projection
 		"unreachable.toml":          {"warning[unreachable-stage] stages.notes"},
 		"cannot-answer.toml":        {"error[output-stage-cannot-answer] stages.answer.model"},
 		"allow-complete-skips.toml": {"error[allow-complete-skips-output] stages.explore.allow_complete"},
@@ -86,7 +86,7 @@ func TestSource_Blueprints(t *testing.T) {
 			"error[unknown-tool] stages.answer.available_tools",
 			"warning[tool-not-offered] stages.notes.available_tools",
 		},
-		"design-fan-out.toml": {"info[not-strict] stages.fix_worker.output"},
+		"design-fan-out.toml": {},
 		"end-skips.toml":      {"warning[end-skips-output] stages.quick"},
 		"bad-mode.toml":       {"error[bad-value] stages.answer.mode"},
 		"unknown-model.toml": {
@@ -306,7 +306,7 @@ mode = "output"
 [stages.answer.output]
 format = "json"
 schema = { type = "object", properties = { anything = { type = "string" } } }`,
-			want: []string{"info[not-strict] stages.answer.output"},
+			want: []string{}, // and it goes strict as its projection
 		},
 		{
 			name: "a schema that fits both strict subsets: nothing to say",
