@@ -17,7 +17,8 @@ func (p *projector) limits(top, defs *object, budget Budget) *unfit {
 		c.chars += utf8.RuneCountInString(name)
 		c.walk(defs.vals[name].(*object))
 	}
-	depth := c.depth(top, map[string]bool{}) + budget.Depth
+	depth, _ := c.depth(top, map[string]bool{})
+	depth += budget.Depth
 	switch {
 	case f.maxDepth > 0 && depth > f.maxDepth:
 		return &unfit{why: fmt.Sprintf("it nests objects %d levels deep, past the %d %s strict mode takes", depth, f.maxDepth, f.name)}
@@ -97,8 +98,28 @@ func (c *counter) walk(s *object) {
 }
 
 // depth is how many objects deep s nests, through its references (a
-// recursive one counted once).
-func (c *counter) depth(s *object, seen map[string]bool) int {
+// recursive one counted once round). cut reports that a recursion was cut
+// below s: its depth then depends on the way in, and is not remembered.
+func (c *counter) depth(s *object, seen map[string]bool) (d int, cut bool) {
+	if ref, ok := s.vals["$ref"].(string); ok {
+		name := strings.TrimPrefix(ref, "#/$defs/")
+		if seen[name] {
+			return 0, true
+		}
+		if d, ok := c.depthOf[name]; ok {
+			return d, false
+		}
+		seen[name] = true
+		def, _ := c.defs.get(name)
+		if o, ok := def.(*object); ok {
+			d, cut = c.depth(o, seen)
+		}
+		delete(seen, name)
+		if !cut {
+			c.depthOf[name] = d
+		}
+		return d, cut
+	}
 	own := 0
 	if t, _ := s.vals["type"].(string); t == "object" {
 		own = 1
@@ -106,26 +127,10 @@ func (c *counter) depth(s *object, seen map[string]bool) int {
 	deepest := 0
 	visit := func(v any) {
 		if o, ok := v.(*object); ok {
-			deepest = max(deepest, c.depth(o, seen))
+			n, x := c.depth(o, seen)
+			deepest = max(deepest, n)
+			cut = cut || x
 		}
-	}
-	if ref, ok := s.vals["$ref"].(string); ok {
-		name := strings.TrimPrefix(ref, "#/$defs/")
-		if seen[name] {
-			return 0
-		}
-		if d, ok := c.depthOf[name]; ok {
-			return d
-		}
-		seen[name] = true
-		d, _ := c.defs.get(name)
-		n := 0
-		if o, ok := d.(*object); ok {
-			n = c.depth(o, seen)
-		}
-		delete(seen, name)
-		c.depthOf[name] = n
-		return n
 	}
 	if props, ok := s.vals["properties"].(*object); ok {
 		for _, name := range props.keys {
@@ -138,7 +143,7 @@ func (c *counter) depth(s *object, seen map[string]bool) int {
 		}
 	}
 	visit(s.vals["items"])
-	return own + deepest
+	return own + deepest, cut
 }
 
 // cycleOf is a definition that leads back to itself through references,

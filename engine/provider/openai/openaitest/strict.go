@@ -47,7 +47,7 @@ func StrictProblem(schema any) string {
 			c.walk(d)
 		}
 	}
-	switch depth := c.depth(schema, map[string]bool{}); {
+	switch depth, _ := c.depth(schema, map[string]bool{}); {
 	case depth > 10:
 		return fmt.Sprintf("Invalid schema: %d levels of nesting exceeds limit of 10.", depth)
 	case c.properties > 5000:
@@ -148,11 +148,12 @@ func (c *strictCount) walk(v any) {
 }
 
 // depth is how many objects deep v nests, through its references (a
-// recursive one counted once).
-func (c *strictCount) depth(v any, seen map[string]bool) int {
+// recursive one counted once round). cut reports that a recursion was cut
+// below v: its depth then depends on the way in, and is not remembered.
+func (c *strictCount) depth(v any, seen map[string]bool) (d int, cut bool) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return 0
+		return 0, false
 	}
 	if ref, ok := m["$ref"].(string); ok {
 		for _, k := range []string{"$defs", "definitions"} {
@@ -162,37 +163,44 @@ func (c *strictCount) depth(v any, seen map[string]bool) int {
 			}
 			key := k + "/" + name
 			if seen[key] {
-				return 0
+				return 0, true
 			}
 			if d, ok := c.depths[key]; ok {
-				return d
+				return d, false
 			}
 			defs, _ := c.root[k].(map[string]any)
 			seen[key] = true
-			d := c.depth(defs[name], seen)
+			d, cut = c.depth(defs[name], seen)
 			delete(seen, key)
-			c.depths[key] = d
-			return d
+			if !cut {
+				c.depths[key] = d
+			}
+			return d, cut
 		}
-		return 0
+		return 0, false
 	}
 	own := 0
 	if m["type"] == "object" {
 		own = 1
 	}
 	deepest := 0
+	visit := func(v any) {
+		n, x := c.depth(v, seen)
+		deepest = max(deepest, n)
+		cut = cut || x
+	}
 	if props, ok := m["properties"].(map[string]any); ok {
 		for _, p := range props {
-			deepest = max(deepest, c.depth(p, seen))
+			visit(p)
 		}
 	}
-	deepest = max(deepest, c.depth(m["items"], seen))
+	visit(m["items"])
 	if list, ok := m["anyOf"].([]any); ok {
 		for _, b := range list {
-			deepest = max(deepest, c.depth(b, seen))
+			visit(b)
 		}
 	}
-	return own + deepest
+	return own + deepest, cut
 }
 
 func sortedKeys[V any](m map[string]V) []string {
