@@ -46,6 +46,6 @@ func explainSchemas(w io.Writer, source string, b *blueprint.Blueprint) {
 				}
 			}
 		}
-		fmt.Fprintf(w, "  Gemini (responseJsonSchema), Ollama (format), llama.cpp and vLLM (json_schema): as written, without a strict flag (these APIs have none); coda checks every answer\n")
+		fmt.Fprintf(w, "  Gemini (responseJsonSchema) and Ollama (format): as written, without a strict flag (these APIs have none); vLLM and llama.cpp behind an OpenAI-kind provider: OpenAI's, in their own fields; coda checks every answer\n")
 	}
 }
