@@ -147,6 +147,9 @@ func (v *stageVisit) replyFormat(spec string, sh llm.Shapes, rank int) *llm.Repl
 	if schema == nil && !sh.ReplyAny || schema != nil && !sh.Reply {
 		return nil
 	}
+	if v.shaped.strict && !c.ReplyBesideTool(sh.Strict) {
+		return nil // the strict submit_output alone takes what the request's limits allow
+	}
 	f := &llm.ReplyFormat{Name: "answer", Schema: schema}
 	if schema != nil && sh.Strict != "" && c.ReplyStrict(sh.Strict) == "" {
 		f.Strict = true

@@ -75,6 +75,20 @@ func (c *Contract) Projection(family string, reply bool) (schema json.RawMessage
 	return append(json.RawMessage(nil), p.Schema...), append([]string(nil), p.Dropped...)
 }
 
+// ReplyBesideTool reports whether a strict reply format may go in the same
+// request as submit_output sent strict to family: Anthropic counts a
+// request's strict schemas together against its limits (24 optional
+// properties, 16 unions), and both carry the answer's schema.
+func (c *Contract) ReplyBesideTool(family string) bool {
+	optional, unions := projection.Shared(family)
+	tool, reply := c.projected(family, false), c.projected(family, true)
+	if optional == 0 && unions == 0 || tool == nil || reply == nil {
+		return true
+	}
+	b := toolBudget[family]
+	return tool.Optional+b.Optional+reply.Optional <= optional && tool.Unions+b.Unions+reply.Unions <= unions
+}
+
 // back is content, produced under family's projection (reply: of a reply
 // format), as the caller's schema reads it.
 func (c *Contract) back(content, family string, reply bool) string {

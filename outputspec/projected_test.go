@@ -169,3 +169,27 @@ func droppedCovers(p *projection.Projection, v validators.Violation) bool {
 	m := strings.ToLower(v.Message)
 	return p != nil && len(p.Dropped) > 0 || strings.Contains(m, "pattern") || strings.Contains(m, "format")
 }
+
+// Anthropic counts a request's strict schemas together: a strict reply
+// format goes beside a strict submit_output only where both fit.
+func TestContract_ReplyBesideTool(t *testing.T) {
+	props := func(n int) map[string]any {
+		p := map[string]any{}
+		for i := range n {
+			p[string(rune('a'+i))] = map[string]any{"type": "string"}
+		}
+		return map[string]any{"type": "object", "properties": p}
+	}
+	for _, tt := range []struct {
+		optional int
+		want     bool
+	}{{3, true}, {9, true}, {10, false}, {12, false}} {
+		c := mustCompile(t, Spec{Format: "json", Schema: props(tt.optional)})
+		if got := c.ReplyBesideTool(StrictAnthropic); got != tt.want {
+			t.Errorf("%d optional: %v; want %v", tt.optional, got, tt.want)
+		}
+		if !c.ReplyBesideTool(StrictOpenAI) {
+			t.Errorf("%d optional: OpenAI counts no shared limit", tt.optional)
+		}
+	}
+}

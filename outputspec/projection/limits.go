@@ -9,14 +9,25 @@ import (
 // limits says which of the family's documented limits the projection
 // (top and its definitions), with what budget says the rest of the
 // request takes, passes; nil when none.
-func (p *projector) limits(top, defs *object, budget Budget) *unfit {
-	f := p.f
+func (p *projector) limits(top, defs *object, budget Budget) (*counter, *unfit) {
+	c := p.count(top, defs)
+	return c, p.over(c, top, budget)
+}
+
+// count adds up what the limits count over top and its definitions.
+func (p *projector) count(top, defs *object) *counter {
 	c := &counter{defs: defs, depthOf: map[string]int{}}
 	c.walk(top)
 	for _, name := range defs.keys {
 		c.chars += utf8.RuneCountInString(name)
 		c.walk(defs.vals[name].(*object))
 	}
+	return c
+}
+
+// over says which limit c passes, with budget; nil when none.
+func (p *projector) over(c *counter, top *object, budget Budget) *unfit {
+	f := p.f
 	depth, _ := c.depth(top, map[string]bool{})
 	depth += budget.Depth
 	switch {

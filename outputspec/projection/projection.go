@@ -103,6 +103,15 @@ var families = map[string]*family{
 	},
 }
 
+// Shared are the limits family counts over a request's strict schemas
+// together, optional properties and unions; 0 where it has none.
+func Shared(familyName string) (optional, unions int) {
+	if f, ok := families[familyName]; ok {
+		return f.maxOptional, f.maxUnions
+	}
+	return 0, 0
+}
+
 // Families are the families Project knows, in order.
 var Families = []string{OpenAI, Anthropic}
 
@@ -124,6 +133,10 @@ type Projection struct {
 	// Dropped lists the keywords left out, where: each is said in its
 	// field's description, and coda's own check holds it.
 	Dropped []string
+	// Optional and Unions are what the projection spends of the limits a
+	// request's strict schemas share (Anthropic's): properties left out
+	// of required, schemas with anyOf or a list of types.
+	Optional, Unions int
 
 	family *family
 	root   *object

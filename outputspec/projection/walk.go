@@ -85,10 +85,11 @@ func project(v any, f *family, nullable, reply bool, budget Budget) (*Projection
 			return nil, &unfit{why: fmt.Sprintf("`%s` is recursive, which %s strict subset does not take", cycle, f.name)}
 		}
 	}
-	if u := p.limits(top, defs, budget); u != nil {
+	c, u := p.limits(top, defs, budget)
+	if u != nil {
 		return nil, u
 	}
-	out := &Projection{family: f, root: top, defs: defs, marks: p.marks, Dropped: p.dropped}
+	out := &Projection{family: f, root: top, defs: defs, marks: p.marks, Dropped: p.dropped, Optional: c.optional, Unions: c.unions}
 	content, _ := top.MarshalJSON()
 	out.Content = content
 	whole := top
