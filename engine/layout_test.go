@@ -9,13 +9,13 @@ import (
 )
 
 // The leaf packages (ARCHITECTURE.md) import nothing of coda above them:
-// only internal helpers, outputspec and validators, and the linter the
-// blueprint. So the taint gate, the store, the
+// only internal helpers, outputspec (and its projection) and validators, and
+// the linter the blueprint. So the taint gate, the store, the
 // linter and the providers' vocabulary import neither the engine nor each
 // other, however deep one looks.
 func TestLayout_leaves(t *testing.T) {
 	const module = "github.com/coda-acp/coda/"
-	below := []string{"outputspec", "validators"}
+	below := []string{"outputspec", "outputspec/projection", "validators"}
 	for leaf, also := range map[string][]string{
 		"engine/taint":     nil,
 		"store":            nil,

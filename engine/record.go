@@ -85,6 +85,9 @@ type stageStatus struct {
 	Capture *captureStatus `json:"capture,omitempty"`
 	Calls   []callUsage    `json:"calls"`
 	Tools   []toolUse      `json:"tools"`
+	// SchemaSent names the file that keeps the projections of the
+	// answer's schema the visit sent (shape_record.go).
+	SchemaSent string `json:"schemaSent,omitempty"`
 }
 
 // callUsage records one model call.
@@ -92,6 +95,8 @@ type callUsage struct {
 	Model      string    `json:"model"`
 	StopReason string    `json:"stopReason"`
 	Usage      llm.Usage `json:"usage"`
+	// Shape is how the call asked for the answer's shape (shape_record.go).
+	Shape *callShape `json:"shape,omitempty"`
 }
 
 // toolUse records one tool call.
@@ -120,6 +125,8 @@ type visitRecord struct {
 	// mask masks what the turn read of private files (run.mask), in
 	// every text the record keeps.
 	mask func(string) string
+	// sent are the projections of the answer's schema the visit sent.
+	sent []schemaSent
 }
 
 func newVisitRecord(rec *store.Run, stage string, n int, mask func(string) string) *visitRecord {
@@ -128,7 +135,7 @@ func newVisitRecord(rec *store.Run, stage string, n int, mask func(string) strin
 
 // call records a model call: the prompt as sent (written at the first
 // call) and the response, kept until the visit ends.
-func (vr *visitRecord) call(model string, req *llm.Request, resp *llm.Response) {
+func (vr *visitRecord) call(model string, req *llm.Request, resp *llm.Response, shape *callShape) {
 	if vr.Dir() == "" {
 		return
 	}
@@ -138,7 +145,7 @@ func (vr *visitRecord) call(model string, req *llm.Request, resp *llm.Response) 
 			return writePrompt(w, system, msgs, earlier, history, mask)
 		})
 	}
-	vr.status.Calls = append(vr.status.Calls, callUsage{Model: model, StopReason: resp.StopReason, Usage: resp.Usage})
+	vr.status.Calls = append(vr.status.Calls, callUsage{Model: model, StopReason: resp.StopReason, Usage: resp.Usage, Shape: shape})
 	vr.resp = append(vr.resp, fmt.Sprintf("## Call %d\n\n", len(vr.status.Calls)))
 	if resp.Thinking != "" {
 		vr.resp = append(vr.resp, "Thinking:\n\n")

@@ -25,10 +25,10 @@ func TestVisitRecord_clipNotCopied(t *testing.T) {
 	req := &llm.Request{System: "s", Messages: []llm.Message{{Role: llm.RoleUser, Text: "go"}}}
 	resp := &llm.Response{Text: text, Thinking: thinking, StopReason: llm.StopEndTurn}
 	v := &stageVisit{lastText: text}
-	vr.call("script:x", req, resp) // the first call writes prompt.md: measured apart
+	vr.call("script:x", req, resp, nil) // the first call writes prompt.md: measured apart
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	vr.call("script:x", req, resp)
+	vr.call("script:x", req, resp, nil)
 	vr.writeTexts(v)
 	runtime.ReadMemStats(&after)
 	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<10 {

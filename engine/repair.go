@@ -76,7 +76,7 @@ func (v *stageVisit) check(ctx context.Context, tc llm.ToolCall) outputspec.Verd
 		return outputspec.Verdict{Feedback: fmt.Sprintf("The answer is too large: this submit_output call's arguments are %d bytes, over the %d-byte cap (the answer itself may be at most %d bytes). Nothing was recorded. Submit a shorter answer.",
 			tc.Size(), llm.ArgsCap(tc.Name), outputspec.MaxAnswer)}
 	}
-	return v.checkSubmission(ctx, outputspec.Submission{Args: tc.Arguments, Typed: v.shaped.typed})
+	return v.checkSubmission(ctx, outputspec.Submission{Args: tc.Arguments, Typed: v.shaped.typed, Projected: v.shaped.family})
 }
 
 // checkSubmission checks a submission at the visit's Desk, in the run's

@@ -36,7 +36,7 @@ func (v *stageVisit) repairReply(ctx context.Context, resp *llm.Response) bool {
 	if text == "" || v.contract == nil || !v.stage.AnswersFromReply() {
 		return v.nudge("You have not submitted the answer yet. " + v.howToAnswer("the answer") + ".")
 	}
-	verdict := v.checkSubmission(ctx, outputspec.Submission{Reply: text})
+	verdict := v.checkSubmission(ctx, outputspec.Submission{Reply: text, Projected: v.shaped.replyFamily})
 	if verdict.Accepted {
 		verdict.Flags = append(verdict.Flags, FlagAnswerFromReply)
 		v.accept(verdict)

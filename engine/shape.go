@@ -54,8 +54,12 @@ const (
 type shaped struct {
 	typed  bool // submit_output's content was the answer's JSON value
 	strict bool // submit_output, or the reply's schema, was sent strict
-	forced bool // the call named submit_output as the tool to call
-	reply  bool // the reply was asked in the API's native JSON output
+	// family is the strict subset submit_output was shaped for, and
+	// replyFamily the reply format's: an answer given under the schema's
+	// projection is read back before it is checked (outputspec).
+	family, replyFamily string
+	forced              bool // the call named submit_output as the tool to call
+	reply               bool // the reply was asked in the API's native JSON output
 }
 
 // rank is the strongest mechanism the visit uses with the model spec
@@ -102,7 +106,7 @@ func (v *stageVisit) shape(spec string, m llm.Model, req *llm.Request) {
 			req.Tools = slices.Clone(req.Tools)
 			req.Tools[i] = v.submitSpecShaped(ts)
 		}
-		v.shaped.typed, v.shaped.strict = ts.Typed, ts.Strict != ""
+		v.shaped.typed, v.shaped.strict, v.shaped.family = ts.Typed, ts.Strict != "", ts.Strict
 		if answerCall && rank >= rankTool {
 			if sh.ToolChoice && !learned.refused(spec, mechanismToolChoice) {
 				req.ToolChoice = blueprint.ToolSubmitOutput
@@ -124,6 +128,9 @@ func (v *stageVisit) shape(spec string, m llm.Model, req *llm.Request) {
 	if req.Reply != nil {
 		v.shaped.reply = true
 		v.shaped.strict = v.shaped.strict || req.Reply.Strict
+		if req.Reply.Strict {
+			v.shaped.replyFamily = sh.Strict
+		}
 	}
 }
 
@@ -140,9 +147,13 @@ func (v *stageVisit) replyFormat(spec string, sh llm.Shapes, rank int) *llm.Repl
 	if schema == nil && !sh.ReplyAny || schema != nil && !sh.Reply {
 		return nil
 	}
+	if v.shaped.strict && !c.ReplyBesideTool(sh.Strict) {
+		return nil // the strict submit_output alone takes what the request's limits allow
+	}
 	f := &llm.ReplyFormat{Name: "answer", Schema: schema}
 	if schema != nil && sh.Strict != "" && c.ReplyStrict(sh.Strict) == "" {
 		f.Strict = true
+		f.Schema = c.ReplySchemaFor(sh.Strict) // as written, or projected
 	}
 	return f
 }

@@ -1,9 +1,12 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -153,17 +156,18 @@ arguments = { content = '{"safe": true, "issues": []}' }
 	}
 }
 
-// A schema that does not fit the strict subset is never sent strict: the
-// tool is typed, forced, and loose.
+// A schema that has no faithful strict projection (it requires a member
+// its properties do not describe) is never sent strict: the tool is typed,
+// forced, and loose.
 func TestShape_notFitNotStrict(t *testing.T) {
 	turn, sh := shaped(t, answerStage+`[stages.answer.output]
 format = "json"
-schema = { type = "object", additionalProperties = false, required = ["safe"], properties = { safe = { type = "boolean" }, tags = { type = "array" } } }
+schema = { type = "object", required = ["safe", "x"], properties = { safe = { type = "boolean" }, tags = { type = "array" } } }
 `, `
 [[turn]]
 [[turn.tool_calls]]
 name = "submit_output"
-arguments = { content = { safe = true } }
+arguments = { content = { safe = true, x = 1 } }
 `, openaiLike)
 	res := runTurn(context.Background(), turn, &events{})
 	ended(t, res, engine.StatusAnswered, "end_turn")
@@ -173,6 +177,66 @@ arguments = { content = { safe = true } }
 	}
 	if strings.Contains(string(tool.Schema), `["string","null"]`) {
 		t.Errorf("a loose tool in the strict form: %s", tool.Schema)
+	}
+}
+
+// A schema that does not fit the strict subset as written is sent as its
+// projection, strict (every property required, the optional ones
+// nullable); the answer, given under it, has coda's null taken out before
+// it is checked against the schema as written and recorded.
+func TestShape_projectedStrict(t *testing.T) {
+	turn, sh := shaped(t, answerStage+`[stages.answer.output]
+format = "json"
+schema = { type = "object", additionalProperties = false, required = ["safe"], properties = { safe = { type = "boolean" }, tags = { type = "array", items = { type = "string" } } } }
+`, `
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+raw_arguments = '{"content": {"safe": true, "tags": null}, "artifacts": null, "unavailable": null}'
+`, openaiLike)
+	res := runTurn(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	tool := submitOf(t, sh.requests()[0])
+	if !tool.Strict || !strings.Contains(string(tool.Schema), `"required":["safe","tags"]`) || !strings.Contains(string(tool.Schema), `{"type":"null"}`) {
+		t.Fatalf("strict %v, schema %s", tool.Strict, tool.Schema)
+	}
+	if got := res.Answer.Content; got != `{"safe":true}` {
+		t.Errorf("answer %s; want coda's null taken out", got)
+	}
+	// The record keeps what was sent beside the schema as written, and
+	// how each call asked for the shape.
+	b, err := os.ReadFile(recordPath(turn, "stages/001-answer@1/status.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		SchemaSent string `json:"schemaSent"`
+		Calls      []struct {
+			Shape struct {
+				Strict    string   `json:"strict"`
+				Projected []string `json:"projected"`
+			} `json:"shape"`
+		} `json:"calls"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil || st.SchemaSent != engine.SchemaSentFile || len(st.Calls) != 1 ||
+		st.Calls[0].Shape.Strict != "openai" || !slices.Equal(st.Calls[0].Shape.Projected, []string{"submit_output"}) {
+		t.Errorf("status.json: %s", b)
+	}
+	b, err = os.ReadFile(recordPath(turn, "stages/001-answer@1/"+engine.SchemaSentFile))
+	var sent []struct {
+		Mechanism, Family string
+		Original, Sent    json.RawMessage
+	}
+	compact := func(raw json.RawMessage) string {
+		var b strings.Builder
+		var buf bytes.Buffer
+		json.Compact(&buf, raw)
+		b.Write(buf.Bytes())
+		return b.String()
+	}
+	if err != nil || json.Unmarshal(b, &sent) != nil || len(sent) != 1 || sent[0].Mechanism != "submit_output" || sent[0].Family != "openai" ||
+		!strings.Contains(compact(sent[0].Original), `"required":["safe"]`) || !strings.Contains(compact(sent[0].Sent), `"required":["safe","tags"]`) {
+		t.Errorf("%s: %s (%v)", engine.SchemaSentFile, b, err)
 	}
 }
 
@@ -355,5 +419,43 @@ arguments = { content = { safe = true, issues = [] } }
 	reqs := sh.requests()
 	if len(reqs) != 2 || reqs[0].ToolChoice != "" || reqs[1].ToolChoice != "submit_output" {
 		t.Errorf("%d calls; tool choices %q, %q", len(reqs), reqs[0].ToolChoice, reqs[len(reqs)-1].ToolChoice)
+	}
+}
+
+// A keyword the projection leaves out (Anthropic's strict subset takes no
+// minimum) is said in the field's description and still held by coda's
+// check: an answer that breaks it is refused, and the repair loop has it
+// repaired. The schema is a real one (testdata/jsonschemabench).
+func TestShape_projectedDroppedRepaired(t *testing.T) {
+	file, err := filepath.Abs("../testdata/jsonschemabench/Github_easy/o90351.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, sh := shaped(t, answerStage+`[stages.answer.output]
+format = "json"
+schema_file = '`+file+`'
+`, `
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = { minNodes = 0, maxNodes = 5, enabled = true } }
+
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = { minNodes = 1, maxNodes = 5, enabled = true } }
+`, llm.Shapes{Strict: outputspec.StrictAnthropic, ToolChoice: true, Reply: true})
+	res := runTurn(context.Background(), turn, &events{})
+	ended(t, res, engine.StatusAnswered, "end_turn")
+	reqs := sh.requests()
+	tool := submitOf(t, reqs[0])
+	if !tool.Strict || strings.Contains(string(tool.Schema), `"minimum"`) || !strings.Contains(string(tool.Schema), "Also: minimum 1.") {
+		t.Errorf("strict %v, schema %s", tool.Strict, tool.Schema)
+	}
+	if len(reqs) != 2 || !strings.Contains(reqs[1].Messages[len(reqs[1].Messages)-1].Text, "minNodes") {
+		t.Errorf("%d requests; the refusal: %+v", len(reqs), reqs[len(reqs)-1].Messages[len(reqs[len(reqs)-1].Messages)-1])
+	}
+	if got := res.Answer.Content; got != `{"enabled":true,"maxNodes":5,"minNodes":1}` { // the script writes its members in order
+		t.Errorf("answer %s", got)
 	}
 }

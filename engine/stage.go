@@ -430,7 +430,7 @@ func (s *replyStream) emitNow(thought, text string) error {
 // the last text, and the usage report.
 func (v *stageVisit) took(ctx context.Context, spec string, req *llm.Request, resp *llm.Response) error {
 	r := v.run
-	v.rec.call(spec, req, resp)
+	v.rec.call(spec, req, resp, v.shapeOfCall())
 	v.usage.Add(resp.Usage)
 	if resp.Text != "" || resp.Thinking != "" || len(resp.ToolCalls) > 0 {
 		// An empty reply is left out: providers refuse an assistant

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/llm"
+	"github.com/coda-acp/coda/outputspec"
+	"github.com/coda-acp/coda/outputspec/projection/projectiontest"
 )
 
 // The yield benchmark (DESIGN §15): scripted models that fail the ways real
@@ -30,6 +33,10 @@ type yieldFormat struct {
 	valid      string
 	wrong      string // another format's answer, or a broken one
 	missing    string // valid but for a field the schema requires; "" when there is no schema
+	// fromSchema: a constrained decoder writes the least value of the
+	// schema it is sent (projectiontest.Minimal), not valid: the answer
+	// comes back through the projection's Back.
+	fromSchema bool
 }
 
 // laxFormats are the formats whose checks take some mistakes as answers,
@@ -265,10 +272,16 @@ func BenchmarkYield(b *testing.B) {
 //
 // TestYield_constrained holds what auto must buy.
 
+// realSchema is a real schema (testdata/jsonschemabench): draft-04, an id,
+// two optional properties, so strict only as its projection (DESIGN §17).
+const realSchema = "../testdata/jsonschemabench/Github_easy/o44363.json"
+
 // constrainedFormats are the formats of the comparison: yieldFormats, with
-// json's schema as it is (open: not strict) and closed (strict), and json
-// without a schema.
+// json's schema as it is (open: not strict) and closed (strict), a real
+// schema that is strict as its projection, and json without a schema.
 var constrainedFormats = append([]yieldFormat{
+	{name: "json-real", keys: `format = "json"` + "\n" + `schema_file = '` + realSchema + `'`, fromSchema: true,
+		valid: `{"name": "a", "unit": "a"}`, wrong: "name: a\nunit: a", missing: `{"name": "a"}`},
 	{name: "json-strict", keys: `format = "json"` + "\n" + `schema = { type = "object", additionalProperties = false, required = ["safe", "issues"], properties = { safe = { type = "boolean" }, issues = { type = "array", items = { type = "string" } } } }`,
 		valid: `{"safe": true, "issues": []}`, wrong: "safe: true\nissues: []", missing: `{"safe": true}`},
 	{name: "json-any", keys: `format = "json"`, valid: `{"safe": true, "issues": []}`, wrong: "safe: true\nissues: []"},
@@ -329,6 +342,8 @@ func (c *constrained) Stream(_ context.Context, req *llm.Request, onDelta func(l
 		content, _ := json.Marshal(t.text) // a string, as the prompted schema asks
 		if typedContent(submitTool.Schema) {
 			switch {
+			case submitTool.Strict && c.f.fromSchema:
+				content = withinContent(submitTool.Schema)
 			case submitTool.Strict:
 				content = []byte(c.f.valid)
 			case json.Valid([]byte(t.text)):
@@ -341,6 +356,8 @@ func (c *constrained) Stream(_ context.Context, req *llm.Request, onDelta func(l
 		text := t.text
 		if f := req.Reply; f != nil && !t.cut {
 			switch {
+			case f.Strict && f.Schema != nil && c.f.fromSchema:
+				text = string(projectiontest.Minimal(f.Schema))
 			case f.Strict && f.Schema != nil:
 				text = c.f.valid
 			case !json.Valid([]byte(text)):
@@ -353,6 +370,20 @@ func (c *constrained) Stream(_ context.Context, req *llm.Request, onDelta func(l
 		}
 	}
 	return resp, nil
+}
+
+// withinContent is the least value submit_output's content schema takes,
+// as a strict decoder bound to it writes it.
+func withinContent(schema json.RawMessage) []byte {
+	var root map[string]any
+	json.Unmarshal(schema, &root)
+	props, _ := root["properties"].(map[string]any)
+	content, _ := props["content"].(map[string]any)
+	if list, ok := content["anyOf"].([]any); ok && len(list) == 2 {
+		content, _ = list[0].(map[string]any) // the strict form beside unavailable: the content, or null
+	}
+	b, _ := json.Marshal(projectiontest.MinimalAt(content, root))
+	return b
 }
 
 // typedContent reports whether a submit_output schema's content is other
@@ -440,18 +471,19 @@ func constrainedRun(tb testing.TB, mode string) (byFormat map[string]yieldTotals
 	return byFormat, cells
 }
 
-// What auto must buy: a JSON answer whose schema fits the strict subset is
-// answered, in one call but where the model's reply was cut at the token
-// limit, whatever mistakes the model would make (even the one that never
-// says anything valid); and nowhere does auto answer less, or in more
-// calls, than prompted.
+// What auto must buy: a JSON answer whose schema fits the strict subset,
+// as written or as its projection (a real schema), is answered, in one
+// call but where the model's reply was cut at the token limit, whatever
+// mistakes the model would make (even the one that never says anything
+// valid); and nowhere does auto answer less, or in more calls, than
+// prompted.
 func TestYield_constrained(t *testing.T) {
 	_, prompted := constrainedRun(t, "prompted")
 	_, auto := constrainedRun(t, "auto")
 	for key, a := range auto {
 		p := prompted[key]
 		m, f := key[0], key[1]
-		if f == "json-strict" {
+		if f == "json-strict" || f == "json-real" {
 			cut := strings.Contains(m, "truncated")
 			if !a.answered || a.asIs || (!cut && a.calls != 1) || (cut && a.calls != 2) {
 				t.Errorf("%s / %s under auto: answered %v (as-is %v) in %d calls", m, f, a.answered, a.asIs, a.calls)
@@ -511,4 +543,71 @@ func BenchmarkYield_constrained(b *testing.B) {
 		t.WriteString("repairs: refused submissions per answer; calls: model calls per answer (turns without an answer count their calls)")
 		fmt.Println(t.String())
 	})
+}
+
+// realSchemaFormats are real schemas (testdata/jsonschemabench) sent strict
+// to OpenAI as their projection, and whose least value (every optional
+// property left out) the schema as written takes: what a model answering
+// within whatever schema it is sent, and reading what the description
+// says of the keywords left out, gives. At most n of them.
+func realSchemaFormats(tb testing.TB, n int) []yieldFormat {
+	tb.Helper()
+	files, _ := filepath.Glob("../testdata/jsonschemabench/*/*.json")
+	var out []yieldFormat
+	for _, file := range files {
+		if len(out) == n {
+			break
+		}
+		abs, _ := filepath.Abs(file)
+		c, err := outputspec.Compile(outputspec.Spec{Format: "json", SchemaFile: abs})
+		if err != nil || c.SchemaUnchecked() != "" || c.ToolStrict(outputspec.StrictOpenAI, outputspec.ToolShape{Typed: true}) != "" {
+			continue
+		}
+		if sent, _ := c.Projection(outputspec.StrictOpenAI, false); sent == nil {
+			continue
+		}
+		tool := c.ToolSchemaShaped(outputspec.Ways{Tool: true, Unavailable: true}, outputspec.ToolShape{Typed: true, Strict: outputspec.StrictOpenAI})
+		v := c.Check(context.Background(), outputspec.Submission{Args: json.RawMessage(`{"content":` + string(withinContent(tool)) + `}`), Typed: true, Projected: outputspec.StrictOpenAI})
+		if !v.Accepted {
+			continue
+		}
+		out = append(out, yieldFormat{name: filepath.Base(filepath.Dir(file)) + "/" + filepath.Base(file),
+			keys: `format = "json"` + "\n" + `schema_file = '` + abs + `'`, fromSchema: true, valid: v.Content, wrong: "not json"})
+	}
+	return out
+}
+
+// A model that answers within whatever schema it is sent answers a real
+// schema's projection in one call: calls per answer 1.00 (issue 31).
+func TestYield_realSchemas(t *testing.T) {
+	formats := realSchemaFormats(t, 60)
+	if len(formats) < 60 {
+		t.Fatalf("%d real schemas; want 60", len(formats))
+	}
+	var tot yieldTotals
+	within := yieldModel{name: "within the schema sent", valid: true, turns: func(f yieldFormat) []yturn { return []yturn{submit(f.wrong)} }}
+	for _, f := range formats {
+		r := playConstrained(t, within, f, "auto")
+		tot.add(r)
+		if !r.answered || r.calls != 1 || r.asIs {
+			t.Errorf("%s: answered %v in %d calls (as-is %v)", f.name, r.answered, r.calls, r.asIs)
+		}
+	}
+	if got := tot.callsPerAnswer(); got != 1 {
+		t.Errorf("%.2f calls per answer; want 1.00", got)
+	}
+}
+
+func BenchmarkYield_realSchemas(b *testing.B) {
+	formats := realSchemaFormats(b, 60)
+	within := yieldModel{name: "within the schema sent", valid: true, turns: func(f yieldFormat) []yturn { return []yturn{submit(f.wrong)} }}
+	var tot yieldTotals
+	for b.Loop() {
+		tot = yieldTotals{}
+		for _, f := range formats {
+			tot.add(playConstrained(b, within, f, "auto"))
+		}
+	}
+	b.ReportMetric(tot.answersPerTurn(), "answers/turn")
+	b.ReportMetric(tot.callsPerAnswer(), "calls/answer")
 }

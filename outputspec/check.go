@@ -30,9 +30,14 @@ type Submission struct {
 	// for a json answer, `content` is the answer's JSON value, and a
 	// string content the JSON text it holds (models that stringify),
 	// unless the schema names a string at its top.
-	Typed  bool
-	Root   string   // artifacts must resolve inside it
-	Stages []string // the blueprint's stage names
+	Typed bool
+	// Projected names the strict family whose projection of the answer's
+	// schema the call was shaped with (ToolShape.Strict, or a reply format
+	// asked strict): the content is read back (projected.go) before it is
+	// checked.
+	Projected string
+	Root      string   // artifacts must resolve inside it
+	Stages    []string // the blueprint's stage names
 	// Overwritten lists files the run changed that existed before it
 	// (absolute paths). With overwrite_artifacts = false, none of them may
 	// be handed back as an artifact.
@@ -113,7 +118,7 @@ func validUTF8(s string) string {
 // the answer declared unavailable.
 func (c *Contract) admit(sub Submission) (a args, v Verdict, settled bool) {
 	if sub.Reply != "" {
-		return args{content: validUTF8(sub.Reply)}, Verdict{}, false
+		return args{content: c.back(validUTF8(sub.Reply), sub.Projected, true)}, Verdict{}, false
 	}
 	a, problem := parseArgsAs(sub.Args, c.contentRule(sub))
 	switch {
@@ -121,6 +126,9 @@ func (c *Contract) admit(sub Submission) (a args, v Verdict, settled bool) {
 		return a, refuse(problem), true
 	case a.unavailable != "":
 		return a, Verdict{Unavailable: a.unavailable}, true
+	}
+	if sub.Typed {
+		a.content = c.back(a.content, sub.Projected, false)
 	}
 	return a, Verdict{}, false
 }

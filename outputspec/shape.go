@@ -94,6 +94,9 @@ type shape struct {
 	// or a branch of anyOf or oneOf), so a string content is the answer's
 	// value, not a JSON text held in a string.
 	stringTop bool
+	// proj are its strict projections, where it does not fit a family's
+	// subset as written (projected.go).
+	proj projections
 }
 
 // shapeOf reads a json answer's schema, which compiled.
@@ -107,7 +110,9 @@ func shapeOf(doc []byte) shape {
 	root, _ := sh.value.(map[string]any)
 	sh.stringTop = namesString(root)
 	sh.sent = metaless(sh.doc, root)
-	if sh.unnested = unnestable(sh.value); sh.unnested != "" {
+	sh.unnested = unnestable(sh.value)
+	sh.proj = projectAll(doc)
+	if sh.unnested != "" {
 		return sh
 	}
 	members, err := topMembers(doc)
@@ -304,6 +309,9 @@ func (c *Contract) contentSchema(s ToolShape) (content, defs string) {
 	switch {
 	case !s.Typed || !c.Typed():
 		return contentStringSchema, ""
+	case s.Strict != "" && c.projected(s.Strict, false) != nil:
+		p := c.projected(s.Strict, false)
+		return string(p.Content), p.Defs
 	case c.shape.content == "":
 		return contentAnySchema, "" // no schema, or one that cannot be nested
 	}
@@ -398,7 +406,7 @@ func (c *Contract) ToolStrict(family string, s ToolShape) string {
 	if !s.Typed || !c.Typed() {
 		return ""
 	}
-	return c.fit(family, false)
+	return c.StrictFit(family)
 }
 
 // ReplySchema is the schema a constrained reply is asked to satisfy: the
@@ -413,14 +421,41 @@ func (c *Contract) ReplySchema() json.RawMessage {
 	return append(json.RawMessage(nil), c.shape.sent...)
 }
 
+// ReplySchemaFor is the schema a constrained reply asked strict of the
+// strict subset family is sent: the answer's (ReplySchema), or its
+// projection where it does not fit as written.
+func (c *Contract) ReplySchemaFor(family string) json.RawMessage {
+	if p := c.projected(family, true); p != nil {
+		return append(json.RawMessage(nil), p.Schema...)
+	}
+	return c.ReplySchema()
+}
+
 // ReplyStrict says why a constrained reply cannot be asked strict of a
-// provider of the strict subset family; "" when it can.
-func (c *Contract) ReplyStrict(family string) string { return c.fit(family, true) }
+// provider of the strict subset family, as written or projected; "" when
+// it can.
+func (c *Contract) ReplyStrict(family string) string {
+	if c.projected(family, true) != nil {
+		return ""
+	}
+	if why := c.fit(family, true); why != "" && c.shape.proj.whyReply[family] == "" {
+		return why
+	}
+	return c.shape.proj.whyReply[family]
+}
 
 // StrictFit says why the answer's schema is not sent strict to a provider
-// of the strict subset family, as `coda validate` words it; "" when it
-// fits.
-func (c *Contract) StrictFit(family string) string { return c.fit(family, false) }
+// of the strict subset family, as written or projected, as `coda
+// validate` words it; "" when it is.
+func (c *Contract) StrictFit(family string) string {
+	if c.projected(family, false) != nil {
+		return ""
+	}
+	if why := c.fit(family, false); why != "" && c.shape.proj.whyTool[family] == "" {
+		return why
+	}
+	return c.shape.proj.whyTool[family]
+}
 
 func (c *Contract) fit(family string, reply bool) string {
 	switch {

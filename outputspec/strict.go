@@ -8,11 +8,12 @@ import (
 	"github.com/coda-acp/coda/internal/answer"
 )
 
-// Strict only when exact (DESIGN §17): a tool or a reply format is sent
-// strict only when the answer's schema already fits the provider's strict
-// subset as it is written. coda never rewrites a schema to make it fit:
-// where it does not, the call is made without strict, and StrictFit says
-// why in one line. The subsets, from the providers' documents:
+// Whether a schema fits a provider's strict subset as it is written
+// (DESIGN §17). Where it does not, what is sent strict is the family's
+// projection (projected.go, outputspec/projection), which is never
+// narrower than the schema; strictFit's reason is what `coda validate`
+// says when there is no projection either. The subsets, from the
+// providers' documents:
 //
 //   - StrictOpenAI (platform.openai.com/docs/guides/structured-outputs,
 //     "Supported schemas"): types string, number, integer, boolean, object,

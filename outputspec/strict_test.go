@@ -59,7 +59,7 @@ func TestContract_StrictFit(t *testing.T) {
 	for _, tt := range tests {
 		c := mustCompile(t, Spec{Format: "json", Schema: schemaOf(t, tt.schema)})
 		for _, fam := range []struct{ name, want string }{{StrictOpenAI, tt.openai}, {StrictAnthropic, tt.anthropic}} {
-			got := c.StrictFit(fam.name)
+			got := c.fit(fam.name, false) // as written; projected.go's tests hold the projections
 			if (fam.want == "") != (got == "") || !strings.Contains(got, fam.want) {
 				t.Errorf("%s, %s: %q; want %q", tt.name, fam.name, got, fam.want)
 			}
@@ -87,14 +87,17 @@ func TestContract_StrictFit(t *testing.T) {
 	if why := mustCompile(t, Spec{Format: "xml"}).ToolStrict(StrictOpenAI, ToolShape{}); why != "" {
 		t.Errorf("xml: %q", why)
 	}
-	// A schema that cannot be nested is not typed with its schema, and so
-	// not strict as content.
-	c = mustCompile(t, Spec{Format: "json", Schema: schemaOf(t, `{"type":"object","additionalProperties":false,"properties":{"n":{"$ref":"#"}},"required":["n"]}`)})
-	if got := c.ToolStrict(StrictOpenAI, ToolShape{Typed: true}); !strings.Contains(got, "cannot be nested") {
+	// A schema that cannot be nested as written is not typed with its
+	// schema loose; strict, its projection (references as definitions) is.
+	c = mustCompile(t, Spec{Format: "json", Schema: schemaOf(t, `{"type":"object","additionalProperties":false,"properties":{"n":{"anyOf":[{"$ref":"#"},{"type":"null"}]}},"required":["n"]}`)})
+	if got := c.fit(StrictOpenAI, false); !strings.Contains(got, "cannot be nested") {
 		t.Errorf("a root reference: %q", got)
 	}
 	if got := string(c.ToolSchemaShaped(ToolWays, ToolShape{Typed: true})); !strings.Contains(got, contentAnySchema) {
 		t.Errorf("a root reference is nested: %s", got)
+	}
+	if got := string(c.ToolSchemaShaped(ToolWays, ToolShape{Typed: true, Strict: StrictOpenAI})); !strings.Contains(got, `"$defs":{"root":`) {
+		t.Errorf("a root reference, projected: %s", got)
 	}
 }
 
@@ -136,7 +139,7 @@ func TestContract_metaless(t *testing.T) {
 		tool := c.ToolSchemaShaped(ToolWays, ToolShape{Typed: true, Strict: fam})
 		var v any
 		json.Unmarshal(tool, &v)
-		if why := strictFit(v, fam, false); why != "" || !strings.Contains(string(tool), `"items":{"items":{"$ref":"#/definitions/item"},"type":"array"}`) {
+		if why := strictFit(v, fam, false); why != "" || !strings.Contains(string(tool), `"items":{"type":"array","items":{"$ref":"#/$defs/item"}}`) {
 			t.Errorf("%s: submit_output %s (%s)", fam, tool, why)
 		}
 		if strings.Contains(string(tool), "$schema") || strings.Contains(string(tool), "$id") {
@@ -161,9 +164,13 @@ func TestContract_metaless(t *testing.T) {
 			t.Errorf("%s: accepted %v by the schema as written, %v by the one sent", answer, v.Accepted, !v.Accepted)
 		}
 	}
-	// Draft-04 reads otherwise: sent as written, and not strict.
-	old := mustCompile(t, Spec{Format: "json", Schema: schemaOf(t, `{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{},"additionalProperties":false}`)})
-	if !strings.Contains(string(old.ReplySchema()), "draft-04") || old.ReplyStrict(StrictOpenAI) == "" {
+	// Draft-04 reads otherwise: sent as written loose, strict as its
+	// projection, which reads it.
+	old := mustCompile(t, Spec{Format: "json", Schema: schemaOf(t, `{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{"n":{"type":"number","maximum":3,"exclusiveMaximum":true}},"additionalProperties":false}`)})
+	if !strings.Contains(string(old.ReplySchema()), "draft-04") || old.ReplyStrict(StrictOpenAI) != "" {
 		t.Errorf("draft-04: %s, %q", old.ReplySchema(), old.ReplyStrict(StrictOpenAI))
+	}
+	if got := string(old.ReplySchemaFor(StrictOpenAI)); got != `{"type":"object","properties":{"n":{"anyOf":[{"type":"number","exclusiveMaximum":3},{"type":"null"}]}},"required":["n"],"additionalProperties":false}` {
+		t.Errorf("draft-04 projected: %s", got)
 	}
 }

@@ -66,7 +66,10 @@ directory, or one whose blueprint changed since.`,
 	"validate": `coda validate [flags] NAME|PATH
 
 Checks a blueprint (a bundled agent's name, a file, or a directory holding
-blueprint.toml) and prints one line per finding; exit 1 when any is an error.`,
+blueprint.toml) and prints one line per finding; exit 1 when any is an error.
+--explain also prints, for each stage that answers in JSON with a schema, what
+each provider family is sent of it: as written, its strict projection (and
+what that leaves out), or why it goes without strict.`,
 	"agents":  "coda agents\n\nLists the bundled agents, one line each.",
 	"demo":    "coda demo [flags]\n\nA scripted ACP session end to end; needs no model, key or network.",
 	"version": "coda version\n\nPrints coda's version.",

@@ -38,6 +38,12 @@ const shapeReply = `{"answer": 42}`
 // table encoded.
 const shapeSchema = `{"additionalProperties":false,"properties":{"answer":{"type":"integer"}},"required":["answer"],"type":"object"}`
 
+// shapeProjected is the same schema as a strict family's projection of it
+// sends it (DESIGN §17): the same schema, its members in the projection's
+// order. The servers with a field of their own (vLLM, llama.cpp) are sent
+// it too: their replies are read back through it.
+const shapeProjected = `{"type":"object","properties":{"answer":{"type":"integer"}},"required":["answer"],"additionalProperties":false}`
+
 // argsFor is what the model hands submit_output in a request body: the
 // answer's value where content is typed, else the JSON text as a string.
 func argsFor(body []byte) string {
@@ -256,7 +262,7 @@ func TestShape_e2e_answerCall(t *testing.T) {
 		{api: shapeAnthropic("anthropic", "claude-sonnet-4-5", ""), strict: true, want: []string{`"tool_choice":{"type":"tool","name":"submit_output"}`}},
 		// Thinking on: the API forbids a forced tool.
 		{api: shapeAnthropic("anthropic-thinking", "claude-opus-4-7", "high"), strict: true, unforced: true,
-			want: []string{`"output_config":{"effort":"high","format":{"type":"json_schema","schema":` + shapeSchema + `}}`}, wantNot: []string{`"tool_choice"`}},
+			want: []string{`"output_config":{"effort":"high","format":{"type":"json_schema","schema":` + shapeProjected + `}}`}, wantNot: []string{`"tool_choice"`}},
 		{api: shapeGemini("gemini-3-pro-preview"), want: []string{`"toolConfig":{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":["submit_output"]}}`}},
 		// No tool choice at all: the words, and a constrained reply.
 		{api: shapeOllama(), unforced: true, want: []string{`"format":` + shapeSchema}, wantNot: []string{`tool_choice`}},
@@ -301,19 +307,19 @@ func TestShape_e2e_answerCall(t *testing.T) {
 // output, with the answer's schema, strict where the API has strict
 // schemas.
 func TestShape_e2e_nativeReply(t *testing.T) {
-	const schema = shapeSchema
+	const schema, projected = shapeSchema, shapeProjected
 	tests := []struct {
 		api  shapeAPI
 		want string
 	}{
-		{shapeOpenAI("chat"), `"response_format":{"type":"json_schema","json_schema":{"name":"answer","schema":` + schema + `,"strict":true}}`},
-		{shapeOpenAI("responses"), `"text":{"format":{"type":"json_schema","name":"answer","schema":` + schema + `,"strict":true}}`},
-		{shapeAnthropic("anthropic", "claude-sonnet-4-5", ""), `"output_config":{"format":{"type":"json_schema","schema":` + schema + `}}`},
+		{shapeOpenAI("chat"), `"response_format":{"type":"json_schema","json_schema":{"name":"answer","schema":` + projected + `,"strict":true}}`},
+		{shapeOpenAI("responses"), `"text":{"format":{"type":"json_schema","name":"answer","schema":` + projected + `,"strict":true}}`},
+		{shapeAnthropic("anthropic", "claude-sonnet-4-5", ""), `"output_config":{"format":{"type":"json_schema","schema":` + projected + `}}`},
 		{shapeGemini("gemini-3-pro-preview"), `"responseMimeType":"application/json","responseJsonSchema":` + schema},
 		{shapeOllama(), `"format":` + schema},
 		// A server the config names: its own field.
-		{shapeServer("vllm"), `"structured_outputs":{"json":` + schema + `}`},
-		{shapeServer("llama.cpp"), `"json_schema":` + schema},
+		{shapeServer("vllm"), `"structured_outputs":{"json":` + projected + `}`},
+		{shapeServer("llama.cpp"), `"json_schema":` + projected},
 	}
 	for _, tt := range tests {
 		t.Run(tt.api.name, func(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 func validate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("validate")
 	configPath := fs.String("config", "", "the config file, for what it says of models (tools = false)")
+	explain := fs.Bool("explain", false, "print what each provider family is sent of the answer's schema: as written, its strict projection, or why neither")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -55,6 +56,9 @@ func validate(args []string, stdout, stderr io.Writer) error {
 		case blueprint.SeverityWarning:
 			warnings++
 		}
+	}
+	if *explain && errs == 0 {
+		explainSchemas(stdout, source, b)
 	}
 	if errs > 0 {
 		return &exitError{code: 1, msg: fmt.Sprintf("%s: %s, %s", source, plural(errs, "error"), plural(warnings, "warning"))}

@@ -176,9 +176,10 @@ func lintOutputs(fs *findings, b *blueprint.Blueprint) {
 
 // notStrict says, for a json answer with a schema that is asked strict
 // where a provider can (structured is not prompted nor native), why the
-// schema is not sent strict, and to which providers: ": `properties.tags`
-// is optional"; "" when it fits both subsets, or there is nothing to say.
-// coda never rewrites a schema to make it fit (DESIGN §17).
+// schema is not sent strict, as written nor as a projection, and to which
+// providers: ": the top level requires \"b\", which its properties do not
+// describe"; "" when both families take it, or there is nothing to say
+// (DESIGN §17: a projection is never narrower than the schema).
 func notStrict(c *outputspec.Contract) string {
 	if c == nil || !c.Typed() || c.ReplySchema() == nil || outputspec.StructuredRank(c.Structured()) < 3 {
 		return ""

@@ -66,7 +66,7 @@ func summary(fs []blueprint.Finding) []string {
 // testdata/blueprints, which `coda validate` is tested on too.
 func TestSource_Blueprints(t *testing.T) {
 	want := map[string][]string{
-		"good.toml":                 {"info[not-strict] stages.answer.output"},
+		"good.toml":                 {}, // its schema goes strict as its projection
 		"unreachable.toml":          {"warning[unreachable-stage] stages.notes"},
 		"cannot-answer.toml":        {"error[output-stage-cannot-answer] stages.answer.model"},
 		"allow-complete-skips.toml": {"warning[allow-complete-skips-output] stages.explore.allow_complete"},
@@ -86,7 +86,7 @@ func TestSource_Blueprints(t *testing.T) {
 			"error[unknown-tool] stages.answer.available_tools",
 			"warning[tool-not-offered] stages.notes.available_tools",
 		},
-		"design-fan-out.toml": {"info[not-strict] stages.fix_worker.output"},
+		"design-fan-out.toml": {},
 		"end-skips.toml":      {"warning[end-skips-output] stages.quick"},
 		"bad-mode.toml":       {"error[bad-value] stages.answer.mode"},
 		"unknown-model.toml": {
@@ -306,7 +306,7 @@ mode = "output"
 [stages.answer.output]
 format = "json"
 schema = { type = "object", properties = { anything = { type = "string" } } }`,
-			want: []string{"info[not-strict] stages.answer.output"},
+			want: []string{}, // and it goes strict as its projection
 		},
 		{
 			name: "a schema that fits both strict subsets: nothing to say",
@@ -505,15 +505,13 @@ func FuzzSource(f *testing.F) {
 }
 
 // coda validate says in one info line why an answer's schema is not sent
-// strict, and to which providers (DESIGN §17).
+// strict, as written nor projected, and to which providers (DESIGN §17).
 func TestSource_notStrict(t *testing.T) {
 	for _, tt := range []struct{ schema, want string }{
-		{`{ type = "object", additionalProperties = false, required = ["a"], properties = { a = { type = "string" }, tags = { type = "array", items = { type = "string" } } } }`,
-			"not strict for OpenAI: `properties.tags` is optional (coda checks every answer all the same)"},
-		{`{ type = "object", properties = { a = { type = "string" } } }`,
-			"not strict: the top level is open: its additionalProperties is not false (coda checks every answer all the same)"},
-		{`{ type = "object", additionalProperties = false, required = ["n"], properties = { n = { type = "integer", minimum = 1 } } }`,
-			"not strict for Anthropic: `properties.n` has minimum, which Anthropic's strict subset does not take (coda checks every answer all the same)"},
+		{`{ type = "object", required = ["a", "b"], properties = { a = { type = "string" } } }`,
+			"not strict: the top level requires \"b\", which its properties do not describe (coda checks every answer all the same)"},
+		{`{ type = "object", properties = { n = { "$ref" = "#/$defs/node" } }, "$defs" = { node = { type = "object", properties = { next = { "$ref" = "#/$defs/node" } } } } }`,
+			"not strict for Anthropic: `$defs.node` is recursive, which Anthropic's strict subset does not take (coda checks every answer all the same)"},
 	} {
 		_, fs := Source([]byte("[stages.answer]\nmode = \"output\"\n[stages.answer.output]\nformat = \"json\"\nschema = "+tt.schema+"\n"), "case.toml", t.TempDir(), lintOpts)
 		if len(fs) != 1 || fs[0].Severity != blueprint.SeverityInfo || fs[0].Message != tt.want {

@@ -122,6 +122,13 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.D
 	return resp, nil
 }
 
+// schemaComplexity reports whether a 400's message (lower case) is one of
+// the structured-outputs complexity limits.
+func schemaComplexity(msg string) bool {
+	return strings.Contains(msg, "too many optional parameters") || strings.Contains(msg, "parameters with union types") ||
+		strings.Contains(msg, "schema is too complex") || strings.Contains(msg, "too many strict tools") || strings.Contains(msg, "too many recursive definitions")
+}
+
 // mechanismError is err as an *llm.MechanismError when it is a 400 that
 // names, in Anthropic's words, a mechanism the request used (sse's
 // shaping knows the words every API shares); err otherwise.
@@ -137,6 +144,14 @@ func mechanismError(used sse.Shaping, err error) error {
 		return &llm.MechanismError{Mechanism: sse.MechanismReply, Err: err}
 	case used.Strict && (strings.Contains(msg, "strict") || strings.HasPrefix(msg, "tools.") && strings.Contains(msg, "additionalproperties")):
 		return &llm.MechanismError{Mechanism: sse.MechanismStrict, Err: err}
+	case used.Strict && schemaComplexity(msg):
+		// The limits count a request's strict tools and JSON output
+		// together ("Schemas contains too many optional parameters",
+		// "... parameters with union types", "Schema is too complex"):
+		// without strict tools the rest fits.
+		return &llm.MechanismError{Mechanism: sse.MechanismStrict, Err: err}
+	case used.Reply && schemaComplexity(msg):
+		return &llm.MechanismError{Mechanism: sse.MechanismReply, Err: err}
 	}
 	return err
 }

@@ -439,6 +439,7 @@ func (s *Server) list(w http.ResponseWriter) {
 
 // check returns why the API would refuse b, or "".
 func (s *Server) check(b *Body, model Model) string {
+	var strict []json.RawMessage // the request's strict schemas, held to the limits together
 	thinkingOn := model.OnByDefault
 	if th := b.Thinking; th != nil {
 		switch th.Type {
@@ -495,6 +496,7 @@ func (s *Server) check(b *Body, model Model) string {
 			if msg := schemaProblem(oc.Format.Schema); msg != "" {
 				return "output_config.format.schema: " + msg
 			}
+			strict = append(strict, oc.Format.Schema)
 		}
 	}
 	if s.NoJSONOutputs && b.OutputConfig != nil && b.OutputConfig.Format != nil {
@@ -548,6 +550,7 @@ func (s *Server) check(b *Body, model Model) string {
 			if msg := schemaProblem(tl.InputSchema); msg != "" {
 				return fmt.Sprintf("tools.%d.custom.input_schema: %s", i, msg)
 			}
+			strict = append(strict, tl.InputSchema)
 		}
 	}
 	if len(b.System) > 0 && b.System[0] == '[' {
@@ -601,6 +604,9 @@ func (s *Server) check(b *Body, model Model) string {
 		}
 		calls = next
 	}
+	if msg := complexity(strict); msg != "" {
+		return msg
+	}
 	if marks > 4 {
 		return fmt.Sprintf("A maximum of 4 blocks with cache_control may be provided. Found %d.", marks)
 	}
@@ -650,6 +656,86 @@ var (
 		"patternProperties", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "dependentRequired", "dependentSchemas",
 		"if", "then", "else", "not", "oneOf"}
 )
+
+// The complexity limits of structured outputs, over every strict tool's
+// input_schema and the JSON output format of one request together (the
+// structured-outputs page's limits; the API's 400s: "Schemas contains too
+// many optional parameters (28), which would make grammar compilation
+// inefficient. Reduce the number of optional parameters in your tool
+// schemas (limit: 24).", "Schemas contains too many parameters with union
+// types (24 parameters with type arrays or anyOf) ... (limit: 16
+// parameters with unions)"): 20 strict tools, 24 optional properties, 16
+// schemas with a union.
+const (
+	maxStrictTools = 20
+	maxOptional    = 24
+	maxUnions      = 16
+)
+
+// complexity says why the API refuses a request's strict schemas together,
+// or "".
+func complexity(schemas []json.RawMessage) string {
+	if len(schemas) > maxStrictTools {
+		return fmt.Sprintf("Too many strict tools (%d); the limit is %d.", len(schemas), maxStrictTools)
+	}
+	optional, unions := 0, 0
+	var walk func(v any)
+	walk = func(v any) { // a schema: its subschemas, not its values
+		x, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		props, _ := x["properties"].(map[string]any)
+		req, _ := x["required"].([]any)
+		for _, k := range sortedKeys(props) {
+			if !slices.Contains(req, any(k)) {
+				optional++
+			}
+			walk(props[k])
+		}
+		if t, ok := x["type"].([]any); ok && len(t) > 1 {
+			unions++
+		}
+		if _, ok := x["anyOf"]; ok {
+			unions++
+		}
+		for _, k := range []string{"anyOf", "allOf"} {
+			list, _ := x[k].([]any)
+			for _, b := range list {
+				walk(b)
+			}
+		}
+		walk(x["items"])
+		for _, k := range []string{"$defs", "definitions"} {
+			defs, _ := x[k].(map[string]any)
+			for _, name := range sortedKeys(defs) {
+				walk(defs[name])
+			}
+		}
+	}
+	for _, raw := range schemas {
+		var v any
+		json.Unmarshal(raw, &v)
+		walk(v)
+	}
+	switch {
+	case optional > maxOptional:
+		return fmt.Sprintf("Schemas contains too many optional parameters (%d), which would make grammar compilation inefficient. Reduce the number of optional parameters in your tool schemas (limit: %d).", optional, maxOptional)
+	case unions > maxUnions:
+		return fmt.Sprintf("Schemas contains too many parameters with union types (%d parameters with type arrays or anyOf), which would make grammar compilation inefficient. Reduce the number of parameters with union types (limit: %d parameters with unions).", unions, maxUnions)
+	}
+	return ""
+}
+
+// SchemaProblem says why the API refuses raw as the one strict schema of
+// a request (a strict tool's input_schema, or the JSON output format's), or
+// "": the subset, then the complexity limits.
+func SchemaProblem(raw json.RawMessage) string {
+	if msg := schemaProblem(raw); msg != "" {
+		return msg
+	}
+	return complexity([]json.RawMessage{raw})
+}
 
 // schemaProblem says why the API refuses raw as a strict or JSON output
 // schema, or "".

@@ -45,7 +45,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, req *Request) {
 		f, _ := t.(map[string]any)["function"].(map[string]any)
 		names = append(names, str(f["name"]))
 		if f["strict"] == true {
-			if msg := strictProblem(f["parameters"], ""); msg != "" {
+			if msg := StrictProblem(f["parameters"]); msg != "" {
 				s.refuse(w, req, 400, fmt.Sprintf("Invalid schema for function '%s': %s", f["name"], msg), fmt.Sprintf("tools[%d].function.parameters", i))
 				return
 			}
@@ -68,7 +68,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, req *Request) {
 		case "json_schema":
 			js, _ := rf["json_schema"].(map[string]any)
 			if js["strict"] == true {
-				if msg := strictProblem(js["schema"], ""); msg != "" {
+				if msg := StrictProblem(js["schema"]); msg != "" {
 					s.refuse(w, req, 400, fmt.Sprintf("Invalid schema for response_format '%s': %s", js["name"], msg), "response_format")
 					return
 				}

@@ -42,7 +42,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, req *Request)
 		t, _ := t.(map[string]any)
 		names = append(names, str(t["name"]))
 		if t["strict"] != false && !s.NoStrict { // strict unless it says not
-			if msg := strictProblem(t["parameters"], ""); msg != "" {
+			if msg := StrictProblem(t["parameters"]); msg != "" {
 				s.refuse(w, req, 400, fmt.Sprintf("Invalid schema for function '%s': %s", t["name"], msg), fmt.Sprintf("tools[%d].parameters", i))
 				return
 			}
@@ -63,7 +63,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, req *Request)
 			}
 		case "json_schema":
 			if f["strict"] == true {
-				if msg := strictProblem(f["schema"], ""); msg != "" {
+				if msg := StrictProblem(f["schema"]); msg != "" {
 					s.refuse(w, req, 400, fmt.Sprintf("Invalid schema for response_format '%s': %s", f["name"], msg), "text.format.schema")
 					return
 				}
