@@ -289,10 +289,14 @@ arguments = { content = "Clean." }
 			req := f.asks[0]
 			wantReq := engine.PermissionRequest{
 				Key: "taint:submit_output", Always: "Always allow submit_output to carry private content in this session",
+				Reason: req.Reason, // asked for: checked below
 				ToolCall: engine.ToolCallEvent{
 					ID: req.ToolCall.ID, Title: "Send content read from .env (submit_output)?", Kind: "other",
 					Content: []engine.ToolContent{{Text: "This answer would carry content read from the private file .env.\nPrivate lines in it (masked):\n  " + maskedLine}},
 				},
+			}
+			if req.Reason == nil {
+				t.Error("the gate's question asks for no reason (PermissionRequest.Reason)")
 			}
 			if diff := cmp.Diff(wantReq, req); diff != "" || req.ToolCall.ID == "" {
 				t.Errorf("request (-want +got):\n%s", diff)
@@ -455,6 +459,7 @@ arguments = { content = "Done." }
 	got := f.asks[0]
 	want := engine.PermissionRequest{
 		Key: "taint:shell", Always: "Always allow shell to carry private content in this session", Covers: []string{"shell"},
+		Reason: got.Reason,
 		ToolCall: engine.ToolCallEvent{
 			ID: got.ToolCall.ID, Title: "Run echo 'key=sk-…f3' > sent.txt (sends content read from .env)", Kind: "execute", Status: engine.ToolPending,
 			RawInput: json.RawMessage(`{"command":"echo 'key=sk-…f3' > sent.txt"}`),
