@@ -170,12 +170,15 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	if res.Answer != nil {
 		ex.Answer = res.Answer.Content
 	}
+	masked := engine.Exchange{Prompt: res.Mask(ex.Prompt), Answer: res.Mask(ex.Answer), RunID: ex.RunID}
+	masked.Masked = masked.Prompt != ex.Prompt || masked.Answer != ex.Answer
+	ex = masked
 	if res.Status != engine.StatusCancelled {
 		sess.remember(ex)
 	}
 	sess.taintedBy(res.Tainted)
 	release()
-	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.streamed.updates(), sink.closing, res.Status); w != "" {
+	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.streamed.updates(res.Mask), maskUpdates(sink.closing, res.Mask), res.Status); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	// What arose after the closing chunk (the record or the session's file

@@ -44,6 +44,11 @@ type Exchange struct {
 	// RunID is not stored with the exchange: acp's session file keeps it
 	// beside.
 	RunID string `json:"-"`
+	// Masked says the prompt or answer is masked of a secret (history.go's
+	// maskHistory, Result.Mask): the run's own record has it in clear, so
+	// a later prompt.md writes it out as the model was sent it instead of
+	// naming the run.
+	Masked bool `json:"-"`
 	// NotShown, on the first exchange KeepHistory kept, counts the
 	// session's exchanges before it that were cut, and FirstNotShown is
 	// the first line of the first of their prompts (history.go). Neither
@@ -205,8 +210,17 @@ type Result struct {
 	Unavailable string
 
 	rec     *store.Run // the record, being finished (Recorded)
-	release func()     // deletes the turn's uploads (Recorded); nil when none
+	secrets *taint.Secrets
+	release func() // deletes the turn's uploads (Recorded); nil when none
 }
+
+// Mask is text as the session keeps it of the turn for its later ones
+// (DESIGN §13, §19): masked of what the turn read of private files, and of
+// the secrets of any private file under the roots that text carries. The
+// session's file keeps the turn's answer and its streamed commentary so,
+// gate on or off: the user saw them as they were sent; the next turn's
+// request, a load's replay and the file on disk get them masked.
+func (res *Result) Mask(text string) string { return res.secrets.MaskFound(text) }
 
 // Flags the engine records on runs; the checks' own (truncated,
 // schema_unchecked, validator_error) come from outputspec.
@@ -430,7 +444,7 @@ func (r *run) walk(ctx context.Context) error {
 func (r *run) finish(ctx context.Context, err error) *Result {
 	// The last reply is the session's memory of a run without an answer:
 	// masked, as every text kept for later is.
-	res := &Result{RunID: r.t.RunID, StopReason: "end_turn", LastReply: r.mask(r.reply), Written: r.written, Tainted: r.taint.Session()}
+	res := &Result{RunID: r.t.RunID, StopReason: "end_turn", LastReply: r.mask(r.reply), Written: r.written, Tainted: r.taint.Session(), secrets: r.share.secrets}
 	if g := r.taint; g.Carries(r.reply) != "" && !g.Allows() {
 		// A reply the gate would refuse is never kept as the exchange's
 		// answer, to be sent to the model next turn.

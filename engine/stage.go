@@ -191,7 +191,7 @@ func (v *stageVisit) prepare() {
 		// The run's first visit carries the session's earlier turns, as
 		// KeepHistory keeps them (a long session must not outgrow the
 		// model's context), framed as data (history.go).
-		history := KeepHistory(r.t.History)
+		history := r.maskHistory(KeepHistory(r.t.History))
 		earlier = historyText(history, false)
 		v.rec.earlier, v.rec.history = history, earlier
 		v.rec.status.HistoryNotShown = history[0].NotShown

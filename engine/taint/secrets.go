@@ -150,3 +150,18 @@ func (s *Secrets) Mask(text string) string {
 	}
 	return s.lines.mask(text)
 }
+
+// MaskFound is Mask of text after Found: the private files under the
+// roots whose secrets text carries are read, as if the turn had read them,
+// so text is masked of them however it came by them. What a session keeps
+// for its later turns (an earlier answer, the commentary a turn streamed)
+// goes through it: a model that restated a key the turn never read
+// through a tool, or a history written before the file was private, is
+// masked all the same.
+func (s *Secrets) MaskFound(text string) string {
+	if s == nil || text == "" {
+		return text
+	}
+	s.Read(s.Found(text, nil))
+	return s.Mask(text)
+}
