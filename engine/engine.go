@@ -530,7 +530,9 @@ func (r *run) emitPlan(ctx context.Context, stage, status string) error {
 func (r *run) planCopy() []PlanEntry {
 	plan := append([]PlanEntry(nil), r.plan...)
 	for i := range plan {
-		plan[i].Files = slices.Clone(plan[i].Files)
+		// The names of files written, masked in a tainted run as the calls
+		// that wrote them are (maskNames).
+		plan[i].Files = maskFiles(plan[i].Files, r.taint.Mask)
 	}
 	return plan
 }
