@@ -175,6 +175,11 @@ type Turn struct {
 	// (Result.Tainted): taint belongs to the session, so the turn's gate
 	// starts from it.
 	Tainted taint.Session
+	// Private is what the private files under the session's roots hold,
+	// found once a session and kept current (taint.Index): the gate's, and
+	// what masks the record's, look for secrets in tool results. nil: the
+	// turn walks the roots for itself.
+	Private *taint.Index
 	// ToolSupport is what the session has learned of its models' tool
 	// calling (notools.go); nil learns for this turn alone.
 	ToolSupport *ToolSupport
@@ -477,6 +482,9 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 	}
 	if w := r.rec.Warning(); w != "" {
 		r.warn(w) // once per run, however many files failed
+	}
+	if w := r.t.Private.Untold(); w != "" && r.sub.depth == 0 {
+		r.warn(w) // once per session
 	}
 	res.Flags, res.Warnings = nonNil(r.flags), nonNil(r.warnings)
 	res.Taint = taintCounts(r.taint)

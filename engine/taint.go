@@ -46,6 +46,7 @@ func newTaint(r *run) *taint.Gate {
 	if err != nil {
 		r.warn(fmt.Sprintf("taint: %v", err))
 	}
+	g.UseIndex(r.t.Private)
 	g.Restore(r.t.Tainted) // the session's earlier turns
 	g.Read(r.t.PromptSources)
 	return g
@@ -61,6 +62,7 @@ func newSecrets(r *run) *taint.Secrets {
 		roots, cwd = ws.Roots(), ws.Cwd()
 	}
 	s := taint.NewSecrets(r.e.Taint, (*taint.Config)(r.t.Agent.Agent.Taint), cwd, roots)
+	s.UseIndex(r.t.Private)
 	s.Restore(r.t.Tainted) // what the session's gate knows from its earlier turns
 	s.Read(r.t.PromptSources)
 	return s

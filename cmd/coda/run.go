@@ -12,6 +12,7 @@ import (
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/local"
+	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
 )
@@ -70,6 +71,7 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	res := e.Run(ctx, &engine.Turn{
 		RunID: e.NewID("r"), Agent: l.Agent, Outputs: outs, Prompt: task,
 		UserModel: l.UserModel, DefaultModel: l.DefaultModel, UserEffort: l.UserEffort, Workspace: ws,
+		Private: taint.NewIndex(), // for its note when the workspace is too large to look through
 	}, progress)
 	// The record is the answer `coda result` finds: written before it is
 	// printed.

@@ -27,7 +27,7 @@ type Secrets struct {
 
 	// files is what the private files under the roots hold, for Found
 	// when the gate is off.
-	files rootFiles
+	files turnFiles
 }
 
 // NewSecrets sets up the matcher for a turn under the private paths the
@@ -78,8 +78,7 @@ func (s *Secrets) Found(text string, known []Source) []Source {
 	if s == nil || text == "" {
 		return nil
 	}
-	f := &s.files
-	f.once.Do(func() { f.read(s.paths()) })
+	f := s.files.get(s.paths())
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.sources(f.lines.find(text), known, s.abs)
