@@ -106,7 +106,8 @@ func TestConn_droppedForSize(t *testing.T) {
 }
 
 // After coda is killed outright (kill -9), a stdio server that ignores its
-// input's end dies too (Linux: the parent-death signal).
+// input's end dies too, and so does the child it started in its process
+// group (Linux: the parent-death signal, to a guard that kills the group).
 func TestStart_diesWithCoda(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the parent-death signal is Linux's")
@@ -114,7 +115,8 @@ func TestStart_diesWithCoda(t *testing.T) {
 	bin := mcptest.Server(t)
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	holder := exec.Command(os.Args[0], "-test.run=^$")
-	holder.Env = append(os.Environ(), "CODA_MCP_TEST_HOLD="+bin, "CODA_MCP_TEST_PIDFILE="+pidfile)
+	childfile := filepath.Join(t.TempDir(), "child")
+	holder.Env = append(os.Environ(), "CODA_MCP_TEST_HOLD="+bin, "CODA_MCP_TEST_PIDFILE="+pidfile, "CODA_MCP_TEST_CHILDFILE="+childfile)
 	out, err := holder.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -127,23 +129,24 @@ func TestStart_diesWithCoda(t *testing.T) {
 	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "started\n" {
 		t.Fatalf("the holder said %q, %v", line, err)
 	}
-	server := mcptest.PID(t, pidfile)
+	server, child := mcptest.PID(t, pidfile), mcptest.PID(t, childfile)
 	if err := holder.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = holder.Wait()
 	mcptest.WaitGone(t, server)
+	mcptest.WaitGone(t, child)
 }
 
 // hold is the holder process of TestStart_diesWithCoda: it starts the
 // server, ignoring its input's end, from a goroutine that then ends (the
 // parent-death signal must not follow its thread), says so, and waits to be
 // killed.
-func hold(bin, pidfile string) {
+func hold(bin, pidfile, childfile string) {
 	started := make(chan error)
 	go func() {
 		_, err := mcp.Start(context.Background(), mcp.Server{Name: "stubborn", Command: bin, Dir: os.TempDir(),
-			Env: []string{"CODA_MCP_IGNORE_EOF=1", "CODA_MCP_PIDFILE=" + pidfile}}, mcp.Options{})
+			Env: []string{"CODA_MCP_IGNORE_EOF=1", "CODA_MCP_PIDFILE=" + pidfile, "CODA_MCP_CHILD_PIDFILE=" + childfile}}, mcp.Options{})
 		started <- err
 	}()
 	if err := <-started; err != nil {

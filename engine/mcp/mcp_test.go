@@ -25,7 +25,7 @@ import (
 
 func TestMain(m *testing.M) {
 	if bin := os.Getenv("CODA_MCP_TEST_HOLD"); bin != "" {
-		hold(bin, os.Getenv("CODA_MCP_TEST_PIDFILE"))
+		hold(bin, os.Getenv("CODA_MCP_TEST_PIDFILE"), os.Getenv("CODA_MCP_TEST_CHILDFILE"))
 	}
 	code := m.Run()
 	mcptest.Cleanup()
