@@ -156,3 +156,50 @@ func hold(bin, pidfile, childfile string) {
 	fmt.Println("started")
 	select {}
 }
+
+// A server whose list of tools coda cannot read (a schema nested 100,000
+// deep, past what a JSON reader takes) is reported as stopped by coda,
+// with why, not by how it exited once coda dropped it ("exited with
+// status 1 … BrokenPipeError", as a Python server says it).
+func TestStart_deepSchema(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the server is the test binary, run with an environment")
+	}
+	_, err := mcp.Start(context.Background(), mcp.Server{Name: "deep", Command: os.Args[0], Args: []string{"-test.run=^$"}, Dir: t.TempDir(),
+		Env: []string{"CODA_MCP_TEST_DEEP=1"}}, mcp.Options{})
+	if err == nil || !strings.Contains(err.Error(), "coda stopped it") || strings.Contains(err.Error(), "exited with status") {
+		t.Errorf("Start = %v, want it stopped by coda, and why", err)
+	}
+}
+
+// deepServer is the server of TestStart_deepSchema: it answers initialize,
+// then lists one tool whose schema nests 100,000 deep, and says so on
+// stderr and exits 1 when its output is gone, as a Python server would.
+func deepServer() {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	for in.Scan() {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(in.Bytes(), &req) != nil || req.ID == nil {
+			continue
+		}
+		var result string
+		switch req.Method {
+		case "initialize":
+			result = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"deep","version":"1"}}`
+		case "tools/list":
+			const n = 100000
+			result = `{"tools":[{"name":"deep","inputSchema":{"type":"object","properties":{"a":` + strings.Repeat(`{"properties":{"a":`, n) + `{}` + strings.Repeat(`}}`, n) + `}}}]}`
+		default:
+			result = `{}`
+		}
+		if _, err := fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", req.ID, result); err != nil {
+			fmt.Fprintln(os.Stderr, "BrokenPipeError: [Errno 32] Broken pipe")
+			os.Exit(1)
+		}
+	}
+	os.Exit(0)
+}

@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if bin := os.Getenv("CODA_MCP_TEST_HOLD"); bin != "" {
 		hold(bin, os.Getenv("CODA_MCP_TEST_PIDFILE"), os.Getenv("CODA_MCP_TEST_CHILDFILE"))
 	}
+	if os.Getenv("CODA_MCP_TEST_DEEP") != "" {
+		deepServer()
+	}
 	code := m.Run()
 	mcptest.Cleanup()
 	os.Exit(code)
