@@ -5,6 +5,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/local"
+	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/engine/tools"
 )
 
@@ -20,7 +22,14 @@ import (
 // (400 folders of 50), the gate off, wall and CPU time (a unix rusage): what a turn costs beside the walk of
 // the private files under the roots (issue 32, case 14). Compare it with a
 // build of another revision in the same run (scripts/bench/README.md).
-func BenchmarkTurn_grep20k(b *testing.B) {
+func BenchmarkTurn_grep20k(b *testing.B) { benchTurnGrep20k(b, nil) }
+
+// BenchmarkTurn_grep20kSession is the same turn, again and again in one
+// session (engine.Turn.Private): the private files found at its first
+// turn, a stat of each folder at the others.
+func BenchmarkTurn_grep20kSession(b *testing.B) { benchTurnGrep20k(b, taint.NewIndex()) }
+
+func benchTurnGrep20k(b *testing.B, session *taint.Index) {
 	tree := b.TempDir()
 	for d := range 400 {
 		sub := filepath.Join(tree, fmt.Sprintf("pkg%03d", d))
@@ -42,6 +51,14 @@ func BenchmarkTurn_grep20k(b *testing.B) {
 		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	var spent time.Duration
+	// The tree as a session finds it: older than its first walk.
+	old := time.Now().Add(-time.Hour)
+	_ = filepath.WalkDir(tree, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chtimes(path, old, old)
+		}
+		return nil
+	})
 	for b.Loop() {
 		start := cpu()
 		turn := newTurn(b, `
@@ -61,6 +78,7 @@ text = "Found it."
 `)
 		turn.Engine.Tools = tools.Builtin()
 		turn.Workspace = &local.Workspace{Dir: tree}
+		setPrivate(turn.Turn, session)
 		if res := runTurn(context.Background(), turn, &events{}); res.Status != engine.StatusAnswered {
 			b.Fatalf("status %s: %v", res.Status, res.Err)
 		}
