@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/taint"
 	statestore "github.com/coda-acp/coda/store"
 )
 
@@ -318,7 +319,7 @@ func (s *Server) restore(l *statestore.Loaded, history []engine.Exchange, cwd st
 	f := &l.State
 	sess := &session{
 		id: f.ID, cwd: cwd, additional: additional, metaRaw: f.Output,
-		title: f.Title, createdAt: f.CreatedAt, toolSupport: engine.NewToolSupport(), file: l.Session,
+		title: f.Title, createdAt: f.CreatedAt, toolSupport: engine.NewToolSupport(), file: l.Session, private: taint.NewIndex(),
 	}
 	keptOptions(sess, f.Options)
 	if len(f.Taint) > 0 {

@@ -94,7 +94,7 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 		Prompt: text, Images: images, History: history, PromptSources: promptSources(p.Prompt),
 		UserModel: s.userModel(sess), DefaultModel: s.opts.DefaultModel, UserEffort: s.userEffort(sess),
 		Withhold: withhold(sess.mode), Workspace: sess.ws, ToolSupport: sess.toolSupport,
-		Tainted: sess.tainted(), Steer: run.steer.take, ClientGone: s.conn.out.gone,
+		Tainted: sess.tainted(), Steer: run.steer.take, ClientGone: s.conn.out.gone, Private: sess.private,
 	}
 	go s.runTurn(ctx, run, answer, sess, turn, thoughts, compile)
 	return nil, nil
@@ -181,12 +181,15 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	if res.Answer != nil {
 		ex.Answer = res.Answer.Content
 	}
+	masked := engine.Exchange{Prompt: res.Mask(ex.Prompt), Answer: res.Mask(ex.Answer), RunID: ex.RunID}
+	masked.Masked = masked.Prompt != ex.Prompt || masked.Answer != ex.Answer
+	ex = masked
 	if res.Status != engine.StatusCancelled {
 		sess.remember(ex)
 	}
 	sess.taintedBy(res.Tainted)
 	release()
-	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.streamed.updates(), sink.closing, res.Status, res.ClientGone || s.conn.out.gone()); w != "" {
+	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.streamed.updates(res.Mask), maskUpdates(sink.closing, res.Mask), res.Status, res.ClientGone || s.conn.out.gone()); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	// What arose after the closing chunk (the record or the session's file

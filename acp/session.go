@@ -50,6 +50,9 @@ type session struct {
 	// calling (engine.ToolSupport): a model whose server refused tools is
 	// called without them for the rest of the session.
 	toolSupport *engine.ToolSupport
+	// private is what the private files under the session's roots hold,
+	// found once a session (engine.Turn.Private).
+	private *taint.Index
 	// mcp are the session's MCP servers (mcp.go); nil without any.
 	mcp *mcp.Set
 	// taint is what the taint gate keeps of the session's turns for the
@@ -169,7 +172,7 @@ func (s *Server) newSession(r *request[newSessionResponse], p *newSessionRequest
 	if err != nil {
 		return nil, err
 	}
-	sess := &session{cwd: cwd, additional: p.AdditionalDirectories, mode: modeAsk, createdAt: time.Now(), toolSupport: engine.NewToolSupport()}
+	sess := &session{cwd: cwd, additional: p.AdditionalDirectories, mode: modeAsk, createdAt: time.Now(), toolSupport: engine.NewToolSupport(), private: taint.NewIndex()}
 	if sess.commentary, err = p.Meta.commentary(); err != nil {
 		return nil, err
 	}

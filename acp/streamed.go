@@ -1,7 +1,10 @@
 package acp
 
 import (
+	"bytes"
 	"encoding/json"
+
+	"github.com/coda-acp/coda/internal/plainjson"
 
 	"github.com/coda-acp/coda/internal/bytesize"
 	"github.com/coda-acp/coda/internal/textcut"
@@ -95,15 +98,17 @@ func (st *streamedText) add(kind, messageID, stage, text string) {
 	st.parts = append(st.parts, streamedPart{kind: kind, messageID: messageID, stage: stage, text: []byte(text)})
 }
 
-// updates are the update objects to keep, in order; the cuts, if any, are
-// noted last, each in the kind and message it fell in.
-func (st *streamedText) updates() []json.RawMessage {
+// updates are the update objects to keep, in order, their text masked
+// (engine.Result.Mask: the session's file keeps no secret the turn
+// streamed); the cuts, if any, are noted last, each in the kind and
+// message it fell in.
+func (st *streamedText) updates(mask func(string) string) []json.RawMessage {
 	if st == nil || len(st.parts) == 0 && st.thoughts.cut == nil && st.messages.cut == nil {
 		return nil
 	}
 	out := make([]json.RawMessage, 0, len(st.parts)+2)
 	for _, p := range st.parts {
-		out = append(out, appendTextChunk(nil, p.kind, p.messageID, string(p.text), p.stage))
+		out = append(out, appendTextChunk(nil, p.kind, p.messageID, mask(string(p.text)), p.stage))
 	}
 	for _, b := range []*streamedBudget{&st.thoughts, &st.messages} {
 		if c := b.cut; c != nil {
@@ -112,4 +117,51 @@ func (st *streamedText) updates() []json.RawMessage {
 		}
 	}
 	return out
+}
+
+// maskUpdates are the update objects of the turn's closing chunks as the
+// session's file keeps them: each string in them masked (mask), so that
+// an answer the gate let through is not kept with a secret in clear. One
+// that masking leaves alone is kept byte for byte; one it changes is
+// encoded again (its members then in alphabetical order).
+func maskUpdates(updates [][]byte, mask func(string) string) [][]byte {
+	out := make([][]byte, len(updates))
+	for i, u := range updates {
+		out[i] = u
+		dec := json.NewDecoder(bytes.NewReader(u))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) != nil {
+			continue
+		}
+		changed := false
+		v = maskStrings(v, mask, &changed)
+		if !changed {
+			continue
+		}
+		if b, err := plainjson.Marshal(v, ""); err == nil {
+			out[i] = bytes.TrimSuffix(b, []byte("\n"))
+		}
+	}
+	return out
+}
+
+// maskStrings is v, decoded JSON, with every string in it masked; changed
+// is set when one was.
+func maskStrings(v any, mask func(string) string, changed *bool) any {
+	switch v := v.(type) {
+	case string:
+		m := mask(v)
+		*changed = *changed || m != v
+		return m
+	case []any:
+		for i := range v {
+			v[i] = maskStrings(v[i], mask, changed)
+		}
+	case map[string]any:
+		for k := range v {
+			v[k] = maskStrings(v[k], mask, changed)
+		}
+	}
+	return v
 }

@@ -19,7 +19,7 @@ func TestStreamedText(t *testing.T) {
 	st.add("agent_thought_chunk", "m-1", "look", "safe?")
 	st.add("agent_message_chunk", "m-2", "look", "Looking.")
 	st.add("agent_thought_chunk", "m-3", "answer", "Answering.")
-	got := partsOf(t, st.updates())
+	got := partsOf(t, st.updates(unmasked))
 	want := []string{"agent_thought_chunk m-1 look: Is it safe?", "agent_message_chunk m-2 look: Looking.", "agent_thought_chunk m-3 answer: Answering."}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("kept:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -34,7 +34,7 @@ func TestStreamedText(t *testing.T) {
 		streamed += len(chunk)
 	}
 	long.add("agent_message_chunk", "m-10", "answer", "left out too")
-	updates := long.updates()
+	updates := long.updates(unmasked)
 	size := 0
 	for _, u := range updates {
 		size += len(u)
@@ -61,12 +61,12 @@ func TestStreamedText(t *testing.T) {
 		reasoned.add("agent_thought_chunk", "m-1", "do", strings.Repeat("a", 1<<10))
 	}
 	reasoned.add("agent_message_chunk", "m-2", "do", "Here is my reply.")
-	got = partsOf(t, reasoned.updates())
+	got = partsOf(t, reasoned.updates(unmasked))
 	if len(got) != 3 || got[1] != "agent_message_chunk m-2 do: Here is my reply." || !strings.HasPrefix(got[2], "agent_thought_chunk m-1 do: \n[… ") {
 		t.Errorf("after 100 KiB of thoughts, kept %d updates: %.80q", len(got), got)
 	}
 
-	if st := (*streamedText)(nil); st.updates() != nil {
+	if st := (*streamedText)(nil); st.updates(unmasked) != nil {
 		t.Error("a sink that keeps nothing has updates")
 	}
 }
@@ -98,3 +98,6 @@ func partsOf(t *testing.T, updates []json.RawMessage) []string {
 	}
 	return out
 }
+
+// unmasked is a mask that masks nothing.
+func unmasked(s string) string { return s }

@@ -46,6 +46,11 @@ type Exchange struct {
 	// RunID is not stored with the exchange: acp's session file keeps it
 	// beside.
 	RunID string `json:"-"`
+	// Masked says the prompt or answer is masked of a secret (history.go's
+	// maskHistory, Result.Mask): the run's own record has it in clear, so
+	// a later prompt.md writes it out as the model was sent it instead of
+	// naming the run.
+	Masked bool `json:"-"`
 	// NotShown, on the first exchange KeepHistory kept, counts the
 	// session's exchanges before it that were cut, and FirstNotShown is
 	// the first line of the first of their prompts (history.go). Neither
@@ -175,6 +180,11 @@ type Turn struct {
 	// (Result.Tainted): taint belongs to the session, so the turn's gate
 	// starts from it.
 	Tainted taint.Session
+	// Private is what the private files under the session's roots hold,
+	// found once a session and kept current (taint.Index): the gate's, and
+	// what masks the record's, look for secrets in tool results. nil: the
+	// turn walks the roots for itself.
+	Private *taint.Index
 	// ToolSupport is what the session has learned of its models' tool
 	// calling (notools.go); nil learns for this turn alone.
 	ToolSupport *ToolSupport
@@ -232,8 +242,17 @@ type Result struct {
 	rec     *store.Run       // the record, being finished (Recorded)
 	head    *store.RunRecord // run.json as the run ended (Recorded amends it)
 	gone    func() bool      // Turn.ClientGone
-	release func()           // deletes the turn's uploads (Recorded); nil when none
+	secrets *taint.Secrets
+	release func() // deletes the turn's uploads (Recorded); nil when none
 }
+
+// Mask is text as the session keeps it of the turn for its later ones
+// (DESIGN §13, §19): masked of what the turn read of private files, and of
+// the secrets of any private file under the roots that text carries. The
+// session's file keeps the turn's answer and its streamed commentary so,
+// gate on or off: the user saw them as they were sent; the next turn's
+// request, a load's replay and the file on disk get them masked.
+func (res *Result) Mask(text string) string { return res.secrets.MaskFound(text) }
 
 // Flags the engine records on runs; the checks' own (truncated,
 // schema_unchecked, validator_error) come from outputspec.
@@ -480,7 +499,7 @@ func (r *run) walk(ctx context.Context) error {
 func (r *run) finish(ctx context.Context, err error) *Result {
 	// The last reply is the session's memory of a run without an answer:
 	// masked, as every text kept for later is.
-	res := &Result{RunID: r.t.RunID, StopReason: "end_turn", LastReply: r.mask(r.reply), Written: r.written, Tainted: r.taint.Session()}
+	res := &Result{RunID: r.t.RunID, StopReason: "end_turn", LastReply: r.mask(r.reply), Written: r.written, Tainted: r.taint.Session(), secrets: r.share.secrets}
 	if g := r.taint; g.Carries(r.reply) != "" && !g.Allows() {
 		// A reply the gate would refuse is never kept as the exchange's
 		// answer, to be sent to the model next turn.
@@ -513,6 +532,9 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 	}
 	if w := r.rec.Warning(); w != "" {
 		r.warn(w) // once per run, however many files failed
+	}
+	if w := r.t.Private.Untold(); w != "" && r.sub.depth == 0 {
+		r.warn(w) // once per session
 	}
 	res.Flags, res.Warnings = nonNil(r.flags), nonNil(r.warnings)
 	res.Taint = taintCounts(r.taint)
@@ -566,7 +588,9 @@ func (r *run) emitPlan(ctx context.Context, stage, status string) error {
 func (r *run) planCopy() []PlanEntry {
 	plan := append([]PlanEntry(nil), r.plan...)
 	for i := range plan {
-		plan[i].Files = slices.Clone(plan[i].Files)
+		// The names of files written, masked in a tainted run as the calls
+		// that wrote them are (maskNames).
+		plan[i].Files = maskFiles(plan[i].Files, r.taint.Mask)
 	}
 	return plan
 }

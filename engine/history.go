@@ -30,7 +30,7 @@ func KeepHistory(h []Exchange) []Exchange {
 	}
 	kept := make([]Exchange, len(h))
 	for i, ex := range h {
-		kept[i] = Exchange{Prompt: clip(ex.Prompt), Answer: clip(ex.Answer), RunID: ex.RunID, NotShown: ex.NotShown, FirstNotShown: ex.FirstNotShown}
+		kept[i] = Exchange{Prompt: clip(ex.Prompt), Answer: clip(ex.Answer), RunID: ex.RunID, Masked: ex.Masked, NotShown: ex.NotShown, FirstNotShown: ex.FirstNotShown}
 	}
 	if len(cut) > 0 {
 		first := &kept[0]
@@ -43,6 +43,31 @@ func KeepHistory(h []Exchange) []Exchange {
 		}
 	}
 	return kept
+}
+
+// maskHistory is h as the model is shown it: each earlier prompt and
+// answer masked of the secrets of the private files under the roots it
+// carries (taint.Secrets.MaskFound), as later stages' preambles are (DESIGN
+// §19), gate on or off: an answer the gate let through (off, or `allow`)
+// went to the user, not to every later request. An exchange that masking
+// changed is marked Masked, so the record's prompt.md writes it out as
+// the model was sent it rather than naming a run whose record has it in
+// clear.
+func (r *run) maskHistory(h []Exchange) []Exchange {
+	secrets := r.share.secrets
+	for _, ex := range h { // all found first: a line of a file one answer brings is masked in every exchange
+		for _, text := range []string{ex.Prompt, ex.Answer, ex.FirstNotShown} {
+			secrets.Read(secrets.Found(text, nil))
+		}
+	}
+	out := make([]Exchange, len(h))
+	for i, ex := range h {
+		m := ex
+		m.Prompt, m.Answer, m.FirstNotShown = secrets.Mask(ex.Prompt), secrets.Mask(ex.Answer), secrets.Mask(ex.FirstNotShown)
+		m.Masked = ex.Masked || m.Prompt != ex.Prompt || m.Answer != ex.Answer
+		out[i] = m
+	}
+	return out
 }
 
 // firstLine is the first line of a prompt that is not blank, cut at 200
@@ -61,8 +86,8 @@ func firstLine(s string) string {
 
 // historyText is the session's earlier turns h as the run's first visit
 // shows them, before its task. For the record (named), an earlier turn
-// that has a run id is named by it instead of written out: its own record
-// has it whole, and a long session would otherwise write out its whole
+// that has a run id is named by it instead of written out, unless masked
+// (Exchange.Masked): its own record has it whole, and a long session would otherwise write out its whole
 // history again at every turn.
 func historyText(h []Exchange, named bool) string {
 	if len(h) == 0 {
@@ -80,7 +105,7 @@ func historyText(h []Exchange, named bool) string {
 	}
 	for i, ex := range h {
 		turn := n + i + 1
-		if named && ex.RunID != "" {
+		if named && ex.RunID != "" && !ex.Masked {
 			fmt.Fprintf(&b, "[earlier turn %d: run %s]\n", turn, ex.RunID)
 			continue
 		}

@@ -31,7 +31,7 @@ func (v *stageVisit) preamble() string {
 	for _, o := range done {
 		fmt.Fprintf(&b, "\n### Stage %s\n%s\n", o.stage, o.summary())
 		if len(o.files) > 0 {
-			fmt.Fprintf(&b, "Files written: %s\n", fileList(o.files))
+			fmt.Fprintf(&b, "Files written: %s\n", fileList(maskFiles(o.files, v.run.mask)))
 		}
 		if o.response != "" {
 			writeFramed(&b, "stage "+o.stage+": last response", o.response, o.dir, store.LastResponseFile)

@@ -40,7 +40,7 @@ func recordHead(r *run) store.RunRecord {
 
 // finishRecord writes run.json as res says the run ended, and returns it.
 func finishRecord(rec *store.Run, res *Result) *store.RunRecord {
-	rr := &store.RunRecord{Status: res.Status, StopReason: res.StopReason, Flags: res.Flags, Warnings: res.Warnings, FinalOutput: res.Answer, Files: res.Written,
+	rr := &store.RunRecord{Status: res.Status, StopReason: res.StopReason, Flags: res.Flags, Warnings: res.Warnings, FinalOutput: res.Answer, Files: maskFiles(res.Written, res.secrets.Mask),
 		Workers: res.Workers, Children: res.Children, Taint: res.Taint,
 		NoAnswer: res.NoAnswer, Unavailable: res.Unavailable, ClientGone: res.ClientGone}
 	if res.Err != nil {
@@ -249,7 +249,7 @@ func (vr *visitRecord) tool(tc llm.ToolCall, res ToolResult) {
 func (vr *visitRecord) finish(v *stageVisit, err error) {
 	vr.status.Iterations, vr.status.Revisits, vr.status.Repairs = v.iterations, v.nudgesSent(), v.rep.refused
 	vr.status.Answered = v.submitted != nil
-	vr.status.Files = nonNil(v.written)
+	vr.status.Files = nonNil(maskFiles(v.written, vr.mask))
 	vr.status.Outcome, vr.status.Transition = v.ended, v.next
 	vr.status.Model, vr.status.Usage = v.model, v.usage
 	if err != nil {

@@ -109,3 +109,40 @@ text = "There is a key."
 		}
 	}
 }
+
+// An earlier turn kept with a secret in clear (a session written before
+// history was masked) reaches the model masked, the private file it came
+// from found under the roots though this turn never read it; prompt.md
+// writes that turn out as the model was sent it, not as a reference to a
+// run whose record has it in clear.
+func TestRun_historyMasked(t *testing.T) {
+	const key = "sk-live-4f9a8b7c6d5e4f3a2b1c"
+	turn, sp := scripted(t, `
+[agent]
+name = "one"
+[stages.answer]
+mode = "output"
+`, `
+[[turn]]
+text = "Done."
+`)
+	turn.History = []engine.Exchange{
+		{Prompt: "What is the key?", Answer: "The key is " + key + ".", RunID: "r-0"},
+		{Prompt: "And the port?", Answer: "5432.", RunID: "r-00"},
+	}
+	if err := os.WriteFile(filepath.Join(turn.Workspace.Cwd(), ".env"), []byte("API_KEY="+key+"\nPORT=5432\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ended(t, runTurn(context.Background(), turn, &events{}), engine.StatusAnswered, "end_turn")
+	sent := sp.reqs[0].Messages[0].Text
+	if strings.Contains(sent, "4f9a8b7c6d5e4f3a2b1c") || !strings.Contains(sent, "The key is sk-…1c.") {
+		t.Errorf("the request's history:\n%s\nwant the key masked", sent)
+	}
+	b, err := os.ReadFile(recordPath(turn, "stages/001-answer@1/prompt.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := string(b); strings.Contains(p, "4f9a8b7c6d5e4f3a2b1c") || !strings.Contains(p, "The key is sk-…1c.") || strings.Contains(p, "run r-0]") {
+		t.Errorf("prompt.md:\n%s\nwant the masked turn written out as sent", p)
+	}
+}

@@ -209,7 +209,7 @@ func (v *stageVisit) prepare() {
 		// The run's first visit carries the session's earlier turns, as
 		// KeepHistory keeps them (a long session must not outgrow the
 		// model's context), framed as data (history.go).
-		history := KeepHistory(r.t.History)
+		history := r.maskHistory(KeepHistory(r.t.History))
 		earlier = historyText(history, false)
 		v.rec.earlier, v.rec.history = history, earlier
 		v.rec.status.HistoryNotShown = history[0].NotShown
@@ -499,7 +499,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *llm.Response) (to strin
 			_ = v.run.sink.Emit(context.WithoutCancel(ctx), Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: upd})
 			return "", false, ctx.Err()
 		}
-		if err := v.run.sink.Emit(ctx, Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: finished(ev.ID, tc.Name, res)}); err != nil {
+		if err := v.run.sink.Emit(ctx, Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: maskNames(v.run.taint, finished(ev.ID, tc.Name, res))}); err != nil {
 			return "", false, err
 		}
 		fed := res.Output
@@ -602,8 +602,11 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc llm.ToolCall, ev
 		KeepExisting: v.contract != nil && v.contract.KeepsExisting(),
 		Progress: func(p ToolCallEvent) {
 			p.ID = ev.ID
-			_ = v.run.sink.Emit(ctx, Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: &p})
+			_ = v.run.sink.Emit(ctx, Event{Kind: EventToolCallUpdate, Stage: v.stage.Name, ToolCall: maskNames(v.run.taint, &p)})
 		},
+	}
+	if v.run.taint != nil {
+		call.Workspace = namesMasked{call.Workspace, v.run.taint}
 	}
 	if refused, stop := v.gateEgress(ctx, tool, call, tc, ev); stop {
 		return refused

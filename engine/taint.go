@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/coda-acp/coda/engine/blueprint"
@@ -46,6 +47,7 @@ func newTaint(r *run) *taint.Gate {
 	if err != nil {
 		r.warn(fmt.Sprintf("taint: %v", err))
 	}
+	g.UseIndex(r.t.Private)
 	g.Restore(r.t.Tainted) // the session's earlier turns
 	g.Read(r.t.PromptSources)
 	return g
@@ -61,6 +63,7 @@ func newSecrets(r *run) *taint.Secrets {
 		roots, cwd = ws.Roots(), ws.Cwd()
 	}
 	s := taint.NewSecrets(r.e.Taint, (*taint.Config)(r.t.Agent.Agent.Taint), cwd, roots)
+	s.UseIndex(r.t.Private)
 	s.Restore(r.t.Tainted) // what the session's gate knows from its earlier turns
 	s.Read(r.t.PromptSources)
 	return s
@@ -166,6 +169,9 @@ func (v *stageVisit) gateAnswer(ctx context.Context, verdict outputspec.Verdict)
 	cwd := v.run.t.Workspace.Cwd()
 	disk := rootfs.Disk{Roots: v.run.t.Workspace.Roots()}
 	for _, a := range verdict.Artifacts {
+		// Its name goes with the answer too (the answer's _meta, a
+		// resource_link, run.json): it meets the gate as text.
+		c.Payload = append(c.Payload, a.Path)
 		path := filepath.Join(cwd, filepath.FromSlash(a.Path))
 		if name, private := g.Private(path); private {
 			c.Carried = append(c.Carried, name)
@@ -224,4 +230,61 @@ func (v *stageVisit) gateEgress(ctx context.Context, tool Tool, call *Call, tc l
 		return ToolResult{}, false
 	}
 	return ToolResult{Output: out.Refusal, IsError: true, Title: ev.Title}, true
+}
+
+// maskNames is ev as a tainted run shows it (DESIGN §13): the names it
+// shows, its title, its locations and its diffs' paths, masked of private
+// content, as the call's announcement is (announce). A file a write or an
+// edit names may be named with a secret (`out/sk-live-…/notes.txt`): the
+// name meets the gate as text. ev itself is not changed; what the gate
+// has not seen taint in is returned as it is.
+func maskNames(g *taint.Gate, ev *ToolCallEvent) *ToolCallEvent {
+	if ev == nil || !g.Tainted() {
+		return ev
+	}
+	m := *ev
+	m.Title = g.Mask(ev.Title)
+	m.Locations = slices.Clone(ev.Locations)
+	for i := range m.Locations {
+		m.Locations[i].Path = g.Mask(m.Locations[i].Path)
+	}
+	m.Content = slices.Clone(ev.Content)
+	for i, c := range m.Content {
+		if c.Diff != nil {
+			d := *c.Diff
+			d.Path = g.Mask(d.Path)
+			m.Content[i].Diff = &d
+		}
+	}
+	return &m
+}
+
+// namesMasked is a Workspace whose permission requests, a tool's own
+// (write_file, edit_file, shell), are shown as maskNames shows a call, its
+// arguments redacted too, once the run is tainted.
+type namesMasked struct {
+	Workspace
+	g *taint.Gate
+}
+
+func (w namesMasked) RequestPermission(ctx context.Context, req PermissionRequest) (bool, error) {
+	if w.g.Tainted() {
+		req.ToolCall = *maskNames(w.g, &req.ToolCall)
+		if len(req.ToolCall.RawInput) > 0 {
+			req.ToolCall.RawInput = w.g.RedactArgs(req.ToolCall.RawInput)
+		}
+	}
+	return w.Workspace.RequestPermission(ctx, req)
+}
+
+// maskFiles is files with each name masked by mask (nil stays nil).
+func maskFiles(files []string, mask func(string) string) []string {
+	if files == nil {
+		return nil
+	}
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = mask(f)
+	}
+	return out
 }

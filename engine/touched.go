@@ -40,6 +40,16 @@ type UntrackedWriter interface {
 // milliseconds, which a command's own run dwarfs.
 const maxSnapshotEntries = 20000
 
+// maxSnapshotTime bounds what one snapshot takes, whatever it has walked:
+// a slow or network file system (or one a command keeps busy) can make
+// 20,000 stats take seconds, paid twice a call. A snapshot stopped by it
+// is partial, as one stopped by its entries is.
+const maxSnapshotTime = 2 * time.Second
+
+// snapshotClockEvery is how many entries a snapshot walks between two
+// looks at the clock.
+const snapshotClockEvery = 64
+
 // builtFolders are the folders of rootfs.Pruned that hold build output,
 // which the snapshot walks; maxBuiltEntries bounds what one snapshot walks
 // of them, apart from the rest.
@@ -70,13 +80,15 @@ type snapshot struct {
 // takeSnapshot walks roots, but for the state directory state (where
 // the run's own record is written while it runs), when it lies under one.
 func takeSnapshot(roots []string, state string) *snapshot {
-	return snapshotWithin(roots, state, maxSnapshotEntries, maxBuiltEntries)
+	return snapshotWithin(roots, state, maxSnapshotEntries, maxBuiltEntries, time.Now)
 }
 
 // snapshotWithin is takeSnapshot within budgets of its own (of the tree,
-// of the build output), for tests.
-func snapshotWithin(roots []string, state string, maxEntries, maxBuilt int) *snapshot {
+// of the build output) and on a clock of its own (now), for tests.
+func snapshotWithin(roots []string, state string, maxEntries, maxBuilt int, now func() time.Time) *snapshot {
 	s := &snapshot{files: map[string]stamp{}}
+	deadline := now().Add(maxSnapshotTime)
+	walked := 0
 	if state != "" {
 		state, _ = filepath.Abs(state)
 	}
@@ -84,6 +96,10 @@ func snapshotWithin(roots []string, state string, maxEntries, maxBuilt int) *sna
 	for _, root := range roots {
 		root = filepath.Clean(root)
 		_ = rootfs.WalkExcept(root, notWalked, func(rel string, d fs.DirEntry) error {
+			if walked++; walked%snapshotClockEvery == 0 && now().After(deadline) {
+				s.partial = true
+				return rootfs.ErrStop
+			}
 			inBuilt := underBuilt(rel)
 			switch {
 			case !inBuilt:

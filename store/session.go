@@ -109,6 +109,9 @@ type PromptBlock struct {
 type Said struct {
 	Prompt string `json:"prompt"`
 	Answer string `json:"answer"`
+	// Masked says a secret was masked in them: the run's record has them
+	// in clear, so a later run's prompt.md writes them out as sent.
+	Masked bool `json:"masked,omitempty"`
 }
 
 // A line of a session's file.

@@ -13,6 +13,7 @@ import (
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/local"
+	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/bytesize"
 	"github.com/coda-acp/coda/internal/textcut"
 	"github.com/coda-acp/coda/outputspec"
@@ -142,6 +143,7 @@ func runTask(ctx context.Context, f *runFlags, task string, args []string, rs *r
 		RunID: runID, Agent: l.Agent, Outputs: outs, Prompt: task,
 		UserModel: l.UserModel, DefaultModel: l.DefaultModel, UserEffort: l.UserEffort, Workspace: ws,
 		Checkpoints: true,
+		Private:     taint.NewIndex(), // for its note when the workspace is too large to look through
 	}
 	if rs != nil {
 		turn.Resume = rs.from

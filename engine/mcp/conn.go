@@ -19,6 +19,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -196,6 +197,10 @@ func Start(ctx context.Context, s Server, opts Options) (*Conn, error) {
 			err = fmt.Errorf("coda stopped it: its list of tools is over %s, the most coda reads of one MCP message", maxMessage)
 		case c.tooLarge.Load():
 			err = fmt.Errorf("coda stopped it: its answer to coda's first request is over %s, the most coda reads of one MCP message", maxMessage)
+		case unreadable(err):
+			// coda dropped it for what it sent; its exit after (a broken
+			// pipe, most likely) is what that caused, not the reason.
+			err = fmt.Errorf("coda stopped it: coda cannot read what it sent (%v)", err)
 		default:
 			err = c.startError(err)
 		}
@@ -264,6 +269,15 @@ func (c *Conn) toolDefs() []*sdk.Tool {
 	c.toolsMu.Lock()
 	defer c.toolsMu.Unlock()
 	return c.tools
+}
+
+// unreadable reports whether err is coda failing to read what a server
+// sent: JSON it cannot decode (nested past what a JSON reader takes, as a
+// schema 100,000 deep is, or malformed).
+func unreadable(err error) bool {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	return errors.As(err, &syntax) || errors.As(err, &typ)
 }
 
 // startError says why a server did not start: a process that exited says

@@ -106,7 +106,8 @@ func TestConn_droppedForSize(t *testing.T) {
 }
 
 // After coda is killed outright (kill -9), a stdio server that ignores its
-// input's end dies too (Linux: the parent-death signal).
+// input's end dies too, and so does the child it started in its process
+// group (Linux: the parent-death signal, to a guard that kills the group).
 func TestStart_diesWithCoda(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the parent-death signal is Linux's")
@@ -114,7 +115,8 @@ func TestStart_diesWithCoda(t *testing.T) {
 	bin := mcptest.Server(t)
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	holder := exec.Command(os.Args[0], "-test.run=^$")
-	holder.Env = append(os.Environ(), "CODA_MCP_TEST_HOLD="+bin, "CODA_MCP_TEST_PIDFILE="+pidfile)
+	childfile := filepath.Join(t.TempDir(), "child")
+	holder.Env = append(os.Environ(), "CODA_MCP_TEST_HOLD="+bin, "CODA_MCP_TEST_PIDFILE="+pidfile, "CODA_MCP_TEST_CHILDFILE="+childfile)
 	out, err := holder.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -127,23 +129,24 @@ func TestStart_diesWithCoda(t *testing.T) {
 	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "started\n" {
 		t.Fatalf("the holder said %q, %v", line, err)
 	}
-	server := mcptest.PID(t, pidfile)
+	server, child := mcptest.PID(t, pidfile), mcptest.PID(t, childfile)
 	if err := holder.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = holder.Wait()
 	mcptest.WaitGone(t, server)
+	mcptest.WaitGone(t, child)
 }
 
 // hold is the holder process of TestStart_diesWithCoda: it starts the
 // server, ignoring its input's end, from a goroutine that then ends (the
 // parent-death signal must not follow its thread), says so, and waits to be
 // killed.
-func hold(bin, pidfile string) {
+func hold(bin, pidfile, childfile string) {
 	started := make(chan error)
 	go func() {
 		_, err := mcp.Start(context.Background(), mcp.Server{Name: "stubborn", Command: bin, Dir: os.TempDir(),
-			Env: []string{"CODA_MCP_IGNORE_EOF=1", "CODA_MCP_PIDFILE=" + pidfile}}, mcp.Options{})
+			Env: []string{"CODA_MCP_IGNORE_EOF=1", "CODA_MCP_PIDFILE=" + pidfile, "CODA_MCP_CHILD_PIDFILE=" + childfile}}, mcp.Options{})
 		started <- err
 	}()
 	if err := <-started; err != nil {
@@ -152,4 +155,51 @@ func hold(bin, pidfile string) {
 	}
 	fmt.Println("started")
 	select {}
+}
+
+// A server whose list of tools coda cannot read (a schema nested 100,000
+// deep, past what a JSON reader takes) is reported as stopped by coda,
+// with why, not by how it exited once coda dropped it ("exited with
+// status 1 … BrokenPipeError", as a Python server says it).
+func TestStart_deepSchema(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the server is the test binary, run with an environment")
+	}
+	_, err := mcp.Start(context.Background(), mcp.Server{Name: "deep", Command: os.Args[0], Args: []string{"-test.run=^$"}, Dir: t.TempDir(),
+		Env: []string{"CODA_MCP_TEST_DEEP=1"}}, mcp.Options{})
+	if err == nil || !strings.Contains(err.Error(), "coda stopped it") || strings.Contains(err.Error(), "exited with status") {
+		t.Errorf("Start = %v, want it stopped by coda, and why", err)
+	}
+}
+
+// deepServer is the server of TestStart_deepSchema: it answers initialize,
+// then lists one tool whose schema nests 100,000 deep, and says so on
+// stderr and exits 1 when its output is gone, as a Python server would.
+func deepServer() {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	for in.Scan() {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(in.Bytes(), &req) != nil || req.ID == nil {
+			continue
+		}
+		var result string
+		switch req.Method {
+		case "initialize":
+			result = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"deep","version":"1"}}`
+		case "tools/list":
+			const n = 100000
+			result = `{"tools":[{"name":"deep","inputSchema":{"type":"object","properties":{"a":` + strings.Repeat(`{"properties":{"a":`, n) + `{}` + strings.Repeat(`}}`, n) + `}}}]}`
+		default:
+			result = `{}`
+		}
+		if _, err := fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", req.ID, result); err != nil {
+			fmt.Fprintln(os.Stderr, "BrokenPipeError: [Errno 32] Broken pipe")
+			os.Exit(1)
+		}
+	}
+	os.Exit(0)
 }

@@ -25,7 +25,10 @@ import (
 
 func TestMain(m *testing.M) {
 	if bin := os.Getenv("CODA_MCP_TEST_HOLD"); bin != "" {
-		hold(bin, os.Getenv("CODA_MCP_TEST_PIDFILE"))
+		hold(bin, os.Getenv("CODA_MCP_TEST_PIDFILE"), os.Getenv("CODA_MCP_TEST_CHILDFILE"))
+	}
+	if os.Getenv("CODA_MCP_TEST_DEEP") != "" {
+		deepServer()
 	}
 	code := m.Run()
 	mcptest.Cleanup()

@@ -21,10 +21,11 @@ import (
 // own, with pipes coda owns: waiting for it never waits on what it started,
 // and stopping it kills the whole group, so nothing is left behind.
 type process struct {
-	cmd    *exec.Cmd
-	stdin  *os.File // the write end: closing it asks the server to exit
-	stdout *os.File // the read end
-	stderr *tail
+	cmd     *exec.Cmd
+	release func()   // ends the guard of its group (proc.GuardGroup)
+	stdin   *os.File // the write end: closing it asks the server to exit
+	stdout  *os.File // the read end
+	stderr  *tail
 
 	exited  chan struct{} // closed once the process has exited and was reaped
 	waitErr error         // set before exited closes
@@ -82,16 +83,24 @@ func startProcess(s Server, log *slog.Logger) (*process, error) {
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	// A server that ignores its input's end would outlive a coda killed
-	// outright (kill -9): on Linux it is killed with coda.
+	// outright (kill -9): on Linux it is killed with coda (StartBound),
+	// and on every unix so is what it started in its group (GuardGroup).
 	if err := proc.StartBound(cmd); err != nil {
 		closeAll()
 		return nil, err
+	}
+	release, err := proc.GuardGroup(cmd)
+	if err != nil {
+		_ = proc.KillGroup(cmd)
+		_ = cmd.Wait()
+		closeAll()
+		return nil, fmt.Errorf("guarding its process group: %w", err)
 	}
 	// The child holds its own ends now.
 	inR.Close()
 	outW.Close()
 	errW.Close()
-	p := &process{cmd: cmd, stdin: inW, stdout: outR, stderr: &tail{}, exited: make(chan struct{}), logged: make(chan struct{})}
+	p := &process{cmd: cmd, release: release, stdin: inW, stdout: outR, stderr: &tail{}, exited: make(chan struct{}), logged: make(chan struct{})}
 	go p.readStderr(errR, log.With("server", s.Name))
 	go func() {
 		p.waitErr = cmd.Wait()
@@ -158,6 +167,7 @@ func (p *process) stop(grace time.Duration) {
 	case <-p.exited:
 	case <-timer.C:
 	}
+	p.release()
 	_ = proc.KillGroup(p.cmd)
 	<-p.exited
 	p.stdout.Close()

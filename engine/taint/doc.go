@@ -15,7 +15,7 @@
 //
 // A call is gated when what it would send carries private content: a
 // private line (or a secret-looking part of one) found in it, compared
-// folded (fold.go: white space and Unicode format characters removed, NFKC
+// folded (fold.go: white space and default-ignorable code points removed, NFKC
 // folded, lower-cased), also behind the answer format's own escapes
 // (decode.go: JSON strings, CSV cells, XML entities); a secret of 16 or
 // more characters is found by any 12 of them in a row; or a private file

@@ -8,8 +8,10 @@ import (
 )
 
 // fold appends s to dst as the gate compares text: every white space and
-// Unicode format character (zero-width spaces and joiners, soft hyphens,
-// bidi marks) removed, NFKC folded (fullwidth `ＡＢＣ` is `ABC`, ligatures
+// default-ignorable code point (ignorable.go: format characters such as
+// zero-width spaces and joiners, soft hyphens and bidi marks; variation
+// selectors, the combining grapheme joiner, Hangul fillers, tag
+// characters) removed, NFKC folded (fullwidth `ＡＢＣ` is `ABC`, ligatures
 // come apart) and lower-cased. The same fold of a private line and of a
 // payload makes them match however the model retyped it short of an
 // encoding.
@@ -51,7 +53,7 @@ func foldMap(dst []byte, from, to *[]int, s string) []byte {
 			seg := it.Next()
 			b := i + it.Pos()
 			for _, r := range string(seg) {
-				if unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) || r == 0x7f {
+				if ignored(r) {
 					continue // DEL too, as the ASCII path drops it
 				}
 				var buf [utf8.UTFMax]byte

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/coda-acp/coda/internal/rootfs"
 )
@@ -23,17 +24,31 @@ import (
 
 // rootFiles is what the private files under the roots hold.
 type rootFiles struct {
-	once  sync.Once
 	mu    sync.Mutex // lines, in find
 	lines privateLines
 	paths []string // the files read, absolute: lines' sources
 	// partial says a bound stopped the reading: some files are not known.
 	partial bool
+	entries int // entries walked
+	// dirs are the folders walked, and stamps the private files found,
+	// by absolute path: what an Index looks at to tell that nothing
+	// changed.
+	dirs   map[string]time.Time
+	stamps map[string]stamp
 }
+
+// A stamp is what a stat says of a file that changes when it does.
+type stamp struct {
+	size int64
+	mod  time.Time
+}
+
+// maxRootEntries bounds the entries rootFiles walks, over all roots (a
+// var: tests lower it).
+var maxRootEntries = 50000
 
 // Bounds on what rootFiles reads.
 const (
-	maxRootEntries   = 50000   // entries walked, over all roots
 	maxRootFiles     = 256     // private files read
 	maxRootFileBytes = 1 << 20 // of each
 	maxRootBytes     = 8 << 20 // of all
@@ -77,11 +92,7 @@ func (g *Gate) foundFiles(files []io.Reader) []Source {
 
 // rootFiles is what the private files under the roots hold, read the
 // first time it is asked for.
-func (g *Gate) rootFiles() *rootFiles {
-	f := &g.files
-	f.once.Do(func() { f.read(g.paths) })
-	return f
-}
+func (g *Gate) rootFiles() *rootFiles { return g.files.get(g.paths) }
 
 // sources are the files that hold the lines found that hold a secret,
 // each once, but for those known names already (abs makes their paths
@@ -101,15 +112,18 @@ func (f *rootFiles) sources(found []uint32, known []Source, abs func(string) str
 }
 
 // read takes in the private files under the roots, each once (a root
-// inside another, or given twice, is walked once), through an os.Root
-// and without following a symlink.
+// inside another, or given twice, is walked once), through an os.Root,
+// without following a symlink and without a stat of each entry
+// (rootfs.WalkNames): only the folders and the private files are
+// stat'ed, for an Index to tell later that nothing changed.
 func (f *rootFiles) read(paths *privatePaths) {
+	f.dirs, f.stamps = map[string]time.Time{}, map[string]stamp{}
 	var reals []string
 	for _, root := range paths.roots {
 		reals = append(reals, rootfs.RealRoot(root))
 	}
 	slices.SortFunc(reals, func(a, b string) int { return len(a) - len(b) }) // an outer root first
-	entries, total := 0, 0
+	total := 0
 	var walked []string
 	for _, real := range reals {
 		if slices.ContainsFunc(walked, func(w string) bool { return rootfs.Within(w, real) }) {
@@ -120,21 +134,35 @@ func (f *rootFiles) read(paths *privatePaths) {
 		if err != nil {
 			continue
 		}
-		_ = rootfs.Walk(real, func(rel string, d fs.DirEntry) error {
-			if entries++; entries > maxRootEntries || len(f.paths) >= maxRootFiles || total >= maxRootBytes {
+		if fi, err := r.Lstat("."); err == nil {
+			f.dirs[real] = fi.ModTime()
+		}
+		_ = rootfs.WalkNames(real, func(rel string, d fs.DirEntry) error {
+			if f.entries++; f.entries > maxRootEntries || len(f.paths) >= maxRootFiles || total >= maxRootBytes {
 				f.partial = true
 				return rootfs.ErrStop
+			}
+			if d.IsDir() {
+				if fi, err := r.Lstat(filepath.FromSlash(rel)); err == nil {
+					f.dirs[filepath.Join(real, filepath.FromSlash(rel))] = fi.ModTime()
+				}
+				return nil
 			}
 			if !d.Type().IsRegular() || !paths.match(rel) {
 				return nil
 			}
-			text, err := readRegular(r, filepath.FromSlash(rel), min(maxRootFileBytes, maxRootBytes-total))
-			if err != nil || len(text) == 0 {
+			abs := filepath.Join(real, filepath.FromSlash(rel))
+			text, st, err := readRegular(r, filepath.FromSlash(rel), min(maxRootFileBytes, maxRootBytes-total))
+			if err != nil {
+				return nil
+			}
+			f.stamps[abs] = st
+			if len(text) == 0 {
 				return nil
 			}
 			total += len(text)
 			f.lines.add(string(text), len(f.paths))
-			f.paths = append(f.paths, filepath.Join(real, filepath.FromSlash(rel)))
+			f.paths = append(f.paths, abs)
 			if f.lines.full {
 				f.partial = true
 				return rootfs.ErrStop
@@ -145,15 +173,18 @@ func (f *rootFiles) read(paths *privatePaths) {
 	}
 }
 
-// readRegular reads at most max bytes of the regular file rel under r.
-func readRegular(r *os.Root, rel string, max int) ([]byte, error) {
+// readRegular reads at most max bytes of the regular file rel under r,
+// and says what its stat said.
+func readRegular(r *os.Root, rel string, max int) ([]byte, stamp, error) {
 	file, err := r.OpenFile(rel, os.O_RDONLY|openFlags, 0)
 	if err != nil {
-		return nil, err
+		return nil, stamp{}, err
 	}
 	defer file.Close()
-	if fi, err := file.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fs.ErrInvalid
+	fi, err := file.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, stamp{}, fs.ErrInvalid
 	}
-	return io.ReadAll(io.LimitReader(file, int64(max)))
+	b, err := io.ReadAll(io.LimitReader(file, int64(max)))
+	return b, stamp{size: fi.Size(), mod: fi.ModTime()}, err
 }

@@ -53,7 +53,7 @@ func TestGate_found(t *testing.T) {
 	if found := g.Found("API_KEY=sk-proj-4fGh82kLmN0pQrStUvWxYz12f3", []Source{{Path: ".env"}}); len(found) != 0 {
 		t.Errorf("Found = %+v, want nothing the result names already", found)
 	}
-	if g.files.partial {
+	if g.files.files.partial {
 		t.Errorf("partial after reading 2 files")
 	}
 }
@@ -71,8 +71,8 @@ func TestGate_foundBounded(t *testing.T) {
 	if found := g.Found("KEY_3="+value(3), nil); len(found) != 1 {
 		t.Errorf("Found = %+v, want d003/.env", found)
 	}
-	if len(g.files.paths) != maxRootFiles || !g.files.partial {
-		t.Errorf("%d files read, partial %v; want %d, partial", len(g.files.paths), g.files.partial, maxRootFiles)
+	if len(g.files.files.paths) != maxRootFiles || !g.files.files.partial {
+		t.Errorf("%d files read, partial %v; want %d, partial", len(g.files.files.paths), g.files.files.partial, maxRootFiles)
 	}
 }
 

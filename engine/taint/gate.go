@@ -58,7 +58,7 @@ type Gate struct {
 	seed     maphash.Seed
 	// files are what the private files under the roots hold, for the
 	// results that name none of them (found.go).
-	files rootFiles
+	files turnFiles
 }
 
 // New sets up the gate for a turn: launch's settings with the agent's

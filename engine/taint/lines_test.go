@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -119,6 +120,18 @@ func TestPrivateLines_variants(t *testing.T) {
 		}
 		return b.String()
 	}
+	// lace puts one of seps after every fifth character of s, in turn:
+	// no piece of the key is left whole.
+	lace := func(s string, seps ...string) string {
+		var b strings.Builder
+		for i, r := range s {
+			b.WriteRune(r)
+			if i%5 == 4 {
+				b.WriteString(seps[i/5%len(seps)])
+			}
+		}
+		return b.String()
+	}
 	for name, payload := range map[string]string{
 		"two halves, words between": "first sk-proj-4fGh82kL and then, later, mN0pQrStUvWxYz12f3",
 		"a dash put in":             "sk-proj-4fGh82-kLmN0pQrSt-UvWxYz12f3",
@@ -126,6 +139,10 @@ func TestPrivateLines_variants(t *testing.T) {
 		"two CSV cells":             "name,part\nkey,sk-proj-4fGh82kLm\nkey,N0pQrStUvWxYz12f3",
 		"zero-width spaces":         "sk-proj-4fGh\u200b82kL\u200bmN0pQrSt\u200bUvWxYz12f3",
 		"a ZWJ and a soft hyphen":   "sk-proj-4fGh\u200d82kLmN0p\u00adQrStUvWxYz12f3",
+		"variation selectors":       lace(key, "\ufe0f", "\U000e0100"),
+		"a grapheme joiner":         lace(key, "\u034f"),
+		"Hangul fillers":            lace(key, "\u3164", "\u115f", "\u1160", "\uffa0"),
+		"tag characters":            lace(key, "\U000e0041", "\U000e007f"),
 		"fullwidth":                 fullwidth(key),
 		"upper-cased":               strings.ToUpper(key),
 	} {
@@ -140,6 +157,29 @@ func TestPrivateLines_variants(t *testing.T) {
 	}
 	if got := p.find("SSH ADMIN@LOCALHOST"); len(got) != 1 {
 		t.Errorf("the plain line, upper-cased, not found: %v", got)
+	}
+}
+
+// fold drops every default-ignorable code point: those Go's unicode
+// tables derive the property from (Other_Default_Ignorable_Code_Point,
+// Variation_Selector, Cf) but for white space and the few that Unicode
+// keeps visible (the interlinear annotation marks, the Egyptian
+// hieroglyph format controls, the prepended concatenation marks are Cf
+// and dropped anyway), and no letter or digit.
+func TestFold_defaultIgnorable(t *testing.T) {
+	for _, table := range []*unicode.RangeTable{unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector} {
+		for r := rune(0); r <= unicode.MaxRune; r++ {
+			if unicode.Is(table, r) && !unicode.IsSpace(r) {
+				if got := string(fold(nil, "a"+string(r)+"b")); got != "ab" {
+					t.Errorf("fold(a U+%04X b) = %q, want \"ab\"", r, got)
+				}
+			}
+		}
+	}
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if unicode.Is(defaultIgnorable, r) && (unicode.IsLetter(r) && r != 0x115F && r != 0x1160 && r != 0x3164 && r != 0xFFA0 || unicode.IsDigit(r)) {
+			t.Errorf("U+%04X is ignored but is a letter or digit", r)
+		}
 	}
 }
 

@@ -32,10 +32,12 @@ type privatePaths struct {
 	fold  bool
 	cwd   string
 	roots []string // as given, cleaned, then their real locations
+	// key is the globs and roots as given: what an Index was built for.
+	key string
 }
 
 func newPrivatePaths(patterns []string, cwd string, roots []string, fold bool) (*privatePaths, error) {
-	p := &privatePaths{fold: fold, cwd: filepath.Clean(cwd)}
+	p := &privatePaths{fold: fold, cwd: filepath.Clean(cwd), key: strings.Join(patterns, "\x00") + "\x01" + strings.Join(roots, "\x00")}
 	for _, pat := range patterns {
 		if fold {
 			pat = strings.ToLower(pat)

@@ -27,7 +27,7 @@ type Secrets struct {
 
 	// files is what the private files under the roots hold, for Found
 	// when the gate is off.
-	files rootFiles
+	files turnFiles
 }
 
 // NewSecrets sets up the matcher for a turn under the private paths the
@@ -78,8 +78,7 @@ func (s *Secrets) Found(text string, known []Source) []Source {
 	if s == nil || text == "" {
 		return nil
 	}
-	f := &s.files
-	f.once.Do(func() { f.read(s.paths()) })
+	f := s.files.get(s.paths())
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.sources(f.lines.find(text), known, s.abs)
@@ -149,4 +148,19 @@ func (s *Secrets) Mask(text string) string {
 		return text
 	}
 	return s.lines.mask(text)
+}
+
+// MaskFound is Mask of text after Found: the private files under the
+// roots whose secrets text carries are read, as if the turn had read them,
+// so text is masked of them however it came by them. What a session keeps
+// for its later turns (an earlier answer, the commentary a turn streamed)
+// goes through it: a model that restated a key the turn never read
+// through a tool, or a history written before the file was private, is
+// masked all the same.
+func (s *Secrets) MaskFound(text string) string {
+	if s == nil || text == "" {
+		return text
+	}
+	s.Read(s.Found(text, nil))
+	return s.Mask(text)
 }

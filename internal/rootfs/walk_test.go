@@ -1,6 +1,7 @@
 package rootfs
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -46,5 +47,42 @@ func TestWalk(t *testing.T) {
 	n := 0
 	if err := Walk(dir, func(string, fs.DirEntry) error { n++; return ErrStop }); err != nil || n != 1 {
 		t.Errorf("ErrStop: %v after %d entries", err, n)
+	}
+}
+
+// WalkNames reports what Walk does, in the same order, with the same
+// types, and stops, skips and prunes as it does.
+func TestWalkNames_asWalk(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"a/b/c.txt", "a/.env", "node_modules/x/.env", "z.pem", "d/e/f/g.key", ".git/config"} {
+		p := filepath.Join(dir, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("/etc", filepath.Join(dir, "a", "out")); err != nil {
+		t.Skip(err)
+	}
+	list := func(walk func(string, func(string, fs.DirEntry) error) error, skip string) []string {
+		var got []string
+		if err := walk(dir, func(rel string, d fs.DirEntry) error {
+			got = append(got, fmt.Sprintf("%s %v", rel, d.Type()))
+			if rel == skip {
+				return fs.SkipDir
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for _, skip := range []string{"", "a/b", "d"} {
+		want, got := list(Walk, skip), list(WalkNames, skip)
+		if !slices.Equal(got, want) {
+			t.Errorf("skipping %q: WalkNames =\n%q\nWalk =\n%q", skip, got, want)
+		}
 	}
 }

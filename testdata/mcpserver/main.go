@@ -19,7 +19,9 @@
 // as slow as the test wants); CODA_MCP_FAIL makes it print that to stderr
 // and exit 1 instead of serving; CODA_MCP_TOOLS=N adds N tools t00000…
 // (each with a description of CODA_MCP_TOOL_DESC bytes); CODA_MCP_IGNORE_EOF
-// keeps it running after its stdin ends, as some servers do.
+// keeps it running after its stdin ends, as some servers do;
+// CODA_MCP_CHILD_PIDFILE makes it start a child in its process group that
+// ignores its stdin's end too (a server's helper), and gets its pid.
 package main
 
 import (
@@ -49,6 +51,19 @@ func main() {
 	}
 	if p := os.Getenv("CODA_MCP_PIDFILE"); p != "" {
 		if err := os.WriteFile(p, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if os.Getenv("CODA_MCP_CHILD") != "" {
+		select {} // the child: until killed
+	}
+	if p := os.Getenv("CODA_MCP_CHILD_PIDFILE"); p != "" {
+		child := exec.Command(os.Args[0])
+		child.Env = append(os.Environ(), "CODA_MCP_CHILD=1", "CODA_MCP_CHILD_PIDFILE=")
+		if err := child.Start(); err != nil {
+			log.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(strconv.Itoa(child.Process.Pid)), 0o644); err != nil {
 			log.Fatal(err)
 		}
 	}
