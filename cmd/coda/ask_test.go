@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,5 +136,34 @@ func TestRunOnce_asksNothingOffTerminal(t *testing.T) {
 	_, stderr, err, _ := runAsking(t, script, ttyInput{strings.NewReader("staging\n")})
 	if err == nil || !strings.Contains(stderr, "coda asks: Which environment should I check?") {
 		t.Errorf("on a terminal: coda run = %v, want the question asked and the script's expect to fail\nstderr:\n%s", err, stderr)
+	}
+}
+
+// The null device, a pipe, a file and a reader are no terminal: `coda run
+// </dev/null` in a script asks nothing.
+func TestIsTerminal(t *testing.T) {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	file, err := os.Open(filepath.Join("ask_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	for name, in := range map[string]io.Reader{"the null device": null, "a pipe": r, "a file": file, "a reader": strings.NewReader("x"), "nil": nil} {
+		if isTerminal(in) {
+			t.Errorf("isTerminal(%s) = true", name)
+		}
+	}
+	if !isTerminal(ttyInput{strings.NewReader("")}) {
+		t.Errorf("isTerminal(a ttyReader that says so) = false")
 	}
 }
