@@ -130,7 +130,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "", "serve":
 		return serve(ctx, rest, stdin, stdout, stderr)
 	case "run":
-		return runOnce(ctx, rest, stdout, stderr)
+		return runOnce(ctx, rest, stdin, stdout, stderr)
 	case "result":
 		return result(ctx, rest, stdout, stderr)
 	case "ps":

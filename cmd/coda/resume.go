@@ -105,7 +105,7 @@ func resume(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if !detachIt {
 		fmt.Fprintln(stderr, "coda: "+resumeLine(rr, cp))
 	}
-	return runTask(ctx, f, task, l.Args, rs, stdout, stderr)
+	return runTask(ctx, f, task, l.Args, rs, nil, stdout, stderr)
 }
 
 // resumable says why rr's run cannot be resumed, or nil.

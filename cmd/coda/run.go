@@ -57,20 +57,22 @@ func parseRun(args []string) (*runFlags, string, error) {
 
 // runOnce is `coda run`: one turn without an editor. The answer goes to
 // stdout; progress goes to stderr. With --detach the turn runs in a
-// process of its own (detach.go).
-func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// process of its own (detach.go). On a terminal (stdin), the model can ask
+// the user (ask.go).
+func runOnce(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	f, task, err := parseRun(args)
 	if err != nil {
 		return err
 	}
-	return runTask(ctx, f, task, withoutDetach(args), nil, stdout, stderr)
+	return runTask(ctx, f, task, withoutDetach(args), nil, stdin, stdout, stderr)
 }
 
 // runTask runs task as `coda run` does, args being how it was asked (kept
 // in its record's launch.json for `coda resume`), or takes up the run rs
 // names again (resume.go). With --detach it starts the process that runs
-// it, once the launch is checked.
-func runTask(ctx context.Context, f *runFlags, task string, args []string, rs *resumed, stdout, stderr io.Writer) error {
+// it, once the launch is checked. When stdin is a terminal (and the run is
+// not detached) the model's ask_user asks on it; a nil stdin asks nothing.
+func runTask(ctx context.Context, f *runFlags, task string, args []string, rs *resumed, stdin io.Reader, stdout, stderr io.Writer) error {
 	progress := &terminalSink{w: stderr}
 	// Logs on stderr start on a line of their own, not after streamed text.
 	l, err := f.prepare(progress.logWriter(), false)
@@ -139,9 +141,14 @@ func runTask(ctx context.Context, f *runFlags, task string, args []string, rs *r
 	if f.yes {
 		ws.Approve = func(context.Context, engine.PermissionRequest) (bool, error) { return true, nil }
 	}
+	var workspace engine.Workspace = ws
+	if child == nil && isTerminal(stdin) {
+		// Someone is at the terminal: ask_user is offered, and asks there.
+		workspace = askingWorkspace{ws, newTerminalAsker(stdin, progress)}
+	}
 	turn := &engine.Turn{
 		RunID: runID, Agent: l.Agent, Outputs: outs, Prompt: task,
-		UserModel: l.UserModel, DefaultModel: l.DefaultModel, UserEffort: l.UserEffort, Workspace: ws,
+		UserModel: l.UserModel, DefaultModel: l.DefaultModel, UserEffort: l.UserEffort, Workspace: workspace,
 		Checkpoints: true,
 		Private:     taint.NewIndex(), // for its note when the workspace is too large to look through
 	}

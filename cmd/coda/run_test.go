@@ -93,7 +93,7 @@ arguments = { content = "Done, without the key." }
 	}
 	var stdout, stderr bytes.Buffer
 	err := runOnce(context.Background(), []string{"--agent", agent, "--taint", "deny", "--model", "script:" + model, "--state-dir", filepath.Join(work, "state"),
-		"--cwd", work, "--log-level", "debug", "Which key?"}, &stdout, &stderr)
+		"--cwd", work, "--log-level", "debug", "Which key?"}, nil, &stdout, &stderr)
 	if err != nil || stdout.String() != "Done, without the key.\n" {
 		t.Fatalf("coda run = %v, stdout %q\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run.sh: the interop check of coda with real ACP clients on Node — the official
-# TypeScript SDK (sdk-client.mjs) and acpx (acpx.sh, acpx-quiet.sh, acpx-session.sh, acpx-options.sh). Go tests never need Node;
+# TypeScript SDK (sdk-client.mjs, sdk-ask.mjs) and acpx (acpx.sh, acpx-quiet.sh, acpx-session.sh, acpx-options.sh, acpx-ask.mjs). Go tests never need Node;
 # this is run by hand or by CI that has Node and npm. mcp.sh adds coda with a
 # real MCP server from npm (the reference "everything" server, pinned here and
 # installed with the clients); npm.sh installs coda's own npm packages, as
@@ -51,10 +51,12 @@ run_check() {
 }
 
 run_check sdk-client node "$here/sdk-client.mjs" "$work/coda"
+run_check sdk-ask node "$here/sdk-ask.mjs" "$work/coda"
 run_check acpx bash "$here/acpx.sh" "$work/coda"
 run_check acpx-quiet bash "$here/acpx-quiet.sh" "$work/coda"
 run_check acpx-session bash "$here/acpx-session.sh" "$work/coda"
 run_check acpx-options bash "$here/acpx-options.sh" "$work/coda"
+run_check acpx-ask node "$here/acpx-ask.mjs" "$work/coda"
 run_check mcp bash "$here/mcp.sh" "$work/coda"
 run_check npm bash "$here/npm.sh"
 
