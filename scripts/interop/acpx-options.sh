@@ -77,7 +77,7 @@ run_acpx() {
 
 fail() {
 	echo "FAIL: $1"
-	for f in "$work"/*.out; do echo "--- $f"; cat "$f"; done
+	for f in "$work"/*.out; do echo "--- $f"; cut -c1-600 "$f"; done
 	exit 1
 }
 
@@ -120,4 +120,15 @@ run_acpx set mode ask >"$work/set-mode.out" 2>&1 || fail "acpx set mode ask"
 grep -q '"id":"model","name":"Model"[^]]*"currentValue":"lab:listed-one"' "$work/set-mode.out" ||
 	fail "after acpx set model lab:listed-one, the model option is not it"
 echo "ok - acpx set model lab:listed-one picks the listed model"
+
+# A headless client picks a listed model at once: acpx --model X exec on a
+# new coda applies X right after session/new, which offers the providers'
+# list when it came within a second (DESIGN §22). The turn itself then
+# calls the listing server, which serves no chat: only the pick is checked.
+(cd "$work/cwd" && HOME=$work/home "$acpx" --approve-all --format json --timeout 30 \
+	--agent "$agent" --model lab:listed-two exec 'Hello') >"$work/exec-model.out" 2>&1 || true
+grep -q 'did not advertise' "$work/exec-model.out" && fail "acpx --model lab:listed-two: coda did not offer the listed model in session/new"
+grep -q '"currentValue":"lab:listed-two"' "$work/exec-model.out" ||
+	fail "acpx --model lab:listed-two exec did not set the model option to the listed model"
+echo "ok - acpx --model lab:listed-two exec picks the listed model on a new coda"
 echo "acpx-options.sh: all checks passed"
