@@ -56,8 +56,9 @@ type method struct {
 	// optional: the params may be left out (they decode as zero).
 	optional bool
 	// serve decodes a message's params, runs the handler and answers;
-	// id is nil for a notification, ctx nil on the read loop (order.go).
-	serve func(s *Server, m *method, ctx context.Context, id, params json.RawMessage)
+	// id is nil for a notification; queued says the message is handled
+	// from its session's queue, off the read loop (order.go).
+	serve func(ctx context.Context, s *Server, m *method, queued bool, id, params json.RawMessage)
 }
 
 // table indexes the entries by name.
@@ -80,8 +81,8 @@ func call[P, R any](name string, handle func(*Server, *request[R], *P) (*R, erro
 	fields := requiredFields(reflect.TypeFor[P]())
 	return method{
 		name: name, params: reflect.TypeFor[P](), result: reflect.TypeFor[R](),
-		serve: func(s *Server, m *method, ctx context.Context, id, raw json.RawMessage) {
-			r := &request[R]{s: s, method: name, id: id, ctx: ctx}
+		serve: func(ctx context.Context, s *Server, m *method, queued bool, id, raw json.RawMessage) {
+			r := &request[R]{s: s, method: name, id: id, ctx: ctx, queued: queued}
 			p, err := decodeParams[P](m, raw, fields)
 			var res *R
 			if err == nil {
@@ -113,7 +114,7 @@ func notification[P any](name string, handle func(*Server, *P)) method {
 	fields := requiredFields(reflect.TypeFor[P]())
 	return method{
 		name: name, params: reflect.TypeFor[P](), notification: true,
-		serve: func(s *Server, m *method, _ context.Context, _, raw json.RawMessage) {
+		serve: func(_ context.Context, s *Server, m *method, _ bool, _, raw json.RawMessage) {
 			p, err := decodeParams[P](m, raw, fields)
 			if err != nil {
 				s.log.Warn("ignoring a notification coda cannot read", "method", name, "err", err)
@@ -137,9 +138,13 @@ type request[R any] struct {
 	id     json.RawMessage // as the client sent it
 	kept   bool
 	after  func()
-	// ctx is set when the request is handled off the read loop, from its
-	// session's queue (order.go): what that work runs under.
+	// ctx is what the handler runs under: on the read loop, the
+	// connection's (conn.turns); from a session's queue, that work's.
 	ctx context.Context
+	// queued: the request is handled off the read loop, by work that
+	// owes an answer already (a session's queue, order.go; a queued
+	// prompt, queue.go).
+	queued bool
 	// got, set by the package's tests, takes a kept request's answer
 	// instead of the client.
 	got func(*R, error)
@@ -157,7 +162,7 @@ func (r *request[R]) then(f func()) { r.after = f }
 // a message read before stdin ended is still handled as the read loop
 // would have handled it.
 func (r *request[R]) begin() (context.Context, context.CancelFunc, error) {
-	if r.ctx != nil {
+	if r.queued {
 		return r.s.conn.beginHeld()
 	}
 	return r.s.conn.begin()
@@ -279,12 +284,13 @@ func (s *Server) serve(id json.RawMessage, name string, params json.RawMessage) 
 	if held && !now {
 		return
 	}
-	s.dispatch(nil, id, name, params)
+	s.dispatch(s.conn.turns, false, id, name, params)
 }
 
 // dispatch hands a message to its entry of the table: on the read loop
-// (ctx nil), or from a session's queue.
-func (s *Server) dispatch(ctx context.Context, id json.RawMessage, name string, params json.RawMessage) {
+// (queued false, under the connection's context), or from a session's
+// queue (under that work's).
+func (s *Server) dispatch(ctx context.Context, queued bool, id json.RawMessage, name string, params json.RawMessage) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("panic handling a message", "method", name, "panic", p, "stack", string(debug.Stack()))
@@ -302,7 +308,7 @@ func (s *Server) dispatch(ctx context.Context, id json.RawMessage, name string, 
 	case m.notification && id != nil:
 		s.replyErr(id, name, fmt.Errorf("%w: %s is a notification: send it without an id", ErrInvalidParams, name))
 	default:
-		m.serve(s, m, ctx, id, params)
+		m.serve(ctx, s, m, queued, id, params)
 	}
 }
 

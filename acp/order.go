@@ -124,7 +124,7 @@ func (s *Server) hold(id json.RawMessage, method string, params json.RawMessage)
 // answer, in order. A request already off the loop (handled from a
 // session's queue) runs work where it is.
 func sessionAside[R any](s *Server, r *request[R], sessionID string, work func(ctx context.Context) (*R, error)) (*R, error) {
-	if r.ctx != nil {
+	if r.queued {
 		return work(r.ctx)
 	}
 	s.mu.Lock()
@@ -150,7 +150,7 @@ func (s *Server) unhold(ctx context.Context, sessionID string) {
 		}
 		m := q.held[0]
 		s.mu.Unlock()
-		s.dispatch(ctx, m.id, m.method, m.params)
+		s.dispatch(ctx, true, m.id, m.method, m.params)
 		s.mu.Lock()
 		q.bytes -= len(q.held[0].params)
 		q.held[0] = heldMessage{} // its params are not kept with the queue's array

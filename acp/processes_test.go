@@ -105,7 +105,7 @@ func TestSession_tornTurn(t *testing.T) {
 	for i := range 3 {
 		promptAndWait(t, srv, id, fmt.Sprintf("turn %d", i))
 	}
-	path := srv.store.SessionPath(id)
+	path := sessionFile(srv.store, id)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -173,7 +173,7 @@ func (s *Server) next(sess *session) {
 func (s *Server) startQueued(sess *session, q *queuedPrompt) {
 	defer s.conn.end() // the queue's; a turn owes its own
 	defer q.cancel()
-	r := &request[promptResponse]{s: s, method: "session/prompt", id: q.id, ctx: q.ctx, dequeued: true}
+	r := &request[promptResponse]{s: s, method: "session/prompt", id: q.id, ctx: q.ctx, queued: true, dequeued: true}
 	if q.ctx.Err() != nil {
 		sess.mu.Lock()
 		sess.starting = false

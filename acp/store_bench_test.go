@@ -148,7 +148,7 @@ func BenchmarkTurnHistory(b *testing.B) {
 		} else {
 			writeSession(b, state, id, cwd, mb<<20/3700, time.Now())
 			c.call(b, "session/resume", fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, cwd))
-			if fi, err := os.Stat(srv.store.SessionPath(id)); err != nil || fi.Size() < int64(mb)<<20*9/10 {
+			if fi, err := os.Stat(sessionFile(srv.store, id)); err != nil || fi.Size() < int64(mb)<<20*9/10 {
 				b.Fatalf("the session's file: %v, %v", fi, err)
 			}
 		}

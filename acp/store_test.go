@@ -298,7 +298,7 @@ func TestSaveSession_full(t *testing.T) {
 	srv := testServer(t, state, Options{})
 	id := handle(t, srv, (*Server).newSession, fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, cwd)).SessionID
 	promptAndWait(t, srv, id, "turn 0")
-	fi, err := os.Stat(srv.store.SessionPath(id))
+	fi, err := os.Stat(sessionFile(srv.store, id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +330,7 @@ func TestDeleteSession_duringTurn(t *testing.T) {
 	if w := srv.saveTurn(sess, nil, "r-1", engine.Exchange{Prompt: "p", Answer: "a"}, nil, nil, engine.StatusAnswered, false); w != "" {
 		t.Fatal(w)
 	}
-	if _, err := os.Stat(srv.store.SessionPath(id)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(sessionFile(srv.store, id)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the deleted session's file is back: %v", err)
 	}
 }
@@ -423,4 +423,10 @@ func writeSession(t testing.TB, state, id, cwd string, turns int, updated time.T
 	if err := os.WriteFile(filepath.Join(dir, id+".jsonl"), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// sessionFile is where the store keeps session id's file: a session coda
+// created has the current layout.
+func sessionFile(st *statestore.Store, id string) string {
+	return filepath.Join(st.Dir(), "sessions", id+".jsonl")
 }

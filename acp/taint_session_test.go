@@ -37,7 +37,7 @@ func TestSession_taintPersists(t *testing.T) {
 	if w := srv.saveSession(sess, nil); w != "" {
 		t.Fatal(w)
 	}
-	b, err := os.ReadFile(srv.store.SessionPath(id))
+	b, err := os.ReadFile(sessionFile(srv.store, id))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,8 @@
 // (the run statuses), history.go (what a session's next turn keeps of the
 // earlier ones), image.go (what later turns read in place of a prompt's
 // images), args.go (a reply's tool calls held to their caps, and how they
-// are shown), notools.go (ToolSupport: models without tool calling). What
+// are shown), notools.go (ToolSupport: models without tool calling),
+// ask.go (Asker: asking the user, the ask_user tool). What
 // a model call is (Model, Request, Response, images, effort levels, the
 // argument cap) is engine/llm's, which the providers import instead of
 // the engine.
@@ -34,7 +35,14 @@
 // record as later stages read it), keep.go (artifact copies in the
 // record), taint.go (where the engine asks the taint gate), mcp_tools.go
 // (which of the session's MCP tools a stage offers), instructions.go (the
-// project's AGENTS.md, given to every stage).
+// project's AGENTS.md, given to every stage), outcome.go (how a visit
+// ended), preamble.go (what later stages see of earlier ones), frame.go
+// (untrusted data, framed), compact.go (runs that fit the window),
+// effort.go (the reasoning effort per call), params.go (a stage's model
+// parameters, less those refused), capture.go (artifacts captured by
+// glob), touched.go (the files a call touched), shape_record.go (how each
+// call asked for the answer's shape, and the schema it sent), resume.go
+// (a run resumed from its last finished stage).
 //
 // Runs started by a run (DESIGN §12): subrun.go (a sub-run: what it
 // shares with its parent, its sink, workspace and record; the delegation
@@ -47,8 +55,11 @@
 // engine/llm (what a model call is), engine/taint (the taint gate, DESIGN
 // §13), store (run records, DESIGN §9); engine/local, the local
 // Workspace, is its user in turn. Helpers shared with other packages are
-// under internal/: textcut
-// (the one cut of text to a byte count), glob (the one matcher of relative
+// under internal/: answer (the answer's vocabulary that engine/llm, store
+// and engine/blueprint share without importing outputspec), textcut (the
+// one cut of text to a byte count), glob (the one matcher of relative
 // paths), rootfs (files under the roots), proc (a command's process
-// group), plainjson, fileuri, bytesize.
+// group), namedfile (a file a caller names, read within a size),
+// addrspace (Starlark under an address-space limit), plainjson, fileuri,
+// bytesize.
 package engine

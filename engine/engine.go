@@ -29,11 +29,6 @@ type Sink interface {
 	Emit(ctx context.Context, ev Event) error
 }
 
-// SinkFunc adapts a function to a Sink.
-type SinkFunc func(ctx context.Context, ev Event) error
-
-func (f SinkFunc) Emit(ctx context.Context, ev Event) error { return f(ctx, ev) }
-
 // defaultMaxModelCalls caps the model calls of one run.
 const defaultMaxModelCalls = 200
 

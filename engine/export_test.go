@@ -1,6 +1,15 @@
 package engine
 
-import "github.com/coda-acp/coda/engine/llm"
+import (
+	"context"
+
+	"github.com/coda-acp/coda/engine/llm"
+)
+
+// SinkFunc adapts a function to a Sink.
+type SinkFunc func(ctx context.Context, ev Event) error
+
+func (f SinkFunc) Emit(ctx context.Context, ev Event) error { return f(ctx, ev) }
 
 // StageStatus is status.json, for tests that read it back.
 type StageStatus = stageStatus

@@ -106,7 +106,7 @@ func (v *stageVisit) refusal(key, feedback string) bool {
 		r.refusal = feedback
 	}
 	v.rep.last = key
-	if v.rep.phase >= stopped {
+	if v.rep.phase != repairing {
 		return true
 	}
 	switch {

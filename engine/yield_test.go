@@ -567,7 +567,7 @@ func realSchemaFormats(tb testing.TB, n int) []yieldFormat {
 			continue
 		}
 		tool := c.ToolSchemaShaped(outputspec.Ways{Tool: true, Unavailable: true}, outputspec.ToolShape{Typed: true, Strict: outputspec.StrictOpenAI})
-		v := c.Check(context.Background(), outputspec.Submission{Args: json.RawMessage(`{"content":` + string(withinContent(tool)) + `}`), Typed: true, Projected: outputspec.StrictOpenAI})
+		v := outputspec.NewDesk(c).Submit(context.Background(), outputspec.Submission{Args: json.RawMessage(`{"content":` + string(withinContent(tool)) + `}`), Typed: true, Projected: outputspec.StrictOpenAI})
 		if !v.Accepted {
 			continue
 		}

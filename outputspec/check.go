@@ -86,18 +86,6 @@ type artifactRef struct {
 	Name, Path, Type string
 }
 
-// Check runs the ordered checks of DESIGN.md §4 on a submission: arguments,
-// size, well-formedness, JSON Schema, validator, artifacts. The first
-// failure refuses the submission, its Feedback written for the model.
-// A Desk adds the memory of refused answers that a stage visit needs.
-func (c *Contract) Check(ctx context.Context, sub Submission) Verdict {
-	a, v, settled := c.admit(sub)
-	if !settled {
-		v, _ = c.check(ctx, sub, a)
-	}
-	return v
-}
-
 // validUTF8 is s as its JSON encoding decodes: each byte that is not part
 // of a UTF-8 character becomes U+FFFD, so that a reply is checked as the
 // same text in submit_output's "content" would be.
@@ -348,10 +336,7 @@ func (c *Contract) contentRule(sub Submission) contentRule {
 	return contentRule{value: true, stringIsValue: c.shape.stringTop}
 }
 
-// parseArgs is parseArgsAs for a string content.
-func parseArgs(raw json.RawMessage) (args, string) { return parseArgsAs(raw, contentRule{}) }
-
-// parseArgsAs checks the arguments against the tool's schema (ToolSchema,
+// parseArgsAs checks the arguments against the tool's schema (ToolSchemaFor,
 // or ToolSchemaShaped where rule.value), returning a message for the model
 // when they do not fit it; a typed content's own schema is the answer's,
 // checked in its turn (check). `content` and `unavailable` exclude each

@@ -11,8 +11,6 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/coda-acp/coda/validators"
 )
 
 func mustCompile(t testing.TB, s Spec) *Contract {
@@ -103,7 +101,7 @@ func TestContract_Check_arguments(t *testing.T) {
 // agree: compile ToolSchema and compare their verdicts over a table.
 func TestContract_ToolSchema_agreesWithCheck(t *testing.T) {
 	c := mustCompile(t, Spec{Format: "text"})
-	schema, err := validators.CompileSchema(c.ToolSchema())
+	schema, err := compileSchema(c.ToolSchema())
 	if err != nil {
 		t.Fatal(err)
 	}

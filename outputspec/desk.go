@@ -6,8 +6,10 @@ import (
 	"sync"
 )
 
-// A Desk receives the submissions of one stage visit. Beyond Check it
-// remembers refused answers: an identical resubmission is answered "identical
+// A Desk receives the submissions of one stage visit: it runs the ordered
+// checks of DESIGN.md §4 (arguments, size, well-formedness, JSON Schema,
+// validator, artifacts), the first failure refusing the submission with
+// its Feedback written for the model, and it remembers refused answers: an identical resubmission is answered "identical
 // to a refused submission" with the earlier reasons, without running the
 // checks again. Only refusals that depend on the content alone are
 // remembered (not those for artifacts, whose files may since have appeared).

@@ -10,9 +10,10 @@
 // warnings.
 // Compile reads and compiles its schema and validator into a Contract; an
 // error there is a start-up (or -32602) error of one line. The Contract
-// gives the model its instructions (ToolDescription, ToolSchema,
-// SystemPrompt) and checks submissions (Check); a Desk per stage visit adds
-// the memory of refused answers.
+// gives the model its instructions for the ways a stage offers
+// (ToolDescriptionFor, ToolSchemaFor, SystemPromptFor, and their Shaped
+// forms); a Desk per stage visit checks its submissions (Desk.Submit, the
+// ordered checks) and remembers the refused answers.
 //
 // Decisions where DESIGN.md is silent:
 //   - With no format named anywhere the answer is markdown (DefaultFormat).
@@ -37,7 +38,7 @@
 //     refused, for the caller to honour. It excludes `content` (an empty
 //     one aside) and artifacts; the schema offered with it cannot say so
 //     (providers refuse combinators at a tool schema's top level), so only
-//     parseArgs does, and `content` is then not required by the schema.
+//     parseArgsAs does, and `content` is then not required by the schema.
 //   - What the model is told depends on the Ways a stage takes its answer
 //     (the tool, a reply, or both; `unavailable` or not): SystemPromptFor,
 //     ToolDescriptionFor and ToolSchemaFor; the plain methods are the tool

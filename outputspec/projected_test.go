@@ -68,7 +68,7 @@ func TestProjection_share(t *testing.T) {
 	why := map[string]map[string]int{}
 	for _, name := range names {
 		doc := schemas[name]
-		checker, err := validators.CompileSchema(doc)
+		checker, err := compileSchema(doc)
 		if err != nil {
 			continue
 		}

@@ -42,9 +42,6 @@ type Ways struct {
 // ToolWays is the submit_output tool alone.
 var ToolWays = Ways{Tool: true}
 
-// ToolDescription is the submit_output tool's description, for ToolWays.
-func (c *Contract) ToolDescription() string { return c.ToolDescriptionFor(ToolWays) }
-
 // ToolDescriptionFor is the submit_output tool's description when the
 // stage offers w.
 func (c *Contract) ToolDescriptionFor(w Ways) string { return c.ToolDescriptionShaped(w, ToolShape{}) }
@@ -111,13 +108,9 @@ func (c *Contract) missingLine() string {
 	return "Where a value was not found, leave it out."
 }
 
-// SystemPrompt is the section added to the system prompt of a stage that
-// owes the answer, for ToolWays. It claims authority over presentation
-// only.
-func (c *Contract) SystemPrompt() string { return c.SystemPromptFor(ToolWays) }
-
-// SystemPromptFor is SystemPrompt for a stage that offers w: it says each
-// way the answer may be handed in.
+// SystemPromptFor is the section added to the system prompt of a stage
+// that owes the answer and offers w: it says each way the answer may be
+// handed in. It claims authority over presentation only.
 func (c *Contract) SystemPromptFor(w Ways) string {
 	var b strings.Builder
 	b.WriteString("## The answer\n\n")
@@ -168,15 +161,12 @@ func (c *Contract) writeSpec(b *strings.Builder) {
 	}
 }
 
-// ToolSchema is the JSON Schema of submit_output's arguments, for
-// ToolWays: `content`, a string, required; `artifacts`, an array of paths
-// or {name, path, type}. check.go's parseArgs enforces exactly this, with
-// messages written for the model; shape.go writes it (toolSchemaOf).
-func (c *Contract) ToolSchema() json.RawMessage { return c.ToolSchemaFor(ToolWays) }
-
-// ToolSchemaFor is ToolSchema for a stage that offers w: with
-// w.Unavailable it has `unavailable` too, and `content` is optional
-// (parseArgs alone says that the two exclude each other: providers refuse
+// ToolSchemaFor is the JSON Schema of submit_output's arguments for a
+// stage that offers w: `content`, a string, required; `artifacts`, an
+// array of paths or {name, path, type}. check.go's parseArgsAs enforces
+// exactly this, with messages written for the model; shape.go writes it
+// (toolSchemaOf). With w.Unavailable it has `unavailable` too, and
+// `content` is optional (parseArgsAs alone says that the two exclude each other: providers refuse
 // combinators at a tool schema's top level). Its content is a string; see
 // ToolSchemaShaped for the others.
 func (c *Contract) ToolSchemaFor(w Ways) json.RawMessage {

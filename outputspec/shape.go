@@ -67,9 +67,9 @@ type ToolShape struct {
 	Typed bool
 	// Strict is the strict subset the schema is written for, where it is
 	// sent strict: StrictOpenAI has every property required, the optional
-	// ones nullable (parseArgs takes null as absent, so this accepts what
+	// ones nullable (parseArgsAs takes null as absent, so this accepts what
 	// the loose schema does); StrictAnthropic leaves out the lengths its
-	// subset does not take (parseArgs holds them). "" is the loose schema.
+	// subset does not take (parseArgsAs holds them). "" is the loose schema.
 	Strict string
 }
 
@@ -470,7 +470,3 @@ func (c *Contract) fit(family string, reply bool) string {
 	}
 	return strictFit(c.shape.value, family, reply)
 }
-
-// StringTop reports whether the answer's schema names a string at its top:
-// a string content is then the answer's value itself.
-func (c *Contract) StringTop() bool { return c.shape.stringTop }

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/coda-acp/coda/validators"
 )
 
 // A strict-fitting schema: every object closed, every property required.
@@ -46,7 +44,7 @@ func TestContract_ToolSchemaShaped(t *testing.T) {
 	for _, tt := range tests {
 		c := mustCompile(t, tt.spec)
 		got := c.ToolSchemaShaped(tt.w, tt.shape)
-		schema, err := validators.CompileSchema(got)
+		schema, err := compileSchema(got)
 		if err != nil {
 			t.Errorf("%s: the schema does not compile: %v\n%s", tt.name, err, got)
 		}
@@ -117,7 +115,7 @@ func TestContract_ToolSchemaShaped_agreesWithCheck(t *testing.T) {
 	c := mustCompile(t, Spec{Format: "json", Schema: closedSchema})
 	for _, shape := range []ToolShape{{Typed: true}, {Typed: true, Strict: StrictOpenAI}, {Typed: true, Strict: StrictAnthropic}} {
 		for _, w := range []Ways{ToolWays, {Tool: true, Unavailable: true}} {
-			schema, err := validators.CompileSchema(c.ToolSchemaShaped(w, shape))
+			schema, err := compileSchema(c.ToolSchemaShaped(w, shape))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -42,7 +42,7 @@ type Spec struct {
 	Structured string `toml:"structured" json:"structured,omitempty"`
 	// AssertFormat false makes a schema's "format" an annotation; unset or
 	// true, the formats the providers' strict modes know are checked
-	// (validators.AssertedFormats, DESIGN §20). It goes with the schema: a
+	// (validators' assertedFormats, DESIGN §20). It goes with the schema: a
 	// format change retires it.
 	AssertFormat *bool `toml:"assert_format" json:"assertFormat,omitempty"`
 }

@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/coda-acp/coda/validators"
 )
 
 func schemaOf(t *testing.T, text string) map[string]any {
@@ -152,7 +150,7 @@ func TestContract_metaless(t *testing.T) {
 		t.Errorf("the reply's schema\n%s\nwant\n%s", got, want)
 	}
 	// What is sent accepts what the schema as written accepts.
-	sent, err := validators.CompileSchema(c.ReplySchema())
+	sent, err := compileSchema(c.ReplySchema())
 	if err != nil {
 		t.Fatal(err)
 	}

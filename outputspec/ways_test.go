@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/coda-acp/coda/validators"
 )
 
 // What the model is told for each way a stage takes its answer (DESIGN
@@ -81,7 +79,7 @@ func TestContract_Check_unavailable(t *testing.T) {
 // other (providers refuse a combinator at a tool schema's top level).
 func TestContract_ToolSchemaFor_unavailable(t *testing.T) {
 	c := mustCompile(t, Spec{Format: "text"})
-	schema, err := validators.CompileSchema(c.ToolSchemaFor(Ways{Tool: true, Unavailable: true}))
+	schema, err := compileSchema(c.ToolSchemaFor(Ways{Tool: true, Unavailable: true}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -293,25 +293,7 @@ type Session struct {
 	others []*Exchange
 }
 
-// ID is the session's id.
-func (ss *Session) ID() string { return ss.id }
-
 func (s *Store) sessionName(id, ext string) string { return sessionsDir + "/" + id + ext }
-
-// SessionPath is where session id's file is, of either layout: the one
-// that exists, else the one a new session gets. "" for a nil Store.
-func (s *Store) SessionPath(id string) string {
-	if s == nil {
-		return ""
-	}
-	p := filepath.Join(s.dir, sessionsDir, id+jsonlExt)
-	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-		if _, err := os.Lstat(filepath.Join(s.dir, sessionsDir, id+legacyExt)); err == nil {
-			return filepath.Join(s.dir, sessionsDir, id+legacyExt)
-		}
-	}
-	return p
-}
 
 // CreateSession writes a new session's file: its header, synced.
 func (s *Store) CreateSession(state SessionState) (*Session, error) {

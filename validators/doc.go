@@ -26,7 +26,7 @@
 //
 // # JSON Schema
 //
-// [CompileSchema] follows the drafts (2020-12 by default, 2019-09, 7, 6, 4)
+// [CompileSchemaWith] follows the drafts (2020-12 by default, 2019-09, 7, 6, 4)
 // and is held to JSON-Schema-Test-Suite (conformance_test.go). It never
 // fetches anything: only the bundled draft metaschemas load (metaschema.go),
 // other http and https addresses are refused, and a $ref that does not
@@ -35,7 +35,8 @@
 // (schemadoc.go): a local $ref may name any JSON Pointer, an ECMA-262
 // pattern Go's regexp cannot compile is checked by regexp2, an empty enum
 // accepts nothing; the content vocabulary is an annotation. "format" is
-// asserted for [AssertedFormats] unless [SchemaOptions] says otherwise.
+// asserted for the formats the providers' strict modes enforce
+// (assertedFormats, schemaformat.go) unless [SchemaOptions] says otherwise.
 // [Schema.Validate] returns the most specific violations with absolute JSON
 // Pointers; [FormatViolations] caps the list for the model.
 //

@@ -39,16 +39,6 @@ func errNoNetwork(url string) (io.ReadCloser, error) {
 	return nil, fmt.Errorf("schemas are never fetched over the network (%s)", url)
 }
 
-// CompileSchema compiles a JSON Schema (drafts 2020-12, 2019-09, 7, 6 and
-// 4), with format asserted (SchemaOptions' zero value). Nothing is ever
-// fetched: a $ref to a draft's metaschema resolves to the bundled copy, and
-// a $ref to any other http or https address, like any other $ref that does
-// not resolve inside the schema, is a compile error. The error is one
-// line, fit for a start-up failure or a warning.
-func CompileSchema(src []byte) (*Schema, error) {
-	return CompileSchemaWith(src, SchemaOptions{})
-}
-
 // SchemaOptions are how a spec asks for its schema to be checked. The zero
 // value is coda's default.
 type SchemaOptions struct {
@@ -58,7 +48,12 @@ type SchemaOptions struct {
 	NoFormatAssertion bool
 }
 
-// CompileSchemaWith is CompileSchema with options.
+// CompileSchemaWith compiles a JSON Schema (drafts 2020-12, 2019-09, 7, 6
+// and 4) as opts ask (their zero value asserts format). Nothing is ever
+// fetched: a $ref to a draft's metaschema resolves to the bundled copy, and
+// a $ref to any other http or https address, like any other $ref that does
+// not resolve inside the schema, is a compile error. The error is one
+// line, fit for a start-up failure or a warning.
 func CompileSchemaWith(src []byte, opts SchemaOptions) (*Schema, error) {
 	if !json.Valid(src) {
 		return nil, fmt.Errorf("the schema is not JSON: %v", diagnoseJSON(string(src)))

@@ -21,12 +21,6 @@ var assertedFormats = map[string]func(any) bool{
 	"uri":       isURI,
 }
 
-// AssertedFormats lists the formats asserted by default, for the model's
-// and the user's documentation.
-func AssertedFormats() []string {
-	return []string{"date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uuid", "uri"}
-}
-
 func annotation(any) bool { return true }
 
 // registerFormats tells the compiler, for every format the schema or a

@@ -145,9 +145,6 @@ func CompileValidator(name string, src []byte) (*Validator, error) {
 	return v, nil
 }
 
-// Name is the file name the validator was compiled under.
-func (v *Validator) Name() string { return v.name }
-
 // Validate runs validate(content). A non-empty reason rejects the answer
 // (it is written for the model); "" accepts it. A non-nil error means the
 // validator is broken (a *ScriptError), or that ctx ended (the error wraps

@@ -721,7 +721,6 @@ type tckAgent struct {
 	out        bytes.Buffer
 	sent       map[string]string // request id (as JSON) → method
 	nextID     int
-	pending    []tckEntry // read while waiting for something else
 
 	clientRequests []tckEntry
 	exited         chan int

@@ -51,13 +51,6 @@ type imageUpload struct {
 	err     error
 }
 
-// NewImage is an image ready to be shared by the calls of a turn (engine.Run
-// readies the turn's own; this is for callers that build requests
-// themselves, who call Release when they are done).
-func NewImage(mimeType string, data []byte, uri string) Image {
-	return Image{MIMEType: mimeType, Data: data, URI: uri, shared: &imageShared{}}
-}
-
 // ReadyImages gives each image without one what its copies share.
 func ReadyImages(images []Image) {
 	for i := range images {
@@ -78,8 +71,9 @@ func (im Image) Base64() string {
 }
 
 // ErrNoTurn is Uploaded's answer for an image that no turn shares (an
-// Image literal, not NewImage's or engine.Run's): there is nowhere to keep its
-// file or to delete it from, so it is not uploaded, and goes inline.
+// Image literal that ReadyImages, as engine.Run calls it, never readied):
+// there is nowhere to keep its file or to delete it from, so it is not
+// uploaded, and goes inline.
 var ErrNoTurn = errors.New("the image belongs to no turn")
 
 // Uploaded is where the image was uploaded under key (a provider's files

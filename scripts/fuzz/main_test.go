@@ -24,7 +24,7 @@ func output(t *testing.T, name string) string {
 	return string(b)
 }
 
-var exit1 = errors.New("exit status 1")
+var errExit1 = errors.New("exit status 1")
 
 func TestJudge(t *testing.T) {
 	deadline := output(t, "coordinator-deadline.out")
@@ -38,17 +38,17 @@ func TestJudge(t *testing.T) {
 		pass   bool
 	}{
 		{"pass", "FuzzCheckYAML", nil, output(t, "pass.out"), 20 * time.Second, nil, true},
-		{"the coordinator's deadline", "FuzzCheckYAML", exit1, deadline, 20 * time.Second, nil, true},
-		{"the deadline, but an input was written", "FuzzCheckYAML", exit1, deadline, 20 * time.Second, []string{"582528ddfad69eb5"}, false},
-		{"the deadline before the budget is spent", "FuzzCheckYAML", exit1, deadline, 30 * time.Second, nil, false},
-		{"the deadline under a count budget", "FuzzCheckYAML", exit1, deadline, 0, nil, false},
-		{"the deadline of another target", "FuzzCheckXML", exit1, deadline, 20 * time.Second, nil, false},
-		{"the deadline and more said", "FuzzCheckYAML", exit1, strings.Replace(deadline, "    context deadline exceeded\n", "    context deadline exceeded\n    yaml_test.go:9: broken\n", 1), 20 * time.Second, nil, false},
-		{"the deadline in a panic", "FuzzCheckYAML", exit1, deadline + "panic: context deadline exceeded\n", 20 * time.Second, nil, false},
-		{"a crasher", "FuzzCrash", exit1, output(t, "crasher.out"), 20 * time.Second, []string{"1de061fa29cfbb3d"}, false},
-		{"a crasher whose file was there already", "FuzzCrash", exit1, output(t, "crasher.out"), 20 * time.Second, nil, false},
-		{"a hung worker", "FuzzCheckYAML", exit1, output(t, "hung.out"), 20 * time.Second, []string{"582528ddfad69eb5"}, false},
-		{"a build failure", "FuzzCheckYAML", exit1, output(t, "build-failure.out"), 20 * time.Second, nil, false},
+		{"the coordinator's deadline", "FuzzCheckYAML", errExit1, deadline, 20 * time.Second, nil, true},
+		{"the deadline, but an input was written", "FuzzCheckYAML", errExit1, deadline, 20 * time.Second, []string{"582528ddfad69eb5"}, false},
+		{"the deadline before the budget is spent", "FuzzCheckYAML", errExit1, deadline, 30 * time.Second, nil, false},
+		{"the deadline under a count budget", "FuzzCheckYAML", errExit1, deadline, 0, nil, false},
+		{"the deadline of another target", "FuzzCheckXML", errExit1, deadline, 20 * time.Second, nil, false},
+		{"the deadline and more said", "FuzzCheckYAML", errExit1, strings.Replace(deadline, "    context deadline exceeded\n", "    context deadline exceeded\n    yaml_test.go:9: broken\n", 1), 20 * time.Second, nil, false},
+		{"the deadline in a panic", "FuzzCheckYAML", errExit1, deadline + "panic: context deadline exceeded\n", 20 * time.Second, nil, false},
+		{"a crasher", "FuzzCrash", errExit1, output(t, "crasher.out"), 20 * time.Second, []string{"1de061fa29cfbb3d"}, false},
+		{"a crasher whose file was there already", "FuzzCrash", errExit1, output(t, "crasher.out"), 20 * time.Second, nil, false},
+		{"a hung worker", "FuzzCheckYAML", errExit1, output(t, "hung.out"), 20 * time.Second, []string{"582528ddfad69eb5"}, false},
+		{"a build failure", "FuzzCheckYAML", errExit1, output(t, "build-failure.out"), 20 * time.Second, nil, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := judge(tt.target, tt.err, tt.out, tt.limit, tt.added)

@@ -28,6 +28,14 @@ func pngOf(n int) []byte {
 	return append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{7}, n-8)...)
 }
 
+// sharedPNG is a PNG image readied as engine.Run readies a turn's
+// (llm.ReadyImages), so that the turn's calls share its upload.
+func sharedPNG(data []byte) llm.Image {
+	ims := []llm.Image{{MIMEType: "image/png", Data: data}}
+	llm.ReadyImages(ims)
+	return ims[0]
+}
+
 // imageLoop runs a turn of calls model calls on a prompt with im, as the
 // engine does: each reply but the last calls a tool, whose result goes
 // back with the conversation so far. It returns each call's usage.
@@ -94,7 +102,7 @@ func TestStream_imageUploadedOnce(t *testing.T) {
 	f := newFakeAPI(t)
 	m := fakeModel(f, "claude-sonnet-4-5", Options{})
 	const size = 20 << 20
-	im := llm.NewImage("image/png", pngOf(size), "")
+	im := sharedPNG(pngOf(size))
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	usage := imageLoop(t, f, m, im, 10)
@@ -136,7 +144,7 @@ func TestStream_imageUploadedOnce(t *testing.T) {
 func TestStream_smallImageInline(t *testing.T) {
 	f := newFakeAPI(t)
 	m := fakeModel(f, "claude-sonnet-4-5", Options{})
-	for _, im := range []llm.Image{llm.NewImage("image/png", pngOf(1<<10), ""), {MIMEType: "image/png", Data: pngOf(1 << 20)}} {
+	for _, im := range []llm.Image{sharedPNG(pngOf(1 << 10)), {MIMEType: "image/png", Data: pngOf(1 << 20)}} {
 		imageLoop(t, f, m, im, 1)
 	}
 	sources, beta := imageSources(f)
@@ -159,7 +167,7 @@ func TestStream_imageUploadRefused(t *testing.T) {
 	var logs bytes.Buffer
 	m := fakeModel(f, "claude-sonnet-4-5", Options{Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	for range 2 {
-		imageLoop(t, f, m, llm.NewImage("image/png", pngOf(512<<10), ""), 3)
+		imageLoop(t, f, m, sharedPNG(pngOf(512<<10)), 3)
 	}
 	sources, beta := imageSources(f)
 	for i := range sources {
@@ -207,7 +215,7 @@ func TestRun_imageDeletedAtTurnEnd(t *testing.T) {
 			e := &engine.Engine{Models: runs{fakeModel(f, "claude-sonnet-4-5", Options{})}, Store: store.New(dir)}
 			turn := &engine.Turn{RunID: "img", Agent: b, Outputs: outs, Prompt: "What is this?", UserModel: "anthropic:claude-sonnet-4-5",
 				Workspace: &local.Workspace{Dir: dir}, Images: []llm.Image{{MIMEType: "image/png", Data: pngOf(1 << 20)}}}
-			res := e.Run(ctx, turn, engine.SinkFunc(func(context.Context, engine.Event) error { return nil }))
+			res := e.Run(ctx, turn, sinkFunc(func(context.Context, engine.Event) error { return nil }))
 			res.Recorded() // the uploads are deleted after the answer, with the record
 			want := engine.StatusAnswered
 			if cancelled {
@@ -235,7 +243,7 @@ func TestStream_filesAsDocumented(t *testing.T) {
 	s := newServer(t, reply{file: "files_upload.json", contentType: js}, reply{file: "text.sse"}, reply{file: "files_delete.json", contentType: js})
 	m := New("claude-sonnet-4-5", Options{BaseURL: s.URL, APIKey: testKey, Client: s.Client(), Headers: map[string]string{"Anthropic-Beta": "context-1m-2025-08-07"}})
 	data := pngOf(300 << 10)
-	im := llm.NewImage("image/png", data, "")
+	im := sharedPNG(data)
 	if _, _, err := collect(t, m, &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "What is this?", Images: []llm.Image{im}}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -275,3 +283,8 @@ func TestStream_filesAsDocumented(t *testing.T) {
 		t.Errorf("the deletion: %s", del.path)
 	}
 }
+
+// sinkFunc adapts a function to an engine.Sink.
+type sinkFunc func(ctx context.Context, ev engine.Event) error
+
+func (f sinkFunc) Emit(ctx context.Context, ev engine.Event) error { return f(ctx, ev) }

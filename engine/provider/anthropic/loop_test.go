@@ -439,7 +439,7 @@ func TestFake_thinkingFirst(t *testing.T) {
 	// (The provider, not knowing the message, would turn thinking off:
 	// the fake is asked with it on.)
 	var r request
-	m.encodeTo(afterCalls(loopRequest(), &llm.Response{Text: resp.Text, ToolCalls: resp.ToolCalls}), &r)
+	m.encodeWith(afterCalls(loopRequest(), &llm.Response{Text: resp.Text, ToolCalls: resp.ToolCalls}), nil, &r)
 	r.Thinking = &thinking{Type: "adaptive"}
 	body, _ := json.Marshal(&r)
 	if got := post(t, f, string(body)); !strings.Contains(got, "Expected `thinking` or `redacted_thinking`, but found `text`. When `thinking` is enabled, a final `assistant` message must start with a thinking block") {

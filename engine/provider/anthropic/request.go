@@ -110,15 +110,13 @@ type tool struct {
 
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
-// maxBreakpoints is the most cache_control blocks a request may have.
-const maxBreakpoints = 4
-
-// encode builds the request body. The system prompt is the top-level
-// system field. Tool results go back as tool_result blocks of a user
-// message; consecutive messages of one role are merged into one, since the
-// API wants the roles to alternate. Empty text blocks, which the API
-// refuses, are left out. A reply goes back block for block with its signed
-// thinking (replay.go).
+// encodeWith builds the request body into out, with fileID saying which
+// uploaded file holds an image ("" sends it inline; nil uploads none).
+// The system prompt is the top-level system field. Tool results go back
+// as tool_result blocks of a user message; consecutive messages of one
+// role are merged into one, since the API wants the roles to alternate.
+// Empty text blocks, which the API refuses, are left out. A reply goes
+// back block for block with its signed thinking (replay.go).
 //
 // Prompt caching, unless Options.NoCache: a breakpoint ends the system
 // prompt (the tools come before it, so it caches both; the last tool
@@ -127,18 +125,6 @@ const maxBreakpoints = 4
 // newest turn from the cache, and the one after still finds the turn
 // before if a call in between missed it. Three breakpoints at most, of
 // the API's four.
-func (m *Model) encode(req *llm.Request) ([]byte, error) {
-	var r request
-	return m.encodeTo(req, &r)
-}
-
-// encodeTo is encode, leaving the request in r.
-func (m *Model) encodeTo(req *llm.Request, out *request) ([]byte, error) {
-	return m.encodeWith(req, nil, out)
-}
-
-// encodeWith is encodeTo with fileID saying which uploaded file holds an
-// image ("" sends it inline); nil uploads none.
 func (m *Model) encodeWith(req *llm.Request, fileID func(llm.Image) string, out *request) ([]byte, error) {
 	if fileID == nil {
 		fileID = func(llm.Image) string { return "" }

@@ -297,11 +297,11 @@ func TestModel_thinking(t *testing.T) {
 	}
 	// The default effort is the request's when it sets none.
 	m := New("m", Options{Thinking: ThinkingBudget, Effort: llm.EffortLow})
-	b, _ := m.encode(simpleRequest)
+	b, _ := m.encodeWith(simpleRequest, nil)
 	if !strings.Contains(string(b), `"thinkingBudget":1024`) {
 		t.Errorf("default effort low not sent: %s", b)
 	}
-	b, _ = m.encode(&llm.Request{Messages: simpleRequest.Messages, Effort: llm.EffortOff})
+	b, _ = m.encodeWith(&llm.Request{Messages: simpleRequest.Messages, Effort: llm.EffortOff}, nil)
 	if !strings.Contains(string(b), `"thinkingBudget":0`) {
 		t.Errorf("the request's effort does not win: %s", b)
 	}
@@ -533,7 +533,7 @@ func TestModel_images(t *testing.T) {
 	req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "What is this?", Images: []llm.Image{{MIMEType: "image/png", Data: png}}}}}
 	for _, noVision := range []bool{false, true} {
 		m := New("gemini-2.5-flash", Options{NoVision: noVision})
-		b, err := m.encode(req)
+		b, err := m.encodeWith(req, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

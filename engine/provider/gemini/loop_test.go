@@ -171,7 +171,7 @@ func TestFake_signaturesStayWithTheirModel(t *testing.T) {
 	}
 
 	// Pro's signature itself, sent to Flash, is what the fake refuses.
-	b, _ := pro.encode(req)
+	b, _ := pro.encodeWith(req, nil)
 	var body map[string]any
 	json.Unmarshal(b, &body)
 	if !strings.Contains(string(b), resp.ToolCalls[0].Name) {

@@ -55,7 +55,7 @@ func TestUpload_otherOrigin(t *testing.T) {
 			}))
 			defer api.Close()
 			m := New("gemini-x", Options{BaseURL: api.URL + "/v1beta", APIKey: "secret-key"})
-			im := llm.NewImage("image/png", pngOf(1<<20), "")
+			im := sharedPNG(pngOf(1 << 20))
 			req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "What is this?", Images: []llm.Image{im}}}}
 			resp, err := m.Stream(context.Background(), req, func(llm.Delta) error { return nil })
 			if err != nil || resp.Text != "I see it." {
@@ -101,7 +101,7 @@ func TestUpload_hangs(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				m := New("gemini-x", Options{BaseURL: "https://gemini.test/v1beta", APIKey: "k", Timeout: tt.timeout, MaxCallTime: tt.maxTime,
 					Client: &http.Client{Transport: blockingUploads{}}})
-				im := llm.NewImage("image/png", pngOf(1<<20), "")
+				im := sharedPNG(pngOf(1 << 20))
 				req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "What is this?", Images: []llm.Image{im}}}}
 				start := time.Now()
 				resp, err := m.Stream(context.Background(), req, func(llm.Delta) error { return nil })

@@ -144,14 +144,12 @@ func (m *Model) thinking(effort string) *thinkingConfig {
 	return nil
 }
 
-// encode builds the request body. The system prompt is systemInstruction;
-// consecutive messages of one role are merged into one content, so that
-// the results of parallel calls go back together, in order. A reply goes
-// back as its parts came, each with its thought signature (replay.go).
-func (m *Model) encode(req *llm.Request) ([]byte, error) { return m.encodeWith(req, nil) }
-
-// encodeWith is encode with fileURI saying where an image was uploaded
-// ("" sends it inline); nil uploads none.
+// encodeWith builds the request body, with fileURI saying where an image
+// was uploaded ("" sends it inline; nil uploads none). The system prompt
+// is systemInstruction; consecutive messages of one role are merged into
+// one content, so that the results of parallel calls go back together, in
+// order. A reply goes back as its parts came, each with its thought
+// signature (replay.go).
 func (m *Model) encodeWith(req *llm.Request, fileURI func(llm.Image) string) ([]byte, error) {
 	if fileURI == nil {
 		fileURI = func(llm.Image) string { return "" }

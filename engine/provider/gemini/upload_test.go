@@ -13,6 +13,14 @@ func pngOf(n int) []byte {
 	return append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{7}, n-8)...)
 }
 
+// sharedPNG is a PNG image readied as engine.Run readies a turn's
+// (llm.ReadyImages), so that the turn's calls share its upload.
+func sharedPNG(data []byte) llm.Image {
+	ims := []llm.Image{{MIMEType: "image/png", Data: data}}
+	llm.ReadyImages(ims)
+	return ims[0]
+}
+
 // A turn's image goes to Gemini once: uploaded through the Files API at the
 // first call, named by its URI in the ten calls of the turn; so a 4 MiB
 // image costs about 4 MiB of upload, not ten times its base64. A small one
@@ -22,7 +30,7 @@ func TestStream_imageUploadedOnce(t *testing.T) {
 	f := newFake(t, testKey, textReply("I see it."))
 	m := fakeGemini(f, "gemini-2.5-flash", Options{})
 	const size = 4 << 20
-	for _, im := range []llm.Image{llm.NewImage("image/png", pngOf(size), ""), llm.NewImage("image/png", pngOf(16<<20), "")} {
+	for _, im := range []llm.Image{sharedPNG(pngOf(size)), sharedPNG(pngOf(16 << 20))} {
 		before := f.Received()
 		req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "What is this?", Images: []llm.Image{im}}}}
 		for range 10 {
@@ -39,7 +47,7 @@ func TestStream_imageUploadedOnce(t *testing.T) {
 	if f.Uploaded() != 2 {
 		t.Errorf("%d files uploaded, want one an image", f.Uploaded())
 	}
-	small := llm.NewImage("image/png", pngOf(1<<10), "")
+	small := sharedPNG(pngOf(1 << 10))
 	req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "And this?", Images: []llm.Image{small}}}}
 	if _, err := m.Stream(context.Background(), req, func(llm.Delta) error { return nil }); err != nil {
 		t.Fatal(err)

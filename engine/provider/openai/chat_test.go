@@ -14,16 +14,6 @@ import (
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
-// body is what the n-th request to s carried.
-func body(t *testing.T, s *server, n int) map[string]any {
-	t.Helper()
-	var v map[string]any
-	if err := json.Unmarshal(s.requests[n].body, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 func TestNoEffortWithTools(t *testing.T) {
 	for model, want := range map[string]bool{
 		"gpt-5.4": true, "gpt-5.4-mini": true, "gpt-5.5": true, "gpt-5.6-terra": true, "openai/gpt-5.4": true, "gpt-6": true, "GPT-5.10": true,

@@ -101,7 +101,7 @@ func TestRun_peakMemoryChild(t *testing.T) {
 		Workspace: &local.Workspace{Dir: dir},
 	}
 	var shown int
-	res := e.Run(context.Background(), turn, engine.SinkFunc(func(_ context.Context, ev engine.Event) error {
+	res := e.Run(context.Background(), turn, sinkFunc(func(_ context.Context, ev engine.Event) error {
 		if ev.Kind == engine.EventToolCall {
 			shown += len(ev.ToolCall.RawInput)
 		}
@@ -128,3 +128,8 @@ func TestRun_peakMemoryChild(t *testing.T) {
 type models struct{ m llm.Model }
 
 func (m models) Model(string) (llm.Model, error) { return m.m, nil }
+
+// sinkFunc adapts a function to an engine.Sink.
+type sinkFunc func(ctx context.Context, ev engine.Event) error
+
+func (f sinkFunc) Emit(ctx context.Context, ev engine.Event) error { return f(ctx, ev) }

@@ -217,20 +217,15 @@ const includeEncrypted = "reasoning.encrypted_content"
 
 func (m *Responses) reasons() bool { return reasons(m.model, &m.opts) }
 
-// encode builds the request body. The system prompt is the instructions;
-// the conversation is input items, an assistant message expanded from its
+// encodeWith builds the request body, with fileID saying which uploaded
+// file holds an image ("" sends it inline; nil uploads none). The system
+// prompt is the instructions; the conversation is input items, an assistant message expanded from its
 // Replay (the reasoning items, encrypted, in the order they came, and the
 // ids its calls and text came with) so that each reasoning item precedes
 // the item it was produced with, as the API requires of a stateless call.
 // shaping says which of the answer's mechanisms the body carries (a strict
 // field, even false, is one a server may refuse); asked, whether it asks
 // for anything strict.
-func (m *Responses) encode(req *llm.Request) (body []byte, shaping sse.Shaping, asked bool, err error) {
-	return m.encodeWith(req, nil)
-}
-
-// encodeWith is encode with fileID saying which uploaded file holds an
-// image ("" sends it inline); nil uploads none.
 func (m *Responses) encodeWith(req *llm.Request, fileID func(llm.Image) string) (body []byte, shaping sse.Shaping, asked bool, err error) {
 	if fileID == nil {
 		fileID = func(llm.Image) string { return "" }

@@ -23,6 +23,14 @@ func pngOf(n int) []byte {
 	return append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{7}, n-8)...)
 }
 
+// sharedPNG is a PNG image readied as engine.Run readies a turn's
+// (llm.ReadyImages), so that the turn's calls share its upload.
+func sharedPNG(data []byte) llm.Image {
+	ims := []llm.Image{{MIMEType: "image/png", Data: data}}
+	llm.ReadyImages(ims)
+	return ims[0]
+}
+
 // filesFake is a fake OpenAI API holding requests to testKey.
 func filesFake(t *testing.T) *openaitest.Server {
 	t.Helper()
@@ -96,7 +104,7 @@ func TestResponses_imageUploadedOnce(t *testing.T) {
 	f := filesFake(t)
 	m := filesModel(f, Options{})
 	const size = 20 << 20
-	im := llm.NewImage("image/png", pngOf(size), "")
+	im := sharedPNG(pngOf(size))
 
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -150,7 +158,7 @@ func TestResponses_imageUploadedOnce(t *testing.T) {
 func TestResponses_smallImageInline(t *testing.T) {
 	f := filesFake(t)
 	m := filesModel(f, Options{})
-	for _, im := range []llm.Image{llm.NewImage("image/png", pngOf(1<<10), ""), {MIMEType: "image/png", Data: pngOf(1 << 20)}} {
+	for _, im := range []llm.Image{sharedPNG(pngOf(1 << 10)), {MIMEType: "image/png", Data: pngOf(1 << 20)}} {
 		req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "And this?", Images: []llm.Image{im}}}}
 		if _, _, err := streamOf(t, m, req); err != nil {
 			t.Fatal(err)
@@ -185,7 +193,7 @@ func TestResponses_imageUploadFails(t *testing.T) {
 			log, logs := logBuffer()
 			m := filesModel(f, Options{Log: log})
 			for range 2 {
-				imageLoop(t, f, m, llm.NewImage("image/png", pngOf(512<<10), ""), 3)
+				imageLoop(t, f, m, sharedPNG(pngOf(512<<10)), 3)
 			}
 			for i, parts := range imageParts(f) {
 				if url, _ := parts[0]["image_url"].(string); len(parts) != 1 || !strings.HasPrefix(url, "data:image/png;base64,") {
@@ -208,7 +216,7 @@ func TestResponses_uploadErrorMasksKey(t *testing.T) {
 	f.Key = "sk-the-right-one-0000000000"
 	log, logs := logBuffer()
 	m := filesModel(f, Options{Log: log})
-	im := llm.NewImage("image/png", pngOf(512<<10), "")
+	im := sharedPNG(pngOf(512 << 10))
 	_, _, err := streamOf(t, m, &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "?", Images: []llm.Image{im}}}})
 	if !strings.Contains(logs.String(), "Incorrect API key") {
 		t.Fatalf("the upload was not refused for its key:\n%s", logs)
@@ -258,7 +266,7 @@ func TestResponses_filesAsDocumented(t *testing.T) {
 	s := newServer(t, reply{file: "files_upload.json", header: js}, reply{file: "responses_text.sse"}, reply{file: "files_delete.json", header: js})
 	m := newResponses(s, "gpt-5.4")
 	data := pngOf(300 << 10)
-	im := llm.NewImage("image/png", data, "")
+	im := sharedPNG(data)
 	if _, _, err := streamOf(t, m, &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "What is this?", Images: []llm.Image{im}}}}); err != nil {
 		t.Fatal(err)
 	}

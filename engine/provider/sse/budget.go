@@ -94,9 +94,6 @@ func (m *Meter) Add(n int) error {
 	return nil
 }
 
-// N is the bytes counted.
-func (m *Meter) N() int { return m.n }
-
 // Start readies what one reply keeps under b (WithDefaults): its text, its
 // thinking and the meter of its replay data.
 func (b Budget) Start(text, thinking *Text, replay *Meter) {
