@@ -17,8 +17,8 @@ func (ttyInput) IsTerminal() bool { return true }
 
 // runAsking runs `coda run` with an agent whose stage offers ask_user and
 // the script model script, stdin being stdin; it returns stdout, stderr,
-// the run's error and the state directory.
-func runAsking(t *testing.T, script string, stdin any) (string, string, error, string) {
+// the state directory and the run's error.
+func runAsking(t *testing.T, script string, stdin any) (string, string, string, error) {
 	t.Helper()
 	work := t.TempDir()
 	for k, v := range map[string]string{
@@ -48,7 +48,7 @@ func runAsking(t *testing.T, script string, stdin any) (string, string, error, s
 	default:
 		err = runOnce(context.Background(), args, nil, &stdout, &stderr)
 	}
-	return stdout.String(), stderr.String(), err, state
+	return stdout.String(), stderr.String(), state, err
 }
 
 // askThen is a script whose first turn calls ask_user with args and whose
@@ -102,7 +102,7 @@ func TestRunOnce_asksOnTerminal(t *testing.T) {
 		{"the end of stdin dismisses", choices, "", "The user dismissed the question without answering.", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			stdout, stderr, err, _ := runAsking(t, askThen(tc.args, tc.want), ttyInput{strings.NewReader(tc.typed)})
+			stdout, stderr, _, err := runAsking(t, askThen(tc.args, tc.want), ttyInput{strings.NewReader(tc.typed)})
 			if err != nil || stdout != "Done.\n" {
 				t.Fatalf("coda run = %v, stdout %q\nstderr:\n%s", err, stdout, stderr)
 			}
@@ -122,7 +122,7 @@ func TestRunOnce_asksNothingOffTerminal(t *testing.T) {
 	script := askThen(`{ question = "Which environment should I check?" }`, `There is no tool "ask_user" in this stage.`)
 	for name, stdin := range map[string]any{"a pipe": strings.NewReader("staging\n"), "no stdin": nil} {
 		t.Run(name, func(t *testing.T) {
-			stdout, stderr, err, _ := runAsking(t, script, stdin)
+			stdout, stderr, _, err := runAsking(t, script, stdin)
 			if err != nil || stdout != "Done.\n" {
 				t.Fatalf("coda run = %v, stdout %q\nstderr:\n%s", err, stdout, stderr)
 			}
@@ -133,7 +133,7 @@ func TestRunOnce_asksNothingOffTerminal(t *testing.T) {
 	}
 	// The control: on a terminal the call asks, and the script's expect
 	// fails on the answer.
-	_, stderr, err, _ := runAsking(t, script, ttyInput{strings.NewReader("staging\n")})
+	_, stderr, _, err := runAsking(t, script, ttyInput{strings.NewReader("staging\n")})
 	if err == nil || !strings.Contains(stderr, "coda asks: Which environment should I check?") {
 		t.Errorf("on a terminal: coda run = %v, want the question asked and the script's expect to fail\nstderr:\n%s", err, stderr)
 	}
