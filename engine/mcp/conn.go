@@ -120,7 +120,34 @@ type Conn struct {
 	// tooLarge is set once the server sent a message over MaxMessageBytes,
 	// and coda dropped it for that.
 	tooLarge atomic.Bool
+
+	// asked are the questions the server put to the user (elicit.go)
+	// since a call last took them: each call's result says what was
+	// asked during it, so the run's record has every elicitation.
+	askedMu sync.Mutex
+	asked   []string
 }
+
+// noteAsked keeps what the server asked the user and what came of it.
+func (c *Conn) noteAsked(note string) {
+	c.askedMu.Lock()
+	defer c.askedMu.Unlock()
+	if len(c.asked) < maxAskedNotes {
+		c.asked = append(c.asked, note)
+	}
+}
+
+// takeAsked takes the notes kept since it was last called.
+func (c *Conn) takeAsked() []string {
+	c.askedMu.Lock()
+	defer c.askedMu.Unlock()
+	notes := c.asked
+	c.asked = nil
+	return notes
+}
+
+// maxAskedNotes bounds the notes kept between two calls.
+const maxAskedNotes = 16
 
 // MaxMessageBytes caps one message from a server, decoded (an HTTP body
 // inflated from gzip counts as inflated): the MCP SDK's own cap on a stdio
@@ -176,7 +203,7 @@ func Start(ctx context.Context, s Server, opts Options) (*Conn, error) {
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { go c.relist() },
 	}
 	if opts.Asker != nil && opts.Asker.CanAsk() {
-		copts.ElicitationHandler = elicitVia(opts.Asker, s.Name) // and so advertised
+		copts.ElicitationHandler = elicitVia(opts.Asker, s.Name, c.noteAsked) // and so advertised
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "coda", Version: opts.Version}, copts)
 	session, err := client.Connect(ctx, transport, nil)

@@ -59,6 +59,9 @@ func TestStart_elicitationForwarded(t *testing.T) {
 	if res.IsError || !strings.Contains(res.Output, "accept teal") {
 		t.Errorf("the call: %+v; want the user's answer back through the server", res)
 	}
+	if !strings.Contains(res.Output, `[During this call the MCP server poll asked the user through coda: it asked the user "Pick a colour"; the user answered {"colour":"teal"}.]`) {
+		t.Errorf("the call's result (what the run's record keeps) does not say what was asked: %q", res.Output)
+	}
 	if len(a.asked) != 1 || !strings.Contains(a.asked[0].Message, "Pick a colour") || !strings.Contains(string(a.asked[0].Fields), `"colour"`) {
 		t.Errorf("asked %+v", a.asked)
 	}

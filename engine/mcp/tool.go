@@ -88,6 +88,16 @@ func (t *Tool) Title(json.RawMessage) (string, []engine.Location) {
 }
 
 func (t *Tool) Run(ctx context.Context, call *engine.Call) engine.ToolResult {
+	res := t.run(ctx, call)
+	// What the server asked the user meanwhile is in the result, so the
+	// run's record has it (DESIGN §22).
+	if notes := t.conn.takeAsked(); len(notes) > 0 {
+		res.Output += "\n\n[During this call the MCP server " + t.conn.server.Name + " asked the user through coda: " + strings.Join(notes, "; ") + ".]"
+	}
+	return res
+}
+
+func (t *Tool) run(ctx context.Context, call *engine.Call) engine.ToolResult {
 	var args map[string]any
 	if err := json.Unmarshal(call.Args, &args); err != nil || args == nil {
 		return engine.Errorf("The arguments of %s must be a JSON object.", t.name)
