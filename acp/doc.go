@@ -40,6 +40,9 @@
 //	notices.go     warnings as notice updates, where the client takes them (session.notices)
 //	encode.go      the hand-written JSON encoders, model-supplied JSON made compact
 //	taint.go       the prompt's embedded resources, as sources for the taint gate
+//	queue.go       prompts sent during a turn: queued behind it, or steering it; cancelled with it
+//	fork.go        session/fork (the unstable schema's): a new session from another's file
+//	ask.go         elicitation/create: the model's ask_user, the taint gate's question with a reason
 //
 // Only this package writes to the protocol stream.
 package acp
