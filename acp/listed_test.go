@@ -104,15 +104,18 @@ func TestListedModels(t *testing.T) {
 // wait for.
 func TestListedModels_newWaitsBriefly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
 		opts := acp.Options{Discover: func(ctx context.Context) []acp.ListedModel {
-			time.Sleep(800 * time.Millisecond) // the providers, answering promptly
+			<-release // the providers answer once session/new waits for them
 			return []acp.ListedModel{{Spec: "lab:qwen3", Name: "lab:qwen3"}}
 		}, UserModel: "script:ok"}
 		c, served := serve(t, context.Background(), authServer(t, opts), t.TempDir(), nil)
+		c.do(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
+		c.do(`await "id":0`)
+		c.do(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`)
+		synctest.Wait() // session/new is read, and waits for the list (or has answered without it)
+		close(release)
 		for _, line := range []string{
-			`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`,
-			`await "id":0`,
-			`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`,
 			`await "id":1`,
 			`{"jsonrpc":"2.0","id":2,"method":"session/set_config_option","params":{"sessionId":"s-1","configId":"model","value":"lab:qwen3"}}`,
 			`await "id":2`,
@@ -128,7 +131,7 @@ func TestListedModels_newWaitsBriefly(t *testing.T) {
 		all := strings.Join(lines, "\n")
 		for _, l := range lines {
 			if strings.Contains(l, `"id":1,"result"`) && !strings.Contains(l, `{"value":"lab:qwen3","name":"lab:qwen3"}`) {
-				t.Errorf("session/new's answer lacks the list that came within a second: %s", l)
+				t.Errorf("session/new's answer lacks the list that came while it waited: %s", l)
 			}
 			if strings.Contains(l, `"id":2,`) && !strings.Contains(l, `"currentValue":"lab:qwen3"`) {
 				t.Errorf("set model to the listed one: %s", l)
