@@ -31,19 +31,9 @@ type forkSessionResponse struct {
 
 func (s *Server) forkSession(r *request[forkSessionResponse], p *forkSessionRequest) (*forkSessionResponse, error) {
 	from := *p.SessionID
-	if err := checkSessionID(from); err != nil {
-		return nil, err
-	}
-	cwd, err := checkDirs(*p.Cwd, p.AdditionalDirectories)
+	cwd, commentary, err := s.checkRestore(p)
 	if err != nil {
 		return nil, err
-	}
-	commentary, err := p.Meta.commentary()
-	if err != nil {
-		return nil, err
-	}
-	if !s.keepsSessions() {
-		return nil, fmt.Errorf("%w: coda runs without a state directory, so it keeps no sessions to fork", ErrInvalidParams)
 	}
 	id := s.opts.Engine.NewID("s")
 	ld := &restore{s: s, method: r.method, id: id, cwd: cwd, commentary: commentary}

@@ -189,19 +189,9 @@ func loadingErr(id string) error {
 // marks the session as being loaded.
 func (s *Server) beginRestore(method string, p *loadSessionRequest) (*restore, error) {
 	id := *p.SessionID
-	if err := checkSessionID(id); err != nil {
-		return nil, err
-	}
-	cwd, err := checkDirs(*p.Cwd, p.AdditionalDirectories)
+	cwd, commentary, err := s.checkRestore(p)
 	if err != nil {
 		return nil, err
-	}
-	commentary, err := p.Meta.commentary()
-	if err != nil {
-		return nil, err
-	}
-	if !s.keepsSessions() {
-		return nil, fmt.Errorf("%w: coda runs without a state directory, so it keeps no sessions", ErrInvalidParams)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -220,6 +210,25 @@ func (s *Server) beginRestore(method string, p *loadSessionRequest) (*restore, e
 	ld := &restore{s: s, method: method, id: id, cwd: cwd, commentary: commentary, old: old}
 	s.loading[id] = ld
 	return ld, nil
+}
+
+// checkRestore checks the params a load, a resume and a fork share: the
+// session's id, its directories (the cwd cleaned) and its commentary, with
+// sessions kept.
+func (s *Server) checkRestore(p *loadSessionRequest) (cwd, commentary string, err error) {
+	if err := checkSessionID(*p.SessionID); err != nil {
+		return "", "", err
+	}
+	if cwd, err = checkDirs(*p.Cwd, p.AdditionalDirectories); err != nil {
+		return "", "", err
+	}
+	if commentary, err = p.Meta.commentary(); err != nil {
+		return "", "", err
+	}
+	if !s.keepsSessions() {
+		return "", "", fmt.Errorf("%w: coda runs without a state directory, so it keeps no sessions", ErrInvalidParams)
+	}
+	return cwd, commentary, nil
 }
 
 // end says the session is no longer being loaded; once the restore has
