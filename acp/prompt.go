@@ -9,6 +9,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/internal/telemetry"
 )
 
 // prompt starts a turn. It registers the turn's cancel func before the
@@ -78,6 +79,8 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 	if err != nil {
 		return nil, err
 	}
+	traceparent, tracestate := p.Meta.trace()
+	ctx = telemetry.WithParent(ctx, traceparent, tracestate) // the turn's span's parent
 	// Answered by the turn when it ends.
 	answer := r.keep()
 	run := &running{cancel: cancel, done: make(chan struct{}), prompt: p.Prompt, id: idKeyOf(r.id), steer: &steerBox{}}

@@ -24,8 +24,10 @@ func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 	r.rec.Enter(s.Name) // run.json says the stage while the run is in it
 	r.rec.Start()       // after the turn's first update, which waits for nothing
 	v.rec = newVisitRecord(r.rec, s.Name, v.n, r.mask)
-	next, err := v.loop(ctx)
+	sctx, span := r.e.tracer().Stage(ctx, s.Name, v.n)
+	next, err := v.loop(sctx)
 	v.ended, v.next = v.endedBy(ctx, err), next
+	v.tracedVisit(span, err)
 	v.rec.finish(v, err)
 	r.done = append(r.done, v.outcome())
 	if err != nil {
@@ -339,7 +341,9 @@ func (v *stageVisit) stream(ctx context.Context, spec string, req *llm.Request, 
 		*req = built
 		req.Params, req.Timeout = v.params(spec), v.stage.Model.Timeout()
 		v.shape(spec, m, req)
-		resp, err := m.Stream(ctx, req, onDelta)
+		cctx, span := v.run.e.tracer().Chat(ctx, spec)
+		resp, err := m.Stream(cctx, req, onDelta)
+		v.tracedCall(span, resp, err)
 		if err == nil {
 			v.sized(spec, req, resp)
 		}
@@ -461,6 +465,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *llm.Response) (to strin
 		}
 		var res ToolResult
 		var stop error // a fan_out whose failed worker ends the run
+		tctx, span := v.run.e.tracer().Tool(ctx, tc.Name, tc.ID)
 		switch {
 		case tc.Dropped > 0 && !v.isSubmit(tc.Name): // submit_output refuses its own, as a refused submission
 			res = Errorf("The arguments of this %s call are too large: %d bytes, over the %d-byte cap. The call was not run. Make it smaller, or split the work into several calls.", tc.Name, tc.Size(), llm.ArgsCap(tc.Name))
@@ -474,7 +479,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *llm.Response) (to strin
 			res = Errorf("Your reply reached the model's output token limit while you were writing this %s call, so its arguments were cut off. Make it shorter and call %s again.", tc.Name, tc.Name)
 		case v.isSubmit(tc.Name):
 			var ends bool
-			res, ends = v.submit(ctx, tc)
+			res, ends = v.submit(tctx, tc)
 			end = end || ends
 		case v.isTransition(tc.Name):
 			var target string
@@ -484,15 +489,16 @@ func (v *stageVisit) runTools(ctx context.Context, resp *llm.Response) (to strin
 			}
 		case v.stage.Delegates(tc.Name):
 			v.run.rec.WriteQueued() // while the workers or children work
-			res, stop = v.delegate(ctx, tc, ev)
+			res, stop = v.delegate(tctx, tc, ev)
 			res.private = v.run.taint.Carries(res.Output)
 			res.untrusted = true // workers' and children's reports
 		case tool != nil:
-			res = v.runTool(ctx, tool, tc, ev)
+			res = v.runTool(tctx, tool, tc, ev)
 			res.untrusted = true
 		default:
 			res = Errorf("There is no tool %q in this stage. The tools you can call: %s.", tc.Name, strings.Join(v.toolNames(), ", "))
 		}
+		v.tracedTool(span, tc, res)
 		if ctx.Err() != nil {
 			// The editor must not show the call running forever.
 			upd := &ToolCallEvent{ID: ev.ID, Status: ToolFailed, Content: []ToolContent{{Text: "Cancelled."}}}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/coda-acp/coda/engine/local"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/bytesize"
+	"github.com/coda-acp/coda/internal/telemetry"
 	"github.com/coda-acp/coda/internal/textcut"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
@@ -158,6 +160,9 @@ func runTask(ctx context.Context, f *runFlags, task string, args []string, rs *r
 	if child != nil {
 		child.ready(e.Store, turn)
 	}
+	// A pipeline's trace context, as the environment carries it
+	// (OpenTelemetry's TRACEPARENT and TRACESTATE): the run's span's parent.
+	ctx = telemetry.WithParent(ctx, os.Getenv("TRACEPARENT"), os.Getenv("TRACESTATE"))
 	res := e.Run(ctx, turn, progress)
 	// The record is the answer `coda result` finds: written before it is
 	// printed.
