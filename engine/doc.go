@@ -42,7 +42,8 @@
 // parameters, less those refused), capture.go (artifacts captured by
 // glob), touched.go (the files a call touched), shape_record.go (how each
 // call asked for the answer's shape, and the schema it sent), resume.go
-// (a run resumed from its last finished stage).
+// (a run resumed from its last finished stage), trace.go (the spans of a
+// run, a stage visit, a model call and a tool call: Engine.Tracer).
 //
 // Runs started by a run (DESIGN §12): subrun.go (a sub-run: what it
 // shares with its parent, its sink, workspace and record; the delegation
