@@ -255,3 +255,24 @@ func TestServe_tracesDeadCollector(t *testing.T) {
 	tracedTurn(t)
 	rcv.Wait() // the turn's spans did reach it, and hang there
 }
+
+// A [telemetry] endpoint that is no URL stops coda at start-up, in one
+// line, before any token is spent.
+func TestRun_telemetryEndpointRefused(t *testing.T) {
+	built := telemetryEnv(t)
+	dir := t.TempDir()
+	agent, model := tracedAgent(t, dir)
+	cfg := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(cfg, []byte("[telemetry]\nendpoint = \"localhost:4318\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OLLAMA_HOST", "127.0.0.1:1")
+	var stdout, stderr bytes.Buffer
+	err := runOnce(context.Background(), []string{"--config", cfg, "--agent", agent, "--model", "script:" + model, "--state-dir", filepath.Join(dir, "state"), "go"}, nil, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), `config: [telemetry] endpoint "localhost:4318": give the collector's http:// or https:// URL`) {
+		t.Errorf("coda run = %v", err)
+	}
+	if built.Load() != 1 || stdout.Len() != 0 {
+		t.Errorf("%d exporters asked for, stdout %q", built.Load(), stdout.String())
+	}
+}
