@@ -59,6 +59,11 @@ type Config struct {
 	Log *slog.Logger `toml:"-"`
 }
 
+// MaxAttributeLength is the most characters of a string attribute a span
+// keeps (the SDK counts characters, not bytes), so that the spans queued
+// for export stay bounded with include_content: 2048 of them at most.
+const MaxAttributeLength = 16 << 10
+
 // ShutdownTimeout bounds how long Shutdown waits for the last spans to
 // go out; FlushTimeout, a turn's flush in the background.
 const (
@@ -146,8 +151,14 @@ func New(ctx context.Context, c Config) (*Tracer, error) {
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
 	// The batcher's queue is bounded (OTEL_BSP_MAX_QUEUE_SIZE, 2048 by
-	// default) and never blocks a span's end: a full queue drops.
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	// default) and never blocks a span's end: a full queue drops. So is
+	// what a span holds: a content attribute (a tool's result) is cut at
+	// MaxAttributeLength characters unless OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT says.
+	limits := sdktrace.NewSpanLimits()
+	if limits.AttributeValueLengthLimit < 0 {
+		limits.AttributeValueLengthLimit = MaxAttributeLength
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res), sdktrace.WithSpanLimits(limits))
 	return &Tracer{tp: tp, tr: tp.Tracer("github.com/coda-acp/coda", trace.WithInstrumentationVersion(c.Version)), content: c.IncludeContent}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
@@ -229,5 +230,23 @@ func TestTracer_deadCollector(t *testing.T) {
 	err := tr.Shutdown(50 * time.Millisecond)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Shutdown = %v, want its bound's deadline", err)
+	}
+}
+
+// A content attribute is cut at MaxAttributeLength characters: the queue of spans
+// waiting for export stays bounded.
+func TestTracer_contentBounded(t *testing.T) {
+	clearEnv(t)
+	rcv := otlptest.New(t)
+	tr := newTracer(t, otlp.Config{Endpoint: rcv.URL, IncludeContent: true})
+	_, tool := tr.Tool(context.Background(), "read_file", "call_1")
+	tool.Content(telemetry.ToolResult, strings.Repeat("é", otlp.MaxAttributeLength+100))
+	tool.End(nil)
+	if err := tr.Shutdown(otlp.ShutdownTimeout); err != nil {
+		t.Fatal(err)
+	}
+	got := rcv.Spans()[0].Attrs["gen_ai.tool.call.result"]
+	if n := utf8.RuneCountInString(got); n != otlp.MaxAttributeLength || !utf8.ValidString(got) {
+		t.Errorf("the result kept %d characters (valid UTF-8: %v)", n, utf8.ValidString(got))
 	}
 }
