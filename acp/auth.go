@@ -24,15 +24,13 @@ const authMethodEnv = "env"
 // authMethods are initialize's authMethods.
 func (s *Server) authMethods() []authMethod {
 	description := "coda reads its model's API key from the environment it starts with (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY, OPENROUTER_API_KEY, or the api_key_env a provider names in config.toml); the key of the model coda is set to use is set."
-	if s.opts.Reach != nil {
-		if err := s.opts.Reach(s.opts.UserModel, s.defaultModel(false)); err != nil {
-			description = hintOf(err)
-		}
+	if err := s.opts.Models.Reach(s.opts.UserModel, s.defaultModel(false)); err != nil {
+		description = hintOf(err)
 	}
 	return []authMethod{{ID: authMethodEnv, Name: "API key from the environment", Description: description}}
 }
 
-// A Hint is an error of Options.Reach or CheckModel that says, in a user's
+// A Hint is an error of Models.Reach or Check that says, in a user's
 // words, what to set: the auth method's description, and what a prompt
 // that cannot reach a model is told.
 type Hint interface {
@@ -61,23 +59,16 @@ func (s *Server) authenticate(_ *request[authenticateResponse], p *authenticateR
 	return &authenticateResponse{}, nil
 }
 
-// defaultModel is the model for stages that name none: the configured one,
-// else the one FindDefault finds. With wait false it does not wait for a
-// search still under way.
+// defaultModel is the model for stages that name none (Models.Default).
+// With wait false it does not wait for a search still under way.
 func (s *Server) defaultModel(wait bool) string {
-	if s.opts.DefaultModel != "" || s.opts.FindDefault == nil {
-		return s.opts.DefaultModel
-	}
-	return s.opts.FindDefault(wait)
+	return s.opts.Models.Default(wait)
 }
 
 // reach says why a turn whose user model is userModel cannot reach a model:
 // an ErrAuthRequired error whose words say what to set, or nil.
 func (s *Server) reach(userModel, defaultModel string) error {
-	if s.opts.Reach == nil {
-		return nil
-	}
-	if err := s.opts.Reach(userModel, defaultModel); err != nil {
+	if err := s.opts.Models.Reach(userModel, defaultModel); err != nil {
 		if _, ok := errors.AsType[Hint](err); ok {
 			return fmt.Errorf("%w: %s (or pick a model whose key is set with /model)", ErrAuthRequired, hintOf(err))
 		}

@@ -11,7 +11,7 @@ import (
 
 // The effort option (DESIGN §16): the reasoning effort of the stages that
 // take the user's model, category thought_level, beside the model option.
-// It offers the levels the session's model takes (Options.Efforts: the
+// It offers the levels the session's model takes (Models.Efforts: the
 // catalog's) and shows the launch's level until the session picks one; a
 // level the model cannot take is refused, naming those it takes. Picking
 // another model keeps the session's level where the model takes it, else
@@ -35,12 +35,16 @@ var effortNames = map[string]string{
 func doesNotReason(takes []string) bool { return len(takes) == 1 && takes[0] == llm.EffortOff }
 
 // effortOption is the effort option for the session's model and its
-// picked level ("" is the launch's); false without Options.Efforts.
+// picked level ("" is the launch's); false when Models gives the model no
+// levels.
 func (s *Server) effortOption(model, picked string) (configOption, bool) {
-	if s.opts.Efforts == nil || model == "" {
+	if model == "" {
 		return configOption{}, false
 	}
-	takes, launch := s.opts.Efforts(model)
+	takes, launch := s.opts.Models.Efforts(model)
+	if takes == nil {
+		return configOption{}, false
+	}
 	opt := configOption{
 		ID: optionEffort, Name: "Effort", Category: "thought_level", Type: "select",
 		Description: "How hard the model reasons, for stages that take the user's model: the levels " + model + " takes",
@@ -78,7 +82,7 @@ func (s *Server) setEffort(sess *session, level string) error {
 	if model == "" {
 		return fmt.Errorf("%w: effort: no model is set: pick one first (the model option, or /model PROVIDER:MODEL)", ErrInvalidParams)
 	}
-	takes, launch := s.opts.Efforts(model)
+	takes, launch := s.opts.Models.Efforts(model)
 	switch {
 	case level == effortDefault || level == launch:
 		level = ""
@@ -107,9 +111,6 @@ func takesLine(model string, takes []string, launch string) string {
 // (just picked) takes: the nearest it takes, said in the warning it
 // returns; none when the level stands or was never picked.
 func (s *Server) clampEffort(sess *session) []string {
-	if s.opts.Efforts == nil {
-		return nil
-	}
 	model := s.sessionModel(sess)
 	sess.mu.Lock()
 	picked := sess.effort
@@ -117,8 +118,8 @@ func (s *Server) clampEffort(sess *session) []string {
 	if picked == "" || model == "" {
 		return nil
 	}
-	takes, launch := s.opts.Efforts(model)
-	if slices.Contains(takes, picked) {
+	takes, launch := s.opts.Models.Efforts(model)
+	if takes == nil || slices.Contains(takes, picked) {
 		return nil
 	}
 	level := llm.NearestEffort(picked, takes)

@@ -7,7 +7,7 @@ import (
 )
 
 // The live model list (DESIGN §16): beside [picker] models, the model
-// option offers the models the providers list (Options.Discover, cmd/coda's).
+// option offers the models the providers list (Models.Discover, cmd/coda's).
 // They are asked once, in the background, when the first session starts,
 // and the answer is kept for the process. session/new waits for it at most
 // newSessionListWait, off the read loop, so that a headless client that
@@ -25,14 +25,7 @@ import (
 // never after the session's close. An empty list changes nothing and is
 // not sent.
 
-// A ListedModel is one model a provider lists, as the model option offers
-// it.
-type ListedModel struct {
-	Spec string // PROVIDER:MODEL, the option's value
-	Name string // as a picker shows it: the spec, marked "(no tools)" where it cannot call tools
-}
-
-// listing is the process's one ask of Options.Discover.
+// listing is the process's one ask of Models.Discover.
 type listing struct {
 	once   sync.Once
 	ctx    context.Context
@@ -50,13 +43,13 @@ func newListing() *listing {
 // startListing asks for the list in the background, the first time a
 // session starts; later calls do nothing.
 func (s *Server) startListing() {
-	if s.opts.Discover == nil {
+	if !s.opts.Models.Discovers() {
 		return
 	}
 	l := s.listing
 	l.once.Do(func() {
 		l.wg.Go(func() {
-			models := s.opts.Discover(l.ctx)
+			models := s.opts.Models.Discover(l.ctx)
 			l.models = models
 			close(l.done)
 			s.log.Debug("the providers' models are listed", "models", len(models))
@@ -91,7 +84,7 @@ func (s *Server) awaitListed(ctx context.Context) {
 
 // awaitListedFor is awaitListed, waiting at most d.
 func (s *Server) awaitListedFor(ctx context.Context, d time.Duration) {
-	if s.opts.Discover == nil {
+	if !s.opts.Models.Discovers() {
 		return
 	}
 	s.startListing()

@@ -102,7 +102,7 @@ func (s *Server) setOption(sess *session, id, value string) ([]string, error) {
 		sess.mu.Unlock()
 		return s.clampEffort(sess), nil
 	case optionEffort:
-		if s.opts.Efforts == nil {
+		if takes, _ := s.opts.Models.Efforts(s.sessionModel(sess)); takes == nil {
 			break
 		}
 		return nil, s.setEffort(sess, value)
@@ -147,10 +147,7 @@ func (s *Server) checkModel(spec string) error {
 			return fmt.Errorf("%w: model %q: %s is a private file (the taint gate's private paths), so coda does not read it", ErrInvalidParams, spec, name)
 		}
 	}
-	if s.opts.CheckModel == nil {
-		return nil
-	}
-	if err := s.opts.CheckModel(spec); err != nil && !errors.Is(err, ErrAuthRequired) {
+	if err := s.opts.Models.Check(spec); err != nil && !errors.Is(err, ErrAuthRequired) {
 		return fmt.Errorf("%w: %v", ErrInvalidParams, err)
 	}
 	return nil
@@ -200,7 +197,7 @@ func (s *Server) modelOption(picked string) (configOption, bool) {
 	}
 	add(s.launchModel(), s.launchModel())
 	scripted := strings.HasPrefix(s.launchModel(), "script:")
-	for _, m := range s.opts.PickerModels {
+	for _, m := range s.opts.Models.Picker() {
 		if scripted || !strings.HasPrefix(m, "script:") { // not offered where it is refused (checkModel)
 			add(m, m)
 		}

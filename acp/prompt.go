@@ -92,7 +92,7 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 	turn := &engine.Turn{
 		RunID: s.opts.Engine.NewID("r"), SessionID: sess.id, Agent: s.opts.Agent, Outputs: outs,
 		Prompt: text, Images: images, History: history, PromptSources: promptSources(p.Prompt),
-		UserModel: s.userModel(sess), DefaultModel: s.opts.DefaultModel, UserEffort: s.userEffort(sess),
+		UserModel: s.userModel(sess), DefaultModel: s.defaultModel(false), UserEffort: s.userEffort(sess),
 		Withhold: withhold(sess.mode), Workspace: sess.ws, ToolSupport: sess.toolSupport,
 		Tainted: sess.tainted(), Steer: run.steer.take, ClientGone: s.conn.out.gone, Private: sess.private,
 	}

@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -30,8 +29,9 @@ type Options struct {
 	// are the server's; its log is where the server logs as well.
 	Engine *engine.Engine
 
-	UserModel    string
-	DefaultModel string
+	// UserModel is --model: the model of stages that take the user's
+	// model, until a session picks its own.
+	UserModel string
 	// UserEffort is --effort: the reasoning effort of stages that take the
 	// user's model, until a session picks its own (effort.go).
 	UserEffort string
@@ -58,35 +58,10 @@ type Options struct {
 	// session's _meta.coda.commentary wins over it.
 	Commentary string
 
-	// Models beyond the launch's (auth.go, modes.go).
-
-	// FindDefault, when DefaultModel is "", looks for one (a local Ollama
-	// that answers); "" when there is none. With wait false it answers at
-	// once, "" while it is still looking; with wait it may take a moment,
-	// so acp waits only in a turn's goroutine or in authenticate (auth.go).
-	FindDefault func(wait bool) string
-	// PickerModels are more models the model option offers (config.toml's
-	// [picker] models), after the launch's.
-	PickerModels []string
-	// Discover lists the models the providers offer, for the model option
-	// after PickerModels (listed.go): asked once, in the background, when
-	// the first session starts, and kept for the process; ctx ends when
-	// Serve does. Nil lists none ([picker] discover = false).
-	Discover func(ctx context.Context) []ListedModel
-	// Efforts says which reasoning effort levels the model spec names
-	// takes, in order, and the level it is given when the session picks
-	// none (--effort, else the config's; "" leaves it to the model). Nil
-	// offers no effort option.
-	Efforts func(spec string) (takes []string, launch string)
-	// CheckModel says whether a model spec can be used: nil, an error
-	// wrapping ErrAuthRequired when its key is not set (the message names
-	// the variable), or another error when the spec itself is wrong. Nil
-	// takes every PROVIDER:MODEL.
-	CheckModel func(spec string) error
-	// Reach says why a turn could not reach a model when the user's model
-	// is userModel and the default defaultModel, or nil when it can: the
-	// message says what to set. Nil takes every turn as reachable.
-	Reach func(userModel, defaultModel string) error
+	// Models answers what acp asks of the models beyond the launch's: the
+	// default, the picker's list, efforts, whether a model can be used
+	// (models.go). Nil knows none.
+	Models Models
 
 	// MCPStartWait bounds how long a prompt waits for its session's MCP
 	// servers still starting (default 10s); MCPStartTimeout how long a
@@ -168,6 +143,9 @@ type Server struct {
 func NewServer(opts Options) (*Server, error) {
 	if opts.Agent == nil || opts.Engine == nil || opts.Engine.Models == nil {
 		return nil, errors.New("acp: Options.Agent, Options.Engine and its Models are required")
+	}
+	if opts.Models == nil {
+		opts.Models = noModels{}
 	}
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 30 * time.Second

@@ -183,7 +183,7 @@ func (s *Server) newSession(r *request[newSessionResponse], p *newSessionRequest
 		}
 	}
 	_, listed := s.listed()
-	if waitList := s.opts.Discover != nil && !listed; waitList || raw != nil && s.compileReadsFiles(raw) {
+	if waitList := s.opts.Models.Discovers() && !listed; waitList || raw != nil && s.compileReadsFiles(raw) {
 		// Off the read loop: the providers' list, waited for briefly
 		// (listed.go), or the files the spec names.
 		return aside(s, r, nil, func(ctx context.Context) (*newSessionResponse, error) {

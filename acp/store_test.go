@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coda-acp/coda/acp/acptest"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 	statestore "github.com/coda-acp/coda/store"
@@ -339,7 +340,7 @@ func TestDeleteSession_duringTurn(t *testing.T) {
 // level and its option values.
 func TestRestore_levelsAndOptions(t *testing.T) {
 	state, cwd := t.TempDir(), t.TempDir()
-	srv := testServer(t, state, Options{PickerModels: []string{"answer:other"}})
+	srv := testServer(t, state, Options{Models: &acptest.Models{PickerModels: []string{"answer:other"}}})
 	id := handle(t, srv, (*Server).newSession, fmt.Sprintf(`{"cwd":%q,"mcpServers":[],"_meta":{"coda":{"output":{"format":"json","instructions":"Keys sorted."}}}}`, cwd)).SessionID
 	sess := srv.sessions[id]
 	for option, value := range map[string]string{optionModel: "answer:other", optionMode: modeAutoEdit} {
@@ -349,7 +350,7 @@ func TestRestore_levelsAndOptions(t *testing.T) {
 	}
 	srv.saveSession(sess, nil)
 
-	again := testServer(t, state, Options{PickerModels: []string{"answer:other"}})
+	again := testServer(t, state, Options{Models: &acptest.Models{PickerModels: []string{"answer:other"}}})
 	handle(t, again, (*Server).loadSession, fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, cwd))
 	got := again.sessions[id]
 	if got.meta == nil || got.meta.Spec.Instructions != "Keys sorted." || got.outputs.Lead(again.opts.Agent).Format() != "json" {
