@@ -24,7 +24,7 @@ const authMethodEnv = "env"
 // authMethods are initialize's authMethods.
 func (s *Server) authMethods() []authMethod {
 	description := "coda reads its model's API key from the environment it starts with (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY, OPENROUTER_API_KEY, or the api_key_env a provider names in config.toml); the key of the model coda is set to use is set."
-	if err := s.opts.Models.Reach(s.opts.UserModel, s.defaultModel(false)); err != nil {
+	if err := s.opts.Models.Reach(s.opts.UserModel, s.pick.Default(false)); err != nil {
 		description = hintOf(err)
 	}
 	return []authMethod{{ID: authMethodEnv, Name: "API key from the environment", Description: description}}
@@ -53,16 +53,10 @@ func (s *Server) authenticate(_ *request[authenticateResponse], p *authenticateR
 	if *p.MethodID != authMethodEnv {
 		return nil, fmt.Errorf("%w: methodId: coda offers no method %q (it offers %q)", ErrInvalidParams, *p.MethodID, authMethodEnv)
 	}
-	if err := s.reach(s.opts.UserModel, s.defaultModel(true)); err != nil {
+	if err := s.reach(s.opts.UserModel, s.pick.Default(true)); err != nil {
 		return nil, err
 	}
 	return &authenticateResponse{}, nil
-}
-
-// defaultModel is the model for stages that name none (Models.Default).
-// With wait false it does not wait for a search still under way.
-func (s *Server) defaultModel(wait bool) string {
-	return s.opts.Models.Default(wait)
 }
 
 // reach says why a turn whose user model is userModel cannot reach a model:
@@ -82,7 +76,7 @@ func (s *Server) reach(userModel, defaultModel string) error {
 // refuses the prompt, -32000, when no model can be reached; then it names
 // the session after its first prompt.
 func (s *Server) startTurn(sess *session, turn *engine.Turn, prompt []contentBlock) error {
-	turn.DefaultModel = s.defaultModel(true)
+	turn.DefaultModel = s.pick.Default(true)
 	if err := s.reach(turn.UserModel, turn.DefaultModel); err != nil {
 		return err
 	}

@@ -1,11 +1,11 @@
 package acp
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"unicode"
 
+	"github.com/coda-acp/coda/acp/pickers"
 	"github.com/coda-acp/coda/engine/blueprint"
 )
 
@@ -30,7 +30,7 @@ func (s *Server) availableCommands() []availableCommand {
 	var out []availableCommand
 	for _, c := range slashCommands {
 		// /format only when the agent gives an answer to shape.
-		if c.Name != "format" || s.shapes("") == nil {
+		if c.Name != "format" || s.out.shapes("") == nil {
 			out = append(out, c)
 		}
 	}
@@ -120,11 +120,11 @@ func (s *Server) runCommand(sess *session, name, arg string) *promptResponse {
 	ids := commandOptions
 	var text string
 	var warnings []string
-	switch err := s.shapes("/format"); {
+	switch err := s.out.shapes("/format"); {
 	case name == "format" && err != nil:
 		text = strings.TrimPrefix(err.Error(), ErrInvalidParams.Error()+": ")
 	case arg == "":
-		text = s.describeOption(sess, ids[name])
+		text = pickers.Describe(s.configOptions(sess), ids[name])
 	default:
 		var err error
 		if warnings, err = s.setOption(sess, ids[name], arg); err != nil {
@@ -138,7 +138,7 @@ func (s *Server) runCommand(sess *session, name, arg string) *promptResponse {
 		if w := s.saveSession(sess, nil); w != "" {
 			warnings = append(warnings, w)
 		}
-		text = s.describeOption(sess, ids[name])
+		text = pickers.Describe(s.configOptions(sess), ids[name])
 	}
 	b := append([]byte(nil), `{"sessionUpdate":"agent_message_chunk","messageId":`...)
 	b = appendString(b, s.opts.Engine.NewID("m"))
@@ -151,27 +151,6 @@ func (s *Server) runCommand(sess *session, name, arg string) *promptResponse {
 	return &promptResponse{StopReason: "end_turn", Meta: codaMeta[promptOutcome]{Coda: promptOutcome{
 		Status: "command", Command: name, Warnings: nonNilStrings(warnings),
 	}}}
-}
-
-// describeOption says an option's value and what else it takes, in a line.
-func (s *Server) describeOption(sess *session, id string) string {
-	for _, o := range s.configOptions(sess) {
-		if o.ID != id {
-			continue
-		}
-		var values []string
-		for _, v := range o.Options {
-			values = append(values, v.Value)
-		}
-		switch id {
-		case optionFormat:
-			return fmt.Sprintf("Answer format: %s. Choices: %s, or any label.", o.CurrentValue, strings.Join(values, ", "))
-		case optionMode:
-			return fmt.Sprintf("Mode: %s. Choices: %s.", o.CurrentValue, strings.Join(values, ", "))
-		}
-		return fmt.Sprintf("Model: %s. Choices: %s, or any PROVIDER:MODEL.", o.CurrentValue, strings.Join(values, ", "))
-	}
-	return "No model is set: /model PROVIDER:MODEL sets one, e.g. /model " + optionExample(optionModel) + "."
 }
 
 func nonNilStrings(s []string) []string {

@@ -68,4 +68,4 @@ func (s *Server) commentaryAsThought(sess *session, meta *requestMeta) (bool, er
 
 // answers reports whether the agent answers: whether initialize
 // advertises finalOutput.
-func (s *Server) answers() bool { return s.launchOutputs.Lead(s.opts.Agent) != nil }
+func (s *Server) answers() bool { return s.out.launch.Lead(s.opts.Agent) != nil }

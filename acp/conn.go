@@ -25,7 +25,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	// 7. Stop the sessions' MCP servers: every turn that could call them
 	// has answered; and the providers' listing, if it still runs.
 	s.mcp.Close()
-	s.stopListing()
+	s.pick.Listing.Stop()
 	// 8. The index's lines of the last turns' appends are written.
 	s.store.Flush()
 	return err

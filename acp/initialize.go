@@ -10,7 +10,7 @@ func (s *Server) initialize(_ *request[initializeResponse], p *initializeRequest
 	s.mu.Unlock()
 
 	var launch publicSpec
-	lead := s.launchOutputs.Lead(s.opts.Agent)
+	lead := s.out.launch.Lead(s.opts.Agent)
 	if lead != nil {
 		launch = publicSpecOf(lead)
 	}

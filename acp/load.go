@@ -281,7 +281,7 @@ func (s *Server) restoreSession(ctx context.Context, ld *restore, p *loadSession
 	// The answer's model option has the providers' list, so that nothing
 	// follows the answer for the session (listed.go); waited for while the
 	// session is still being loaded.
-	s.awaitListed(ctx)
+	s.awaitListed(ctx, maxListWait)
 	s.mu.Lock()
 	s.sessions[id] = sess
 	ld.done() // a prompt sent on reading the answer finds the session
@@ -341,11 +341,11 @@ func (s *Server) restore(l *statestore.Loaded, history []engine.Exchange, cwd st
 	}
 	var err error
 	if len(f.Output) > 0 {
-		if sess.meta, err = s.metaLevel(f.Output, cwd); err != nil {
+		if sess.meta, err = s.out.metaLevel(f.Output, cwd); err != nil {
 			return nil, fmt.Errorf("session %s cannot be restored: its output spec: %w", f.ID, err)
 		}
 	}
-	if sess.outputs, err = s.sessionOutputs(sess.meta, sess.config); err != nil {
+	if sess.outputs, err = s.out.sessionOutputs(sess.meta, sess.config); err != nil {
 		return nil, fmt.Errorf("session %s cannot be restored: %w", f.ID, err)
 	}
 	sess.history = history
@@ -360,7 +360,7 @@ func (s *Server) workspace(sess *session) {
 	caps := s.clientCaps
 	s.mu.Unlock()
 	sess.ws = newClientWorkspace(s.conn, sess.id, sess.cwd, sess.additional, caps, s.opts.EditorTimeout)
-	s.bindMode(sess)
+	bindMode(sess)
 }
 
 // replay sends a session's history: each prompt as user_message_chunks,

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/coda-acp/coda/acp/pickers"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 )
@@ -53,18 +54,18 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 	var compile func() (*blueprint.Outputs, error) // the turn's, off the read loop
 	if raw := p.Meta.output(); raw != nil {
 		// A per-turn spec: the session's contracts, recompiled with it.
-		if err := s.shapes("_meta.coda.output"); err != nil {
+		if err := s.out.shapes("_meta.coda.output"); err != nil {
 			return nil, err
 		}
-		levels := s.levels(sess.meta, sess.config)
+		levels := s.out.levels(sess.meta, sess.config)
 		compile = func() (*blueprint.Outputs, error) {
 			var err error
-			if levels.PromptMeta, err = s.metaLevel(raw, sess.cwd); err != nil {
+			if levels.PromptMeta, err = s.out.metaLevel(raw, sess.cwd); err != nil {
 				return nil, err
 			}
-			return s.compile(levels)
+			return s.out.compile(levels)
 		}
-		if !s.compileReadsFiles(raw) && !s.compileReadsFiles(sess.metaRaw) {
+		if !s.out.compileReadsFiles(raw) && !s.out.compileReadsFiles(sess.metaRaw) {
 			if outs, err = compile(); err != nil {
 				return nil, err
 			}
@@ -89,11 +90,12 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 	s.mu.Unlock()
 
 	// What this prompt is; the rest is the engine's (Options.Engine).
+	picks := sess.picks()
 	turn := &engine.Turn{
 		RunID: s.opts.Engine.NewID("r"), SessionID: sess.id, Agent: s.opts.Agent, Outputs: outs,
 		Prompt: text, Images: images, History: history, PromptSources: promptSources(p.Prompt),
-		UserModel: s.userModel(sess), DefaultModel: s.defaultModel(false), UserEffort: s.userEffort(sess),
-		Withhold: withhold(sess.mode), Workspace: sess.ws, ToolSupport: sess.toolSupport,
+		UserModel: s.pick.UserModel(picks), DefaultModel: s.pick.Default(false), UserEffort: s.pick.UserEffort(picks),
+		Withhold: pickers.Withhold(picks.Mode), Workspace: sess.ws, ToolSupport: sess.toolSupport,
 		Tainted: sess.tainted(), Steer: run.steer.take, ClientGone: s.conn.out.gone, Private: sess.private,
 	}
 	go s.runTurn(ctx, run, answer, sess, turn, thoughts, compile)

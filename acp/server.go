@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coda-acp/coda/acp/pickers"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/mcp"
@@ -113,12 +114,11 @@ type Server struct {
 	opts Options
 	log  *slog.Logger
 	conn *conn // set by Serve, before the first message is read
-	// launchOutputs are the contracts at launch: advertised in initialize.
-	launchOutputs *blueprint.Outputs
-	launchLevel   *outputspec.Level
-	// launchNamesFiles: the launch's spec or the agent's outputs name a
-	// schema file or validator, read at every compile (compileReadsFiles).
-	launchNamesFiles bool
+	// out are the agent's answer contracts, the launch's and a session's
+	// (outputs.go).
+	out *outputs
+	// pick answers the sessions' pickers (modes.go, acp/pickers).
+	pick *pickers.Picker
 
 	// store keeps the sessions' files (the engine's store); nil without a
 	// state directory.
@@ -135,8 +135,6 @@ type Server struct {
 	// mcp runs the sessions' MCP servers (mcp.go), stopped with the
 	// connection.
 	mcp *mcp.Host
-	// listing is the providers' model list (listed.go).
-	listing *listing
 }
 
 // NewServer checks opts and compiles the launch output contracts.
@@ -159,22 +157,18 @@ func NewServer(opts Options) (*Server, error) {
 	if err := CheckCommentary(opts.Commentary); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, prompts: map[string]*session{}, loading: map[string]*restore{}, queues: map[string]*sessionQueue{}, listing: newListing()}
+	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, prompts: map[string]*session{}, loading: map[string]*restore{}, queues: map[string]*sessionQueue{}}
 	s.mcp = mcp.NewHost(mcp.Options{
 		Log: s.log, Version: opts.Version,
 		StartTimeout: opts.MCPStartTimeout, CallTimeout: opts.MCPCallTimeout, StartWait: opts.MCPStartWait,
 	})
 	s.store = opts.Engine.Store
-	s.launchLevel = &outputspec.Level{Dir: opts.LaunchDir, Spec: opts.Launch}
-	outs, err := blueprint.CompileOutputs(opts.Agent, outputspec.Levels{Launch: s.launchLevel})
+	out, err := newOutputs(opts.Agent, outputspec.Level{Dir: opts.LaunchDir, Spec: opts.Launch}, opts.Engine.Taint, s.log)
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range outs.Warnings {
-		s.log.Warn(w)
-	}
-	s.launchOutputs = outs
-	s.launchNamesFiles = namesFilesAtLaunch(opts.Launch, opts.Agent)
+	s.out = out
+	s.pick = pickers.New(opts.Models, opts.UserModel, opts.UserEffort, out.privateFile)
 	return s, nil
 }
 

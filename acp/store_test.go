@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coda-acp/coda/acp/acptest"
+	"github.com/coda-acp/coda/acp/pickers"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 	statestore "github.com/coda-acp/coda/store"
@@ -98,7 +99,7 @@ func TestInside(t *testing.T) {
 		for _, p := range tt.paths {
 			locs = append(locs, engine.Location{Path: p})
 		}
-		if got := inside(roots, locs); got != tt.want {
+		if got := pickers.Inside(roots, locs); got != tt.want {
 			t.Errorf("inside(%v) = %v, want %v", tt.paths, got, tt.want)
 		}
 	}
@@ -356,7 +357,7 @@ func TestRestore_levelsAndOptions(t *testing.T) {
 	if got.meta == nil || got.meta.Spec.Instructions != "Keys sorted." || got.outputs.Lead(again.opts.Agent).Format() != "json" {
 		t.Errorf("restored output level %+v, format %s", got.meta, got.outputs.Lead(again.opts.Agent).Format())
 	}
-	if got.model != "answer:other" || got.mode != modeAutoEdit || again.userModel(got) != "answer:other" {
+	if got.model != "answer:other" || got.mode != modeAutoEdit || again.pick.UserModel(got.picks()) != "answer:other" {
 		t.Errorf("restored model %q, mode %q", got.model, got.mode)
 	}
 }
