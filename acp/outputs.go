@@ -47,7 +47,8 @@ func newOutputs(agent *blueprint.Blueprint, launch outputspec.Level, t taint.Lau
 	return o, nil
 }
 
-// answers reports whether the agent gives an answer at launch.
+// answers reports whether the agent answers: whether initialize
+// advertises finalOutput.
 func (o *outputs) answers() bool { return o.launch.Lead(o.agent) != nil }
 
 // privateFile names the file at path when the taint gate's private paths

@@ -38,7 +38,7 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 	sess.mu.Unlock()
 	if busy {
 		// Answered after the turn before it, or joins it (queue.go).
-		return s.queuePrompt(r, sess, p)
+		return s.prompts.queue(r, sess, p)
 	}
 	if name, arg, ok := parseCommand(p.Prompt); ok {
 		if id := commandOptions[name]; arg != "" && s.readsFiles(sess, id, arg) {
@@ -85,9 +85,7 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 	sess.mu.Lock()
 	sess.running, sess.answering, sess.starting = run, true, false
 	sess.mu.Unlock()
-	s.mu.Lock()
-	s.prompts[run.id] = sess
-	s.mu.Unlock()
+	s.prompts.add(run.id, sess)
 
 	// What this prompt is; the rest is the engine's (Options.Engine).
 	picks := sess.picks()
@@ -112,7 +110,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	// path: the session's file is, saveTurn); then the connection stops
 	// owing this answer, so coda never exits before a record is whole.
 	defer s.conn.end()
-	defer s.next(sess) // the prompt queued behind this one, once it is answered
+	defer s.prompts.next(sess) // the prompt queued behind this one, once it is answered
 	var res *engine.Result
 	// The prompts that joined the turn are answered after it, with its
 	// stop reason; those it did not read wait in the queue (queue.go).
@@ -121,7 +119,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 		if res != nil && res.Err == nil {
 			stop = res.StopReason
 		}
-		s.steered(sess, r.steer, turn.RunID, stop)
+		s.prompts.steered(sess, r.steer, turn.RunID, stop)
 	}()
 	defer func() {
 		if res != nil {
@@ -140,9 +138,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 		sess.mu.Lock()
 		sess.running = nil
 		sess.mu.Unlock()
-		s.mu.Lock()
-		delete(s.prompts, r.id)
-		s.mu.Unlock()
+		s.prompts.forget(r.id)
 	}
 	defer func() {
 		if p := recover(); p != nil {

@@ -124,9 +124,12 @@ type Server struct {
 	// state directory.
 	store *statestore.Store
 
+	// prompts are the prompts owed an answer off the read loop: running
+	// and queued (queue.go).
+	prompts *promptQueue
+
 	mu       sync.Mutex
 	sessions map[string]*session
-	prompts  map[string]*session // a running prompt's request id → its session
 	loading  map[string]*restore // the sessions a load or resume is restoring (load.go)
 	// queues hold the messages naming a session whose request runs off
 	// the read loop, by session id (order.go).
@@ -157,7 +160,7 @@ func NewServer(opts Options) (*Server, error) {
 	if err := CheckCommentary(opts.Commentary); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, prompts: map[string]*session{}, loading: map[string]*restore{}, queues: map[string]*sessionQueue{}}
+	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, loading: map[string]*restore{}, queues: map[string]*sessionQueue{}}
 	s.mcp = mcp.NewHost(mcp.Options{
 		Log: s.log, Version: opts.Version,
 		StartTimeout: opts.MCPStartTimeout, CallTimeout: opts.MCPCallTimeout, StartWait: opts.MCPStartWait,
@@ -168,6 +171,7 @@ func NewServer(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.out = out
+	s.prompts = newPromptQueue(s)
 	s.pick = pickers.New(opts.Models, opts.UserModel, opts.UserEffort, out.privateFile)
 	return s, nil
 }

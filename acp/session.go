@@ -310,7 +310,7 @@ func (s *Server) cancelSession(p *cancelNotification) {
 		s.log.Warn("session/cancel for an unknown session", "session", *p.SessionID)
 		return
 	}
-	s.dropQueue(sess)
+	s.prompts.drop(sess)
 	sess.cancelTurn()
 }
 
@@ -322,10 +322,7 @@ func (s *Server) cancelRequest(p *cancelRequestNotification) {
 	if !ok {
 		return
 	}
-	s.mu.Lock()
-	sess := s.prompts[key]
-	s.mu.Unlock()
-	if sess != nil && !s.dropQueued(sess, key) {
+	if sess := s.prompts.sessionOf(key); sess != nil && !s.prompts.dropID(sess, key) {
 		sess.mu.Lock()
 		if r := sess.running; r != nil && r.id == key {
 			r.cancel()
