@@ -21,10 +21,12 @@ import (
 // authMethodEnv is the id of coda's one auth method.
 const authMethodEnv = "env"
 
-// authMethods are initialize's authMethods.
-func (s *Server) authMethods() []authMethod {
+// authMethods are initialize's authMethods: what the description says to
+// set is what m says keeps the launch's models (userModel, defaultModel)
+// from being reached.
+func authMethods(m Models, userModel, defaultModel string) []authMethod {
 	description := "coda reads its model's API key from the environment it starts with (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY, OPENROUTER_API_KEY, or the api_key_env a provider names in config.toml); the key of the model coda is set to use is set."
-	if err := s.opts.Models.Reach(s.opts.UserModel, s.pick.Default(false)); err != nil {
+	if err := m.Reach(userModel, defaultModel); err != nil {
 		description = hintOf(err)
 	}
 	return []authMethod{{ID: authMethodEnv, Name: "API key from the environment", Description: description}}
@@ -53,16 +55,17 @@ func (s *Server) authenticate(_ *request[authenticateResponse], p *authenticateR
 	if *p.MethodID != authMethodEnv {
 		return nil, fmt.Errorf("%w: methodId: coda offers no method %q (it offers %q)", ErrInvalidParams, *p.MethodID, authMethodEnv)
 	}
-	if err := s.reach(s.opts.UserModel, s.pick.Default(true)); err != nil {
+	if err := reach(s.opts.Models, s.opts.UserModel, s.pick.Default(true)); err != nil {
 		return nil, err
 	}
 	return &authenticateResponse{}, nil
 }
 
-// reach says why a turn whose user model is userModel cannot reach a model:
-// an ErrAuthRequired error whose words say what to set, or nil.
-func (s *Server) reach(userModel, defaultModel string) error {
-	if err := s.opts.Models.Reach(userModel, defaultModel); err != nil {
+// reach says why a turn whose user model is userModel cannot reach a model
+// (Models.Reach): an ErrAuthRequired error whose words say what to set, or
+// nil.
+func reach(m Models, userModel, defaultModel string) error {
+	if err := m.Reach(userModel, defaultModel); err != nil {
 		if _, ok := errors.AsType[Hint](err); ok {
 			return fmt.Errorf("%w: %s (or pick a model whose key is set with /model)", ErrAuthRequired, hintOf(err))
 		}
@@ -77,7 +80,7 @@ func (s *Server) reach(userModel, defaultModel string) error {
 // the session after its first prompt.
 func (s *Server) startTurn(sess *session, turn *engine.Turn, prompt []contentBlock) error {
 	turn.DefaultModel = s.pick.Default(true)
-	if err := s.reach(turn.UserModel, turn.DefaultModel); err != nil {
+	if err := reach(s.opts.Models, turn.UserModel, turn.DefaultModel); err != nil {
 		return err
 	}
 	s.nameSession(sess, prompt)

@@ -26,15 +26,15 @@ var slashCommands = []availableCommand{
 }
 
 // availableCommands are coda's commands, then the agent's.
-func (s *Server) availableCommands() []availableCommand {
+func availableCommands(agent *blueprint.Blueprint) []availableCommand {
 	var out []availableCommand
 	for _, c := range slashCommands {
 		// /format only when the agent gives an answer to shape.
-		if c.Name != "format" || s.out.shapes("") == nil {
+		if c.Name != "format" || agent.CheckAnswers() == nil {
 			out = append(out, c)
 		}
 	}
-	for _, c := range s.opts.Agent.AgentCommands() {
+	for _, c := range agent.AgentCommands() {
 		cmd := availableCommand{Name: c.Name, Description: c.Description}
 		if c.Hint != "" {
 			cmd.Input = &commandInput{c.Hint}
@@ -46,12 +46,12 @@ func (s *Server) availableCommands() []availableCommand {
 
 // agentCommand is the prompt a prompt that runs one of the agent's
 // commands expands to: one text block, "/NAME" then what follows it.
-func (s *Server) agentCommand(blocks []contentBlock) (string, bool) {
+func agentCommand(agent *blueprint.Blueprint, blocks []contentBlock) (string, bool) {
 	name, arg, ok := splitCommand(blocks)
 	if !ok {
 		return "", false
 	}
-	c := s.opts.Agent.Agent.Commands[name]
+	c := agent.Agent.Commands[name]
 	if c == nil {
 		return "", false
 	}
@@ -68,7 +68,7 @@ func (s *Server) announce(sess *session, meta *warningsMeta) func() {
 		if meta != nil {
 			s.noticeSession(sess, meta.Coda.Warnings)
 		}
-		s.writeUpdate(sess.id, appendJSON(nil, availableCommandsUpdate{SessionUpdate: "available_commands_update", AvailableCommands: s.availableCommands()}))
+		s.writeUpdate(sess.id, appendJSON(nil, availableCommandsUpdate{SessionUpdate: "available_commands_update", AvailableCommands: availableCommands(s.opts.Agent)}))
 		sess.mu.Lock()
 		title := sess.title
 		sess.announced = true

@@ -46,6 +46,6 @@ func (s *Server) initialize(_ *request[initializeResponse], p *initializeRequest
 				Steering:       true,
 			}},
 		},
-		AuthMethods: s.authMethods(),
+		AuthMethods: authMethods(s.opts.Models, s.opts.UserModel, s.pick.Default(false)),
 	}, nil
 }

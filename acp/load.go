@@ -270,9 +270,9 @@ func (s *Server) restoreSession(ctx context.Context, ld *restore, p *loadSession
 		s.mu.Lock()
 		delete(s.sessions, id)
 		s.mu.Unlock()
-		s.stopMCP(old)
+		old.stopMCP()
 	}
-	if err := s.startMCP(sess, p.MCPServers); err != nil {
+	if err := sess.startMCP(s.mcp, p.MCPServers); err != nil {
 		return nil, nil, err
 	}
 	if replay {
@@ -460,7 +460,7 @@ func (s *Server) deleteSession(r *request[deleteSessionResponse], p *deleteSessi
 	}
 	// Answered once the session's turn, if one runs, has answered.
 	answer := r.keep()
-	s.afterTurn(sess, s.stopMCP(sess), func() { answer.reply(&deleteSessionResponse{}) })
+	s.afterTurn(sess, sess.stopMCP(), func() { answer.reply(&deleteSessionResponse{}) })
 	return nil, nil
 }
 

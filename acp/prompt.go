@@ -24,7 +24,7 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 	if err != nil {
 		return nil, err
 	}
-	if expanded, ok := s.agentCommand(p.Prompt); ok {
+	if expanded, ok := agentCommand(s.opts.Agent, p.Prompt); ok {
 		text = expanded
 	}
 	images, err := promptImages(p.Prompt)
@@ -166,7 +166,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 		return
 	}
 	s.catchUp(sess, turn)
-	s.mcpTurn(ctx, sess, turn, sink)
+	sess.mcpTurn(ctx, s.opts.Agent, s.opts.Engine, turn, sink)
 	// What the turn is given to warn of (a retired check of the prompt's
 	// spec, MCP servers), noticed as it starts.
 	if turn.Outputs != nil {

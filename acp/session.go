@@ -180,7 +180,7 @@ func (s *Server) openSession(r *request[newSessionResponse], p *newSessionReques
 	}
 	sess.id = s.opts.Engine.NewID("s")
 	s.workspace(sess)
-	if err := s.startMCP(sess, p.MCPServers); err != nil {
+	if err := sess.startMCP(s.mcp, p.MCPServers); err != nil {
 		return nil, err
 	}
 
@@ -269,7 +269,7 @@ func (s *Server) closeSession(r *request[closeSessionResponse], p *closeSessionR
 	// Its MCP servers stop meanwhile; the close is answered once they are
 	// gone.
 	answer := r.keep()
-	s.afterTurn(sess, s.stopMCP(sess), func() { answer.reply(&closeSessionResponse{}) })
+	s.afterTurn(sess, sess.stopMCP(), func() { answer.reply(&closeSessionResponse{}) })
 	return nil, nil
 }
 
