@@ -27,7 +27,7 @@ import (
 //     id in its tables.
 //
 // Only the providers' own names decide: not whether a key is set (that is
-// the environment's, and preflight says what to set).
+// the environment's, and Check says what to set).
 
 // modelVendors say which built-in provider serves a bare model id: the
 // vendor whose API names its models so (the catalog's sources). The first
