@@ -39,7 +39,8 @@
 //	client.go      the editor as a workspace: fs/*, terminal/*, session/request_permission
 //	updates.go     engine events as session/update notifications
 //	commentary.go  the work as thoughts, the answer the only message; --commentary, _meta.coda.commentary
-//	notices.go     warnings as notice updates, where the client takes them (session.notices)
+//	notices.go     warnings as notice updates, where the client takes them (session.notices); the
+//	               client's capabilities as initialize sent them
 //	encode.go      the hand-written JSON encoders, model-supplied JSON made compact
 //	taint.go       the prompt's embedded resources, as sources for the taint gate
 //	queue.go       prompts owed an answer off the read loop (promptQueue): by request id, queued behind

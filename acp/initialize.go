@@ -5,9 +5,7 @@ import (
 )
 
 func (s *Server) initialize(_ *request[initializeResponse], p *initializeRequest) (*initializeResponse, error) {
-	s.mu.Lock()
-	s.clientCaps = p.ClientCapabilities
-	s.mu.Unlock()
+	s.caps.set(p.ClientCapabilities)
 
 	var launch publicSpec
 	lead := s.out.launch.Lead(s.opts.Agent)

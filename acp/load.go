@@ -356,9 +356,7 @@ func (s *Server) restore(l *statestore.Loaded, history []engine.Exchange, cwd st
 // workspace gives a session its workspace: the editor's, in the session's
 // directories, its permission requests answered by the session's mode.
 func (s *Server) workspace(sess *session) {
-	s.mu.Lock()
-	caps := s.clientCaps
-	s.mu.Unlock()
+	caps := s.caps.get()
 	sess.ws = newClientWorkspace(s.conn, sess.id, sess.cwd, sess.additional, caps, s.opts.EditorTimeout)
 	bindMode(sess)
 }

@@ -147,7 +147,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 			answer.failWith(codeInternalError, fmt.Sprintf("internal error: the turn failed inside coda (%v); the session is still usable", p), turnPanicked{RunID: turn.RunID})
 		}
 	}()
-	sink := &updateSink{out: s.conn.out, sessionID: sess.id, cwd: sess.cwd, compaction: s.advertisesCompaction(), seen: s.turnNotices(sess), commentAsThought: commentAsThought}
+	sink := &updateSink{out: s.conn.out, sessionID: sess.id, cwd: sess.cwd, compaction: s.caps.compaction(), seen: sess.turnNotices(s.caps.notices()), commentAsThought: commentAsThought}
 	if s.keepsSessions() {
 		sink.streamed = &streamedText{}
 	}

@@ -133,8 +133,9 @@ type Server struct {
 	loading  map[string]*restore // the sessions a load or resume is restoring (load.go)
 	// queues hold the messages naming a session whose request runs off
 	// the read loop, by session id (order.go).
-	queues     map[string]*sessionQueue
-	clientCaps json.RawMessage
+	queues map[string]*sessionQueue
+	// caps are the client's capabilities, from initialize.
+	caps capabilities
 	// mcp runs the sessions' MCP servers (mcp.go), stopped with the
 	// connection.
 	mcp *mcp.Host

@@ -3,7 +3,6 @@ package acp
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -88,21 +87,6 @@ func (k *updateSink) compacted(ev engine.Event) error {
 	b = appendString(b, ev.Stage)
 	b = append(b, "}}"...)
 	return k.end(b)
-}
-
-// advertisesCompaction reports whether the client's capabilities (as it
-// sent them in initialize) advertise session.compaction: an object, not
-// null.
-func (s *Server) advertisesCompaction() bool {
-	s.mu.Lock()
-	caps := s.clientCaps
-	s.mu.Unlock()
-	var c struct {
-		Session struct {
-			Compaction json.RawMessage `json:"compaction"`
-		} `json:"session"`
-	}
-	return json.Unmarshal(caps, &c) == nil && len(c.Session.Compaction) > 0 && c.Session.Compaction[0] == '{'
 }
 
 // begin starts a session/update notification up to its update object's
