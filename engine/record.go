@@ -247,7 +247,7 @@ func (vr *visitRecord) tool(tc llm.ToolCall, res ToolResult) {
 }
 
 func (vr *visitRecord) finish(v *stageVisit, err error) {
-	vr.status.Iterations, vr.status.Revisits, vr.status.Repairs = v.iterations, v.nudgesSent(), v.rep.refused
+	vr.status.Iterations, vr.status.Revisits, vr.status.Repairs = v.iterations, v.rep.nudgesSent(), v.rep.refused
 	vr.status.Answered = v.submitted != nil
 	vr.status.Files = nonNil(maskFiles(v.written, vr.mask))
 	vr.status.Outcome, vr.status.Transition = v.ended, v.next

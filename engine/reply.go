@@ -34,7 +34,7 @@ func (v *stageVisit) repairReply(ctx context.Context, resp *llm.Response) bool {
 	}
 	text := strings.TrimSpace(resp.Text)
 	if text == "" || v.contract == nil || !v.stage.AnswersFromReply() {
-		return v.nudge("You have not submitted the answer yet. " + v.howToAnswer("the answer") + ".")
+		return v.again(v.rep.nudge("You have not submitted the answer yet. " + v.howToAnswer("the answer") + "."))
 	}
 	verdict := v.checkSubmission(ctx, outputspec.Submission{Reply: text, Projected: v.shaped.replyFamily})
 	if verdict.Accepted {
@@ -42,10 +42,10 @@ func (v *stageVisit) repairReply(ctx context.Context, resp *llm.Response) bool {
 		v.accept(verdict)
 		return false
 	}
-	if v.refusal(replyKey(text), verdict.Feedback) {
-		return v.lastAttempt()
+	if v.rep.refusal(replyKey(text), verdict.Feedback) {
+		return v.again(v.rep.lastAttempt(v.howToAnswer("a corrected answer"), v.fallback()))
 	}
-	return v.nudge("Your reply was checked as the answer and refused:\n" + verdict.Feedback + "\n" + v.howToAnswer("the corrected answer") + ".")
+	return v.again(v.rep.nudge("Your reply was checked as the answer and refused:\n" + verdict.Feedback + "\n" + v.howToAnswer("the corrected answer") + "."))
 }
 
 // refusalKey is what identifies a refused submission: a hash of its

@@ -172,8 +172,7 @@ func (v *stageVisit) answerCall() bool {
 		return false
 	}
 	only := len(v.tools) == 1 && v.tools[0].Name == blueprint.ToolSubmitOutput
-	lastRepair := v.rep.phase >= stopped || v.rep.refused > 0 && v.rep.refused >= v.stage.Repairs()
-	return only || v.nudged || lastRepair
+	return only || v.nudged || v.rep.lastRepair()
 }
 
 // learnRefused remembers for the session that spec's server refused a

@@ -17,7 +17,7 @@ import (
 // name, or "" when the run ends here.
 func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 	r.visits[s.Name]++
-	v := &stageVisit{run: r, stage: s, n: r.visits[s.Name], contract: r.contract(s)}
+	v := &stageVisit{run: r, stage: s, n: r.visits[s.Name], contract: r.contract(s), rep: newRepair(s.Name, s.Revisits(), s.Repairs(), r)}
 	if err := r.emitPlan(ctx, s.Name, PlanInProgress); err != nil {
 		return "", err
 	}
@@ -25,6 +25,7 @@ func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 	r.rec.Start()       // after the turn's first update, which waits for nothing
 	v.rec = newVisitRecord(r.rec, s.Name, v.n, r.mask)
 	next, err := v.loop(ctx)
+	r.ending.keep(&v.rep, s.Name) // what the no-answer line says of the visit
 	v.ended, v.next = v.endedBy(ctx, err), next
 	v.rec.finish(v, err)
 	r.done = append(r.done, v.outcome())
@@ -65,8 +66,7 @@ type stageVisit struct {
 	systemBare string
 
 	iterations int
-	revisits   int
-	rep        repairs          // refused submissions and the repair budget (repair.go)
+	rep        repair           // refused submissions, nudges and the repair budget (repair.go)
 	toolless   bool             // the last call was made without tools (notools.go)
 	desk       *outputspec.Desk // checks submissions; remembers refused ones (repair.go)
 	submitted  *store.Answer    // the last passing submission of this visit
@@ -107,7 +107,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 		if v.iterations >= v.stage.Iterations() {
 			r.flag(FlagMaxIterationsHit)
 			r.warn(fmt.Sprintf("stage %s used its %d iterations", v.stage.Name, v.stage.Iterations()))
-			v.forceOnLimit()
+			v.rep.forceOnLimit(v.owes())
 			v.ended = FlagMaxIterationsHit
 			if len(transitions) > 0 {
 				return transitions[0], nil
@@ -132,12 +132,12 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			v.repairTools(refused)
-			if v.halted() {
+			v.again(v.rep.afterTools(refused, v.owes(), v.howToAnswer("a corrected answer"), v.fallback()))
+			if v.rep.halted() {
 				return v.haltTo(), nil
 			}
 			if to != "" {
-				if v.owes() && v.repairLeave(to) {
+				if v.owes() && v.again(v.rep.leave(to)) {
 					continue
 				}
 				if to == blueprint.Done {
@@ -158,7 +158,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 		if v.owes() && v.repairReply(ctx, resp) {
 			continue
 		}
-		if v.halted() {
+		if v.rep.halted() {
 			return v.haltTo(), nil
 		}
 		if resp.StopReason == llm.StopMaxTokens {
@@ -195,6 +195,16 @@ func (v *stageVisit) steered() {
 
 func (v *stageVisit) say(msg string) {
 	v.messages = append(v.messages, llm.Message{Role: llm.RoleUser, Text: msg})
+}
+
+// again says msg, a nudge of the repair loop, and reports whether the
+// model is asked again: "" when it is not.
+func (v *stageVisit) again(msg string) bool {
+	if msg == "" {
+		return false
+	}
+	v.say(msg)
+	return true
 }
 
 // prepare builds the visit's system prompt, first messages, tools and
@@ -281,8 +291,7 @@ func (v *stageVisit) call(ctx context.Context) (*llm.Response, error) {
 		return nil, fmt.Errorf("stage %s has no model: give the stage model = { models = [...] } or pass --model", v.stage.Name)
 	}
 	v.iterations++
-	v.nudged = v.rep.pending > 0
-	v.rep.pending = 0 // this call carries them
+	v.nudged = v.rep.send() // this call carries the nudges said since the last
 	out := &replyStream{v: v, ctx: ctx}
 	var lastErr error
 	for i, spec := range v.models {

@@ -69,6 +69,15 @@ func (v *stageVisit) doneBeforeAnswer() {
 	r.warn(fmt.Sprintf("stage %s ended the run with DONE (allow_complete) before any answer was handed in: the run ends without the answer %s owes", v.stage.Name, strings.Join(owing, ", ")))
 }
 
+// fallback is where a visit goes when the model cannot choose: the first
+// way out, or the run's end when that is DONE or there is none.
+func (v *stageVisit) fallback() string {
+	if len(v.targets) == 0 || v.targets[0] == blueprint.Done {
+		return ""
+	}
+	return v.targets[0]
+}
+
 // canTransition reports whether this visit offers transition.
 func (v *stageVisit) canTransition() bool { return len(v.targets) > 0 }
 
@@ -81,7 +90,7 @@ func (v *stageVisit) isTransition(name string) bool {
 // transition runs call i of calls, a transition call. It returns the
 // call's result and the chosen target, or "" when the call did not move:
 // bad arguments, a target that is not a way out, or a stage that still
-// owes its answer (see holdForAnswer).
+// owes its answer (see repair.hold).
 func (v *stageVisit) transition(calls []llm.ToolCall, i int) (ToolResult, string) {
 	var args struct {
 		To     string `json:"to"`
@@ -93,7 +102,7 @@ func (v *stageVisit) transition(calls []llm.ToolCall, i int) (ToolResult, string
 	if !slices.Contains(v.targets, args.To) {
 		return Errorf("%q is not a way out of this stage. Choose one of: %s.", args.To, strings.Join(v.targets, ", ")), ""
 	}
-	if res, held := v.holdForAnswer(args.To, calls[i+1:]); held {
+	if res, held := v.rep.hold(args.To, v.owes(), calls[i+1:]); held {
 		return res, ""
 	}
 	if args.To == blueprint.Done {
