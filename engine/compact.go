@@ -219,7 +219,7 @@ func (c *compaction) cutToolResults() {
 			return
 		}
 		m := &c.msgs[i]
-		if m.Role != llm.RoleTool || len(m.Text) < minCut || strings.HasPrefix(m.Text, cutPrefix) || c.v.isSubmit(m.ToolName) || c.v.isTransition(m.ToolName) {
+		if m.Role != llm.RoleTool || len(m.Text) < minCut || strings.HasPrefix(m.Text, cutPrefix) || c.v.answer.isSubmit(m.ToolName) || c.v.isTransition(m.ToolName) {
 			continue
 		}
 		note := c.v.keepCut(m)

@@ -18,6 +18,7 @@ import (
 func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 	r.visits[s.Name]++
 	v := &stageVisit{run: r, stage: s, n: r.visits[s.Name], contract: r.contract(s), rep: newRepair(s.Name, s.Revisits(), s.Repairs(), r)}
+	v.answer = answerShape{stage: s, contract: v.contract, facts: r.e.ModelFacts, support: r.share.support, notes: r}
 	if err := r.emitPlan(ctx, s.Name, PlanInProgress); err != nil {
 		return "", err
 	}
@@ -67,7 +68,7 @@ type stageVisit struct {
 
 	iterations int
 	rep        repair           // refused submissions, nudges and the repair budget (repair.go)
-	toolless   bool             // the last call was made without tools (notools.go)
+	answer     answerShape      // how the answer is asked for, and taken (shape.go)
 	desk       *outputspec.Desk // checks submissions; remembers refused ones (repair.go)
 	submitted  *store.Answer    // the last passing submission of this visit
 	lastText   string
@@ -81,10 +82,8 @@ type stageVisit struct {
 	usage   llm.Usage
 	reports []string // fan_out reports, for later stages
 	callID  string   // the tool call being run, as the editor knows it
-	// nudged says the call being made carries a nudge; shaped is how the
-	// last call asked for the answer's shape (shape.go).
+	// nudged says the call being made carries a nudge.
 	nudged  bool
-	shaped  shaped
 	fitting // the requests' size and what was cut to fit the window (compact.go)
 }
 
@@ -132,7 +131,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			v.again(v.rep.afterTools(refused, v.owes(), v.howToAnswer("a corrected answer"), v.fallback()))
+			v.again(v.rep.afterTools(refused, v.owes(), v.answer.how("a corrected answer"), v.fallback()))
 			if v.rep.halted() {
 				return v.haltTo(), nil
 			}
@@ -170,7 +169,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 		if len(transitions) == 0 {
 			return "", nil
 		}
-		if v.toolless {
+		if v.answer.toolless {
 			// It cannot call transition: the first way out (notools.go).
 			v.ended = endedFallback
 			return v.fallback(), nil
@@ -240,8 +239,8 @@ func (v *stageVisit) prepare() {
 		}
 	}
 	var own []llm.ToolSpec // coda's tools of the stage's own: submit_output, delegation, transition
-	if v.canSubmit() {
-		own = append(own, v.submitSpec())
+	if v.answer.canSubmit() {
+		own = append(own, v.answer.submitSpec())
 	}
 	own = append(own, v.delegationSpecs()...)
 	if v.canTransition() {
@@ -279,7 +278,7 @@ func (v *stageVisit) systemPrompt(tools bool) string {
 	}
 	if v.contract != nil && s.OwesOutput() {
 		sys.WriteString("\n\n")
-		sys.WriteString(v.contract.SystemPromptFor(v.ways(tools)))
+		sys.WriteString(v.contract.SystemPromptFor(v.answer.ways(tools)))
 	}
 	return strings.TrimSpace(sys.String())
 }
@@ -310,7 +309,7 @@ func (v *stageVisit) call(ctx context.Context) (*llm.Response, error) {
 				return nil, err
 			}
 			splitThink(resp)
-			v.toolless = len(req.Tools) == 0
+			v.answer.toolless = len(req.Tools) == 0
 			tidyCalls(resp.ToolCalls)
 			// A fallback that answered is asked first from now on.
 			v.models = v.models[i:]
@@ -347,12 +346,12 @@ func (v *stageVisit) stream(ctx context.Context, spec string, req *llm.Request, 
 	for try := 0; ; try++ {
 		*req = built
 		req.Params, req.Timeout = v.params(spec), v.stage.Model.Timeout()
-		v.shape(spec, m, req)
+		v.answer.shape(spec, m, req, v.owes(), v.nudged || v.rep.lastRepair())
 		resp, err := m.Stream(ctx, req, onDelta)
 		if err == nil {
 			v.sized(spec, req, resp)
 		}
-		if err == nil || try == 2 || ctx.Err() != nil || !v.learnRefused(spec, err) {
+		if err == nil || try == 2 || ctx.Err() != nil || !v.answer.learnRefused(spec, err) {
 			return resp, err
 		}
 	}
@@ -439,7 +438,11 @@ func (s *replyStream) emitNow(thought, text string) error {
 // the last text, and the usage report.
 func (v *stageVisit) took(ctx context.Context, spec string, req *llm.Request, resp *llm.Response) error {
 	r := v.run
-	v.rec.call(spec, req, resp, v.shapeOfCall())
+	shape, sent := v.answer.callShape()
+	for _, s := range sent {
+		v.rec.sentSchema(s)
+	}
+	v.rec.call(spec, req, resp, shape)
 	v.usage.Add(resp.Usage)
 	if resp.Text != "" || resp.Thinking != "" || len(resp.ToolCalls) > 0 {
 		// An empty reply is left out: providers refuse an assistant
@@ -471,17 +474,17 @@ func (v *stageVisit) runTools(ctx context.Context, resp *llm.Response) (to strin
 		var res ToolResult
 		var stop error // a fan_out whose failed worker ends the run
 		switch {
-		case tc.Dropped > 0 && !v.isSubmit(tc.Name): // submit_output refuses its own, as a refused submission
+		case tc.Dropped > 0 && !v.answer.isSubmit(tc.Name): // submit_output refuses its own, as a refused submission
 			res = Errorf("The arguments of this %s call are too large: %d bytes, over the %d-byte cap. The call was not run. Make it smaller, or split the work into several calls.", tc.Name, tc.Size(), llm.ArgsCap(tc.Name))
-		case resp.StopReason == llm.StopMaxTokens && tc.Dropped == 0 && !json.Valid(tc.Arguments) && v.isSubmit(tc.Name):
+		case resp.StopReason == llm.StopMaxTokens && tc.Dropped == 0 && !json.Valid(tc.Arguments) && v.answer.isSubmit(tc.Name):
 			// Not a malformed answer: the model ran out of output tokens
 			// while writing it (DESIGN §17).
-			res = Errorf("%s", v.cutAnswer(len(tc.Arguments)))
+			res = Errorf("%s", v.answer.cutAnswer(len(tc.Arguments)))
 		case resp.StopReason == llm.StopMaxTokens && tc.Dropped == 0 && !json.Valid(tc.Arguments):
 			// Not a malformed call: the model ran out of output tokens
 			// while writing it.
 			res = Errorf("Your reply reached the model's output token limit while you were writing this %s call, so its arguments were cut off. Make it shorter and call %s again.", tc.Name, tc.Name)
-		case v.isSubmit(tc.Name):
+		case v.answer.isSubmit(tc.Name):
 			var ends bool
 			res, ends = v.submit(ctx, tc)
 			end = end || ends
@@ -542,8 +545,8 @@ func (v *stageVisit) announce(tc llm.ToolCall, tool Tool) *ToolCallEvent {
 		ev.RawInput = shownArgs(tc)
 	}
 	switch {
-	case v.isSubmit(tc.Name):
-		ev.Title = v.submitTitle()
+	case v.answer.isSubmit(tc.Name):
+		ev.Title = v.answer.submitTitle()
 	case v.isTransition(tc.Name):
 		ev.Title, ev.Kind = "transition", "think"
 	case v.stage.Delegates(tc.Name):

@@ -28,7 +28,7 @@ func (v *stageVisit) check(ctx context.Context, tc llm.ToolCall) outputspec.Verd
 		return outputspec.Verdict{Feedback: fmt.Sprintf("The answer is too large: this submit_output call's arguments are %d bytes, over the %d-byte cap (the answer itself may be at most %d bytes). Nothing was recorded. Submit a shorter answer.",
 			tc.Size(), llm.ArgsCap(tc.Name), outputspec.MaxAnswer)}
 	}
-	return v.checkSubmission(ctx, outputspec.Submission{Args: tc.Arguments, Typed: v.shaped.typed, Projected: v.shaped.family})
+	return v.checkSubmission(ctx, outputspec.Submission{Args: tc.Arguments, Typed: v.answer.shaped.typed, Projected: v.answer.shaped.family})
 }
 
 // checkSubmission checks a submission at the visit's Desk, in the run's
@@ -47,21 +47,21 @@ func (v *stageVisit) checkSubmission(ctx context.Context, sub outputspec.Submiss
 }
 
 // canSubmit reports whether this visit offers submit_output.
-func (v *stageVisit) canSubmit() bool { return v.contract != nil && v.stage.CanSubmit() }
+func (a *answerShape) canSubmit() bool { return a.contract != nil && a.stage.CanSubmit() }
 
 // isSubmit reports whether a call of the named tool is this visit's
 // submit_output.
-func (v *stageVisit) isSubmit(name string) bool {
-	return name == blueprint.ToolSubmitOutput && v.canSubmit()
+func (a *answerShape) isSubmit(name string) bool {
+	return name == blueprint.ToolSubmitOutput && a.canSubmit()
 }
 
-func (v *stageVisit) submitSpec() llm.ToolSpec {
-	w := v.ways(true)
-	return llm.ToolSpec{Name: blueprint.ToolSubmitOutput, Description: v.contract.ToolDescriptionFor(w), Schema: v.contract.ToolSchemaFor(w)}
+func (a *answerShape) submitSpec() llm.ToolSpec {
+	w := a.ways(true)
+	return llm.ToolSpec{Name: blueprint.ToolSubmitOutput, Description: a.contract.ToolDescriptionFor(w), Schema: a.contract.ToolSchemaFor(w)}
 }
 
 // submitTitle is how the editor shows a submit_output call.
-func (v *stageVisit) submitTitle() string { return "submit_output (" + v.contract.Format() + ")" }
+func (a *answerShape) submitTitle() string { return "submit_output (" + a.contract.Format() + ")" }
 
 // submit runs a submit_output call. end reports that the submission
 // passed and ends the stage: one without transitions, unless the answer
