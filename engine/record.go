@@ -127,6 +127,9 @@ type visitRecord struct {
 	mask func(string) string
 	// sent are the projections of the answer's schema the visit sent.
 	sent []schemaSent
+	// cuts counts the tool results cut to fit the window that the record
+	// keeps (compact.go's keepCut).
+	cuts int
 }
 
 func newVisitRecord(rec *store.Run, stage string, n int, mask func(string) string) *visitRecord {

@@ -19,6 +19,7 @@ func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 	r.visits[s.Name]++
 	v := &stageVisit{run: r, stage: s, n: r.visits[s.Name], contract: r.contract(s), rep: newRepair(s.Name, s.Revisits(), s.Repairs(), r)}
 	v.answer = answerShape{stage: s, contract: v.contract, facts: r.e.ModelFacts, support: r.share.support, notes: r}
+	v.fitter = fitter{windows: &r.share.windows, facts: r.e.ModelFacts}
 	if err := r.emitPlan(ctx, s.Name, PlanInProgress); err != nil {
 		return "", err
 	}
@@ -83,8 +84,8 @@ type stageVisit struct {
 	reports []string // fan_out reports, for later stages
 	callID  string   // the tool call being run, as the editor knows it
 	// nudged says the call being made carries a nudge.
-	nudged  bool
-	fitting // the requests' size and what was cut to fit the window (compact.go)
+	nudged bool
+	fitter fitter // the requests fitted to the window (compact.go)
 }
 
 func (v *stageVisit) answerContent() string {
@@ -349,12 +350,33 @@ func (v *stageVisit) stream(ctx context.Context, spec string, req *llm.Request, 
 		v.answer.shape(spec, m, req, v.owes(), v.nudged || v.rep.lastRepair())
 		resp, err := m.Stream(ctx, req, onDelta)
 		if err == nil {
-			v.sized(spec, req, resp)
+			v.fitter.sized(spec, req, resp)
 		}
 		if err == nil || try == 2 || ctx.Err() != nil || !v.answer.learnRefused(spec, err) {
 			return resp, err
 		}
 	}
+}
+
+// fit compacts the visit's conversation so that req, a call of the model
+// spec names (m), fits its window (compact.go); an error when it cannot.
+func (v *stageVisit) fit(ctx context.Context, spec string, m llm.Model, req *llm.Request) error {
+	c, err := v.fitter.fit(spec, req, v.fitter.window(ctx, spec, m), cutter{
+		never:   func(tool string) bool { return v.answer.isSubmit(tool) || v.isTransition(tool) },
+		keep:    func(m *llm.Message) string { return v.rec.keepCut(m, v.run.taint.Carries(m.Text)) },
+		earlier: v.rec.earlier, history: v.rec.history,
+	})
+	if c == nil || err != nil {
+		return err
+	}
+	v.messages, req.Messages = c.msgs, c.msgs
+	if c.turns > 0 {
+		v.rec.earlier, v.rec.history = c.earlier, c.history
+	}
+	line := c.said(v.iterations, v.stage.Name, spec)
+	v.rec.compacted(line)
+	v.run.warn(line)
+	return v.run.sink.Emit(ctx, Event{Kind: EventCompaction, Stage: v.stage.Name, MessageID: v.run.e.NewID("c"), Text: line})
 }
 
 // A replyStream streams a call's text and reasoning to the sink, a
