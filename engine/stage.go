@@ -20,6 +20,7 @@ func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 	v := &stageVisit{run: r, stage: s, n: r.visits[s.Name], contract: r.contract(s), rep: newRepair(s.Name, s.Revisits(), s.Repairs(), r)}
 	v.answer = answerShape{stage: s, contract: v.contract, facts: r.e.ModelFacts, support: r.share.support, notes: r}
 	v.fitter = fitter{windows: &r.share.windows, facts: r.e.ModelFacts}
+	v.calling = toolCalling{facts: r.e.ModelFacts, support: r.share.support, notes: r}
 	if err := r.emitPlan(ctx, s.Name, PlanInProgress); err != nil {
 		return "", err
 	}
@@ -63,9 +64,7 @@ type stageVisit struct {
 	offered  map[string]Tool // the stage's own tools, by name
 	targets  []string        // the ways out: transitions in order, then DONE
 	models   []string
-	// systemBare is the system prompt for a model called without tools
-	// (notools.go), made when one is first called.
-	systemBare string
+	calling  toolCalling // which models are called without tools (notools.go)
 
 	iterations int
 	rep        repair           // refused submissions, nudges and the repair budget (repair.go)
@@ -300,7 +299,7 @@ func (v *stageVisit) call(ctx context.Context) (*llm.Response, error) {
 		resp, err := v.stream(ctx, spec, req, out.delta)
 		if errors.Is(err, llm.ErrToolsUnsupported) && len(req.Tools) > 0 && out.textID == "" && ctx.Err() == nil {
 			// The server refused the tools: the same call without them.
-			v.learnNoTools(spec, err)
+			v.calling.learn(spec, err)
 			req = v.request(spec)
 			out.split, out.held = thinkSplit{}, [2]string{}
 			resp, err = v.stream(ctx, spec, req, out.delta)
