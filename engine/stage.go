@@ -27,6 +27,7 @@ func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 	r.rec.Enter(s.Name) // run.json says the stage while the run is in it
 	r.rec.Start()       // after the turn's first update, which waits for nothing
 	v.rec = newVisitRecord(r.rec, s.Name, v.n, r.mask)
+	v.gate = visitGate{g: r.taint, ws: r.t.Workspace, newID: r.e.NewID, log: r.log, rec: v.rec, sub: r.sub.depth > 0}
 	next, err := v.loop(ctx)
 	r.ending.keep(&v.rep, s.Name) // what the no-answer line says of the visit
 	v.ended, v.next = v.endedBy(ctx, err), next
@@ -65,6 +66,7 @@ type stageVisit struct {
 	targets  []string        // the ways out: transitions in order, then DONE
 	models   []string
 	calling  toolCalling // which models are called without tools (notools.go)
+	gate     visitGate   // the taint gate's questions and audit (taint.go)
 
 	iterations int
 	rep        repair           // refused submissions, nudges and the repair budget (repair.go)
@@ -641,7 +643,7 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc llm.ToolCall, ev
 	if v.run.taint != nil {
 		call.Workspace = namesMasked{call.Workspace, v.run.taint}
 	}
-	if refused, stop := v.gateEgress(ctx, tool, call, tc, ev); stop {
+	if refused, stop := v.gate.egress(ctx, tool, call, tc, ev); stop {
 		return refused
 	}
 	// The record so far is written while the tool works, not beside the

@@ -43,7 +43,11 @@ func (v *stageVisit) checkSubmission(ctx context.Context, sub outputspec.Submiss
 	if verdict.Accepted {
 		v.capture(&verdict) // files kept by glob (capture.go), before the gate sees them
 	}
-	return v.gateAnswer(ctx, verdict) // the taint gate, before a passing answer is recorded
+	format := ""
+	if v.contract != nil {
+		format = v.contract.Format()
+	}
+	return v.gate.answer(ctx, v.callID, verdict, format) // the taint gate, before a passing answer is recorded
 }
 
 // canSubmit reports whether this visit offers submit_output.
