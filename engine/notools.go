@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/llm"
 )
 
@@ -76,20 +77,24 @@ func (t *ToolSupport) learn(spec, why string) bool {
 	return true
 }
 
-// toolCalling is a visit's side of its models' tool calling: which are
-// called without tools, by the catalog or by what the session learned,
-// and the system prompt such a model is sent, made when first needed.
-type toolCalling struct {
-	facts   func(spec string) llm.ModelFact // the catalog's; nil: none
-	support *ToolSupport
-	notes   runNotes
+// modelCalls are what a visit sends each model beyond the conversation:
+// tools or none (the catalog's word, or what the session learned), the
+// system prompt a model without tools is sent, made when first needed,
+// the reasoning effort it takes (effort.go) and the parameters its server
+// has not refused (params.go).
+type modelCalls struct {
+	stage      *blueprint.Stage
+	userEffort string                          // Turn.UserEffort
+	facts      func(spec string) llm.ModelFact // the catalog's; nil: none
+	support    *ToolSupport
+	notes      runNotes
 	// bare is the system prompt for a model called without tools, which
 	// is told neither of transition nor of submit_output.
 	bare string
 }
 
 // with reports whether the model spec names is called with tools.
-func (t *toolCalling) with(spec string) bool {
+func (t *modelCalls) with(spec string) bool {
 	if t.facts != nil && t.facts(spec).NoTools != "" {
 		return false
 	}
@@ -98,7 +103,7 @@ func (t *toolCalling) with(spec string) bool {
 
 // system is the system prompt for a model called without tools, made by
 // bare the first time.
-func (t *toolCalling) system(bare func() string) string {
+func (t *modelCalls) system(bare func() string) string {
 	if t.bare == "" {
 		t.bare = bare()
 	}
@@ -107,7 +112,7 @@ func (t *toolCalling) system(bare func() string) string {
 
 // learn remembers for the session that spec's server refused tools,
 // warning the first time.
-func (t *toolCalling) learn(spec string, err error) {
+func (t *modelCalls) learn(spec string, err error) {
 	said := strings.TrimPrefix(err.Error(), spec+": ") // providers' errors start with the spec
 	if t.support.learn(spec, said) {
 		t.notes.warn(fmt.Sprintf("%s cannot call tools (its server says: %s): coda calls it without tools for the rest of the session; its stages answer by reply, and a stage with transitions goes on to its first", spec, said))
@@ -119,8 +124,8 @@ func (t *toolCalling) learn(spec string, err error) {
 // tools and with the prompt for answering by reply.
 func (v *stageVisit) request(spec string) *llm.Request {
 	if v.calling.with(spec) {
-		return &llm.Request{System: v.system, Messages: v.messages, Tools: v.tools, Caller: v.run.sub.caller, Effort: v.effort(spec)}
+		return &llm.Request{System: v.system, Messages: v.messages, Tools: v.tools, Caller: v.run.sub.caller, Effort: v.calling.effort(spec)}
 	}
 	bare := v.calling.system(func() string { return v.systemPrompt(false) })
-	return &llm.Request{System: bare, Messages: v.messages, Caller: v.run.sub.caller, Effort: v.effort(spec)}
+	return &llm.Request{System: bare, Messages: v.messages, Caller: v.run.sub.caller, Effort: v.calling.effort(spec)}
 }

@@ -10,10 +10,10 @@ import (
 
 // A model the catalog says lacks tools is called without them; one whose
 // server refuses them is, from then on, for the whole session, said once.
-func TestToolCalling_learn(t *testing.T) {
+func TestModelCalls_learn(t *testing.T) {
 	var notes notesKept
 	support := NewToolSupport()
-	tc := toolCalling{
+	tc := modelCalls{
 		facts: func(spec string) llm.ModelFact {
 			return llm.ModelFact{NoTools: map[bool]string{true: "catalog"}[spec == "ollama:tiny"]}
 		},
@@ -33,7 +33,7 @@ func TestToolCalling_learn(t *testing.T) {
 		t.Errorf("warnings = %q", notes.warnings)
 	}
 	// A later visit of the session, with the same ToolSupport, knows it.
-	if later := (toolCalling{support: support, notes: &notes}); later.with("ollama:big") {
+	if later := (modelCalls{support: support, notes: &notes}); later.with("ollama:big") {
 		t.Error("the session forgot")
 	}
 	made := 0

@@ -43,7 +43,7 @@ func (v *stageVisit) repairReply(ctx context.Context, resp *llm.Response) bool {
 		return false
 	}
 	if v.rep.refusal(replyKey(text), verdict.Feedback) {
-		return v.again(v.rep.lastAttempt(v.answer.how("a corrected answer"), v.fallback()))
+		return v.again(v.rep.lastAttempt(v.answer.how("a corrected answer"), v.out.fallback()))
 	}
 	return v.again(v.rep.nudge("Your reply was checked as the answer and refused:\n" + verdict.Feedback + "\n" + v.answer.how("the corrected answer") + "."))
 }

@@ -20,7 +20,7 @@ func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 	v := &stageVisit{run: r, stage: s, n: r.visits[s.Name], contract: r.contract(s), rep: newRepair(s.Name, s.Revisits(), s.Repairs(), r)}
 	v.answer = answerShape{stage: s, contract: v.contract, facts: r.e.ModelFacts, support: r.share.support, notes: r}
 	v.fitter = fitter{windows: &r.share.windows, facts: r.e.ModelFacts}
-	v.calling = toolCalling{facts: r.e.ModelFacts, support: r.share.support, notes: r}
+	v.calling = modelCalls{stage: s, userEffort: r.t.UserEffort, facts: r.e.ModelFacts, support: r.share.support, notes: r}
 	if err := r.emitPlan(ctx, s.Name, PlanInProgress); err != nil {
 		return "", err
 	}
@@ -30,7 +30,7 @@ func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 	v.gate = visitGate{g: r.taint, ws: r.t.Workspace, newID: r.e.NewID, log: r.log, rec: v.rec, sub: r.sub.depth > 0}
 	next, err := v.loop(ctx)
 	r.ending.keep(&v.rep, s.Name) // what the no-answer line says of the visit
-	v.ended, v.next = v.endedBy(ctx, err), next
+	v.ended, v.next = endedBy(ctx, err, v.ended), next
 	v.rec.finish(v, err)
 	r.done = append(r.done, v.outcome())
 	if err != nil {
@@ -63,10 +63,10 @@ type stageVisit struct {
 	messages []llm.Message
 	tools    []llm.ToolSpec  // as the model is told of them
 	offered  map[string]Tool // the stage's own tools, by name
-	targets  []string        // the ways out: transitions in order, then DONE
+	out      waysOut         // the ways out: transitions in order, then DONE (transition.go)
 	models   []string
-	calling  toolCalling // which models are called without tools (notools.go)
-	gate     visitGate   // the taint gate's questions and audit (taint.go)
+	calling  modelCalls // what each model is sent: tools or none, effort, parameters (notools.go)
+	gate     visitGate  // the taint gate's questions and audit (taint.go)
 
 	iterations int
 	rep        repair           // refused submissions, nudges and the repair budget (repair.go)
@@ -87,13 +87,6 @@ type stageVisit struct {
 	// nudged says the call being made carries a nudge.
 	nudged bool
 	fitter fitter // the requests fitted to the window (compact.go)
-}
-
-func (v *stageVisit) answerContent() string {
-	if v.submitted == nil {
-		return ""
-	}
-	return v.submitted.Content
 }
 
 // loop runs the model until the visit ends. It returns the chosen
@@ -133,7 +126,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			v.again(v.rep.afterTools(refused, v.owes(), v.answer.how("a corrected answer"), v.fallback()))
+			v.again(v.rep.afterTools(refused, v.owes(), v.answer.how("a corrected answer"), v.out.fallback()))
 			if v.rep.halted() {
 				return v.haltTo(), nil
 			}
@@ -143,7 +136,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 				}
 				if to == blueprint.Done {
 					v.ended = endedDone
-					v.doneBeforeAnswer()
+					r.doneBeforeAnswer(v.stage.Name)
 					return "", nil
 				}
 				v.ended = endedTransition
@@ -174,9 +167,9 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 		if v.answer.toolless {
 			// It cannot call transition: the first way out (notools.go).
 			v.ended = endedFallback
-			return v.fallback(), nil
+			return v.out.fallback(), nil
 		}
-		v.say(askWay(v.stage, v.targets))
+		v.say(askWay(v.stage, v.out.targets))
 	}
 }
 
@@ -212,7 +205,7 @@ func (v *stageVisit) again(msg string) bool {
 // model candidates.
 func (v *stageVisit) prepare() {
 	r, s := v.run, v.stage
-	v.targets = s.WaysOut()
+	v.out = waysOut{stage: s, targets: s.WaysOut()}
 	v.system = v.systemPrompt(true)
 
 	earlier := ""
@@ -245,8 +238,8 @@ func (v *stageVisit) prepare() {
 		own = append(own, v.answer.submitSpec())
 	}
 	own = append(own, v.delegationSpecs()...)
-	if v.canTransition() {
-		own = append(own, transitionSpec(s, v.targets))
+	if v.out.offered() {
+		own = append(own, transitionSpec(s, v.out.targets))
 	}
 	listed = v.capTools(listed, len(own))
 	v.offered = map[string]Tool{}
@@ -274,7 +267,7 @@ func (v *stageVisit) systemPrompt(tools bool) string {
 		sys.WriteString("\n\n" + project) // the project's own words: not framed
 	}
 	sys.WriteString("\n\n" + frameNote)
-	if tools && len(v.targets) > 0 {
+	if tools && v.out.offered() {
 		sys.WriteString("\n\nWhen this stage's work is done, call transition with where to go next:")
 		sys.WriteString(ways(s))
 	}
@@ -347,7 +340,7 @@ func (v *stageVisit) stream(ctx context.Context, spec string, req *llm.Request, 
 	built := *req
 	for try := 0; ; try++ {
 		*req = built
-		req.Params, req.Timeout = v.params(spec), v.stage.Model.Timeout()
+		req.Params, req.Timeout = v.calling.params(spec), v.stage.Model.Timeout()
 		v.answer.shape(spec, m, req, v.owes(), v.nudged || v.rep.lastRepair())
 		resp, err := m.Stream(ctx, req, onDelta)
 		if err == nil {
@@ -363,7 +356,7 @@ func (v *stageVisit) stream(ctx context.Context, spec string, req *llm.Request, 
 // spec names (m), fits its window (compact.go); an error when it cannot.
 func (v *stageVisit) fit(ctx context.Context, spec string, m llm.Model, req *llm.Request) error {
 	c, err := v.fitter.fit(spec, req, v.fitter.window(ctx, spec, m), cutter{
-		never:   func(tool string) bool { return v.answer.isSubmit(tool) || v.isTransition(tool) },
+		never:   func(tool string) bool { return v.answer.isSubmit(tool) || v.out.is(tool) },
 		keep:    func(m *llm.Message) string { return v.rec.keepCut(m, v.run.taint.Carries(m.Text)) },
 		earlier: v.rec.earlier, history: v.rec.history,
 	})
@@ -511,9 +504,9 @@ func (v *stageVisit) runTools(ctx context.Context, resp *llm.Response) (to strin
 			var ends bool
 			res, ends = v.submit(ctx, tc)
 			end = end || ends
-		case v.isTransition(tc.Name):
+		case v.out.is(tc.Name):
 			var target string
-			res, target = v.transition(resp.ToolCalls, i)
+			res, target = v.out.take(resp.ToolCalls, i, &v.rep, v.owes())
 			if target != "" && to == "" {
 				to = target
 			}
@@ -526,7 +519,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *llm.Response) (to strin
 			res = v.runTool(ctx, tool, tc, ev)
 			res.untrusted = true
 		default:
-			res = Errorf("There is no tool %q in this stage. The tools you can call: %s.", tc.Name, strings.Join(v.toolNames(), ", "))
+			res = Errorf("There is no tool %q in this stage. The tools you can call: %s.", tc.Name, strings.Join(toolNames(v.tools), ", "))
 		}
 		if ctx.Err() != nil {
 			// The editor must not show the call running forever.
@@ -570,7 +563,7 @@ func (v *stageVisit) announce(tc llm.ToolCall, tool Tool) *ToolCallEvent {
 	switch {
 	case v.answer.isSubmit(tc.Name):
 		ev.Title = v.answer.submitTitle()
-	case v.isTransition(tc.Name):
+	case v.out.is(tc.Name):
 		ev.Title, ev.Kind = "transition", "think"
 	case v.stage.Delegates(tc.Name):
 		if tc.Dropped == 0 {
@@ -617,9 +610,9 @@ func asksPermission(t Tool) bool {
 	return false
 }
 
-func (v *stageVisit) toolNames() []string {
-	names := make([]string, len(v.tools))
-	for i, t := range v.tools {
+func toolNames(tools []llm.ToolSpec) []string {
+	names := make([]string, len(tools))
+	for i, t := range tools {
 		names[i] = t.Name
 	}
 	return names
