@@ -17,17 +17,12 @@ import (
 // name, or "" when the run ends here.
 func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 	r.visits[s.Name]++
-	v := &stageVisit{run: r, stage: s, n: r.visits[s.Name], contract: r.contract(s), rep: newRepair(s.Name, s.Revisits(), s.Repairs(), r)}
-	v.answer = answerShape{stage: s, contract: v.contract, facts: r.e.ModelFacts, support: r.share.support, notes: r}
-	v.fitter = fitter{windows: &r.share.windows, facts: r.e.ModelFacts}
-	v.calling = modelCalls{stage: s, userEffort: r.t.UserEffort, facts: r.e.ModelFacts, support: r.share.support, notes: r}
 	if err := r.emitPlan(ctx, s.Name, PlanInProgress); err != nil {
 		return "", err
 	}
 	r.rec.Enter(s.Name) // run.json says the stage while the run is in it
 	r.rec.Start()       // after the turn's first update, which waits for nothing
-	v.rec = newVisitRecord(r.rec, s.Name, v.n, r.mask)
-	v.gate = visitGate{g: r.taint, ws: r.t.Workspace, newID: r.e.NewID, log: r.log, rec: v.rec, sub: r.sub.depth > 0}
+	v := newStageVisit(r, s, r.visits[s.Name])
 	next, err := v.loop(ctx)
 	r.ending.keep(&v.rep, s.Name) // what the no-answer line says of the visit
 	v.ended, v.next = endedBy(ctx, err, v.ended), next
@@ -51,42 +46,67 @@ func (r *run) contract(s *blueprint.Stage) *outputspec.Contract {
 	return r.t.Outputs.ByStage[s.Name]
 }
 
-// stageVisit is the state of one visit of a stage.
+// A stageVisit is one visit of a stage: its loop (loop, below) and the
+// conversation it holds. The rules of a visit are owners, each keeping
+// its own state and given the rest as arguments; the loop composes them:
+//
+//   - rep (repair.go): refused submissions, nudges, the repair budget
+//   - answer (shape.go, submit_output.go, reply.go): how the answer is
+//     asked for, each call shaped for it
+//   - fitter (compact.go): each request fitted to the model's window
+//   - calling (notools.go, effort.go, params.go): what each model is
+//     sent: tools or none, the effort, the parameters
+//   - gate (taint.go): the taint gate's questions and audit
+//   - out (transition.go): the ways out
+//   - rec (record.go): what the visit writes into the run's record
 type stageVisit struct {
 	run      *run
 	stage    *blueprint.Stage
 	n        int // the visit's number, from 1
 	contract *outputspec.Contract
-	rec      *visitRecord
+
+	rep     repair
+	answer  answerShape
+	fitter  fitter
+	calling modelCalls
+	gate    visitGate
+	out     waysOut
+	rec     *visitRecord
 
 	system   string
 	messages []llm.Message
 	tools    []llm.ToolSpec  // as the model is told of them
 	offered  map[string]Tool // the stage's own tools, by name
-	out      waysOut         // the ways out: transitions in order, then DONE (transition.go)
-	models   []string
-	calling  modelCalls // what each model is sent: tools or none, effort, parameters (notools.go)
-	gate     visitGate  // the taint gate's questions and audit (taint.go)
+	models   []string        // the candidates; one that answered is asked first
 
 	iterations int
-	rep        repair           // refused submissions, nudges and the repair budget (repair.go)
-	answer     answerShape      // how the answer is asked for, and taken (shape.go)
-	desk       *outputspec.Desk // checks submissions; remembers refused ones (repair.go)
+	nudged     bool             // the call being made carries a nudge
+	callID     string           // the tool call being run, as the editor knows it
+	desk       *outputspec.Desk // checks submissions; remembers refused ones
 	submitted  *store.Answer    // the last passing submission of this visit
 	lastText   string
 	written    []string
+	reports    []string // fan_out reports, for later stages
 	// ended is how the visit ended, as status.json's outcome says it
-	// (outcome.go); model and usage are the model that last answered and
-	// the tokens of all its calls.
-	ended   string
-	next    string // the stage the visit went on to; "" when the run ends
-	model   string
-	usage   llm.Usage
-	reports []string // fan_out reports, for later stages
-	callID  string   // the tool call being run, as the editor knows it
-	// nudged says the call being made carries a nudge.
-	nudged bool
-	fitter fitter // the requests fitted to the window (compact.go)
+	// (outcome.go), and next the stage it went on to ("" when the run
+	// ends); model and usage are the model that last answered and the
+	// tokens of all its calls.
+	ended, next string
+	model       string
+	usage       llm.Usage
+}
+
+// newStageVisit is visit n of stage s in r, its owners made. Its record
+// is begun here, after the run's record has started the visit.
+func newStageVisit(r *run, s *blueprint.Stage, n int) *stageVisit {
+	v := &stageVisit{run: r, stage: s, n: n, contract: r.contract(s)}
+	v.rep = newRepair(s.Name, s.Revisits(), s.Repairs(), r)
+	v.answer = answerShape{stage: s, contract: v.contract, facts: r.e.ModelFacts, support: r.share.support, notes: r}
+	v.fitter = fitter{windows: &r.share.windows, facts: r.e.ModelFacts}
+	v.calling = modelCalls{stage: s, userEffort: r.t.UserEffort, facts: r.e.ModelFacts, support: r.share.support, notes: r}
+	v.rec = newVisitRecord(r.rec, s.Name, n, r.mask)
+	v.gate = visitGate{g: r.taint, ws: r.t.Workspace, newID: r.e.NewID, log: r.log, rec: v.rec, sub: r.sub.depth > 0}
+	return v
 }
 
 // loop runs the model until the visit ends. It returns the chosen
