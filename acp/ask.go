@@ -40,7 +40,7 @@ func (w *clientWorkspace) Ask(ctx context.Context, q engine.Question) (engine.Re
 	}
 	p := elicitParams{SessionID: w.sessionID, ToolCallID: q.ToolCallID, Mode: "form", Message: q.Message, RequestedSchema: formOf(q)}
 	var res elicitResult
-	if err := w.conn.call(ctx, "elicitation/create", p, &res); err != nil {
+	if err := w.conn.Call(ctx, "elicitation/create", p, &res); err != nil {
 		return engine.Reply{}, callError(ctx, "elicitation/create", err)
 	}
 	switch res.Action {
@@ -94,7 +94,7 @@ func (w *clientWorkspace) elicitPermission(ctx context.Context, req engine.Permi
 	})
 	p := elicitParams{SessionID: w.sessionID, ToolCallID: req.ToolCall.ID, Mode: "form", Message: msg, RequestedSchema: schema}
 	var res elicitResult
-	if err := w.conn.call(ctx, "elicitation/create", p, &res); err != nil {
+	if err := w.conn.Call(ctx, "elicitation/create", p, &res); err != nil {
 		return "", callError(ctx, "elicitation/create", err)
 	}
 	if res.Action != engine.ReplyAccept {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/local"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/internal/proc"
 	"github.com/coda-acp/coda/internal/rootfs"
 )
@@ -56,9 +57,9 @@ type clientCaps struct {
 // must not hold up the turn's "cancelled" answer for long.
 const cancelledCleanupTimeout = 5 * time.Second
 
-// A caller calls the editor and waits for its answer (conn.call).
+// A caller calls the editor and waits for its answer (jsonrpc.Conn.Call).
 type caller interface {
-	call(ctx context.Context, method string, params, result any) error
+	Call(ctx context.Context, method string, params, result any) error
 }
 
 func newClientWorkspace(conn caller, sessionID, cwd string, additional []string, clientCaps json.RawMessage, timeout time.Duration) engine.Workspace {
@@ -286,7 +287,7 @@ func (w *clientWorkspace) requestPermission(ctx context.Context, req engine.Perm
 	}
 	// No timeout: the user may think as long as the turn runs.
 	var res permissionResult
-	if err := w.conn.call(ctx, "session/request_permission", p, &res); err != nil {
+	if err := w.conn.Call(ctx, "session/request_permission", p, &res); err != nil {
 		return "", callError(ctx, "session/request_permission", err)
 	}
 	if res.Outcome.Outcome != "selected" {
@@ -335,7 +336,7 @@ func (w *clientWorkspace) RunCommand(ctx context.Context, c engine.Command) (eng
 	}
 	defer cancel()
 	var exit terminalExit
-	waitErr := w.conn.call(runCtx, "terminal/wait_for_exit", term, &exit)
+	waitErr := w.conn.Call(runCtx, "terminal/wait_for_exit", term, &exit)
 
 	// Tidy up even when the turn was cancelled: stop the command, collect
 	// its output, and release the terminal (the tool call has embedded it).
@@ -385,7 +386,7 @@ func (w *clientWorkspace) call(ctx context.Context, method string, params, resul
 func (w *clientWorkspace) callWithin(ctx context.Context, timeout time.Duration, method string, params, result any) error {
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := w.conn.call(callCtx, method, params, result)
+	err := w.conn.Call(callCtx, method, params, result)
 	if err != nil && ctx.Err() == nil && callCtx.Err() != nil {
 		return fmt.Errorf("the editor did not answer %s within %s", method, timeout)
 	}
@@ -396,13 +397,13 @@ func (w *clientWorkspace) callWithin(ctx context.Context, timeout time.Duration,
 // (cancelled, or past a tool's timeout) is returned as it is, so the engine
 // sees a cancellation; a JSON-RPC error from the editor keeps its message.
 func callError(ctx context.Context, method string, err error) error {
-	var rpcErr *clientError
+	var rpcErr *jsonrpc.ClientError
 	switch {
 	case err == nil:
 		return nil
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case errors.Is(err, errDisconnected):
+	case errors.Is(err, jsonrpc.ErrDisconnected):
 		return fmt.Errorf("%s: the editor has disconnected (stdin closed), so it cannot answer", method)
 	case errors.As(err, &rpcErr):
 		return fmt.Errorf("the editor refused %s: %s", method, rpcErr.Message)

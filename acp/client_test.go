@@ -16,6 +16,7 @@ import (
 
 	"github.com/coda-acp/coda/acp/acptest"
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/internal/rootfs"
 )
 
@@ -75,9 +76,9 @@ func (c *fakeClient) reply(req *clientRequest, answer func(context.Context, *cli
 	var msg any
 	switch {
 	case err != nil:
-		var rpcErr *clientError
+		var rpcErr *jsonrpc.ClientError
 		if !errors.As(err, &rpcErr) {
-			rpcErr = &clientError{Code: -32603, Message: err.Error()}
+			rpcErr = &jsonrpc.ClientError{Code: -32603, Message: err.Error()}
 		}
 		msg = map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": rpcErr}
 	case res == nil:
@@ -120,13 +121,13 @@ func newClientPair(t *testing.T, caps string, answer func(context.Context, *clie
 	clientR, fromCoda := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	fc := &fakeClient{t: t, ctx: ctx, answer: answer, w: clientW}
-	agent := newConn(Options{}, toCoda, fromCoda)
+	agent := jsonrpc.NewConn(jsonrpc.Options{}, toCoda, fromCoda)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		agent.serve(context.Background(), func(id json.RawMessage, method string, _ json.RawMessage) {
+		agent.Serve(context.Background(), func(_ context.Context, id json.RawMessage, method string, _ json.RawMessage) {
 			if id != nil {
-				agent.out.writeLine(appendError(nil, id, codeMethodNotFound, "coda takes no requests here", nil))
+				agent.ReplyError(id, jsonrpc.CodeMethodNotFound, "coda takes no requests here", nil)
 			}
 		})
 		fromCoda.Close()
@@ -251,7 +252,7 @@ func TestClientWorkspace_HugeFileReadFromDisk(t *testing.T) {
 
 func TestClientWorkspace_EditorReadError(t *testing.T) {
 	ws, _ := newClientPair(t, allCaps, func(context.Context, *clientRequest) (any, error) {
-		return nil, &clientError{Code: -32002, Message: "resource not found"}
+		return nil, &jsonrpc.ClientError{Code: -32002, Message: "resource not found"}
 	})
 	_, err := ws.ReadTextFile(context.Background(), filepath.Join(ws.Cwd(), "gone.txt"))
 	if err == nil || !strings.Contains(err.Error(), "resource not found") {

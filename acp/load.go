@@ -12,6 +12,7 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/taint"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	statestore "github.com/coda-acp/coda/store"
 )
 
@@ -137,12 +138,12 @@ func (s *Server) catchUp(sess *session, turn *engine.Turn) {
 // history: it runs off the read loop (aside), so that a cancel or a
 // prompt in another session is never held behind it. Until it answers,
 // the session is being loaded: a request naming it is refused (loading).
-func (s *Server) loadSession(r *request[loadSessionResponse], p *loadSessionRequest) (*loadSessionResponse, error) {
-	ld, err := s.beginRestore(r.method, p)
+func (s *Server) loadSession(ctx context.Context, r *request[loadSessionResponse], p *loadSessionRequest) (*loadSessionResponse, error) {
+	ld, err := s.beginRestore(r.Method(), p)
 	if err != nil {
 		return nil, err
 	}
-	return aside(s, r, ld.end, func(ctx context.Context) (*loadSessionResponse, error) {
+	return aside(ctx, r, ld.end, func(ctx context.Context) (*loadSessionResponse, error) {
 		sess, res, err := s.restoreSession(ctx, ld, p, true)
 		if err != nil {
 			return nil, err
@@ -155,12 +156,12 @@ func (s *Server) loadSession(r *request[loadSessionResponse], p *loadSessionRequ
 // resumeSession handles session/resume: the session is restored from its
 // file, without a replay; its commands and title come before the
 // response, as a load's do. It runs off the read loop, as a load does.
-func (s *Server) resumeSession(r *request[resumeSessionResponse], p *resumeSessionRequest) (*resumeSessionResponse, error) {
-	ld, err := s.beginRestore(r.method, p)
+func (s *Server) resumeSession(ctx context.Context, r *request[resumeSessionResponse], p *resumeSessionRequest) (*resumeSessionResponse, error) {
+	ld, err := s.beginRestore(r.Method(), p)
 	if err != nil {
 		return nil, err
 	}
-	return aside(s, r, ld.end, func(ctx context.Context) (*resumeSessionResponse, error) {
+	return aside(ctx, r, ld.end, func(ctx context.Context) (*resumeSessionResponse, error) {
 		sess, res, err := s.restoreSession(ctx, ld, p, false)
 		if err != nil {
 			return nil, err
@@ -398,20 +399,20 @@ func (s *Server) replay(ctx context.Context, sess *session) {
 func appendShown(b []byte, c statestore.PromptBlock) []byte {
 	if c.Type != "resource_link" {
 		b = append(b, `{"type":"text","text":`...)
-		b = appendString(b, c.Text)
+		b = jsonrpc.AppendString(b, c.Text)
 		return append(b, '}')
 	}
 	b = append(b, `{"type":"resource_link","uri":`...)
-	b = appendString(b, c.URI)
+	b = jsonrpc.AppendString(b, c.URI)
 	b = append(b, `,"name":`...)
-	b = appendString(b, c.Name)
+	b = jsonrpc.AppendString(b, c.Name)
 	if c.Title != "" {
 		b = append(b, `,"title":`...)
-		b = appendString(b, c.Title)
+		b = jsonrpc.AppendString(b, c.Title)
 	}
 	if c.MimeType != "" {
 		b = append(b, `,"mimeType":`...)
-		b = appendString(b, c.MimeType)
+		b = jsonrpc.AppendString(b, c.MimeType)
 	}
 	return append(b, '}')
 }
@@ -422,7 +423,7 @@ func (s *Server) writeUpdate(sessionID string, update []byte) {
 	b := appendUpdateHead(make([]byte, 0, len(update)+96), sessionID)
 	b = append(b, update...)
 	b = append(b, "}}"...)
-	if err := s.conn.out.writeLine(b); err != nil {
+	if err := s.conn.Write(b); err != nil {
 		s.log.Debug("writing a session/update", "err", err)
 	}
 }
@@ -430,7 +431,7 @@ func (s *Server) writeUpdate(sessionID string, update []byte) {
 // deleteSession handles session/delete: the session's file is removed
 // (its run records stay), and the session closed if it is open, as
 // session/close closes it.
-func (s *Server) deleteSession(r *request[deleteSessionResponse], p *deleteSessionRequest) (*deleteSessionResponse, error) {
+func (s *Server) deleteSession(ctx context.Context, r *request[deleteSessionResponse], p *deleteSessionRequest) (*deleteSessionResponse, error) {
 	id := *p.SessionID
 	if err := checkSessionID(id); err != nil {
 		return nil, err
@@ -459,8 +460,8 @@ func (s *Server) deleteSession(r *request[deleteSessionResponse], p *deleteSessi
 		return &deleteSessionResponse{}, nil
 	}
 	// Answered once the session's turn, if one runs, has answered.
-	answer := r.keep()
-	s.afterTurn(sess, s.stopMCP(sess), func() { answer.reply(&deleteSessionResponse{}) })
+	answer := r.Keep()
+	s.afterTurn(sess, s.stopMCP(sess), func() { answer.Reply(&deleteSessionResponse{}) })
 	return nil, nil
 }
 
@@ -521,5 +522,5 @@ func (s *Server) nameSession(sess *session, prompt []contentBlock) {
 
 // titleUpdate is the session_info_update that gives a session's title.
 func titleUpdate(title string) []byte {
-	return appendJSON(nil, sessionInfoUpdate{SessionUpdate: "session_info_update", Title: title})
+	return jsonrpc.AppendJSON(nil, sessionInfoUpdate{SessionUpdate: "session_info_update", Title: title})
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/coda-acp/coda/internal/jsonrpc"
 )
 
 // A session's messages in wire order, when one of them runs off the read
@@ -71,14 +73,14 @@ func (s *Server) hold(id json.RawMessage, method string, params json.RawMessage)
 	}
 	msg := heldMessage{id: id, method: method, params: params}
 	if id != nil {
-		msg.key = idKeyOf(id)
+		msg.key = jsonrpc.KeyOf(id)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var q *sessionQueue
 	switch {
 	case method == "$/cancel_request":
-		key, ok := idKey(named.RequestID)
+		key, ok := jsonrpc.IDKey(named.RequestID)
 		if !ok {
 			return false, false, nil
 		}
@@ -121,16 +123,20 @@ func (s *Server) hold(id json.RawMessage, method string, params json.RawMessage)
 // sessionAside runs work, which reads files a client named, off the read
 // loop and answers r with what it returns, as aside does; the session's
 // messages read meanwhile wait for it (hold) and are handled after the
-// answer, in order. A request already off the loop (handled from a
-// session's queue) runs work where it is.
-func sessionAside[R any](s *Server, r *request[R], sessionID string, work func(ctx context.Context) (*R, error)) (*R, error) {
-	if r.queued {
-		return work(r.ctx)
-	}
+// answer, in order. A request handled from its session's queue is one of
+// those messages: it runs where it is (its lane is Held), and the queue
+// goes on after it.
+func sessionAside[R any](ctx context.Context, s *Server, r *request[R], sessionID string, work func(ctx context.Context) (*R, error)) (*R, error) {
 	s.mu.Lock()
-	s.queues[sessionID] = &sessionQueue{}
+	_, queued := s.queues[sessionID]
+	if !queued {
+		s.queues[sessionID] = &sessionQueue{}
+	}
 	s.mu.Unlock()
-	return asideThen(s, r, nil, work, func(ctx context.Context) { s.unhold(ctx, sessionID) })
+	if queued {
+		return jsonrpc.Aside(ctx, r, nil, work, nil)
+	}
+	return jsonrpc.Aside(ctx, r, nil, work, func(ctx context.Context) { s.unhold(ctx, sessionID) })
 }
 
 // unhold handles the session's queued messages in order, off the loop,
@@ -150,7 +156,7 @@ func (s *Server) unhold(ctx context.Context, sessionID string) {
 		}
 		m := q.held[0]
 		s.mu.Unlock()
-		s.dispatch(ctx, true, m.id, m.method, m.params)
+		methods.Dispatch(ctx, s.conn.Held(), s, m.id, m.method, m.params)
 		s.mu.Lock()
 		q.bytes -= len(q.held[0].params)
 		q.held[0] = heldMessage{} // its params are not kept with the queue's array

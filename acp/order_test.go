@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/coda-acp/coda/engine/llm"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 )
 
 // untilCancelled answers no call until the turn is cancelled.
@@ -38,7 +39,7 @@ func TestUnhold_cancelRequestWhileStarting(t *testing.T) {
 	// The option change is answered; the prompt read meanwhile is queued.
 	params := json.RawMessage(fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":"hi"}]}`, id))
 	srv.mu.Lock()
-	srv.queues[id] = &sessionQueue{held: []heldMessage{{id: json.RawMessage("7"), method: "session/prompt", params: params, key: idKeyOf(json.RawMessage("7"))}}}
+	srv.queues[id] = &sessionQueue{held: []heldMessage{{id: json.RawMessage("7"), method: "session/prompt", params: params, key: jsonrpc.KeyOf(json.RawMessage("7"))}}}
 	srv.mu.Unlock()
 
 	// The queue's prompt is taken up, and held just before it registers.
@@ -57,17 +58,15 @@ func TestUnhold_cancelRequestWhileStarting(t *testing.T) {
 		runtime.Gosched() // a poll, with a hang detector: the stack is the event
 	}
 	// The read loop reads the client's cancel of that prompt.
-	srv.serve(nil, "$/cancel_request", json.RawMessage(`{"requestId":7}`))
+	srv.serve(context.Background(), nil, "$/cancel_request", json.RawMessage(`{"requestId":7}`))
 	sess.mu.Unlock()
 
 	<-unheld
 	done := make(chan struct{})
-	go func() { srv.conn.owed.Wait(); close(done) }()
+	go func() { srv.conn.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		srv.conn.cancelTurns()
-		<-done
 		t.Fatal("the prompt cancelled by $/cancel_request as it started ran on")
 	}
 }

@@ -1,19 +1,20 @@
 package acp
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	statestore "github.com/coda-acp/coda/store"
 )
 
@@ -154,8 +155,8 @@ func testServer(t testing.TB, state string, opts Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.conn = newConn(srv.opts, strings.NewReader(""), io.Discard)
-	t.Cleanup(func() { srv.conn.out.close() })
+	srv.conn = srv.newConn(strings.NewReader(""), io.Discard)
+	t.Cleanup(func() { srv.conn.Close() })
 	return srv
 }
 
@@ -163,7 +164,7 @@ func testServer(t testing.TB, state string, opts Options) *Server {
 // checked, what follows the answer sent. It returns the result; for a
 // request the handler keeps (a prompt, a load, a list), once it is
 // answered.
-func handle[P, R any](t testing.TB, srv *Server, h func(*Server, *request[R], *P) (*R, error), params string) *R {
+func handle[P, R any](t testing.TB, srv *Server, h func(*Server, context.Context, *request[R], *P) (*R, error), params string) *R {
 	t.Helper()
 	res, err := tryHandle(srv, h, params)
 	if err != nil {
@@ -173,8 +174,8 @@ func handle[P, R any](t testing.TB, srv *Server, h func(*Server, *request[R], *P
 }
 
 // tryHandle is handle, returning the handler's error.
-func tryHandle[P, R any](srv *Server, h func(*Server, *request[R], *P) (*R, error), params string) (*R, error) {
-	p, err := decodeParams[P](&method{name: "test"}, json.RawMessage(params), requiredFields(reflect.TypeFor[P]()))
+func tryHandle[P, R any](srv *Server, h func(*Server, context.Context, *request[R], *P) (*R, error), params string) (*R, error) {
+	p, err := jsonrpc.Params[P]("test", json.RawMessage(params))
 	if err != nil {
 		return nil, err
 	}
@@ -183,18 +184,17 @@ func tryHandle[P, R any](srv *Server, h func(*Server, *request[R], *P) (*R, erro
 		err error
 	}
 	got := make(chan answered, 1)
-	r := &request[R]{s: srv, method: "test", id: json.RawMessage("0"), got: func(res *R, err error) { got <- answered{res, err} }}
-	res, err := h(srv, r, p)
+	r := jsonrpc.NewRequest[R](srv.conn.Loop(), "test", json.RawMessage("0"))
+	r.Got = func(res *R, err error) { got <- answered{res, err} }
+	res, err := h(srv, context.Background(), r, p)
 	if err != nil {
 		return nil, err
 	}
-	if r.kept {
+	if r.Kept() {
 		a := <-got
 		res, err = a.res, a.err
 	}
-	if r.after != nil {
-		r.after()
-	}
+	r.Answered()
 	return res, err
 }
 
@@ -204,7 +204,7 @@ func promptAndWait(t testing.TB, srv *Server, sessionID, text string) {
 	handle(t, srv, (*Server).prompt, fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":%q}]}`, sessionID, text))
 	// Until the turn's answer is written: the session's file is saved
 	// before it. (The session is free again a little earlier.)
-	srv.conn.owed.Wait()
+	srv.conn.Wait()
 }
 
 // The file keeps every exchange; a restored session's history, like a
@@ -304,7 +304,7 @@ func TestSaveSession_full(t *testing.T) {
 	}
 	srv.store.MaxSessionBytes = fi.Size() + 10
 	res := handle(t, srv, (*Server).prompt, fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":"turn 1"}]}`, id))
-	srv.conn.owed.Wait()
+	srv.conn.Wait()
 	full := 0
 	for _, w := range res.Meta.Coda.Warnings {
 		if strings.Contains(w, "is full") && strings.Contains(w, "start a new session") {
@@ -404,7 +404,7 @@ func writeSession(t testing.TB, state, id, cwd string, turns int, updated time.T
 	line(map[string]any{"type": "session", "version": 2, "at": updated, "session": statestore.SessionState{
 		ID: id, Cwd: cwd, Title: "Where is the config parsed?", CreatedAt: updated, Options: map[string]string{"mode": modeAsk}}})
 	for i := range turns {
-		closing := appendJSON(nil, map[string]any{
+		closing := jsonrpc.AppendJSON(nil, map[string]any{
 			"sessionUpdate": "agent_message_chunk", "messageId": fmt.Sprintf("m-%d", i),
 			"content": map[string]any{"type": "text", "text": answer},
 			"_meta": map[string]any{"coda": map[string]any{"phase": "final_answer", "format": "markdown", "stage": "answer",

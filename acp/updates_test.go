@@ -12,6 +12,7 @@ import (
 	"github.com/coda-acp/coda/acp/acptest"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/llm"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/outputspec"
 	statestore "github.com/coda-acp/coda/store"
 )
@@ -22,7 +23,7 @@ import (
 // "final_answer".
 func TestUpdateSink_closing(t *testing.T) {
 	var wire bytes.Buffer
-	out := newOutput(&wire, nil)
+	out := jsonrpc.NewConn(jsonrpc.Options{}, strings.NewReader(""), &wire)
 	k := &updateSink{out: out, sessionID: "s-1", cwd: "/w"}
 	ctx := context.Background()
 	for _, ev := range []engine.Event{
@@ -39,7 +40,7 @@ func TestUpdateSink_closing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := out.close(); err != nil {
+	if err := out.Close(); err != nil {
 		t.Fatal(err)
 	}
 	var sent []string
@@ -78,12 +79,12 @@ func TestUpdateSink_usageCache(t *testing.T) {
 		{llm.Usage{InputTokens: 1000, OutputTokens: 20, ContextWindow: 200000}, ""},
 	} {
 		var wire bytes.Buffer
-		out := newOutput(&wire, nil)
+		out := jsonrpc.NewConn(jsonrpc.Options{}, strings.NewReader(""), &wire)
 		k := &updateSink{out: out, sessionID: "s-1", cwd: "/w"}
 		if err := k.Emit(context.Background(), engine.Event{Kind: engine.EventUsage, Usage: &tt.usage}); err != nil {
 			t.Fatal(err)
 		}
-		if err := out.close(); err != nil {
+		if err := out.Close(); err != nil {
 			t.Fatal(err)
 		}
 		var m struct {
