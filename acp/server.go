@@ -144,9 +144,9 @@ type Server struct {
 	sessions map[string]*session
 	prompts  map[string]*session // a running prompt's request id → its session
 	loading  map[string]*restore // the sessions a load or resume is restoring (load.go)
-	// queues hold the messages naming a session whose request runs off
+	// order holds the messages naming a session whose request runs off
 	// the read loop, by session id (order.go).
-	queues     map[string]*sessionQueue
+	order      jsonrpc.Order
 	clientCaps json.RawMessage
 	// mcp runs the sessions' MCP servers (mcp.go), stopped with the
 	// connection.
@@ -172,7 +172,7 @@ func NewServer(opts Options) (*Server, error) {
 	if err := CheckCommentary(opts.Commentary); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, prompts: map[string]*session{}, loading: map[string]*restore{}, queues: map[string]*sessionQueue{}, listing: newListing()}
+	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, prompts: map[string]*session{}, loading: map[string]*restore{}, listing: newListing()}
 	s.mcp = mcp.NewHost(mcp.Options{
 		Log: s.log, Version: opts.Version,
 		StartTimeout: opts.MCPStartTimeout, CallTimeout: opts.MCPCallTimeout, StartWait: opts.MCPStartWait,
