@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/coda-acp/coda/acp/editor"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/jsonrpc"
@@ -360,7 +361,7 @@ func (s *Server) workspace(sess *session) {
 	s.mu.Lock()
 	caps := s.clientCaps
 	s.mu.Unlock()
-	sess.ws = newClientWorkspace(s.conn, sess.id, sess.cwd, sess.additional, caps, s.opts.EditorTimeout)
+	sess.ws = editor.New(editor.Options{Conn: s.conn, SessionID: sess.id, Cwd: sess.cwd, Additional: sess.additional, ClientCaps: caps, Timeout: s.opts.EditorTimeout, ToolCall: toolCallObject})
 	s.bindMode(sess)
 }
 

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/acp/acptest"
-	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/outputspec"
 	statestore "github.com/coda-acp/coda/store"
@@ -259,47 +258,3 @@ func typeFields(t reflect.Type) []string {
 }
 
 func ours(t reflect.Type) bool { return t.PkgPath() == reflect.TypeFor[Server]().PkgPath() }
-
-// The calls coda makes to the editor, as client.go sends and reads them:
-// representative params are what the schema defines for that method's
-// params, and the result types read only members the schema's result
-// definition names.
-func TestClientCalls(t *testing.T) {
-	term := terminalParams{SessionID: "s-1", TerminalID: "term-1"}
-	calls := []struct {
-		method string
-		params any
-		result any
-	}{
-		{"fs/read_text_file", readTextFileParams{SessionID: "s-1", Path: "/w/a.txt"}, readTextFileResult{}},
-		{"fs/write_text_file", writeTextFileParams{SessionID: "s-1", Path: "/w/a.txt", Content: "hi"}, struct{}{}},
-		{"session/request_permission", permissionParams{
-			SessionID: "s-1", ToolCall: toolCallObject(&engine.ToolCallEvent{ID: "t-1", Title: "Write a.txt", Kind: "edit", Status: engine.ToolPending}),
-			Options: []permissionOption{{optionAllowOnce, "Allow once", "allow_once"}, {optionAllowAlways, "Always allow", "allow_always"}, {optionRejectOnce, "Reject", "reject_once"}},
-		}, permissionResult{}},
-		{"terminal/create", createTerminalParams{SessionID: "s-1", Command: "sh", Args: []string{"-c", "ls"}, Cwd: "/w", OutputByteLimit: 1024}, createTerminalResult{}},
-		{"terminal/wait_for_exit", term, terminalExit{}},
-		{"terminal/output", term, terminalOutputResult{}},
-		{"terminal/kill", term, struct{}{}},
-		{"terminal/release", term, struct{}{}},
-	}
-	for _, c := range calls {
-		t.Run(c.method, func(t *testing.T) {
-			if err := acptest.CheckCall(c.method, jsonrpc.AppendJSON(nil, c.params)); err != nil {
-				t.Errorf("%v\n  params: %s", err, jsonrpc.AppendJSON(nil, c.params))
-			}
-			def := acptest.CallResultDef(c.method)
-			named, _, err := acptest.Members(def)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rt := reflect.TypeOf(c.result)
-			for i := range rt.NumField() {
-				member, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
-				if !slices.Contains(named, member) {
-					t.Errorf("%s reads %q, which %s does not name (it names %q)", rt.Name(), member, def, named)
-				}
-			}
-		})
-	}
-}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/coda-acp/coda/acp/editor"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/taint"
@@ -298,8 +299,8 @@ func (s *Server) notifyMode(sess *session) {
 // bindMode lets the session's mode answer permission requests: in
 // auto-edit, edits inside the workspace are allowed without asking.
 func (s *Server) bindMode(sess *session) {
-	if w, ok := sess.ws.(*clientWorkspace); ok {
-		w.autoApprove = func(req engine.PermissionRequest) bool {
+	if w, ok := sess.ws.(*editor.Workspace); ok {
+		w.AutoApprove = func(req engine.PermissionRequest) bool {
 			sess.mu.Lock()
 			mode := sess.mode
 			sess.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coda-acp/coda/acp/editor"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/internal/jsonrpc"
@@ -112,7 +113,7 @@ func TestBindMode_autoEdit(t *testing.T) {
 	work := t.TempDir()
 	id := handle(t, srv, (*Server).newSession, fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, work)).SessionID
 	sess := srv.sessions[id]
-	w := sess.ws.(*clientWorkspace)
+	w := sess.ws.(*editor.Workspace)
 	in, out := []engine.Location{{Path: filepath.Join(work, "a.txt")}}, []engine.Location{{Path: "/etc/hosts"}}
 	tests := []struct {
 		mode, key, kind string
@@ -129,7 +130,7 @@ func TestBindMode_autoEdit(t *testing.T) {
 	for _, tt := range tests {
 		sess.mode = tt.mode
 		req := engine.PermissionRequest{Key: tt.key, ToolCall: engine.ToolCallEvent{Kind: tt.kind, Locations: tt.locs}}
-		if got := w.autoApprove(req); got != tt.want {
+		if got := w.AutoApprove(req); got != tt.want {
 			t.Errorf("%s, %s (%s) at %v: answered %v, want %v", tt.mode, tt.key, tt.kind, tt.locs, got, tt.want)
 		}
 	}

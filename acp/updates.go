@@ -182,6 +182,13 @@ func (k *updateSink) toolCall(kind string, tc *engine.ToolCallEvent) error {
 	return k.end(appendToolCallFields(b, tc))
 }
 
+// toolCallObject is the ToolCallUpdate a permission request shows, encoded
+// as session/update encodes tool calls (editor.Options.ToolCall).
+func toolCallObject(tc *engine.ToolCallEvent) json.RawMessage {
+	b := appendToolCallFields([]byte{'{'}, tc)
+	return append(b, '}')
+}
+
 // appendToolCallFields appends a tool call's fields, as ACP's ToolCall and
 // ToolCallUpdate spell them, without the braces: a session/update puts
 // them beside sessionUpdate, a permission request in an object of its own.

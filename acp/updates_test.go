@@ -103,3 +103,31 @@ func TestUpdateSink_usageCache(t *testing.T) {
 		}
 	}
 }
+
+// A permission request shows its tool call as session/update does: a
+// diff's old text, and a new file's oldText null.
+func TestToolCallObject(t *testing.T) {
+	old := "before"
+	raw := toolCallObject(&engine.ToolCallEvent{
+		ID: "t-1", Title: "Write a.txt", Kind: "edit", Status: engine.ToolPending,
+		Content: []engine.ToolContent{
+			{Diff: &engine.Diff{Path: "/w/a.txt", OldText: &old, NewText: "after"}},
+			{Diff: &engine.Diff{Path: "/w/new.txt", NewText: "fresh"}},
+		},
+	})
+	var tc map[string]any
+	if err := json.Unmarshal(raw, &tc); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	if tc["toolCallId"] != "t-1" || tc["kind"] != "edit" || tc["title"] != "Write a.txt" {
+		t.Errorf("toolCall = %v", tc)
+	}
+	content := tc["content"].([]any)
+	first, second := content[0].(map[string]any), content[1].(map[string]any)
+	if first["type"] != "diff" || first["oldText"] != "before" || second["oldText"] != nil {
+		t.Errorf("content = %v", content)
+	}
+	if _, ok := second["oldText"]; !ok {
+		t.Errorf("a new file's diff lacks oldText: null: %v", second)
+	}
+}

@@ -1,4 +1,4 @@
-package acp
+package editor
 
 import (
 	"context"
@@ -30,11 +30,11 @@ type elicitResult struct {
 	Content map[string]any `json:"content"`
 }
 
-func (w *clientWorkspace) CanAsk() bool { return w.caps.elicitForm }
+func (w *Workspace) CanAsk() bool { return w.caps.elicitForm }
 
 // Ask asks the user q through elicitation/create; no timeout, as a
 // permission has none: the user may think as long as the turn runs.
-func (w *clientWorkspace) Ask(ctx context.Context, q engine.Question) (engine.Reply, error) {
+func (w *Workspace) Ask(ctx context.Context, q engine.Question) (engine.Reply, error) {
 	if !w.caps.elicitForm {
 		return engine.Reply{}, fmt.Errorf("the editor does not take questions (no elicitation capability)")
 	}
@@ -73,7 +73,7 @@ func formOf(q engine.Question) json.RawMessage {
 // engine.PermissionRequest.Reason) through elicitation/create: the call as
 // the question, the permission's choices, and a field for the reason,
 // which goes back in req.Reason. It returns the choice; "" for none.
-func (w *clientWorkspace) elicitPermission(ctx context.Context, req engine.PermissionRequest, alwaysName string) (string, error) {
+func (w *Workspace) elicitPermission(ctx context.Context, req engine.PermissionRequest, alwaysName string) (string, error) {
 	msg := req.ToolCall.Title
 	for _, c := range req.ToolCall.Content {
 		if c.Text != "" {
