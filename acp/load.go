@@ -7,10 +7,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/coda-acp/coda/acp/editor"
+	"github.com/coda-acp/coda/acp/history"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/jsonrpc"
@@ -103,7 +102,7 @@ func (s *Server) saveTurn(sess *session, prompt []contentBlock, runID string, ex
 	if status == engine.StatusCancelled {
 		return s.saveSession(sess, nil)
 	}
-	stored := exchangeOf(prompt, runID, ex, streamed, closing)
+	stored := history.Exchange(blocksOf(prompt), runID, ex, streamed, closing)
 	stored.ClientGone = gone
 	return s.saveSession(sess, stored)
 }
@@ -118,7 +117,7 @@ func (s *Server) catchUp(sess *session, turn *engine.Turn) {
 		return
 	}
 	var got []engine.Exchange
-	if err := sess.file.Refresh(func(ex *statestore.Exchange) { got = append(got, historyOf(ex)) }); err != nil {
+	if err := sess.file.Refresh(func(ex *statestore.Exchange) { got = append(got, history.Of(ex)) }); err != nil {
 		s.log.Warn("reading what other coda processes added to a session", "session", sess.id, "err", err)
 	}
 	if len(got) == 0 {
@@ -302,10 +301,10 @@ func (s *Server) restoreSession(ctx context.Context, ld *restore, p *loadSession
 // The exchanges are read one at a time; the latest engine.MaxHistory are
 // kept, their History clipped when they were saved.
 func (s *Server) readSession(id string) (*statestore.Loaded, []engine.Exchange, error) {
-	var history []engine.Exchange
+	var kept []engine.Exchange
 	l, err := s.store.LoadSession(id, func(ex *statestore.Exchange) {
-		if history = append(history, historyOf(ex)); len(history) > 2*engine.MaxHistory {
-			history = engine.KeepHistory(history) // counting what it cuts
+		if kept = append(kept, history.Of(ex)); len(kept) > 2*engine.MaxHistory {
+			kept = engine.KeepHistory(kept) // counting what it cuts
 		}
 	})
 	var ce *statestore.CorruptError
@@ -314,7 +313,7 @@ func (s *Server) readSession(id string) (*statestore.Loaded, []engine.Exchange, 
 		for _, w := range l.Warnings {
 			s.log.Warn("loading a session: "+w, "session", id)
 		}
-		return l, engine.KeepHistory(history), nil
+		return l, engine.KeepHistory(kept), nil
 	case errors.Is(err, statestore.ErrNoSession):
 		return nil, nil, fmt.Errorf("%w: unknown session %q", ErrNotFound, id)
 	case errors.As(err, &ce):
@@ -380,7 +379,7 @@ func (s *Server) replay(ctx context.Context, sess *session) {
 		}
 		for _, c := range ex.Prompt {
 			b = append(b[:0], `{"sessionUpdate":"user_message_chunk","content":`...)
-			b = appendShown(b, c)
+			b = history.AppendShown(b, c)
 			b = append(b, '}')
 			s.writeUpdate(id, b)
 		}
@@ -394,28 +393,6 @@ func (s *Server) replay(ctx context.Context, sess *session) {
 	if err != nil {
 		s.log.Warn("replaying a session: its file changed since it was read", "session", id, "err", err)
 	}
-}
-
-// appendShown encodes a stored prompt block as a ContentBlock.
-func appendShown(b []byte, c statestore.PromptBlock) []byte {
-	if c.Type != "resource_link" {
-		b = append(b, `{"type":"text","text":`...)
-		b = jsonrpc.AppendString(b, c.Text)
-		return append(b, '}')
-	}
-	b = append(b, `{"type":"resource_link","uri":`...)
-	b = jsonrpc.AppendString(b, c.URI)
-	b = append(b, `,"name":`...)
-	b = jsonrpc.AppendString(b, c.Name)
-	if c.Title != "" {
-		b = append(b, `,"title":`...)
-		b = jsonrpc.AppendString(b, c.Title)
-	}
-	if c.MimeType != "" {
-		b = append(b, `,"mimeType":`...)
-		b = jsonrpc.AppendString(b, c.MimeType)
-	}
-	return append(b, '}')
 }
 
 // writeUpdate sends a session/update whose update object is update,
@@ -466,51 +443,13 @@ func (s *Server) deleteSession(ctx context.Context, r *request[deleteSessionResp
 	return nil, nil
 }
 
-// maxTitle is the longest title, in characters.
-const maxTitle = 80
-
-// titleOf is a session's title: its first prompt's first line, trimmed and
-// cut at a word near maxTitle characters.
-func titleOf(blocks []contentBlock) string {
-	for _, c := range blocks {
-		text := c.Text
-		if c.Type == "resource_link" {
-			text = c.Name
-		}
-		for line := range strings.Lines(text) {
-			if line = strings.TrimSpace(line); line != "" {
-				return cutTitle(line)
-			}
-		}
-	}
-	return ""
-}
-
-func cutTitle(line string) string {
-	if utf8.RuneCountInString(line) <= maxTitle {
-		return line
-	}
-	cut, n := 0, 0
-	for i := range line {
-		if n == maxTitle-1 {
-			cut = i
-			break
-		}
-		n++
-	}
-	if sp := strings.LastIndexByte(line[:cut], ' '); sp > cut*3/4 {
-		cut = sp
-	}
-	return strings.TrimRight(line[:cut], " ,.;:-") + "…"
-}
-
 // nameSession titles a session after its first prompt and tells the client
 // (session_info_update), before the turn's first update.
 func (s *Server) nameSession(sess *session, prompt []contentBlock) {
 	sess.mu.Lock()
 	title := sess.title
 	if title == "" {
-		title = titleOf(prompt)
+		title = history.Title(blocksOf(prompt))
 		sess.title = title
 	} else {
 		title = ""

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/coda-acp/coda/acp/history"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/llm"
@@ -187,7 +188,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	}()
 	sink := &updateSink{out: s.conn, sessionID: sess.id, cwd: sess.cwd, compaction: s.advertisesCompaction(), seen: s.turnNotices(sess), commentAsThought: commentAsThought}
 	if s.keepsSessions() {
-		sink.streamed = &streamedText{}
+		sink.streamed = history.NewStreamed(appendTextChunk)
 	}
 	if compile != nil {
 		outs, err := compile()
@@ -225,7 +226,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	}
 	sess.taintedBy(res.Tainted)
 	release()
-	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.streamed.updates(res.Mask), maskUpdates(sink.closing, res.Mask), res.Status, res.ClientGone || s.conn.Gone()); w != "" {
+	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.streamed.Updates(res.Mask), history.MaskUpdates(sink.closing, res.Mask), res.Status, res.ClientGone || s.conn.Gone()); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	// What arose after the closing chunk (the record or the session's file

@@ -37,25 +37,6 @@ func TestCheckSessionID(t *testing.T) {
 	}
 }
 
-func TestTitleOf(t *testing.T) {
-	long := strings.Repeat("word ", 30)
-	tests := []struct {
-		blocks []contentBlock
-		want   string
-	}{
-		{[]contentBlock{{Type: "text", Text: "\n\n  Fix the login bug  \nin auth.go"}}, "Fix the login bug"},
-		{[]contentBlock{{Type: "resource_link", Name: "main.go", URI: "file:///w/main.go"}, {Type: "text", Text: "why?"}}, "main.go"},
-		{[]contentBlock{{Type: "text", Text: "   "}, {Type: "text", Text: "second"}}, "second"},
-		{[]contentBlock{{Type: "text", Text: strings.Repeat("é", 200)}}, strings.Repeat("é", maxTitle-1) + "…"},
-		{[]contentBlock{{Type: "text", Text: long}}, strings.TrimSpace(long[:75]) + "…"},
-	}
-	for _, tt := range tests {
-		if got := titleOf(tt.blocks); got != tt.want {
-			t.Errorf("titleOf(%v) = %q, want %q", tt.blocks, got, tt.want)
-		}
-	}
-}
-
 func TestParseCommand(t *testing.T) {
 	tests := []struct {
 		text, name, arg string
@@ -358,21 +339,6 @@ func TestRestore_levelsAndOptions(t *testing.T) {
 	}
 	if got.model != "answer:other" || got.mode != modeAutoEdit || again.userModel(got) != "answer:other" {
 		t.Errorf("restored model %q, mode %q", got.model, got.mode)
-	}
-}
-
-// An image is replayed as a line naming it: its file, type and size.
-func TestImageStandIn(t *testing.T) {
-	for _, tt := range []struct {
-		c    contentBlock
-		want string
-	}{
-		{contentBlock{Type: "image", MimeType: "image/png", Data: "iVBORw0KGgo="}, "[image image/png, 8 bytes]"},
-		{contentBlock{Type: "image", MimeType: "image/jpeg", Data: strings.Repeat("A", 4096), URI: "file:///home/me/shots/chart.jpg"}, "[image chart.jpg, image/jpeg, 3 KB]"},
-	} {
-		if got := imageStandIn(tt.c); got != tt.want {
-			t.Errorf("imageStandIn = %q, want %q", got, tt.want)
-		}
 	}
 }
 

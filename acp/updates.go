@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/coda-acp/coda/acp/history"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/internal/jsonrpc"
@@ -43,7 +44,7 @@ type updateSink struct {
 	commentAsThought bool
 	// streamed keeps the text chunks sent, for the session's file
 	// (streamed.go): session/load replays them. Nil keeps none.
-	streamed *streamedText
+	streamed *history.Streamed
 }
 
 func (k *updateSink) Emit(_ context.Context, ev engine.Event) error {
@@ -157,7 +158,7 @@ func (k *updateSink) chunk(kind, messageID, text, stage string) error {
 	b = append(b, "}}"...)
 	k.buf = b
 	if k.streamed != nil {
-		k.streamed.add(kind, messageID, stage, text)
+		k.streamed.Add(kind, messageID, stage, text)
 	}
 	return k.send(b)
 }
