@@ -21,11 +21,7 @@ type call struct {
 }
 
 func (s *Server) call(req *Request) *call {
-	models := s.Models
-	if models == nil {
-		models = Models
-	}
-	model, known := models[req.Body.Model]
+	model, known := fakekit.Known(s.Models, Models, req.Body.Model)
 	c := &call{s: s, req: req, b: &req.Body, model: model, known: known, thinks: model.OnByDefault}
 	if th := req.Body.Thinking; th != nil {
 		c.thinks = th.Type != "disabled"

@@ -3,6 +3,7 @@ package anthropictest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -47,7 +48,7 @@ func complexity(schemas []json.RawMessage) string {
 		}
 		props, _ := x["properties"].(map[string]any)
 		req, _ := x["required"].([]any)
-		for _, k := range sortedKeys(props) {
+		for _, k := range slices.Sorted(maps.Keys(props)) {
 			if !slices.Contains(req, any(k)) {
 				optional++
 			}
@@ -68,7 +69,7 @@ func complexity(schemas []json.RawMessage) string {
 		walk(x["items"])
 		for _, k := range []string{"$defs", "definitions"} {
 			defs, _ := x[k].(map[string]any)
-			for _, name := range sortedKeys(defs) {
+			for _, name := range slices.Sorted(maps.Keys(defs)) {
 				walk(defs[name])
 			}
 		}
@@ -229,7 +230,7 @@ func (c *schemaCheck) children(path, def string, m map[string]any) string {
 		}
 	}
 	if pm, ok := m["properties"].(map[string]any); ok {
-		for _, name := range sortedKeys(pm) {
+		for _, name := range slices.Sorted(maps.Keys(pm)) {
 			if msg := c.node(path+".properties."+name, def, pm[name]); msg != "" {
 				return msg
 			}
@@ -245,7 +246,7 @@ func (c *schemaCheck) children(path, def string, m map[string]any) string {
 	}
 	for _, k := range []string{"$defs", "definitions"} {
 		defs, _ := m[k].(map[string]any)
-		for _, name := range sortedKeys(defs) {
+		for _, name := range slices.Sorted(maps.Keys(defs)) {
 			if msg := c.node(k+"."+name, k+"/"+name, defs[name]); msg != "" {
 				return msg
 			}
@@ -282,7 +283,7 @@ func (c *schemaCheck) cycle() string {
 		state[n] = 2
 		return ""
 	}
-	for _, n := range sortedKeys(c.refs) {
+	for _, n := range slices.Sorted(maps.Keys(c.refs)) {
 		if found := visit(n); found != "" {
 			return found
 		}
@@ -309,12 +310,3 @@ func at(path string) string {
 }
 
 func isList(v any) bool { _, ok := v.([]any); return ok }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}

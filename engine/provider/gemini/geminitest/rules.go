@@ -20,11 +20,7 @@ type call struct {
 }
 
 func (s *Server) call(req *Request) *call {
-	models := s.Models
-	if models == nil {
-		models = Models
-	}
-	model, known := models[req.Model]
+	model, known := fakekit.Known(s.Models, Models, req.Model)
 	c := &call{s: s, req: req, b: &req.Body, model: model, known: known, declared: map[string]bool{}}
 	c.invalid = json.Unmarshal(req.Raw, &req.Body)
 	for _, ts := range req.Body.Tools {

@@ -123,3 +123,13 @@ func WriteRaw(w http.ResponseWriter, status int, contentType, body string) {
 	w.WriteHeader(status)
 	io.WriteString(w, body)
 }
+
+// Known is what a fake knows of model id: from own, the server's models
+// when set, else from dflt, the package's.
+func Known[M any](own, dflt map[string]M, id string) (M, bool) {
+	if own == nil {
+		own = dflt
+	}
+	m, ok := own[id]
+	return m, ok
+}
