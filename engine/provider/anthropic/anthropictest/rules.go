@@ -147,28 +147,16 @@ var rules = []fakekit.Rule[*call]{
 		return nil
 	}},
 	{Name: "thinking-enabled-model", Source: docAdaptive, Check: func(c *call) error {
-		if c.thinking("enabled") && !c.model.Budget {
-			return fakekit.Refuse(`"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.`)
-		}
-		return nil
+		return fakekit.If(c.thinking("enabled") && !c.model.Budget, `"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.`)
 	}},
 	{Name: "thinking-budget-min", Source: docThinking, Check: func(c *call) error {
-		if c.thinking("enabled") && c.b.Thinking.BudgetTokens < 1024 {
-			return fakekit.Refuse("thinking.budget_tokens: Input should be greater than or equal to 1024")
-		}
-		return nil
+		return fakekit.If(c.thinking("enabled") && c.b.Thinking.BudgetTokens < 1024, "thinking.budget_tokens: Input should be greater than or equal to 1024")
 	}},
 	{Name: "thinking-budget-below-max", Source: docThinking + "#max-tokens-and-context-window-size", Check: func(c *call) error {
-		if c.thinking("enabled") && c.b.Thinking.BudgetTokens >= c.b.MaxTokens {
-			return fakekit.Refuse("`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size")
-		}
-		return nil
+		return fakekit.If(c.thinking("enabled") && c.b.Thinking.BudgetTokens >= c.b.MaxTokens, "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size")
 	}},
 	{Name: "thinking-adaptive-model", Source: docAdaptive, Check: func(c *call) error {
-		if c.thinking("adaptive") && !c.model.Adaptive {
-			return fakekit.Refuse(`"thinking.type.adaptive" is not supported for this model.`)
-		}
-		return nil
+		return fakekit.If(c.thinking("adaptive") && !c.model.Adaptive, `"thinking.type.adaptive" is not supported for this model.`)
 	}},
 	{Name: "thinking-display", Source: docAdaptive, Check: func(c *call) error {
 		if d := c.b.Thinking; c.thinking("adaptive") && d.Display != "" && d.Display != "summarized" && d.Display != "omitted" {
@@ -187,10 +175,7 @@ var rules = []fakekit.Rule[*call]{
 		return nil
 	}},
 	{Name: "thinking-between-tools-model", Source: docSonnet55, Check: func(c *call) error {
-		if c.thinking("between_tools") && !c.model.BetweenTools {
-			return fakekit.Refuse(`"thinking.type.between_tools" is not supported for this model.`)
-		}
-		return nil
+		return fakekit.If(c.thinking("between_tools") && !c.model.BetweenTools, `"thinking.type.between_tools" is not supported for this model.`)
 	}},
 	{Name: "thinking-between-tools-effort", Source: docSonnet55, Check: func(c *call) error {
 		if e := c.effort(); c.thinking("between_tools") && (e == "xhigh" || e == "max") {
@@ -229,10 +214,7 @@ var rules = []fakekit.Rule[*call]{
 		return nil
 	}},
 	{Name: "json-outputs-known", Source: docStructure, Check: func(c *call) error {
-		if c.s.NoJSONOutputs && c.format() != nil {
-			return fakekit.Refuse("output_config.format: Extra inputs are not permitted")
-		}
-		return nil
+		return fakekit.If(c.s.NoJSONOutputs && c.format() != nil, "output_config.format: Extra inputs are not permitted")
 	}},
 	{Name: "strict-known", Source: docStrict, Check: func(c *call) error {
 		for i, t := range c.tools() {

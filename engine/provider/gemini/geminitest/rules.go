@@ -77,10 +77,7 @@ const (
 // it is checked (the package's doc says each in words).
 var rules = []fakekit.Rule[*call]{
 	{Name: "request-size", Source: docFiles, Check: func(c *call) error {
-		if len(c.req.Raw) > maxRequest {
-			return fakekit.Refuse("Request payload size exceeds the limit: %d bytes.", maxRequest)
-		}
-		return nil
+		return fakekit.If(len(c.req.Raw) > maxRequest, "Request payload size exceeds the limit: %d bytes.", maxRequest)
 	}},
 	{Name: "known-model", Source: "https://ai.google.dev/api/models#method:-models.list", Check: func(c *call) error {
 		if !c.known {
@@ -89,10 +86,7 @@ var rules = []fakekit.Rule[*call]{
 		return nil
 	}},
 	{Name: "json", Source: docGenerate, Check: func(c *call) error {
-		if c.invalid != nil {
-			return fakekit.Refuse("Invalid JSON payload received. %v", c.invalid)
-		}
-		return nil
+		return fakekit.If(c.invalid != nil, "Invalid JSON payload received. %v", c.invalid)
 	}},
 	{Name: "file-data-uploaded", Source: docFiles, Check: func(c *call) error {
 		return c.fileData(func(uri, mime string) error {

@@ -79,3 +79,20 @@ func TestRules[C, K any](t *testing.T, rules []Rule[C], cases map[string]K, send
 		}
 	}
 }
+
+// If is Refuse when broken, else nil: a rule's check in one line. Its
+// arguments are evaluated either way.
+func If(broken bool, format string, args ...any) error {
+	if !broken {
+		return nil
+	}
+	return Refuse(format, args...)
+}
+
+// IfParam is RefuseParam when broken, else nil.
+func IfParam(broken bool, param, format string, args ...any) error {
+	if !broken {
+		return nil
+	}
+	return RefuseParam(param, format, args...)
+}

@@ -35,10 +35,7 @@ func (s *Server) call(req *Request) *call {
 // doc says each in words).
 var rules = []fakekit.Rule[*call]{
 	{Name: "json", Source: "https://docs.ollama.com/api/chat", Check: func(c *call) error {
-		if c.invalid != nil {
-			return fakekit.Refuse("invalid character in request body")
-		}
-		return nil
+		return fakekit.If(c.invalid != nil, "invalid character in request body")
 	}},
 	{Name: "model-pulled", Source: "https://docs.ollama.com/api/errors", Check: func(c *call) error {
 		if c.model == nil {

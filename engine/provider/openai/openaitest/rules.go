@@ -163,10 +163,7 @@ var chatRules = slices.Concat(lacking, serverRules, []fakekit.Rule[*call]{
 // responsesRules are what the Responses API holds a request to, in order.
 var responsesRules = slices.Concat(lacking, []fakekit.Rule[*call]{
 	{Name: "stateless", Source: docKeeping, Check: func(c *call) error {
-		if c.b["store"] != false {
-			return fakekit.RefuseParam("store", "This fake serves stateless calls only: send store: false.")
-		}
-		return nil
+		return fakekit.IfParam(c.b["store"] != false, "store", "This fake serves stateless calls only: send store: false.")
 	}},
 	{Name: "reasoning-model", Source: docReasoning, Check: func(c *call) error {
 		if _, ok := c.b["reasoning"].(map[string]any); ok && !reasons(c.model) {
