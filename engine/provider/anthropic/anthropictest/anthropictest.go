@@ -96,7 +96,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 
@@ -260,8 +259,7 @@ type Server struct {
 	// header.
 	NoFiles bool
 
-	srv      *httptest.Server
-	log      fakekit.Log[Request]
+	fakekit.Base[Request]
 	files    fakekit.Files
 	received fakekit.Bytes
 
@@ -276,19 +274,9 @@ type Server struct {
 // NewServer starts a fake; Close stops it.
 func NewServer() *Server {
 	s := &Server{signed: map[string]string{}, cached: map[[32]byte]bool{}, wrote: map[string]bool{}}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = s.srv.URL
+	s.URL = s.Start(s.serve)
 	return s
 }
-
-// Close shuts the server down.
-func (s *Server) Close() { s.srv.Close() }
-
-// Client is an HTTP client for the server.
-func (s *Server) Client() *http.Client { return s.srv.Client() }
-
-// Requests are the calls received so far, refused ones included.
-func (s *Server) Requests() []*Request { return s.log.All() }
 
 // Refusals are the messages of the requests the rules refused.
 func (s *Server) Refusals() []string {
@@ -300,9 +288,6 @@ func (s *Server) Refusals() []string {
 	}
 	return out
 }
-
-// Cancelled counts the replies whose client went away before they ended.
-func (s *Server) Cancelled() int { return s.log.Cancelled() }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.received.Count(r)
@@ -336,7 +321,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
 	req := &Request{Header: r.Header.Clone(), Raw: raw}
-	s.log.Add(req)
+	s.Log.Add(req)
 	if err := json.Unmarshal(raw, &req.Body); err != nil {
 		s.refuse(w, req, "json", &fakekit.Refusal{Status: 400, Msg: "invalid JSON: " + err.Error()})
 		return
@@ -346,8 +331,8 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	usage := s.cache(&req.Body)
-	s.log.Locked(func() { req.Usage = usage })
-	n := s.log.Serve()
+	s.Log.Locked(func() { req.Usage = usage })
+	n := s.Log.Serve()
 	t := Turn{Blocks: []Block{Text("OK.")}}
 	if s.Reply != nil {
 		t = s.Reply(n, req)
@@ -362,7 +347,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 // refuse answers req with the refusal of the rule it broke, and records
 // both.
 func (s *Server) refuse(w http.ResponseWriter, req *Request, rule string, ref *fakekit.Refusal) {
-	s.log.Locked(func() { req.Refused, req.Rule = ref.Msg, rule })
+	s.Log.Locked(func() { req.Refused, req.Rule = ref.Msg, rule })
 	typ := ref.Type
 	if typ == "" {
 		typ = "invalid_request_error"

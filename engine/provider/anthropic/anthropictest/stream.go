@@ -105,7 +105,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, t 
 		}
 		event("content_block_stop", map[string]any{"index": i})
 		if t.Hold {
-			s.log.Hold(r.Context())
+			s.Log.Hold(r.Context())
 			return
 		}
 	}

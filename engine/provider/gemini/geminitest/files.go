@@ -59,7 +59,7 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, raw []byte) {
 		id := fmt.Sprintf("u%d", s.begun)
 		s.uploads[id] = upload{size, mime}
 		s.mu.Unlock()
-		w.Header().Set("X-Goog-Upload-URL", s.srv.URL+"/upload/session/"+id)
+		w.Header().Set("X-Goog-Upload-URL", strings.TrimSuffix(s.URL, "/v1beta")+"/upload/session/"+id)
 		w.Header().Set("X-Goog-Upload-Status", "active")
 		w.WriteHeader(http.StatusOK)
 	}

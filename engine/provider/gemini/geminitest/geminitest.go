@@ -51,7 +51,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
@@ -209,8 +208,7 @@ type Server struct {
 	// Listed is what models.list lists.
 	Listed []ListedModel
 
-	srv      *httptest.Server
-	log      fakekit.Log[Request]
+	fakekit.Base[Request]
 	received fakekit.Bytes
 	files    fakekit.Files // by URI, the file's MIME type its MIMEType
 
@@ -223,19 +221,9 @@ type Server struct {
 // NewServer starts a fake; Close stops it.
 func NewServer() *Server {
 	s := &Server{signed: map[string]string{}, uploads: map[string]upload{}}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = s.srv.URL + "/v1beta"
+	s.URL = s.Start(s.serve) + "/v1beta"
 	return s
 }
-
-// Close shuts the server down.
-func (s *Server) Close() { s.srv.Close() }
-
-// Client is an HTTP client for the server.
-func (s *Server) Client() *http.Client { return s.srv.Client() }
-
-// Requests are the calls received so far, refused ones included.
-func (s *Server) Requests() []*Request { return s.log.All() }
 
 // Refusals are the messages of the requests the rules refused.
 func (s *Server) Refusals() []string {
@@ -247,9 +235,6 @@ func (s *Server) Refusals() []string {
 	}
 	return out
 }
-
-// Cancelled counts the replies whose client went away before they ended.
-func (s *Server) Cancelled() int { return s.log.Cancelled() }
 
 var streamPath = regexp.MustCompile(`^/v1beta/models/([^/:]+):streamGenerateContent$`)
 
@@ -281,10 +266,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, model string) 
 	raw, _ := io.ReadAll(r.Body)
 	s.received.Add(len(raw))
 	req := &Request{Model: model, URL: r.URL.String(), Raw: raw}
-	s.log.Add(req)
+	s.Log.Add(req)
 	c := s.call(req)
 	if name, ref := fakekit.Broken(rules, c); ref != nil {
-		s.log.Locked(func() { req.Refused, req.Rule = ref.Msg, name })
+		s.Log.Locked(func() { req.Refused, req.Rule = ref.Msg, name })
 		status := ref.Type
 		if status == "" {
 			status = "INVALID_ARGUMENT"
@@ -292,7 +277,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, model string) 
 		writeError(w, ref.Status, status, ref.Msg)
 		return
 	}
-	n := s.log.Serve()
+	n := s.Log.Serve()
 	t := Turn{Text: "OK."}
 	if s.Reply != nil {
 		t = s.Reply(n, req)

@@ -54,7 +54,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, mo
 		e.Data(map[string]any{"candidates": []any{cand}, "usageMetadata": usage, "modelVersion": req.Model, "responseId": "fake"})
 		if t.Hold && !held {
 			held = true
-			s.log.Hold(r.Context())
+			s.Log.Hold(r.Context())
 		}
 	}
 	if t.Blocked != "" {

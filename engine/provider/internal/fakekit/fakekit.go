@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -133,3 +134,29 @@ func Known[M any](own, dflt map[string]M, id string) (M, bool) {
 	m, ok := own[id]
 	return m, ok
 }
+
+// A Base is what every fake server is: an httptest server and the log of
+// the requests it received (R is the fake's request type). A fake embeds
+// it, so that Close, Client, Requests and Cancelled are its own.
+type Base[R any] struct {
+	srv *httptest.Server
+	Log Log[R]
+}
+
+// Start serves h and returns the server's URL.
+func (b *Base[R]) Start(h http.HandlerFunc) string {
+	b.srv = httptest.NewServer(h)
+	return b.srv.URL
+}
+
+// Close shuts the server down.
+func (b *Base[R]) Close() { b.srv.Close() }
+
+// Client is an HTTP client for the server.
+func (b *Base[R]) Client() *http.Client { return b.srv.Client() }
+
+// Requests are the calls received so far, refused ones included.
+func (b *Base[R]) Requests() []*R { return b.Log.All() }
+
+// Cancelled counts the replies whose client went away before they ended.
+func (b *Base[R]) Cancelled() int { return b.Log.Cancelled() }

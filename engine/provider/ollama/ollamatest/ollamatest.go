@@ -31,7 +31,6 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 
@@ -95,8 +94,7 @@ type Server struct {
 	// memory for: a request asking more is refused with Ollama's 500.
 	MaxNumCtx int
 
-	srv   *httptest.Server
-	log   fakekit.Log[Request]
+	fakekit.Base[Request]
 	mu    sync.Mutex
 	shows map[string]int
 }
@@ -104,16 +102,9 @@ type Server struct {
 // NewServer starts a fake; Close stops it.
 func NewServer(models ...Model) *Server {
 	s := &Server{Models: models, shows: map[string]int{}}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = s.srv.URL
+	s.URL = s.Start(s.serve)
 	return s
 }
-
-func (s *Server) Close()               { s.srv.Close() }
-func (s *Server) Client() *http.Client { return s.srv.Client() }
-
-// Requests are the chat calls received so far.
-func (s *Server) Requests() []*Request { return s.log.All() }
 
 // Shows counts the /api/show calls for a model.
 func (s *Server) Shows(model string) int {
@@ -121,9 +112,6 @@ func (s *Server) Shows(model string) int {
 	defer s.mu.Unlock()
 	return s.shows[model]
 }
-
-// Cancelled counts the replies whose client went away before they ended.
-func (s *Server) Cancelled() int { return s.log.Cancelled() }
 
 func (s *Server) model(name string) *Model {
 	for i := range s.Models {
@@ -222,9 +210,9 @@ func render(body map[string]any) string {
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
 	req := &Request{Raw: raw}
-	s.log.Add(req)
+	s.Log.Add(req)
 	if name, ref := fakekit.Broken(rules, s.call(req)); ref != nil {
-		s.log.Locked(func() { req.Refused, req.Rule = ref.Msg, name })
+		s.Log.Locked(func() { req.Refused, req.Rule = ref.Msg, name })
 		writeError(w, ref.Status, ref.Msg)
 		return
 	}
@@ -234,7 +222,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if req.Tokens > req.NumCtx {
 		req.Seen, req.Truncated = prompt[len(prompt)-req.NumCtx*4:], true
 	}
-	n := s.log.Serve()
+	n := s.Log.Serve()
 	t := Turn{Text: "OK."}
 	if s.Reply != nil {
 		t = s.Reply(n, req)
@@ -264,7 +252,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, n 
 		}
 		line(msg, nil)
 		if first && t.Hold {
-			s.log.Hold(r.Context())
+			s.Log.Hold(r.Context())
 			return false
 		}
 		first = false

@@ -12,7 +12,7 @@ import (
 // chat streams t as chat completions stream a reply.
 func (s *Server) chat(w http.ResponseWriter, r *http.Request, req *Request, t Turn) {
 	model := str(req.Body["model"])
-	n := s.log.Len()
+	n := s.Log.Len()
 	id := fmt.Sprintf("chatcmpl-fake%d", n)
 	e := fakekit.SSE(w, "text/event-stream", "\n\n")
 	chunk := func(delta map[string]any, finish any) {
@@ -26,7 +26,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, req *Request, t Tu
 	piece := func(delta map[string]any) bool {
 		chunk(delta, nil)
 		if first && t.Hold {
-			s.log.Hold(r.Context())
+			s.Log.Hold(r.Context())
 			return false
 		}
 		first = false

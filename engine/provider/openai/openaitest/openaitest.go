@@ -100,7 +100,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 
@@ -177,8 +176,7 @@ type Server struct {
 	// those fields.
 	Server string
 
-	srv      *httptest.Server
-	log      fakekit.Log[Request]
+	fakekit.Base[Request]
 	files    fakekit.Files
 	received fakekit.Bytes
 
@@ -200,22 +198,9 @@ type issued struct{ id, next, model string }
 // NewServer starts a fake; Close stops it.
 func NewServer() *Server {
 	s := &Server{issued: map[string]issued{}, following: map[string]string{}, sigs: map[string]string{}}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = s.srv.URL + "/v1"
+	s.URL = s.Start(s.serve) + "/v1"
 	return s
 }
-
-// Close shuts the server down.
-func (s *Server) Close() { s.srv.Close() }
-
-// Client is an HTTP client for the server.
-func (s *Server) Client() *http.Client { return s.srv.Client() }
-
-// Requests are the calls received so far, refused ones included.
-func (s *Server) Requests() []*Request { return s.log.All() }
-
-// Cancelled counts the replies whose client went away before they ended.
-func (s *Server) Cancelled() int { return s.log.Cancelled() }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.Key != "" && r.Header.Get("Authorization") != "Bearer "+s.Key {
@@ -249,13 +234,13 @@ func (s *Server) endpoint(w http.ResponseWriter, r *http.Request, path string, r
 	if err := json.Unmarshal(raw, &req.Body); err != nil {
 		req.Refused, req.Rule = "We could not parse the JSON body of your request.", "json"
 	}
-	s.log.Add(req)
+	s.Log.Add(req)
 	if req.Refused != "" {
 		writeError(w, 400, req.Refused, "", "")
 		return
 	}
 	if name, ref := fakekit.Broken(rules, s.call(req)); ref != nil {
-		s.log.Locked(func() { req.Refused, req.Rule = ref.Msg, name })
+		s.Log.Locked(func() { req.Refused, req.Rule = ref.Msg, name })
 		writeError(w, ref.Status, ref.Msg, ref.Param, "")
 		return
 	}
@@ -273,7 +258,7 @@ func writeError(w http.ResponseWriter, status int, msg, param, code string) {
 
 // turn is the model's next turn for req.
 func (s *Server) turn(req *Request) Turn {
-	n := s.log.Serve()
+	n := s.Log.Serve()
 	if s.Reply == nil {
 		return Turn{Text: "OK."}
 	}

@@ -33,7 +33,7 @@ func (p *reply) event(typ string, v map[string]any) {
 func (p *reply) delta(typ string, v map[string]any) bool {
 	p.event(typ, v)
 	if p.first && p.t.Hold {
-		p.s.log.Hold(p.r.Context())
+		p.s.Log.Hold(p.r.Context())
 		return false
 	}
 	p.first = false
@@ -62,7 +62,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, req *Request,
 	rp, _ := b["reasoning"].(map[string]any)
 	c := s.call(req)
 	thinks := reasons(model) && c.responsesEffort() != "none"
-	n := s.log.Len()
+	n := s.Log.Len()
 	respID := fmt.Sprintf("resp_fake%d", n)
 	p := &reply{s: s, r: r, e: fakekit.SSE(w, "text/event-stream", "\n\n"), t: t, first: true}
 	echo := map[string]any{"id": respID, "object": "response", "status": "in_progress", "model": model,
