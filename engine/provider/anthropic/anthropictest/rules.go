@@ -40,6 +40,15 @@ func (c *call) effort() string {
 	return c.b.OutputConfig.Effort
 }
 
+// forced is the tool_choice type that forces a tool ("tool", "any"), or
+// "".
+func (c *call) forced() string {
+	if tc := c.b.ToolChoice; tc != nil && (tc.Type == "tool" || tc.Type == "any") {
+		return tc.Type
+	}
+	return ""
+}
+
 // format is output_config.format, or nil.
 func (c *call) format() *struct {
 	Type   string          `json:"type"`
@@ -159,10 +168,8 @@ var rules = []fakekit.Rule[*call]{
 		return fakekit.If(c.thinking("adaptive") && !c.model.Adaptive, `"thinking.type.adaptive" is not supported for this model.`)
 	}},
 	{Name: "thinking-display", Source: docAdaptive, Check: func(c *call) error {
-		if d := c.b.Thinking; c.thinking("adaptive") && d.Display != "" && d.Display != "summarized" && d.Display != "omitted" {
-			return fakekit.Refuse("thinking.display: Input should be 'summarized' or 'omitted'")
-		}
-		return nil
+		d := c.b.Thinking
+		return fakekit.If(c.thinking("adaptive") && d.Display != "" && d.Display != "summarized" && d.Display != "omitted", "thinking.display: Input should be 'summarized' or 'omitted'")
 	}},
 	{Name: "thinking-disabled-model", Source: docSonnet55, Check: func(c *call) error {
 		switch {
@@ -178,10 +185,8 @@ var rules = []fakekit.Rule[*call]{
 		return fakekit.If(c.thinking("between_tools") && !c.model.BetweenTools, `"thinking.type.between_tools" is not supported for this model.`)
 	}},
 	{Name: "thinking-between-tools-effort", Source: docSonnet55, Check: func(c *call) error {
-		if e := c.effort(); c.thinking("between_tools") && (e == "xhigh" || e == "max") {
-			return fakekit.Refuse(`"thinking.type.between_tools" is not supported at effort %s: use "thinking.type.adaptive".`, e)
-		}
-		return nil
+		e := c.effort()
+		return fakekit.If(c.thinking("between_tools") && (e == "xhigh" || e == "max"), `"thinking.type.between_tools" is not supported at effort %s: use "thinking.type.adaptive".`, e)
 	}},
 	{Name: "thinking-type", Source: docThinking, Check: func(c *call) error {
 		if th := c.b.Thinking; th != nil && !slices.Contains([]string{"enabled", "adaptive", "disabled", "between_tools"}, th.Type) {
@@ -200,10 +205,8 @@ var rules = []fakekit.Rule[*call]{
 		return nil
 	}},
 	{Name: "format-json-schema", Source: docStructure, Check: func(c *call) error {
-		if f := c.format(); f != nil && (f.Type != "json_schema" || len(f.Schema) == 0) {
-			return fakekit.Refuse("output_config.format: Input tag does not match the expected tag 'json_schema'")
-		}
-		return nil
+		f := c.format()
+		return fakekit.If(f != nil && (f.Type != "json_schema" || len(f.Schema) == 0), "output_config.format: Input tag does not match the expected tag 'json_schema'")
 	}},
 	{Name: "format-subset", Source: docStructure, Check: func(c *call) error {
 		if f := c.format(); f != nil && !c.s.NoJSONOutputs {
@@ -225,16 +228,10 @@ var rules = []fakekit.Rule[*call]{
 		return nil
 	}},
 	{Name: "forced-tool-model", Source: docSonnet55, Check: func(c *call) error {
-		if tc := c.b.ToolChoice; tc != nil && (tc.Type == "tool" || tc.Type == "any") && c.model.NoForced {
-			return fakekit.Refuse("tool_choice: type '%s' is not supported for this model; use 'auto' or 'none'.", tc.Type)
-		}
-		return nil
+		return fakekit.If(c.forced() != "" && c.model.NoForced, "tool_choice: type '%s' is not supported for this model; use 'auto' or 'none'.", c.forced())
 	}},
 	{Name: "forced-tool-thinking", Source: docThinking + "#extended-thinking-with-tool-use", Check: func(c *call) error {
-		if tc := c.b.ToolChoice; tc != nil && (tc.Type == "tool" || tc.Type == "any") && c.thinks {
-			return fakekit.Refuse("Thinking may not be enabled when tool_choice forces tool use.")
-		}
-		return nil
+		return fakekit.If(c.forced() != "" && c.thinks, "Thinking may not be enabled when tool_choice forces tool use.")
 	}},
 	{Name: "cache-control-ephemeral", Source: docCaching, Check: func(c *call) error {
 		if slices.ContainsFunc(c.cacheMarks(), func(t string) bool { return t != "ephemeral" }) {
@@ -287,16 +284,12 @@ var rules = []fakekit.Rule[*call]{
 	}},
 	{Name: "tool-result-answers", Source: docToolUse, Check: toolResultsAnswer},
 	{Name: "strict-complexity", Source: docStructure, Check: func(c *call) error {
-		if msg := complexity(c.strict()); msg != "" {
-			return fakekit.Refuse("%s", msg)
-		}
-		return nil
+		msg := complexity(c.strict())
+		return fakekit.If(msg != "", "%s", msg)
 	}},
 	{Name: "cache-control-max", Source: docCaching, Check: func(c *call) error {
-		if n := len(c.cacheMarks()); n > 4 {
-			return fakekit.Refuse("A maximum of 4 blocks with cache_control may be provided. Found %d.", n)
-		}
-		return nil
+		n := len(c.cacheMarks())
+		return fakekit.If(n > 4, "A maximum of 4 blocks with cache_control may be provided. Found %d.", n)
 	}},
 	{Name: "thinking-blocks-kept", Source: docThinking + "#preserving-thinking-blocks", Check: func(c *call) error {
 		if c.thinks {

@@ -17,6 +17,12 @@ type call struct {
 	known    bool  // the model is one the fake knows
 	invalid  error // why the body is not JSON, or nil
 	declared map[string]bool
+	// toolConfig's mode and allowed names; generationConfig's reply type,
+	// whether it has a schema, and its thinking level and budget
+	mode, mime, level string
+	allowed           []string
+	jsonSchema        bool
+	budget            *int
 }
 
 func (s *Server) call(req *Request) *call {
@@ -28,15 +34,16 @@ func (s *Server) call(req *Request) *call {
 			c.declared[d.Name] = true
 		}
 	}
-	return c
-}
-
-// thinking is generationConfig.thinkingConfig, or the zero one.
-func (c *call) thinking() (level string, budget *int) {
-	if gc := c.b.GenerationConfig; gc != nil && gc.ThinkingConfig != nil {
-		return gc.ThinkingConfig.ThinkingLevel, gc.ThinkingConfig.ThinkingBudget
+	if tc := req.Body.ToolConfig; tc != nil {
+		c.mode, c.allowed = tc.FunctionCallingConfig.Mode, tc.FunctionCallingConfig.AllowedFunctionNames
 	}
-	return "", nil
+	if gc := req.Body.GenerationConfig; gc != nil {
+		c.mime, c.jsonSchema = gc.ResponseMIMEType, len(gc.ResponseJSONSchema) > 0
+		if tc := gc.ThinkingConfig; tc != nil {
+			c.level, c.budget = tc.ThinkingLevel, tc.ThinkingBudget
+		}
+	}
+	return c
 }
 
 // current is the index of the current turn's first content: the last
@@ -90,18 +97,14 @@ var rules = []fakekit.Rule[*call]{
 	}},
 	{Name: "file-data-uploaded", Source: docFiles, Check: func(c *call) error {
 		return c.fileData(func(uri, mime string) error {
-			if _, ok := c.s.files.Get(uri); !ok {
-				return fakekit.Refuse("File %s not exist in the Gemini API.", uri)
-			}
-			return nil
+			_, ok := c.s.files.Get(uri)
+			return fakekit.If(!ok, "File %s not exist in the Gemini API.", uri)
 		})
 	}},
 	{Name: "file-data-type", Source: docFiles, Check: func(c *call) error {
 		return c.fileData(func(uri, mime string) error {
-			if f, ok := c.s.files.Get(uri); ok && f.MIMEType != mime {
-				return fakekit.Refuse("fileData mimeType %s is not the file's %s (this fake's rule)", mime, f.MIMEType)
-			}
-			return nil
+			f, ok := c.s.files.Get(uri)
+			return fakekit.If(ok && f.MIMEType != mime, "fileData mimeType %s is not the file's %s (this fake's rule)", mime, f.MIMEType)
 		})
 	}},
 	{Name: "parameters-one-kind", Source: docFunctions, Check: func(c *call) error {
@@ -115,56 +118,33 @@ var rules = []fakekit.Rule[*call]{
 		return nil
 	}},
 	{Name: "allowed-names-mode", Source: docFunctions + "#function_calling_modes", Check: func(c *call) error {
-		if tc := c.b.ToolConfig; tc != nil && len(tc.FunctionCallingConfig.AllowedFunctionNames) > 0 && tc.FunctionCallingConfig.Mode != "ANY" {
-			return fakekit.Refuse("allowed_function_names may only be set when mode is ANY")
-		}
-		return nil
+		return fakekit.If(len(c.allowed) > 0 && c.mode != "ANY", "allowed_function_names may only be set when mode is ANY")
 	}},
 	{Name: "allowed-names-declared", Source: docFunctions + "#function_calling_modes", Check: func(c *call) error {
-		if tc := c.b.ToolConfig; tc != nil {
-			for _, n := range tc.FunctionCallingConfig.AllowedFunctionNames {
-				if !c.declared[n] {
-					return fakekit.Refuse("allowed_function_names: %s is not a declared function", n)
-				}
+		for _, n := range c.allowed {
+			if !c.declared[n] {
+				return fakekit.Refuse("allowed_function_names: %s is not a declared function", n)
 			}
 		}
 		return nil
 	}},
 	{Name: "json-schema-mime", Source: docStructured, Check: func(c *call) error {
-		if gc := c.b.GenerationConfig; gc != nil && len(gc.ResponseJSONSchema) > 0 && gc.ResponseMIMEType != "application/json" {
-			return fakekit.Refuse("response_json_schema requires response_mime_type to be application/json")
-		}
-		return nil
+		return fakekit.If(c.jsonSchema && c.mime != "application/json", "response_json_schema requires response_mime_type to be application/json")
 	}},
 	{Name: "json-with-tools", Source: docStructured + "#structured_outputs_with_tools", Check: func(c *call) error {
-		if gc := c.b.GenerationConfig; gc != nil && c.model.NoJSONWithTools && gc.ResponseMIMEType == "application/json" && len(c.declared) > 0 {
-			return fakekit.Refuse("Function calling with a response mime type: 'application/json' is unsupported")
-		}
-		return nil
+		return fakekit.If(c.model.NoJSONWithTools && c.mime == "application/json" && len(c.declared) > 0, "Function calling with a response mime type: 'application/json' is unsupported")
 	}},
 	{Name: "thinking-one-kind", Source: docThinking, Check: func(c *call) error {
-		if level, budget := c.thinking(); level != "" && budget != nil {
-			return fakekit.Refuse("thinking_budget and thinking_level are not supported together")
-		}
-		return nil
+		return fakekit.If(c.level != "" && c.budget != nil, "thinking_budget and thinking_level are not supported together")
 	}},
 	{Name: "thinking-level-model", Source: docThinking, Check: func(c *call) error {
-		if level, _ := c.thinking(); level != "" && c.model.Levels == nil {
-			return fakekit.Refuse("thinking_level is not supported by this model")
-		}
-		return nil
+		return fakekit.If(c.level != "" && c.model.Levels == nil, "thinking_level is not supported by this model")
 	}},
 	{Name: "thinking-level-value", Source: docThinking, Check: func(c *call) error {
-		if level, _ := c.thinking(); level != "" && c.model.Levels != nil && !slices.Contains(c.model.Levels, level) {
-			return fakekit.Refuse("thinking_level %q is not supported by this model", level)
-		}
-		return nil
+		return fakekit.If(c.level != "" && c.model.Levels != nil && !slices.Contains(c.model.Levels, c.level), "thinking_level %q is not supported by this model", c.level)
 	}},
 	{Name: "thinking-budget-off", Source: docThinking, Check: func(c *call) error {
-		if _, budget := c.thinking(); budget != nil && *budget == 0 && (c.model.NoOff || c.model.Levels != nil) {
-			return fakekit.Refuse("Budget 0 is invalid. This model only works in thinking mode.")
-		}
-		return nil
+		return fakekit.If(c.budget != nil && *c.budget == 0 && (c.model.NoOff || c.model.Levels != nil), "Budget 0 is invalid. This model only works in thinking mode.")
 	}},
 	{Name: "roles", Source: docGenerate, Check: func(c *call) error {
 		for i, ct := range c.b.Contents {

@@ -44,22 +44,16 @@ var rules = []fakekit.Rule[*call]{
 		return nil
 	}},
 	{Name: "tools-capability", Source: "https://docs.ollama.com/capabilities/tool-calling", Check: func(c *call) error {
-		if _, ok := c.req.Body["tools"]; ok && !slices.Contains(c.model.Capabilities, "tools") {
-			return fakekit.Refuse("registry.ollama.ai/library/%s does not support tools", c.model.Name)
-		}
-		return nil
+		_, ok := c.req.Body["tools"]
+		return fakekit.If(ok && !slices.Contains(c.model.Capabilities, "tools"), "registry.ollama.ai/library/%s does not support tools", c.model.Name)
 	}},
 	{Name: "format-schema", Source: "https://ollama.com/blog/structured-outputs", Check: func(c *call) error {
-		if _, schema := c.req.Body["format"].(map[string]any); schema && c.s.NoFormatSchema {
-			return fakekit.Refuse("invalid JSON schema in format")
-		}
-		return nil
+		_, schema := c.req.Body["format"].(map[string]any)
+		return fakekit.If(schema && c.s.NoFormatSchema, "invalid JSON schema in format")
 	}},
 	{Name: "thinking-capability", Source: "https://docs.ollama.com/capabilities/thinking", Check: func(c *call) error {
-		if think, ok := c.req.Body["think"]; ok && think != false && !slices.Contains(c.model.Capabilities, "thinking") {
-			return fakekit.Refuse("%q does not support thinking", c.name)
-		}
-		return nil
+		think, ok := c.req.Body["think"]
+		return fakekit.If(ok && think != false && !slices.Contains(c.model.Capabilities, "thinking"), "%q does not support thinking", c.name)
 	}},
 	{Name: "memory", Source: "https://github.com/ollama/ollama/issues/13556", Check: func(c *call) error {
 		if most := c.s.MaxNumCtx; most > 0 && c.req.NumCtx > most {

@@ -96,10 +96,8 @@ var lacking = []fakekit.Rule[*call]{
 		return nil
 	}},
 	{Name: "tool-choice-known", Source: docFunctions + "#tool-choice", Check: func(c *call) error {
-		if _, named := c.b["tool_choice"].(map[string]any); named && c.s.NoToolChoice {
-			return fakekit.RefuseParam("tool_choice", "Invalid tool_choice: this server takes only \"auto\" and \"none\".")
-		}
-		return nil
+		_, named := c.b["tool_choice"].(map[string]any)
+		return fakekit.IfParam(named && c.s.NoToolChoice, "tool_choice", "Invalid tool_choice: this server takes only \"auto\" and \"none\".")
 	}},
 	{Name: "response-format-known", Source: "https://console.groq.com/docs/structured-outputs", Check: func(c *call) error {
 		text, _ := c.b["text"].(map[string]any)
@@ -113,10 +111,8 @@ var lacking = []fakekit.Rule[*call]{
 // chatRules are what chat completions holds a request to, in order.
 var chatRules = slices.Concat(lacking, serverRules, []fakekit.Rule[*call]{
 	{Name: "effort-reasoning-model", Source: docChat + "#chat-create-reasoning_effort", Check: func(c *call) error {
-		if _, has := c.b["reasoning_effort"]; has && doesNotReason(c.model) {
-			return fakekit.RefuseParam("reasoning_effort", "Unsupported parameter: 'reasoning_effort' is not supported with this model.")
-		}
-		return nil
+		_, has := c.b["reasoning_effort"]
+		return fakekit.IfParam(has && doesNotReason(c.model), "reasoning_effort", "Unsupported parameter: 'reasoning_effort' is not supported with this model.")
 	}},
 	{Name: "sampling-reasoning", Source: docReasoning, Check: func(c *call) error {
 		return sampling(c, c.chatEffort())
@@ -135,16 +131,12 @@ var chatRules = slices.Concat(lacking, serverRules, []fakekit.Rule[*call]{
 		return strictFunctions(c, "tools[%d].function.parameters", func(fn map[string]any) bool { return fn["strict"] == true })
 	}},
 	{Name: "tool-choice-offered", Source: docFunctions + "#tool-choice", Check: func(c *call) error {
-		if name, ok := c.named(); ok && !c.offered(name) {
-			return fakekit.RefuseParam("tool_choice", "Invalid value for 'tool_choice': function '%s' is not among the tools.", name)
-		}
-		return nil
+		name, ok := c.named()
+		return fakekit.IfParam(ok && !c.offered(name), "tool_choice", "Invalid value for 'tool_choice': function '%s' is not among the tools.", name)
 	}},
 	{Name: "json-object-says-json", Source: docJSONMode, Check: func(c *call) error {
-		if rf, _ := c.b["response_format"].(map[string]any); rf["type"] == "json_object" && !mentionsJSON(c.msgs) {
-			return fakekit.RefuseParam("messages", "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.")
-		}
-		return nil
+		rf, _ := c.b["response_format"].(map[string]any)
+		return fakekit.IfParam(rf["type"] == "json_object" && !mentionsJSON(c.msgs), "messages", "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.")
 	}},
 	{Name: "strict-response-format", Source: docStructured, Check: func(c *call) error {
 		rf, _ := c.b["response_format"].(map[string]any)
@@ -166,10 +158,8 @@ var responsesRules = slices.Concat(lacking, []fakekit.Rule[*call]{
 		return fakekit.IfParam(c.b["store"] != false, "store", "This fake serves stateless calls only: send store: false.")
 	}},
 	{Name: "reasoning-model", Source: docReasoning, Check: func(c *call) error {
-		if _, ok := c.b["reasoning"].(map[string]any); ok && !reasons(c.model) {
-			return fakekit.RefuseParam("reasoning.effort", "Unsupported parameter: 'reasoning.effort' is not supported with this model.")
-		}
-		return nil
+		_, ok := c.b["reasoning"].(map[string]any)
+		return fakekit.IfParam(ok && !reasons(c.model), "reasoning.effort", "Unsupported parameter: 'reasoning.effort' is not supported with this model.")
 	}},
 	{Name: "sampling-reasoning", Source: docReasoning, Check: func(c *call) error {
 		return sampling(c, c.responsesEffort())
@@ -179,10 +169,8 @@ var responsesRules = slices.Concat(lacking, []fakekit.Rule[*call]{
 		return strictFunctions(c, "tools[%d].parameters", func(fn map[string]any) bool { return fn["strict"] != false && !c.s.NoStrict })
 	}},
 	{Name: "tool-choice-offered", Source: docFunctions + "#tool-choice", Check: func(c *call) error {
-		if name, ok := c.named(); ok && !c.offered(name) {
-			return fakekit.RefuseParam("tool_choice", "Tool choice '%s' not found in 'tools' parameter.", name)
-		}
-		return nil
+		name, ok := c.named()
+		return fakekit.IfParam(ok && !c.offered(name), "tool_choice", "Tool choice '%s' not found in 'tools' parameter.", name)
 	}},
 	{Name: "json-object-says-json", Source: docJSONMode, Check: func(c *call) error {
 		if f := c.textFormat(); f["type"] == "json_object" && !mentionsJSON([]any{c.input, c.b["instructions"]}) {
