@@ -7,7 +7,9 @@
 // what the model does (Turn); the fake signs the thinking it sends,
 // caches prompts as the API does, and records what it was sent.
 //
-// The rules it enforces, each with its source:
+// The rules it enforces, each with its source (rules.go keeps them as
+// data: one named entry a rule, checked in order, the first broken
+// answered and its name kept in Request.Rule):
 //
 //   - x-api-key (a wrong one is a 401) and anthropic-version are sent;
 //   - the roles alternate, user first, no message is empty, and a

@@ -6,7 +6,9 @@
 // does (Turn); the fake signs what it sends as Gemini 3 does and records
 // what it was sent.
 //
-// The rules it enforces, each with its source:
+// The rules it enforces, each with its source (rules.go keeps them as
+// data: one named entry a rule, checked in order, the first broken
+// answered and its name kept in Request.Rule):
 //
 //   - the key goes in x-goog-api-key, never in the URL (a wrong one is
 //     Google's "API key not valid" 400); the path is

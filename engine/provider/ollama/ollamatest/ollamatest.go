@@ -1,7 +1,9 @@
 // Package ollamatest is a fake Ollama server for tests: POST /api/chat
 // (a stream of JSON lines), POST /api/show and GET /api/tags, holding each
 // request to Ollama's documented behaviour (docs.ollama.com/api/chat,
-// docs.ollama.com/api/show, docs.ollama.com/faq#how-can-i-specify-the-context-window-size):
+// docs.ollama.com/api/show, docs.ollama.com/faq#how-can-i-specify-the-context-window-size;
+// rules.go keeps them as named entries, the broken one's name in
+// Request.Rule):
 //
 //   - the prompt is given options.num_ctx tokens, 4096 when the request
 //     sets none, and a longer one is cut from the front, silently: the

@@ -4,7 +4,9 @@
 // the error bodies OpenAI sends when one is broken. Tests script what the
 // model does (Turn); the fake records what it was sent.
 //
-// The rules it enforces, each with its source:
+// The rules it enforces, each with its source (rules.go keeps them as
+// data: one named entry a rule, checked in order, the first broken
+// answered and its name kept in Request.Rule):
 //
 // Chat completions (platform.openai.com/docs/api-reference/chat):
 //   - reasoning_effort is for reasoning models ("o-series and gpt-5
