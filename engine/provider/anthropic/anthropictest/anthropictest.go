@@ -162,13 +162,10 @@ var Models = map[string]Model{
 
 // A Request is one call the server received.
 type Request struct {
-	Header http.Header
-	Body   Body
-	Raw    []byte
-	// Refused is the error message the server answered with, when a rule
-	// refused the request; "" when it was served. Rule is the name of the
-	// rule it broke (rules.go).
-	Refused, Rule string
+	Header          http.Header
+	Body            Body
+	Raw             []byte
+	fakekit.Verdict // why the rules refused it, if they did
 	// Usage is the usage the reply reported (its cache reads and writes).
 	Usage Usage
 }
@@ -280,17 +277,6 @@ func NewServer() *Server {
 	return s
 }
 
-// Refusals are the messages of the requests the rules refused.
-func (s *Server) Refusals() []string {
-	var out []string
-	for _, r := range s.Requests() {
-		if r.Refused != "" {
-			out = append(out, r.Refused)
-		}
-	}
-	return out
-}
-
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.received.Count(r)
 	defer io.Copy(io.Discard, r.Body) // what a refusal left unread, before the answer ends
@@ -324,12 +310,12 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
 	req := &Request{Header: r.Header.Clone(), Raw: raw}
 	s.Log.Add(req)
-	if err := json.Unmarshal(raw, &req.Body); err != nil {
-		s.refuse(w, req, "json", &fakekit.Refusal{Status: 400, Msg: "invalid JSON: " + err.Error()})
-		return
-	}
-	if name, ref := fakekit.Broken(rules, s.call(req)); ref != nil {
-		s.refuse(w, req, name, ref)
+	if ref := fakekit.Judge(&s.Log, req, rules, s.call(req)); ref != nil {
+		typ := ref.Type
+		if typ == "" {
+			typ = "invalid_request_error"
+		}
+		writeError(w, ref.Status, typ, ref.Msg)
 		return
 	}
 	usage := s.cache(&req.Body)
@@ -344,17 +330,6 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.stream(w, r, req, t)
-}
-
-// refuse answers req with the refusal of the rule it broke, and records
-// both.
-func (s *Server) refuse(w http.ResponseWriter, req *Request, rule string, ref *fakekit.Refusal) {
-	s.Log.Locked(func() { req.Refused, req.Rule = ref.Msg, rule })
-	typ := ref.Type
-	if typ == "" {
-		typ = "invalid_request_error"
-	}
-	writeError(w, ref.Status, typ, ref.Msg)
 }
 
 func writeError(w http.ResponseWriter, status int, typ, msg string) {

@@ -11,18 +11,20 @@ import (
 
 // A call is one request to /v1/messages as the rules read it.
 type call struct {
-	s     *Server
-	req   *Request
-	b     *Body
-	model Model
-	known bool // the model is one the fake knows
+	s       *Server
+	req     *Request
+	b       *Body
+	model   Model
+	known   bool  // the model is one the fake knows
+	invalid error // why the body is not JSON, or nil
 	// thinks: thinking is on, asked for or the model's default
 	thinks bool
 }
 
 func (s *Server) call(req *Request) *call {
+	invalid := json.Unmarshal(req.Raw, &req.Body)
 	model, known := fakekit.Known(s.Models, Models, req.Body.Model)
-	c := &call{s: s, req: req, b: &req.Body, model: model, known: known, thinks: model.OnByDefault}
+	c := &call{s: s, req: req, b: &req.Body, model: model, known: known, invalid: invalid, thinks: model.OnByDefault}
 	if th := req.Body.Thinking; th != nil {
 		c.thinks = th.Type != "disabled"
 	}
@@ -148,6 +150,9 @@ const (
 // rules are what the Messages API holds a request to, in the order it is
 // checked (the package's doc says each in words).
 var rules = []fakekit.Rule[*call]{
+	{Name: "json", Source: docMessages, Check: func(c *call) error {
+		return fakekit.If(c.invalid != nil, "invalid JSON: %v", c.invalid)
+	}},
 	{Name: "known-fields", Source: docMessages, Check: knownFields},
 	{Name: "known-model", Source: "https://platform.claude.com/docs/en/models", Check: func(c *call) error {
 		if !c.known {

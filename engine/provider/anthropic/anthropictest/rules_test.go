@@ -32,6 +32,7 @@ func TestRules(t *testing.T) {
 		return `{"role":"user","content":[{"type":"image","source":` + src + `}]}`
 	}
 	cases := map[string]testCase{
+		"json":                          {body: "{"},
 		"known-fields":                  {body: body(s45, `,"seed":1`, "")},
 		"known-model":                   {body: body("claude-nope", "", "")},
 		"thinking-enabled-model":        {body: body(o47, `,"thinking":{"type":"enabled","budget_tokens":2000}`, "")},

@@ -113,14 +113,11 @@ var Models = map[string]Model{
 
 // A Request is one call the server received.
 type Request struct {
-	Model string // from the path
-	URL   string
-	Body  Body
-	Raw   []byte
-	// Refused is the error message the server answered with, when a rule
-	// refused the request; "" when it was served. Rule is the name of the
-	// rule it broke (rules.go).
-	Refused, Rule string
+	Model           string // from the path
+	URL             string
+	Body            Body
+	Raw             []byte
+	fakekit.Verdict // why the rules refused it, if they did
 }
 
 // Body is a request's body, as much of it as the fake reads.
@@ -227,17 +224,6 @@ func NewServer() *Server {
 	return s
 }
 
-// Refusals are the messages of the requests the rules refused.
-func (s *Server) Refusals() []string {
-	var out []string
-	for _, r := range s.Requests() {
-		if r.Refused != "" {
-			out = append(out, r.Refused)
-		}
-	}
-	return out
-}
-
 var streamPath = regexp.MustCompile(`^/v1beta/models/([^/:]+):streamGenerateContent$`)
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -270,8 +256,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, model string) 
 	req := &Request{Model: model, URL: r.URL.String(), Raw: raw}
 	s.Log.Add(req)
 	c := s.call(req)
-	if name, ref := fakekit.Broken(rules, c); ref != nil {
-		s.Log.Locked(func() { req.Refused, req.Rule = ref.Msg, name })
+	if ref := fakekit.Judge(&s.Log, req, rules, c); ref != nil {
 		status := ref.Type
 		if status == "" {
 			status = "INVALID_ARGUMENT"

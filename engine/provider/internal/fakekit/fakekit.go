@@ -160,3 +160,42 @@ func (b *Base[R]) Requests() []*R { return b.Log.All() }
 
 // Cancelled counts the replies whose client went away before they ended.
 func (b *Base[R]) Cancelled() int { return b.Log.Cancelled() }
+
+// A Verdict is what a fake did with a request: the message it refused it
+// with and the name of the rule it broke; both "" when it was served. A
+// fake's request type embeds it.
+type Verdict struct {
+	// Refused is the error message the server answered with, when a rule
+	// refused the request; "" when it was served. Rule is the name of the
+	// rule it broke (the fake's rules.go).
+	Refused, Rule string
+}
+
+func (v *Verdict) verdict() *Verdict { return v }
+
+type judged interface{ verdict() *Verdict }
+
+// Judge holds c, what the rules read of request r, to rules: the first
+// broken is noted in r's Verdict (under the log's lock) and returned;
+// nil when r keeps them all. R must embed Verdict.
+func Judge[R, C any](l *Log[R], r *R, rules []Rule[C], c C) *Refusal {
+	name, ref := Broken(rules, c)
+	if ref != nil {
+		l.Locked(func() { *any(r).(judged).verdict() = Verdict{Refused: ref.Msg, Rule: name} })
+	}
+	return ref
+}
+
+// Refusals are the messages of the requests the rules refused, in order.
+// R must embed Verdict.
+func (b *Base[R]) Refusals() []string {
+	var out []string
+	for _, r := range b.Requests() {
+		b.Log.Locked(func() {
+			if v := any(r).(judged).verdict(); v.Refused != "" {
+				out = append(out, v.Refused)
+			}
+		})
+	}
+	return out
+}

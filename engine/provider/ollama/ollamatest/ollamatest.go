@@ -76,11 +76,10 @@ type Request struct {
 	// NumCtx is the context the request was given; Tokens the prompt's
 	// size; Seen what of the prompt fit (its end), Truncated whether that
 	// is less than all of it.
-	NumCtx, Tokens int
-	Seen           string
-	Truncated      bool
-	Refused        string // the error the server answered with, if a rule refused it
-	Rule           string // the name of the rule it broke (rules.go)
+	NumCtx, Tokens  int
+	Seen            string
+	Truncated       bool
+	fakekit.Verdict // why the rules refused it, if they did
 }
 
 // A Server is a fake Ollama; URL is its root.
@@ -213,8 +212,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
 	req := &Request{Raw: raw}
 	s.Log.Add(req)
-	if name, ref := fakekit.Broken(rules, s.call(req)); ref != nil {
-		s.Log.Locked(func() { req.Refused, req.Rule = ref.Msg, name })
+	if ref := fakekit.Judge(&s.Log, req, rules, s.call(req)); ref != nil {
 		writeError(w, ref.Status, ref.Msg)
 		return
 	}

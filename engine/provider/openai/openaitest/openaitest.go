@@ -138,13 +138,10 @@ type Usage struct {
 
 // A Request is one call the server received.
 type Request struct {
-	Path string
-	Body map[string]any
-	Raw  []byte
-	// Refused is the error message the server answered with, when a rule
-	// refused the request; "" when it was served. Rule is the name of the
-	// rule it broke (rules.go).
-	Refused, Rule string
+	Path            string
+	Body            map[string]any
+	Raw             []byte
+	fakekit.Verdict // why the rules refused it, if they did
 }
 
 // A Server is a fake OpenAI API, its base URL ending in /v1.
@@ -241,8 +238,7 @@ func (s *Server) endpoint(w http.ResponseWriter, r *http.Request, path string, r
 		writeError(w, 400, req.Refused, "", "")
 		return
 	}
-	if name, ref := fakekit.Broken(rules, s.call(req)); ref != nil {
-		s.Log.Locked(func() { req.Refused, req.Rule = ref.Msg, name })
+	if ref := fakekit.Judge(&s.Log, req, rules, s.call(req)); ref != nil {
 		writeError(w, ref.Status, ref.Msg, ref.Param, "")
 		return
 	}
