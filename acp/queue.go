@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/coda-acp/coda/internal/jsonrpc"
 )
 
 // Prompts sent while a turn runs (DESIGN §22). A session/prompt that finds
@@ -166,11 +168,11 @@ func (pq *promptQueue) queue(r *request[promptResponse], sess *session, p *promp
 	if full {
 		return nil, fmt.Errorf("%w: session %s: %w", ErrInvalidParams, sess.id, errPromptQueueFull)
 	}
-	ctx, cancel, err := r.begin()
+	ctx, cancel, err := r.Begin()
 	if err != nil {
 		return nil, err
 	}
-	q := &queuedPrompt{p: p, id: r.id, key: idKeyOf(r.id), ctx: ctx, cancel: cancel, answer: r.keep(), bytes: size, text: text}
+	q := &queuedPrompt{p: p, id: r.ID(), key: jsonrpc.KeyOf(r.ID()), ctx: ctx, cancel: cancel, answer: r.Keep(), bytes: size, text: text}
 	pq.add(q.key, sess)
 	sess.mu.Lock()
 	if steer && sess.running != nil && sess.running.steer != nil && sess.running.steer.add(q) {
@@ -210,9 +212,11 @@ func (pq *promptQueue) next(sess *session) {
 // session been free: under the context its queueing began.
 func (pq *promptQueue) start(sess *session, q *queuedPrompt) {
 	s := pq.s
-	defer s.conn.end() // the queue's; a turn owes its own
+	defer s.conn.End() // the queue's; a turn owes its own
 	defer q.cancel()
-	r := &request[promptResponse]{s: s, method: "session/prompt", id: q.id, ctx: q.ctx, queued: true, dequeued: true}
+	// Its lane is Held: the queue's own work holds the connection open, so a
+	// prompt read before stdin ended still starts, as the loop would have.
+	r := jsonrpc.NewRequest[promptResponse](s.conn.Held(), "session/prompt", q.id)
 	if q.ctx.Err() != nil {
 		sess.mu.Lock()
 		sess.starting = false
@@ -221,8 +225,8 @@ func (pq *promptQueue) start(sess *session, q *queuedPrompt) {
 		pq.next(sess)
 		return
 	}
-	res, err := s.prompt(r, q.p)
-	if r.kept {
+	res, err := s.startDequeued(r, q.p)
+	if r.Kept() {
 		// A turn runs, and answers it; it cleared starting.
 		return
 	}
@@ -231,9 +235,9 @@ func (pq *promptQueue) start(sess *session, q *queuedPrompt) {
 	sess.mu.Unlock()
 	pq.forget(q.key)
 	if err != nil {
-		q.answer.fail(err)
+		q.answer.Fail(err)
 	} else {
-		q.answer.reply(res)
+		q.answer.Reply(res)
 	}
 	pq.next(sess)
 }
@@ -241,7 +245,7 @@ func (pq *promptQueue) start(sess *session, q *queuedPrompt) {
 // cancel answers a queued prompt that never ran "cancelled".
 func (pq *promptQueue) cancel(sess *session, q *queuedPrompt) {
 	pq.forget(q.key)
-	q.answer.reply(&promptResponse{StopReason: "cancelled", Meta: codaMeta[promptOutcome]{Coda: promptOutcome{Status: "cancelled", Warnings: []string{}}}})
+	q.answer.Reply(&promptResponse{StopReason: "cancelled", Meta: codaMeta[promptOutcome]{Coda: promptOutcome{Status: "cancelled", Warnings: []string{}}}})
 }
 
 // drop takes every prompt out of the session's queue, and the
@@ -259,7 +263,7 @@ func (pq *promptQueue) drop(sess *session) {
 	for _, q := range queue {
 		q.cancel()
 		pq.cancel(sess, q)
-		s.conn.end()
+		s.conn.End()
 	}
 }
 
@@ -275,7 +279,7 @@ func (pq *promptQueue) dropID(sess *session, key string) bool {
 			sess.mu.Unlock()
 			q.cancel()
 			pq.cancel(sess, q)
-			s.conn.end()
+			s.conn.End()
 			return true
 		}
 	}
@@ -291,15 +295,15 @@ func (pq *promptQueue) steered(sess *session, b *steerBox, runID, stop string) {
 	taken, pending, cancelled := b.close()
 	for _, q := range taken {
 		pq.forget(q.key)
-		q.answer.reply(&promptResponse{StopReason: stop, Meta: codaMeta[promptOutcome]{Coda: promptOutcome{Status: "steered", RunID: runID, Warnings: []string{}}}})
+		q.answer.Reply(&promptResponse{StopReason: stop, Meta: codaMeta[promptOutcome]{Coda: promptOutcome{Status: "steered", RunID: runID, Warnings: []string{}}}})
 		q.cancel()
-		s.conn.end()
+		s.conn.End()
 	}
 	if cancelled {
 		for _, q := range pending {
 			q.cancel()
 			pq.cancel(sess, q)
-			s.conn.end()
+			s.conn.End()
 		}
 		return
 	}
