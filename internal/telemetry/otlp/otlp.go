@@ -158,7 +158,7 @@ func New(ctx context.Context, c Config) (*Tracer, error) {
 	if limits.AttributeValueLengthLimit < 0 {
 		limits.AttributeValueLengthLimit = MaxAttributeLength
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res), sdktrace.WithSpanLimits(limits))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res), sdktrace.WithRawSpanLimits(limits))
 	return &Tracer{tp: tp, tr: tp.Tracer("github.com/coda-acp/coda", trace.WithInstrumentationVersion(c.Version)), content: c.IncludeContent}, nil
 }
 
