@@ -121,6 +121,9 @@ type Request struct {
 	// Refused is the error message the server answered with, when a rule
 	// refused the request; "" when it was served.
 	Refused string
+	// Cached is the prompt tokens credited as read from the cache
+	// (cache.go).
+	Cached int
 }
 
 // Body is a request's body, as much of it as the fake reads.
@@ -209,6 +212,9 @@ type Server struct {
 	Models map[string]Model
 	// Listed is what models.list lists.
 	Listed []ListedModel
+	// Cache credits implicitly cached prompt tokens as Gemini does
+	// (cache.go).
+	Cache bool
 
 	srv       *httptest.Server
 	mu        sync.Mutex
@@ -220,6 +226,7 @@ type Server struct {
 	served    int
 	cancelled int
 	signed    map[string]string // signature → the model it was given by
+	prompts   map[string][]byte // the last prompt by model (cache.go)
 }
 
 // NewServer starts a fake; Close stops it.
@@ -320,6 +327,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.Reply != nil {
 		t = s.Reply(n, req)
 	}
+	t.Usage = s.credit(req, t.Usage)
 	if t.Status != 0 {
 		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 		w.WriteHeader(t.Status)

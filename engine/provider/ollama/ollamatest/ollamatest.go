@@ -77,6 +77,9 @@ type Request struct {
 	Seen           string
 	Truncated      bool
 	Refused        string // the error the server answered with, if a rule refused it
+	// Cached is the prompt's tokens the model's runner reused from its
+	// last prompt (cache.go).
+	Cached int
 }
 
 // A Server is a fake Ollama; URL is its root.
@@ -98,6 +101,7 @@ type Server struct {
 	shows     map[string]int
 	served    int
 	cancelled int
+	prompts   map[string]string // the last prompt by model (cache.go)
 }
 
 // NewServer starts a fake; Close stops it.
@@ -281,6 +285,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	prompt := render(req.Body)
 	req.Tokens = (len(prompt) + 3) / 4
 	req.Seen = prompt
+	s.credit(req, m.Name, prompt)
 	if req.Tokens > req.NumCtx {
 		req.Seen, req.Truncated = prompt[len(prompt)-req.NumCtx*4:], true
 	}

@@ -122,6 +122,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, req *Request) {
 	}
 
 	t := s.turn(req)
+	t.Usage = s.credit(req, t.Usage)
 	if t.Status != 0 {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(t.Status)

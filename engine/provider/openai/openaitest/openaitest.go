@@ -144,6 +144,9 @@ type Request struct {
 	// Refused is the error message the server answered with, when a rule
 	// refused the request; "" when it was served.
 	Refused string
+	// Cached is the prompt tokens credited as read from the cache
+	// (cache.go).
+	Cached int
 }
 
 // A Server is a fake OpenAI API, its base URL ending in /v1.
@@ -176,6 +179,8 @@ type Server struct {
 	// "llama.cpp" (json_schema, grammar); "" is OpenAI's, which refuses
 	// those fields.
 	Server string
+	// Cache credits cached prompt tokens as OpenAI does (cache.go).
+	Cache bool
 
 	srv       *httptest.Server
 	mu        sync.Mutex
@@ -188,7 +193,8 @@ type Server struct {
 	files     map[string]File   // uploaded and not deleted, by id
 	uploads   int
 	deletes   int
-	received  int64 // bytes of request bodies, uploads included
+	received  int64             // bytes of request bodies, uploads included
+	prompts   map[string][]byte // the last prompt by prompt_cache_key (cache.go)
 }
 
 // A Model is one entry of GET /models.

@@ -76,6 +76,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, req *Request)
 	}
 
 	t := s.turn(req)
+	t.Usage = s.credit(req, t.Usage)
 	if t.Status != 0 {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(t.Status)

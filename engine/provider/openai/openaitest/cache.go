@@ -1,0 +1,64 @@
+package openaitest
+
+import (
+	"encoding/json"
+)
+
+// Prompt caching, as OpenAI credits it (platform.openai.com/docs/guides/
+// prompt-caching): a request whose prompt starts with one seen before
+// reads that prefix from the cache once the prompt is 1,024 tokens or
+// more, in steps of 128 tokens, and says so in usage's cached_tokens
+// (chat: prompt_tokens_details, Responses: input_tokens_details). The
+// cache is routed by prompt_cache_key where the request gives one. With
+// Cache set the fake credits so, a token being 4 bytes of the prompt in
+// the order the model reads it (Prompt), against the last request of the
+// same prompt_cache_key ("" for none); a Turn whose Usage is scripted
+// keeps it.
+
+// Prompt is a request body's prompt in the order the model reads it: the
+// tools, then the system prompt and the messages (chat: messages;
+// Responses: instructions, then input), each as the request wrote it.
+func Prompt(raw []byte) []byte {
+	var b map[string]json.RawMessage
+	if json.Unmarshal(raw, &b) != nil {
+		return nil
+	}
+	var out []byte
+	for _, k := range []string{"tools", "instructions", "messages", "input"} {
+		out = append(out, b[k]...)
+	}
+	return out
+}
+
+// cacheMin and cacheStep are the least prompt a cache read takes, and the
+// steps it counts in, in tokens.
+const cacheMin, cacheStep = 1024, 128
+
+// credit is the usage of a reply to req with its cache read credited, when
+// the server caches and the turn's usage is not scripted.
+func (s *Server) credit(req *Request, u Usage) Usage {
+	if !s.Cache || u != (Usage{}) {
+		return u
+	}
+	key, _ := req.Body["prompt_cache_key"].(string)
+	prompt := Prompt(req.Raw)
+	s.mu.Lock()
+	if s.prompts == nil {
+		s.prompts = map[string][]byte{}
+	}
+	last := s.prompts[key]
+	s.prompts[key] = prompt
+	s.mu.Unlock()
+	n := 0
+	for n < len(last) && n < len(prompt) && last[n] == prompt[n] {
+		n++
+	}
+	u = Usage{Input: len(prompt) / 4, Output: 10}
+	if tokens := n / 4; tokens >= cacheMin {
+		u.Cached = tokens / cacheStep * cacheStep
+	}
+	s.mu.Lock()
+	req.Cached = u.Cached
+	s.mu.Unlock()
+	return u
+}
