@@ -167,8 +167,8 @@ type prefixFigures struct {
 }
 
 // runSession runs the scripted session of two turns on api's fake and
-// measures it.
-func runSession(t testing.TB, api prefixAPI) prefixFigures {
+// returns the calls it served, the first turn's first callsInTurn1.
+func runSession(t testing.TB, api prefixAPI) []served {
 	t.Helper()
 	model, calls := api.start(t, func(n int) (string, string) {
 		s := sessionScript[min(n, len(sessionScript)-1)]
@@ -200,7 +200,7 @@ func runSession(t testing.TB, api prefixAPI) prefixFigures {
 	if len(got) != len(sessionScript) {
 		t.Fatalf("%s: the fake served %d calls, want %d", api.name, len(got), len(sessionScript))
 	}
-	return measure(got, callsInTurn1)
+	return got
 }
 
 // measure takes the figures of calls, of which the first turn made the
@@ -226,11 +226,16 @@ func measure(calls []served, n int) prefixFigures {
 
 // prefixShare is the share of prev's bytes that next starts with.
 func prefixShare(prev, next []byte) float64 {
+	return float64(commonPrefix(prev, next)) / float64(len(prev))
+}
+
+// commonPrefix is how many bytes a and b start with alike.
+func commonPrefix(a, b []byte) int {
 	n := 0
-	for n < len(prev) && n < len(next) && prev[n] == next[n] {
+	for n < len(a) && n < len(b) && a[n] == b[n] {
 		n++
 	}
-	return float64(n) / float64(len(prev))
+	return n
 }
 
 // sessionExchange is the finished turn as a session keeps it for the
@@ -243,11 +248,41 @@ func sessionExchange(t *engine.Turn, res *engine.Result) engine.Exchange {
 	return ex
 }
 
+// maxTail is how many bytes at the end of a request's prompt the next one
+// may write otherwise: the close of the list its messages are in (`]`
+// where the next has `,` and its new messages).
+const maxTail = 2
+
+// Within a turn, each request's prompt is the one before it, byte for
+// byte, but for the close of its messages: nothing volatile (an id, a
+// time, a counter, a tool list re-ordered, a preamble rendered anew) is
+// ahead of the messages added since, on any API.
+func TestPrefix_withinTurn(t *testing.T) {
+	for _, api := range prefixAPIs {
+		calls := runSession(t, api)
+		for i := 1; i < len(calls); i++ {
+			if i == callsInTurn1 {
+				continue // the next turn's first call: TestPrefix_targets
+			}
+			prev, next := calls[i-1].prompt, calls[i].prompt
+			if n := commonPrefix(prev, next); len(prev)-n > maxTail {
+				t.Errorf("%s: call %d's prompt parts from call %d's at byte %d of %d:\n  was %q\n  now %q",
+					api.name, i+1, i, n, len(prev), around(prev, n), around(next, n))
+			}
+		}
+	}
+}
+
+// around is what b holds about byte n.
+func around(b []byte, n int) string {
+	return string(b[max(0, n-40):min(len(b), n+80)])
+}
+
 // TestPrefix_figures logs, per API fake, how much of each request the next
 // repeats as its prefix, and what the fake credits as cached.
 func TestPrefix_figures(t *testing.T) {
 	for _, api := range prefixAPIs {
-		f := runSession(t, api)
+		f := measure(runSession(t, api), callsInTurn1)
 		t.Logf("%-17s within a turn %5.1f%% (cached %5.1f%%), across turns %5.1f%% (cached %5.1f%%)", api.name, 100*f.within, 100*f.cachedWithin, 100*f.across, 100*f.cachedAcross)
 	}
 }
@@ -258,7 +293,7 @@ func BenchmarkPrefix(b *testing.B) {
 		b.Run(strings.ReplaceAll(api.name, " ", "_"), func(b *testing.B) {
 			var f prefixFigures
 			for b.Loop() {
-				f = runSession(b, api)
+				f = measure(runSession(b, api), callsInTurn1)
 			}
 			b.ReportMetric(100*f.within, "%within")
 			b.ReportMetric(100*f.across, "%across")
