@@ -58,7 +58,8 @@ func keptOptions(sess *session, opts map[string]string) {
 // exchangeOf is a finished turn as the session's file keeps it.
 func exchangeOf(prompt []contentBlock, runID string, ex engine.Exchange, streamed []json.RawMessage, closing [][]byte) *statestore.Exchange {
 	kept := engine.KeepHistory([]engine.Exchange{ex})[0]
-	stored := &statestore.Exchange{Prompt: shownPrompt(prompt), History: statestore.Said{Prompt: kept.Prompt, Answer: kept.Answer, Masked: kept.Masked}, RunID: runID, Streamed: streamed}
+	stored := &statestore.Exchange{Prompt: shownPrompt(prompt), History: statestore.Said{Prompt: kept.Prompt, Answer: kept.Answer, Masked: kept.Masked}, RunID: runID, Streamed: streamed,
+		Transcript: engine.EncodeTranscript(kept.Transcript)}
 	for _, c := range closing {
 		stored.Closing = append(stored.Closing, c)
 	}
@@ -67,7 +68,8 @@ func exchangeOf(prompt []contentBlock, runID string, ex engine.Exchange, streame
 
 // historyOf is a kept exchange as the next turn sees it.
 func historyOf(ex *statestore.Exchange) engine.Exchange {
-	return engine.Exchange{Prompt: ex.History.Prompt, Answer: ex.History.Answer, RunID: ex.RunID, Masked: ex.History.Masked}
+	return engine.Exchange{Prompt: ex.History.Prompt, Answer: ex.History.Answer, RunID: ex.RunID, Masked: ex.History.Masked,
+		Transcript: engine.DecodeTranscript(ex.Transcript)}
 }
 
 // checkSessionID refuses a session id that is not a plain name before it

@@ -178,6 +178,7 @@ func (v *stageVisit) fit(ctx context.Context, spec string, m llm.Model, req *llm
 	v.messages, req.Messages = c.msgs, c.msgs
 	if c.turns > 0 {
 		v.rec.earlier, v.rec.history = c.earlier, c.history
+		v.hist, v.rec.shown = c.hist, c.hist.n
 	}
 	line := fmt.Sprintf("compacted before call %d of stage %s: about %d tokens, over %d%% of %s's %d-token window; cut %s; now about %d",
 		v.iterations, v.stage.Name, before, fitShare, spec, window, c.cutSaid("", "nothing cut"), c.tokens)
@@ -209,12 +210,13 @@ type compaction struct {
 	runs                 []string
 	earlier              []Exchange
 	history              string
+	hist                 historyShown // the turns sent as transcripts after the cut (transcript.go)
 }
 
 // cutToolResults replaces the oldest tool results by notes until the
 // request is down to the target.
 func (c *compaction) cutToolResults() {
-	for i := range c.msgs {
+	for i := c.v.hist.n; i < len(c.msgs); i++ { // the visit's own: earlier turns are cut whole
 		if c.tokens <= c.target {
 			return
 		}
@@ -256,6 +258,10 @@ func (v *stageVisit) keepCut(m *llm.Message) string {
 // target; the history then says how many it does not show.
 func (c *compaction) cutHistory() {
 	vr := c.v.rec
+	if c.v.hist.n > 0 {
+		c.cutTranscripts()
+		return
+	}
 	if c.tokens <= c.target || len(vr.earlier) == 0 || len(c.msgs) == 0 || !strings.HasPrefix(c.msgs[0].Text, vr.history) {
 		return
 	}

@@ -239,12 +239,10 @@ func commonPrefix(a, b []byte) int {
 }
 
 // sessionExchange is the finished turn as a session keeps it for the
-// next, as acp's prompt.go makes it.
+// next, as acp's prompt.go makes it, through its file as acp keeps it.
 func sessionExchange(t *engine.Turn, res *engine.Result) engine.Exchange {
-	ex := engine.Exchange{Prompt: t.HistoryPrompt(), Answer: res.LastReply, RunID: res.RunID}
-	if res.Answer != nil {
-		ex.Answer = res.Answer.Content
-	}
+	ex := res.Exchange(t)
+	ex.Transcript = engine.DecodeTranscript(engine.EncodeTranscript(ex.Transcript))
 	return ex
 }
 
@@ -300,5 +298,21 @@ func BenchmarkPrefix(b *testing.B) {
 			b.ReportMetric(100*f.cachedWithin, "%cached-within")
 			b.ReportMetric(100*f.cachedAcross, "%cached-across")
 		})
+	}
+}
+
+// The targets of issue 35 (DESIGN §23): on every API fake, a request
+// within a turn repeats at least 95 % of the one before it as its prefix,
+// and the next turn's first request at least 90 % of the turn before's
+// last; and each fake credits the repeat as cached.
+func TestPrefix_targets(t *testing.T) {
+	for _, api := range prefixAPIs {
+		f := measure(runSession(t, api), callsInTurn1)
+		if f.within < 0.95 || f.across < 0.90 {
+			t.Errorf("%s: within a turn %.1f%% (want ≥ 95%%), across turns %.1f%% (want ≥ 90%%)", api.name, 100*f.within, 100*f.across)
+		}
+		if f.cachedWithin <= 0 || f.cachedAcross < 0.90 {
+			t.Errorf("%s: the fake credited %.1f%% within a turn and %.1f%% across turns as cached", api.name, 100*f.cachedWithin, 100*f.cachedAcross)
+		}
 	}
 }

@@ -25,6 +25,7 @@ func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 	r.rec.Start()       // after the turn's first update, which waits for nothing
 	v.rec = newVisitRecord(r.rec, s.Name, v.n, r.mask)
 	next, err := v.loop(ctx)
+	r.keepTranscript(v)
 	v.ended, v.next = v.endedBy(ctx, err), next
 	v.rec.finish(v, err)
 	r.done = append(r.done, v.outcome())
@@ -86,6 +87,10 @@ type stageVisit struct {
 	nudged  bool
 	shaped  shaped
 	fitting // the requests' size and what was cut to fit the window (compact.go)
+
+	// hist is where the session's earlier turns are in messages, when
+	// they are sent as their transcripts (transcript.go).
+	hist historyShown
 }
 
 func (v *stageVisit) answerContent() string {
@@ -210,8 +215,16 @@ func (v *stageVisit) prepare() {
 		// KeepHistory keeps them (a long session must not outgrow the
 		// model's context), framed as data (history.go).
 		history := r.maskHistory(KeepHistory(r.t.History))
-		earlier = historyText(history, false)
-		v.rec.earlier, v.rec.history = history, earlier
+		if hasTranscript(history) {
+			// Each earlier turn as it was sent (transcript.go).
+			var msgs []llm.Message
+			msgs, v.hist = historyMessages(history)
+			v.messages = append(v.messages, msgs...)
+			v.rec.earlier, v.rec.shown = history, v.hist.n
+		} else {
+			earlier = historyText(history, false)
+			v.rec.earlier, v.rec.history = history, earlier
+		}
 		v.rec.status.HistoryNotShown = history[0].NotShown
 	}
 	v.messages = append(v.messages, llm.Message{Role: llm.RoleUser, Text: earlier + v.preamble() + r.t.Prompt, Images: r.t.Images})
