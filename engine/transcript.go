@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -81,14 +82,14 @@ func historyMessages(h []Exchange) ([]llm.Message, historyShown) {
 // notShownText is the note that n earlier exchanges are not shown, the
 // first of them having asked first.
 func notShownText(n int, first string) string {
-	exchanges := "exchanges are"
+	exchanges := "exchanges of this session are"
 	if n == 1 {
-		exchanges = "exchange is"
+		exchanges = "exchange of this session is"
 	}
 	if first == "" {
-		return fmt.Sprintf("[%d earlier %s of this session not shown.]", n, exchanges)
+		return fmt.Sprintf("[%d earlier %s not shown.]", n, exchanges)
 	}
-	return fmt.Sprintf("[%d earlier %s of this session not shown; the first was:]\n%s", n, exchanges, Frame("turn 1: the user's prompt, its first line", first))
+	return fmt.Sprintf("[%d earlier %s not shown; the first was:]\n%s", n, exchanges, Frame("turn 1: the user's prompt, its first line", first))
 }
 
 // exchangeText is an earlier turn without a transcript, framed.
@@ -223,16 +224,19 @@ type keptMessage struct {
 	Text       string          `json:"text,omitempty"`
 	Thinking   string          `json:"thinking,omitempty"`
 	ToolCalls  []keptCall      `json:"toolCalls,omitempty"`
-	Replay     json.RawMessage `json:"replay,omitempty"`
+	Replay     string          `json:"replay,omitempty"`
 	ToolCallID string          `json:"toolCallId,omitempty"`
 	ToolName   string          `json:"toolName,omitempty"`
 	IsError    bool            `json:"isError,omitempty"`
 }
 
+// keptCall is a tool call; its arguments, as the replay, are kept as a
+// string: encoding/json would compact and escape raw JSON, and the next
+// request must send the bytes this one sent.
 type keptCall struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // EncodeTranscript is a turn's transcript as a session's file keeps it;
@@ -243,16 +247,20 @@ func EncodeTranscript(msgs []llm.Message) json.RawMessage {
 	}
 	kept := make([]keptMessage, len(msgs))
 	for i, m := range msgs {
-		kept[i] = keptMessage{Role: m.Role, Text: m.Text, Thinking: m.Thinking, Replay: m.Replay, ToolCallID: m.ToolCallID, ToolName: m.ToolName, IsError: m.IsError}
+		kept[i] = keptMessage{Role: m.Role, Text: m.Text, Thinking: m.Thinking, Replay: string(m.Replay), ToolCallID: m.ToolCallID, ToolName: m.ToolName, IsError: m.IsError}
 		for _, tc := range m.ToolCalls {
-			kept[i].ToolCalls = append(kept[i].ToolCalls, keptCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+			kept[i].ToolCalls = append(kept[i].ToolCalls, keptCall{ID: tc.ID, Name: tc.Name, Arguments: string(tc.Arguments)})
 		}
 	}
-	b, err := json.Marshal(kept)
-	if err != nil {
-		return nil // arguments that are not JSON: the turn is kept without it
+	// Plain, < > and & as they are: a session's line takes a byte a
+	// character of code, not six (store/exchange.go).
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(kept) != nil {
+		return nil
 	}
-	return b
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // DecodeTranscript reads what EncodeTranscript wrote; a transcript that
@@ -272,9 +280,12 @@ func DecodeTranscript(raw json.RawMessage) []llm.Message {
 		default:
 			return nil
 		}
-		msgs[i] = llm.Message{Role: k.Role, Text: k.Text, Thinking: k.Thinking, Replay: k.Replay, ToolCallID: k.ToolCallID, ToolName: k.ToolName, IsError: k.IsError}
+		msgs[i] = llm.Message{Role: k.Role, Text: k.Text, Thinking: k.Thinking, ToolCallID: k.ToolCallID, ToolName: k.ToolName, IsError: k.IsError}
+		if k.Replay != "" {
+			msgs[i].Replay = json.RawMessage(k.Replay)
+		}
 		for _, c := range k.ToolCalls {
-			msgs[i].ToolCalls = append(msgs[i].ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+			msgs[i].ToolCalls = append(msgs[i].ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: json.RawMessage(c.Arguments)})
 		}
 	}
 	return answered(msgs)
