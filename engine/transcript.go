@@ -220,14 +220,14 @@ func maskMessages(msgs []llm.Message, mask func(string) string) []llm.Message {
 // A transcript's message as a session's file keeps it: the fields that
 // are set, under short names.
 type keptMessage struct {
-	Role       llm.Role        `json:"role"`
-	Text       string          `json:"text,omitempty"`
-	Thinking   string          `json:"thinking,omitempty"`
-	ToolCalls  []keptCall      `json:"toolCalls,omitempty"`
-	Replay     string          `json:"replay,omitempty"`
-	ToolCallID string          `json:"toolCallId,omitempty"`
-	ToolName   string          `json:"toolName,omitempty"`
-	IsError    bool            `json:"isError,omitempty"`
+	Role       llm.Role   `json:"role"`
+	Text       string     `json:"text,omitempty"`
+	Thinking   string     `json:"thinking,omitempty"`
+	ToolCalls  []keptCall `json:"toolCalls,omitempty"`
+	Replay     string     `json:"replay,omitempty"`
+	ToolCallID string     `json:"toolCallId,omitempty"`
+	ToolName   string     `json:"toolName,omitempty"`
+	IsError    bool       `json:"isError,omitempty"`
 }
 
 // keptCall is a tool call; its arguments, as the replay, are kept as a
