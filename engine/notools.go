@@ -90,12 +90,12 @@ func (v *stageVisit) toolsFor(spec string) bool {
 // tools and with the prompt for answering by reply.
 func (v *stageVisit) request(spec string) *llm.Request {
 	if v.toolsFor(spec) {
-		return &llm.Request{System: v.system, Messages: v.messages, Tools: v.tools, Caller: v.run.sub.caller, Effort: v.effort(spec)}
+		return &llm.Request{System: v.system, Messages: v.messages, Tools: v.tools, Caller: v.run.sub.caller, Effort: v.effort(spec), CacheKey: v.run.cacheKey(), CachedPrefix: v.hist.n}
 	}
 	if v.systemBare == "" {
 		v.systemBare = v.systemPrompt(false)
 	}
-	return &llm.Request{System: v.systemBare, Messages: v.messages, Caller: v.run.sub.caller, Effort: v.effort(spec)}
+	return &llm.Request{System: v.systemBare, Messages: v.messages, Caller: v.run.sub.caller, Effort: v.effort(spec), CacheKey: v.run.cacheKey(), CachedPrefix: v.hist.n}
 }
 
 // learnNoTools remembers for the session that spec's server refused tools,

@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +35,7 @@ import (
 type served struct {
 	prompt []byte
 	cached int
+	key    string // OpenAI's prompt_cache_key
 }
 
 // A prefixAPI is one API's fake, serving the scripted model of a session
@@ -46,11 +49,11 @@ type prefixAPI struct {
 var prefixAPIs = []prefixAPI{
 	{"openai chat", func(t testing.TB, reply func(n int) (string, string)) (llm.Model, func() []served) {
 		f := openaiFake(t, reply)
-		return openai.New("gpt-4.1", openai.Options{Name: "openai:gpt-4.1", BaseURL: f.URL, APIKey: "k", Client: f.Client(), Retry: sse.Retry{Tries: 1}}), openaiCalls(f)
+		return openai.New("gpt-4.1", openai.Options{Name: "openai:gpt-4.1", APIKey: "k", Client: toFake(f), Retry: sse.Retry{Tries: 1}}), openaiCalls(f)
 	}},
 	{"openai responses", func(t testing.TB, reply func(n int) (string, string)) (llm.Model, func() []served) {
 		f := openaiFake(t, reply)
-		return openai.NewResponses("gpt-4.1", openai.Options{Name: "openai:gpt-4.1", API: "responses", BaseURL: f.URL, APIKey: "k", Client: f.Client(), Retry: sse.Retry{Tries: 1}}), openaiCalls(f)
+		return openai.NewResponses("gpt-4.1", openai.Options{Name: "openai:gpt-4.1", API: "responses", APIKey: "k", Client: toFake(f), Retry: sse.Retry{Tries: 1}}), openaiCalls(f)
 	}},
 	{"anthropic", func(t testing.TB, reply func(n int) (string, string)) (llm.Model, func() []served) {
 		f := anthropictest.NewServer()
@@ -63,7 +66,7 @@ var prefixAPIs = []prefixAPI{
 			var out []served
 			for _, r := range f.Requests() {
 				if r.Refused == "" {
-					out = append(out, served{anthropictest.Prompt(r.Raw), r.Usage.CacheRead})
+					out = append(out, served{anthropictest.Prompt(r.Raw), r.Usage.CacheRead, ""})
 				}
 			}
 			return out
@@ -81,7 +84,7 @@ var prefixAPIs = []prefixAPI{
 			var out []served
 			for _, r := range f.Requests() {
 				if r.Refused == "" {
-					out = append(out, served{geminitest.Prompt(r.Raw), r.Cached})
+					out = append(out, served{geminitest.Prompt(r.Raw), r.Cached, ""})
 				}
 			}
 			return out
@@ -98,7 +101,7 @@ var prefixAPIs = []prefixAPI{
 			var out []served
 			for _, r := range f.Requests() {
 				if r.Refused == "" {
-					out = append(out, served{ollamatest.Prompt(r.Raw), r.Cached})
+					out = append(out, served{ollamatest.Prompt(r.Raw), r.Cached, ""})
 				}
 			}
 			return out
@@ -117,12 +120,28 @@ func openaiFake(t testing.TB, reply func(n int) (string, string)) *openaitest.Se
 	return f
 }
 
+// toFake is a client that sends what is meant for OpenAI's own endpoint
+// (api.openai.com, where prompt_cache_key is sent) to the fake f.
+func toFake(f *openaitest.Server) *http.Client {
+	to, _ := url.Parse(f.URL)
+	return &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.URL.Scheme, r.URL.Host, r.Host = to.Scheme, to.Host, ""
+		return f.Client().Transport.RoundTrip(r)
+	})}
+}
+
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 func openaiCalls(f *openaitest.Server) func() []served {
 	return func() []served {
 		var out []served
 		for _, r := range f.Requests() {
 			if r.Refused == "" {
-				out = append(out, served{openaitest.Prompt(r.Raw), r.Cached})
+				key, _ := r.Body["prompt_cache_key"].(string)
+				out = append(out, served{openaitest.Prompt(r.Raw), r.Cached, key})
 			}
 		}
 		return out
@@ -169,6 +188,13 @@ type prefixFigures struct {
 // runSession runs the scripted session of two turns on api's fake and
 // returns the calls it served, the first turn's first callsInTurn1.
 func runSession(t testing.TB, api prefixAPI) []served {
+	calls, _ := runSessionUsage(t, api)
+	return calls
+}
+
+// runSessionUsage is runSession, with the cache-read tokens the engine was
+// told of in the calls' usage (EventUsage), over both turns.
+func runSessionUsage(t testing.TB, api prefixAPI) ([]served, int) {
 	t.Helper()
 	model, calls := api.start(t, func(n int) (string, string) {
 		s := sessionScript[min(n, len(sessionScript)-1)]
@@ -186,13 +212,14 @@ func runSession(t testing.TB, api prefixAPI) []served {
 	}
 	turn.UserModel = model.Name()
 	turn.Prompt = "Do a.txt and b.txt say the same?"
-	first := runTurn(context.Background(), turn, &events{})
+	sink := &events{}
+	first := runTurn(context.Background(), turn, sink)
 	if first.Status != engine.StatusAnswered {
 		t.Fatalf("%s: turn 1 = %s (%v)", api.name, first.Status, first.Err)
 	}
 	turn.History = append(turn.History, sessionExchange(turn.Turn, first))
 	turn.RunID, turn.Prompt = "run-2", "And c.txt?"
-	second := runTurn(context.Background(), turn, &events{})
+	second := runTurn(context.Background(), turn, sink)
 	if second.Status != engine.StatusAnswered {
 		t.Fatalf("%s: turn 2 = %s (%v)", api.name, second.Status, second.Err)
 	}
@@ -200,7 +227,13 @@ func runSession(t testing.TB, api prefixAPI) []served {
 	if len(got) != len(sessionScript) {
 		t.Fatalf("%s: the fake served %d calls, want %d", api.name, len(got), len(sessionScript))
 	}
-	return got
+	read := 0
+	for _, ev := range sink.evs {
+		if ev.Kind == engine.EventUsage {
+			read += ev.Usage.CacheReadTokens
+		}
+	}
+	return got, read
 }
 
 // measure takes the figures of calls, of which the first turn made the
@@ -304,10 +337,29 @@ func BenchmarkPrefix(b *testing.B) {
 // The targets of issue 35 (DESIGN §23): on every API fake, a request
 // within a turn repeats at least 95 % of the one before it as its prefix,
 // and the next turn's first request at least 90 % of the turn before's
-// last; and each fake credits the repeat as cached.
+// last; and each fake credits the repeat as cached. OpenAI is sent one
+// prompt_cache_key for the session.
 func TestPrefix_targets(t *testing.T) {
 	for _, api := range prefixAPIs {
-		f := measure(runSession(t, api), callsInTurn1)
+		calls, read := runSessionUsage(t, api)
+		credited := 0
+		for _, c := range calls {
+			credited += c.cached
+		}
+		// What the fake credits reaches the calls' usage, but on Ollama,
+		// whose reply has no field for it.
+		if want := credited; api.name == "ollama" && read != 0 || api.name != "ollama" && read != want {
+			t.Errorf("%s: the usage reported %d tokens read from the cache; the fake credited %d", api.name, read, want)
+		}
+		if strings.HasPrefix(api.name, "openai") {
+			// One prompt_cache_key for the session, on every call.
+			for _, c := range calls {
+				if c.key == "" || c.key != calls[0].key || len(c.key) > 64 {
+					t.Errorf("%s: prompt_cache_key %q, the first call's %q", api.name, c.key, calls[0].key)
+				}
+			}
+		}
+		f := measure(calls, callsInTurn1)
 		if f.within < 0.95 || f.across < 0.90 {
 			t.Errorf("%s: within a turn %.1f%% (want ≥ 95%%), across turns %.1f%% (want ≥ 90%%)", api.name, 100*f.within, 100*f.across)
 		}

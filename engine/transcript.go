@@ -2,6 +2,8 @@ package engine
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -335,4 +337,19 @@ func (c *compaction) cutTranscripts() {
 	for _, n := range spans {
 		c.hist.n += n
 	}
+}
+
+// cacheKey is the run's llm.Request.CacheKey: one for its session, which
+// its workers and children share (outside a session, the run's own),
+// hashed so that it fits OpenAI's 64 characters and names nothing.
+func (r *run) cacheKey() string {
+	id := r.t.SessionID
+	if id == "" {
+		id = r.t.RunID
+	}
+	if id == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte("coda session " + id))
+	return "coda-" + hex.EncodeToString(sum[:16])
 }

@@ -2,6 +2,8 @@ package openaitest
 
 import (
 	"encoding/json"
+	"fmt"
+	"unicode/utf8"
 )
 
 // Prompt caching, as OpenAI credits it (platform.openai.com/docs/guides/
@@ -14,6 +16,27 @@ import (
 // the order the model reads it (Prompt), against the last request of the
 // same prompt_cache_key ("" for none); a Turn whose Usage is scripted
 // keeps it.
+
+// keyProblem is what OpenAI answers a prompt_cache_key it does not take
+// with: a string of at most 64 characters (the API reference's
+// prompt_cache_key; "Invalid 'prompt_cache_key': string too long. Expected
+// a string with maximum length 64, but got a string with length 69
+// instead.", as clients report it: vybestack/llxprt-code#2135,
+// theopenco/llmgateway#3110); "" when it takes it, or there is none.
+func keyProblem(b map[string]any) string {
+	v, has := b["prompt_cache_key"]
+	if !has {
+		return ""
+	}
+	key, ok := v.(string)
+	if !ok {
+		return fmt.Sprintf("Invalid type for 'prompt_cache_key': expected a string, but got %T instead.", v)
+	}
+	if n := utf8.RuneCountInString(key); n > 64 {
+		return fmt.Sprintf("Invalid 'prompt_cache_key': string too long. Expected a string with maximum length 64, but got a string with length %d instead.", n)
+	}
+	return ""
+}
 
 // Prompt is a request body's prompt in the order the model reads it: the
 // tools, then the system prompt and the messages (chat: messages;

@@ -267,6 +267,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, req, 400, msg, param)
 		return
 	}
+	if msg := keyProblem(req.Body); msg != "" {
+		s.refuse(w, req, 400, msg, "prompt_cache_key")
+		return
+	}
 	switch path {
 	case "/chat/completions":
 		s.chat(w, r, req)
