@@ -179,7 +179,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 
 	ex := res.Exchange(turn) // masked, with its transcript (engine/transcript.go)
 	if res.Status != engine.StatusCancelled {
-		sess.remember(ex)
+		sess.remember(ex, res.HistoryCut)
 	}
 	sess.taintedBy(res.Tainted)
 	release()

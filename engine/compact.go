@@ -179,6 +179,7 @@ func (v *stageVisit) fit(ctx context.Context, spec string, m llm.Model, req *llm
 	if c.turns > 0 {
 		v.rec.earlier, v.rec.history = c.earlier, c.history
 		v.hist, v.rec.shown = c.hist, c.hist.n
+		v.run.historyCut += c.turns
 	}
 	line := fmt.Sprintf("compacted before call %d of stage %s: about %d tokens, over %d%% of %s's %d-token window; cut %s; now about %d",
 		v.iterations, v.stage.Name, before, fitShare, spec, window, c.cutSaid("", "nothing cut"), c.tokens)

@@ -237,6 +237,11 @@ type Result struct {
 	// ClientGone says the client went away before the turn ended
 	// (Turn.ClientGone): nobody saw its end as it streamed.
 	ClientGone bool
+	// HistoryCut counts the session's earlier turns, the oldest of
+	// Turn.History, that compaction cut from what the run was sent: the
+	// session forgets them (ForgetHistory), so that its next turn starts
+	// as this one's last request did rather than being cut again.
+	HistoryCut int
 
 	rec     *store.Run       // the record, being finished (Recorded)
 	head    *store.RunRecord // run.json as the run ended (Recorded amends it)
@@ -382,6 +387,7 @@ type run struct {
 	// (transcript.go); transcriptOpen says it lost an unanswered call.
 	transcript     []llm.Message
 	transcriptOpen bool
+	historyCut     int // earlier turns compaction cut (Result.HistoryCut)
 }
 
 // stageOutcome is what a finished stage visit leaves for later stages.
@@ -508,7 +514,7 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 	// The last reply is the session's memory of a run without an answer:
 	// masked, as every text kept for later is.
 	res := &Result{RunID: r.t.RunID, StopReason: "end_turn", LastReply: r.mask(r.reply), Written: r.written, Tainted: r.taint.Session(), secrets: r.share.secrets}
-	res.transcript, res.transcriptOpen, res.visits = r.transcript, r.transcriptOpen, len(r.done)
+	res.transcript, res.transcriptOpen, res.visits, res.HistoryCut = r.transcript, r.transcriptOpen, len(r.done), r.historyCut
 	if g := r.taint; g.Carries(r.reply) != "" && !g.Allows() {
 		// A reply the gate would refuse is never kept as the exchange's
 		// answer, to be sent to the model next turn.

@@ -353,3 +353,25 @@ func (r *run) cacheKey() string {
 	sum := sha256.Sum256([]byte("coda session " + id))
 	return "coda-" + hex.EncodeToString(sum[:16])
 }
+
+// ForgetHistory is a session's history h without its oldest n exchanges,
+// which a turn's compaction cut (Result.HistoryCut), then next, the turn
+// itself: the first exchange kept counts those cut as not shown, as the
+// cut's note did, so that the next turn is sent that note and the turns
+// after it as the last request was.
+func ForgetHistory(h []Exchange, n int, next Exchange) []Exchange {
+	n = min(max(n, 0), len(h))
+	if n == 0 {
+		return append(h, next)
+	}
+	notShown, first := h[0].NotShown, h[0].FirstNotShown
+	for _, ex := range h[:n] {
+		if notShown == 0 {
+			first = firstLine(ex.Prompt)
+		}
+		notShown++
+	}
+	kept := append(slices.Clone(h[n:]), next)
+	kept[0].NotShown, kept[0].FirstNotShown = notShown, first
+	return kept
+}

@@ -200,3 +200,54 @@ func TestTranscript_encodeKeepsBytes(t *testing.T) {
 		t.Errorf("a transcript with a system message was read: %+v", got)
 	}
 }
+
+// Once compaction has cut earlier turns, the session forgets them
+// (Result.HistoryCut, ForgetHistory): the next turn is sent the same note
+// and the turns after it, so its first request starts with the cut turn's
+// last request instead of being cut again somewhere else.
+func TestTranscript_forgetsWhatWasCut(t *testing.T) {
+	turn := newTurn(t, readingAgent, `
+context_window = 4000
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "First." }
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Second." }
+`)
+	var history []engine.Exchange
+	for i := 1; i <= 4; i++ {
+		q := fmt.Sprintf("question %d: %s", i, strings.Repeat("words ", 330))
+		history = append(history, engine.Exchange{Prompt: q, Answer: "ok", RunID: fmt.Sprintf("r-%d", i), Transcript: []llm.Message{
+			{Role: llm.RoleUser, Text: q}, {Role: llm.RoleAssistant, Text: "ok"}}})
+	}
+	turn.History = history
+	rec := &recording{}
+	turn.Models = models{"script:test": rec.wrap(turn.Models)}
+	res := runTurn(context.Background(), turn, &events{})
+	if res.Status != engine.StatusAnswered || res.HistoryCut == 0 || res.HistoryCut == 4 {
+		t.Fatalf("turn = %s (%v), cut %d earlier turns; want some cut, not all", res.Status, res.Err, res.HistoryCut)
+	}
+	turn.History = engine.KeepHistory(engine.ForgetHistory(history, res.HistoryCut, res.Exchange(turn.Turn)))
+	if n := turn.History[0].NotShown; n != res.HistoryCut {
+		t.Errorf("the first turn kept counts %d not shown, want %d", n, res.HistoryCut)
+	}
+	turn.RunID, turn.Prompt = "run-2", "Next."
+	if res := runTurn(context.Background(), turn, &events{}); res.Status != engine.StatusAnswered || res.HistoryCut != 0 {
+		t.Fatalf("the next turn = %s (%v), cut %d", res.Status, res.Err, res.HistoryCut)
+	}
+	last, next := rec.reqs[0], rec.reqs[1]
+	if len(next.Messages) <= len(last.Messages) {
+		t.Fatalf("the next turn's request has %d messages, the last %d", len(next.Messages), len(last.Messages))
+	}
+	if d := cmp.Diff(last.Messages, next.Messages[:len(last.Messages)]); d != "" || last.System != next.System {
+		t.Errorf("the next turn's first request does not start with the last one (-last +next):\n%s", d)
+	}
+	// Everything cut at once: the count goes on with the turn itself.
+	all := engine.ForgetHistory(history[:2], 2, engine.Exchange{Prompt: "now"})
+	if len(all) != 1 || all[0].NotShown != 2 || !strings.HasPrefix(all[0].FirstNotShown, "question 1: words") {
+		t.Errorf("ForgetHistory of all = %+v", all)
+	}
+}
