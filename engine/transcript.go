@@ -266,9 +266,11 @@ func EncodeTranscript(msgs []llm.Message) json.RawMessage {
 }
 
 // DecodeTranscript reads what EncodeTranscript wrote; a transcript that
-// cannot be read is none (the exchange is shown by its prompt and answer).
+// cannot be read, or is over maxTranscript (a file written elsewhere: a
+// session holds MaxHistory of them), is none, and the exchange is shown
+// by its prompt and answer.
 func DecodeTranscript(raw json.RawMessage) []llm.Message {
-	if len(raw) == 0 {
+	if len(raw) == 0 || len(raw) > 8*maxTranscript { // escapes make an encoding longer
 		return nil
 	}
 	var kept []keptMessage
@@ -276,6 +278,7 @@ func DecodeTranscript(raw json.RawMessage) []llm.Message {
 		return nil
 	}
 	msgs := make([]llm.Message, len(kept))
+	size := 0
 	for i, k := range kept {
 		switch k.Role {
 		case llm.RoleUser, llm.RoleAssistant, llm.RoleTool:
@@ -288,6 +291,9 @@ func DecodeTranscript(raw json.RawMessage) []llm.Message {
 		}
 		for _, c := range k.ToolCalls {
 			msgs[i].ToolCalls = append(msgs[i].ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: json.RawMessage(c.Arguments)})
+		}
+		if size += messageBytes(&msgs[i]); size > maxTranscript {
+			return nil
 		}
 	}
 	return answered(msgs)

@@ -251,3 +251,12 @@ arguments = { content = "Second." }
 		t.Errorf("ForgetHistory of all = %+v", all)
 	}
 }
+
+// A transcript over the bound a session keeps (a file written elsewhere)
+// is read as none: the exchange is shown by its prompt and answer.
+func TestTranscript_decodeBounded(t *testing.T) {
+	big := []llm.Message{{Role: llm.RoleTool, ToolCallID: "c", Text: strings.Repeat("x", 1<<20+1)}}
+	if got := engine.DecodeTranscript(engine.EncodeTranscript(big)); got != nil {
+		t.Errorf("a transcript of %d bytes was read", len(big[0].Text))
+	}
+}
