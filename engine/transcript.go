@@ -304,8 +304,7 @@ func DecodeTranscript(raw json.RawMessage) []llm.Message {
 // request is down to the target; a note at the start says how many are
 // not shown.
 func (c *compaction) cutTranscripts() {
-	v := c.v
-	h, earlier := v.hist, v.rec.earlier
+	h, earlier := c.cut.hist, c.cut.earlier
 	if c.tokens <= c.target || len(earlier) == 0 || len(earlier) != len(h.spans) || len(c.msgs) < h.n {
 		return
 	}

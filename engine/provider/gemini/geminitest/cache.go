@@ -53,8 +53,6 @@ func (s *Server) credit(req *Request, u Usage) Usage {
 	if tokens := n / 4; tokens >= cacheMin {
 		u.Cached = tokens
 	}
-	s.mu.Lock()
-	req.Cached = u.Cached
-	s.mu.Unlock()
+	s.Log.Locked(func() { req.Cached = u.Cached })
 	return u
 }

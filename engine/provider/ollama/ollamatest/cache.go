@@ -22,15 +22,15 @@ func Prompt(raw []byte) []byte {
 // as that.
 func (s *Server) credit(req *Request, model, prompt string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.prompts == nil {
 		s.prompts = map[string]string{}
 	}
 	last := s.prompts[model]
 	s.prompts[model] = prompt
+	s.mu.Unlock()
 	n := 0
 	for n < len(last) && n < len(prompt) && last[n] == prompt[n] {
 		n++
 	}
-	req.Cached = n / 4
+	s.Log.Locked(func() { req.Cached = n / 4 })
 }

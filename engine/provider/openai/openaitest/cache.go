@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/coda-acp/coda/engine/provider/internal/fakekit"
 )
 
 // Prompt caching, as OpenAI credits it (platform.openai.com/docs/guides/
@@ -16,6 +18,14 @@ import (
 // the order the model reads it (Prompt), against the last request of the
 // same prompt_cache_key ("" for none); a Turn whose Usage is scripted
 // keeps it.
+
+// cacheKeyRules hold prompt_cache_key to the API's rule (keyProblem).
+var cacheKeyRules = []fakekit.Rule[*call]{
+	{Name: "prompt-cache-key", Source: docResponses + "/create#responses-create-prompt_cache_key", Check: func(c *call) error {
+		msg := keyProblem(c.b)
+		return fakekit.IfParam(msg != "", "prompt_cache_key", "%s", msg)
+	}},
+}
 
 // keyProblem is what OpenAI answers a prompt_cache_key it does not take
 // with: a string of at most 64 characters (the API reference's
@@ -80,8 +90,6 @@ func (s *Server) credit(req *Request, u Usage) Usage {
 	if tokens := n / 4; tokens >= cacheMin {
 		u.Cached = tokens / cacheStep * cacheStep
 	}
-	s.mu.Lock()
-	req.Cached = u.Cached
-	s.mu.Unlock()
+	s.Log.Locked(func() { req.Cached = u.Cached })
 	return u
 }
