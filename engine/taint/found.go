@@ -100,7 +100,7 @@ func (g *Gate) rootFiles() *rootFiles { return g.files.get(g.paths) }
 func (f *rootFiles) sources(found []uint32, known []Source, abs func(string) string) []Source {
 	var out []Source
 	for _, i := range found {
-		l := f.lines.lines[i]
+		l := f.lines.line(i)
 		p := f.paths[l.source]
 		if !l.secret || slices.ContainsFunc(out, func(s Source) bool { return s.Path == p }) ||
 			slices.ContainsFunc(known, func(s Source) bool { return abs(s.Path) == p }) {
