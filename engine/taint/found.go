@@ -35,6 +35,10 @@ type rootFiles struct {
 	// changed.
 	dirs   map[string]time.Time
 	stamps map[string]stamp
+	// listed are the private files found, each its root's real path and
+	// its path under it, slash-separated: what a kept listing names
+	// (kept.go).
+	listed [][2]string
 }
 
 // A stamp is what a stat says of a file that changes when it does.
@@ -157,6 +161,7 @@ func (f *rootFiles) read(paths *privatePaths) {
 				return nil
 			}
 			f.stamps[abs] = st
+			f.listed = append(f.listed, [2]string{real, rel})
 			if len(text) == 0 {
 				return nil
 			}
