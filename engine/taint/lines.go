@@ -32,7 +32,7 @@ import (
 // white space and Unicode format character removed, NFKC folded and
 // lower-cased, so a line the model wrapped, re-indented, upper-cased,
 // typed in fullwidth letters or laced with zero-width spaces is still
-// found. Memory is bounded (a MiB of keys keeps 1.85 MB: BenchmarkRead):
+// found. Memory is bounded (a MiB of keys keeps 1.77 MB: BenchmarkRead):
 // past maxPrivateLines lines, maxFragments fragments or maxSegmentBytes
 // of pieces, later lines are not remembered and full is set, and the
 // gate then treats every sink call as carrying private content (it can
@@ -58,12 +58,14 @@ type privateLines struct {
 	scratch []byte
 
 	// The lines, as they are quoted: masks holds their masked forms one
-	// after another, each ending at ends[i]; secret has bit i set when
-	// line i holds a secret (a value or word secretLike), not only
-	// ordinary words; runs are the lines read from each source, in turn:
-	// the first line of a run in the high 32 bits, its source in the low.
+	// after another, each ended by a newline (which none holds), and
+	// marks where each 64th begins; secret has bit i set when line i
+	// holds a secret (a value or word secretLike), not only ordinary
+	// words; runs are the lines read from each source, in turn: the
+	// first line of a run in the high 32 bits, its source in the low.
 	masks  []byte
-	ends   []uint32
+	marks  []uint32
+	lines  int
 	secret []uint64
 	runs   []uint64
 }
@@ -95,19 +97,20 @@ const (
 )
 
 // count is how many lines are remembered.
-func (p *privateLines) count() int { return len(p.ends) }
+func (p *privateLines) count() int { return p.lines }
 
 // line is line i, as it is quoted.
 func (p *privateLines) line(i uint32) privateLine {
-	from := uint32(0)
-	if i > 0 {
-		from = p.ends[i-1]
+	from := int(p.marks[i/64])
+	for range i % 64 {
+		from += bytes.IndexByte(p.masks[from:], '\n') + 1
 	}
+	to := from + bytes.IndexByte(p.masks[from:], '\n')
 	r, _ := slices.BinarySearchFunc(p.runs, i, func(run uint64, i uint32) int { return cmp.Compare(uint32(run>>32), i) })
 	if r == len(p.runs) || uint32(p.runs[r]>>32) > i {
 		r--
 	}
-	return privateLine{masked: string(p.masks[from:p.ends[i]]), source: int(uint32(p.runs[r])), secret: p.secret[i/64]&(1<<(i%64)) != 0}
+	return privateLine{masked: string(p.masks[from:to]), source: int(uint32(p.runs[r])), secret: p.secret[i/64]&(1<<(i%64)) != 0}
 }
 
 // empty reports whether nothing is remembered to be found.
@@ -144,11 +147,19 @@ func (p *privateLines) add(text string, source int) {
 		if len(p.runs) == 0 || int(uint32(p.runs[len(p.runs)-1])) != source {
 			p.runs = append(p.runs, uint64(idx)<<32|uint64(uint32(source)))
 		}
-		p.masks = appendMaskLine(p.masks, line)
-		p.ends = append(p.ends, uint32(len(p.masks)))
 		if idx%64 == 0 {
 			p.secret = append(p.secret, 0)
+			p.marks = append(p.marks, uint32(len(p.masks)))
 		}
+		at := len(p.masks)
+		p.masks = appendMaskLine(p.masks, line)
+		for j := at; j < len(p.masks); j++ {
+			if p.masks[j] == '\n' { // not from strings.Lines; kept apart all the same
+				p.masks[j] = ' '
+			}
+		}
+		p.masks = append(p.masks, '\n')
+		p.lines++
 		if secret {
 			p.secret[idx/64] |= 1 << (idx % 64)
 		}
@@ -170,7 +181,7 @@ func (p *privateLines) settle() {
 		p.anchors = slices.Compact(merge(p.anchors, p.newAnchors))
 		p.newFrags, p.newAnchors, p.taken = nil, nil, nil
 	}
-	p.masks, p.ends, p.runs = fit(p.masks), fit(p.ends), fit(p.runs)
+	p.masks, p.marks, p.runs = fit(p.masks), fit(p.marks), fit(p.runs)
 	p.scratch = nil
 }
 

@@ -55,7 +55,7 @@ func TestPieceIndex_everyWindow(t *testing.T) {
 }
 
 // What the gate keeps of a private file is bounded (issue 32): at most
-// 2 MB per MiB of a file of keys, every byte of it a secret (1.85 MB:
+// 2 MB per MiB of a file of keys, every byte of it a secret (1.77 MB:
 // a byte a byte of key, its anchors, its line quoted masked), where a
 // hash of each of its 12-byte pieces, the fragments' maps and the lines
 // kept 10.6 MB.
