@@ -7,45 +7,83 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/coda-acp/coda/acp/history"
+	"github.com/coda-acp/coda/acp/pickers"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 )
 
 // prompt starts a turn. It registers the turn's cancel func before the
 // turn's goroutine starts, so a session/cancel read right after this
 // message always finds it. The turn answers the request when it ends.
-func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptResponse, error) {
+func (s *Server) prompt(ctx context.Context, r *request[promptResponse], p *promptRequest) (*promptResponse, error) {
 	sess, err := s.session(*p.SessionID)
 	if err != nil {
 		return nil, err
 	}
-	text, err := renderPrompt(p.Prompt)
-	if err != nil {
-		return nil, err
-	}
-	if expanded, ok := s.agentCommand(p.Prompt); ok {
-		text = expanded
-	}
-	images, err := promptImages(p.Prompt)
+	text, images, err := s.readPrompt(p)
 	if err != nil {
 		return nil, err
 	}
 	sess.mu.Lock()
-	outs := sess.outputs
-	history := append([]engine.Exchange(nil), sess.history...)
-	busy := !r.dequeued && (sess.running != nil || sess.starting || len(sess.queue) > 0)
+	busy := sess.running != nil || sess.starting || len(sess.queue) > 0
 	sess.mu.Unlock()
 	if busy {
 		// Answered after the turn before it, or joins it (queue.go).
-		return s.queuePrompt(r, sess, p)
+		return s.prompts.queue(r, sess, p)
 	}
 	if name, arg, ok := parseCommand(p.Prompt); ok {
 		if id := commandOptions[name]; arg != "" && s.readsFiles(sess, id, arg) {
 			// Off the read loop, as set_config_option's would be.
-			return sessionAside(s, r, sess.id, func(context.Context) (*promptResponse, error) { return s.runCommand(sess, name, arg), nil })
+			return sessionAside(ctx, s, r, sess.id, func(context.Context) (*promptResponse, error) { return s.runCommand(sess, name, arg), nil })
 		}
 		return s.runCommand(sess, name, arg), nil
 	}
+	return s.beginTurn(r, sess, p, text, images)
+}
+
+// startDequeued handles a prompt that waited for its session's turn as
+// prompt would have, now that the session is free (queue.go). It runs off
+// the read loop already: a command that reads files runs where it is.
+func (s *Server) startDequeued(r *request[promptResponse], p *promptRequest) (*promptResponse, error) {
+	sess, err := s.session(*p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	text, images, err := s.readPrompt(p)
+	if err != nil {
+		return nil, err
+	}
+	if name, arg, ok := parseCommand(p.Prompt); ok {
+		return s.runCommand(sess, name, arg), nil
+	}
+	return s.beginTurn(r, sess, p, text, images)
+}
+
+// readPrompt is a prompt's text (an agent's command expanded) and images.
+func (s *Server) readPrompt(p *promptRequest) (string, []llm.Image, error) {
+	text, err := renderPrompt(p.Prompt)
+	if err != nil {
+		return "", nil, err
+	}
+	if expanded, ok := agentCommand(s.opts.Agent, p.Prompt); ok {
+		text = expanded
+	}
+	images, err := promptImages(p.Prompt)
+	if err != nil {
+		return "", nil, err
+	}
+	return text, images, nil
+}
+
+// beginTurn starts the turn of a prompt whose session is free.
+func (s *Server) beginTurn(r *request[promptResponse], sess *session, p *promptRequest, text string, images []llm.Image) (*promptResponse, error) {
+	sess.mu.Lock()
+	outs := sess.outputs
+	history := append([]engine.Exchange(nil), sess.history...)
+	sess.mu.Unlock()
 	thoughts, err := s.commentaryAsThought(sess, p.Meta)
 	if err != nil {
 		return nil, err
@@ -53,18 +91,18 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 	var compile func() (*blueprint.Outputs, error) // the turn's, off the read loop
 	if raw := p.Meta.output(); raw != nil {
 		// A per-turn spec: the session's contracts, recompiled with it.
-		if err := s.shapes("_meta.coda.output"); err != nil {
+		if err := s.out.shapes("_meta.coda.output"); err != nil {
 			return nil, err
 		}
-		levels := s.levels(sess.meta, sess.config)
+		levels := s.out.levels(sess.meta, sess.config)
 		compile = func() (*blueprint.Outputs, error) {
 			var err error
-			if levels.PromptMeta, err = s.metaLevel(raw, sess.cwd); err != nil {
+			if levels.PromptMeta, err = s.out.metaLevel(raw, sess.cwd); err != nil {
 				return nil, err
 			}
-			return s.compile(levels)
+			return s.out.compile(levels)
 		}
-		if !s.compileReadsFiles(raw) && !s.compileReadsFiles(sess.metaRaw) {
+		if !s.out.compileReadsFiles(raw) && !s.out.compileReadsFiles(sess.metaRaw) {
 			if outs, err = compile(); err != nil {
 				return nil, err
 			}
@@ -74,27 +112,26 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 		// answers the prompt.
 	}
 
-	ctx, cancel, err := r.begin()
+	ctx, cancel, err := r.Begin()
 	if err != nil {
 		return nil, err
 	}
 	// Answered by the turn when it ends.
-	answer := r.keep()
-	run := &running{cancel: cancel, done: make(chan struct{}), prompt: p.Prompt, id: idKeyOf(r.id), steer: &steerBox{}}
+	answer := r.Keep()
+	run := &running{cancel: cancel, done: make(chan struct{}), prompt: p.Prompt, id: jsonrpc.KeyOf(r.ID()), steer: &steerBox{}}
 	sess.mu.Lock()
 	sess.running, sess.answering, sess.starting = run, true, false
 	sess.mu.Unlock()
-	s.mu.Lock()
-	s.prompts[run.id] = sess
-	s.mu.Unlock()
+	s.prompts.add(run.id, sess)
 
 	// What this prompt is; the rest is the engine's (Options.Engine).
+	picks := sess.picks()
 	turn := &engine.Turn{
 		RunID: s.opts.Engine.NewID("r"), SessionID: sess.id, Agent: s.opts.Agent, Outputs: outs,
 		Prompt: text, Images: images, History: history, PromptSources: promptSources(p.Prompt),
-		UserModel: s.userModel(sess), DefaultModel: s.opts.DefaultModel, UserEffort: s.userEffort(sess),
-		Withhold: withhold(sess.mode), Workspace: sess.ws, ToolSupport: sess.toolSupport,
-		Tainted: sess.tainted(), Steer: run.steer.take, ClientGone: s.conn.out.gone, Private: sess.private,
+		UserModel: s.pick.UserModel(picks), DefaultModel: s.pick.Default(false), UserEffort: s.pick.UserEffort(picks),
+		Withhold: pickers.Withhold(picks.Mode), Workspace: sess.ws, ToolSupport: sess.toolSupport,
+		Tainted: sess.tainted(), Steer: run.steer.take, ClientGone: s.conn.Gone, Private: sess.private,
 	}
 	go s.runTurn(ctx, run, answer, sess, turn, thoughts, compile)
 	return nil, nil
@@ -109,8 +146,8 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	// finished and the session index's line written (not on the answer's
 	// path: the session's file is, saveTurn); then the connection stops
 	// owing this answer, so coda never exits before a record is whole.
-	defer s.conn.end()
-	defer s.next(sess) // the prompt queued behind this one, once it is answered
+	defer s.conn.End()
+	defer s.prompts.next(sess) // the prompt queued behind this one, once it is answered
 	var res *engine.Result
 	// The prompts that joined the turn are answered after it, with its
 	// stop reason; those it did not read wait in the queue (queue.go).
@@ -119,11 +156,11 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 		if res != nil && res.Err == nil {
 			stop = res.StopReason
 		}
-		s.steered(sess, r.steer, turn.RunID, stop)
+		s.prompts.steered(sess, r.steer, turn.RunID, stop)
 	}()
 	defer func() {
 		if res != nil {
-			s.conn.out.sent()
+			s.conn.Sent()
 			res.Recorded()
 		}
 		s.store.Flush() // the index's line of the turn's append
@@ -138,37 +175,35 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 		sess.mu.Lock()
 		sess.running = nil
 		sess.mu.Unlock()
-		s.mu.Lock()
-		delete(s.prompts, r.id)
-		s.mu.Unlock()
+		s.prompts.forget(r.id)
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("panic in a prompt turn", "session", sess.id, "run", turn.RunID, "panic", p, "stack", string(debug.Stack()))
 			release()
-			answer.failWith(codeInternalError, fmt.Sprintf("internal error: the turn failed inside coda (%v); the session is still usable", p), turnPanicked{RunID: turn.RunID})
+			answer.FailWith(jsonrpc.CodeInternalError, fmt.Sprintf("internal error: the turn failed inside coda (%v); the session is still usable", p), turnPanicked{RunID: turn.RunID})
 		}
 	}()
-	sink := &updateSink{out: s.conn.out, sessionID: sess.id, cwd: sess.cwd, compaction: s.advertisesCompaction(), seen: s.turnNotices(sess), commentAsThought: commentAsThought}
+	sink := &updateSink{out: s.conn, sessionID: sess.id, cwd: sess.cwd, compaction: s.caps.compaction(), seen: sess.turnNotices(s.caps.notices()), commentAsThought: commentAsThought}
 	if s.keepsSessions() {
-		sink.streamed = &streamedText{}
+		sink.streamed = history.NewStreamed(appendTextChunk)
 	}
 	if compile != nil {
 		outs, err := compile()
 		if err != nil {
 			release()
-			answer.fail(err)
+			answer.Fail(err)
 			return
 		}
 		turn.Outputs = outs
 	}
 	if err := s.startTurn(sess, turn, r.prompt); err != nil {
 		release()
-		answer.fail(err)
+		answer.Fail(err)
 		return
 	}
 	s.catchUp(sess, turn)
-	s.mcpTurn(ctx, sess, turn, sink)
+	sess.mcpTurn(ctx, s.opts.Agent, s.opts.Engine, turn, sink)
 	// What the turn is given to warn of (a retired check of the prompt's
 	// spec, MCP servers), noticed as it starts.
 	if turn.Outputs != nil {
@@ -189,7 +224,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	}
 	sess.taintedBy(res.Tainted)
 	release()
-	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.streamed.updates(res.Mask), maskUpdates(sink.closing, res.Mask), res.Status, res.ClientGone || s.conn.out.gone()); w != "" {
+	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.streamed.Updates(res.Mask), history.MaskUpdates(sink.closing, res.Mask), res.Status, res.ClientGone || s.conn.Gone()); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	// What arose after the closing chunk (the record or the session's file
@@ -207,10 +242,10 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	// no_answer chunk before it says why in the conversation.
 	if res.Err != nil && !errors.Is(res.Err, context.Canceled) {
 		s.log.Error("turn failed", "session", sess.id, "run", res.RunID, "err", res.Err)
-		answer.failWith(codeInternalError, "the turn failed: "+res.Err.Error(), coda)
+		answer.FailWith(jsonrpc.CodeInternalError, "the turn failed: "+res.Err.Error(), coda)
 		return
 	}
-	answer.reply(&promptResponse{StopReason: res.StopReason, Meta: codaMeta[promptOutcome]{Coda: coda}})
+	answer.Reply(&promptResponse{StopReason: res.StopReason, Meta: codaMeta[promptOutcome]{Coda: coda}})
 }
 
 // renderPrompt turns the prompt's content blocks into the text the model

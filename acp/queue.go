@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/coda-acp/coda/internal/jsonrpc"
 )
 
 // Prompts sent while a turn runs (DESIGN §22). A session/prompt that finds
@@ -31,6 +33,45 @@ const (
 
 // errPromptQueueFull refuses a prompt past its session's queue's bounds.
 var errPromptQueueFull = errors.New("too many prompts are waiting for this session's running turn: send this again once one has answered, or send session/cancel")
+
+// promptQueue holds the prompts a server owes an answer beyond the read
+// loop's: each running or queued prompt by its request id (for
+// $/cancel_request), and each session's queue, started in order as its
+// turns end. It runs a prompt as the server does (Server.prompt) and
+// tells the connection what it no longer owes.
+type promptQueue struct {
+	s  *Server
+	mu sync.Mutex
+	// byID is a running or queued prompt's request id (idKey) → its
+	// session.
+	byID map[string]*session
+}
+
+func newPromptQueue(s *Server) *promptQueue {
+	return &promptQueue{s: s, byID: map[string]*session{}}
+}
+
+// add notes that the prompt with request id key runs or waits in sess.
+func (pq *promptQueue) add(key string, sess *session) {
+	pq.mu.Lock()
+	pq.byID[key] = sess
+	pq.mu.Unlock()
+}
+
+// forget notes that the prompt with request id key is answered.
+func (pq *promptQueue) forget(key string) {
+	pq.mu.Lock()
+	delete(pq.byID, key)
+	pq.mu.Unlock()
+}
+
+// sessionOf is the session of the running or queued prompt with request
+// id key; nil when none is.
+func (pq *promptQueue) sessionOf(key string) *session {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	return pq.byID[key]
+}
 
 // A queuedPrompt is a prompt read while its session's turn ran.
 type queuedPrompt struct {
@@ -107,10 +148,11 @@ func (b *steerBox) cancel() {
 	b.mu.Unlock()
 }
 
-// queuePrompt queues p behind its session's running turn, or joins that
+// queue queues p behind its session's running turn, or joins that
 // turn when p steers. Called where prompt would start a turn, with the
 // session busy.
-func (s *Server) queuePrompt(r *request[promptResponse], sess *session, p *promptRequest) (*promptResponse, error) {
+func (pq *promptQueue) queue(r *request[promptResponse], sess *session, p *promptRequest) (*promptResponse, error) {
+	s := pq.s
 	size := promptBytes(p.Prompt)
 	steer := p.Meta.steer()
 	var text string
@@ -126,14 +168,12 @@ func (s *Server) queuePrompt(r *request[promptResponse], sess *session, p *promp
 	if full {
 		return nil, fmt.Errorf("%w: session %s: %w", ErrInvalidParams, sess.id, errPromptQueueFull)
 	}
-	ctx, cancel, err := r.begin()
+	ctx, cancel, err := r.Begin()
 	if err != nil {
 		return nil, err
 	}
-	q := &queuedPrompt{p: p, id: r.id, key: idKeyOf(r.id), ctx: ctx, cancel: cancel, answer: r.keep(), bytes: size, text: text}
-	s.mu.Lock()
-	s.prompts[q.key] = sess
-	s.mu.Unlock()
+	q := &queuedPrompt{p: p, id: r.ID(), key: jsonrpc.KeyOf(r.ID()), ctx: ctx, cancel: cancel, answer: r.Keep(), bytes: size, text: text}
+	pq.add(q.key, sess)
 	sess.mu.Lock()
 	if steer && sess.running != nil && sess.running.steer != nil && sess.running.steer.add(q) {
 		sess.mu.Unlock()
@@ -147,14 +187,14 @@ func (s *Server) queuePrompt(r *request[promptResponse], sess *session, p *promp
 	s.log.Info("a prompt waits for the running turn", "session", sess.id, "queued", len(sess.queue))
 	if idle {
 		// The turn it waited for ended meanwhile.
-		s.next(sess)
+		pq.next(sess)
 	}
 	return nil, nil
 }
 
 // next starts the first prompt of the session's queue, when no turn runs.
 // Called once a turn has answered.
-func (s *Server) next(sess *session) {
+func (pq *promptQueue) next(sess *session) {
 	sess.mu.Lock()
 	if sess.running != nil || sess.starting || len(sess.queue) == 0 {
 		sess.mu.Unlock()
@@ -165,54 +205,54 @@ func (s *Server) next(sess *session) {
 	sess.queueBytes -= q.bytes
 	sess.starting = true
 	sess.mu.Unlock()
-	go s.startQueued(sess, q)
+	go pq.start(sess, q)
 }
 
-// startQueued handles a queued prompt as prompt would have, had its
+// start handles a queued prompt as prompt would have, had its
 // session been free: under the context its queueing began.
-func (s *Server) startQueued(sess *session, q *queuedPrompt) {
-	defer s.conn.end() // the queue's; a turn owes its own
+func (pq *promptQueue) start(sess *session, q *queuedPrompt) {
+	s := pq.s
+	defer s.conn.End() // the queue's; a turn owes its own
 	defer q.cancel()
-	r := &request[promptResponse]{s: s, method: "session/prompt", id: q.id, ctx: q.ctx, queued: true, dequeued: true}
+	// Its lane is Held: the queue's own work holds the connection open, so a
+	// prompt read before stdin ended still starts, as the loop would have.
+	r := jsonrpc.NewRequest[promptResponse](s.conn.Held(), "session/prompt", q.id)
 	if q.ctx.Err() != nil {
 		sess.mu.Lock()
 		sess.starting = false
 		sess.mu.Unlock()
-		s.cancelQueued(sess, q)
-		s.next(sess)
+		pq.cancel(sess, q)
+		pq.next(sess)
 		return
 	}
-	res, err := s.prompt(r, q.p)
-	if r.kept {
+	res, err := s.startDequeued(r, q.p)
+	if r.Kept() {
 		// A turn runs, and answers it; it cleared starting.
 		return
 	}
 	sess.mu.Lock()
 	sess.starting = false
 	sess.mu.Unlock()
-	s.mu.Lock()
-	delete(s.prompts, q.key)
-	s.mu.Unlock()
+	pq.forget(q.key)
 	if err != nil {
-		q.answer.fail(err)
+		q.answer.Fail(err)
 	} else {
-		q.answer.reply(res)
+		q.answer.Reply(res)
 	}
-	s.next(sess)
+	pq.next(sess)
 }
 
-// cancelQueued answers a queued prompt that never ran "cancelled".
-func (s *Server) cancelQueued(sess *session, q *queuedPrompt) {
-	s.mu.Lock()
-	delete(s.prompts, q.key)
-	s.mu.Unlock()
-	q.answer.reply(&promptResponse{StopReason: "cancelled", Meta: codaMeta[promptOutcome]{Coda: promptOutcome{Status: "cancelled", Warnings: []string{}}}})
+// cancel answers a queued prompt that never ran "cancelled".
+func (pq *promptQueue) cancel(sess *session, q *queuedPrompt) {
+	pq.forget(q.key)
+	q.answer.Reply(&promptResponse{StopReason: "cancelled", Meta: codaMeta[promptOutcome]{Coda: promptOutcome{Status: "cancelled", Warnings: []string{}}}})
 }
 
-// dropQueue takes every prompt out of the session's queue, and the
+// drop takes every prompt out of the session's queue, and the
 // running turn's steering prompts, and answers each "cancelled"
 // (session/cancel).
-func (s *Server) dropQueue(sess *session) {
+func (pq *promptQueue) drop(sess *session) {
+	s := pq.s
 	sess.mu.Lock()
 	queue := sess.queue
 	sess.queue, sess.queueBytes = nil, 0
@@ -222,14 +262,15 @@ func (s *Server) dropQueue(sess *session) {
 	sess.mu.Unlock()
 	for _, q := range queue {
 		q.cancel()
-		s.cancelQueued(sess, q)
-		s.conn.end()
+		pq.cancel(sess, q)
+		s.conn.End()
 	}
 }
 
-// dropQueued answers the queued prompt with the request key "cancelled"
+// dropID answers the queued prompt with the request key "cancelled"
 // and reports whether it found one ($/cancel_request).
-func (s *Server) dropQueued(sess *session, key string) bool {
+func (pq *promptQueue) dropID(sess *session, key string) bool {
+	s := pq.s
 	sess.mu.Lock()
 	for i, q := range sess.queue {
 		if q.key == key {
@@ -237,8 +278,8 @@ func (s *Server) dropQueued(sess *session, key string) bool {
 			sess.queueBytes -= q.bytes
 			sess.mu.Unlock()
 			q.cancel()
-			s.cancelQueued(sess, q)
-			s.conn.end()
+			pq.cancel(sess, q)
+			s.conn.End()
 			return true
 		}
 	}
@@ -249,21 +290,20 @@ func (s *Server) dropQueued(sess *session, key string) bool {
 // steered answers a turn's steering prompts once it has ended: those the
 // model read with the turn's stop reason; those it did not are queued
 // first, unless the turn was cancelled, which cancels them too.
-func (s *Server) steered(sess *session, b *steerBox, runID, stop string) {
+func (pq *promptQueue) steered(sess *session, b *steerBox, runID, stop string) {
+	s := pq.s
 	taken, pending, cancelled := b.close()
 	for _, q := range taken {
-		s.mu.Lock()
-		delete(s.prompts, q.key)
-		s.mu.Unlock()
-		q.answer.reply(&promptResponse{StopReason: stop, Meta: codaMeta[promptOutcome]{Coda: promptOutcome{Status: "steered", RunID: runID, Warnings: []string{}}}})
+		pq.forget(q.key)
+		q.answer.Reply(&promptResponse{StopReason: stop, Meta: codaMeta[promptOutcome]{Coda: promptOutcome{Status: "steered", RunID: runID, Warnings: []string{}}}})
 		q.cancel()
-		s.conn.end()
+		s.conn.End()
 	}
 	if cancelled {
 		for _, q := range pending {
 			q.cancel()
-			s.cancelQueued(sess, q)
-			s.conn.end()
+			pq.cancel(sess, q)
+			s.conn.End()
 		}
 		return
 	}

@@ -2,16 +2,17 @@ package acp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 
+	"github.com/coda-acp/coda/acp/pickers"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/mcp"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/outputspec"
 	statestore "github.com/coda-acp/coda/store"
 )
@@ -30,8 +31,9 @@ type Options struct {
 	// are the server's; its log is where the server logs as well.
 	Engine *engine.Engine
 
-	UserModel    string
-	DefaultModel string
+	// UserModel is --model: the model of stages that take the user's
+	// model, until a session picks its own.
+	UserModel string
 	// UserEffort is --effort: the reasoning effort of stages that take the
 	// user's model, until a session picks its own (effort.go).
 	UserEffort string
@@ -58,35 +60,10 @@ type Options struct {
 	// session's _meta.coda.commentary wins over it.
 	Commentary string
 
-	// Models beyond the launch's (auth.go, modes.go).
-
-	// FindDefault, when DefaultModel is "", looks for one (a local Ollama
-	// that answers); "" when there is none. With wait false it answers at
-	// once, "" while it is still looking; with wait it may take a moment,
-	// so acp waits only in a turn's goroutine or in authenticate (auth.go).
-	FindDefault func(wait bool) string
-	// PickerModels are more models the model option offers (config.toml's
-	// [picker] models), after the launch's.
-	PickerModels []string
-	// Discover lists the models the providers offer, for the model option
-	// after PickerModels (listed.go): asked once, in the background, when
-	// the first session starts, and kept for the process; ctx ends when
-	// Serve does. Nil lists none ([picker] discover = false).
-	Discover func(ctx context.Context) []ListedModel
-	// Efforts says which reasoning effort levels the model spec names
-	// takes, in order, and the level it is given when the session picks
-	// none (--effort, else the config's; "" leaves it to the model). Nil
-	// offers no effort option.
-	Efforts func(spec string) (takes []string, launch string)
-	// CheckModel says whether a model spec can be used: nil, an error
-	// wrapping ErrAuthRequired when its key is not set (the message names
-	// the variable), or another error when the spec itself is wrong. Nil
-	// takes every PROVIDER:MODEL.
-	CheckModel func(spec string) error
-	// Reach says why a turn could not reach a model when the user's model
-	// is userModel and the default defaultModel, or nil when it can: the
-	// message says what to set. Nil takes every turn as reachable.
-	Reach func(userModel, defaultModel string) error
+	// Models answers what acp asks of the models beyond the launch's: the
+	// default, the picker's list, efforts, whether a model can be used
+	// (models.go). Nil knows none.
+	Models Models
 
 	// MCPStartWait bounds how long a prompt waits for its session's MCP
 	// servers still starting (default 10s); MCPStartTimeout how long a
@@ -105,69 +82,63 @@ func (o *Options) log() *slog.Logger {
 	return o.Engine.Log
 }
 
-// Errors mapped to JSON-RPC codes; wrap them with %w.
+// Errors that answer with their JSON-RPC codes; wrap them with %w.
 var (
-	ErrInvalidParams  = errors.New("invalid params")
-	ErrMethodNotFound = errors.New("method not found")
+	ErrInvalidParams  = jsonrpc.ErrInvalidParams
+	ErrMethodNotFound = jsonrpc.ErrMethodNotFound
 	// ErrAuthRequired is ACP's -32000: no model can be reached until the
 	// user sets what the message names.
-	ErrAuthRequired = errors.New("authentication required")
+	ErrAuthRequired = jsonrpc.NewError(-32000, "authentication required")
 	// ErrNotFound is ACP's -32002, "resource not found": a session coda
-	// does not have (never made, closed, deleted).
-	ErrNotFound = errors.New("resource not found")
+	// does not have (never made, closed, deleted; DESIGN §8).
+	ErrNotFound = jsonrpc.NewError(-32002, "resource not found")
 )
 
-// codeOf maps an error to its JSON-RPC code: one table for the transport.
-func codeOf(err error) int {
-	switch {
-	case errors.Is(err, ErrInvalidParams):
-		return codeInvalidParams
-	case errors.Is(err, ErrMethodNotFound):
-		return codeMethodNotFound
-	case errors.Is(err, ErrAuthRequired):
-		return codeAuthRequired
-	case errors.Is(err, ErrNotFound):
-		return codeResourceNotFound
-	}
-	return codeInternalError
-}
+// DefaultMaxMessageBytes is the longest line coda reads whole when
+// Options.MaxMessageBytes is not set.
+const DefaultMaxMessageBytes = jsonrpc.DefaultMaxMessageBytes
 
 // A Server serves one ACP connection: the method table and the sessions.
-// The connection's life (serving, draining, shutting down) is conn's.
+// The connection's life (serving, draining, shutting down) is
+// jsonrpc.Conn's.
 type Server struct {
 	opts Options
 	log  *slog.Logger
-	conn *conn // set by Serve, before the first message is read
-	// launchOutputs are the contracts at launch: advertised in initialize.
-	launchOutputs *blueprint.Outputs
-	launchLevel   *outputspec.Level
-	// launchNamesFiles: the launch's spec or the agent's outputs name a
-	// schema file or validator, read at every compile (compileReadsFiles).
-	launchNamesFiles bool
+	conn *jsonrpc.Conn // set by Serve, before the first message is read
+	// out are the agent's answer contracts, the launch's and a session's
+	// (outputs.go).
+	out *outputs
+	// pick answers the sessions' pickers (modes.go, acp/pickers).
+	pick *pickers.Picker
 
 	// store keeps the sessions' files (the engine's store); nil without a
 	// state directory.
 	store *statestore.Store
 
+	// prompts are the prompts owed an answer off the read loop: running
+	// and queued (queue.go).
+	prompts *promptQueue
+
 	mu       sync.Mutex
 	sessions map[string]*session
-	prompts  map[string]*session // a running prompt's request id → its session
 	loading  map[string]*restore // the sessions a load or resume is restoring (load.go)
-	// queues hold the messages naming a session whose request runs off
+	// order holds the messages naming a session whose request runs off
 	// the read loop, by session id (order.go).
-	queues     map[string]*sessionQueue
-	clientCaps json.RawMessage
+	order jsonrpc.Order
+	// caps are the client's capabilities, from initialize.
+	caps capabilities
 	// mcp runs the sessions' MCP servers (mcp.go), stopped with the
 	// connection.
 	mcp *mcp.Host
-	// listing is the providers' model list (listed.go).
-	listing *listing
 }
 
 // NewServer checks opts and compiles the launch output contracts.
 func NewServer(opts Options) (*Server, error) {
 	if opts.Agent == nil || opts.Engine == nil || opts.Engine.Models == nil {
 		return nil, errors.New("acp: Options.Agent, Options.Engine and its Models are required")
+	}
+	if opts.Models == nil {
+		opts.Models = noModels{}
 	}
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 30 * time.Second
@@ -181,89 +152,42 @@ func NewServer(opts Options) (*Server, error) {
 	if err := CheckCommentary(opts.Commentary); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, prompts: map[string]*session{}, loading: map[string]*restore{}, queues: map[string]*sessionQueue{}, listing: newListing()}
+	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, loading: map[string]*restore{}}
 	s.mcp = mcp.NewHost(mcp.Options{
 		Log: s.log, Version: opts.Version,
 		StartTimeout: opts.MCPStartTimeout, CallTimeout: opts.MCPCallTimeout, StartWait: opts.MCPStartWait,
 	})
 	s.store = opts.Engine.Store
-	s.launchLevel = &outputspec.Level{Dir: opts.LaunchDir, Spec: opts.Launch}
-	outs, err := blueprint.CompileOutputs(opts.Agent, outputspec.Levels{Launch: s.launchLevel})
+	out, err := newOutputs(opts.Agent, outputspec.Level{Dir: opts.LaunchDir, Spec: opts.Launch}, opts.Engine.Taint, s.log)
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range outs.Warnings {
-		s.log.Warn(w)
-	}
-	s.launchOutputs = outs
-	s.launchNamesFiles = namesFilesAtLaunch(opts.Launch, opts.Agent)
+	s.out = out
+	s.prompts = newPromptQueue(s)
+	s.pick = pickers.New(opts.Models, opts.UserModel, opts.UserEffort, out.privateFile)
 	return s, nil
 }
 
-// reply writes a result response; id is as the client sent it.
-func (s *Server) reply(id json.RawMessage, result any) {
-	b := make([]byte, 0, 256)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"result":`...)
-	b = appendJSON(b, result)
-	b = append(b, '}')
-	if err := s.conn.out.writeLine(b); err != nil {
-		s.log.Debug("writing a reply", "err", err)
-	}
+// Serve serves one ACP connection on in and out. It returns when the
+// connection is over (in ended, or ctx is done because coda was signalled)
+// and every prompt read has been answered and the output flushed; the error
+// is the output's, if writing failed. A Server serves one connection.
+//
+// When ctx ends first, in may still be open: reading it goes on in the
+// background until it ends, but nothing read is answered any more.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	s.conn = s.newConn(in, out)
+	err := s.conn.Serve(ctx, s.serve)
+	// Then stop the sessions' MCP servers: every turn that could call
+	// them has answered; and the providers' listing, if it still runs.
+	s.mcp.Close()
+	s.pick.Listing.Stop()
+	// The index's lines of the last turns' appends are written.
+	s.store.Flush()
+	return err
 }
 
-// replyError writes an error response, with optional data.
-func (s *Server) replyError(id json.RawMessage, code int, msg string, data any) {
-	b := appendError(make([]byte, 0, 128+len(msg)), id, code, msg, data)
-	if err := s.conn.out.writeLine(b); err != nil {
-		s.log.Debug("writing a reply", "err", err)
-	}
-}
-
-// appendError appends an error response: id is already encoded (nil is
-// null), data is left out when nil. Every error coda answers is made here.
-func appendError(b, id []byte, code int, msg string, data any) []byte {
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	if id == nil {
-		id = []byte("null")
-	}
-	b = append(b, id...)
-	b = append(b, `,"error":{"code":`...)
-	b = appendInt(b, int64(code))
-	b = append(b, `,"message":`...)
-	b = appendString(b, msg)
-	if data != nil {
-		b = append(b, `,"data":`...)
-		b = appendJSON(b, data)
-	}
-	return append(b, "}}"...)
-}
-
-// idKey is a map key for a request id: the same for one id however it is
-// spelt (a string's escapes, a number's form); false for what is no id.
-func idKey(raw json.RawMessage) (string, bool) {
-	var v any
-	if isNull(raw) || json.Unmarshal(raw, &v) != nil {
-		return "", false
-	}
-	switch v := v.(type) {
-	case string:
-		return "s:" + v, true
-	case float64:
-		var n json.Number
-		if json.Unmarshal(raw, &n) == nil {
-			if i, err := n.Int64(); err == nil {
-				return "n:" + strconv.FormatInt(i, 10), true
-			}
-		}
-	}
-	return "", false
-}
-
-// idKeyOf is the key of a request's own id, which the line reader has
-// checked is one.
-func idKeyOf(id json.RawMessage) string {
-	key, _ := idKey(id)
-	return key
+// newConn is the JSON-RPC connection on in and out, as opts configure it.
+func (s *Server) newConn(in io.Reader, out io.Writer) *jsonrpc.Conn {
+	return jsonrpc.NewConn(jsonrpc.Options{Log: s.log, MaxMessageBytes: s.opts.MaxMessageBytes, DrainTimeout: s.opts.DrainTimeout, Trace: s.opts.Trace}, in, out)
 }
