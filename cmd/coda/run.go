@@ -148,11 +148,17 @@ func runTask(ctx context.Context, f *runFlags, task string, args []string, rs *r
 		// Someone is at the terminal: ask_user is offered, and asks there.
 		workspace = askingWorkspace{ws, newTerminalAsker(stdin, progress)}
 	}
+	// The private files a walk found, kept for the next run in this
+	// workspace, which then walks it only if a folder changed.
+	var keep string
+	if e.Store.Dir() != "" {
+		keep = filepath.Join(e.Store.Dir(), "private")
+	}
 	turn := &engine.Turn{
 		RunID: runID, Agent: l.Agent, Outputs: outs, Prompt: task,
 		UserModel: l.UserModel, DefaultModel: l.Models.Default(false), UserEffort: l.UserEffort, Workspace: workspace,
 		Checkpoints: true,
-		Private:     taint.NewIndex(), // for its note when the workspace is too large to look through
+		Private:     taint.OpenIndex(keep), // and its note when the workspace is too large to look through
 	}
 	if rs != nil {
 		turn.Resume = rs.from
