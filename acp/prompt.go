@@ -210,7 +210,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 		answer.failWith(codeInternalError, "the turn failed: "+res.Err.Error(), coda)
 		return
 	}
-	answer.reply(&promptResponse{StopReason: res.StopReason, Meta: codaMeta[promptOutcome]{Coda: coda}})
+	answer.reply(&promptResponse{StopReason: res.StopReason, Meta: codaMeta[promptOutcome]{Coda: coda}, Usage: usageOf(res.Usage)})
 }
 
 // renderPrompt turns the prompt's content blocks into the text the model

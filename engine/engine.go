@@ -217,6 +217,9 @@ type Result struct {
 	Written []string
 	// Err is a model or tool failure that ended the run.
 	Err error
+	// Usage is what the run's model calls used and cost, its workers'
+	// and children's, repairs and all (usage.go).
+	Usage store.Spend
 	// Workers and Children are the run's fan_out workers and spawned
 	// children, as run.json lists them (DESIGN §12).
 	Workers, Children []store.SubRun
@@ -297,6 +300,7 @@ func (r *run) run(ctx context.Context) *Result {
 	}
 	res := r.finish(ctx, err)
 	res.Workers, res.Children = r.sub.workers, append(r.resumedChildren, r.childRecords()...)
+	res.Usage = r.spent.total()
 	if !sub && r.t.ClientGone != nil {
 		res.gone, res.ClientGone = r.t.ClientGone, r.t.ClientGone()
 	}
@@ -346,6 +350,7 @@ type run struct {
 	log   *slog.Logger
 	rec   *store.Run
 	share *tree // what the run shares with its workers and children
+	spent *spend // its calls' tokens and cost, its sub-runs' included (usage.go)
 
 	plan     []PlanEntry
 	visits   map[string]int
@@ -398,7 +403,7 @@ type stageOutcome struct {
 // child of parent, which shares its tree, its record's writer and its
 // taint gate (subrun.go).
 func (e *Engine) newRun(t *Turn, sink Sink, parent *run) *run {
-	r := &run{e: e, t: t, sink: sink, log: e.log().With("run", t.RunID), visits: map[string]int{}}
+	r := &run{e: e, t: t, sink: sink, log: e.log().With("run", t.RunID), visits: map[string]int{}, spent: newSpend(parent)}
 	if t.Outputs != nil {
 		r.warnings = append(r.warnings, t.Outputs.Warnings...)
 	}

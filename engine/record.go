@@ -8,6 +8,7 @@ import (
 	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/bytesize"
+	"github.com/coda-acp/coda/internal/prices"
 	"github.com/coda-acp/coda/internal/textcut"
 	"github.com/coda-acp/coda/store"
 )
@@ -41,7 +42,7 @@ func recordHead(r *run) store.RunRecord {
 // finishRecord writes run.json as res says the run ended, and returns it.
 func finishRecord(rec *store.Run, res *Result) *store.RunRecord {
 	rr := &store.RunRecord{Status: res.Status, StopReason: res.StopReason, Flags: res.Flags, Warnings: res.Warnings, FinalOutput: res.Answer, Files: maskFiles(res.Written, res.secrets.Mask),
-		Workers: res.Workers, Children: res.Children, Taint: res.Taint,
+		Workers: res.Workers, Children: res.Children, Taint: res.Taint, Usage: &res.Usage,
 		NoAnswer: res.NoAnswer, Unavailable: res.Unavailable, ClientGone: res.ClientGone}
 	if res.Err != nil {
 		rr.Error = res.Err.Error()
@@ -67,6 +68,10 @@ type stageStatus struct {
 	// visit's calls.
 	Model string    `json:"model,omitempty"`
 	Usage llm.Usage `json:"usage"`
+	// Cost is what the visit's calls cost; absent while the price of a
+	// model it called is unknown, which Unpriced names (usage.go).
+	Cost     *prices.Cost `json:"cost,omitempty"`
+	Unpriced []string     `json:"unpriced,omitempty"`
 	// HistoryNotShown counts the session's earlier turns cut from what
 	// the visit was sent (history.go).
 	HistoryNotShown int `json:"historyNotShown,omitempty"`
@@ -95,6 +100,9 @@ type callUsage struct {
 	Model      string    `json:"model"`
 	StopReason string    `json:"stopReason"`
 	Usage      llm.Usage `json:"usage"`
+	// Cost is what the call cost; absent when its model's price is not
+	// known.
+	Cost *prices.Cost `json:"cost,omitempty"`
 	// Shape is how the call asked for the answer's shape (shape_record.go).
 	Shape *callShape `json:"shape,omitempty"`
 }
@@ -127,6 +135,8 @@ type visitRecord struct {
 	mask func(string) string
 	// sent are the projections of the answer's schema the visit sent.
 	sent []schemaSent
+	// spent is the visit's calls' tokens and cost (usage.go).
+	spent spend
 }
 
 func newVisitRecord(rec *store.Run, stage string, n int, mask func(string) string) *visitRecord {
@@ -252,6 +262,7 @@ func (vr *visitRecord) finish(v *stageVisit, err error) {
 	vr.status.Files = nonNil(maskFiles(v.written, vr.mask))
 	vr.status.Outcome, vr.status.Transition = v.ended, v.next
 	vr.status.Model, vr.status.Usage = v.model, v.usage
+	vr.status.Cost, vr.status.Unpriced = vr.costs()
 	if err != nil {
 		vr.status.Error = err.Error()
 	}

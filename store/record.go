@@ -48,6 +48,9 @@ type RunRecord struct {
 	// ended (an editor killed mid-turn): the run went on to its end all
 	// the same (DESIGN §21).
 	ClientGone bool `json:"clientGone,omitempty"`
+	// Usage is what the run's model calls used and cost, its workers'
+	// and children's included; absent in a record from before it.
+	Usage *Spend `json:"usage,omitempty"`
 }
 
 // An Answer is the answer record: one JSON shape used by `run --json`,
