@@ -350,7 +350,6 @@ type run struct {
 	log   *slog.Logger
 	rec   *store.Run
 	share *tree // what the run shares with its workers and children
-	spent *spend // its calls' tokens and cost, its sub-runs' included (usage.go)
 
 	plan     []PlanEntry
 	visits   map[string]int
@@ -374,6 +373,10 @@ type run struct {
 
 	ending // how a run without an answer ends (noanswer.go, unavailable.go)
 	kept   // artifact copies in the run record (keep.go)
+
+	// spent is its calls' tokens and cost, its sub-runs' included
+	// (usage.go).
+	spent *spend
 }
 
 // stageOutcome is what a finished stage visit leaves for later stages.
