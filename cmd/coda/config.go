@@ -107,6 +107,8 @@ type config struct {
 		MaxPartBytes       int64 `toml:"max_part_bytes"`
 		OverwriteArtifacts *bool `toml:"overwrite_artifacts"`
 	} `toml:"mime"`
+	// Models is [models."PROVIDER:MODEL"]: what a model costs (prices.go).
+	Models map[string]modelSettings `toml:"models"`
 
 	getenv    func(string) string
 	effort    string                                     // --effort: every model's, over the file's
@@ -295,6 +297,9 @@ func loadConfig(path string, getenv func(string) string) (*config, error) {
 // check validates what the file says, naming the key at fault. c.providers
 // still holds the built-in providers alone.
 func (c *config) check() error {
+	if err := c.checkPrices(); err != nil {
+		return err
+	}
 	if c.MIME.MaxPartBytes < 0 {
 		return fmt.Errorf("mime.max_part_bytes = %d: want a positive number of bytes, or leave it out for 10 MiB", c.MIME.MaxPartBytes)
 	}

@@ -260,6 +260,7 @@ func modelFacts(spec string) llm.ModelFact {
 func (c *config) modelFacts(spec string) llm.ModelFact {
 	spec = c.canonical(spec)
 	f := modelFacts(spec)
+	f.Price = c.price(spec)
 	name, model, ok := strings.Cut(spec, ":")
 	p := c.providers[name]
 	if !ok || p == nil {
