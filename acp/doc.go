@@ -43,7 +43,8 @@
 //	queue.go       prompts sent during a turn: queued behind it, or steering it; cancelled with it
 //	fork.go        session/fork (the unstable schema's): a new session from another's file
 //	ask.go         elicitation/create: the model's ask_user, the taint gate's question with a reason
-//	usage.go       what a turn used and cost: PromptResponse.usage
+//	usage.go       what a turn used and cost: PromptResponse.usage, usage_update's cost (the
+//	               session's so far, unknown while a model called has no price)
 //
 // Only this package writes to the protocol stream.
 package acp

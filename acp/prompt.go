@@ -149,7 +149,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 			answer.failWith(codeInternalError, fmt.Sprintf("internal error: the turn failed inside coda (%v); the session is still usable", p), turnPanicked{RunID: turn.RunID})
 		}
 	}()
-	sink := &updateSink{out: s.conn.out, sessionID: sess.id, cwd: sess.cwd, compaction: s.advertisesCompaction(), seen: s.turnNotices(sess), commentAsThought: commentAsThought}
+	sink := &updateSink{out: s.conn.out, sessionID: sess.id, cwd: sess.cwd, compaction: s.advertisesCompaction(), seen: s.turnNotices(sess), commentAsThought: commentAsThought, spent: &sess.spent}
 	if s.keepsSessions() {
 		sink.streamed = &streamedText{}
 	}
@@ -176,6 +176,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	}
 	_ = sink.noticeAll(turn.Warnings)
 	res = s.opts.Engine.Run(ctx, turn, sink)
+	sess.spent.add(res.Usage)
 
 	ex := engine.Exchange{Prompt: turn.HistoryPrompt(), Answer: res.LastReply, RunID: res.RunID}
 	if res.Answer != nil {

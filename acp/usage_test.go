@@ -16,6 +16,7 @@ import (
 	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/engine/tools"
+	"github.com/coda-acp/coda/internal/prices"
 	"github.com/coda-acp/coda/store"
 )
 
@@ -173,4 +174,82 @@ func TestPromptUsage(t *testing.T) {
 			}
 		}
 	})
+}
+
+// usageUpdates are the usage_update objects coda sent, in order.
+func usageUpdates(t *testing.T, lines []string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, l := range lines {
+		var m struct {
+			Params struct {
+				Update map[string]any `json:"update"`
+			} `json:"params"`
+		}
+		if json.Unmarshal([]byte(l), &m) == nil && m.Params.Update["sessionUpdate"] == "usage_update" {
+			out = append(out, m.Params.Update)
+		}
+	}
+	return out
+}
+
+// With a price, each usage_update carries the session's cost so far (the
+// worker's calls counted in the next one), and the prompt's response the
+// turn's; without one, both say the cost is unknown and name the model,
+// and no usage_update carries a cost.
+func TestPromptUsage_cost(t *testing.T) {
+	priced := func(string) llm.ModelFact {
+		return llm.ModelFact{Price: &prices.Price{Input: 3, Output: 15, CachedRead: 0.3, CachedWrite: 3.75}}
+	}
+	for _, tt := range []struct {
+		name    string
+		facts   llm.ModelFacts
+		updates []any // each usage_update's cost, or its _meta.coda
+		turn    string
+	}{
+		{"priced", priced, []any{
+			map[string]any{"amount": 0.00045, "currency": "USD"},
+			map[string]any{"amount": 0.001758, "currency": "USD"},
+			map[string]any{"amount": 0.002703, "currency": "USD"},
+		}, `{"calls":5,"cost":{"amount":0.002703,"currency":"USD"}}`},
+		{"unpriced", nil, []any{
+			map[string]any{"cost": "unknown", "unpriced": []any{"script:test"}},
+			map[string]any{"cost": "unknown", "unpriced": []any{"script:test"}},
+			map[string]any{"cost": "unknown", "unpriced": []any{"script:test"}},
+		}, `{"calls":5,"cost":"unknown","unpriced":["script:test"]}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				lines := usageTurn(t, tt.facts)
+				var got []any
+				for _, u := range usageUpdates(t, lines) {
+					if c, ok := u["cost"]; ok {
+						got = append(got, c)
+						continue
+					}
+					meta, _ := u["_meta"].(map[string]any)
+					coda, _ := meta["coda"].(map[string]any)
+					delete(coda, "cacheReadTokens")
+					delete(coda, "cacheWriteTokens")
+					got = append(got, coda)
+				}
+				if diff := cmp.Diff(tt.updates, got); diff != "" {
+					t.Errorf("usage_update costs (-want +got):\n%s", diff)
+				}
+				var res struct {
+					Usage struct {
+						Meta struct {
+							Coda json.RawMessage `json:"coda"`
+						} `json:"_meta"`
+					} `json:"usage"`
+				}
+				if err := json.Unmarshal(response(t, lines, "2"), &res); err != nil {
+					t.Fatal(err)
+				}
+				if string(res.Usage.Meta.Coda) != tt.turn {
+					t.Errorf("usage._meta.coda = %s, want %s", res.Usage.Meta.Coda, tt.turn)
+				}
+			})
+		})
+	}
 }

@@ -42,8 +42,12 @@ func recordHead(r *run) store.RunRecord {
 // finishRecord writes run.json as res says the run ended, and returns it.
 func finishRecord(rec *store.Run, res *Result) *store.RunRecord {
 	rr := &store.RunRecord{Status: res.Status, StopReason: res.StopReason, Flags: res.Flags, Warnings: res.Warnings, FinalOutput: res.Answer, Files: maskFiles(res.Written, res.secrets.Mask),
-		Workers: res.Workers, Children: res.Children, Taint: res.Taint, Usage: &res.Usage,
+		Workers: res.Workers, Children: res.Children, Taint: res.Taint,
 		NoAnswer: res.NoAnswer, Unavailable: res.Unavailable, ClientGone: res.ClientGone}
+	// A copy: a pointer into res would keep the whole Result (its last
+	// reply, megabytes) alive as long as the record is.
+	usage := res.Usage
+	rr.Usage = &usage
 	if res.Err != nil {
 		rr.Error = res.Err.Error()
 	}

@@ -73,6 +73,10 @@ type Answer struct {
 	// when it declared the answer unavailable.
 	NoAnswer    string `json:"noAnswer,omitempty"`
 	Unavailable string `json:"unavailable,omitempty"`
+	// Usage is what the run's model calls used and cost, as its run.json
+	// says: set where the record is printed (`coda run --json`, `coda
+	// result --json`), absent where run.json holds it beside.
+	Usage *Spend `json:"usage,omitempty"`
 }
 
 // Record is the run's answer record: its final output, or for a run
