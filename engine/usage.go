@@ -108,3 +108,18 @@ func (vr *visitRecord) costs() (*prices.Cost, []string) {
 	t := vr.spent.total()
 	return t.Cost, t.Unpriced
 }
+
+// restore puts back what a resumed run's checkpoint says it had spent
+// (resume.go); nil, from a checkpoint written before, puts back nothing.
+func (s *spend) restore(from *store.Spend) {
+	if from == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.s = *from
+	s.s.Cost, s.s.Unpriced = nil, slices.Clone(from.Unpriced)
+	if from.Cost != nil {
+		s.amount = from.Cost.Amount
+	}
+}
