@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -51,7 +52,7 @@ func hintOf(err error) string {
 
 // authenticate handles authenticate: it succeeds when the launch's model
 // can be reached.
-func (s *Server) authenticate(_ *request[authenticateResponse], p *authenticateRequest) (*authenticateResponse, error) {
+func (s *Server) authenticate(_ context.Context, _ *request[authenticateResponse], p *authenticateRequest) (*authenticateResponse, error) {
 	if *p.MethodID != authMethodEnv {
 		return nil, fmt.Errorf("%w: methodId: coda offers no method %q (it offers %q)", ErrInvalidParams, *p.MethodID, authMethodEnv)
 	}

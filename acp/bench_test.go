@@ -2,11 +2,12 @@ package acp
 
 import (
 	"context"
-	"encoding/json"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 )
 
 // chunkUpdate is a streamed text chunk's session/update as encoding/json
@@ -40,8 +41,8 @@ type chunkUpdate struct {
 // (encoding-json), written the same way. The two lines are checked equal
 // first.
 func BenchmarkUpdateSink_chunk(b *testing.B) {
-	out := newOutput(io.Discard, nil)
-	defer out.close()
+	out := jsonrpc.NewConn(jsonrpc.Options{}, strings.NewReader(""), io.Discard)
+	defer out.Close()
 	k := &updateSink{out: out, sessionID: "s-7f3a"}
 	ev := engine.Event{Kind: engine.EventText, Stage: "answer", MessageID: "m-1", Text: "chunk 000123 of the stream, with \"quotes\" "}
 	ctx := context.Background()
@@ -58,7 +59,7 @@ func BenchmarkUpdateSink_chunk(b *testing.B) {
 	if err := k.Emit(ctx, ev); err != nil {
 		b.Fatal(err)
 	}
-	if lib, err := encodeJSON(nil, &u); err != nil || string(lib) != string(k.buf) {
+	if lib, err := jsonrpc.EncodeJSON(nil, &u); err != nil || string(lib) != string(k.buf) {
 		b.Fatalf("encoding/json writes %s (%v)\nthe sink writes %s", lib, err, k.buf)
 	}
 
@@ -76,34 +77,15 @@ func BenchmarkUpdateSink_chunk(b *testing.B) {
 		var buf []byte
 		for b.Loop() {
 			u.Params.Update.Content.Text = ev.Text
-			line, err := encodeJSON(buf[:0], &u)
+			line, err := jsonrpc.EncodeJSON(buf[:0], &u)
 			if err != nil {
 				b.Fatal(err)
 			}
 			buf = line
-			if err := out.writeLine(line); err != nil {
+			if err := out.Write(line); err != nil {
 				b.Fatal(err)
 			}
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "updates/s")
-	})
-}
-
-// FuzzAppendString holds appendString to encoding/json: the same bytes as
-// an Encoder with SetEscapeHTML(false) writes for the string.
-func FuzzAppendString(f *testing.F) {
-	f.Fuzz(func(t *testing.T, s string) {
-		got := appendString([]byte("x:"), s)
-		want, err := encodeJSON([]byte("x:"), s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != string(want) {
-			t.Fatalf("appendString(%q) = %s\nencoding/json: %s", s, got, want)
-		}
-		var back string
-		if json.Unmarshal(got[2:], &back) != nil {
-			t.Fatalf("appendString(%q) = %s: not a JSON string", s, got)
-		}
 	})
 }

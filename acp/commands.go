@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 )
 
 // Slash commands: /format, /mode and /model, offered to the client with
@@ -68,7 +69,7 @@ func (s *Server) announce(sess *session, meta *warningsMeta) func() {
 		if meta != nil {
 			s.noticeSession(sess, meta.Coda.Warnings)
 		}
-		s.writeUpdate(sess.id, appendJSON(nil, availableCommandsUpdate{SessionUpdate: "available_commands_update", AvailableCommands: s.availableCommands()}))
+		s.writeUpdate(sess.id, jsonrpc.AppendJSON(nil, availableCommandsUpdate{SessionUpdate: "available_commands_update", AvailableCommands: s.availableCommands()}))
 		sess.mu.Lock()
 		title := sess.title
 		sess.announced = true
@@ -141,11 +142,11 @@ func (s *Server) runCommand(sess *session, name, arg string) *promptResponse {
 		text = s.describeOption(sess, ids[name])
 	}
 	b := append([]byte(nil), `{"sessionUpdate":"agent_message_chunk","messageId":`...)
-	b = appendString(b, s.opts.Engine.NewID("m"))
+	b = jsonrpc.AppendString(b, s.opts.Engine.NewID("m"))
 	b = append(b, `,"content":{"type":"text","text":`...)
-	b = appendString(b, text)
+	b = jsonrpc.AppendString(b, text)
 	b = append(b, `},"_meta":{"coda":{"phase":"command","command":`...)
-	b = appendString(b, name)
+	b = jsonrpc.AppendString(b, name)
 	b = append(b, "}}}"...)
 	s.writeUpdate(sess.id, b)
 	return &promptResponse{StopReason: "end_turn", Meta: codaMeta[promptOutcome]{Coda: promptOutcome{

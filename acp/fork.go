@@ -29,14 +29,14 @@ type forkSessionResponse struct {
 	SessionID     string         `json:"sessionId"`
 }
 
-func (s *Server) forkSession(r *request[forkSessionResponse], p *forkSessionRequest) (*forkSessionResponse, error) {
+func (s *Server) forkSession(ctx context.Context, r *request[forkSessionResponse], p *forkSessionRequest) (*forkSessionResponse, error) {
 	from := *p.SessionID
 	cwd, commentary, err := s.checkRestore(p)
 	if err != nil {
 		return nil, err
 	}
 	id := s.opts.Engine.NewID("s")
-	ld := &restore{s: s, method: r.method, id: id, cwd: cwd, commentary: commentary}
+	ld := &restore{s: s, method: r.Method(), id: id, cwd: cwd, commentary: commentary}
 	s.mu.Lock()
 	if s.loading[from] != nil {
 		s.mu.Unlock()
@@ -44,7 +44,7 @@ func (s *Server) forkSession(r *request[forkSessionResponse], p *forkSessionRequ
 	}
 	s.loading[id] = ld
 	s.mu.Unlock()
-	return aside(s, r, ld.end, func(ctx context.Context) (*forkSessionResponse, error) {
+	return aside(ctx, r, ld.end, func(ctx context.Context) (*forkSessionResponse, error) {
 		_, n, err := s.store.ForkSession(from, func(st statestore.SessionState) statestore.SessionState {
 			st.ID, st.Cwd, st.AdditionalDirectories, st.CreatedAt = id, cwd, p.AdditionalDirectories, time.Now().UTC()
 			return st

@@ -51,8 +51,8 @@ func TestSession_historyBounded(t *testing.T) {
 	// The turns are driven through the method table directly: the wire's
 	// JSON passes over each 1 MiB line would only slow the test (and are
 	// the line reader's business, tested on their own).
-	srv.conn = newConn(srv.opts, strings.NewReader(""), io.Discard)
-	defer srv.conn.out.close()
+	srv.conn = srv.newConn(strings.NewReader(""), io.Discard)
+	defer srv.conn.Close()
 	sessionID := handle(t, srv, (*Server).newSession, fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, t.TempDir())).SessionID
 	sess := srv.sessions[sessionID]
 
@@ -71,7 +71,7 @@ func TestSession_historyBounded(t *testing.T) {
 			early = allocated() - mark
 		}
 		handle(t, srv, (*Server).prompt, fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":"%d %s"}]}`, sessionID, i, prompt))
-		srv.conn.owed.Wait() // until the turn has answered, its file saved
+		srv.conn.Wait() // until the turn has answered, its file saved
 	}
 
 	late := allocated() - mark // what turns 90-99 allocated

@@ -1,10 +1,12 @@
 package acp
 
 import (
+	"context"
+
 	"github.com/coda-acp/coda/validators"
 )
 
-func (s *Server) initialize(_ *request[initializeResponse], p *initializeRequest) (*initializeResponse, error) {
+func (s *Server) initialize(_ context.Context, _ *request[initializeResponse], p *initializeRequest) (*initializeResponse, error) {
 	s.mu.Lock()
 	s.clientCaps = p.ClientCapabilities
 	s.mu.Unlock()

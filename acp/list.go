@@ -35,7 +35,7 @@ type sessionNote struct {
 // latest activity), in pages of listPage; with cwd, only those in it. The
 // store's index makes a page cost the same however many sessions there
 // are. A file that is not a session's is skipped, and logged when found.
-func (s *Server) listSessions(r *request[listSessionsResponse], p *listSessionsRequest) (*listSessionsResponse, error) {
+func (s *Server) listSessions(ctx context.Context, r *request[listSessionsResponse], p *listSessionsRequest) (*listSessionsResponse, error) {
 	cwd := ""
 	if p.Cwd != nil {
 		if !filepath.IsAbs(*p.Cwd) {
@@ -54,7 +54,7 @@ func (s *Server) listSessions(r *request[listSessionsResponse], p *listSessionsR
 		return &listSessionsResponse{Sessions: []*sessionInfo{}}, nil
 	}
 	// Off the read loop: the first list reads the whole index.
-	return aside(s, r, nil, func(context.Context) (*listSessionsResponse, error) { return s.list(cwd, after) })
+	return aside(ctx, r, nil, func(context.Context) (*listSessionsResponse, error) { return s.list(cwd, after) })
 }
 
 // list reads one page of the store's listing.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/coda-acp/coda/internal/jsonrpc"
 )
 
 // The live model list (DESIGN §16): beside [picker] models, the model
@@ -141,7 +143,7 @@ func (s *Server) sendListed(sess *session) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sessions[sess.id] == sess {
-		s.writeUpdate(sess.id, appendJSON(nil, configOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: opts}))
+		s.writeUpdate(sess.id, jsonrpc.AppendJSON(nil, configOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: opts}))
 	}
 }
 

@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
-	"unicode/utf8"
 
+	"github.com/coda-acp/coda/acp/editor"
+	"github.com/coda-acp/coda/acp/history"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/taint"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	statestore "github.com/coda-acp/coda/store"
 )
 
@@ -101,7 +102,7 @@ func (s *Server) saveTurn(sess *session, prompt []contentBlock, runID string, ex
 	if status == engine.StatusCancelled {
 		return s.saveSession(sess, nil)
 	}
-	stored := exchangeOf(prompt, runID, ex, streamed, closing)
+	stored := history.Exchange(blocksOf(prompt), runID, ex, streamed, closing)
 	stored.ClientGone = gone
 	return s.saveSession(sess, stored)
 }
@@ -116,7 +117,7 @@ func (s *Server) catchUp(sess *session, turn *engine.Turn) {
 		return
 	}
 	var got []engine.Exchange
-	if err := sess.file.Refresh(func(ex *statestore.Exchange) { got = append(got, historyOf(ex)) }); err != nil {
+	if err := sess.file.Refresh(func(ex *statestore.Exchange) { got = append(got, history.Of(ex)) }); err != nil {
 		s.log.Warn("reading what other coda processes added to a session", "session", sess.id, "err", err)
 	}
 	if len(got) == 0 {
@@ -137,12 +138,12 @@ func (s *Server) catchUp(sess *session, turn *engine.Turn) {
 // history: it runs off the read loop (aside), so that a cancel or a
 // prompt in another session is never held behind it. Until it answers,
 // the session is being loaded: a request naming it is refused (loading).
-func (s *Server) loadSession(r *request[loadSessionResponse], p *loadSessionRequest) (*loadSessionResponse, error) {
-	ld, err := s.beginRestore(r.method, p)
+func (s *Server) loadSession(ctx context.Context, r *request[loadSessionResponse], p *loadSessionRequest) (*loadSessionResponse, error) {
+	ld, err := s.beginRestore(r.Method(), p)
 	if err != nil {
 		return nil, err
 	}
-	return aside(s, r, ld.end, func(ctx context.Context) (*loadSessionResponse, error) {
+	return aside(ctx, r, ld.end, func(ctx context.Context) (*loadSessionResponse, error) {
 		sess, res, err := s.restoreSession(ctx, ld, p, true)
 		if err != nil {
 			return nil, err
@@ -155,12 +156,12 @@ func (s *Server) loadSession(r *request[loadSessionResponse], p *loadSessionRequ
 // resumeSession handles session/resume: the session is restored from its
 // file, without a replay; its commands and title come before the
 // response, as a load's do. It runs off the read loop, as a load does.
-func (s *Server) resumeSession(r *request[resumeSessionResponse], p *resumeSessionRequest) (*resumeSessionResponse, error) {
-	ld, err := s.beginRestore(r.method, p)
+func (s *Server) resumeSession(ctx context.Context, r *request[resumeSessionResponse], p *resumeSessionRequest) (*resumeSessionResponse, error) {
+	ld, err := s.beginRestore(r.Method(), p)
 	if err != nil {
 		return nil, err
 	}
-	return aside(s, r, ld.end, func(ctx context.Context) (*resumeSessionResponse, error) {
+	return aside(ctx, r, ld.end, func(ctx context.Context) (*resumeSessionResponse, error) {
 		sess, res, err := s.restoreSession(ctx, ld, p, false)
 		if err != nil {
 			return nil, err
@@ -300,10 +301,10 @@ func (s *Server) restoreSession(ctx context.Context, ld *restore, p *loadSession
 // The exchanges are read one at a time; the latest engine.MaxHistory are
 // kept, their History clipped when they were saved.
 func (s *Server) readSession(id string) (*statestore.Loaded, []engine.Exchange, error) {
-	var history []engine.Exchange
+	var kept []engine.Exchange
 	l, err := s.store.LoadSession(id, func(ex *statestore.Exchange) {
-		if history = append(history, historyOf(ex)); len(history) > 2*engine.MaxHistory {
-			history = engine.KeepHistory(history) // counting what it cuts
+		if kept = append(kept, history.Of(ex)); len(kept) > 2*engine.MaxHistory {
+			kept = engine.KeepHistory(kept) // counting what it cuts
 		}
 	})
 	var ce *statestore.CorruptError
@@ -312,7 +313,7 @@ func (s *Server) readSession(id string) (*statestore.Loaded, []engine.Exchange, 
 		for _, w := range l.Warnings {
 			s.log.Warn("loading a session: "+w, "session", id)
 		}
-		return l, engine.KeepHistory(history), nil
+		return l, engine.KeepHistory(kept), nil
 	case errors.Is(err, statestore.ErrNoSession):
 		return nil, nil, fmt.Errorf("%w: unknown session %q", ErrNotFound, id)
 	case errors.As(err, &ce):
@@ -359,7 +360,7 @@ func (s *Server) workspace(sess *session) {
 	s.mu.Lock()
 	caps := s.clientCaps
 	s.mu.Unlock()
-	sess.ws = newClientWorkspace(s.conn, sess.id, sess.cwd, sess.additional, caps, s.opts.EditorTimeout)
+	sess.ws = editor.New(editor.Options{Conn: s.conn, SessionID: sess.id, Cwd: sess.cwd, Additional: sess.additional, ClientCaps: caps, Timeout: s.opts.EditorTimeout, ToolCall: toolCallObject})
 	s.bindMode(sess)
 }
 
@@ -378,7 +379,7 @@ func (s *Server) replay(ctx context.Context, sess *session) {
 		}
 		for _, c := range ex.Prompt {
 			b = append(b[:0], `{"sessionUpdate":"user_message_chunk","content":`...)
-			b = appendShown(b, c)
+			b = history.AppendShown(b, c)
 			b = append(b, '}')
 			s.writeUpdate(id, b)
 		}
@@ -394,35 +395,13 @@ func (s *Server) replay(ctx context.Context, sess *session) {
 	}
 }
 
-// appendShown encodes a stored prompt block as a ContentBlock.
-func appendShown(b []byte, c statestore.PromptBlock) []byte {
-	if c.Type != "resource_link" {
-		b = append(b, `{"type":"text","text":`...)
-		b = appendString(b, c.Text)
-		return append(b, '}')
-	}
-	b = append(b, `{"type":"resource_link","uri":`...)
-	b = appendString(b, c.URI)
-	b = append(b, `,"name":`...)
-	b = appendString(b, c.Name)
-	if c.Title != "" {
-		b = append(b, `,"title":`...)
-		b = appendString(b, c.Title)
-	}
-	if c.MimeType != "" {
-		b = append(b, `,"mimeType":`...)
-		b = appendString(b, c.MimeType)
-	}
-	return append(b, '}')
-}
-
 // writeUpdate sends a session/update whose update object is update,
 // already encoded.
 func (s *Server) writeUpdate(sessionID string, update []byte) {
 	b := appendUpdateHead(make([]byte, 0, len(update)+96), sessionID)
 	b = append(b, update...)
 	b = append(b, "}}"...)
-	if err := s.conn.out.writeLine(b); err != nil {
+	if err := s.conn.Write(b); err != nil {
 		s.log.Debug("writing a session/update", "err", err)
 	}
 }
@@ -430,7 +409,7 @@ func (s *Server) writeUpdate(sessionID string, update []byte) {
 // deleteSession handles session/delete: the session's file is removed
 // (its run records stay), and the session closed if it is open, as
 // session/close closes it.
-func (s *Server) deleteSession(r *request[deleteSessionResponse], p *deleteSessionRequest) (*deleteSessionResponse, error) {
+func (s *Server) deleteSession(ctx context.Context, r *request[deleteSessionResponse], p *deleteSessionRequest) (*deleteSessionResponse, error) {
 	id := *p.SessionID
 	if err := checkSessionID(id); err != nil {
 		return nil, err
@@ -459,47 +438,9 @@ func (s *Server) deleteSession(r *request[deleteSessionResponse], p *deleteSessi
 		return &deleteSessionResponse{}, nil
 	}
 	// Answered once the session's turn, if one runs, has answered.
-	answer := r.keep()
-	s.afterTurn(sess, s.stopMCP(sess), func() { answer.reply(&deleteSessionResponse{}) })
+	answer := r.Keep()
+	s.afterTurn(sess, s.stopMCP(sess), func() { answer.Reply(&deleteSessionResponse{}) })
 	return nil, nil
-}
-
-// maxTitle is the longest title, in characters.
-const maxTitle = 80
-
-// titleOf is a session's title: its first prompt's first line, trimmed and
-// cut at a word near maxTitle characters.
-func titleOf(blocks []contentBlock) string {
-	for _, c := range blocks {
-		text := c.Text
-		if c.Type == "resource_link" {
-			text = c.Name
-		}
-		for line := range strings.Lines(text) {
-			if line = strings.TrimSpace(line); line != "" {
-				return cutTitle(line)
-			}
-		}
-	}
-	return ""
-}
-
-func cutTitle(line string) string {
-	if utf8.RuneCountInString(line) <= maxTitle {
-		return line
-	}
-	cut, n := 0, 0
-	for i := range line {
-		if n == maxTitle-1 {
-			cut = i
-			break
-		}
-		n++
-	}
-	if sp := strings.LastIndexByte(line[:cut], ' '); sp > cut*3/4 {
-		cut = sp
-	}
-	return strings.TrimRight(line[:cut], " ,.;:-") + "…"
 }
 
 // nameSession titles a session after its first prompt and tells the client
@@ -508,7 +449,7 @@ func (s *Server) nameSession(sess *session, prompt []contentBlock) {
 	sess.mu.Lock()
 	title := sess.title
 	if title == "" {
-		title = titleOf(prompt)
+		title = history.Title(blocksOf(prompt))
 		sess.title = title
 	} else {
 		title = ""
@@ -521,5 +462,5 @@ func (s *Server) nameSession(sess *session, prompt []contentBlock) {
 
 // titleUpdate is the session_info_update that gives a session's title.
 func titleUpdate(title string) []byte {
-	return appendJSON(nil, sessionInfoUpdate{SessionUpdate: "session_info_update", Title: title})
+	return jsonrpc.AppendJSON(nil, sessionInfoUpdate{SessionUpdate: "session_info_update", Title: title})
 }

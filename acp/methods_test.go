@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"reflect"
@@ -9,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/acp/acptest"
-	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/internal/prices"
 	"github.com/coda-acp/coda/outputspec"
 	statestore "github.com/coda-acp/coda/store"
@@ -90,8 +91,8 @@ var exampleUpdates = []any{
 // every field of the result's type, so no field goes unchecked.
 func TestMethods_results(t *testing.T) {
 	for name, m := range methods {
-		if m.notification {
-			if m.result != nil {
+		if m.Result == nil {
+			if m.Result != nil {
 				t.Errorf("%s: a notification with a result type", name)
 			}
 			continue
@@ -103,15 +104,15 @@ func TestMethods_results(t *testing.T) {
 			}
 			set := map[string]bool{}
 			for _, ex := range examples {
-				if reflect.TypeOf(ex) != reflect.PointerTo(m.result) {
-					t.Fatalf("an example of %T, but the entry's result is %v", ex, m.result)
+				if reflect.TypeOf(ex) != reflect.PointerTo(m.Result) {
+					t.Fatalf("an example of %T, but the entry's result is %v", ex, m.Result)
 				}
-				if err := acptest.CheckResult(name, appendJSON(nil, ex)); err != nil {
-					t.Errorf("%v\n  result: %s", err, appendJSON(nil, ex))
+				if err := acptest.CheckResult(name, jsonrpc.AppendJSON(nil, ex)); err != nil {
+					t.Errorf("%v\n  result: %s", err, jsonrpc.AppendJSON(nil, ex))
 				}
 				fieldsSet(reflect.ValueOf(ex), set)
 			}
-			for _, f := range typeFields(m.result) {
+			for _, f := range typeFields(m.Result) {
 				if !set[f] {
 					t.Errorf("no example sets %s: it goes unchecked", f)
 				}
@@ -119,19 +120,19 @@ func TestMethods_results(t *testing.T) {
 		})
 	}
 	for name := range exampleResults {
-		if m := methods[name]; m == nil || m.notification {
+		if m := methods[name]; m == nil || (m.Result == nil) {
 			t.Errorf("an example result of %s, which is no request of the table", name)
 		}
 	}
 	for _, u := range exampleUpdates {
-		if err := acptest.CheckUpdate(appendJSON(nil, u)); err != nil {
+		if err := acptest.CheckUpdate(jsonrpc.AppendJSON(nil, u)); err != nil {
 			t.Errorf("%T: %v", u, err)
 		}
 	}
 }
 
 // Every entry's params type reads only members the schema's definition of
-// that method's params names, and requires (acp:"required") only members
+// that method's params names, and requires (jsonrpc:"required") only members
 // the schema requires: coda never demands what ACP leaves out.
 func TestMethods_params(t *testing.T) {
 	for name, m := range methods {
@@ -145,17 +146,15 @@ func TestMethods_params(t *testing.T) {
 				t.Fatal(err)
 			}
 			reqd := map[string]bool{}
-			for _, f := range requiredFields(m.params) {
-				reqd[f.name] = true
-			}
-			for i := range m.params.NumField() {
-				f := m.params.Field(i)
+			for i := range m.Params.NumField() {
+				f := m.Params.Field(i)
 				member, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+				reqd[member] = f.Tag.Get("jsonrpc") == "required"
 				if !slices.Contains(named, member) {
-					t.Errorf("%s.%s reads %q, which %s does not name (it names %q)", m.params.Name(), f.Name, member, def, named)
+					t.Errorf("%s.%s reads %q, which %s does not name (it names %q)", m.Params.Name(), f.Name, member, def, named)
 				}
 				if reqd[member] && !slices.Contains(required, member) {
-					t.Errorf("%s.%s requires %q, which %s leaves optional", m.params.Name(), f.Name, member, def)
+					t.Errorf("%s.%s requires %q, which %s leaves optional", m.Params.Name(), f.Name, member, def)
 				}
 			}
 		})
@@ -174,25 +173,25 @@ func TestMethods_refusals(t *testing.T) {
 		{``, "invalid params: session/set_mode needs params"},
 		{`null`, "invalid params: session/set_mode needs params"},
 	} {
-		_, err := decodeParams[setSessionModeRequest](m, json.RawMessage(tt.params), requiredFields(m.params))
+		_, err := jsonrpc.Params[setSessionModeRequest](m.Name, json.RawMessage(tt.params))
 		if err == nil || err.Error() != tt.err {
 			t.Errorf("params %s: %v, want %q", tt.params, err, tt.err)
 		}
 	}
-	if _, err := decodeParams[listSessionsRequest](methods["session/list"], nil, nil); err != nil {
-		t.Errorf("session/list without params: %v", err)
+	if !methods["session/list"].Optional {
+		t.Errorf("session/list takes no params, but its entry needs them")
 	}
 
 	srv := testServer(t, t.TempDir(), Options{})
 	var out strings.Builder
-	srv.conn.out.close()
-	srv.conn.out = newOutput(&out, nil)
-	srv.serve(json.RawMessage(`"a"`), "session/cancel", json.RawMessage(`{"sessionId":"s-1"}`))
-	srv.serve(json.RawMessage(`-3`), "coda/nope", nil)
-	srv.serve(nil, "session/new", json.RawMessage(`{"cwd":"/"}`)) // a request as a notification: ignored
-	srv.serve(nil, "coda/nope", nil)
-	srv.conn.out.close()
-	srv.conn.out = newOutput(io.Discard, nil) // for testServer's cleanup to close
+	srv.conn.Close()
+	srv.conn = srv.newConn(strings.NewReader(""), &out)
+	srv.serve(context.Background(), json.RawMessage(`"a"`), "session/cancel", json.RawMessage(`{"sessionId":"s-1"}`))
+	srv.serve(context.Background(), json.RawMessage(`-3`), "coda/nope", nil)
+	srv.serve(context.Background(), nil, "session/new", json.RawMessage(`{"cwd":"/"}`)) // a request as a notification: ignored
+	srv.serve(context.Background(), nil, "coda/nope", nil)
+	srv.conn.Close()
+	srv.conn = srv.newConn(strings.NewReader(""), io.Discard) // for testServer's cleanup to close
 	want := `{"jsonrpc":"2.0","id":"a","error":{"code":-32602,"message":"invalid params: session/cancel is a notification: send it without an id"}}` + "\n" +
 		`{"jsonrpc":"2.0","id":-3,"error":{"code":-32601,"message":"method not found: coda/nope"}}` + "\n"
 	if out.String() != want {
@@ -261,47 +260,3 @@ func typeFields(t reflect.Type) []string {
 }
 
 func ours(t reflect.Type) bool { return t.PkgPath() == reflect.TypeFor[Server]().PkgPath() }
-
-// The calls coda makes to the editor, as client.go sends and reads them:
-// representative params are what the schema defines for that method's
-// params, and the result types read only members the schema's result
-// definition names.
-func TestClientCalls(t *testing.T) {
-	term := terminalParams{SessionID: "s-1", TerminalID: "term-1"}
-	calls := []struct {
-		method string
-		params any
-		result any
-	}{
-		{"fs/read_text_file", readTextFileParams{SessionID: "s-1", Path: "/w/a.txt"}, readTextFileResult{}},
-		{"fs/write_text_file", writeTextFileParams{SessionID: "s-1", Path: "/w/a.txt", Content: "hi"}, struct{}{}},
-		{"session/request_permission", permissionParams{
-			SessionID: "s-1", ToolCall: toolCallObject(&engine.ToolCallEvent{ID: "t-1", Title: "Write a.txt", Kind: "edit", Status: engine.ToolPending}),
-			Options: []permissionOption{{optionAllowOnce, "Allow once", "allow_once"}, {optionAllowAlways, "Always allow", "allow_always"}, {optionRejectOnce, "Reject", "reject_once"}},
-		}, permissionResult{}},
-		{"terminal/create", createTerminalParams{SessionID: "s-1", Command: "sh", Args: []string{"-c", "ls"}, Cwd: "/w", OutputByteLimit: 1024}, createTerminalResult{}},
-		{"terminal/wait_for_exit", term, terminalExit{}},
-		{"terminal/output", term, terminalOutputResult{}},
-		{"terminal/kill", term, struct{}{}},
-		{"terminal/release", term, struct{}{}},
-	}
-	for _, c := range calls {
-		t.Run(c.method, func(t *testing.T) {
-			if err := acptest.CheckCall(c.method, appendJSON(nil, c.params)); err != nil {
-				t.Errorf("%v\n  params: %s", err, appendJSON(nil, c.params))
-			}
-			def := acptest.CallResultDef(c.method)
-			named, _, err := acptest.Members(def)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rt := reflect.TypeOf(c.result)
-			for i := range rt.NumField() {
-				member, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
-				if !slices.Contains(named, member) {
-					t.Errorf("%s reads %q, which %s does not name (it names %q)", rt.Name(), member, def, named)
-				}
-			}
-		})
-	}
-}

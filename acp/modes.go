@@ -2,15 +2,18 @@ package acp
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
 
+	"github.com/coda-acp/coda/acp/editor"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/taint"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/internal/rootfs"
 	"github.com/coda-acp/coda/validators"
 )
@@ -260,7 +263,7 @@ func (s *Server) sessionResponse(sess *session, more ...string) *loadSessionResp
 }
 
 // setMode handles session/set_mode: the same modes as the mode option.
-func (s *Server) setMode(_ *request[setSessionModeResponse], p *setSessionModeRequest) (*setSessionModeResponse, error) {
+func (s *Server) setMode(_ context.Context, _ *request[setSessionModeResponse], p *setSessionModeRequest) (*setSessionModeResponse, error) {
 	sess, err := s.session(*p.SessionID)
 	if err != nil {
 		return nil, err
@@ -281,7 +284,7 @@ func (s *Server) setMode(_ *request[setSessionModeResponse], p *setSessionModeRe
 // notifyOptions sends config_option_update: the options changed by
 // another route than set_config_option.
 func (s *Server) notifyOptions(sess *session) {
-	s.writeUpdate(sess.id, appendJSON(nil, configOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: s.configOptions(sess)}))
+	s.writeUpdate(sess.id, jsonrpc.AppendJSON(nil, configOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: s.configOptions(sess)}))
 }
 
 // notifyMode sends current_mode_update: the mode changed by another route
@@ -290,14 +293,14 @@ func (s *Server) notifyMode(sess *session) {
 	sess.mu.Lock()
 	mode := sess.mode
 	sess.mu.Unlock()
-	s.writeUpdate(sess.id, appendJSON(nil, currentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: mode}))
+	s.writeUpdate(sess.id, jsonrpc.AppendJSON(nil, currentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: mode}))
 }
 
 // bindMode lets the session's mode answer permission requests: in
 // auto-edit, edits inside the workspace are allowed without asking.
 func (s *Server) bindMode(sess *session) {
-	if w, ok := sess.ws.(*clientWorkspace); ok {
-		w.autoApprove = func(req engine.PermissionRequest) bool {
+	if w, ok := sess.ws.(*editor.Workspace); ok {
+		w.AutoApprove = func(req engine.PermissionRequest) bool {
 			sess.mu.Lock()
 			mode := sess.mode
 			sess.mu.Unlock()

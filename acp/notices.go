@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/internal/textcut"
 )
 
@@ -55,10 +56,10 @@ func appendNotice(b []byte, w string) []byte {
 		title = "warning"
 	}
 	b = append(b, `{"sessionUpdate":"notice","severity":"warning","title":`...)
-	b = appendString(b, title)
+	b = jsonrpc.AppendString(b, title)
 	if description != "" {
 		b = append(b, `,"description":`...)
-		b = appendString(b, description)
+		b = jsonrpc.AppendString(b, description)
 	}
 	return append(b, '}')
 }

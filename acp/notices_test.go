@@ -9,6 +9,7 @@ import (
 
 	"github.com/coda-acp/coda/acp/acptest"
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	statestore "github.com/coda-acp/coda/store"
 )
 
@@ -29,7 +30,7 @@ func TestUpdateSink_notices(t *testing.T) {
 	}
 	for _, offered := range []bool{true, false} {
 		var wire bytes.Buffer
-		out := newOutput(&wire, nil)
+		out := jsonrpc.NewConn(jsonrpc.Options{}, strings.NewReader(""), &wire)
 		k := &updateSink{out: out, sessionID: "s-1"}
 		if offered {
 			k.seen = map[string]bool{"known to the session": true}
@@ -39,7 +40,7 @@ func TestUpdateSink_notices(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := out.close(); err != nil {
+		if err := out.Close(); err != nil {
 			t.Fatal(err)
 		}
 		var notices []map[string]string

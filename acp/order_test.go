@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coda-acp/coda/engine/llm"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 )
 
 // untilCancelled answers no call until the turn is cancelled.
@@ -37,9 +39,8 @@ func TestUnhold_cancelRequestWhileStarting(t *testing.T) {
 
 	// The option change is answered; the prompt read meanwhile is queued.
 	params := json.RawMessage(fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":"hi"}]}`, id))
-	srv.mu.Lock()
-	srv.queues[id] = &sessionQueue{held: []heldMessage{{id: json.RawMessage("7"), method: "session/prompt", params: params, key: idKeyOf(json.RawMessage("7"))}}}
-	srv.mu.Unlock()
+	srv.order.Open(id)
+	srv.order.Hold(id, jsonrpc.Held{ID: json.RawMessage("7"), Method: "session/prompt", Params: params, Names: jsonrpc.KeyOf(json.RawMessage("7"))})
 
 	// The queue's prompt is taken up, and held just before it registers.
 	sess.mu.Lock()
@@ -57,17 +58,15 @@ func TestUnhold_cancelRequestWhileStarting(t *testing.T) {
 		runtime.Gosched() // a poll, with a hang detector: the stack is the event
 	}
 	// The read loop reads the client's cancel of that prompt.
-	srv.serve(nil, "$/cancel_request", json.RawMessage(`{"requestId":7}`))
+	srv.serve(context.Background(), nil, "$/cancel_request", json.RawMessage(`{"requestId":7}`))
 	sess.mu.Unlock()
 
 	<-unheld
 	done := make(chan struct{})
-	go func() { srv.conn.owed.Wait(); close(done) }()
+	go func() { srv.conn.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		srv.conn.cancelTurns()
-		<-done
 		t.Fatal("the prompt cancelled by $/cancel_request as it started ran on")
 	}
 }
@@ -79,23 +78,21 @@ func inStack(fn string) bool {
 }
 
 // A session's queue holds what coda allows, not what arrives: past
-// maxHeld messages or maxHeldBytes of params a request is refused at once
+// jsonrpc.MaxHeld messages or MaxHeldBytes of params a request is refused at once
 // with its reason, and cancels, always held, are held once in a row (the
 // session's) or once per prompt they name ($/cancel_request).
 func TestHold_bounded(t *testing.T) {
 	srv := testServer(t, t.TempDir(), Options{})
-	srv.mu.Lock()
-	srv.queues["s1"] = &sessionQueue{}
-	srv.mu.Unlock()
+	srv.order.Open("s1")
 	params := json.RawMessage(`{"sessionId":"s1","prompt":[]}`)
-	for i := range maxHeld {
+	for i := range jsonrpc.MaxHeld {
 		if held, _, refused := srv.hold(json.RawMessage(fmt.Sprint(i)), "session/prompt", params); !held || refused != nil {
 			t.Fatalf("message %d: held %v, refused %v", i, held, refused)
 		}
 	}
 	held, _, refused := srv.hold(json.RawMessage("9999"), "session/prompt", params)
 	if held || refused == nil || !strings.Contains(refused.Error(), "send this again once it has answered") {
-		t.Fatalf("past maxHeld: held %v, refused %v", held, refused)
+		t.Fatalf("past MaxHeld: held %v, refused %v", held, refused)
 	}
 	// Cancels are held past the bound, once.
 	for range 3 {
@@ -108,24 +105,24 @@ func TestHold_bounded(t *testing.T) {
 			t.Fatal("$/cancel_request for a queued prompt not held")
 		}
 	}
-	q := srv.queues["s1"]
-	if got := len(q.held); got != maxHeld+2 {
-		t.Errorf("%d held, want %d: the prompts, one session/cancel and one $/cancel_request", got, maxHeld+2)
+	var cancels []string
+	srv.order.Drain("s1", func(m jsonrpc.Held) {
+		if m.Method != "session/prompt" {
+			cancels = append(cancels, m.Method)
+		}
+	})
+	if want := []string{"session/cancel", "$/cancel_request"}; !slices.Equal(cancels, want) {
+		t.Errorf("cancels held %q, want %q: one of each", cancels, want)
 	}
 
 	// Bytes: one large request fits, the next that would pass the bound
 	// does not.
-	srv.mu.Lock()
-	srv.queues["s2"] = &sessionQueue{}
-	srv.mu.Unlock()
-	big := json.RawMessage(`{"sessionId":"s2","prompt":[{"type":"text","text":"` + strings.Repeat("x", maxHeldBytes/2) + `"}]}`)
+	srv.order.Open("s2")
+	big := json.RawMessage(`{"sessionId":"s2","prompt":[{"type":"text","text":"` + strings.Repeat("x", jsonrpc.MaxHeldBytes/2) + `"}]}`)
 	if held, _, refused := srv.hold(json.RawMessage("1"), "session/prompt", big); !held || refused != nil {
 		t.Fatalf("first large prompt: held %v, refused %v", held, refused)
 	}
 	if held, _, refused := srv.hold(json.RawMessage("2"), "session/prompt", big); held || refused == nil {
 		t.Fatalf("second large prompt: held %v, refused %v; want refused", held, refused)
-	}
-	if got := srv.queues["s2"].bytes; got != len(big) {
-		t.Errorf("queue bytes %d, want %d", got, len(big))
 	}
 }

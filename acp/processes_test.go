@@ -46,11 +46,11 @@ func replayed(t *testing.T, state, id, cwd string) []string {
 	t.Helper()
 	srv := testServer(t, state, Options{})
 	var out strings.Builder
-	srv.conn.out.close()
-	srv.conn.out = newOutput(&out, nil)
+	srv.conn.Close()
+	srv.conn = srv.newConn(strings.NewReader(""), &out)
 	handle(t, srv, (*Server).loadSession, fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, cwd))
-	srv.conn.out.close()
-	srv.conn.out = newOutput(io.Discard, nil) // for the test's cleanup to close
+	srv.conn.Close()
+	srv.conn = srv.newConn(strings.NewReader(""), io.Discard) // for the test's cleanup to close
 	var prompts []string
 	for _, m := range regexp.MustCompile(`"user_message_chunk","content":\{"type":"text","text":"(turn [^"]*)"`).FindAllStringSubmatch(out.String(), -1) {
 		prompts = append(prompts, m[1])

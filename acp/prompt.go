@@ -7,33 +7,27 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/coda-acp/coda/acp/history"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/engine/llm"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 )
 
 // prompt starts a turn. It registers the turn's cancel func before the
 // turn's goroutine starts, so a session/cancel read right after this
 // message always finds it. The turn answers the request when it ends.
-func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptResponse, error) {
+func (s *Server) prompt(ctx context.Context, r *request[promptResponse], p *promptRequest) (*promptResponse, error) {
 	sess, err := s.session(*p.SessionID)
 	if err != nil {
 		return nil, err
 	}
-	text, err := renderPrompt(p.Prompt)
-	if err != nil {
-		return nil, err
-	}
-	if expanded, ok := s.agentCommand(p.Prompt); ok {
-		text = expanded
-	}
-	images, err := promptImages(p.Prompt)
+	text, images, err := s.readPrompt(p)
 	if err != nil {
 		return nil, err
 	}
 	sess.mu.Lock()
-	outs := sess.outputs
-	history := append([]engine.Exchange(nil), sess.history...)
-	busy := !r.dequeued && (sess.running != nil || sess.starting || len(sess.queue) > 0)
+	busy := sess.running != nil || sess.starting || len(sess.queue) > 0
 	sess.mu.Unlock()
 	if busy {
 		// Answered after the turn before it, or joins it (queue.go).
@@ -42,10 +36,53 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 	if name, arg, ok := parseCommand(p.Prompt); ok {
 		if id := commandOptions[name]; arg != "" && s.readsFiles(sess, id, arg) {
 			// Off the read loop, as set_config_option's would be.
-			return sessionAside(s, r, sess.id, func(context.Context) (*promptResponse, error) { return s.runCommand(sess, name, arg), nil })
+			return sessionAside(ctx, s, r, sess.id, func(context.Context) (*promptResponse, error) { return s.runCommand(sess, name, arg), nil })
 		}
 		return s.runCommand(sess, name, arg), nil
 	}
+	return s.beginTurn(r, sess, p, text, images)
+}
+
+// startDequeued handles a prompt that waited for its session's turn as
+// prompt would have, now that the session is free (queue.go). It runs off
+// the read loop already: a command that reads files runs where it is.
+func (s *Server) startDequeued(r *request[promptResponse], p *promptRequest) (*promptResponse, error) {
+	sess, err := s.session(*p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	text, images, err := s.readPrompt(p)
+	if err != nil {
+		return nil, err
+	}
+	if name, arg, ok := parseCommand(p.Prompt); ok {
+		return s.runCommand(sess, name, arg), nil
+	}
+	return s.beginTurn(r, sess, p, text, images)
+}
+
+// readPrompt is a prompt's text (an agent's command expanded) and images.
+func (s *Server) readPrompt(p *promptRequest) (string, []llm.Image, error) {
+	text, err := renderPrompt(p.Prompt)
+	if err != nil {
+		return "", nil, err
+	}
+	if expanded, ok := s.agentCommand(p.Prompt); ok {
+		text = expanded
+	}
+	images, err := promptImages(p.Prompt)
+	if err != nil {
+		return "", nil, err
+	}
+	return text, images, nil
+}
+
+// beginTurn starts the turn of a prompt whose session is free.
+func (s *Server) beginTurn(r *request[promptResponse], sess *session, p *promptRequest, text string, images []llm.Image) (*promptResponse, error) {
+	sess.mu.Lock()
+	outs := sess.outputs
+	history := append([]engine.Exchange(nil), sess.history...)
+	sess.mu.Unlock()
 	thoughts, err := s.commentaryAsThought(sess, p.Meta)
 	if err != nil {
 		return nil, err
@@ -74,13 +111,13 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 		// answers the prompt.
 	}
 
-	ctx, cancel, err := r.begin()
+	ctx, cancel, err := r.Begin()
 	if err != nil {
 		return nil, err
 	}
 	// Answered by the turn when it ends.
-	answer := r.keep()
-	run := &running{cancel: cancel, done: make(chan struct{}), prompt: p.Prompt, id: idKeyOf(r.id), steer: &steerBox{}}
+	answer := r.Keep()
+	run := &running{cancel: cancel, done: make(chan struct{}), prompt: p.Prompt, id: jsonrpc.KeyOf(r.ID()), steer: &steerBox{}}
 	sess.mu.Lock()
 	sess.running, sess.answering, sess.starting = run, true, false
 	sess.mu.Unlock()
@@ -94,7 +131,7 @@ func (s *Server) prompt(r *request[promptResponse], p *promptRequest) (*promptRe
 		Prompt: text, Images: images, History: history, PromptSources: promptSources(p.Prompt),
 		UserModel: s.userModel(sess), DefaultModel: s.opts.DefaultModel, UserEffort: s.userEffort(sess),
 		Withhold: withhold(sess.mode), Workspace: sess.ws, ToolSupport: sess.toolSupport,
-		Tainted: sess.tainted(), Steer: run.steer.take, ClientGone: s.conn.out.gone, Private: sess.private,
+		Tainted: sess.tainted(), Steer: run.steer.take, ClientGone: s.conn.Gone, Private: sess.private,
 	}
 	go s.runTurn(ctx, run, answer, sess, turn, thoughts, compile)
 	return nil, nil
@@ -109,7 +146,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	// finished and the session index's line written (not on the answer's
 	// path: the session's file is, saveTurn); then the connection stops
 	// owing this answer, so coda never exits before a record is whole.
-	defer s.conn.end()
+	defer s.conn.End()
 	defer s.next(sess) // the prompt queued behind this one, once it is answered
 	var res *engine.Result
 	// The prompts that joined the turn are answered after it, with its
@@ -123,7 +160,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	}()
 	defer func() {
 		if res != nil {
-			s.conn.out.sent()
+			s.conn.Sent()
 			res.Recorded()
 		}
 		s.store.Flush() // the index's line of the turn's append
@@ -146,25 +183,25 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 		if p := recover(); p != nil {
 			s.log.Error("panic in a prompt turn", "session", sess.id, "run", turn.RunID, "panic", p, "stack", string(debug.Stack()))
 			release()
-			answer.failWith(codeInternalError, fmt.Sprintf("internal error: the turn failed inside coda (%v); the session is still usable", p), turnPanicked{RunID: turn.RunID})
+			answer.FailWith(jsonrpc.CodeInternalError, fmt.Sprintf("internal error: the turn failed inside coda (%v); the session is still usable", p), turnPanicked{RunID: turn.RunID})
 		}
 	}()
-	sink := &updateSink{out: s.conn.out, sessionID: sess.id, cwd: sess.cwd, compaction: s.advertisesCompaction(), seen: s.turnNotices(sess), commentAsThought: commentAsThought, spent: &sess.spent}
+	sink := &updateSink{out: s.conn, sessionID: sess.id, cwd: sess.cwd, compaction: s.advertisesCompaction(), seen: s.turnNotices(sess), commentAsThought: commentAsThought, spent: &sess.spent}
 	if s.keepsSessions() {
-		sink.streamed = &streamedText{}
+		sink.streamed = history.NewStreamed(appendTextChunk)
 	}
 	if compile != nil {
 		outs, err := compile()
 		if err != nil {
 			release()
-			answer.fail(err)
+			answer.Fail(err)
 			return
 		}
 		turn.Outputs = outs
 	}
 	if err := s.startTurn(sess, turn, r.prompt); err != nil {
 		release()
-		answer.fail(err)
+		answer.Fail(err)
 		return
 	}
 	s.catchUp(sess, turn)
@@ -190,7 +227,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	}
 	sess.taintedBy(res.Tainted)
 	release()
-	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.streamed.updates(res.Mask), maskUpdates(sink.closing, res.Mask), res.Status, res.ClientGone || s.conn.out.gone()); w != "" {
+	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.streamed.Updates(res.Mask), history.MaskUpdates(sink.closing, res.Mask), res.Status, res.ClientGone || s.conn.Gone()); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	// What arose after the closing chunk (the record or the session's file
@@ -208,10 +245,10 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	// no_answer chunk before it says why in the conversation.
 	if res.Err != nil && !errors.Is(res.Err, context.Canceled) {
 		s.log.Error("turn failed", "session", sess.id, "run", res.RunID, "err", res.Err)
-		answer.failWith(codeInternalError, "the turn failed: "+res.Err.Error(), coda)
+		answer.FailWith(jsonrpc.CodeInternalError, "the turn failed: "+res.Err.Error(), coda)
 		return
 	}
-	answer.reply(&promptResponse{StopReason: res.StopReason, Meta: codaMeta[promptOutcome]{Coda: coda}, Usage: usageOf(res.Usage)})
+	answer.Reply(&promptResponse{StopReason: res.StopReason, Meta: codaMeta[promptOutcome]{Coda: coda}, Usage: usageOf(res.Usage)})
 }
 
 // renderPrompt turns the prompt's content blocks into the text the model

@@ -11,7 +11,7 @@ import (
 // (protocol version 1), so methods_test.go can check each result against
 // its definition. Field names follow the schema; Go names follow Go.
 //
-// A field tagged acp:"required" must be there and not null: the method
+// A field tagged jsonrpc:"required" must be there and not null: the method
 // table refuses its absence (-32602) before the handler runs.
 //
 // Several results keep their members in alphabetical order: that is the
@@ -24,7 +24,7 @@ const ProtocolVersion = 1
 // initialize
 
 type initializeRequest struct {
-	ProtocolVersion    *int            `json:"protocolVersion" acp:"required"`
+	ProtocolVersion    *int            `json:"protocolVersion" jsonrpc:"required"`
 	ClientCapabilities json.RawMessage `json:"clientCapabilities"`
 	ClientInfo         json.RawMessage `json:"clientInfo"`
 }
@@ -113,7 +113,7 @@ type authMethod struct {
 // authenticate
 
 type authenticateRequest struct {
-	MethodID *string `json:"methodId" acp:"required"`
+	MethodID *string `json:"methodId" jsonrpc:"required"`
 }
 
 type authenticateResponse struct{}
@@ -121,7 +121,7 @@ type authenticateResponse struct{}
 // session/new, load, resume
 
 type newSessionRequest struct {
-	Cwd                   *string         `json:"cwd" acp:"required"`
+	Cwd                   *string         `json:"cwd" jsonrpc:"required"`
 	AdditionalDirectories []string        `json:"additionalDirectories"`
 	MCPServers            json.RawMessage `json:"mcpServers"` // read by parseMCPServers, which names a bad field
 	Meta                  *requestMeta    `json:"_meta"`
@@ -179,8 +179,8 @@ func withWarnings(warnings []string) *warningsMeta {
 
 // loadSessionRequest is session/load's params.
 type loadSessionRequest struct {
-	SessionID             *string         `json:"sessionId" acp:"required"`
-	Cwd                   *string         `json:"cwd" acp:"required"`
+	SessionID             *string         `json:"sessionId" jsonrpc:"required"`
+	Cwd                   *string         `json:"cwd" jsonrpc:"required"`
 	AdditionalDirectories []string        `json:"additionalDirectories"`
 	MCPServers            json.RawMessage `json:"mcpServers"`
 	Meta                  *requestMeta    `json:"_meta"` // coda reads _meta.coda.commentary
@@ -243,8 +243,8 @@ type listSessionsResponse struct {
 // session/set_config_option, set_mode
 
 type setSessionConfigOptionRequest struct {
-	SessionID *string         `json:"sessionId" acp:"required"`
-	ConfigID  *string         `json:"configId" acp:"required"`
+	SessionID *string         `json:"sessionId" jsonrpc:"required"`
+	ConfigID  *string         `json:"configId" jsonrpc:"required"`
 	Value     json.RawMessage `json:"value"` // a string; setConfigOption says what the option takes
 }
 
@@ -254,8 +254,8 @@ type setSessionConfigOptionResponse struct {
 }
 
 type setSessionModeRequest struct {
-	SessionID *string `json:"sessionId" acp:"required"`
-	ModeID    *string `json:"modeId" acp:"required"`
+	SessionID *string `json:"sessionId" jsonrpc:"required"`
+	ModeID    *string `json:"modeId" jsonrpc:"required"`
 }
 
 type setSessionModeResponse struct {
@@ -265,8 +265,8 @@ type setSessionModeResponse struct {
 // session/prompt
 
 type promptRequest struct {
-	SessionID *string        `json:"sessionId" acp:"required"`
-	Prompt    []contentBlock `json:"prompt" acp:"required"`
+	SessionID *string        `json:"sessionId" jsonrpc:"required"`
+	Prompt    []contentBlock `json:"prompt" jsonrpc:"required"`
 	Meta      *requestMeta   `json:"_meta"`
 }
 
@@ -321,23 +321,23 @@ type turnPanicked struct {
 // session/close, delete, cancel; $/cancel_request
 
 type closeSessionRequest struct {
-	SessionID *string `json:"sessionId" acp:"required"`
+	SessionID *string `json:"sessionId" jsonrpc:"required"`
 }
 
 type closeSessionResponse struct{}
 
 type deleteSessionRequest struct {
-	SessionID *string `json:"sessionId" acp:"required"`
+	SessionID *string `json:"sessionId" jsonrpc:"required"`
 }
 
 type deleteSessionResponse struct{}
 
 type cancelNotification struct {
-	SessionID *string `json:"sessionId" acp:"required"`
+	SessionID *string `json:"sessionId" jsonrpc:"required"`
 }
 
 type cancelRequestNotification struct {
-	RequestID json.RawMessage `json:"requestId" acp:"required"`
+	RequestID json.RawMessage `json:"requestId" jsonrpc:"required"`
 }
 
 // Session updates sent off the hot path (updates.go encodes the streamed
@@ -373,3 +373,5 @@ type sessionInfoUpdate struct {
 	SessionUpdate string `json:"sessionUpdate"` // session_info_update
 	Title         string `json:"title"`
 }
+
+func isNull(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/coda-acp/coda/internal/jsonrpc"
 )
 
 // Prompts sent while a turn runs (DESIGN §22). A session/prompt that finds
@@ -126,11 +128,11 @@ func (s *Server) queuePrompt(r *request[promptResponse], sess *session, p *promp
 	if full {
 		return nil, fmt.Errorf("%w: session %s: %w", ErrInvalidParams, sess.id, errPromptQueueFull)
 	}
-	ctx, cancel, err := r.begin()
+	ctx, cancel, err := r.Begin()
 	if err != nil {
 		return nil, err
 	}
-	q := &queuedPrompt{p: p, id: r.id, key: idKeyOf(r.id), ctx: ctx, cancel: cancel, answer: r.keep(), bytes: size, text: text}
+	q := &queuedPrompt{p: p, id: r.ID(), key: jsonrpc.KeyOf(r.ID()), ctx: ctx, cancel: cancel, answer: r.Keep(), bytes: size, text: text}
 	s.mu.Lock()
 	s.prompts[q.key] = sess
 	s.mu.Unlock()
@@ -171,9 +173,11 @@ func (s *Server) next(sess *session) {
 // startQueued handles a queued prompt as prompt would have, had its
 // session been free: under the context its queueing began.
 func (s *Server) startQueued(sess *session, q *queuedPrompt) {
-	defer s.conn.end() // the queue's; a turn owes its own
+	defer s.conn.End() // the queue's; a turn owes its own
 	defer q.cancel()
-	r := &request[promptResponse]{s: s, method: "session/prompt", id: q.id, ctx: q.ctx, queued: true, dequeued: true}
+	// Its lane is Held: the queue's own work holds the connection open, so a
+	// prompt read before stdin ended still starts, as the loop would have.
+	r := jsonrpc.NewRequest[promptResponse](s.conn.Held(), "session/prompt", q.id)
 	if q.ctx.Err() != nil {
 		sess.mu.Lock()
 		sess.starting = false
@@ -182,8 +186,8 @@ func (s *Server) startQueued(sess *session, q *queuedPrompt) {
 		s.next(sess)
 		return
 	}
-	res, err := s.prompt(r, q.p)
-	if r.kept {
+	res, err := s.startDequeued(r, q.p)
+	if r.Kept() {
 		// A turn runs, and answers it; it cleared starting.
 		return
 	}
@@ -194,9 +198,9 @@ func (s *Server) startQueued(sess *session, q *queuedPrompt) {
 	delete(s.prompts, q.key)
 	s.mu.Unlock()
 	if err != nil {
-		q.answer.fail(err)
+		q.answer.Fail(err)
 	} else {
-		q.answer.reply(res)
+		q.answer.Reply(res)
 	}
 	s.next(sess)
 }
@@ -206,7 +210,7 @@ func (s *Server) cancelQueued(sess *session, q *queuedPrompt) {
 	s.mu.Lock()
 	delete(s.prompts, q.key)
 	s.mu.Unlock()
-	q.answer.reply(&promptResponse{StopReason: "cancelled", Meta: codaMeta[promptOutcome]{Coda: promptOutcome{Status: "cancelled", Warnings: []string{}}}})
+	q.answer.Reply(&promptResponse{StopReason: "cancelled", Meta: codaMeta[promptOutcome]{Coda: promptOutcome{Status: "cancelled", Warnings: []string{}}}})
 }
 
 // dropQueue takes every prompt out of the session's queue, and the
@@ -223,7 +227,7 @@ func (s *Server) dropQueue(sess *session) {
 	for _, q := range queue {
 		q.cancel()
 		s.cancelQueued(sess, q)
-		s.conn.end()
+		s.conn.End()
 	}
 }
 
@@ -238,7 +242,7 @@ func (s *Server) dropQueued(sess *session, key string) bool {
 			sess.mu.Unlock()
 			q.cancel()
 			s.cancelQueued(sess, q)
-			s.conn.end()
+			s.conn.End()
 			return true
 		}
 	}
@@ -255,15 +259,15 @@ func (s *Server) steered(sess *session, b *steerBox, runID, stop string) {
 		s.mu.Lock()
 		delete(s.prompts, q.key)
 		s.mu.Unlock()
-		q.answer.reply(&promptResponse{StopReason: stop, Meta: codaMeta[promptOutcome]{Coda: promptOutcome{Status: "steered", RunID: runID, Warnings: []string{}}}})
+		q.answer.Reply(&promptResponse{StopReason: stop, Meta: codaMeta[promptOutcome]{Coda: promptOutcome{Status: "steered", RunID: runID, Warnings: []string{}}}})
 		q.cancel()
-		s.conn.end()
+		s.conn.End()
 	}
 	if cancelled {
 		for _, q := range pending {
 			q.cancel()
 			s.cancelQueued(sess, q)
-			s.conn.end()
+			s.conn.End()
 		}
 		return
 	}

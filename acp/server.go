@@ -4,14 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/mcp"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/outputspec"
 	statestore "github.com/coda-acp/coda/store"
 )
@@ -105,39 +106,29 @@ func (o *Options) log() *slog.Logger {
 	return o.Engine.Log
 }
 
-// Errors mapped to JSON-RPC codes; wrap them with %w.
+// Errors that answer with their JSON-RPC codes; wrap them with %w.
 var (
-	ErrInvalidParams  = errors.New("invalid params")
-	ErrMethodNotFound = errors.New("method not found")
+	ErrInvalidParams  = jsonrpc.ErrInvalidParams
+	ErrMethodNotFound = jsonrpc.ErrMethodNotFound
 	// ErrAuthRequired is ACP's -32000: no model can be reached until the
 	// user sets what the message names.
-	ErrAuthRequired = errors.New("authentication required")
+	ErrAuthRequired = jsonrpc.NewError(-32000, "authentication required")
 	// ErrNotFound is ACP's -32002, "resource not found": a session coda
-	// does not have (never made, closed, deleted).
-	ErrNotFound = errors.New("resource not found")
+	// does not have (never made, closed, deleted; DESIGN §8).
+	ErrNotFound = jsonrpc.NewError(-32002, "resource not found")
 )
 
-// codeOf maps an error to its JSON-RPC code: one table for the transport.
-func codeOf(err error) int {
-	switch {
-	case errors.Is(err, ErrInvalidParams):
-		return codeInvalidParams
-	case errors.Is(err, ErrMethodNotFound):
-		return codeMethodNotFound
-	case errors.Is(err, ErrAuthRequired):
-		return codeAuthRequired
-	case errors.Is(err, ErrNotFound):
-		return codeResourceNotFound
-	}
-	return codeInternalError
-}
+// DefaultMaxMessageBytes is the longest line coda reads whole when
+// Options.MaxMessageBytes is not set.
+const DefaultMaxMessageBytes = jsonrpc.DefaultMaxMessageBytes
 
 // A Server serves one ACP connection: the method table and the sessions.
-// The connection's life (serving, draining, shutting down) is conn's.
+// The connection's life (serving, draining, shutting down) is
+// jsonrpc.Conn's.
 type Server struct {
 	opts Options
 	log  *slog.Logger
-	conn *conn // set by Serve, before the first message is read
+	conn *jsonrpc.Conn // set by Serve, before the first message is read
 	// launchOutputs are the contracts at launch: advertised in initialize.
 	launchOutputs *blueprint.Outputs
 	launchLevel   *outputspec.Level
@@ -153,9 +144,9 @@ type Server struct {
 	sessions map[string]*session
 	prompts  map[string]*session // a running prompt's request id → its session
 	loading  map[string]*restore // the sessions a load or resume is restoring (load.go)
-	// queues hold the messages naming a session whose request runs off
+	// order holds the messages naming a session whose request runs off
 	// the read loop, by session id (order.go).
-	queues     map[string]*sessionQueue
+	order      jsonrpc.Order
 	clientCaps json.RawMessage
 	// mcp runs the sessions' MCP servers (mcp.go), stopped with the
 	// connection.
@@ -181,7 +172,7 @@ func NewServer(opts Options) (*Server, error) {
 	if err := CheckCommentary(opts.Commentary); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, prompts: map[string]*session{}, loading: map[string]*restore{}, queues: map[string]*sessionQueue{}, listing: newListing()}
+	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, prompts: map[string]*session{}, loading: map[string]*restore{}, listing: newListing()}
 	s.mcp = mcp.NewHost(mcp.Options{
 		Log: s.log, Version: opts.Version,
 		StartTimeout: opts.MCPStartTimeout, CallTimeout: opts.MCPCallTimeout, StartWait: opts.MCPStartWait,
@@ -200,70 +191,26 @@ func NewServer(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// reply writes a result response; id is as the client sent it.
-func (s *Server) reply(id json.RawMessage, result any) {
-	b := make([]byte, 0, 256)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"result":`...)
-	b = appendJSON(b, result)
-	b = append(b, '}')
-	if err := s.conn.out.writeLine(b); err != nil {
-		s.log.Debug("writing a reply", "err", err)
-	}
+// Serve serves one ACP connection on in and out. It returns when the
+// connection is over (in ended, or ctx is done because coda was signalled)
+// and every prompt read has been answered and the output flushed; the error
+// is the output's, if writing failed. A Server serves one connection.
+//
+// When ctx ends first, in may still be open: reading it goes on in the
+// background until it ends, but nothing read is answered any more.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	s.conn = s.newConn(in, out)
+	err := s.conn.Serve(ctx, s.serve)
+	// Then stop the sessions' MCP servers: every turn that could call
+	// them has answered; and the providers' listing, if it still runs.
+	s.mcp.Close()
+	s.stopListing()
+	// The index's lines of the last turns' appends are written.
+	s.store.Flush()
+	return err
 }
 
-// replyError writes an error response, with optional data.
-func (s *Server) replyError(id json.RawMessage, code int, msg string, data any) {
-	b := appendError(make([]byte, 0, 128+len(msg)), id, code, msg, data)
-	if err := s.conn.out.writeLine(b); err != nil {
-		s.log.Debug("writing a reply", "err", err)
-	}
-}
-
-// appendError appends an error response: id is already encoded (nil is
-// null), data is left out when nil. Every error coda answers is made here.
-func appendError(b, id []byte, code int, msg string, data any) []byte {
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	if id == nil {
-		id = []byte("null")
-	}
-	b = append(b, id...)
-	b = append(b, `,"error":{"code":`...)
-	b = appendInt(b, int64(code))
-	b = append(b, `,"message":`...)
-	b = appendString(b, msg)
-	if data != nil {
-		b = append(b, `,"data":`...)
-		b = appendJSON(b, data)
-	}
-	return append(b, "}}"...)
-}
-
-// idKey is a map key for a request id: the same for one id however it is
-// spelt (a string's escapes, a number's form); false for what is no id.
-func idKey(raw json.RawMessage) (string, bool) {
-	var v any
-	if isNull(raw) || json.Unmarshal(raw, &v) != nil {
-		return "", false
-	}
-	switch v := v.(type) {
-	case string:
-		return "s:" + v, true
-	case float64:
-		var n json.Number
-		if json.Unmarshal(raw, &n) == nil {
-			if i, err := n.Int64(); err == nil {
-				return "n:" + strconv.FormatInt(i, 10), true
-			}
-		}
-	}
-	return "", false
-}
-
-// idKeyOf is the key of a request's own id, which the line reader has
-// checked is one.
-func idKeyOf(id json.RawMessage) string {
-	key, _ := idKey(id)
-	return key
+// newConn is the JSON-RPC connection on in and out, as opts configure it.
+func (s *Server) newConn(in io.Reader, out io.Writer) *jsonrpc.Conn {
+	return jsonrpc.NewConn(jsonrpc.Options{Log: s.log, MaxMessageBytes: s.opts.MaxMessageBytes, DrainTimeout: s.opts.DrainTimeout, Trace: s.opts.Trace}, in, out)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/mcp"
 	"github.com/coda-acp/coda/engine/taint"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/outputspec"
 	statestore "github.com/coda-acp/coda/store"
 	"github.com/coda-acp/coda/validators"
@@ -170,7 +171,7 @@ func (s *Server) shapes(field string) error {
 // files (compileReadsFiles) is compiled off the read loop (aside): the
 // client cannot name the session before its response, so nothing waits on
 // the order.
-func (s *Server) newSession(r *request[newSessionResponse], p *newSessionRequest) (*newSessionResponse, error) {
+func (s *Server) newSession(ctx context.Context, r *request[newSessionResponse], p *newSessionRequest) (*newSessionResponse, error) {
 	cwd, err := checkDirs(*p.Cwd, p.AdditionalDirectories)
 	if err != nil {
 		return nil, err
@@ -189,7 +190,7 @@ func (s *Server) newSession(r *request[newSessionResponse], p *newSessionRequest
 	if waitList := s.opts.Discover != nil && !listed; waitList || raw != nil && s.compileReadsFiles(raw) {
 		// Off the read loop: the providers' list, waited for briefly
 		// (listed.go), or the files the spec names.
-		return aside(s, r, nil, func(ctx context.Context) (*newSessionResponse, error) {
+		return aside(ctx, r, nil, func(ctx context.Context) (*newSessionResponse, error) {
 			if waitList {
 				s.awaitListedFor(ctx, newSessionListWait)
 			}
@@ -224,7 +225,7 @@ func (s *Server) openSession(r *request[newSessionResponse], p *newSessionReques
 
 	warning := s.saveSession(sess, nil)
 	res := s.sessionResponse(sess, warning)
-	r.then(s.announce(sess, res.Meta))
+	r.Then(s.announce(sess, res.Meta))
 	return &newSessionResponse{Meta: res.Meta, ConfigOptions: res.ConfigOptions, Modes: res.Modes, SessionID: sess.id}, nil
 }
 
@@ -332,7 +333,7 @@ func (s *Server) session(id string) (*session, error) {
 // setConfigOption handles session/set_config_option. A change that reads
 // files the client names (readsFiles) is made off the read loop, the
 // session's later messages waiting for it (order.go).
-func (s *Server) setConfigOption(r *request[setSessionConfigOptionResponse], p *setSessionConfigOptionRequest) (*setSessionConfigOptionResponse, error) {
+func (s *Server) setConfigOption(ctx context.Context, r *request[setSessionConfigOptionResponse], p *setSessionConfigOptionRequest) (*setSessionConfigOptionResponse, error) {
 	sess, err := s.session(*p.SessionID)
 	if err != nil {
 		return nil, err
@@ -357,7 +358,7 @@ func (s *Server) setConfigOption(r *request[setSessionConfigOptionResponse], p *
 		return &setSessionConfigOptionResponse{ConfigOptions: s.configOptions(sess), Meta: withWarnings(warnings)}, nil
 	}
 	if s.readsFiles(sess, id, value) {
-		return sessionAside(s, r, sess.id, set)
+		return sessionAside(ctx, s, r, sess.id, set)
 	}
 	return set(nil)
 }
@@ -401,7 +402,7 @@ func namesFilesAtLaunch(launch outputspec.Spec, agent *blueprint.Blueprint) bool
 // closeSession handles session/close. A running prompt is cancelled, and
 // the close is answered only after it: the prompt's "cancelled" answer comes
 // first, and nothing is sent for the session after the close's answer.
-func (s *Server) closeSession(r *request[closeSessionResponse], p *closeSessionRequest) (*closeSessionResponse, error) {
+func (s *Server) closeSession(ctx context.Context, r *request[closeSessionResponse], p *closeSessionRequest) (*closeSessionResponse, error) {
 	sess, err := s.session(*p.SessionID)
 	if err != nil {
 		return nil, err
@@ -411,8 +412,8 @@ func (s *Server) closeSession(r *request[closeSessionResponse], p *closeSessionR
 	s.mu.Unlock()
 	// Its MCP servers stop meanwhile; the close is answered once they are
 	// gone.
-	answer := r.keep()
-	s.afterTurn(sess, s.stopMCP(sess), func() { answer.reply(&closeSessionResponse{}) })
+	answer := r.Keep()
+	s.afterTurn(sess, s.stopMCP(sess), func() { answer.Reply(&closeSessionResponse{}) })
 	return nil, nil
 }
 
@@ -426,10 +427,10 @@ func (s *Server) afterTurn(sess *session, stopped <-chan struct{}, answer func()
 	defer sess.mu.Unlock()
 	if r := sess.running; r != nil {
 		r.cancel()
-		s.conn.after(both(r.done, stopped), answer)
+		s.conn.After(both(r.done, stopped), answer)
 		return
 	}
-	s.conn.afterOrNow(stopped, answer)
+	s.conn.AfterOrNow(stopped, answer)
 }
 
 // both is closed once a and b are.
@@ -445,7 +446,7 @@ func both(a, b <-chan struct{}) <-chan struct{} {
 
 // cancelSession handles session/cancel: the running prompt stops and is
 // answered "cancelled", and so is every prompt queued behind it.
-func (s *Server) cancelSession(p *cancelNotification) {
+func (s *Server) cancelSession(_ context.Context, p *cancelNotification) {
 	s.mu.Lock()
 	sess := s.sessions[*p.SessionID]
 	s.mu.Unlock()
@@ -460,8 +461,8 @@ func (s *Server) cancelSession(p *cancelNotification) {
 // cancelRequest handles $/cancel_request: a running or queued
 // session/prompt with that id is cancelled. Other requests are answered before the next
 // message is read, so there is nothing else to cancel.
-func (s *Server) cancelRequest(p *cancelRequestNotification) {
-	key, ok := idKey(p.RequestID)
+func (s *Server) cancelRequest(_ context.Context, p *cancelRequestNotification) {
+	key, ok := jsonrpc.IDKey(p.RequestID)
 	if !ok {
 		return
 	}

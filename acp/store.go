@@ -1,13 +1,10 @@
 package acp
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"strings"
 
-	"github.com/coda-acp/coda/engine"
-	"github.com/coda-acp/coda/internal/bytesize"
+	"github.com/coda-acp/coda/acp/history"
 	statestore "github.com/coda-acp/coda/store"
 )
 
@@ -55,21 +52,6 @@ func keptOptions(sess *session, opts map[string]string) {
 	sess.commentary = opts[keptCommentary]
 }
 
-// exchangeOf is a finished turn as the session's file keeps it.
-func exchangeOf(prompt []contentBlock, runID string, ex engine.Exchange, streamed []json.RawMessage, closing [][]byte) *statestore.Exchange {
-	kept := engine.KeepHistory([]engine.Exchange{ex})[0]
-	stored := &statestore.Exchange{Prompt: shownPrompt(prompt), History: statestore.Said{Prompt: kept.Prompt, Answer: kept.Answer, Masked: kept.Masked}, RunID: runID, Streamed: streamed}
-	for _, c := range closing {
-		stored.Closing = append(stored.Closing, c)
-	}
-	return stored
-}
-
-// historyOf is a kept exchange as the next turn sees it.
-func historyOf(ex *statestore.Exchange) engine.Exchange {
-	return engine.Exchange{Prompt: ex.History.Prompt, Answer: ex.History.Answer, RunID: ex.RunID, Masked: ex.History.Masked}
-}
-
 // checkSessionID refuses a session id that is not a plain name before it
 // is used as a file name (statestore.CheckSessionID).
 func checkSessionID(id string) error {
@@ -79,51 +61,14 @@ func checkSessionID(id string) error {
 	return nil
 }
 
-// shownPrompt is the prompt as session/load replays it: text and links;
-// an embedded resource becomes a link to it and an image a line naming it,
-// so the file does not keep a copy of every file or picture the user
-// attached, and other content a one-word stand-in.
-func shownPrompt(blocks []contentBlock) []statestore.PromptBlock {
-	out := make([]statestore.PromptBlock, 0, len(blocks))
-	for _, c := range blocks {
-		switch c.Type {
-		case "text":
-			out = append(out, statestore.PromptBlock{Type: "text", Text: c.Text})
-		case "resource_link":
-			out = append(out, statestore.PromptBlock{Type: "resource_link", URI: c.URI, Name: c.Name, Title: c.Title, MimeType: c.MimeType})
-		case "resource":
-			if c.Resource != nil {
-				out = append(out, statestore.PromptBlock{Type: "resource_link", URI: c.Resource.URI, Name: linkName(c.Resource.URI), MimeType: c.Resource.MimeType})
-			}
-		case "image":
-			out = append(out, statestore.PromptBlock{Type: "text", Text: imageStandIn(c)})
-		default:
-			out = append(out, statestore.PromptBlock{Type: "text", Text: "[" + c.Type + "]"})
+// blocksOf is what the session's history keeps of a prompt's blocks.
+func blocksOf(blocks []contentBlock) []history.Block {
+	out := make([]history.Block, len(blocks))
+	for i, c := range blocks {
+		out[i] = history.Block{Type: c.Type, Text: c.Text, URI: c.URI, Name: c.Name, Title: c.Title, MimeType: c.MimeType, Data: c.Data}
+		if r := c.Resource; r != nil {
+			out[i].Embedded, out[i].ResourceURI, out[i].ResourceMimeType = true, r.URI, r.MimeType
 		}
 	}
 	return out
-}
-
-// imageStandIn names an attached image where a replay shows it: "[image
-// chart.png, image/png, 2 KB]".
-func imageStandIn(c contentBlock) string {
-	var parts []string
-	if c.URI != "" {
-		parts = append(parts, linkName(c.URI))
-	}
-	size := base64.RawStdEncoding.DecodedLen(len(strings.TrimRight(c.Data, "=")))
-	parts = append(parts, c.MimeType, bytesize.Format(size))
-	return "[image " + strings.Join(parts, ", ") + "]"
-}
-
-// linkName is a resource's name for its link: the last element of its URI.
-func linkName(uri string) string {
-	name := uri
-	if i := strings.LastIndexByte(strings.TrimRight(uri, "/"), '/'); i >= 0 {
-		name = strings.TrimRight(uri, "/")[i+1:]
-	}
-	if name == "" {
-		return uri
-	}
-	return name
 }

@@ -258,7 +258,7 @@ func turns(b *testing.B, srv *Server, c *benchClient, params string, paused bool
 	for range 10 {
 		if paused {
 			b.StopTimer()
-			srv.conn.owed.Wait()
+			srv.conn.Wait()
 			b.StartTimer()
 		}
 		start := time.Now()
@@ -266,7 +266,7 @@ func turns(b *testing.B, srv *Server, c *benchClient, params string, paused bool
 		*took = append(*took, time.Since(start))
 	}
 	b.StopTimer()
-	srv.conn.owed.Wait()
+	srv.conn.Wait()
 	b.StartTimer()
 }
 

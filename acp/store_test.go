@@ -1,19 +1,21 @@
 package acp
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/coda-acp/coda/acp/editor"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	statestore "github.com/coda-acp/coda/store"
 )
 
@@ -32,25 +34,6 @@ func TestCheckSessionID(t *testing.T) {
 	err := checkSessionID(strings.Repeat("a", 39) + strings.Repeat("é", 40))
 	if want := `sessionId "` + strings.Repeat("a", 39) + `…" is not`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("checkSessionID(a long id) = %v, want it shown as %s", err, want)
-	}
-}
-
-func TestTitleOf(t *testing.T) {
-	long := strings.Repeat("word ", 30)
-	tests := []struct {
-		blocks []contentBlock
-		want   string
-	}{
-		{[]contentBlock{{Type: "text", Text: "\n\n  Fix the login bug  \nin auth.go"}}, "Fix the login bug"},
-		{[]contentBlock{{Type: "resource_link", Name: "main.go", URI: "file:///w/main.go"}, {Type: "text", Text: "why?"}}, "main.go"},
-		{[]contentBlock{{Type: "text", Text: "   "}, {Type: "text", Text: "second"}}, "second"},
-		{[]contentBlock{{Type: "text", Text: strings.Repeat("é", 200)}}, strings.Repeat("é", maxTitle-1) + "…"},
-		{[]contentBlock{{Type: "text", Text: long}}, strings.TrimSpace(long[:75]) + "…"},
-	}
-	for _, tt := range tests {
-		if got := titleOf(tt.blocks); got != tt.want {
-			t.Errorf("titleOf(%v) = %q, want %q", tt.blocks, got, tt.want)
-		}
 	}
 }
 
@@ -111,7 +94,7 @@ func TestBindMode_autoEdit(t *testing.T) {
 	work := t.TempDir()
 	id := handle(t, srv, (*Server).newSession, fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, work)).SessionID
 	sess := srv.sessions[id]
-	w := sess.ws.(*clientWorkspace)
+	w := sess.ws.(*editor.Workspace)
 	in, out := []engine.Location{{Path: filepath.Join(work, "a.txt")}}, []engine.Location{{Path: "/etc/hosts"}}
 	tests := []struct {
 		mode, key, kind string
@@ -128,7 +111,7 @@ func TestBindMode_autoEdit(t *testing.T) {
 	for _, tt := range tests {
 		sess.mode = tt.mode
 		req := engine.PermissionRequest{Key: tt.key, ToolCall: engine.ToolCallEvent{Kind: tt.kind, Locations: tt.locs}}
-		if got := w.autoApprove(req); got != tt.want {
+		if got := w.AutoApprove(req); got != tt.want {
 			t.Errorf("%s, %s (%s) at %v: answered %v, want %v", tt.mode, tt.key, tt.kind, tt.locs, got, tt.want)
 		}
 	}
@@ -154,8 +137,8 @@ func testServer(t testing.TB, state string, opts Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.conn = newConn(srv.opts, strings.NewReader(""), io.Discard)
-	t.Cleanup(func() { srv.conn.out.close() })
+	srv.conn = srv.newConn(strings.NewReader(""), io.Discard)
+	t.Cleanup(func() { srv.conn.Close() })
 	return srv
 }
 
@@ -163,7 +146,7 @@ func testServer(t testing.TB, state string, opts Options) *Server {
 // checked, what follows the answer sent. It returns the result; for a
 // request the handler keeps (a prompt, a load, a list), once it is
 // answered.
-func handle[P, R any](t testing.TB, srv *Server, h func(*Server, *request[R], *P) (*R, error), params string) *R {
+func handle[P, R any](t testing.TB, srv *Server, h func(*Server, context.Context, *request[R], *P) (*R, error), params string) *R {
 	t.Helper()
 	res, err := tryHandle(srv, h, params)
 	if err != nil {
@@ -173,8 +156,8 @@ func handle[P, R any](t testing.TB, srv *Server, h func(*Server, *request[R], *P
 }
 
 // tryHandle is handle, returning the handler's error.
-func tryHandle[P, R any](srv *Server, h func(*Server, *request[R], *P) (*R, error), params string) (*R, error) {
-	p, err := decodeParams[P](&method{name: "test"}, json.RawMessage(params), requiredFields(reflect.TypeFor[P]()))
+func tryHandle[P, R any](srv *Server, h func(*Server, context.Context, *request[R], *P) (*R, error), params string) (*R, error) {
+	p, err := jsonrpc.Params[P]("test", json.RawMessage(params))
 	if err != nil {
 		return nil, err
 	}
@@ -183,18 +166,17 @@ func tryHandle[P, R any](srv *Server, h func(*Server, *request[R], *P) (*R, erro
 		err error
 	}
 	got := make(chan answered, 1)
-	r := &request[R]{s: srv, method: "test", id: json.RawMessage("0"), got: func(res *R, err error) { got <- answered{res, err} }}
-	res, err := h(srv, r, p)
+	r := jsonrpc.NewRequest[R](srv.conn.Loop(), "test", json.RawMessage("0"))
+	r.Got = func(res *R, err error) { got <- answered{res, err} }
+	res, err := h(srv, context.Background(), r, p)
 	if err != nil {
 		return nil, err
 	}
-	if r.kept {
+	if r.Kept() {
 		a := <-got
 		res, err = a.res, a.err
 	}
-	if r.after != nil {
-		r.after()
-	}
+	r.Answered()
 	return res, err
 }
 
@@ -204,7 +186,7 @@ func promptAndWait(t testing.TB, srv *Server, sessionID, text string) {
 	handle(t, srv, (*Server).prompt, fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":%q}]}`, sessionID, text))
 	// Until the turn's answer is written: the session's file is saved
 	// before it. (The session is free again a little earlier.)
-	srv.conn.owed.Wait()
+	srv.conn.Wait()
 }
 
 // The file keeps every exchange; a restored session's history, like a
@@ -304,7 +286,7 @@ func TestSaveSession_full(t *testing.T) {
 	}
 	srv.store.MaxSessionBytes = fi.Size() + 10
 	res := handle(t, srv, (*Server).prompt, fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":"turn 1"}]}`, id))
-	srv.conn.owed.Wait()
+	srv.conn.Wait()
 	full := 0
 	for _, w := range res.Meta.Coda.Warnings {
 		if strings.Contains(w, "is full") && strings.Contains(w, "start a new session") {
@@ -360,21 +342,6 @@ func TestRestore_levelsAndOptions(t *testing.T) {
 	}
 }
 
-// An image is replayed as a line naming it: its file, type and size.
-func TestImageStandIn(t *testing.T) {
-	for _, tt := range []struct {
-		c    contentBlock
-		want string
-	}{
-		{contentBlock{Type: "image", MimeType: "image/png", Data: "iVBORw0KGgo="}, "[image image/png, 8 bytes]"},
-		{contentBlock{Type: "image", MimeType: "image/jpeg", Data: strings.Repeat("A", 4096), URI: "file:///home/me/shots/chart.jpg"}, "[image chart.jpg, image/jpeg, 3 KB]"},
-	} {
-		if got := imageStandIn(tt.c); got != tt.want {
-			t.Errorf("imageStandIn = %q, want %q", got, tt.want)
-		}
-	}
-}
-
 // readKept loads a session's file as another process would: its state,
 // and how many exchanges it keeps.
 func readKept(t testing.TB, srv *Server, id string) (statestore.SessionState, int) {
@@ -404,7 +371,7 @@ func writeSession(t testing.TB, state, id, cwd string, turns int, updated time.T
 	line(map[string]any{"type": "session", "version": 2, "at": updated, "session": statestore.SessionState{
 		ID: id, Cwd: cwd, Title: "Where is the config parsed?", CreatedAt: updated, Options: map[string]string{"mode": modeAsk}}})
 	for i := range turns {
-		closing := appendJSON(nil, map[string]any{
+		closing := jsonrpc.AppendJSON(nil, map[string]any{
 			"sessionUpdate": "agent_message_chunk", "messageId": fmt.Sprintf("m-%d", i),
 			"content": map[string]any{"type": "text", "text": answer},
 			"_meta": map[string]any{"coda": map[string]any{"phase": "final_answer", "format": "markdown", "stage": "answer",

@@ -26,8 +26,8 @@ func TestSession_taintPersists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.conn = newConn(srv.opts, strings.NewReader(""), io.Discard)
-	defer srv.conn.out.close()
+	srv.conn = srv.newConn(strings.NewReader(""), io.Discard)
+	defer srv.conn.Close()
 	cwd := t.TempDir()
 	id := handle(t, srv, (*Server).newSession, fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, cwd)).SessionID
 	sess := srv.sessions[id]

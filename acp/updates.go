@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 
+	"github.com/coda-acp/coda/acp/history"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/llm"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	statestore "github.com/coda-acp/coda/store"
 )
 
@@ -18,7 +21,7 @@ import (
 // encoded by hand: a streamed chunk costs one append pass and no
 // allocation beyond the reused buffer.
 type updateSink struct {
-	out       *output
+	out       *jsonrpc.Conn
 	sessionID string
 	buf       []byte
 	// Workspace root, for artifact URIs.
@@ -42,7 +45,7 @@ type updateSink struct {
 	commentAsThought bool
 	// streamed keeps the text chunks sent, for the session's file
 	// (streamed.go): session/load replays them. Nil keeps none.
-	streamed *streamedText
+	streamed *history.Streamed
 	// spent is what the session's earlier turns cost, for usage_update's
 	// cost (usage.go); nil counts none.
 	spent *sessionSpend
@@ -85,11 +88,11 @@ func (k *updateSink) Emit(_ context.Context, ev engine.Event) error {
 func (k *updateSink) compacted(ev engine.Event) error {
 	b := k.begin("compaction_update")
 	b = append(b, `,"compactionId":`...)
-	b = appendString(b, ev.MessageID)
+	b = jsonrpc.AppendString(b, ev.MessageID)
 	b = append(b, `,"status":"completed","summary":[{"type":"text","text":`...)
-	b = appendString(b, ev.Text)
+	b = jsonrpc.AppendString(b, ev.Text)
 	b = append(b, `}],"_meta":{"coda":{"stage":`...)
-	b = appendString(b, ev.Stage)
+	b = jsonrpc.AppendString(b, ev.Stage)
 	b = append(b, "}}"...)
 	return k.end(b)
 }
@@ -123,7 +126,7 @@ func (k *updateSink) begin(kind string) []byte {
 // object: the envelope every session/update line shares.
 func appendUpdateHead(b []byte, sessionID string) []byte {
 	b = append(b, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":`...)
-	b = appendString(b, sessionID)
+	b = jsonrpc.AppendString(b, sessionID)
 	return append(b, `,"update":`...)
 }
 
@@ -132,7 +135,7 @@ func appendUpdateHead(b []byte, sessionID string) []byte {
 // appended to the session for a later session/load (DESIGN §21); so the
 // sink never fails the engine.
 func (k *updateSink) send(b []byte) error {
-	_ = k.out.writeLine(b)
+	_ = k.out.Write(b)
 	return nil
 }
 
@@ -159,7 +162,7 @@ func (k *updateSink) chunk(kind, messageID, text, stage string) error {
 	b = append(b, "}}"...)
 	k.buf = b
 	if k.streamed != nil {
-		k.streamed.add(kind, messageID, stage, text)
+		k.streamed.Add(kind, messageID, stage, text)
 	}
 	return k.send(b)
 }
@@ -171,11 +174,11 @@ func appendTextChunk(b []byte, kind, messageID, text, stage string) []byte {
 	b = append(b, `{"sessionUpdate":"`...)
 	b = append(b, kind...)
 	b = append(b, `","messageId":`...)
-	b = appendString(b, messageID)
+	b = jsonrpc.AppendString(b, messageID)
 	b = append(b, `,"content":{"type":"text","text":`...)
-	b = appendString(b, text)
+	b = jsonrpc.AppendString(b, text)
 	b = append(b, `},"_meta":{"coda":{"phase":"commentary","stage":`...)
-	b = appendString(b, stage)
+	b = jsonrpc.AppendString(b, stage)
 	return append(b, "}}}"...)
 }
 
@@ -184,33 +187,40 @@ func (k *updateSink) toolCall(kind string, tc *engine.ToolCallEvent) error {
 	return k.end(appendToolCallFields(b, tc))
 }
 
+// toolCallObject is the ToolCallUpdate a permission request shows, encoded
+// as session/update encodes tool calls (editor.Options.ToolCall).
+func toolCallObject(tc *engine.ToolCallEvent) json.RawMessage {
+	b := appendToolCallFields([]byte{'{'}, tc)
+	return append(b, '}')
+}
+
 // appendToolCallFields appends a tool call's fields, as ACP's ToolCall and
 // ToolCallUpdate spell them, without the braces: a session/update puts
 // them beside sessionUpdate, a permission request in an object of its own.
 func appendToolCallFields(b []byte, tc *engine.ToolCallEvent) []byte {
 	b = append(b, `"toolCallId":`...)
-	b = appendString(b, tc.ID)
+	b = jsonrpc.AppendString(b, tc.ID)
 	if tc.Title != "" {
 		b = append(b, `,"title":`...)
-		b = appendString(b, tc.Title)
+		b = jsonrpc.AppendString(b, tc.Title)
 	}
 	if tc.Name != "" {
 		b = append(b, `,"name":`...)
-		b = appendString(b, tc.Name)
+		b = jsonrpc.AppendString(b, tc.Name)
 	}
 	if tc.Kind != "" {
 		b = append(b, `,"kind":`...)
-		b = appendString(b, tc.Kind)
+		b = jsonrpc.AppendString(b, tc.Kind)
 	}
 	if tc.Status != "" {
 		b = append(b, `,"status":`...)
-		b = appendString(b, tc.Status)
+		b = jsonrpc.AppendString(b, tc.Status)
 	}
 	if tc.RawInput != nil {
 		// The model wrote these arguments: re-encoded compactly, so its
 		// whitespace cannot split the message over lines.
 		b = append(b, `,"rawInput":`...)
-		b = appendCompact(b, tc.RawInput)
+		b = jsonrpc.AppendCompact(b, tc.RawInput)
 	}
 	if len(tc.Locations) > 0 {
 		b = append(b, `,"locations":[`...)
@@ -219,7 +229,7 @@ func appendToolCallFields(b []byte, tc *engine.ToolCallEvent) []byte {
 				b = append(b, ',')
 			}
 			b = append(b, `{"path":`...)
-			b = appendString(b, l.Path)
+			b = jsonrpc.AppendString(b, l.Path)
 			if l.Line > 0 {
 				b = append(b, `,"line":`...)
 				b = appendInt(b, int64(l.Line))
@@ -237,23 +247,23 @@ func appendToolCallFields(b []byte, tc *engine.ToolCallEvent) []byte {
 			switch {
 			case c.Diff != nil:
 				b = append(b, `{"type":"diff","path":`...)
-				b = appendString(b, c.Diff.Path)
+				b = jsonrpc.AppendString(b, c.Diff.Path)
 				b = append(b, `,"oldText":`...)
 				if c.Diff.OldText == nil {
 					b = append(b, "null"...)
 				} else {
-					b = appendString(b, *c.Diff.OldText)
+					b = jsonrpc.AppendString(b, *c.Diff.OldText)
 				}
 				b = append(b, `,"newText":`...)
-				b = appendString(b, c.Diff.NewText)
+				b = jsonrpc.AppendString(b, c.Diff.NewText)
 				b = append(b, '}')
 			case c.TerminalID != "":
 				b = append(b, `{"type":"terminal","terminalId":`...)
-				b = appendString(b, c.TerminalID)
+				b = jsonrpc.AppendString(b, c.TerminalID)
 				b = append(b, '}')
 			default:
 				b = append(b, `{"type":"content","content":{"type":"text","text":`...)
-				b = appendString(b, c.Text)
+				b = jsonrpc.AppendString(b, c.Text)
 				b = append(b, "}}"...)
 			}
 		}
@@ -285,9 +295,9 @@ func (k *updateSink) plan(entries []engine.PlanEntry) error {
 			b = append(b, ',')
 		}
 		b = append(b, `{"content":`...)
-		b = appendString(b, planContent(e))
+		b = jsonrpc.AppendString(b, planContent(e))
 		b = append(b, `,"priority":"medium","status":`...)
-		b = appendString(b, e.Status)
+		b = jsonrpc.AppendString(b, e.Status)
 		if len(e.Files) > 0 {
 			// Every file the stage touched; the content names a few.
 			b = append(b, `,"_meta":{"coda":{"files":[`...)
@@ -295,7 +305,7 @@ func (k *updateSink) plan(entries []engine.PlanEntry) error {
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = appendString(b, f)
+				b = jsonrpc.AppendString(b, f)
 			}
 			b = append(b, `]}}`...)
 		}
@@ -355,21 +365,21 @@ func (k *updateSink) finalAnswer(ev engine.Event) error {
 	}
 	b := k.begin("agent_message_chunk")
 	b = append(b, `,"messageId":`...)
-	b = appendString(b, ev.MessageID)
+	b = jsonrpc.AppendString(b, ev.MessageID)
 	b = append(b, `,"content":{"type":"text","text":`...)
-	b = appendString(b, a.Content)
+	b = jsonrpc.AppendString(b, a.Content)
 	b = append(b, `},"_meta":{"coda":{"phase":"final_answer","format":`...)
-	b = appendString(b, a.Format)
+	b = jsonrpc.AppendString(b, a.Format)
 	b = append(b, `,"stage":`...)
-	b = appendString(b, a.Stage)
+	b = jsonrpc.AppendString(b, a.Stage)
 	b = append(b, `,"runId":`...)
-	b = appendString(b, a.RunID)
+	b = jsonrpc.AppendString(b, a.RunID)
 	b = append(b, `,"flags":`...)
 	b = appendStrings(b, a.Flags)
 	b = append(b, `,"truncated":`...)
 	b = appendBool(b, a.Truncated)
 	b = append(b, `,"artifacts":`...)
-	b = appendJSON(b, a.Artifacts)
+	b = jsonrpc.AppendJSON(b, a.Artifacts)
 	b = append(b, "}}"...)
 	if err := k.endClosing(b); err != nil {
 		return err
@@ -377,19 +387,19 @@ func (k *updateSink) finalAnswer(ev engine.Event) error {
 	for _, art := range a.Artifacts {
 		b := k.begin("agent_message_chunk")
 		b = append(b, `,"messageId":`...)
-		b = appendString(b, ev.MessageID)
+		b = jsonrpc.AppendString(b, ev.MessageID)
 		b = append(b, `,"content":{"type":"resource_link","uri":`...)
-		b = appendString(b, fileURI(k.cwd, art.Path))
+		b = jsonrpc.AppendString(b, fileURI(k.cwd, art.Path))
 		b = append(b, `,"name":`...)
-		b = appendString(b, art.Name)
+		b = jsonrpc.AppendString(b, art.Name)
 		if art.MimeType != "" {
 			b = append(b, `,"mimeType":`...)
-			b = appendString(b, art.MimeType)
+			b = jsonrpc.AppendString(b, art.MimeType)
 		}
 		b = append(b, `,"size":`...)
 		b = appendInt(b, art.Size)
 		b = append(b, `},"_meta":{"coda":{"phase":"final_answer","artifact":`...)
-		b = appendString(b, art.Name)
+		b = jsonrpc.AppendString(b, art.Name)
 		b = append(b, "}}"...)
 		if err := k.endClosing(b); err != nil {
 			return err
@@ -411,24 +421,24 @@ func (k *updateSink) noAnswer(ev engine.Event) error {
 	}
 	b := k.begin("agent_thought_chunk")
 	b = append(b, `,"messageId":`...)
-	b = appendString(b, ev.MessageID)
+	b = jsonrpc.AppendString(b, ev.MessageID)
 	b = append(b, `,"content":{"type":"text","text":`...)
-	b = appendString(b, ev.Text)
+	b = jsonrpc.AppendString(b, ev.Text)
 	b = append(b, `},"_meta":{"coda":{"phase":"no_answer"`...)
 	if ev.Stage != "" {
 		b = append(b, `,"stage":`...)
-		b = appendString(b, ev.Stage)
+		b = jsonrpc.AppendString(b, ev.Stage)
 	}
 	if a := ev.Answer; a != nil {
 		b = append(b, `,"runId":`...)
-		b = appendString(b, a.RunID)
+		b = jsonrpc.AppendString(b, a.RunID)
 		b = append(b, `,"status":`...)
-		b = appendString(b, a.Status)
+		b = jsonrpc.AppendString(b, a.Status)
 		b = append(b, `,"flags":`...)
 		b = appendStrings(b, a.Flags)
 		if a.Unavailable != "" {
 			b = append(b, `,"unavailable":`...)
-			b = appendString(b, a.Unavailable)
+			b = jsonrpc.AppendString(b, a.Unavailable)
 		}
 	}
 	b = append(b, "}}"...)
@@ -441,4 +451,20 @@ func fileURI(root, p string) string {
 		p = filepath.Join(root, p)
 	}
 	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String()
+}
+
+func appendInt(b []byte, n int64) []byte { return strconv.AppendInt(b, n, 10) }
+
+func appendBool(b []byte, v bool) []byte { return strconv.AppendBool(b, v) }
+
+// appendStrings appends a JSON array of strings.
+func appendStrings(b []byte, ss []string) []byte {
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonrpc.AppendString(b, s)
+	}
+	return append(b, ']')
 }

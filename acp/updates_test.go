@@ -12,6 +12,7 @@ import (
 	"github.com/coda-acp/coda/acp/acptest"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/llm"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/outputspec"
 	statestore "github.com/coda-acp/coda/store"
 )
@@ -22,7 +23,7 @@ import (
 // "final_answer".
 func TestUpdateSink_closing(t *testing.T) {
 	var wire bytes.Buffer
-	out := newOutput(&wire, nil)
+	out := jsonrpc.NewConn(jsonrpc.Options{}, strings.NewReader(""), &wire)
 	k := &updateSink{out: out, sessionID: "s-1", cwd: "/w"}
 	ctx := context.Background()
 	for _, ev := range []engine.Event{
@@ -39,7 +40,7 @@ func TestUpdateSink_closing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := out.close(); err != nil {
+	if err := out.Close(); err != nil {
 		t.Fatal(err)
 	}
 	var sent []string
@@ -78,12 +79,12 @@ func TestUpdateSink_usageCache(t *testing.T) {
 		{llm.Usage{InputTokens: 1000, OutputTokens: 20, ContextWindow: 200000}, ""},
 	} {
 		var wire bytes.Buffer
-		out := newOutput(&wire, nil)
+		out := jsonrpc.NewConn(jsonrpc.Options{}, strings.NewReader(""), &wire)
 		k := &updateSink{out: out, sessionID: "s-1", cwd: "/w"}
 		if err := k.Emit(context.Background(), engine.Event{Kind: engine.EventUsage, Usage: &tt.usage}); err != nil {
 			t.Fatal(err)
 		}
-		if err := out.close(); err != nil {
+		if err := out.Close(); err != nil {
 			t.Fatal(err)
 		}
 		var m struct {
@@ -100,5 +101,33 @@ func TestUpdateSink_usageCache(t *testing.T) {
 		if got := string(m.Params.Update); tt.meta != "" && !strings.Contains(got, tt.meta) || tt.meta == "" && strings.Contains(got, "_meta") {
 			t.Errorf("usage_update %s, want %q", got, tt.meta)
 		}
+	}
+}
+
+// A permission request shows its tool call as session/update does: a
+// diff's old text, and a new file's oldText null.
+func TestToolCallObject(t *testing.T) {
+	old := "before"
+	raw := toolCallObject(&engine.ToolCallEvent{
+		ID: "t-1", Title: "Write a.txt", Kind: "edit", Status: engine.ToolPending,
+		Content: []engine.ToolContent{
+			{Diff: &engine.Diff{Path: "/w/a.txt", OldText: &old, NewText: "after"}},
+			{Diff: &engine.Diff{Path: "/w/new.txt", NewText: "fresh"}},
+		},
+	})
+	var tc map[string]any
+	if err := json.Unmarshal(raw, &tc); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	if tc["toolCallId"] != "t-1" || tc["kind"] != "edit" || tc["title"] != "Write a.txt" {
+		t.Errorf("toolCall = %v", tc)
+	}
+	content := tc["content"].([]any)
+	first, second := content[0].(map[string]any), content[1].(map[string]any)
+	if first["type"] != "diff" || first["oldText"] != "before" || second["oldText"] != nil {
+		t.Errorf("content = %v", content)
+	}
+	if _, ok := second["oldText"]; !ok {
+		t.Errorf("a new file's diff lacks oldText: null: %v", second)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/internal/prices"
 	statestore "github.com/coda-acp/coda/store"
 )
@@ -115,7 +116,7 @@ func appendCost(b []byte, c *prices.Cost) []byte {
 	b = append(b, `{"amount":`...)
 	b = strconv.AppendFloat(b, c.Amount, 'f', -1, 64)
 	b = append(b, `,"currency":`...)
-	b = appendString(b, c.Currency)
+	b = jsonrpc.AppendString(b, c.Currency)
 	return append(b, '}')
 }
 

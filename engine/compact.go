@@ -84,11 +84,13 @@ func (w *windows) get(spec string) int {
 	return w.by[spec]
 }
 
-// fitting is a visit's state of the fitting: what it knows of the size of
-// its last request, and the tool results it has cut.
-type fitting struct {
-	size sizing
-	cuts int // the files of cut results kept in its record
+// A fitter fits a visit's requests to its models' windows: it owns what
+// the visit knows of the size of its last request, and finds each
+// model's window where it can.
+type fitter struct {
+	windows *windows                        // the tree's, as the providers reported them
+	facts   func(spec string) llm.ModelFact // the catalog's; nil: none
+	size    sizing
 }
 
 // sizing is what the visit knows of the size of its last request: the
@@ -97,34 +99,34 @@ type sizing struct{ tokens, bytes int }
 
 // window is the context window of the model spec names (m); 0 when it is
 // not known.
-func (v *stageVisit) window(ctx context.Context, spec string, m llm.Model) int {
+func (f *fitter) window(ctx context.Context, spec string, m llm.Model) int {
 	if w, ok := m.(llm.Windowed); ok {
 		if n := llm.Window(w.ContextWindow(ctx)); n > 0 {
 			return n
 		}
 	}
-	if n := v.run.share.windows.get(spec); n > 0 {
+	if n := f.windows.get(spec); n > 0 {
 		return n
 	}
-	if v.run.e.ModelFacts != nil {
-		return llm.Window(v.run.e.ModelFacts(spec).ContextWindow)
+	if f.facts != nil {
+		return llm.Window(f.facts(spec).ContextWindow)
 	}
 	return 0
 }
 
 // sized notes what a call that answered says of its request's size.
-func (v *stageVisit) sized(spec string, req *llm.Request, resp *llm.Response) {
+func (f *fitter) sized(spec string, req *llm.Request, resp *llm.Response) {
 	if n := llm.Window(resp.Usage.ContextWindow); n > 0 {
-		v.run.share.windows.set(spec, n)
+		f.windows.set(spec, n)
 	}
 	if resp.Usage.InputTokens > 0 {
-		v.fitting.size = sizing{tokens: resp.Usage.InputTokens, bytes: requestBytes(req)}
+		f.size = sizing{tokens: resp.Usage.InputTokens, bytes: requestBytes(req)}
 	}
 }
 
 // estimate is about how many tokens req is.
-func (v *stageVisit) estimate(req *llm.Request) int {
-	b, last := requestBytes(req), v.fitting.size
+func (f *fitter) estimate(req *llm.Request) int {
+	b, last := requestBytes(req), f.size
 	switch d := b - last.bytes; {
 	case last.tokens == 0:
 		return b / bytesPerToken
@@ -157,33 +159,44 @@ func messageBytes(m *llm.Message) int {
 	return n
 }
 
-// fit compacts the visit's conversation so that req, a call of the model
-// spec names (m), fits its window; an error when it cannot.
-func (v *stageVisit) fit(ctx context.Context, spec string, m llm.Model, req *llm.Request) error {
-	window := v.window(ctx, spec, m)
+// A cutter is what a fit may cut and how, as the visit says it: the tool
+// results never cut (submit_output's, transition's), where a cut one is
+// kept (keep returns the note that stands in for it), and the session's
+// earlier turns the conversation's first message carries, as history.
+type cutter struct {
+	never   func(tool string) bool
+	keep    func(m *llm.Message) string
+	earlier []Exchange
+	history string
+}
+
+// fit cuts a copy of req's conversation so that req, a call of the model
+// spec names, fits window tokens (0: not known, nothing is cut). It
+// returns the compaction, whose msgs the visit takes as its conversation,
+// or nil when req fits as it is; an error when it cannot be made to fit.
+func (f *fitter) fit(spec string, req *llm.Request, window int, cut cutter) (*compaction, error) {
 	if window <= 0 {
-		return nil
+		return nil, nil
 	}
-	before := v.estimate(req)
+	before := f.estimate(req)
 	if before*100 <= window*fitShare {
-		return nil
+		return nil, nil
 	}
-	c := compaction{v: v, msgs: slices.Clone(req.Messages), tokens: before, target: window * fitTarget / 100}
+	c := &compaction{cut: cut, msgs: slices.Clone(req.Messages), before: before, tokens: before, window: window, target: window * fitTarget / 100}
 	c.cutToolResults()
 	c.cutHistory()
 	if c.tokens*100 > window*fitShare {
-		return tooLarge(fmt.Sprintf("the request does not fit %s's context window of %d tokens (%d%% of it may be filled): it is about %d tokens %s; the system prompt, the tools, the task and the model's own messages are never cut: use a model with a larger window, or ask for less at once",
+		return nil, tooLarge(fmt.Sprintf("the request does not fit %s's context window of %d tokens (%d%% of it may be filled): it is about %d tokens %s; the system prompt, the tools, the task and the model's own messages are never cut: use a model with a larger window, or ask for less at once",
 			spec, window, fitShare, c.tokens, c.cutSaid("even after coda cut ", "with nothing coda may cut")))
 	}
-	v.messages, req.Messages = c.msgs, c.msgs
-	if c.turns > 0 {
-		v.rec.earlier, v.rec.history = c.earlier, c.history
-	}
-	line := fmt.Sprintf("compacted before call %d of stage %s: about %d tokens, over %d%% of %s's %d-token window; cut %s; now about %d",
-		v.iterations, v.stage.Name, before, fitShare, spec, window, c.cutSaid("", "nothing cut"), c.tokens)
-	v.rec.compacted(line)
-	v.run.warn(line)
-	return v.run.sink.Emit(ctx, Event{Kind: EventCompaction, Stage: v.stage.Name, MessageID: v.run.e.NewID("c"), Text: line})
+	return c, nil
+}
+
+// said is the compaction's line in the record, the warnings and
+// EventCompaction: before call n of stage, a call of the model spec names.
+func (c *compaction) said(n int, stage, spec string) string {
+	return fmt.Sprintf("compacted before call %d of stage %s: about %d tokens, over %d%% of %s's %d-token window; cut %s; now about %d",
+		n, stage, c.before, fitShare, spec, c.window, c.cutSaid("", "nothing cut"), c.tokens)
 }
 
 // tooLarge is a request that cannot be made to fit: for this model it is
@@ -196,9 +209,11 @@ func (tooLarge) Unwrap() error   { return llm.ErrModelUnavailable }
 
 // A compaction is one fit's cuts, made on a copy of the conversation.
 type compaction struct {
-	v      *stageVisit
+	cut    cutter
 	msgs   []llm.Message
+	before int // the request's estimate before the cuts
 	tokens int // the request's estimate, as cut so far
+	window int
 	target int
 	// What was cut: tool results (how many, their names and bytes) and
 	// earlier turns (how many, their runs), and the history that stands
@@ -219,10 +234,10 @@ func (c *compaction) cutToolResults() {
 			return
 		}
 		m := &c.msgs[i]
-		if m.Role != llm.RoleTool || len(m.Text) < minCut || strings.HasPrefix(m.Text, cutPrefix) || c.v.isSubmit(m.ToolName) || c.v.isTransition(m.ToolName) {
+		if m.Role != llm.RoleTool || len(m.Text) < minCut || strings.HasPrefix(m.Text, cutPrefix) || c.cut.never(m.ToolName) {
 			continue
 		}
-		note := c.v.keepCut(m)
+		note := c.cut.keep(m)
 		c.tokens -= (len(m.Text) - len(note)) / bytesPerTokenCut
 		c.results++
 		c.resultBytes += len(m.Text)
@@ -235,19 +250,20 @@ func (c *compaction) cutToolResults() {
 
 // keepCut keeps the whole text of the tool result m in the visit's record
 // and returns the note that stands in for it: what it was, and its run:
-// path; or, for a result carrying private content, that it is not kept.
-func (v *stageVisit) keepCut(m *llm.Message) string {
+// path; or, for a result carrying private content (private names it),
+// that it is not kept.
+func (vr *visitRecord) keepCut(m *llm.Message, private string) string {
 	size := bytesize.Format(len(m.Text))
-	if private := v.run.taint.Carries(m.Text); private != "" {
+	if private != "" {
 		return fmt.Sprintf("%sthis %s result (%s) carried content of %s, private under the taint gate, and is not kept; call %s again if you need it]", cutPrefix, m.ToolName, size, private, m.ToolName)
 	}
-	dir := v.rec.RunPath()
+	dir := vr.RunPath()
 	if dir == "" {
 		return fmt.Sprintf("%sthis %s result (%s) is not kept (coda keeps no record here); call %s again if you need it]", cutPrefix, m.ToolName, size, m.ToolName)
 	}
-	v.fitting.cuts++
-	file := fmt.Sprintf("cut/%d-%s.txt", v.fitting.cuts, safeName(m.ToolName))
-	v.rec.WriteText(file, v.rec.mask(m.Text))
+	vr.cuts++
+	file := fmt.Sprintf("cut/%d-%s.txt", vr.cuts, safeName(m.ToolName))
+	vr.WriteText(file, vr.mask(m.Text))
 	return fmt.Sprintf("%sthis %s result (%s) is at %s%s/%s; read it again there if you need it]", cutPrefix, m.ToolName, size, RunPrefix, dir, file)
 }
 
@@ -255,12 +271,12 @@ func (v *stageVisit) keepCut(m *llm.Message) string {
 // first message of the run's first visit until the request is down to the
 // target; the history then says how many it does not show.
 func (c *compaction) cutHistory() {
-	vr := c.v.rec
-	if c.tokens <= c.target || len(vr.earlier) == 0 || len(c.msgs) == 0 || !strings.HasPrefix(c.msgs[0].Text, vr.history) {
+	in := c.cut
+	if c.tokens <= c.target || len(in.earlier) == 0 || len(c.msgs) == 0 || !strings.HasPrefix(c.msgs[0].Text, in.history) {
 		return
 	}
-	task := strings.TrimPrefix(c.msgs[0].Text, vr.history)
-	earlier, history := vr.earlier, vr.history
+	task := strings.TrimPrefix(c.msgs[0].Text, in.history)
+	earlier, history := in.earlier, in.history
 	for len(earlier) > 0 && c.tokens > c.target {
 		first := earlier[0]
 		c.turns++

@@ -24,25 +24,32 @@
 // the engine.
 //
 // Where each rule of a run lives: engine.go (a run, its end, its result),
-// stage.go (a stage visit's model loop), submit_output.go and
-// transition.go (the engine's own tools), repair.go (the owed answer:
-// refusals, nudges, revisits, the repair budget), reply.go (a reply
-// checked as the answer), shape.go (the answer's shape at the source:
-// typed, strict and forced submit_output, native replies, what arrives
-// told apart), unavailable.go (the model's "cannot"),
+// stage.go (a stage visit: its model loop, and the owners it composes),
+// submit_output.go and transition.go (the engine's own tools), reply.go (a
+// reply checked as the answer), unavailable.go (the model's "cannot"),
 // noanswer.go (the closing message of a run without an answer), record.go
 // (what a run writes into its record), runfs.go (run:PATH, the run's own
-// record as later stages read it), keep.go (artifact copies in the
-// record), taint.go (where the engine asks the taint gate), mcp_tools.go
-// (which of the session's MCP tools a stage offers), instructions.go (the
-// project's AGENTS.md, given to every stage), outcome.go (how a visit
-// ended), preamble.go (what later stages see of earlier ones), frame.go
-// (untrusted data, framed), compact.go (runs that fit the window),
-// effort.go (the reasoning effort per call), params.go (a stage's model
-// parameters, less those refused), capture.go (artifacts captured by
-// glob), touched.go (the files a call touched), shape_record.go (how each
-// call asked for the answer's shape, and the schema it sent), resume.go
-// (a run resumed from its last finished stage).
+// record as later stages read it), keep.go (artifact copies in the record),
+// mcp_tools.go (which of the session's MCP tools a stage offers),
+// instructions.go (the project's AGENTS.md, given to every stage),
+// outcome.go (how a visit ended), preamble.go (what later stages see of
+// earlier ones), frame.go (untrusted data, framed), capture.go (artifacts
+// captured by glob), touched.go (the files a call touched), shape_record.go
+// (how each call asked for the answer's shape, and the schema it sent),
+// resume.go (a run resumed from its last finished stage).
+//
+// A stage visit's rules are owners, each a type that keeps its own state
+// and is given what it needs of the visit as arguments, so each is tested
+// without a run: repair (repair.go: the owed answer's refusals, nudges,
+// revisits, the repair budget), answerShape (shape.go: the answer's shape
+// at the source, typed, strict and forced submit_output, native replies,
+// what arrives told apart; submit_output's spec), fitter (compact.go:
+// requests that fit the window), modelCalls (notools.go, effort.go,
+// params.go: what each model is sent, tools or none, the reasoning effort,
+// the parameters its server has not refused), visitGate (taint.go: where a
+// visit asks the taint gate) and waysOut (transition.go: the ways out).
+// stageVisit holds the conversation and composes them in its loop; no type
+// of the module has more than 40 methods (layout_test.go).
 //
 // Runs started by a run (DESIGN §12): subrun.go (a sub-run: what it
 // shares with its parent, its sink, workspace and record; the delegation

@@ -19,16 +19,15 @@ import (
 
 // effort is the reasoning effort a call of the model spec names asks for
 // in this visit.
-func (v *stageVisit) effort(spec string) string {
-	r := v.run
-	asked := v.stage.EffortFor(r.t.UserEffort)
-	if asked == "" || r.e.ModelFacts == nil {
+func (t *modelCalls) effort(spec string) string {
+	asked := t.stage.EffortFor(t.userEffort)
+	if asked == "" || t.facts == nil {
 		return asked
 	}
-	f := r.e.ModelFacts(spec)
+	f := t.facts(spec)
 	if f.NoEffort {
 		if asked != llm.EffortOff {
-			r.warn(fmt.Sprintf("stage %s asks effort %s of %s, which does not reason: it is sent no effort", v.stage.Name, asked, spec))
+			t.notes.warn(fmt.Sprintf("stage %s asks effort %s of %s, which does not reason: it is sent no effort", t.stage.Name, asked, spec))
 		}
 		return ""
 	}
@@ -38,7 +37,7 @@ func (v *stageVisit) effort(spec string) string {
 	}
 	if !slices.Contains(takes, asked) {
 		sent := llm.NearestEffort(asked, takes)
-		r.warn(fmt.Sprintf("stage %s asks effort %s of %s, which takes %s: it is sent %s", v.stage.Name, asked, spec, strings.Join(takes, ", "), sent))
+		t.notes.warn(fmt.Sprintf("stage %s asks effort %s of %s, which takes %s: it is sent %s", t.stage.Name, asked, spec, strings.Join(takes, ", "), sent))
 		return sent
 	}
 	return asked

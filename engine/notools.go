@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/llm"
 )
 
@@ -76,33 +77,55 @@ func (t *ToolSupport) learn(spec, why string) bool {
 	return true
 }
 
-// toolsFor reports whether the model spec names is called with tools.
-func (v *stageVisit) toolsFor(spec string) bool {
-	r := v.run
-	if r.e.ModelFacts != nil && r.e.ModelFacts(spec).NoTools != "" {
+// modelCalls are what a visit sends each model beyond the conversation:
+// tools or none (the catalog's word, or what the session learned), the
+// system prompt a model without tools is sent, made when first needed,
+// the reasoning effort it takes (effort.go) and the parameters its server
+// has not refused (params.go).
+type modelCalls struct {
+	stage      *blueprint.Stage
+	userEffort string                          // Turn.UserEffort
+	facts      func(spec string) llm.ModelFact // the catalog's; nil: none
+	support    *ToolSupport
+	notes      runNotes
+	// bare is the system prompt for a model called without tools, which
+	// is told neither of transition nor of submit_output.
+	bare string
+}
+
+// with reports whether the model spec names is called with tools.
+func (t *modelCalls) with(spec string) bool {
+	if t.facts != nil && t.facts(spec).NoTools != "" {
 		return false
 	}
-	return r.share.support.lacking(spec) == ""
+	return t.support.lacking(spec) == ""
+}
+
+// system is the system prompt for a model called without tools, made by
+// bare the first time.
+func (t *modelCalls) system(bare func() string) string {
+	if t.bare == "" {
+		t.bare = bare()
+	}
+	return t.bare
+}
+
+// learn remembers for the session that spec's server refused tools,
+// warning the first time.
+func (t *modelCalls) learn(spec string, err error) {
+	said := strings.TrimPrefix(err.Error(), spec+": ") // providers' errors start with the spec
+	if t.support.learn(spec, said) {
+		t.notes.warn(fmt.Sprintf("%s cannot call tools (its server says: %s): coda calls it without tools for the rest of the session; its stages answer by reply, and a stage with transitions goes on to its first", spec, said))
+	}
 }
 
 // request is the visit's next model call as the model spec names takes
 // it: with the stage's tools and the prompt that names them, or without
 // tools and with the prompt for answering by reply.
 func (v *stageVisit) request(spec string) *llm.Request {
-	if v.toolsFor(spec) {
-		return &llm.Request{System: v.system, Messages: v.messages, Tools: v.tools, Caller: v.run.sub.caller, Effort: v.effort(spec)}
+	if v.calling.with(spec) {
+		return &llm.Request{System: v.system, Messages: v.messages, Tools: v.tools, Caller: v.run.sub.caller, Effort: v.calling.effort(spec)}
 	}
-	if v.systemBare == "" {
-		v.systemBare = v.systemPrompt(false)
-	}
-	return &llm.Request{System: v.systemBare, Messages: v.messages, Caller: v.run.sub.caller, Effort: v.effort(spec)}
-}
-
-// learnNoTools remembers for the session that spec's server refused tools,
-// warning the first time.
-func (v *stageVisit) learnNoTools(spec string, err error) {
-	said := strings.TrimPrefix(err.Error(), spec+": ") // providers' errors start with the spec
-	if v.run.share.support.learn(spec, said) {
-		v.run.warn(fmt.Sprintf("%s cannot call tools (its server says: %s): coda calls it without tools for the rest of the session; its stages answer by reply, and a stage with transitions goes on to its first", spec, said))
-	}
+	bare := v.calling.system(func() string { return v.systemPrompt(false) })
+	return &llm.Request{System: bare, Messages: v.messages, Caller: v.run.sub.caller, Effort: v.calling.effort(spec)}
 }

@@ -39,11 +39,12 @@ func (v *stageVisit) haltTo() string {
 	return v.rep.haltTo
 }
 
-// endedBy is how the visit ended, err being what ended it, if anything.
-func (v *stageVisit) endedBy(ctx context.Context, err error) string {
+// endedBy is how a visit ended, err being what ended it, if anything, and
+// ended what the visit said of it.
+func endedBy(ctx context.Context, err error, ended string) string {
 	switch {
-	case err == nil && v.ended != "":
-		return v.ended
+	case err == nil && ended != "":
+		return ended
 	case err == nil:
 		return endedReplied
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:

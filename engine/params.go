@@ -13,14 +13,14 @@ import (
 
 // params are the stage's parameters for a call of the model spec names;
 // nil when there are none to send.
-func (v *stageVisit) params(spec string) map[string]any {
-	ps := v.stage.Model.Parameters
+func (t *modelCalls) params(spec string) map[string]any {
+	ps := t.stage.Model.Parameters
 	if len(ps) == 0 {
 		return nil
 	}
 	out := maps.Clone(ps)
 	for name := range ps {
-		if v.run.share.support.refused(spec, llm.ParamMechanism(name)) {
+		if t.support.refused(spec, llm.ParamMechanism(name)) {
 			delete(out, name)
 		}
 	}

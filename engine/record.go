@@ -139,6 +139,9 @@ type visitRecord struct {
 	mask func(string) string
 	// sent are the projections of the answer's schema the visit sent.
 	sent []schemaSent
+	// cuts counts the tool results cut to fit the window that the record
+	// keeps (compact.go's keepCut).
+	cuts int
 	// spent is the visit's calls' tokens and cost (usage.go).
 	spent spend
 }
@@ -261,7 +264,7 @@ func (vr *visitRecord) tool(tc llm.ToolCall, res ToolResult) {
 }
 
 func (vr *visitRecord) finish(v *stageVisit, err error) {
-	vr.status.Iterations, vr.status.Revisits, vr.status.Repairs = v.iterations, v.nudgesSent(), v.rep.refused
+	vr.status.Iterations, vr.status.Revisits, vr.status.Repairs = v.iterations, v.rep.nudgesSent(), v.rep.refused
 	vr.status.Answered = v.submitted != nil
 	vr.status.Files = nonNil(maskFiles(v.written, vr.mask))
 	vr.status.Outcome, vr.status.Transition = v.ended, v.next

@@ -1,12 +1,10 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/llm"
-	"github.com/coda-acp/coda/outputspec"
 )
 
 // The repair loop (DESIGN §4, §6, §15): a stage that owes an answer is
@@ -18,6 +16,9 @@ import (
 // and the model asked again, up to max_revisits times; after that the run
 // carries on, flagged output_forced. Each nudge costs an iteration, and
 // running out of iterations ends the visit first (stageVisit.loop).
+//
+// The repair owns that account; the visit asks it and says to the model
+// what it answers.
 //
 // The repair budget: refused submissions in one visit, replies included,
 // are capped by max_repairs (default 4). Past it, or at the second
@@ -45,144 +46,128 @@ const (
 	// lastChance: that nudge was sent; the next refusal, or a reply that
 	// is not the answer, ends the visit without the answer.
 	lastChance
-	// halted: the visit ends now, for repairs.haltTo: the repairs and the
+	// halted: the visit ends now, for repair.haltTo: the repairs and the
 	// nudges ran out, or the model declared the answer unavailable.
 	// Nothing more is repaired, or held back for the answer.
 	halted
 )
 
-// repairs is a visit's account of its refused submissions.
-type repairs struct {
+// runNotes is what a visit's owners tell the run as they decide: a
+// warning, a flag (*run is one). Each goes out when it arises.
+type runNotes interface {
+	warn(string)
+	flag(string)
+}
+
+// A repair is a visit's repair loop: its refused submissions, its nudges
+// and where it stands (repairPhase). It decides; the visit says to the
+// model what it returns (a nudge: "" when the model is not asked again).
+type repair struct {
+	stage                   string // the stage's name, for the warnings
+	maxRevisits, maxRepairs int    // the stage's max_revisits and max_repairs
+	notes                   runNotes
+
 	phase   repairPhase
 	refused int // submissions refused in this visit
 	// last is the key of the last submission when it was refused ("" after
 	// an accepted one): the same key twice in a row stops the repairs.
 	last string
+	// reasons are the last refusal's, but a repeat's (which only says it
+	// repeats).
+	reasons string
 	// haltTo is where a halted visit goes ("" ends the run).
 	haltTo string
-	// pending counts nudges said but not yet sent by a model call:
+	// revisits counts the revisits spent: nudges said and transitions
+	// held. pending counts those not yet sent by a model call:
 	// status.json counts only those that were sent.
-	pending int
+	revisits, pending int
+	// forced says the visit ends without the answer it owes; exhausted,
+	// that it stopped repairing (the run's no-answer line says which).
+	forced, exhausted bool
 }
 
-// owes reports whether the visit still owes its answer.
-func (v *stageVisit) owes() bool { return v.stage.OwesOutput() && v.submitted == nil }
-
-// check puts a submit_output call before the visit's Desk. Arguments cut
-// while they streamed are refused here, unparsed: the answer is over its
-// cap whatever the rest says.
-func (v *stageVisit) check(ctx context.Context, tc llm.ToolCall) outputspec.Verdict {
-	if tc.Dropped > 0 {
-		return outputspec.Verdict{Feedback: fmt.Sprintf("The answer is too large: this submit_output call's arguments are %d bytes, over the %d-byte cap (the answer itself may be at most %d bytes). Nothing was recorded. Submit a shorter answer.",
-			tc.Size(), llm.ArgsCap(tc.Name), outputspec.MaxAnswer)}
-	}
-	return v.checkSubmission(ctx, outputspec.Submission{Args: tc.Arguments, Typed: v.shaped.typed, Projected: v.shaped.family})
-}
-
-// checkSubmission checks a submission at the visit's Desk, in the run's
-// workspace, and puts a passing answer to the taint gate.
-func (v *stageVisit) checkSubmission(ctx context.Context, sub outputspec.Submission) outputspec.Verdict {
-	if v.desk == nil {
-		v.desk = outputspec.NewDesk(v.contract)
-	}
-	r := v.run
-	sub.Root, sub.Stages, sub.Overwritten = r.t.Workspace.Cwd(), r.t.Agent.Order, r.overwritten
-	verdict := v.desk.Submit(ctx, sub)
-	if verdict.Accepted {
-		v.capture(&verdict) // files kept by glob (capture.go), before the gate sees them
-	}
-	return v.gateAnswer(ctx, verdict) // the taint gate, before a passing answer is recorded
+// newRepair is the repair loop of a visit of stage, with its limits.
+func newRepair(stage string, maxRevisits, maxRepairs int, notes runNotes) repair {
+	return repair{stage: stage, maxRevisits: maxRevisits, maxRepairs: maxRepairs, notes: notes}
 }
 
 // refusal counts a refused submission; key identifies what was submitted
 // (the answer's text, or the arguments when they did not parse). It
 // reports whether the visit has stopped repairing.
-func (v *stageVisit) refusal(key, feedback string) bool {
-	r := v.run
-	v.rep.refused++
-	again := key == v.rep.last
+func (p *repair) refusal(key, feedback string) bool {
+	p.refused++
+	again := key == p.last
 	if !again {
 		// A repeat's refusal only says it repeats: keep the reasons.
-		r.refusal = feedback
+		p.reasons = feedback
 	}
-	v.rep.last = key
-	if v.rep.phase != repairing {
+	p.last = key
+	if p.phase != repairing {
 		return true
 	}
 	switch {
 	case again:
-		r.warn(fmt.Sprintf("stage %s stopped repairing: the model submitted the same refused answer twice in a row", v.stage.Name))
-	case v.rep.refused > v.stage.Repairs():
-		r.warn(fmt.Sprintf("stage %s stopped repairing: %d refused submissions, past max_repairs = %d", v.stage.Name, v.rep.refused, v.stage.Repairs()))
+		p.notes.warn(fmt.Sprintf("stage %s stopped repairing: the model submitted the same refused answer twice in a row", p.stage))
+	case p.refused > p.maxRepairs:
+		p.notes.warn(fmt.Sprintf("stage %s stopped repairing: %d refused submissions, past max_repairs = %d", p.stage, p.refused, p.maxRepairs))
 	default:
 		return false
 	}
-	v.rep.phase = stopped
-	r.exhausted = true
-	r.flag(FlagRepairsExhausted)
+	p.phase = stopped
+	p.exhausted = true
+	p.notes.flag(FlagRepairsExhausted)
 	return true
 }
 
 // accepted notes a passing submission: a refusal after it starts a new row.
-func (v *stageVisit) accepted() { v.rep.last = "" }
+func (p *repair) accepted() { p.last = "" }
 
 // lastAttempt is what follows a refusal once the visit has stopped
-// repairing: the one nudge nudge still allows, carrying the reasons; else
-// the visit ends now, without the answer. It reports whether the model is
-// asked again.
-func (v *stageVisit) lastAttempt() bool {
-	if v.nudge(fmt.Sprintf("Your answer was refused again, because:\n%s\nThis is your last attempt in this stage. %s.", v.run.refusal, v.howToAnswer("a corrected answer"))) {
-		return true
+// repairing: the one nudge nudge still allows, carrying the reasons, how
+// saying how to hand in a corrected answer; else the visit halts now for
+// fallback, without the answer, and lastAttempt returns "".
+func (p *repair) lastAttempt(how, fallback string) string {
+	if msg := p.nudge(fmt.Sprintf("Your answer was refused again, because:\n%s\nThis is your last attempt in this stage. %s.", p.reasons, how)); msg != "" {
+		return msg
 	}
-	v.halt(v.fallback())
-	return false
+	p.halt(fallback)
+	return ""
 }
 
-// repairTools is what follows a response of tool calls, refusedBefore
+// afterTools is what follows a response of tool calls, refusedBefore
 // being the refusals counted before it: when its submit_output calls were
 // refused, the results carry the reasons, so the model simply tries
 // again, until the visit stops repairing (lastAttempt).
-func (v *stageVisit) repairTools(refusedBefore int) {
-	if v.rep.refused == refusedBefore {
-		return
+func (p *repair) afterTools(refusedBefore int, owes bool, how, fallback string) string {
+	if p.refused == refusedBefore || !owes || (p.phase != stopped && p.phase != lastChance) {
+		return ""
 	}
-	if v.owes() && (v.rep.phase == stopped || v.rep.phase == lastChance) {
-		v.lastAttempt()
-	}
+	return p.lastAttempt(how, fallback)
 }
 
 // halt ends the visit now, going on to to ("" ends the run).
-func (v *stageVisit) halt(to string) { v.rep.phase, v.rep.haltTo = halted, to }
+func (p *repair) halt(to string) { p.phase, p.haltTo = halted, to }
 
-// halted reports whether the visit ends now (repairs.haltTo says where).
-func (v *stageVisit) halted() bool { return v.rep.phase == halted }
+// halted reports whether the visit ends now (haltTo says where).
+func (p *repair) halted() bool { return p.phase == halted }
 
-// fallback is where a visit goes when the model cannot choose: the first
-// way out, or the run's end when that is DONE or there is none.
-func (v *stageVisit) fallback() string {
-	if len(v.targets) == 0 || v.targets[0] == blueprint.Done {
-		return ""
-	}
-	return v.targets[0]
+// leave is what follows the model's choice to leave for to while the
+// answer is owed (its transition went through: see hold): the nudge the
+// model is asked again with, or "".
+func (p *repair) leave(to string) string {
+	return p.nudge(fmt.Sprintf("You chose to move on to %s, but this stage owes the answer: call submit_output with it first.", to))
 }
 
-// repairLeave is what follows the model's choice to leave for to while
-// the answer is owed (its transition went through: see holdForAnswer). It
-// reports whether the model is asked again instead.
-func (v *stageVisit) repairLeave(to string) bool {
-	return v.nudge(fmt.Sprintf("You chose to move on to %s, but this stage owes the answer: call submit_output with it first.", to))
-}
-
-// holdForAnswer refuses a transition to to while the answer is owed and
-// none of the calls after it submits one, saying so as the call's result
-// rather than pretending the move happened. It costs a revisit; with none
-// left the transition goes through (and repairLeave forces the output).
-func (v *stageVisit) holdForAnswer(to string, later []llm.ToolCall) (ToolResult, bool) {
-	if !v.owes() || submits(later) || v.revisits >= v.stage.Revisits() || v.rep.phase >= stopped {
+// hold refuses a transition to to while the answer is owed and none of
+// the calls after it submits one, saying so as the call's result rather
+// than pretending the move happened. It costs a revisit; with none left
+// the transition goes through (and leave forces the output).
+func (p *repair) hold(to string, owes bool, later []llm.ToolCall) (ToolResult, bool) {
+	if !owes || submits(later) || p.revisits >= p.maxRevisits || p.phase >= stopped {
 		return ToolResult{}, false
 	}
-	v.revisits++
-	v.rep.pending++
+	p.revisits++
+	p.pending++
 	return Errorf("Not yet: this stage owes the answer. Call submit_output with it first, then transition to %s.", to), true
 }
 
@@ -196,40 +181,66 @@ func submits(calls []llm.ToolCall) bool {
 	return false
 }
 
-// nudge asks the model again for the owed answer, if revisits remain, and
-// once at most after the visit stopped repairing. Else it records
-// output_forced and returns false.
-func (v *stageVisit) nudge(msg string) bool {
-	if v.revisits < v.stage.Revisits() && v.rep.phase != lastChance {
-		if v.rep.phase == stopped {
-			v.rep.phase = lastChance // the one nudge after the repairs stopped
+// nudge asks the model again for the owed answer with msg, which it
+// returns, if revisits remain, and once at most after the visit stopped
+// repairing. Else it records output_forced and returns "".
+func (p *repair) nudge(msg string) string {
+	if p.revisits < p.maxRevisits && p.phase != lastChance {
+		if p.phase == stopped {
+			p.phase = lastChance // the one nudge after the repairs stopped
 		}
-		v.revisits++
-		v.rep.pending++
-		v.say(msg)
-		return true
+		p.revisits++
+		p.pending++
+		return msg
 	}
-	v.force()
-	return false
+	p.force()
+	return ""
 }
 
 // force records that the visit ends without the answer it owes.
-func (v *stageVisit) force() {
-	r := v.run
-	r.flag(FlagOutputForced)
-	r.forced = v.stage.Name
-	r.warn(fmt.Sprintf("stage %s ended without the answer it owes (nudged %d time(s))", v.stage.Name, v.nudgesSent()))
+func (p *repair) force() {
+	p.notes.flag(FlagOutputForced)
+	p.forced = true
+	p.notes.warn(fmt.Sprintf("stage %s ended without the answer it owes (nudged %d time(s))", p.stage, p.nudgesSent()))
 }
-
-// nudgesSent counts the nudges a model call carried.
-func (v *stageVisit) nudgesSent() int { return v.revisits - v.rep.pending }
 
 // forceOnLimit records output_forced for a visit that ran out of
 // iterations still owing its answer.
-func (v *stageVisit) forceOnLimit() {
-	if v.owes() {
-		v.run.flag(FlagOutputForced)
-		v.run.forced = v.stage.Name
-		v.run.warn(fmt.Sprintf("stage %s ended without the answer it owes", v.stage.Name))
+func (p *repair) forceOnLimit(owes bool) {
+	if owes {
+		p.notes.flag(FlagOutputForced)
+		p.forced = true
+		p.notes.warn(fmt.Sprintf("stage %s ended without the answer it owes", p.stage))
+	}
+}
+
+// send is a model call taking the nudges said since the last one: it
+// reports whether there were any.
+func (p *repair) send() bool {
+	nudged := p.pending > 0
+	p.pending = 0
+	return nudged
+}
+
+// nudgesSent counts the nudges a model call carried.
+func (p *repair) nudgesSent() int { return p.revisits - p.pending }
+
+// lastRepair reports whether the next submission is the visit's last
+// chance: it stopped repairing, or the next refusal would stop it.
+func (p *repair) lastRepair() bool {
+	return p.phase >= stopped || p.refused > 0 && p.refused >= p.maxRepairs
+}
+
+// keep leaves in the run's ending what the visit of stage decided about
+// its answer, for the no-answer line (noanswer.go).
+func (e *ending) keep(p *repair, stage string) {
+	if p.forced {
+		e.forced = stage
+	}
+	if p.exhausted {
+		e.exhausted = true
+	}
+	if p.reasons != "" {
+		e.refusal = p.reasons
 	}
 }

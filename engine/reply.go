@@ -29,23 +29,23 @@ func (v *stageVisit) repairReply(ctx context.Context, resp *llm.Response) bool {
 	if resp.StopReason == llm.StopMaxTokens {
 		// Not the model's choice, nor a malformed answer: it ran out of
 		// room (DESIGN §17). This costs an iteration but no revisit.
-		v.say(v.cutAnswer(len(resp.Text)))
+		v.say(v.answer.cutAnswer(len(resp.Text)))
 		return true
 	}
 	text := strings.TrimSpace(resp.Text)
 	if text == "" || v.contract == nil || !v.stage.AnswersFromReply() {
-		return v.nudge("You have not submitted the answer yet. " + v.howToAnswer("the answer") + ".")
+		return v.again(v.rep.nudge("You have not submitted the answer yet. " + v.answer.how("the answer") + "."))
 	}
-	verdict := v.checkSubmission(ctx, outputspec.Submission{Reply: text, Projected: v.shaped.replyFamily})
+	verdict := v.checkSubmission(ctx, outputspec.Submission{Reply: text, Projected: v.answer.shaped.replyFamily})
 	if verdict.Accepted {
 		verdict.Flags = append(verdict.Flags, FlagAnswerFromReply)
 		v.accept(verdict)
 		return false
 	}
-	if v.refusal(replyKey(text), verdict.Feedback) {
-		return v.lastAttempt()
+	if v.rep.refusal(replyKey(text), verdict.Feedback) {
+		return v.again(v.rep.lastAttempt(v.answer.how("a corrected answer"), v.out.fallback()))
 	}
-	return v.nudge("Your reply was checked as the answer and refused:\n" + verdict.Feedback + "\n" + v.howToAnswer("the corrected answer") + ".")
+	return v.again(v.rep.nudge("Your reply was checked as the answer and refused:\n" + verdict.Feedback + "\n" + v.answer.how("the corrected answer") + "."))
 }
 
 // refusalKey is what identifies a refused submission: a hash of its
@@ -80,10 +80,10 @@ func replyKeyPieces(text string, piece int) string {
 	return string(h.Sum(nil))
 }
 
-// howToAnswer tells the model how to hand in what ("the answer"), by the
-// ways this visit takes it.
-func (v *stageVisit) howToAnswer(what string) string {
-	w := v.ways(!v.toolless)
+// how tells the model how to hand in what ("the answer"), by the ways
+// this visit takes it.
+func (a *answerShape) how(what string) string {
+	w := a.ways(!a.toolless)
 	switch {
 	case w.Tool && w.Reply:
 		return "Call submit_output with " + what + ", or reply with it alone"
@@ -95,11 +95,11 @@ func (v *stageVisit) howToAnswer(what string) string {
 
 // ways are how this visit takes its answer when the model calls tools
 // (tools) or not.
-func (v *stageVisit) ways(tools bool) outputspec.Ways {
-	s := v.stage
+func (a *answerShape) ways(tools bool) outputspec.Ways {
+	s := a.stage
 	return outputspec.Ways{
-		Tool:        tools && v.canSubmit(),
+		Tool:        tools && a.canSubmit(),
 		Reply:       s.AnswersFromReply(),
-		Unavailable: tools && v.canSubmit() && s.UnavailableAllowed(),
+		Unavailable: tools && a.canSubmit() && s.UnavailableAllowed(),
 	}
 }

@@ -80,13 +80,14 @@ func (v *stageVisit) outcome() stageOutcome {
 	// Masked before it is clipped: what later stages see of private
 	// files (DESIGN §19).
 	r := v.run
-	o := stageOutcome{stage: v.stage.Name, response: r.mask(v.lastText), answer: r.mask(v.answerContent()), dir: v.rec.RunPath(),
+	o := stageOutcome{stage: v.stage.Name, response: r.mask(v.lastText), dir: v.rec.RunPath(),
 		ended: v.ended, next: v.next, model: v.model, calls: len(v.rec.status.Calls), usage: v.usage,
 		files: shownFiles(r.t.Workspace.Cwd(), v.written)}
 	for _, rep := range v.reports {
 		o.reports = append(o.reports, r.mask(rep))
 	}
 	if v.submitted != nil {
+		o.answer = r.mask(v.submitted.Content)
 		o.artifacts = v.submitted.Artifacts
 		o.format, o.data = v.submitted.Format, r.mask(string(v.submitted.Data))
 	}

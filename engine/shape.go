@@ -50,6 +50,23 @@ const (
 	mechanismReply      = "reply_format"
 )
 
+// An answerShape is how a visit asks its model for the answer: the
+// stage's contract and the ways it takes an answer, what the session
+// learned its models' servers refuse, and how the last call asked. The
+// visit gives it what it knows of its own state (whether the answer is
+// still owed, whether the call is the last chance for it) as arguments.
+type answerShape struct {
+	stage    *blueprint.Stage
+	contract *outputspec.Contract // nil: the stage takes no answer
+	facts    func(spec string) llm.ModelFact
+	support  *ToolSupport
+	notes    runNotes
+	shaped   shaped // how the last call asked for the answer's shape
+	// toolless says the last call was made without tools (notools.go):
+	// the answer is then a reply.
+	toolless bool
+}
+
 // shaped is how a visit's last model call asked for the answer's shape.
 type shaped struct {
 	typed  bool // submit_output's content was the answer's JSON value
@@ -65,20 +82,22 @@ type shaped struct {
 // rank is the strongest mechanism the visit uses with the model spec
 // names: the stage's output spec's structured and the provider's, the
 // weaker of the two.
-func (v *stageVisit) rank(spec string) int {
-	rank := outputspec.StructuredRank(v.contract.Structured())
-	if f := v.run.e.ModelFacts; f != nil {
+func (a *answerShape) rank(spec string) int {
+	rank := outputspec.StructuredRank(a.contract.Structured())
+	if f := a.facts; f != nil {
 		rank = min(rank, outputspec.StructuredRank(f(spec).Structured))
 	}
 	return rank
 }
 
 // shape shapes req, the visit's next call as m (spec) takes it, for the
-// answer (see the top of this file), and notes how in v.shaped.
-func (v *stageVisit) shape(spec string, m llm.Model, req *llm.Request) {
-	v.shaped = shaped{}
+// answer (see the top of this file), and notes how in a.shaped. owes says
+// the visit still owes its answer; last, that the call carries a nudge or
+// is the last repair.
+func (a *answerShape) shape(spec string, m llm.Model, req *llm.Request, owes, last bool) {
+	a.shaped = shaped{}
 	req.ToolChoice, req.Reply = "", nil
-	c := v.contract
+	c := a.contract
 	if c == nil {
 		return
 	}
@@ -87,14 +106,14 @@ func (v *stageVisit) shape(spec string, m llm.Model, req *llm.Request) {
 	if known {
 		sh = s.Shapes(req)
 	}
-	learned := v.run.share.support
+	learned := a.support
 	if learned.refused(spec, mechanismStrict) {
 		sh.Strict = ""
 	}
-	rank := v.rank(spec)
-	answerCall := v.answerCall()
+	rank := a.rank(spec)
+	answerCall := a.answerCall(req.Tools, owes, last)
 	unforced := false
-	if i := slices.IndexFunc(req.Tools, func(t llm.ToolSpec) bool { return t.Name == blueprint.ToolSubmitOutput }); i >= 0 && v.canSubmit() {
+	if i := slices.IndexFunc(req.Tools, func(t llm.ToolSpec) bool { return t.Name == blueprint.ToolSubmitOutput }); i >= 0 && a.canSubmit() {
 		var ts outputspec.ToolShape
 		if rank >= rankTool {
 			ts.Typed = c.Typed()
@@ -104,32 +123,32 @@ func (v *stageVisit) shape(spec string, m llm.Model, req *llm.Request) {
 		}
 		if ts != (outputspec.ToolShape{}) {
 			req.Tools = slices.Clone(req.Tools)
-			req.Tools[i] = v.submitSpecShaped(ts)
+			req.Tools[i] = a.submitSpecShaped(ts)
 		}
-		v.shaped.typed, v.shaped.strict, v.shaped.family = ts.Typed, ts.Strict != "", ts.Strict
+		a.shaped.typed, a.shaped.strict, a.shaped.family = ts.Typed, ts.Strict != "", ts.Strict
 		if answerCall && rank >= rankTool {
 			if sh.ToolChoice && !learned.refused(spec, mechanismToolChoice) {
 				req.ToolChoice = blueprint.ToolSubmitOutput
-				v.shaped.forced = true
+				a.shaped.forced = true
 			} else if known {
 				unforced = true
 				// The prompt says what the API could not: only for this
 				// call, so the conversation does not gather it.
 				req.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)],
-					llm.Message{Role: llm.RoleUser, Text: "Nothing else is left to do in this stage. " + v.howToAnswer("the answer") + "."})
+					llm.Message{Role: llm.RoleUser, Text: "Nothing else is left to do in this stage. " + a.how("the answer") + "."})
 			}
 		}
 		if answerCall && (rank == rankNative || unforced) {
-			req.Reply = v.replyFormat(spec, sh, rank)
+			req.Reply = a.replyFormat(spec, sh, rank, owes)
 		}
 	} else if len(req.Tools) == 0 {
-		req.Reply = v.replyFormat(spec, sh, rank)
+		req.Reply = a.replyFormat(spec, sh, rank, owes)
 	}
 	if req.Reply != nil {
-		v.shaped.reply = true
-		v.shaped.strict = v.shaped.strict || req.Reply.Strict
+		a.shaped.reply = true
+		a.shaped.strict = a.shaped.strict || req.Reply.Strict
 		if req.Reply.Strict {
-			v.shaped.replyFamily = sh.Strict
+			a.shaped.replyFamily = sh.Strict
 		}
 	}
 }
@@ -138,16 +157,16 @@ func (v *stageVisit) shape(spec string, m llm.Model, req *llm.Request) {
 // answer asks for, or nil: only for a json answer owed and taken from a
 // reply, where the API has that output (with a schema, or for any JSON),
 // strict where the schema fits.
-func (v *stageVisit) replyFormat(spec string, sh llm.Shapes, rank int) *llm.ReplyFormat {
-	c := v.contract
-	if rank < rankNative || !c.Typed() || !v.owes() || !v.stage.AnswersFromReply() || v.run.share.support.refused(spec, mechanismReply) {
+func (a *answerShape) replyFormat(spec string, sh llm.Shapes, rank int, owes bool) *llm.ReplyFormat {
+	c := a.contract
+	if rank < rankNative || !c.Typed() || !owes || !a.stage.AnswersFromReply() || a.support.refused(spec, mechanismReply) {
 		return nil
 	}
 	schema := c.ReplySchema()
 	if schema == nil && !sh.ReplyAny || schema != nil && !sh.Reply {
 		return nil
 	}
-	if v.shaped.strict && !c.ReplyBesideTool(sh.Strict) {
+	if a.shaped.strict && !c.ReplyBesideTool(sh.Strict) {
 		return nil // the strict submit_output alone takes what the request's limits allow
 	}
 	f := &llm.ReplyFormat{Name: "answer", Schema: schema}
@@ -159,44 +178,43 @@ func (v *stageVisit) replyFormat(spec string, sh llm.Shapes, rank int) *llm.Repl
 }
 
 // submitSpecShaped is submit_output as shape s writes it.
-func (v *stageVisit) submitSpecShaped(s outputspec.ToolShape) llm.ToolSpec {
-	w := v.ways(true)
-	return llm.ToolSpec{Name: blueprint.ToolSubmitOutput, Description: v.contract.ToolDescriptionShaped(w, s), Schema: v.contract.ToolSchemaShaped(w, s), Strict: s.Strict != ""}
+func (a *answerShape) submitSpecShaped(s outputspec.ToolShape) llm.ToolSpec {
+	w := a.ways(true)
+	return llm.ToolSpec{Name: blueprint.ToolSubmitOutput, Description: a.contract.ToolDescriptionShaped(w, s), Schema: a.contract.ToolSchemaShaped(w, s), Strict: s.Strict != ""}
 }
 
-// answerCall reports whether nothing but the answer is left for the
-// visit's next call: an output stage that offers only submit_output, the
-// call after a nudge, the last repair.
-func (v *stageVisit) answerCall() bool {
-	if !v.owes() || !v.canSubmit() {
+// answerCall reports whether nothing but the answer is left for a call
+// offered tools: an output stage that offers only submit_output, the call
+// after a nudge, the last repair (last).
+func (a *answerShape) answerCall(tools []llm.ToolSpec, owes, last bool) bool {
+	if !owes || !a.canSubmit() {
 		return false
 	}
-	only := len(v.tools) == 1 && v.tools[0].Name == blueprint.ToolSubmitOutput
-	lastRepair := v.rep.phase >= stopped || v.rep.refused > 0 && v.rep.refused >= v.stage.Repairs()
-	return only || v.nudged || lastRepair
+	only := len(tools) == 1 && tools[0].Name == blueprint.ToolSubmitOutput
+	return only || last
 }
 
 // learnRefused remembers for the session that spec's server refused a
 // mechanism, warning the first time; it reports whether this is news (the
 // call is then made again without it).
-func (v *stageVisit) learnRefused(spec string, err error) bool {
+func (a *answerShape) learnRefused(spec string, err error) bool {
 	var me *llm.MechanismError
 	if !errors.As(err, &me) {
 		return false
 	}
 	param, isParam := strings.CutPrefix(me.Mechanism, llm.ParamMechanismPrefix)
 	switch {
-	case isParam && v.stage.Model.Parameters[param] != nil:
+	case isParam && a.stage.Model.Parameters[param] != nil:
 	case me.Mechanism == mechanismStrict, me.Mechanism == mechanismToolChoice, me.Mechanism == mechanismReply:
 	default:
 		return false
 	}
-	if !v.run.share.support.refuse(spec, me.Mechanism) {
+	if !a.support.refuse(spec, me.Mechanism) {
 		return false
 	}
 	said := strings.TrimPrefix(me.Err.Error(), spec+": ")
 	if isParam {
-		v.run.warn(fmt.Sprintf("%s's server refused the parameter %s of stage %s (it says: %s): coda sends the stage's parameters without it for the rest of the session", spec, param, v.stage.Name, oneLine(said, 300)))
+		a.notes.warn(fmt.Sprintf("%s's server refused the parameter %s of stage %s (it says: %s): coda sends the stage's parameters without it for the rest of the session", spec, param, a.stage.Name, oneLine(said, 300)))
 		return true
 	}
 	what := map[string]string{
@@ -204,7 +222,7 @@ func (v *stageVisit) learnRefused(spec string, err error) bool {
 		mechanismToolChoice: "a forced tool choice",
 		mechanismReply:      "a constrained reply format",
 	}[me.Mechanism]
-	v.run.warn(fmt.Sprintf("%s's server refused %s (it says: %s): coda asks it without for the rest of the session, and checks every answer as always", spec, what, oneLine(said, 300)))
+	a.notes.warn(fmt.Sprintf("%s's server refused %s (it says: %s): coda asks it without for the rest of the session, and checks every answer as always", spec, what, oneLine(said, 300)))
 	return true
 }
 
@@ -212,8 +230,8 @@ func (v *stageVisit) learnRefused(spec string, err error) bool {
 // malformed one, and refused for its length.
 
 // cutAnswer is what the model is told of an answer cut after n bytes.
-func (v *stageVisit) cutAnswer(n int) string {
-	return fmt.Sprintf("Your answer was cut at the token limit after %d bytes: shorten it. Nothing was recorded. %s.", n, v.howToAnswer("a shorter answer"))
+func (a *answerShape) cutAnswer(n int) string {
+	return fmt.Sprintf("Your answer was cut at the token limit after %d bytes: shorten it. Nothing was recorded. %s.", n, a.how("a shorter answer"))
 }
 
 // The words of a reply (DESIGN §17): a leading <think>…</think> block, as

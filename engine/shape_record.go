@@ -35,13 +35,14 @@ type schemaSent struct {
 	Dropped   []string        `json:"dropped"`
 }
 
-// shapeOfCall is the visit's last shaping as status.json says it, and
-// notes in the record the projections it sent.
-func (v *stageVisit) shapeOfCall() *callShape {
-	s := v.shaped
+// callShape is the last call's shaping as status.json says it, with the
+// projections it sent, for the visit's schema_sent.json (sentSchema).
+func (a *answerShape) callShape() (*callShape, []schemaSent) {
+	s := a.shaped
 	if s == (shaped{}) {
-		return nil
+		return nil, nil
 	}
+	var sent []schemaSent
 	cs := &callShape{Typed: s.typed, Forced: s.forced, Reply: s.reply}
 	switch {
 	case s.family != "":
@@ -53,17 +54,17 @@ func (v *stageVisit) shapeOfCall() *callShape {
 		mechanism, family string
 		reply             bool
 	}{{"submit_output", s.family, false}, {"reply_format", s.replyFamily, true}} {
-		if m.family == "" || v.contract == nil {
+		if m.family == "" || a.contract == nil {
 			continue
 		}
-		sent, dropped := v.contract.Projection(m.family, m.reply)
-		if sent == nil {
+		projected, dropped := a.contract.Projection(m.family, m.reply)
+		if projected == nil {
 			continue
 		}
 		cs.Projected = append(cs.Projected, m.mechanism)
-		v.rec.sentSchema(schemaSent{Mechanism: m.mechanism, Family: m.family, Original: v.contract.Schema(), Sent: sent, Dropped: nonNil(dropped)})
+		sent = append(sent, schemaSent{Mechanism: m.mechanism, Family: m.family, Original: a.contract.Schema(), Sent: projected, Dropped: nonNil(dropped)})
 	}
-	return cs
+	return cs, sent
 }
 
 // sentSchema keeps a projection the visit sent, once, in schema_sent.json.

@@ -17,15 +17,15 @@ import (
 // name, or "" when the run ends here.
 func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 	r.visits[s.Name]++
-	v := &stageVisit{run: r, stage: s, n: r.visits[s.Name], contract: r.contract(s)}
 	if err := r.emitPlan(ctx, s.Name, PlanInProgress); err != nil {
 		return "", err
 	}
 	r.rec.Enter(s.Name) // run.json says the stage while the run is in it
 	r.rec.Start()       // after the turn's first update, which waits for nothing
-	v.rec = newVisitRecord(r.rec, s.Name, v.n, r.mask)
+	v := newStageVisit(r, s, r.visits[s.Name])
 	next, err := v.loop(ctx)
-	v.ended, v.next = v.endedBy(ctx, err), next
+	r.ending.keep(&v.rep, s.Name) // what the no-answer line says of the visit
+	v.ended, v.next = endedBy(ctx, err, v.ended), next
 	v.rec.finish(v, err)
 	r.done = append(r.done, v.outcome())
 	if err != nil {
@@ -46,53 +46,67 @@ func (r *run) contract(s *blueprint.Stage) *outputspec.Contract {
 	return r.t.Outputs.ByStage[s.Name]
 }
 
-// stageVisit is the state of one visit of a stage.
+// A stageVisit is one visit of a stage: its loop (loop, below) and the
+// conversation it holds. The rules of a visit are owners, each keeping
+// its own state and given the rest as arguments; the loop composes them:
+//
+//   - rep (repair.go): refused submissions, nudges, the repair budget
+//   - answer (shape.go, submit_output.go, reply.go): how the answer is
+//     asked for, each call shaped for it
+//   - fitter (compact.go): each request fitted to the model's window
+//   - calling (notools.go, effort.go, params.go): what each model is
+//     sent: tools or none, the effort, the parameters
+//   - gate (taint.go): the taint gate's questions and audit
+//   - out (transition.go): the ways out
+//   - rec (record.go): what the visit writes into the run's record
 type stageVisit struct {
 	run      *run
 	stage    *blueprint.Stage
 	n        int // the visit's number, from 1
 	contract *outputspec.Contract
-	rec      *visitRecord
+
+	rep     repair
+	answer  answerShape
+	fitter  fitter
+	calling modelCalls
+	gate    visitGate
+	out     waysOut
+	rec     *visitRecord
 
 	system   string
 	messages []llm.Message
 	tools    []llm.ToolSpec  // as the model is told of them
 	offered  map[string]Tool // the stage's own tools, by name
-	targets  []string        // the ways out: transitions in order, then DONE
-	models   []string
-	// systemBare is the system prompt for a model called without tools
-	// (notools.go), made when one is first called.
-	systemBare string
+	models   []string        // the candidates; one that answered is asked first
 
 	iterations int
-	revisits   int
-	rep        repairs          // refused submissions and the repair budget (repair.go)
-	toolless   bool             // the last call was made without tools (notools.go)
-	desk       *outputspec.Desk // checks submissions; remembers refused ones (repair.go)
+	nudged     bool             // the call being made carries a nudge
+	callID     string           // the tool call being run, as the editor knows it
+	desk       *outputspec.Desk // checks submissions; remembers refused ones
 	submitted  *store.Answer    // the last passing submission of this visit
 	lastText   string
 	written    []string
+	reports    []string // fan_out reports, for later stages
 	// ended is how the visit ended, as status.json's outcome says it
-	// (outcome.go); model and usage are the model that last answered and
-	// the tokens of all its calls.
-	ended   string
-	next    string // the stage the visit went on to; "" when the run ends
-	model   string
-	usage   llm.Usage
-	reports []string // fan_out reports, for later stages
-	callID  string   // the tool call being run, as the editor knows it
-	// nudged says the call being made carries a nudge; shaped is how the
-	// last call asked for the answer's shape (shape.go).
-	nudged  bool
-	shaped  shaped
-	fitting // the requests' size and what was cut to fit the window (compact.go)
+	// (outcome.go), and next the stage it went on to ("" when the run
+	// ends); model and usage are the model that last answered and the
+	// tokens of all its calls.
+	ended, next string
+	model       string
+	usage       llm.Usage
 }
 
-func (v *stageVisit) answerContent() string {
-	if v.submitted == nil {
-		return ""
-	}
-	return v.submitted.Content
+// newStageVisit is visit n of stage s in r, its owners made. Its record
+// is begun here, after the run's record has started the visit.
+func newStageVisit(r *run, s *blueprint.Stage, n int) *stageVisit {
+	v := &stageVisit{run: r, stage: s, n: n, contract: r.contract(s)}
+	v.rep = newRepair(s.Name, s.Revisits(), s.Repairs(), r)
+	v.answer = answerShape{stage: s, contract: v.contract, facts: r.e.ModelFacts, support: r.share.support, notes: r}
+	v.fitter = fitter{windows: &r.share.windows, facts: r.e.ModelFacts}
+	v.calling = modelCalls{stage: s, userEffort: r.t.UserEffort, facts: r.e.ModelFacts, support: r.share.support, notes: r}
+	v.rec = newVisitRecord(r.rec, s.Name, n, r.mask)
+	v.gate = visitGate{g: r.taint, ws: r.t.Workspace, newID: r.e.NewID, log: r.log, rec: v.rec, sub: r.sub.depth > 0}
+	return v
 }
 
 // loop runs the model until the visit ends. It returns the chosen
@@ -107,7 +121,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 		if v.iterations >= v.stage.Iterations() {
 			r.flag(FlagMaxIterationsHit)
 			r.warn(fmt.Sprintf("stage %s used its %d iterations", v.stage.Name, v.stage.Iterations()))
-			v.forceOnLimit()
+			v.rep.forceOnLimit(v.owes())
 			v.ended = FlagMaxIterationsHit
 			if len(transitions) > 0 {
 				return transitions[0], nil
@@ -132,17 +146,17 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			v.repairTools(refused)
-			if v.halted() {
+			v.again(v.rep.afterTools(refused, v.owes(), v.answer.how("a corrected answer"), v.out.fallback()))
+			if v.rep.halted() {
 				return v.haltTo(), nil
 			}
 			if to != "" {
-				if v.owes() && v.repairLeave(to) {
+				if v.owes() && v.again(v.rep.leave(to)) {
 					continue
 				}
 				if to == blueprint.Done {
 					v.ended = endedDone
-					v.doneBeforeAnswer()
+					r.doneBeforeAnswer(v.stage.Name)
 					return "", nil
 				}
 				v.ended = endedTransition
@@ -158,7 +172,7 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 		if v.owes() && v.repairReply(ctx, resp) {
 			continue
 		}
-		if v.halted() {
+		if v.rep.halted() {
 			return v.haltTo(), nil
 		}
 		if resp.StopReason == llm.StopMaxTokens {
@@ -170,12 +184,12 @@ func (v *stageVisit) loop(ctx context.Context) (string, error) {
 		if len(transitions) == 0 {
 			return "", nil
 		}
-		if v.toolless {
+		if v.answer.toolless {
 			// It cannot call transition: the first way out (notools.go).
 			v.ended = endedFallback
-			return v.fallback(), nil
+			return v.out.fallback(), nil
 		}
-		v.say(askWay(v.stage, v.targets))
+		v.say(askWay(v.stage, v.out.targets))
 	}
 }
 
@@ -197,11 +211,21 @@ func (v *stageVisit) say(msg string) {
 	v.messages = append(v.messages, llm.Message{Role: llm.RoleUser, Text: msg})
 }
 
+// again says msg, a nudge of the repair loop, and reports whether the
+// model is asked again: "" when it is not.
+func (v *stageVisit) again(msg string) bool {
+	if msg == "" {
+		return false
+	}
+	v.say(msg)
+	return true
+}
+
 // prepare builds the visit's system prompt, first messages, tools and
 // model candidates.
 func (v *stageVisit) prepare() {
 	r, s := v.run, v.stage
-	v.targets = s.WaysOut()
+	v.out = waysOut{stage: s, targets: s.WaysOut()}
 	v.system = v.systemPrompt(true)
 
 	earlier := ""
@@ -230,12 +254,12 @@ func (v *stageVisit) prepare() {
 		}
 	}
 	var own []llm.ToolSpec // coda's tools of the stage's own: submit_output, delegation, transition
-	if v.canSubmit() {
-		own = append(own, v.submitSpec())
+	if v.answer.canSubmit() {
+		own = append(own, v.answer.submitSpec())
 	}
 	own = append(own, v.delegationSpecs()...)
-	if v.canTransition() {
-		own = append(own, transitionSpec(s, v.targets))
+	if v.out.offered() {
+		own = append(own, transitionSpec(s, v.out.targets))
 	}
 	listed = v.capTools(listed, len(own))
 	v.offered = map[string]Tool{}
@@ -263,13 +287,13 @@ func (v *stageVisit) systemPrompt(tools bool) string {
 		sys.WriteString("\n\n" + project) // the project's own words: not framed
 	}
 	sys.WriteString("\n\n" + frameNote)
-	if tools && len(v.targets) > 0 {
+	if tools && v.out.offered() {
 		sys.WriteString("\n\nWhen this stage's work is done, call transition with where to go next:")
 		sys.WriteString(ways(s))
 	}
 	if v.contract != nil && s.OwesOutput() {
 		sys.WriteString("\n\n")
-		sys.WriteString(v.contract.SystemPromptFor(v.ways(tools)))
+		sys.WriteString(v.contract.SystemPromptFor(v.answer.ways(tools)))
 	}
 	return strings.TrimSpace(sys.String())
 }
@@ -281,8 +305,7 @@ func (v *stageVisit) call(ctx context.Context) (*llm.Response, error) {
 		return nil, fmt.Errorf("stage %s has no model: give the stage model = { models = [...] } or pass --model", v.stage.Name)
 	}
 	v.iterations++
-	v.nudged = v.rep.pending > 0
-	v.rep.pending = 0 // this call carries them
+	v.nudged = v.rep.send() // this call carries the nudges said since the last
 	out := &replyStream{v: v, ctx: ctx}
 	var lastErr error
 	for i, spec := range v.models {
@@ -291,7 +314,7 @@ func (v *stageVisit) call(ctx context.Context) (*llm.Response, error) {
 		resp, err := v.stream(ctx, spec, req, out.delta)
 		if errors.Is(err, llm.ErrToolsUnsupported) && len(req.Tools) > 0 && out.textID == "" && ctx.Err() == nil {
 			// The server refused the tools: the same call without them.
-			v.learnNoTools(spec, err)
+			v.calling.learn(spec, err)
 			req = v.request(spec)
 			out.split, out.held = thinkSplit{}, [2]string{}
 			resp, err = v.stream(ctx, spec, req, out.delta)
@@ -301,7 +324,7 @@ func (v *stageVisit) call(ctx context.Context) (*llm.Response, error) {
 				return nil, err
 			}
 			splitThink(resp)
-			v.toolless = len(req.Tools) == 0
+			v.answer.toolless = len(req.Tools) == 0
 			tidyCalls(resp.ToolCalls)
 			// A fallback that answered is asked first from now on.
 			v.models = v.models[i:]
@@ -337,16 +360,37 @@ func (v *stageVisit) stream(ctx context.Context, spec string, req *llm.Request, 
 	built := *req
 	for try := 0; ; try++ {
 		*req = built
-		req.Params, req.Timeout = v.params(spec), v.stage.Model.Timeout()
-		v.shape(spec, m, req)
+		req.Params, req.Timeout = v.calling.params(spec), v.stage.Model.Timeout()
+		v.answer.shape(spec, m, req, v.owes(), v.nudged || v.rep.lastRepair())
 		resp, err := m.Stream(ctx, req, onDelta)
 		if err == nil {
-			v.sized(spec, req, resp)
+			v.fitter.sized(spec, req, resp)
 		}
-		if err == nil || try == 2 || ctx.Err() != nil || !v.learnRefused(spec, err) {
+		if err == nil || try == 2 || ctx.Err() != nil || !v.answer.learnRefused(spec, err) {
 			return resp, err
 		}
 	}
+}
+
+// fit compacts the visit's conversation so that req, a call of the model
+// spec names (m), fits its window (compact.go); an error when it cannot.
+func (v *stageVisit) fit(ctx context.Context, spec string, m llm.Model, req *llm.Request) error {
+	c, err := v.fitter.fit(spec, req, v.fitter.window(ctx, spec, m), cutter{
+		never:   func(tool string) bool { return v.answer.isSubmit(tool) || v.out.is(tool) },
+		keep:    func(m *llm.Message) string { return v.rec.keepCut(m, v.run.taint.Carries(m.Text)) },
+		earlier: v.rec.earlier, history: v.rec.history,
+	})
+	if c == nil || err != nil {
+		return err
+	}
+	v.messages, req.Messages = c.msgs, c.msgs
+	if c.turns > 0 {
+		v.rec.earlier, v.rec.history = c.earlier, c.history
+	}
+	line := c.said(v.iterations, v.stage.Name, spec)
+	v.rec.compacted(line)
+	v.run.warn(line)
+	return v.run.sink.Emit(ctx, Event{Kind: EventCompaction, Stage: v.stage.Name, MessageID: v.run.e.NewID("c"), Text: line})
 }
 
 // A replyStream streams a call's text and reasoning to the sink, a
@@ -430,7 +474,11 @@ func (s *replyStream) emitNow(thought, text string) error {
 // the last text, and the usage report.
 func (v *stageVisit) took(ctx context.Context, spec string, req *llm.Request, resp *llm.Response) error {
 	r := v.run
-	v.rec.call(spec, req, resp, v.shapeOfCall())
+	shape, sent := v.answer.callShape()
+	for _, s := range sent {
+		v.rec.sentSchema(s)
+	}
+	v.rec.call(spec, req, resp, shape)
 	v.usage.Add(resp.Usage)
 	price := r.price(spec)
 	v.rec.costed(spec, resp.Usage, price)
@@ -465,23 +513,23 @@ func (v *stageVisit) runTools(ctx context.Context, resp *llm.Response) (to strin
 		var res ToolResult
 		var stop error // a fan_out whose failed worker ends the run
 		switch {
-		case tc.Dropped > 0 && !v.isSubmit(tc.Name): // submit_output refuses its own, as a refused submission
+		case tc.Dropped > 0 && !v.answer.isSubmit(tc.Name): // submit_output refuses its own, as a refused submission
 			res = Errorf("The arguments of this %s call are too large: %d bytes, over the %d-byte cap. The call was not run. Make it smaller, or split the work into several calls.", tc.Name, tc.Size(), llm.ArgsCap(tc.Name))
-		case resp.StopReason == llm.StopMaxTokens && tc.Dropped == 0 && !json.Valid(tc.Arguments) && v.isSubmit(tc.Name):
+		case resp.StopReason == llm.StopMaxTokens && tc.Dropped == 0 && !json.Valid(tc.Arguments) && v.answer.isSubmit(tc.Name):
 			// Not a malformed answer: the model ran out of output tokens
 			// while writing it (DESIGN §17).
-			res = Errorf("%s", v.cutAnswer(len(tc.Arguments)))
+			res = Errorf("%s", v.answer.cutAnswer(len(tc.Arguments)))
 		case resp.StopReason == llm.StopMaxTokens && tc.Dropped == 0 && !json.Valid(tc.Arguments):
 			// Not a malformed call: the model ran out of output tokens
 			// while writing it.
 			res = Errorf("Your reply reached the model's output token limit while you were writing this %s call, so its arguments were cut off. Make it shorter and call %s again.", tc.Name, tc.Name)
-		case v.isSubmit(tc.Name):
+		case v.answer.isSubmit(tc.Name):
 			var ends bool
 			res, ends = v.submit(ctx, tc)
 			end = end || ends
-		case v.isTransition(tc.Name):
+		case v.out.is(tc.Name):
 			var target string
-			res, target = v.transition(resp.ToolCalls, i)
+			res, target = v.out.take(resp.ToolCalls, i, &v.rep, v.owes())
 			if target != "" && to == "" {
 				to = target
 			}
@@ -494,7 +542,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *llm.Response) (to strin
 			res = v.runTool(ctx, tool, tc, ev)
 			res.untrusted = true
 		default:
-			res = Errorf("There is no tool %q in this stage. The tools you can call: %s.", tc.Name, strings.Join(v.toolNames(), ", "))
+			res = Errorf("There is no tool %q in this stage. The tools you can call: %s.", tc.Name, strings.Join(toolNames(v.tools), ", "))
 		}
 		if ctx.Err() != nil {
 			// The editor must not show the call running forever.
@@ -536,9 +584,9 @@ func (v *stageVisit) announce(tc llm.ToolCall, tool Tool) *ToolCallEvent {
 		ev.RawInput = shownArgs(tc)
 	}
 	switch {
-	case v.isSubmit(tc.Name):
-		ev.Title = v.submitTitle()
-	case v.isTransition(tc.Name):
+	case v.answer.isSubmit(tc.Name):
+		ev.Title = v.answer.submitTitle()
+	case v.out.is(tc.Name):
 		ev.Title, ev.Kind = "transition", "think"
 	case v.stage.Delegates(tc.Name):
 		if tc.Dropped == 0 {
@@ -585,9 +633,9 @@ func asksPermission(t Tool) bool {
 	return false
 }
 
-func (v *stageVisit) toolNames() []string {
-	names := make([]string, len(v.tools))
-	for i, t := range v.tools {
+func toolNames(tools []llm.ToolSpec) []string {
+	names := make([]string, len(tools))
+	for i, t := range tools {
 		names[i] = t.Name
 	}
 	return names
@@ -611,7 +659,7 @@ func (v *stageVisit) runTool(ctx context.Context, tool Tool, tc llm.ToolCall, ev
 	if v.run.taint != nil {
 		call.Workspace = namesMasked{call.Workspace, v.run.taint}
 	}
-	if refused, stop := v.gateEgress(ctx, tool, call, tc, ev); stop {
+	if refused, stop := v.gate.egress(ctx, tool, call, tc, ev); stop {
 		return refused
 	}
 	// The record so far is written while the tool works, not beside the

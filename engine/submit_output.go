@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/llm"
@@ -16,22 +17,55 @@ import (
 // recorded until one passes; what a visit does about a refusal is the
 // repair loop's (repair.go).
 
+// owes reports whether the visit still owes its answer.
+func (v *stageVisit) owes() bool { return v.stage.OwesOutput() && v.submitted == nil }
+
+// check puts a submit_output call before the visit's Desk. Arguments cut
+// while they streamed are refused here, unparsed: the answer is over its
+// cap whatever the rest says.
+func (v *stageVisit) check(ctx context.Context, tc llm.ToolCall) outputspec.Verdict {
+	if tc.Dropped > 0 {
+		return outputspec.Verdict{Feedback: fmt.Sprintf("The answer is too large: this submit_output call's arguments are %d bytes, over the %d-byte cap (the answer itself may be at most %d bytes). Nothing was recorded. Submit a shorter answer.",
+			tc.Size(), llm.ArgsCap(tc.Name), outputspec.MaxAnswer)}
+	}
+	return v.checkSubmission(ctx, outputspec.Submission{Args: tc.Arguments, Typed: v.answer.shaped.typed, Projected: v.answer.shaped.family})
+}
+
+// checkSubmission checks a submission at the visit's Desk, in the run's
+// workspace, and puts a passing answer to the taint gate.
+func (v *stageVisit) checkSubmission(ctx context.Context, sub outputspec.Submission) outputspec.Verdict {
+	if v.desk == nil {
+		v.desk = outputspec.NewDesk(v.contract)
+	}
+	r := v.run
+	sub.Root, sub.Stages, sub.Overwritten = r.t.Workspace.Cwd(), r.t.Agent.Order, r.overwritten
+	verdict := v.desk.Submit(ctx, sub)
+	if verdict.Accepted {
+		v.capture(&verdict) // files kept by glob (capture.go), before the gate sees them
+	}
+	format := ""
+	if v.contract != nil {
+		format = v.contract.Format()
+	}
+	return v.gate.answer(ctx, v.callID, verdict, format) // the taint gate, before a passing answer is recorded
+}
+
 // canSubmit reports whether this visit offers submit_output.
-func (v *stageVisit) canSubmit() bool { return v.contract != nil && v.stage.CanSubmit() }
+func (a *answerShape) canSubmit() bool { return a.contract != nil && a.stage.CanSubmit() }
 
 // isSubmit reports whether a call of the named tool is this visit's
 // submit_output.
-func (v *stageVisit) isSubmit(name string) bool {
-	return name == blueprint.ToolSubmitOutput && v.canSubmit()
+func (a *answerShape) isSubmit(name string) bool {
+	return name == blueprint.ToolSubmitOutput && a.canSubmit()
 }
 
-func (v *stageVisit) submitSpec() llm.ToolSpec {
-	w := v.ways(true)
-	return llm.ToolSpec{Name: blueprint.ToolSubmitOutput, Description: v.contract.ToolDescriptionFor(w), Schema: v.contract.ToolSchemaFor(w)}
+func (a *answerShape) submitSpec() llm.ToolSpec {
+	w := a.ways(true)
+	return llm.ToolSpec{Name: blueprint.ToolSubmitOutput, Description: a.contract.ToolDescriptionFor(w), Schema: a.contract.ToolSchemaFor(w)}
 }
 
 // submitTitle is how the editor shows a submit_output call.
-func (v *stageVisit) submitTitle() string { return "submit_output (" + v.contract.Format() + ")" }
+func (a *answerShape) submitTitle() string { return "submit_output (" + a.contract.Format() + ")" }
 
 // submit runs a submit_output call. end reports that the submission
 // passed and ends the stage: one without transitions, unless the answer
@@ -42,7 +76,7 @@ func (v *stageVisit) submit(ctx context.Context, tc llm.ToolCall) (res ToolResul
 		return v.unavailable(ctx, verdict.Unavailable), false
 	}
 	if !verdict.Accepted {
-		v.refusal(refusalKey(tc.Arguments), verdict.Feedback)
+		v.rep.refusal(refusalKey(tc.Arguments), verdict.Feedback)
 		return ToolResult{Output: verdict.Feedback, IsError: true}, false
 	}
 	v.accept(verdict)
@@ -57,7 +91,7 @@ func (v *stageVisit) submit(ctx context.Context, tc llm.ToolCall) (res ToolResul
 // passing one replaces it.
 func (v *stageVisit) accept(verdict outputspec.Verdict) {
 	r := v.run
-	v.accepted()
+	v.rep.accepted()
 	r.keepArtifacts(verdict.Artifacts)
 	for _, w := range verdict.Warnings {
 		r.warn(w)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,11 +23,11 @@ import (
 // under the roots whose secrets a result carries, Gate.Found) and the
 // prompt's resources (Turn.PromptSources), and is asked before every way off the
 // machine: the answer, at the moment a passing submission would be
-// recorded (gateAnswer, from checkSubmission, which every submission
-// passes through), and every Egress tool before it runs (gateEgress).
-// Under `ask` the engine puts the gate's question to the user as a
-// permission request (taintRequest); each decision is logged, masked,
-// and written to the visit's taint_audit.json (audit).
+// recorded (visitGate.answer, from checkSubmission, which every
+// submission passes through), and every Egress tool before it runs
+// (visitGate.egress). Under `ask` the engine puts the gate's question to
+// the user as a permission request (visitGate.request); each decision is
+// logged, masked, and written to the visit's taint_audit.json (audit).
 
 // An Egress tool can send what a call carries off the machine (a shell
 // command, an MCP server's tool): in a tainted run its calls meet the taint
@@ -75,30 +76,44 @@ func newSecrets(r *run) *taint.Secrets {
 // need.
 func (r *run) mask(text string) string { return r.share.secrets.Mask(text) }
 
-// gate puts a call before the turn's gate. kind is the call's ACP tool
+// A visitGate is a visit's side of the taint gate: the turn's gate, the
+// workspace its questions go to, the visit's audit, and whether the
+// visit's answer leaves the machine (not a worker's or child's, which goes
+// to its parent). Each way off the machine is one of its methods; id is
+// the tool call being run, as the editor knows it ("": none).
+type visitGate struct {
+	g     *taint.Gate // nil when the gate is off
+	ws    Workspace
+	newID func(prefix string) string
+	log   *slog.Logger
+	rec   *visitRecord
+	sub   bool // a worker's or child's visit
+}
+
+// decide puts a call before the turn's gate. kind is the call's ACP tool
 // kind; asks, when not nil, is the call's tool when it asks the user about
 // each call itself (shell, MCP tools), with the call's arguments: `ask`
 // then puts one question that covers both, showing the call with its
 // private content masked.
-func (v *stageVisit) gate(ctx context.Context, c taint.Call, kind string, asks Tool, args json.RawMessage) taint.Outcome {
+func (vg *visitGate) decide(ctx context.Context, id string, c taint.Call, kind string, asks Tool, args json.RawMessage) taint.Outcome {
 	c.Asks = asks != nil
 	var reason string
-	out := v.run.taint.Decide(ctx, c, func(ctx context.Context, q taint.Question) (bool, error) {
-		req := v.taintRequest(q, kind, asks, args)
+	out := vg.g.Decide(ctx, c, func(ctx context.Context, q taint.Question) (bool, error) {
+		req := vg.request(id, q, kind, asks, args)
 		req.Reason = &reason
-		return v.run.t.Workspace.RequestPermission(ctx, req)
+		return vg.ws.RequestPermission(ctx, req)
 	})
 	if reason = strings.TrimSpace(reason); reason != "" && out.Audit != nil {
 		// The user's own words: in the audit, and for the model when
 		// they declined.
-		reason = v.run.taint.Mask(reason)
+		reason = vg.g.Mask(reason)
 		out.Audit.Reason = "the user said: " + reason
 		if !out.Allowed {
 			out.Refusal += " The user's reason: " + reason
 		}
 	}
 	if out.Audit != nil {
-		v.audit(*out.Audit)
+		vg.audit(*out.Audit)
 	}
 	return out
 }
@@ -107,10 +122,9 @@ func (v *stageVisit) gate(ctx context.Context, c taint.Call, kind string, asks T
 // A call whose tool asks the user itself is shown as that tool shows it,
 // its arguments with their private content masked, and the question
 // covers the tool's own: one answer for both.
-func (v *stageVisit) taintRequest(q taint.Question, kind string, asks Tool, args json.RawMessage) PermissionRequest {
-	id := v.callID
+func (vg *visitGate) request(id string, q taint.Question, kind string, asks Tool, args json.RawMessage) PermissionRequest {
 	if id == "" {
-		id = v.run.e.NewID("t")
+		id = vg.newID("t")
 	}
 	req := PermissionRequest{
 		Key:    taint.PermissionPrefix + q.Call.Sink,
@@ -123,7 +137,7 @@ func (v *stageVisit) taintRequest(q taint.Question, kind string, asks Tool, args
 		},
 	}
 	if asks != nil {
-		args := v.run.taint.RedactArgs(args)
+		args := vg.g.RedactArgs(args)
 		title, locs := titleOf(asks, q.Call.Sink, args)
 		req.Covers = []string{q.Call.Sink}
 		req.ToolCall.Title = q.Covering(title)
@@ -135,10 +149,10 @@ func (v *stageVisit) taintRequest(q taint.Question, kind string, asks Tool, args
 // audit records a decision: logged (masked), and written to the visit's
 // taint_audit.json, whole again after each call so that a run that dies
 // keeps what it decided.
-func (v *stageVisit) audit(rec taint.Audit) {
-	v.rec.audit = append(v.rec.audit, rec)
-	v.run.log.Info("taint gate", "sink", rec.Sink, "sources", rec.Sources, "matches", rec.Matches, "decision", rec.Decision, "decidedBy", rec.DecidedBy, "reason", rec.Reason)
-	v.rec.WriteAudit(v.rec.audit)
+func (vg *visitGate) audit(rec taint.Audit) {
+	vg.rec.audit = append(vg.rec.audit, rec)
+	vg.log.Info("taint gate", "sink", rec.Sink, "sources", rec.Sources, "matches", rec.Matches, "decision", rec.Decision, "decidedBy", rec.DecidedBy, "reason", rec.Reason)
+	vg.rec.WriteAudit(vg.rec.audit)
 }
 
 // taintCounts are the gate's counts as run.json spells them; nil when the
@@ -151,23 +165,21 @@ func taintCounts(g *taint.Gate) *store.TaintCounts {
 	return &store.TaintCounts{Gated: c.Gated, Allowed: c.Allowed, Denied: c.Denied, Waived: c.Waived}
 }
 
-// gateAnswer is the gate at the moment a passing submission would be
-// recorded. A refused answer becomes a refused verdict, so nothing is
-// recorded and the model can submit another; one let through by waiver is
-// flagged.
-func (v *stageVisit) gateAnswer(ctx context.Context, verdict outputspec.Verdict) outputspec.Verdict {
-	g := v.run.taint
-	if g == nil || !verdict.Accepted || v.run.sub.depth > 0 {
+// answer is the gate at the moment a passing submission, of an answer in
+// format ("" when none is known), would be recorded. A refused answer
+// becomes a refused verdict, so nothing is recorded and the model can
+// submit another; one let through by waiver is flagged.
+func (vg *visitGate) answer(ctx context.Context, id string, verdict outputspec.Verdict, format string) outputspec.Verdict {
+	g := vg.g
+	if g == nil || !verdict.Accepted || vg.sub {
 		// A worker's or child's answer goes to its parent, not off the
 		// machine: the parent's answer meets the gate.
 		return verdict
 	}
-	c := taint.Call{Sink: blueprint.ToolSubmitOutput, What: "this answer", Payload: []string{verdict.Content}}
-	if v.contract != nil {
-		c.Format = v.contract.Format() // the gate looks behind its escapes too
-	}
-	cwd := v.run.t.Workspace.Cwd()
-	disk := rootfs.Disk{Roots: v.run.t.Workspace.Roots()}
+	// The gate looks behind the format's escapes too.
+	c := taint.Call{Sink: blueprint.ToolSubmitOutput, What: "this answer", Payload: []string{verdict.Content}, Format: format}
+	cwd := vg.ws.Cwd()
+	disk := rootfs.Disk{Roots: vg.ws.Roots()}
 	for _, a := range verdict.Artifacts {
 		// Its name goes with the answer too (the answer's _meta, a
 		// resource_link, run.json): it meets the gate as text.
@@ -186,7 +198,7 @@ func (v *stageVisit) gateAnswer(ctx context.Context, verdict outputspec.Verdict)
 		defer f.Close()
 		c.Files = append(c.Files, f)
 	}
-	out := v.gate(ctx, c, "other", nil, nil)
+	out := vg.decide(ctx, id, c, "other", nil, nil)
 	if !out.Allowed {
 		return outputspec.Verdict{Feedback: out.Refusal}
 	}
@@ -196,27 +208,28 @@ func (v *stageVisit) gateAnswer(ctx context.Context, verdict outputspec.Verdict)
 	return verdict
 }
 
-// gateReason is the gate on the reason an answer is unavailable, which
-// the caller receives in the answer's place: "" when it may go, else what
-// the model is told (it may declare another). A worker's or child's goes
-// to its parent, as its answer does.
-func (v *stageVisit) gateReason(ctx context.Context, reason string) string {
-	if v.run.taint == nil || v.run.sub.depth > 0 {
+// reason is the gate on the reason an answer is unavailable, which the
+// caller receives in the answer's place: "" when it may go, else what the
+// model is told (it may declare another). A worker's or child's goes to
+// its parent, as its answer does.
+func (vg *visitGate) reason(ctx context.Context, id, reason string) string {
+	if vg.g == nil || vg.sub {
 		return ""
 	}
-	out := v.gate(ctx, taint.Call{Sink: blueprint.ToolSubmitOutput, What: "this answer", Payload: []string{reason}}, "other", nil, nil)
+	out := vg.decide(ctx, id, taint.Call{Sink: blueprint.ToolSubmitOutput, What: "this answer", Payload: []string{reason}}, "other", nil, nil)
 	if out.Allowed {
 		return ""
 	}
 	return out.Refusal
 }
 
-// gateEgress is the gate before an Egress tool runs. It reports whether the
-// call was refused, with the result the model gets; a call the user
-// approved in answering the gate's question is marked so (Call.Approved).
-func (v *stageVisit) gateEgress(ctx context.Context, tool Tool, call *Call, tc llm.ToolCall, ev *ToolCallEvent) (ToolResult, bool) {
+// egress is the gate before an Egress tool runs, ev being the call as the
+// editor was shown it. It reports whether the call was refused, with the
+// result the model gets; a call the user approved in answering the gate's
+// question is marked so (Call.Approved).
+func (vg *visitGate) egress(ctx context.Context, tool Tool, call *Call, tc llm.ToolCall, ev *ToolCallEvent) (ToolResult, bool) {
 	e, ok := tool.(Egress)
-	if v.run.taint == nil || !ok || !e.Egress() {
+	if vg.g == nil || !ok || !e.Egress() {
 		return ToolResult{}, false
 	}
 	c := taint.Call{Sink: tc.Name, What: "this " + tc.Name + " call", Payload: taint.ArgStrings(tc.Arguments)}
@@ -224,7 +237,7 @@ func (v *stageVisit) gateEgress(ctx context.Context, tool Tool, call *Call, tc l
 	if asksPermission(tool) {
 		asks = tool
 	}
-	out := v.gate(ctx, c, ev.Kind, asks, tc.Arguments)
+	out := vg.decide(ctx, ev.ID, c, ev.Kind, asks, tc.Arguments)
 	if out.Allowed {
 		call.Approved = out.Approved
 		return ToolResult{}, false

@@ -39,15 +39,15 @@ type rootedAt struct {
 func (w rootedAt) Cwd() string     { return w.dir }
 func (w rootedAt) Roots() []string { return []string{w.dir} }
 
-// taintedVisit is a stage visit of a run whose gate (policy deny) has read
+// taintedVisit is the gate of a stage visit of a run whose gate (policy deny) has read
 // text from .env.
-func taintedVisit(b *testing.B, text string) *stageVisit {
+func taintedVisit(b *testing.B, text string) *visitGate {
 	dir := b.TempDir()
 	ws := rootedAt{dir: dir}
 	r := &run{e: &Engine{Taint: taint.Launch{Policy: taint.Deny}}, t: &Turn{Workspace: ws, Agent: &blueprint.Blueprint{}}, log: nil}
 	r.taint = newTaint(r)
 	r.taint.Read([]taint.Source{{Path: filepath.Join(dir, ".env"), Text: text}})
-	return &stageVisit{run: r, rec: &visitRecord{}}
+	return &visitGate{g: r.taint, ws: ws, newID: r.e.NewID, log: r.log, rec: &visitRecord{}}
 }
 
 // BenchmarkTaintGate is the gate's cost per sink call once a 1 MiB private
@@ -74,7 +74,7 @@ func BenchmarkTaintGate(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(bc.payload)))
 			for b.Loop() {
-				if out := v.gate(ctx, taint.Call{Sink: "shell", Payload: []string{bc.payload}}, "execute", nil, nil); !out.Allowed {
+				if out := v.decide(ctx, "", taint.Call{Sink: "shell", Payload: []string{bc.payload}}, "execute", nil, nil); !out.Allowed {
 					b.Fatal("gated a clean call")
 				}
 			}

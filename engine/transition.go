@@ -48,11 +48,10 @@ func transitionSpec(s *blueprint.Stage, targets []string) llm.ToolSpec {
 	return llm.ToolSpec{Name: blueprint.ToolTransition, Description: desc, Schema: json.RawMessage(schema)}
 }
 
-// doneBeforeAnswer flags and says a DONE that ends the run before the
-// answer an agent's stages owe was handed in: allow_complete let the run
-// end, and it ends without one.
-func (v *stageVisit) doneBeforeAnswer() {
-	r := v.run
+// doneBeforeAnswer flags and says a DONE at stage that ends the run
+// before the answer an agent's stages owe was handed in: allow_complete
+// let the run end, and it ends without one.
+func (r *run) doneBeforeAnswer(stage string) {
 	if r.answer != nil || r.unavailable != "" {
 		return
 	}
@@ -66,23 +65,39 @@ func (v *stageVisit) doneBeforeAnswer() {
 		return
 	}
 	r.flag(FlagDoneBeforeAnswer)
-	r.warn(fmt.Sprintf("stage %s ended the run with DONE (allow_complete) before any answer was handed in: the run ends without the answer %s owes", v.stage.Name, strings.Join(owing, ", ")))
+	r.warn(fmt.Sprintf("stage %s ended the run with DONE (allow_complete) before any answer was handed in: the run ends without the answer %s owes", stage, strings.Join(owing, ", ")))
 }
 
-// canTransition reports whether this visit offers transition.
-func (v *stageVisit) canTransition() bool { return len(v.targets) > 0 }
-
-// isTransition reports whether a call of the named tool is this visit's
-// transition.
-func (v *stageVisit) isTransition(name string) bool {
-	return name == blueprint.ToolTransition && v.canTransition()
+// waysOut are a visit's ways out (blueprint.Stage.WaysOut): the stage's
+// transitions in the order the blueprint lists them, then DONE under
+// allow_complete. The transition tool offers them.
+type waysOut struct {
+	stage   *blueprint.Stage
+	targets []string
 }
 
-// transition runs call i of calls, a transition call. It returns the
-// call's result and the chosen target, or "" when the call did not move:
-// bad arguments, a target that is not a way out, or a stage that still
-// owes its answer (see holdForAnswer).
-func (v *stageVisit) transition(calls []llm.ToolCall, i int) (ToolResult, string) {
+// fallback is where a visit goes when the model cannot choose: the first
+// way out, or the run's end when that is DONE or there is none.
+func (w waysOut) fallback() string {
+	if len(w.targets) == 0 || w.targets[0] == blueprint.Done {
+		return ""
+	}
+	return w.targets[0]
+}
+
+// offered reports whether the visit offers transition.
+func (w waysOut) offered() bool { return len(w.targets) > 0 }
+
+// is reports whether a call of the named tool is the visit's transition.
+func (w waysOut) is(name string) bool {
+	return name == blueprint.ToolTransition && w.offered()
+}
+
+// take runs call i of calls, a transition call. It returns the call's
+// result and the chosen target, or "" when the call did not move: bad
+// arguments, a target that is not a way out, or a stage that still owes
+// its answer (owes: see repair.hold).
+func (w waysOut) take(calls []llm.ToolCall, i int, rep *repair, owes bool) (ToolResult, string) {
 	var args struct {
 		To     string `json:"to"`
 		Reason string `json:"reason"`
@@ -90,10 +105,10 @@ func (v *stageVisit) transition(calls []llm.ToolCall, i int) (ToolResult, string
 	if err := json.Unmarshal(calls[i].Arguments, &args); err != nil {
 		return Errorf(`transition takes {"to": "<stage>", "reason": "<why>"}: %v`, err), ""
 	}
-	if !slices.Contains(v.targets, args.To) {
-		return Errorf("%q is not a way out of this stage. Choose one of: %s.", args.To, strings.Join(v.targets, ", ")), ""
+	if !slices.Contains(w.targets, args.To) {
+		return Errorf("%q is not a way out of this stage. Choose one of: %s.", args.To, strings.Join(w.targets, ", ")), ""
 	}
-	if res, held := v.holdForAnswer(args.To, calls[i+1:]); held {
+	if res, held := rep.hold(args.To, owes, calls[i+1:]); held {
 		return res, ""
 	}
 	if args.To == blueprint.Done {

@@ -26,19 +26,19 @@ import (
 // unavailable runs a submit_output call that declares the answer
 // unavailable for reason. The reason is what the caller receives in the
 // answer's place, so in a tainted run it meets the taint gate as an answer
-// does (gateReason).
+// does (visitGate.reason).
 func (v *stageVisit) unavailable(ctx context.Context, reason string) ToolResult {
 	if !v.stage.UnavailableAllowed() {
 		const msg = `This stage must answer: it does not take "unavailable". Submit the best answer you can give from what you have, in "content".`
-		v.refusal("unavailable\x00"+reason, msg)
+		v.rep.refusal("unavailable\x00"+reason, msg)
 		return Errorf("%s", msg)
 	}
-	if refusal := v.gateReason(ctx, reason); refusal != "" {
-		v.refusal("unavailable\x00"+reason, refusal)
+	if refusal := v.gate.reason(ctx, v.callID, reason); refusal != "" {
+		v.rep.refusal("unavailable\x00"+reason, refusal)
 		return Errorf("%s", refusal)
 	}
 	v.run.unavailable = reason
-	v.halt("")
+	v.rep.halt("")
 	return ToolResult{Output: "Recorded: the answer is unavailable. The run ends here."}
 }
 

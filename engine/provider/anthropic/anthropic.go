@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider"
@@ -42,10 +41,10 @@ type Model struct {
 	once         provider.Once
 
 	// files is the Files API's call (its beta header on); filesCall, the
-	// messages call for a request that names an uploaded file; noFiles is
-	// set once the server refused an upload with a 4xx (files.go).
+	// messages call for a request that names an uploaded file; uploads
+	// sends a turn's images through it (files.go).
 	files, filesCall sse.Call
-	noFiles          atomic.Bool
+	uploads          provider.Uploader
 }
 
 // New returns the model named model (e.g. "claude-sonnet-4-5").
@@ -58,8 +57,10 @@ func New(model string, opts Options) *Model {
 	h := opts.Header("X-Api-Key", "")
 	h.Set("Anthropic-Version", Version)
 	fh := withBeta(h, filesBeta)
-	return &Model{model: model, opts: opts, maxTokensSet: set, call: opts.Call("/v1/messages", h),
+	m := &Model{model: model, opts: opts, maxTokensSet: set, call: opts.Call("/v1/messages", h),
 		files: opts.Call("/v1/files", fh), filesCall: opts.Call("/v1/messages", fh)}
+	m.uploads = provider.Uploader{Kind: "anthropic", Opts: opts, Upload: m.upload, Delete: m.deleteFile, Sticky: true}
+	return m
 }
 
 // Name is the spec the model was chosen by.
@@ -86,7 +87,7 @@ func (m *Model) Shapes(req *llm.Request) llm.Shapes {
 // *llm.MechanismError.
 func (m *Model) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	var r request
-	body, err := m.encodeWith(req, func(im llm.Image) string { return m.fileID(ctx, im) }, &r)
+	body, err := m.encodeWith(req, func(im llm.Image) string { return m.uploads.File(ctx, im) }, &r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
 	}

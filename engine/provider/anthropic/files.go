@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -49,56 +48,12 @@ func withBeta(h http.Header, beta string) http.Header {
 	return h
 }
 
-// fileID is the uploaded file that holds im for this turn, uploading it
-// the first time; "" to send it inline.
-func (m *Model) fileID(ctx context.Context, im llm.Image) string {
-	if len(im.Data) < provider.MinUpload || m.noFiles.Load() {
-		return ""
-	}
-	id, _ := im.Uploaded(provider.FilesKey("anthropic", m.opts.BaseURL, m.opts.APIKey), func() (string, func(context.Context) error, error) {
-		id, err := m.upload(ctx, im)
-		if err != nil {
-			refused := provider.UploadRefused(err)
-			if refused {
-				m.noFiles.Store(true)
-			}
-			m.opts.Log.Warn("anthropic: uploading an image through the Files API failed; it is sent inline", "model", m.opts.Name, "err", err, "refused", refused)
-			return "", nil, err
-		}
-		return id, func(ctx context.Context) error { return m.deleteFile(ctx, id) }, nil
-	})
-	return id
-}
-
 // upload posts im to the Files API and returns its file's id.
 func (m *Model) upload(ctx context.Context, im llm.Image) (string, error) {
-	body, size, ctype := provider.MultipartFile(nil, "file", imageFilename(im.MIMEType), im.MIMEType, im.Data)
-	var file struct {
-		ID string `json:"id"`
-	}
-	if err := m.files.Send(ctx, http.MethodPost, m.files.URL, body, size, ctype, &file); err != nil {
-		return "", err
-	}
-	if file.ID == "" {
-		return "", fmt.Errorf("%s: the upload's answer names no file", m.opts.Name)
-	}
-	return file.ID, nil
+	return provider.PostImage(ctx, &m.files, m.files.URL, nil, im)
 }
 
 // deleteFile deletes an uploaded file.
 func (m *Model) deleteFile(ctx context.Context, id string) error {
 	return m.files.Send(ctx, http.MethodDelete, m.files.URL+"/"+url.PathEscape(id), nil, 0, "", nil)
-}
-
-// imageFilename is the name an image is uploaded under.
-func imageFilename(mimeType string) string {
-	switch mimeType {
-	case "image/jpeg":
-		return "image.jpg"
-	case "image/gif":
-		return "image.gif"
-	case "image/webp":
-		return "image.webp"
-	}
-	return "image.png"
 }

@@ -37,30 +37,24 @@ func (l lister) List(ctx context.Context) ([]provider.Listed, error) {
 	h := l.opts.Header("X-Api-Key", "")
 	h.Set("Anthropic-Version", Version)
 	call := l.opts.Call("", h)
-	var out []provider.Listed
-	after := ""
-	for range maxPages {
+	return provider.ListPages(ctx, maxPages, func(ctx context.Context, after string) ([]provider.Listed, string, error) {
 		q := url.Values{"limit": {"1000"}}
 		if after != "" {
 			q.Set("after_id", after)
 		}
 		var page modelList
 		if err := call.JSON(ctx, l.opts.BaseURL+"/v1/models?"+q.Encode(), nil, &page); err != nil {
-			return nil, err
+			return nil, "", err
 		}
+		var out []provider.Listed
 		for _, m := range page.Data {
-			if m.ID == "" || m.Type != "" && m.Type != "model" {
-				continue
-			}
-			out = append(out, provider.Listed{ID: m.ID, ContextWindow: llm.Window(m.MaxInputTokens)})
-			if len(out) == provider.MaxListed {
-				return out, nil
+			if m.ID != "" && (m.Type == "" || m.Type == "model") {
+				out = append(out, provider.Listed{ID: m.ID, ContextWindow: llm.Window(m.MaxInputTokens)})
 			}
 		}
-		if !page.HasMore || page.LastID == "" || page.LastID == after {
-			break
+		if !page.HasMore {
+			return out, "", nil
 		}
-		after = page.LastID
-	}
-	return out, nil
+		return out, page.LastID, nil
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/coda-acp/coda/engine/llm"
+	"github.com/coda-acp/coda/engine/provider"
 )
 
 // Thinking goes back as it came
@@ -41,10 +42,10 @@ type replayBlock struct {
 }
 
 const (
-	kindThinking = "h"
+	kindThinking = provider.ReplayThinking
 	kindRedacted = "r"
-	kindText     = "t"
-	kindCall     = "c"
+	kindText     = provider.ReplayText
+	kindCall     = provider.ReplayCall
 )
 
 // thinks reports whether the replay holds thinking to send back: only
@@ -65,24 +66,8 @@ func (r *replay) calls() bool {
 
 // fits reports whether the replay describes msg, to the byte.
 func (r *replay) fits(msg *llm.Message) bool {
-	text, thought, calls := 0, 0, 0
-	for _, b := range r.Blocks {
-		if b.N < 0 {
-			return false
-		}
-		switch b.Kind {
-		case kindText:
-			text += b.N
-		case kindThinking:
-			thought += b.N
-		case kindCall:
-			calls++
-		case kindRedacted:
-		default:
-			return false
-		}
-	}
-	return text == len(msg.Text) && thought == len(msg.Thinking) && calls == len(msg.ToolCalls)
+	ok, thoughts := provider.ReplayFits(msg, len(r.Blocks), func(i int) (string, int) { return r.Blocks[i].Kind, r.Blocks[i].N }, kindRedacted)
+	return ok && thoughts
 }
 
 // assistantBlocks is an assistant message as content blocks: block for
@@ -105,12 +90,11 @@ func (m *Model) assistantBlocks(msg *llm.Message) []block {
 		}
 	case len(raw) > 0 && json.Unmarshal(raw, &r) == nil && r.Model != "" && r.fits(msg):
 		same := r.Model == m.model
-		text, thought, call := 0, 0, 0
+		at := provider.NewReplayCursor(msg)
 		for _, b := range r.Blocks {
 			switch b.Kind {
 			case kindThinking:
-				s := msg.Thinking[thought : thought+b.N]
-				thought += b.N
+				s := at.Thinking(b.N)
 				if same && b.Sig != "" {
 					blocks = append(blocks, block{Type: "thinking", Thinking: &s, Signature: b.Sig})
 				}
@@ -119,13 +103,11 @@ func (m *Model) assistantBlocks(msg *llm.Message) []block {
 					blocks = append(blocks, block{Type: "redacted_thinking", Data: b.Data})
 				}
 			case kindText:
-				if s := msg.Text[text : text+b.N]; s != "" {
+				if s := at.Text(b.N); s != "" {
 					blocks = append(blocks, block{Type: "text", Text: s})
 				}
-				text += b.N
 			case kindCall:
-				blocks = append(blocks, toolUse(&msg.ToolCalls[call]))
-				call++
+				blocks = append(blocks, toolUse(at.Call()))
 			}
 		}
 		return blocks

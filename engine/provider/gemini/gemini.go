@@ -48,6 +48,8 @@ type Model struct {
 	opts  Options
 	call  sse.Call
 	calls atomic.Int64 // numbers the tool calls Gemini sent without an id
+	// uploads sends a turn's images through the Files API (upload.go).
+	uploads provider.Uploader
 }
 
 // New returns the model named model (e.g. "gemini-2.5-flash"; a leading
@@ -56,11 +58,14 @@ func New(model string, opts Options) *Model {
 	model = strings.TrimPrefix(model, "models/")
 	opts = opts.WithDefaults("gemini", model, DefaultBaseURL)
 	h := opts.Header("X-Goog-Api-Key", "")
-	return &Model{
+	m := &Model{
 		model: model,
 		opts:  opts,
 		call:  opts.Call("/models/"+url.PathEscape(model)+":streamGenerateContent?alt=sse", h),
 	}
+	// Google deletes an upload after 48 hours: nothing to delete.
+	m.uploads = provider.Uploader{Kind: "gemini", Opts: opts, Upload: m.upload}
+	return m
 }
 
 // Name is the spec the model was chosen by.
@@ -100,7 +105,7 @@ func jsonWithTools(model string) bool {
 // used (the reply's JSON schema or MIME type, a forced function) is an
 // *llm.MechanismError.
 func (m *Model) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
-	body, err := m.encodeWith(req, func(im llm.Image) string { return m.fileURI(ctx, im) })
+	body, err := m.encodeWith(req, func(im llm.Image) string { return m.uploads.File(ctx, im) })
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.opts.Name, err)
 	}

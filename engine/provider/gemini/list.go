@@ -37,34 +37,25 @@ const maxPages = 10
 
 func (l lister) List(ctx context.Context) ([]provider.Listed, error) {
 	call := l.opts.Call("", l.opts.Header("X-Goog-Api-Key", ""))
-	var out []provider.Listed
-	token := ""
-	for range maxPages {
+	return provider.ListPages(ctx, maxPages, func(ctx context.Context, token string) ([]provider.Listed, string, error) {
 		q := url.Values{"pageSize": {"1000"}}
 		if token != "" {
 			q.Set("pageToken", token)
 		}
 		var page modelList
 		if err := call.JSON(ctx, l.opts.BaseURL+"/models?"+q.Encode(), nil, &page); err != nil {
-			return nil, err
+			return nil, "", err
 		}
+		var out []provider.Listed
 		for _, m := range page.Models {
 			if !slices.Contains(m.SupportedGenerationMethods, "generateContent") {
 				continue // embeddings, AQA, Imagen and Veo
 			}
 			id := strings.TrimPrefix(m.Name, "models/")
-			ls := provider.Listed{ID: id, ContextWindow: llm.Window(m.InputTokenLimit), Embedding: provider.Embedding(id)}
-			ls.NoTools = noTools(id)
-			out = append(out, ls)
-			if len(out) == provider.MaxListed {
-				return out, nil
-			}
+			out = append(out, provider.Listed{ID: id, ContextWindow: llm.Window(m.InputTokenLimit), Embedding: provider.Embedding(id), NoTools: noTools(id)})
 		}
-		if token = page.NextPageToken; token == "" {
-			break
-		}
-	}
-	return out, nil
+		return out, page.NextPageToken, nil
+	})
 }
 
 // noTools says why a model the list offers cannot call functions: Gemma

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/coda-acp/coda/engine/llm"
+	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -36,9 +37,9 @@ type replayPart struct {
 }
 
 const (
-	kindText    = "t"
-	kindThought = "h"
-	kindCall    = "c"
+	kindText    = provider.ReplayText
+	kindThought = provider.ReplayThinking
+	kindCall    = provider.ReplayCall
 )
 
 // skipSignature is the signature Google's doc gives for a function call
@@ -83,23 +84,7 @@ func (r *replay) signed() bool {
 // the byte; thoughts reports whether its thinking too (a message that
 // lost its thinking still goes back with its calls' signatures).
 func (r *replay) fits(msg *llm.Message) (ok, thoughts bool) {
-	text, thought, calls := 0, 0, 0
-	for _, p := range r.Parts {
-		switch p.Kind {
-		case kindText:
-			text += p.N
-		case kindThought:
-			thought += p.N
-		case kindCall:
-			calls++
-		default:
-			return false, false
-		}
-		if p.N < 0 {
-			return false, false
-		}
-	}
-	return text == len(msg.Text) && calls == len(msg.ToolCalls), thought == len(msg.Thinking)
+	return provider.ReplayFits(msg, len(r.Parts), func(i int) (string, int) { return r.Parts[i].Kind, r.Parts[i].N })
 }
 
 // modelParts is an assistant message as the parts of a model content. A
@@ -117,7 +102,7 @@ func (m *Model) modelParts(msg *llm.Message) []part {
 	}
 	if ok {
 		same := r.Model == m.model
-		text, thought, call := 0, 0, 0
+		at := provider.NewReplayCursor(msg)
 		for _, p := range r.Parts {
 			sig := p.Sig
 			if !same {
@@ -125,20 +110,16 @@ func (m *Model) modelParts(msg *llm.Message) []part {
 			}
 			switch p.Kind {
 			case kindText:
-				s := msg.Text[text : text+p.N]
-				text += p.N
-				if s != "" || sig != "" {
+				if s := at.Text(p.N); s != "" || sig != "" {
 					parts = append(parts, part{Text: &s, ThoughtSignature: sig})
 				}
 			case kindThought:
-				if same && thoughts {
-					s := msg.Thinking[thought : thought+p.N]
+				if same && thoughts { // else the message's thinking is not the replay's
+					s := at.Thinking(p.N)
 					parts = append(parts, part{Text: &s, Thought: true, ThoughtSignature: sig})
 				}
-				thought += p.N
 			case kindCall:
-				parts = append(parts, callPart(&msg.ToolCalls[call], sig))
-				call++
+				parts = append(parts, callPart(at.Call(), sig))
 			}
 		}
 	} else {

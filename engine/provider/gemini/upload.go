@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/coda-acp/coda/engine/llm"
-	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/provider/sse"
 )
 
@@ -25,24 +24,6 @@ import (
 // Uploaded files are deleted by Google after 48 hours; nothing is left to
 // clean. An image smaller than provider.MinUpload goes inline (an upload
 // costs two requests); so does one whose upload fails, which is logged.
-
-// fileURI is where im was uploaded for this turn, uploading it the first
-// time; "" to send it inline. A failed upload is said once, and the
-// image goes inline for the rest of its turn.
-func (m *Model) fileURI(ctx context.Context, im llm.Image) string {
-	if len(im.Data) < provider.MinUpload {
-		return ""
-	}
-	uri, _ := im.Uploaded(provider.FilesKey("gemini", m.opts.BaseURL, m.opts.APIKey), func() (string, func(context.Context) error, error) {
-		uri, err := m.upload(ctx, im)
-		if err != nil {
-			m.opts.Log.Warn("gemini: uploading an image through the Files API failed; it is sent inline", "model", m.opts.Name, "err", err)
-			return "", nil, err
-		}
-		return uri, nil, nil // Google deletes it after 48 hours
-	})
-	return uri
-}
 
 // uploadURL is the Files API's upload endpoint for the API at base
 // (".../v1beta" → ".../upload/v1beta/files").

@@ -34,28 +34,27 @@ type tags struct {
 
 func (l lister) List(ctx context.Context) ([]provider.Listed, error) {
 	call := l.opts.Call("", l.opts.Header("Authorization", "Bearer "))
-	var v tags
-	if err := call.JSON(ctx, l.opts.BaseURL+"/api/tags", nil, &v); err != nil {
-		return nil, err
-	}
-	out := make([]provider.Listed, 0, min(len(v.Models), provider.MaxListed))
-	for _, m := range v.Models {
-		if len(out) == provider.MaxListed {
-			break
+	return provider.ListPages(ctx, 1, func(ctx context.Context, _ string) ([]provider.Listed, string, error) {
+		var v tags
+		if err := call.JSON(ctx, l.opts.BaseURL+"/api/tags", nil, &v); err != nil {
+			return nil, "", err
 		}
-		if m.Name == "" {
-			continue
+		var out []provider.Listed
+		for _, m := range v.Models {
+			if m.Name == "" {
+				continue
+			}
+			ls := provider.Listed{ID: m.Name}
+			bert := strings.Contains(m.Details.Family, "bert") || slices.ContainsFunc(m.Details.Families, func(f string) bool { return strings.Contains(f, "bert") })
+			caps := m.Capabilities
+			switch {
+			case provider.Embedding(m.Name) || bert || slices.Contains(caps, "embedding") && !slices.Contains(caps, "completion"):
+				ls.Embedding, ls.NoTools = true, "an embedding model: it does not chat"
+			case caps != nil && !slices.Contains(caps, "tools"):
+				ls.NoTools = "Ollama lists it without the tools capability"
+			}
+			out = append(out, ls)
 		}
-		ls := provider.Listed{ID: m.Name}
-		bert := strings.Contains(m.Details.Family, "bert") || slices.ContainsFunc(m.Details.Families, func(f string) bool { return strings.Contains(f, "bert") })
-		caps := m.Capabilities
-		switch {
-		case provider.Embedding(m.Name) || bert || slices.Contains(caps, "embedding") && !slices.Contains(caps, "completion"):
-			ls.Embedding, ls.NoTools = true, "an embedding model: it does not chat"
-		case caps != nil && !slices.Contains(caps, "tools"):
-			ls.NoTools = "Ollama lists it without the tools capability"
-		}
-		out = append(out, ls)
-	}
-	return out, nil
+		return out, "", nil
+	})
 }

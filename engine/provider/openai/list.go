@@ -38,28 +38,31 @@ type modelList struct {
 // marked NoTools.
 func (l lister) List(ctx context.Context) ([]provider.Listed, error) {
 	call := l.opts.Call("", l.opts.Header("Authorization", "Bearer "))
-	var v modelList
-	if err := call.JSON(ctx, l.opts.BaseURL+"/models", nil, &v); err != nil {
-		return nil, err
+	return provider.ListPages(ctx, 1, func(ctx context.Context, _ string) ([]provider.Listed, string, error) {
+		var v modelList
+		if err := call.JSON(ctx, l.opts.BaseURL+"/models", nil, &v); err != nil {
+			return nil, "", err
+		}
+		var out []provider.Listed
+		for _, d := range v.Data {
+			if d.ID != "" {
+				out = append(out, listed(d.ID, d.ContextLength, d.MaxModelLen, d.SupportedParameters, d.Architecture.OutputModalities))
+			}
+		}
+		return out, "", nil
+	})
+}
+
+// listed is one model of the list: whether it chats, and calls tools.
+func listed(id string, contextLength, maxModelLen float64, params *[]string, modalities []string) provider.Listed {
+	m := provider.Listed{ID: id, ContextWindow: llm.Window(max(contextLength, maxModelLen)), Embedding: provider.Embedding(id)}
+	switch {
+	case m.Embedding:
+		m.NoTools = "it does not chat"
+	case len(modalities) > 0 && !slices.Contains(modalities, "text"):
+		m.Embedding, m.NoTools = true, "it writes no text"
+	case params != nil && !slices.Contains(*params, "tools"):
+		m.NoTools = "the server lists it without tools"
 	}
-	out := make([]provider.Listed, 0, min(len(v.Data), provider.MaxListed))
-	for _, d := range v.Data {
-		if len(out) == provider.MaxListed {
-			break
-		}
-		if d.ID == "" {
-			continue
-		}
-		m := provider.Listed{ID: d.ID, ContextWindow: llm.Window(max(d.ContextLength, d.MaxModelLen)), Embedding: provider.Embedding(d.ID)}
-		switch out := d.Architecture.OutputModalities; {
-		case m.Embedding:
-			m.NoTools = "it does not chat"
-		case len(out) > 0 && !slices.Contains(out, "text"):
-			m.Embedding, m.NoTools = true, "it writes no text"
-		case d.SupportedParameters != nil && !slices.Contains(*d.SupportedParameters, "tools"):
-			m.NoTools = "the server lists it without tools"
-		}
-		out = append(out, m)
-	}
-	return out, nil
+	return m
 }

@@ -33,10 +33,10 @@ type Responses struct {
 	// itself, whatever its value (a compatible server that has no strict
 	// mode): it is left out from then on (see strictOf).
 	noStrictField atomic.Bool
-	// noFiles is set once the server refused an image's upload (a 4xx:
-	// a compatible server without the Files API): images go inline from
-	// then on (responses_files.go).
-	noFiles atomic.Bool
+	// uploads sends a turn's images through the Files API; a server that
+	// refused one (a 4xx: a compatible server without the Files API) gets
+	// them inline from then on (responses_files.go).
+	uploads provider.Uploader
 	once    provider.Once
 }
 
@@ -44,11 +44,13 @@ type Responses struct {
 // opts.BaseURL (default DefaultBaseURL; "/responses" is appended).
 func NewResponses(model string, opts Options) *Responses {
 	opts = opts.WithDefaults("openai", model, DefaultBaseURL)
-	return &Responses{
+	m := &Responses{
 		model: model,
 		opts:  opts,
 		call:  opts.Call("/responses", opts.Header("Authorization", "Bearer ")),
 	}
+	m.uploads = provider.Uploader{Kind: "openai", Opts: opts, Upload: m.upload, Delete: m.deleteFile, Sticky: true}
+	return m
 }
 
 // Name is the spec the model was chosen by.
@@ -86,7 +88,7 @@ func (m *Responses) Stream(ctx context.Context, req *llm.Request, onDelta func(l
 
 // stream is one call; asked reports whether it asked for anything strict.
 func (m *Responses) stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, bool, error) {
-	body, shaping, asked, err := m.encodeWith(req, func(im llm.Image) string { return m.fileID(ctx, im) })
+	body, shaping, asked, err := m.encodeWith(req, func(im llm.Image) string { return m.uploads.File(ctx, im) })
 	if err == nil {
 		body, err = provider.WithParams(provider.ParamsResponses, req, body, &shaping)
 	}

@@ -40,44 +40,13 @@ import (
 // fileLifetime is expires_after's seconds: a day.
 const fileLifetime = 24 * 60 * 60
 
-// fileID is the uploaded file that holds im for this turn, uploading it
-// the first time; "" to send it inline.
-func (m *Responses) fileID(ctx context.Context, im llm.Image) string {
-	if len(im.Data) < provider.MinUpload || m.noFiles.Load() {
-		return ""
-	}
-	id, _ := im.Uploaded(provider.FilesKey("openai", m.opts.BaseURL, m.opts.APIKey), func() (string, func(context.Context) error, error) {
-		id, err := m.upload(ctx, im)
-		if err != nil {
-			refused := provider.UploadRefused(err)
-			if refused {
-				m.noFiles.Store(true)
-			}
-			m.opts.Log.Warn("openai: uploading an image through the Files API failed; it is sent inline", "model", m.opts.Name, "err", err, "refused", refused)
-			return "", nil, err
-		}
-		return id, func(ctx context.Context) error { return m.deleteFile(ctx, id) }, nil
-	})
-	return id
-}
-
 // upload posts im to the Files API and returns its file's id.
 func (m *Responses) upload(ctx context.Context, im llm.Image) (string, error) {
-	body, size, ctype := provider.MultipartFile([][2]string{
+	return provider.PostImage(ctx, &m.call, m.opts.BaseURL+"/files", [][2]string{
 		{"purpose", "vision"},
 		{"expires_after[anchor]", "created_at"},
 		{"expires_after[seconds]", strconv.Itoa(fileLifetime)},
-	}, "file", imageFilename(im.MIMEType), im.MIMEType, im.Data)
-	var file struct {
-		ID string `json:"id"`
-	}
-	if err := m.call.Send(ctx, http.MethodPost, m.opts.BaseURL+"/files", body, size, ctype, &file); err != nil {
-		return "", err
-	}
-	if file.ID == "" {
-		return "", fmt.Errorf("%s: the upload's answer names no file", m.opts.Name)
-	}
-	return file.ID, nil
+	}, im)
 }
 
 // deleteFile deletes an uploaded file.
@@ -92,18 +61,4 @@ func (m *Responses) deleteFile(ctx context.Context, id string) error {
 		return fmt.Errorf("%s: the server did not delete %s", m.opts.Name, id)
 	}
 	return nil
-}
-
-// imageFilename is the name an image is uploaded under: the API wants
-// one, and takes the type from its extension.
-func imageFilename(mimeType string) string {
-	switch mimeType {
-	case "image/jpeg":
-		return "image.jpg"
-	case "image/gif":
-		return "image.gif"
-	case "image/webp":
-		return "image.webp"
-	}
-	return "image.png"
 }

@@ -1,7 +1,9 @@
 // Package ollamatest is a fake Ollama server for tests: POST /api/chat
 // (a stream of JSON lines), POST /api/show and GET /api/tags, holding each
 // request to Ollama's documented behaviour (docs.ollama.com/api/chat,
-// docs.ollama.com/api/show, docs.ollama.com/faq#how-can-i-specify-the-context-window-size):
+// docs.ollama.com/api/show, docs.ollama.com/faq#how-can-i-specify-the-context-window-size;
+// rules.go keeps them as named entries, the broken one's name in
+// Request.Rule):
 //
 //   - the prompt is given options.num_ctx tokens, 4096 when the request
 //     sets none, and a longer one is cut from the front, silently: the
@@ -29,11 +31,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
-	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync"
+
+	"github.com/coda-acp/coda/engine/provider/internal/fakekit"
 )
 
 // DefaultNumCtx is the context a request without num_ctx gets.
@@ -73,10 +76,10 @@ type Request struct {
 	// NumCtx is the context the request was given; Tokens the prompt's
 	// size; Seen what of the prompt fit (its end), Truncated whether that
 	// is less than all of it.
-	NumCtx, Tokens int
-	Seen           string
-	Truncated      bool
-	Refused        string // the error the server answered with, if a rule refused it
+	NumCtx, Tokens  int
+	Seen            string
+	Truncated       bool
+	fakekit.Verdict // why the rules refused it, if they did
 }
 
 // A Server is a fake Ollama; URL is its root.
@@ -92,30 +95,16 @@ type Server struct {
 	// memory for: a request asking more is refused with Ollama's 500.
 	MaxNumCtx int
 
-	srv       *httptest.Server
-	mu        sync.Mutex
-	requests  []*Request
-	shows     map[string]int
-	served    int
-	cancelled int
+	fakekit.Base[Request]
+	mu    sync.Mutex
+	shows map[string]int
 }
 
 // NewServer starts a fake; Close stops it.
 func NewServer(models ...Model) *Server {
 	s := &Server{Models: models, shows: map[string]int{}}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = s.srv.URL
+	s.URL = s.Start(s.serve)
 	return s
-}
-
-func (s *Server) Close()               { s.srv.Close() }
-func (s *Server) Client() *http.Client { return s.srv.Client() }
-
-// Requests are the chat calls received so far.
-func (s *Server) Requests() []*Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.requests)
 }
 
 // Shows counts the /api/show calls for a model.
@@ -123,13 +112,6 @@ func (s *Server) Shows(model string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.shows[model]
-}
-
-// Cancelled counts the replies whose client went away before they ended.
-func (s *Server) Cancelled() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cancelled
 }
 
 func (s *Server) model(name string) *Model {
@@ -141,11 +123,7 @@ func (s *Server) model(name string) *Model {
 	return nil
 }
 
-func writeError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]string{"error": msg})
-}
+func writeError(w http.ResponseWriter, status int, msg string) { fakekit.OllamaError(w, status, msg) }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
@@ -166,8 +144,7 @@ func (s *Server) tags(w http.ResponseWriter) {
 		ms = append(ms, map[string]any{"name": m.Name, "model": m.Name, "modified_at": "2026-11-02T10:00:00Z", "size": 5_000_000_000,
 			"details": map[string]any{"format": "gguf", "family": m.Arch, "families": []string{m.Arch}, "parameter_size": "8B", "quantization_level": "Q4_K_M"}})
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	json.NewEncoder(w).Encode(map[string]any{"models": ms})
+	fakekit.WriteJSON(w, 200, "application/json; charset=utf-8", map[string]any{"models": ms})
 }
 
 func (s *Server) show(w http.ResponseWriter, r *http.Request) {
@@ -199,8 +176,7 @@ func (s *Server) show(w http.ResponseWriter, r *http.Request) {
 	if m.ThinkLevels {
 		reply["thinking"] = map[string]any{"values": []string{"low", "medium", "high"}, "default": "medium"}
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	json.NewEncoder(w).Encode(reply)
+	fakekit.WriteJSON(w, 200, "application/json; charset=utf-8", reply)
 }
 
 // render is the prompt as the fake counts it: the system messages, the
@@ -235,47 +211,9 @@ func render(body map[string]any) string {
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
 	req := &Request{Raw: raw}
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	s.mu.Unlock()
-	refuse := func(status int, msg string) {
-		s.mu.Lock()
-		req.Refused = msg
-		s.mu.Unlock()
-		writeError(w, status, msg)
-	}
-	if err := json.Unmarshal(raw, &req.Body); err != nil {
-		refuse(400, "invalid character in request body")
-		return
-	}
-	name, _ := req.Body["model"].(string)
-	m := s.model(name)
-	if m == nil {
-		refuse(404, fmt.Sprintf("model %q not found, try pulling it first", name))
-		return
-	}
-	if _, ok := req.Body["tools"]; ok && !slices.Contains(m.Capabilities, "tools") {
-		refuse(400, fmt.Sprintf("registry.ollama.ai/library/%s does not support tools", m.Name))
-		return
-	}
-	if _, schema := req.Body["format"].(map[string]any); schema && s.NoFormatSchema {
-		refuse(400, "invalid JSON schema in format")
-		return
-	}
-	if think, ok := req.Body["think"]; ok && think != false && !slices.Contains(m.Capabilities, "thinking") {
-		refuse(400, fmt.Sprintf("%q does not support thinking", name))
-		return
-	}
-	req.NumCtx = DefaultNumCtx
-	if o, ok := req.Body["options"].(map[string]any); ok {
-		if n, ok := o["num_ctx"].(float64); ok && n > 0 {
-			req.NumCtx = int(n)
-		}
-	}
-	if s.MaxNumCtx > 0 && req.NumCtx > s.MaxNumCtx {
-		// About 128 KiB of KV cache a token, on 16 GiB of free memory.
-		need := float64(req.NumCtx) * 128 / (1 << 20)
-		refuse(500, fmt.Sprintf("model requires more system memory (%.1f GiB) than is available (%.1f GiB)", need, float64(s.MaxNumCtx)*128/(1<<20)))
+	s.Log.Add(req)
+	if ref := fakekit.Judge(&s.Log, req, rules, s.call(req)); ref != nil {
+		writeError(w, ref.Status, ref.Msg)
 		return
 	}
 	prompt := render(req.Body)
@@ -284,31 +222,27 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if req.Tokens > req.NumCtx {
 		req.Seen, req.Truncated = prompt[len(prompt)-req.NumCtx*4:], true
 	}
-
-	s.mu.Lock()
-	n := s.served
-	s.served++
-	s.mu.Unlock()
+	n := s.Log.Serve()
 	t := Turn{Text: "OK."}
 	if s.Reply != nil {
 		t = s.Reply(n, req)
 	}
 	if t.Status != 0 {
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(t.Status)
-		io.WriteString(w, t.Body)
+		fakekit.WriteRaw(w, t.Status, "application/json; charset=utf-8", t.Body)
 		return
 	}
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	w.WriteHeader(http.StatusOK)
+	s.stream(w, r, req, n, t)
+}
+
+// stream writes t as Ollama streams a reply: a JSON line a piece, then
+// the last with the counts.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, n int, t Turn) {
+	name, _ := req.Body["model"].(string)
+	e := fakekit.NDJSON(w)
 	line := func(msg map[string]any, extra map[string]any) {
 		v := map[string]any{"model": name, "created_at": "2026-12-01T10:00:00.000000Z", "message": msg, "done": false}
-		for k, x := range extra {
-			v[k] = x
-		}
-		b, _ := json.Marshal(v)
-		w.Write(append(b, '\n'))
-		w.(http.Flusher).Flush()
+		maps.Copy(v, extra)
+		e.Data(v)
 	}
 	first := true
 	piece := func(msg map[string]any) bool {
@@ -318,28 +252,24 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		line(msg, nil)
 		if first && t.Hold {
-			<-r.Context().Done()
-			s.mu.Lock()
-			s.cancelled++
-			s.mu.Unlock()
+			s.Log.Hold(r.Context())
 			return false
 		}
 		first = false
 		return true
 	}
-	for _, p := range words(t.Thinking) {
+	for _, p := range fakekit.Words(t.Thinking) {
 		if !piece(map[string]any{"thinking": p}) {
 			return
 		}
 	}
-	for _, p := range words(t.Text) {
+	for _, p := range fakekit.Words(t.Text) {
 		if !piece(map[string]any{"content": p}) {
 			return
 		}
 	}
 	if t.Error != "" {
-		b, _ := json.Marshal(map[string]string{"error": t.Error})
-		w.Write(append(b, '\n'))
+		e.Data(map[string]string{"error": t.Error})
 		return
 	}
 	if len(t.Calls) > 0 {
@@ -351,20 +281,19 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	line(map[string]any{"role": "assistant", "content": ""}, final(req, t))
+}
+
+// final is what the last line adds: the reason the reply ended and the
+// counts, in one place.
+func final(req *Request, t Turn) map[string]any {
 	reason := "stop"
 	if t.Length {
 		reason = "length"
 	}
-	line(map[string]any{"role": "assistant", "content": ""}, map[string]any{
+	return map[string]any{
 		"done": true, "done_reason": reason, "total_duration": 4883583458, "load_duration": 1334875,
 		"prompt_eval_count": min(req.Tokens, req.NumCtx), "prompt_eval_duration": 342546000,
 		"eval_count": t.Output, "eval_duration": 4535599000,
-	})
-}
-
-func words(text string) []string {
-	if text == "" {
-		return nil
 	}
-	return strings.SplitAfter(text, " ")
 }

@@ -4,7 +4,9 @@
 // the error bodies OpenAI sends when one is broken. Tests script what the
 // model does (Turn); the fake records what it was sent.
 //
-// The rules it enforces, each with its source:
+// The rules it enforces, each with its source (rules.go keeps them as
+// data: one named entry a rule, checked in order, the first broken
+// answered and its name kept in Request.Rule):
 //
 // Chat completions (platform.openai.com/docs/api-reference/chat):
 //   - reasoning_effort is for reasoning models ("o-series and gpt-5
@@ -95,17 +97,15 @@
 package openaitest
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/coda-acp/coda/engine/provider/internal/fakekit"
 )
 
 // A Turn is what the fake model does on one call.
@@ -138,12 +138,10 @@ type Usage struct {
 
 // A Request is one call the server received.
 type Request struct {
-	Path string
-	Body map[string]any
-	Raw  []byte
-	// Refused is the error message the server answered with, when a rule
-	// refused the request; "" when it was served.
-	Refused string
+	Path            string
+	Body            map[string]any
+	Raw             []byte
+	fakekit.Verdict // why the rules refused it, if they did
 }
 
 // A Server is a fake OpenAI API, its base URL ending in /v1.
@@ -177,18 +175,14 @@ type Server struct {
 	// those fields.
 	Server string
 
-	srv       *httptest.Server
+	fakekit.Base[Request]
+	files    fakekit.Files
+	received fakekit.Bytes
+
 	mu        sync.Mutex
-	requests  []*Request
-	served    int
-	cancelled int
 	issued    map[string]issued // Responses: reasoning items by encrypted content
 	following map[string]string // Responses: an item's id -> the reasoning item it came after
 	sigs      map[string]string // chat (Gemini): a call id -> its signature
-	files     map[string]File   // uploaded and not deleted, by id
-	uploads   int
-	deletes   int
-	received  int64 // bytes of request bodies, uploads included
 }
 
 // A Model is one entry of GET /models.
@@ -202,30 +196,9 @@ type issued struct{ id, next, model string }
 
 // NewServer starts a fake; Close stops it.
 func NewServer() *Server {
-	s := &Server{issued: map[string]issued{}, following: map[string]string{}, sigs: map[string]string{}, files: map[string]File{}}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = s.srv.URL + "/v1"
+	s := &Server{issued: map[string]issued{}, following: map[string]string{}, sigs: map[string]string{}}
+	s.URL = s.Start(s.serve) + "/v1"
 	return s
-}
-
-// Close shuts the server down.
-func (s *Server) Close() { s.srv.Close() }
-
-// Client is an HTTP client for the server.
-func (s *Server) Client() *http.Client { return s.srv.Client() }
-
-// Requests are the calls received so far, refused ones included.
-func (s *Server) Requests() []*Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.requests)
-}
-
-// Cancelled counts the replies whose client went away before they ended.
-func (s *Server) Cancelled() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cancelled
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -235,271 +208,59 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 401, fmt.Sprintf("Incorrect API key provided: %s. You can find your API key at https://platform.openai.com/account/api-keys.", got), "", "invalid_api_key")
 		return
 	}
-	r.Body = &counted{r.Body, s}
+	s.received.Count(r)
 	path := strings.TrimPrefix(r.URL.Path, "/v1")
-	if r.Method == http.MethodGet && path == "/models" {
+	switch {
+	case r.Method == http.MethodGet && path == "/models":
 		s.list(w)
-		return
-	}
-	if path == "/files" || strings.HasPrefix(path, "/files/") {
+	case path == "/files" || strings.HasPrefix(path, "/files/"):
 		s.serveFiles(w, r, path)
-		return
+	case path == "/chat/completions":
+		s.endpoint(w, r, path, chatRules, s.chat)
+	case path == "/responses":
+		s.endpoint(w, r, path, responsesRules, s.responses)
+	default:
+		_, _ = io.Copy(io.Discard, r.Body)
+		writeError(w, 404, "Invalid URL ("+r.Method+" /v1"+path+")", "", "")
 	}
+}
+
+// endpoint serves a POST of JSON: the request recorded and held to rules,
+// then answered by reply with the scripted turn.
+func (s *Server) endpoint(w http.ResponseWriter, r *http.Request, path string, rules []fakekit.Rule[*call], reply func(http.ResponseWriter, *http.Request, *Request, Turn)) {
 	raw, _ := io.ReadAll(r.Body)
 	req := &Request{Path: path, Raw: raw}
 	if err := json.Unmarshal(raw, &req.Body); err != nil {
-		req.Refused = "We could not parse the JSON body of your request."
+		req.Refused, req.Rule = "We could not parse the JSON body of your request.", "json"
 	}
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	s.mu.Unlock()
+	s.Log.Add(req)
 	if req.Refused != "" {
 		writeError(w, 400, req.Refused, "", "")
 		return
 	}
-	if msg, param := s.lacks(req.Body); msg != "" {
-		s.refuse(w, req, 400, msg, param)
+	if ref := fakekit.Judge(&s.Log, req, rules, s.call(req)); ref != nil {
+		writeError(w, ref.Status, ref.Msg, ref.Param, "")
 		return
 	}
-	switch path {
-	case "/chat/completions":
-		s.chat(w, r, req)
-	case "/responses":
-		s.responses(w, r, req)
-	default:
-		writeError(w, 404, "Invalid URL (POST /v1"+path+")", "", "")
+	t := s.turn(req)
+	if t.Status != 0 {
+		fakekit.WriteRaw(w, t.Status, "application/json", t.Body)
+		return
 	}
-}
-
-// lacks is the 400 a server without one of the answer's mechanisms
-// answers b with: its message and param; "" when it takes b.
-func (s *Server) lacks(b map[string]any) (msg, param string) {
-	tools, _ := b["tools"].([]any)
-	if s.NoStrict {
-		for i, t := range tools {
-			f, _ := t.(map[string]any)
-			if fn, ok := f["function"].(map[string]any); ok {
-				f = fn
-			}
-			if _, has := f["strict"]; has { // the field itself, whatever its value
-				return fmt.Sprintf("Invalid JSON payload received. Unknown name \"strict\" at 'tools[%d].function': Cannot find field.", i), ""
-			}
-		}
-	}
-	if _, named := b["tool_choice"].(map[string]any); named && s.NoToolChoice {
-		return "Invalid tool_choice: this server takes only \"auto\" and \"none\".", "tool_choice"
-	}
-	text, _ := b["text"].(map[string]any)
-	if s.NoResponseFormat && (b["response_format"] != nil || text["format"] != nil) {
-		return "response_format json_schema is not supported with this model", "response_format"
-	}
-	return "", ""
-}
-
-// refuse answers req with a 400 naming param, and records it.
-func (s *Server) refuse(w http.ResponseWriter, req *Request, status int, msg, param string) {
-	s.mu.Lock()
-	req.Refused = msg
-	s.mu.Unlock()
-	writeError(w, status, msg, param, "")
+	reply(w, r, req, t)
 }
 
 func writeError(w http.ResponseWriter, status int, msg, param, code string) {
-	e := map[string]any{"message": msg, "type": "invalid_request_error", "param": nil, "code": nil}
-	if param != "" {
-		e["param"] = param
-	}
-	if code != "" {
-		e["code"] = code
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"error": e})
+	fakekit.OpenAIError(w, status, msg, param, code)
 }
 
 // turn is the model's next turn for req.
 func (s *Server) turn(req *Request) Turn {
-	s.mu.Lock()
-	n := s.served
-	s.served++
-	s.mu.Unlock()
+	n := s.Log.Serve()
 	if s.Reply == nil {
 		return Turn{Text: "OK."}
 	}
 	return s.Reply(n, req)
-}
-
-// An sseWriter writes server-sent events, flushed, and tells when the
-// client has gone.
-type sseWriter struct {
-	w   http.ResponseWriter
-	r   *http.Request
-	s   *Server
-	seq int
-}
-
-func newSSE(w http.ResponseWriter, r *http.Request, s *Server) *sseWriter {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	return &sseWriter{w: w, r: r, s: s}
-}
-
-func (e *sseWriter) data(v any) {
-	b, _ := json.Marshal(v)
-	fmt.Fprintf(e.w, "data: %s\n\n", b)
-	e.w.(http.Flusher).Flush()
-}
-
-func (e *sseWriter) event(typ string, v map[string]any) {
-	v["type"] = typ
-	v["sequence_number"] = e.seq
-	e.seq++
-	b, _ := json.Marshal(v)
-	fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", typ, b)
-	e.w.(http.Flusher).Flush()
-}
-
-// hold waits for the client to go away, and counts it.
-func (e *sseWriter) hold() {
-	<-e.r.Context().Done()
-	e.s.mu.Lock()
-	e.s.cancelled++
-	e.s.mu.Unlock()
-}
-
-// words splits text into the pieces it is streamed in.
-func words(text string) []string {
-	if text == "" {
-		return nil
-	}
-	return strings.SplitAfter(text, " ")
-}
-
-// halves splits s in two, for arguments streamed in two fragments.
-func halves(s string) []string {
-	if len(s) < 2 {
-		return []string{s}
-	}
-	return []string{s[:len(s)/2], s[len(s)/2:]}
-}
-
-// The model families the rules depend on.
-
-// baseName is a model id without a vendor prefix, lowercased.
-func baseName(model string) string {
-	model = strings.ToLower(model)
-	if i := strings.LastIndexByte(model, '/'); i >= 0 {
-		model = model[i+1:]
-	}
-	return model
-}
-
-// noToolsWithEffort: OpenAI's GPT-5.4 and later on chat completions.
-func noToolsWithEffort(model string) bool {
-	rest, ok := strings.CutPrefix(baseName(model), "gpt-")
-	if !ok {
-		return false
-	}
-	num := rest
-	if i := strings.IndexAny(rest, "-_ "); i >= 0 {
-		num = rest[:i]
-	}
-	maj, mnr, _ := strings.Cut(num, ".")
-	a, err := strconv.Atoi(maj)
-	b, _ := strconv.Atoi(mnr)
-	return err == nil && (a > 5 || a == 5 && b >= 4)
-}
-
-// doesNotReason: OpenAI's models that refuse reasoning_effort on chat
-// completions, as every model that does not reason does; a model of
-// another server that the fake does not know takes it (vLLM, Ollama's
-// /v1 and others pass it to the model's template or ignore it).
-func doesNotReason(model string) bool {
-	b := baseName(model)
-	return strings.HasPrefix(b, "gpt-3.5") || strings.HasPrefix(b, "gpt-4") || strings.HasPrefix(b, "chatgpt-") ||
-		(strings.HasPrefix(b, "gpt-5") || strings.HasPrefix(b, "gpt-6")) && strings.Contains(b, "-chat")
-}
-
-// reasons: the models that take reasoning parameters.
-func reasons(model string) bool {
-	b := baseName(model)
-	return (strings.HasPrefix(b, "gpt-5") || strings.HasPrefix(b, "gpt-6") || strings.HasPrefix(b, "o3") || strings.HasPrefix(b, "o4")) && !strings.Contains(b, "-chat")
-}
-
-// samplingRefused is the sampling parameter of b a reasoning model refuses
-// while it reasons, or "": temperature and top_p are taken only with
-// reasoning effort none ("Unsupported parameter: 'temperature' is not
-// supported with this model.", as o-series and GPT-5 models answer;
-// developers.openai.com/api/docs/guides/reasoning, GPT-5.2's "temperature,
-// top_p and logprobs are supported only with reasoning effort none").
-func samplingRefused(model, effort string, b map[string]any) string {
-	if !reasons(model) || effort == "none" {
-		return ""
-	}
-	for _, p := range []string{"temperature", "top_p"} {
-		if _, has := b[p]; has {
-			return p
-		}
-	}
-	return ""
-}
-
-// strictProblem says why schema does not fit strict mode, or "".
-func strictProblem(schema any, where string) string {
-	m, ok := schema.(map[string]any)
-	if !ok {
-		return ""
-	}
-	if props, ok := m["properties"].(map[string]any); ok || m["type"] == "object" {
-		if m["additionalProperties"] != false {
-			return fmt.Sprintf("In context=(%s), 'additionalProperties' is required to be supplied and to be false.", where)
-		}
-		req, _ := m["required"].([]any)
-		for k := range props {
-			if !slices.Contains(req, any(k)) {
-				return fmt.Sprintf("In context=(%s), 'required' is required to be supplied and to be an array including every key in properties. Missing '%s'.", where, k)
-			}
-		}
-		for k, p := range props {
-			if msg := strictProblem(p, join(where, "'properties', '"+k+"'")); msg != "" {
-				return msg
-			}
-		}
-	}
-	if msg := strictProblem(m["items"], join(where, "'items'")); msg != "" {
-		return msg
-	}
-	for _, key := range []string{"anyOf", "$defs", "definitions"} {
-		switch v := m[key].(type) {
-		case []any:
-			for i, sub := range v {
-				if msg := strictProblem(sub, join(where, fmt.Sprintf("'%s', '%d'", key, i))); msg != "" {
-					return msg
-				}
-			}
-		case map[string]any:
-			for k, sub := range v {
-				if msg := strictProblem(sub, join(where, fmt.Sprintf("'%s', '%s'", key, k))); msg != "" {
-					return msg
-				}
-			}
-		}
-	}
-	return ""
-}
-
-func join(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + ", " + b
-}
-
-// mentionsJSON reports whether v holds the word json, in any case, in a
-// string anywhere.
-func mentionsJSON(v any) bool {
-	b, _ := json.Marshal(v)
-	return bytes.Contains(bytes.ToLower(b), []byte("json"))
 }
 
 func (s *Server) list(w http.ResponseWriter) {
@@ -518,8 +279,7 @@ func (s *Server) list(w http.ResponseWriter) {
 		}
 		data = append(data, d)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+	fakekit.WriteJSON(w, 200, "application/json", map[string]any{"object": "list", "data": data})
 }
 
 func str(v any) string {

@@ -2,6 +2,7 @@ package openaitest
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -69,7 +70,7 @@ func keywordProblem(schema any, where string) string {
 	if !ok {
 		return ""
 	}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(strictKeywords, k) {
 			return fmt.Sprintf("In context=(%s), '%s' is not permitted.", where, k)
 		}
@@ -78,7 +79,7 @@ func keywordProblem(schema any, where string) string {
 		return fmt.Sprintf("In context=(%s), format '%v' is not supported.", where, f)
 	}
 	if props, ok := m["properties"].(map[string]any); ok {
-		for _, k := range sortedKeys(props) {
+		for _, k := range slices.Sorted(maps.Keys(props)) {
 			if msg := keywordProblem(props[k], join(where, "'properties', '"+k+"'")); msg != "" {
 				return msg
 			}
@@ -96,7 +97,7 @@ func keywordProblem(schema any, where string) string {
 	}
 	for _, key := range []string{"$defs", "definitions"} {
 		defs, _ := m[key].(map[string]any)
-		for _, k := range sortedKeys(defs) {
+		for _, k := range slices.Sorted(maps.Keys(defs)) {
 			if msg := keywordProblem(defs[k], join(where, fmt.Sprintf("'%s', '%s'", key, k))); msg != "" {
 				return msg
 			}
@@ -201,13 +202,4 @@ func (c *strictCount) depth(v any, seen map[string]bool) (d int, cut bool) {
 		}
 	}
 	return own + deepest, cut
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

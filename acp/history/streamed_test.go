@@ -1,4 +1,4 @@
-package acp
+package history
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coda-acp/coda/acp/acptest"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 )
 
 // What a turn streamed is kept in order, consecutive chunks of a message
@@ -14,27 +15,27 @@ import (
 // the text is cut at a character boundary and the cut noted once, in the
 // kind and message it fell in; every kept update is a valid session/update.
 func TestStreamedText(t *testing.T) {
-	var st streamedText
-	st.add("agent_thought_chunk", "m-1", "look", "Is it ")
-	st.add("agent_thought_chunk", "m-1", "look", "safe?")
-	st.add("agent_message_chunk", "m-2", "look", "Looking.")
-	st.add("agent_thought_chunk", "m-3", "answer", "Answering.")
-	got := partsOf(t, st.updates(unmasked))
+	st := NewStreamed(testChunk)
+	st.Add("agent_thought_chunk", "m-1", "look", "Is it ")
+	st.Add("agent_thought_chunk", "m-1", "look", "safe?")
+	st.Add("agent_message_chunk", "m-2", "look", "Looking.")
+	st.Add("agent_thought_chunk", "m-3", "answer", "Answering.")
+	got := partsOf(t, st.Updates(unmasked))
 	want := []string{"agent_thought_chunk m-1 look: Is it safe?", "agent_message_chunk m-2 look: Looking.", "agent_thought_chunk m-3 answer: Answering."}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("kept:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
 	// A turn that streams 200 KiB: a chunk of "é" at a time, then more.
-	var long streamedText
+	long := NewStreamed(testChunk)
 	chunk := strings.Repeat("é", 500)
 	streamed := 0
 	for streamed < 200<<10 {
-		long.add("agent_message_chunk", "m-9", "answer", chunk)
+		long.Add("agent_message_chunk", "m-9", "answer", chunk)
 		streamed += len(chunk)
 	}
-	long.add("agent_message_chunk", "m-10", "answer", "left out too")
-	updates := long.updates(unmasked)
+	long.Add("agent_message_chunk", "m-10", "answer", "left out too")
+	updates := long.Updates(unmasked)
 	size := 0
 	for _, u := range updates {
 		size += len(u)
@@ -56,17 +57,17 @@ func TestStreamedText(t *testing.T) {
 
 	// Thoughts past the bound leave a chat agent's reply, streamed after
 	// them and kept nowhere else, in the replay.
-	var reasoned streamedText
+	reasoned := NewStreamed(testChunk)
 	for i := 0; i < 100; i++ {
-		reasoned.add("agent_thought_chunk", "m-1", "do", strings.Repeat("a", 1<<10))
+		reasoned.Add("agent_thought_chunk", "m-1", "do", strings.Repeat("a", 1<<10))
 	}
-	reasoned.add("agent_message_chunk", "m-2", "do", "Here is my reply.")
-	got = partsOf(t, reasoned.updates(unmasked))
+	reasoned.Add("agent_message_chunk", "m-2", "do", "Here is my reply.")
+	got = partsOf(t, reasoned.Updates(unmasked))
 	if len(got) != 3 || got[1] != "agent_message_chunk m-2 do: Here is my reply." || !strings.HasPrefix(got[2], "agent_thought_chunk m-1 do: \n[… ") {
 		t.Errorf("after 100 KiB of thoughts, kept %d updates: %.80q", len(got), got)
 	}
 
-	if st := (*streamedText)(nil); st.updates(unmasked) != nil {
+	if st := (*Streamed)(nil); st.Updates(unmasked) != nil {
 		t.Error("a sink that keeps nothing has updates")
 	}
 }
@@ -77,7 +78,7 @@ func partsOf(t *testing.T, updates []json.RawMessage) []string {
 	t.Helper()
 	var out []string
 	for _, u := range updates {
-		line := append(appendUpdateHead(nil, "s-1"), u...)
+		line := append([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":`), u...)
 		line = append(line, "}}"...)
 		if err := acptest.Check(line, ""); err != nil {
 			t.Errorf("%v: %s", err, line)
@@ -101,3 +102,16 @@ func partsOf(t *testing.T, updates []json.RawMessage) []string {
 
 // unmasked is a mask that masks nothing.
 func unmasked(s string) string { return s }
+
+// testChunk encodes a text chunk as acp's update sink does.
+func testChunk(b []byte, kind, messageID, text, stage string) []byte {
+	b = append(b, `{"sessionUpdate":"`...)
+	b = append(b, kind...)
+	b = append(b, `","messageId":`...)
+	b = jsonrpc.AppendString(b, messageID)
+	b = append(b, `,"content":{"type":"text","text":`...)
+	b = jsonrpc.AppendString(b, text)
+	b = append(b, `},"_meta":{"coda":{"phase":"commentary","stage":`...)
+	b = jsonrpc.AppendString(b, stage)
+	return append(b, "}}}"...)
+}

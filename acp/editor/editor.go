@@ -1,4 +1,10 @@
-package acp
+// Package editor is the editor as a session's engine.Workspace over ACP:
+// files read and written through fs/*, commands run in its terminals
+// (terminal/*), permission asked with session/request_permission, the user
+// asked with elicitation/create (ask.go); the disk and local processes
+// (engine/local) where the client advertises none of them. Its calls go
+// through the connection (jsonrpc.Conn.Call), from a turn's goroutine.
+package editor
 
 import (
 	"context"
@@ -13,11 +19,12 @@ import (
 
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/local"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/internal/proc"
 	"github.com/coda-acp/coda/internal/rootfs"
 )
 
-// clientWorkspace is a session's engine.Workspace over ACP: it reads and
+// Workspace is a session's engine.Workspace over ACP: it reads and
 // writes files through the editor (fs/read_text_file, fs/write_text_file)
 // and runs commands in its terminals (terminal/*) when the client advertises
 // them, and falls back to the disk and local processes when it does not.
@@ -27,17 +34,18 @@ import (
 // Its methods call the client and wait for the answer, so they must run off
 // the connection's read loop (in a prompt turn's goroutine), never in a
 // handler.
-type clientWorkspace struct {
-	conn      caller
+type Workspace struct {
+	conn      Caller
 	sessionID string
 	caps      clientCaps
 	local     local.Workspace // the disk and local processes
-	// timeout bounds each file and terminal call (Options.EditorTimeout).
-	timeout time.Duration
+	// timeout bounds each file and terminal call (Options.Timeout).
+	timeout  time.Duration
+	toolCall func(*engine.ToolCallEvent) json.RawMessage
 
-	// autoApprove, when set, allows a request without asking: the
-	// session's mode (modes.go).
-	autoApprove func(engine.PermissionRequest) bool
+	// AutoApprove, when set, allows a request without asking: the
+	// session's mode (acp's modes.go). Set it before the first turn.
+	AutoApprove func(engine.PermissionRequest) bool
 
 	mu     sync.Mutex
 	always map[string]bool // permission keys the user allowed always
@@ -56,18 +64,35 @@ type clientCaps struct {
 // must not hold up the turn's "cancelled" answer for long.
 const cancelledCleanupTimeout = 5 * time.Second
 
-// A caller calls the editor and waits for its answer (conn.call).
-type caller interface {
-	call(ctx context.Context, method string, params, result any) error
+// A Caller calls the editor and waits for its answer (jsonrpc.Conn.Call).
+type Caller interface {
+	Call(ctx context.Context, method string, params, result any) error
 }
 
-func newClientWorkspace(conn caller, sessionID, cwd string, additional []string, clientCaps json.RawMessage, timeout time.Duration) engine.Workspace {
-	return &clientWorkspace{
-		conn:      conn,
-		sessionID: sessionID,
-		caps:      parseClientCaps(clientCaps),
-		local:     local.Workspace{Dir: cwd, Extra: append([]string(nil), additional...)},
-		timeout:   timeout,
+// Options say what a session's Workspace reaches.
+type Options struct {
+	Conn       Caller
+	SessionID  string
+	Cwd        string
+	Additional []string        // the session's additionalDirectories
+	ClientCaps json.RawMessage // initialize's clientCapabilities
+	// Timeout bounds each file and terminal call (acp's
+	// Options.EditorTimeout).
+	Timeout time.Duration
+	// ToolCall encodes a tool call as session/update does (acp's
+	// updates.go): what a permission request shows.
+	ToolCall func(*engine.ToolCallEvent) json.RawMessage
+}
+
+// New is a session's workspace.
+func New(o Options) *Workspace {
+	return &Workspace{
+		conn:      o.Conn,
+		sessionID: o.SessionID,
+		caps:      parseClientCaps(o.ClientCaps),
+		local:     local.Workspace{Dir: o.Cwd, Extra: append([]string(nil), o.Additional...)},
+		timeout:   o.Timeout,
+		toolCall:  o.ToolCall,
 		always:    map[string]bool{},
 	}
 }
@@ -94,8 +119,8 @@ func parseClientCaps(raw json.RawMessage) clientCaps {
 	return c
 }
 
-func (w *clientWorkspace) Cwd() string     { return w.local.Cwd() }
-func (w *clientWorkspace) Roots() []string { return w.local.Roots() }
+func (w *Workspace) Cwd() string     { return w.local.Cwd() }
+func (w *Workspace) Roots() []string { return w.local.Roots() }
 
 // The wire shapes of the client methods.
 type (
@@ -152,7 +177,7 @@ type (
 	}
 )
 
-func (w *clientWorkspace) ReadTextFile(ctx context.Context, path string) (string, error) {
+func (w *Workspace) ReadTextFile(ctx context.Context, path string) (string, error) {
 	if !w.caps.readTextFile {
 		return w.local.ReadTextFile(ctx, path)
 	}
@@ -166,7 +191,7 @@ func (w *clientWorkspace) ReadTextFile(ctx context.Context, path string) (string
 	return res.Content, nil
 }
 
-func (w *clientWorkspace) OpenFile(ctx context.Context, path string) (engine.File, error) {
+func (w *Workspace) OpenFile(ctx context.Context, path string) (engine.File, error) {
 	if !w.caps.readTextFile {
 		return w.local.OpenFile(ctx, path)
 	}
@@ -187,7 +212,7 @@ type textFile struct{ *strings.Reader }
 
 func (textFile) Close() error { return nil }
 
-func (w *clientWorkspace) WriteTextFile(ctx context.Context, path, content string) error {
+func (w *Workspace) WriteTextFile(ctx context.Context, path, content string) error {
 	if !w.caps.writeTextFile {
 		return w.local.WriteTextFile(ctx, path, content)
 	}
@@ -206,7 +231,7 @@ func (w *clientWorkspace) WriteTextFile(ctx context.Context, path, content strin
 // the user, and a file swapped for a symlink meanwhile would lead the
 // editor's write outside. (The editor resolves the path itself, so this
 // narrows the window to the call; a write coda makes goes through os.Root.)
-func (w *clientWorkspace) inside(op, path string) error {
+func (w *Workspace) inside(op, path string) error {
 	_, inside, err := w.local.Disk().Inside(path)
 	if err != nil {
 		return err
@@ -224,14 +249,14 @@ const (
 	optionRejectOnce  = "reject_once"
 )
 
-func (w *clientWorkspace) RequestPermission(ctx context.Context, req engine.PermissionRequest) (bool, error) {
+func (w *Workspace) RequestPermission(ctx context.Context, req engine.PermissionRequest) (bool, error) {
 	w.mu.Lock()
 	always := req.Key != "" && w.always[req.Key]
 	for _, k := range req.Covers {
 		always = always && w.always[k]
 	}
 	w.mu.Unlock()
-	if always || (w.autoApprove != nil && w.autoApprove(req)) {
+	if always || (w.AutoApprove != nil && w.AutoApprove(req)) {
 		return true, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -274,10 +299,10 @@ func (w *clientWorkspace) RequestPermission(ctx context.Context, req engine.Perm
 
 // requestPermission asks through session/request_permission and returns
 // the option picked; "" for none (cancelled).
-func (w *clientWorkspace) requestPermission(ctx context.Context, req engine.PermissionRequest, alwaysName string) (string, error) {
+func (w *Workspace) requestPermission(ctx context.Context, req engine.PermissionRequest, alwaysName string) (string, error) {
 	p := permissionParams{
 		SessionID: w.sessionID,
-		ToolCall:  toolCallObject(&req.ToolCall),
+		ToolCall:  w.toolCall(&req.ToolCall),
 		Options: []permissionOption{
 			{optionAllowOnce, "Allow once", "allow_once"},
 			{optionAllowAlways, alwaysName, "allow_always"},
@@ -286,7 +311,7 @@ func (w *clientWorkspace) requestPermission(ctx context.Context, req engine.Perm
 	}
 	// No timeout: the user may think as long as the turn runs.
 	var res permissionResult
-	if err := w.conn.call(ctx, "session/request_permission", p, &res); err != nil {
+	if err := w.conn.Call(ctx, "session/request_permission", p, &res); err != nil {
 		return "", callError(ctx, "session/request_permission", err)
 	}
 	if res.Outcome.Outcome != "selected" {
@@ -295,14 +320,7 @@ func (w *clientWorkspace) requestPermission(ctx context.Context, req engine.Perm
 	return res.Outcome.OptionID, nil
 }
 
-// toolCallObject is the ToolCallUpdate a permission request shows, encoded
-// as session/update encodes tool calls.
-func toolCallObject(tc *engine.ToolCallEvent) json.RawMessage {
-	b := appendToolCallFields([]byte{'{'}, tc)
-	return append(b, '}')
-}
-
-func (w *clientWorkspace) RunCommand(ctx context.Context, c engine.Command) (engine.CommandResult, error) {
+func (w *Workspace) RunCommand(ctx context.Context, c engine.Command) (engine.CommandResult, error) {
 	if c.Dir == "" {
 		c.Dir = w.Cwd()
 	}
@@ -335,7 +353,7 @@ func (w *clientWorkspace) RunCommand(ctx context.Context, c engine.Command) (eng
 	}
 	defer cancel()
 	var exit terminalExit
-	waitErr := w.conn.call(runCtx, "terminal/wait_for_exit", term, &exit)
+	waitErr := w.conn.Call(runCtx, "terminal/wait_for_exit", term, &exit)
 
 	// Tidy up even when the turn was cancelled: stop the command, collect
 	// its output, and release the terminal (the tool call has embedded it).
@@ -378,14 +396,14 @@ func (w *clientWorkspace) RunCommand(ctx context.Context, c engine.Command) (eng
 
 // call makes a file or terminal call to the editor, which must answer
 // within the editor timeout.
-func (w *clientWorkspace) call(ctx context.Context, method string, params, result any) error {
+func (w *Workspace) call(ctx context.Context, method string, params, result any) error {
 	return w.callWithin(ctx, w.timeout, method, params, result)
 }
 
-func (w *clientWorkspace) callWithin(ctx context.Context, timeout time.Duration, method string, params, result any) error {
+func (w *Workspace) callWithin(ctx context.Context, timeout time.Duration, method string, params, result any) error {
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := w.conn.call(callCtx, method, params, result)
+	err := w.conn.Call(callCtx, method, params, result)
 	if err != nil && ctx.Err() == nil && callCtx.Err() != nil {
 		return fmt.Errorf("the editor did not answer %s within %s", method, timeout)
 	}
@@ -396,13 +414,13 @@ func (w *clientWorkspace) callWithin(ctx context.Context, timeout time.Duration,
 // (cancelled, or past a tool's timeout) is returned as it is, so the engine
 // sees a cancellation; a JSON-RPC error from the editor keeps its message.
 func callError(ctx context.Context, method string, err error) error {
-	var rpcErr *clientError
+	var rpcErr *jsonrpc.ClientError
 	switch {
 	case err == nil:
 		return nil
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case errors.Is(err, errDisconnected):
+	case errors.Is(err, jsonrpc.ErrDisconnected):
 		return fmt.Errorf("%s: the editor has disconnected (stdin closed), so it cannot answer", method)
 	case errors.As(err, &rpcErr):
 		return fmt.Errorf("the editor refused %s: %s", method, rpcErr.Message)

@@ -1,4 +1,4 @@
-package acp
+package jsonrpc
 
 import (
 	"bytes"
@@ -22,8 +22,8 @@ func TestAppendCompact(t *testing.T) {
 		{"", `""`},
 	}
 	for _, tt := range tests {
-		if got := string(appendCompact([]byte("x:"), []byte(tt.raw))); got != "x:"+tt.want {
-			t.Errorf("appendCompact(%q) = %s, want x:%s", tt.raw, got, tt.want)
+		if got := string(AppendCompact([]byte("x:"), []byte(tt.raw))); got != "x:"+tt.want {
+			t.Errorf("AppendCompact(%q) = %s, want x:%s", tt.raw, got, tt.want)
 		}
 	}
 }
@@ -35,9 +35,9 @@ func FuzzAppendCompact(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		out := appendCompact(nil, raw)
+		out := AppendCompact(nil, raw)
 		if bytes.ContainsAny(out, "\n\r") || !json.Valid(out) {
-			t.Fatalf("appendCompact(%q) = %q: not one line of JSON", raw, out)
+			t.Fatalf("AppendCompact(%q) = %q: not one line of JSON", raw, out)
 		}
 		if !json.Valid(raw) {
 			return
@@ -46,7 +46,26 @@ func FuzzAppendCompact(f *testing.F) {
 		json.Unmarshal(raw, &want)
 		json.Unmarshal(out, &got)
 		if !reflect.DeepEqual(want, got) { // cmp.Diff takes minutes on deep nesting
-			t.Fatalf("appendCompact(%q) changed the value (-want +got):\n%s", raw, cmp.Diff(want, got))
+			t.Fatalf("AppendCompact(%q) changed the value (-want +got):\n%s", raw, cmp.Diff(want, got))
+		}
+	})
+}
+
+// FuzzAppendString holds AppendString to encoding/json: the same bytes as
+// an Encoder with SetEscapeHTML(false) writes for the string.
+func FuzzAppendString(f *testing.F) {
+	f.Fuzz(func(t *testing.T, s string) {
+		got := AppendString([]byte("x:"), s)
+		want, err := EncodeJSON([]byte("x:"), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("AppendString(%q) = %s\nencoding/json: %s", s, got, want)
+		}
+		var back string
+		if json.Unmarshal(got[2:], &back) != nil {
+			t.Fatalf("AppendString(%q) = %s: not a JSON string", s, got)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package acp
+package history
 
 import (
 	"bytes"
@@ -36,11 +36,19 @@ const maxStreamed = 64 << 10
 // ids: its JSON around them.
 const streamedOverhead = 128
 
-// streamedText is a turn's streamed text, as kept so far.
-type streamedText struct {
+// Streamed is a turn's streamed text, as kept so far.
+type Streamed struct {
+	chunk              Chunk
 	parts              []streamedPart
 	thoughts, messages streamedBudget
 }
+
+// A Chunk appends a text chunk's update object, as the turn streamed it
+// (acp's update sink encodes it so).
+type Chunk func(b []byte, kind, messageID, text, stage string) []byte
+
+// NewStreamed keeps what a turn streams, replayed as chunk encodes it.
+func NewStreamed(chunk Chunk) *Streamed { return &Streamed{chunk: chunk} }
 
 // A streamedBudget is what one kind of text costs against maxStreamed.
 type streamedBudget struct {
@@ -53,7 +61,7 @@ type streamedBudget struct {
 }
 
 // budget is the bound kind's text counts against.
-func (st *streamedText) budget(kind string) *streamedBudget {
+func (st *Streamed) budget(kind string) *streamedBudget {
 	if kind == "agent_message_chunk" {
 		return &st.messages
 	}
@@ -67,8 +75,8 @@ type streamedPart struct {
 	text                   []byte
 }
 
-// add keeps a chunk sent as kind, within its kind's maxStreamed.
-func (st *streamedText) add(kind, messageID, stage, text string) {
+// Add keeps a chunk sent as kind, within its kind's maxStreamed.
+func (st *Streamed) Add(kind, messageID, stage, text string) {
 	b := st.budget(kind)
 	if b.cut != nil {
 		b.left += len(text)
@@ -98,33 +106,33 @@ func (st *streamedText) add(kind, messageID, stage, text string) {
 	st.parts = append(st.parts, streamedPart{kind: kind, messageID: messageID, stage: stage, text: []byte(text)})
 }
 
-// updates are the update objects to keep, in order, their text masked
+// Updates are the update objects to keep, in order, their text masked
 // (engine.Result.Mask: the session's file keeps no secret the turn
 // streamed); the cuts, if any, are noted last, each in the kind and
 // message it fell in.
-func (st *streamedText) updates(mask func(string) string) []json.RawMessage {
+func (st *Streamed) Updates(mask func(string) string) []json.RawMessage {
 	if st == nil || len(st.parts) == 0 && st.thoughts.cut == nil && st.messages.cut == nil {
 		return nil
 	}
 	out := make([]json.RawMessage, 0, len(st.parts)+2)
 	for _, p := range st.parts {
-		out = append(out, appendTextChunk(nil, p.kind, p.messageID, mask(string(p.text)), p.stage))
+		out = append(out, st.chunk(nil, p.kind, p.messageID, mask(string(p.text)), p.stage))
 	}
 	for _, b := range []*streamedBudget{&st.thoughts, &st.messages} {
 		if c := b.cut; c != nil {
 			note := "\n[… " + bytesize.Format(b.left) + " more of what this turn streamed is not kept in the session]"
-			out = append(out, appendTextChunk(nil, c.kind, c.messageID, note, c.stage))
+			out = append(out, st.chunk(nil, c.kind, c.messageID, note, c.stage))
 		}
 	}
 	return out
 }
 
-// maskUpdates are the update objects of the turn's closing chunks as the
+// MaskUpdates are the update objects of the turn's closing chunks as the
 // session's file keeps them: each string in them masked (mask), so that
 // an answer the gate let through is not kept with a secret in clear. One
 // that masking leaves alone is kept byte for byte; one it changes is
 // encoded again (its members then in alphabetical order).
-func maskUpdates(updates [][]byte, mask func(string) string) [][]byte {
+func MaskUpdates(updates [][]byte, mask func(string) string) [][]byte {
 	out := make([][]byte, len(updates))
 	for i, u := range updates {
 		out[i] = u

@@ -1,28 +1,27 @@
-package acp
+package jsonrpc
 
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"unicode/utf8"
 )
 
 // The encoders here build JSON by appending to a byte slice. They serve the
-// hot path, a session/update per streamed chunk: the update sink writes a
+// hot path, a session/update per streamed chunk: acp's update sink writes a
 // chunk in 0.12 us with no allocation, encoding/json from a struct in
-// 0.52 us with one (BenchmarkUpdateSink_chunk runs both), and a
+// 0.52 us with one (acp's BenchmarkUpdateSink_chunk runs both), and a
 // 100,000-chunk turn streams at 694k updates a second against 579k in
-// acpbench (the figure issue 14 held no worse). appendString writes what
+// acpbench (the figure issue 14 held no worse). AppendString writes what
 // encoding/json writes for a string with HTML escaping off, byte for byte:
 // FuzzAppendString holds it to that, from testdata/fuzz/FuzzAppendString.
 
 const hex = "0123456789abcdef"
 
-// appendString appends s as a JSON string, as an encoding/json Encoder
+// AppendString appends s as a JSON string, as an encoding/json Encoder
 // with SetEscapeHTML(false) does: invalid UTF-8 becomes U+FFFD, and
 // U+2028 and U+2029 are escaped (valid JSON, but they break some
 // JavaScript readers).
-func appendString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -74,35 +73,19 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-func appendInt(b []byte, n int64) []byte { return strconv.AppendInt(b, n, 10) }
-
-func appendBool(b []byte, v bool) []byte { return strconv.AppendBool(b, v) }
-
-// appendStrings appends a JSON array of strings.
-func appendStrings(b []byte, ss []string) []byte {
-	b = append(b, '[')
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, s)
-	}
-	return append(b, ']')
-}
-
-// appendJSON appends v through encoding/json, for the cold paths; a value
+// AppendJSON appends v through encoding/json, for the cold paths; a value
 // that cannot be encoded is written as null.
-func appendJSON(b []byte, v any) []byte {
-	out, err := encodeJSON(b, v)
+func AppendJSON(b []byte, v any) []byte {
+	out, err := EncodeJSON(b, v)
 	if err != nil {
 		return append(b, "null"...)
 	}
 	return out
 }
 
-// encodeJSON appends v as compact JSON without encoding/json's HTML
+// EncodeJSON appends v as compact JSON without encoding/json's HTML
 // escaping (valid, but it makes the wire harder to read).
-func encodeJSON(b []byte, v any) ([]byte, error) {
+func EncodeJSON(b []byte, v any) ([]byte, error) {
 	buf := bytes.NewBuffer(b)
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
@@ -112,15 +95,15 @@ func encodeJSON(b []byte, v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// appendCompact appends raw JSON written by a model (tool arguments) as one
+// AppendCompact appends raw JSON written by a model (tool arguments) as one
 // compact value: json.Compact drops the whitespace between tokens, so the
 // message stays one line whatever the model's layout, and the strings then
-// get appendString's spelling of invalid UTF-8, U+2028 and U+2029.
+// get AppendString's spelling of invalid UTF-8, U+2028 and U+2029.
 // Anything that is not one valid JSON value goes as a JSON string.
-func appendCompact(b, raw []byte) []byte {
+func AppendCompact(b, raw []byte) []byte {
 	buf := bytes.NewBuffer(b)
 	if json.Compact(buf, raw) != nil {
-		return appendString(b, string(raw))
+		return AppendString(b, string(raw))
 	}
 	out := buf.Bytes()
 	value := out[len(b):]

@@ -1,4 +1,4 @@
-package acp
+package editor
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/coda-acp/coda/acp/acptest"
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/internal/rootfs"
 )
 
@@ -75,9 +78,9 @@ func (c *fakeClient) reply(req *clientRequest, answer func(context.Context, *cli
 	var msg any
 	switch {
 	case err != nil:
-		var rpcErr *clientError
+		var rpcErr *jsonrpc.ClientError
 		if !errors.As(err, &rpcErr) {
-			rpcErr = &clientError{Code: -32603, Message: err.Error()}
+			rpcErr = &jsonrpc.ClientError{Code: -32603, Message: err.Error()}
 		}
 		msg = map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": rpcErr}
 	case res == nil:
@@ -112,21 +115,21 @@ func (c *fakeClient) methods() string {
 	return strings.Join(ms, " ")
 }
 
-// newClientPair connects a clientWorkspace to a fake client over pipes,
+// newClientPair connects a Workspace to a fake client over pipes,
 // through a connection that takes no requests of its own.
-func newClientPair(t *testing.T, caps string, answer func(context.Context, *clientRequest) (any, error)) (*clientWorkspace, *fakeClient) {
+func newClientPair(t *testing.T, caps string, answer func(context.Context, *clientRequest) (any, error)) (*Workspace, *fakeClient) {
 	t.Helper()
 	toCoda, clientW := io.Pipe()
 	clientR, fromCoda := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	fc := &fakeClient{t: t, ctx: ctx, answer: answer, w: clientW}
-	agent := newConn(Options{}, toCoda, fromCoda)
+	agent := jsonrpc.NewConn(jsonrpc.Options{}, toCoda, fromCoda)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		agent.serve(context.Background(), func(id json.RawMessage, method string, _ json.RawMessage) {
+		agent.Serve(context.Background(), func(_ context.Context, id json.RawMessage, method string, _ json.RawMessage) {
 			if id != nil {
-				agent.out.writeLine(appendError(nil, id, codeMethodNotFound, "coda takes no requests here", nil))
+				agent.ReplyError(id, jsonrpc.CodeMethodNotFound, "coda takes no requests here", nil)
 			}
 		})
 		fromCoda.Close()
@@ -147,7 +150,7 @@ func newClientPair(t *testing.T, caps string, answer func(context.Context, *clie
 	if caps != "" {
 		raw = json.RawMessage(caps)
 	}
-	ws := newClientWorkspace(agent, "s-1", dir, []string{"/extra"}, raw, time.Minute).(*clientWorkspace)
+	ws := New(Options{Conn: agent, SessionID: "s-1", Cwd: dir, Additional: []string{"/extra"}, ClientCaps: raw, Timeout: time.Minute, ToolCall: toolCallStub})
 	return ws, fc
 }
 
@@ -251,7 +254,7 @@ func TestClientWorkspace_HugeFileReadFromDisk(t *testing.T) {
 
 func TestClientWorkspace_EditorReadError(t *testing.T) {
 	ws, _ := newClientPair(t, allCaps, func(context.Context, *clientRequest) (any, error) {
-		return nil, &clientError{Code: -32002, Message: "resource not found"}
+		return nil, &jsonrpc.ClientError{Code: -32002, Message: "resource not found"}
 	})
 	_, err := ws.ReadTextFile(context.Background(), filepath.Join(ws.Cwd(), "gone.txt"))
 	if err == nil || !strings.Contains(err.Error(), "resource not found") {
@@ -335,6 +338,13 @@ func permissionRequest(key string) engine.PermissionRequest {
 	}}
 }
 
+// toolCallStub encodes a permission's tool call as acp does, its
+// identity only (acp's TestToolCallObject holds the rest).
+func toolCallStub(tc *engine.ToolCallEvent) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"toolCallId": tc.ID, "title": tc.Title, "kind": tc.Kind})
+	return b
+}
+
 func TestClientWorkspace_Permission(t *testing.T) {
 	ws, fc := newClientPair(t, "", permissionAnswers(
 		selected("allow_once"),
@@ -372,14 +382,6 @@ func TestClientWorkspace_Permission(t *testing.T) {
 	tc := p["toolCall"].(map[string]any)
 	if p["sessionId"] != "s-1" || tc["toolCallId"] != "t-1" || tc["kind"] != "edit" || tc["title"] != "Write a.txt" {
 		t.Errorf("toolCall = %v", tc)
-	}
-	content := tc["content"].([]any)
-	first, second := content[0].(map[string]any), content[1].(map[string]any)
-	if first["type"] != "diff" || first["oldText"] != "before" || second["oldText"] != nil {
-		t.Errorf("content = %v", content)
-	}
-	if _, ok := second["oldText"]; !ok {
-		t.Errorf("a new file's diff lacks oldText: null: %v", second)
 	}
 	var kinds []string
 	for _, o := range p["options"].([]any) {
@@ -652,5 +654,49 @@ func TestClientWorkspace_swappedBeforeEditorCall(t *testing.T) {
 	}
 	if got := fc.methods(); got != "" {
 		t.Errorf("the editor was asked: %s", got)
+	}
+}
+
+// The calls coda makes to the editor, as editor.go sends and reads them:
+// representative params are what the schema defines for that method's
+// params, and the result types read only members the schema's result
+// definition names.
+func TestClientCalls(t *testing.T) {
+	term := terminalParams{SessionID: "s-1", TerminalID: "term-1"}
+	calls := []struct {
+		method string
+		params any
+		result any
+	}{
+		{"fs/read_text_file", readTextFileParams{SessionID: "s-1", Path: "/w/a.txt"}, readTextFileResult{}},
+		{"fs/write_text_file", writeTextFileParams{SessionID: "s-1", Path: "/w/a.txt", Content: "hi"}, struct{}{}},
+		{"session/request_permission", permissionParams{
+			SessionID: "s-1", ToolCall: json.RawMessage(`{"toolCallId":"t-1","title":"Write a.txt","kind":"edit","status":"pending"}`),
+			Options: []permissionOption{{optionAllowOnce, "Allow once", "allow_once"}, {optionAllowAlways, "Always allow", "allow_always"}, {optionRejectOnce, "Reject", "reject_once"}},
+		}, permissionResult{}},
+		{"terminal/create", createTerminalParams{SessionID: "s-1", Command: "sh", Args: []string{"-c", "ls"}, Cwd: "/w", OutputByteLimit: 1024}, createTerminalResult{}},
+		{"terminal/wait_for_exit", term, terminalExit{}},
+		{"terminal/output", term, terminalOutputResult{}},
+		{"terminal/kill", term, struct{}{}},
+		{"terminal/release", term, struct{}{}},
+	}
+	for _, c := range calls {
+		t.Run(c.method, func(t *testing.T) {
+			if err := acptest.CheckCall(c.method, jsonrpc.AppendJSON(nil, c.params)); err != nil {
+				t.Errorf("%v\n  params: %s", err, jsonrpc.AppendJSON(nil, c.params))
+			}
+			def := acptest.CallResultDef(c.method)
+			named, _, err := acptest.Members(def)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt := reflect.TypeOf(c.result)
+			for i := range rt.NumField() {
+				member, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+				if !slices.Contains(named, member) {
+					t.Errorf("%s reads %q, which %s does not name (it names %q)", rt.Name(), member, def, named)
+				}
+			}
+		})
 	}
 }

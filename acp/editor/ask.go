@@ -1,4 +1,4 @@
-package acp
+package editor
 
 import (
 	"context"
@@ -30,17 +30,17 @@ type elicitResult struct {
 	Content map[string]any `json:"content"`
 }
 
-func (w *clientWorkspace) CanAsk() bool { return w.caps.elicitForm }
+func (w *Workspace) CanAsk() bool { return w.caps.elicitForm }
 
 // Ask asks the user q through elicitation/create; no timeout, as a
 // permission has none: the user may think as long as the turn runs.
-func (w *clientWorkspace) Ask(ctx context.Context, q engine.Question) (engine.Reply, error) {
+func (w *Workspace) Ask(ctx context.Context, q engine.Question) (engine.Reply, error) {
 	if !w.caps.elicitForm {
 		return engine.Reply{}, fmt.Errorf("the editor does not take questions (no elicitation capability)")
 	}
 	p := elicitParams{SessionID: w.sessionID, ToolCallID: q.ToolCallID, Mode: "form", Message: q.Message, RequestedSchema: formOf(q)}
 	var res elicitResult
-	if err := w.conn.call(ctx, "elicitation/create", p, &res); err != nil {
+	if err := w.conn.Call(ctx, "elicitation/create", p, &res); err != nil {
 		return engine.Reply{}, callError(ctx, "elicitation/create", err)
 	}
 	switch res.Action {
@@ -73,7 +73,7 @@ func formOf(q engine.Question) json.RawMessage {
 // engine.PermissionRequest.Reason) through elicitation/create: the call as
 // the question, the permission's choices, and a field for the reason,
 // which goes back in req.Reason. It returns the choice; "" for none.
-func (w *clientWorkspace) elicitPermission(ctx context.Context, req engine.PermissionRequest, alwaysName string) (string, error) {
+func (w *Workspace) elicitPermission(ctx context.Context, req engine.PermissionRequest, alwaysName string) (string, error) {
 	msg := req.ToolCall.Title
 	for _, c := range req.ToolCall.Content {
 		if c.Text != "" {
@@ -94,7 +94,7 @@ func (w *clientWorkspace) elicitPermission(ctx context.Context, req engine.Permi
 	})
 	p := elicitParams{SessionID: w.sessionID, ToolCallID: req.ToolCall.ID, Mode: "form", Message: msg, RequestedSchema: schema}
 	var res elicitResult
-	if err := w.conn.call(ctx, "elicitation/create", p, &res); err != nil {
+	if err := w.conn.Call(ctx, "elicitation/create", p, &res); err != nil {
 		return "", callError(ctx, "elicitation/create", err)
 	}
 	if res.Action != engine.ReplyAccept {

@@ -1,4 +1,4 @@
-package acp
+package jsonrpc
 
 import (
 	"bufio"
@@ -8,21 +8,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"unicode/utf8"
-)
-
-// JSON-RPC error codes.
-const (
-	codeParseError     = -32700
-	codeInvalidRequest = -32600
-	codeMethodNotFound = -32601
-	codeInvalidParams  = -32602
-	codeInternalError  = -32603
-	codeAuthRequired   = -32000
-	// codeResourceNotFound is ACP's "resource not found": an unknown
-	// session (DESIGN §8).
-	codeResourceNotFound = -32002
 )
 
 // DefaultMaxMessageBytes is the longest line coda reads whole when
@@ -140,17 +128,17 @@ func (s *stream) tooLong(head []byte, n int) *envelope {
 	}
 	size := fmt.Sprintf("%d bytes, over the limit of %d (--max-message-bytes)", n, s.max)
 	id, request, response := peekEnvelope(head)
-	if !validID(id) || isNull(id) {
+	if !validID(id) || IsNull(id) {
 		id = nil
 	}
 	switch {
 	case response && id != nil:
-		e := appendJSON(nil, clientError{Code: codeInvalidRequest, Message: "the client's answer is " + size})
+		e := AppendJSON(nil, ClientError{Code: CodeInvalidRequest, Message: "the client's answer is " + size})
 		return &envelope{ID: id, Error: e}
 	case request && id != nil:
-		s.writeError(id, codeInvalidRequest, "invalid request: the message is "+size)
+		s.writeError(id, CodeInvalidRequest, "invalid request: the message is "+size)
 	default:
-		s.writeError(nil, codeInvalidRequest, "invalid request: the message is "+size)
+		s.writeError(nil, CodeInvalidRequest, "invalid request: the message is "+size)
 	}
 	return nil
 }
@@ -201,22 +189,22 @@ func (s *stream) tooDeep(line []byte) *envelope {
 		}
 	}
 	if !ok {
-		s.writeError(nil, codeParseError, "parse error: the line is not JSON")
+		s.writeError(nil, CodeParseError, "parse error: the line is not JSON")
 		return nil
 	}
 	id := m.ID
-	if !validID(id) || isNull(id) {
+	if !validID(id) || IsNull(id) {
 		id = nil
 	}
 	deep := fmt.Sprintf("nested more than %d levels deep", maxDepth)
 	switch {
 	case response && !request && id != nil:
-		e := appendJSON(nil, clientError{Code: codeInvalidRequest, Message: "the client's answer is " + deep})
+		e := AppendJSON(nil, ClientError{Code: CodeInvalidRequest, Message: "the client's answer is " + deep})
 		return &envelope{ID: id, Error: e}
 	case request && id != nil:
-		s.writeError(id, codeInvalidParams, "invalid params: the message is "+deep+", more than coda reads")
+		s.writeError(id, CodeInvalidParams, "invalid params: the message is "+deep+", more than coda reads")
 	case !request && !response:
-		s.writeError(id, codeInvalidRequest, "invalid request: no method")
+		s.writeError(id, CodeInvalidRequest, "invalid request: no method")
 	}
 	return nil // a notification, or an answer to nothing: nothing to answer
 }
@@ -290,7 +278,7 @@ type envelope struct {
 // message's envelope, decoded in the one pass.
 func (s *stream) screen(line []byte) *envelope {
 	if !utf8.Valid(line) {
-		s.writeError(nil, codeParseError, "parse error: the line is not valid UTF-8")
+		s.writeError(nil, CodeParseError, "parse error: the line is not valid UTF-8")
 		return nil
 	}
 	// One pass tells what is not JSON (Unmarshal checks the whole line
@@ -303,42 +291,42 @@ func (s *stream) screen(line []byte) *envelope {
 		if strings.Contains(syntax.Error(), "exceeded max depth") {
 			return s.tooDeep(line)
 		}
-		s.writeError(nil, codeParseError, "parse error: the line is not JSON")
+		s.writeError(nil, CodeParseError, "parse error: the line is not JSON")
 		return nil
 	}
 	if line = bytes.TrimSpace(line); line[0] != '{' {
-		s.writeError(nil, codeInvalidRequest, "invalid request: a message must be one JSON object (batches are not supported)")
+		s.writeError(nil, CodeInvalidRequest, "invalid request: a message must be one JSON object (batches are not supported)")
 		return nil
 	}
 	if err != nil {
-		s.writeError(nil, codeInvalidRequest, "invalid request: "+err.Error())
+		s.writeError(nil, CodeInvalidRequest, "invalid request: "+err.Error())
 		return nil
 	}
 	id := m.ID
 	if !validID(id) {
-		s.writeError(nil, codeInvalidRequest, "invalid request: id must be a string, an integer or null")
+		s.writeError(nil, CodeInvalidRequest, "invalid request: id must be a string, an integer or null")
 		return nil
 	}
-	if isNull(id) {
+	if IsNull(id) {
 		id = nil
 	}
 	isResponse := m.Result != nil || m.Error != nil
 	switch {
 	case m.JSONRPC == nil || *m.JSONRPC != "2.0":
-		s.writeError(id, codeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
+		s.writeError(id, CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
 		return nil
 	case m.Method != nil && isResponse:
-		s.writeError(id, codeInvalidRequest, "invalid request: a message cannot have both a method and a result or error")
+		s.writeError(id, CodeInvalidRequest, "invalid request: a message cannot have both a method and a result or error")
 		return nil
 	case m.Method == nil && !isResponse:
-		s.writeError(id, codeInvalidRequest, "invalid request: no method")
+		s.writeError(id, CodeInvalidRequest, "invalid request: no method")
 		return nil
 	case isResponse && id == nil:
 		return nil // a response to nothing: nothing to answer
-	case m.Error != nil && !isNull(m.Error):
-		var e clientError
+	case m.Error != nil && !IsNull(m.Error):
+		var e ClientError
 		if err := json.Unmarshal(m.Error, &e); err != nil {
-			s.writeError(id, codeInvalidRequest, "invalid request: error: "+err.Error())
+			s.writeError(id, CodeInvalidRequest, "invalid request: error: "+err.Error())
 			return nil
 		}
 	}
@@ -346,12 +334,13 @@ func (s *stream) screen(line []byte) *envelope {
 	return &m
 }
 
-func isNull(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
+// IsNull reports whether raw is absent or null.
+func IsNull(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
 
 // validID accepts a JSON-RPC id: absent, null, a string, or an integer
 // that fits int64.
 func validID(raw json.RawMessage) bool {
-	if isNull(raw) {
+	if IsNull(raw) {
 		return true
 	}
 	switch raw[0] {
@@ -371,4 +360,32 @@ func validID(raw json.RawMessage) bool {
 // writeError writes an error response; id nil writes "id": null.
 func (s *stream) writeError(id json.RawMessage, code int, msg string) error {
 	return s.out.writeLine(appendError(make([]byte, 0, 96+len(msg)), id, code, msg, nil))
+}
+
+// IDKey is a map key for a request id: the same for one id however it is
+// spelt (a string's escapes, a number's form); false for what is no id.
+func IDKey(raw json.RawMessage) (string, bool) {
+	var v any
+	if IsNull(raw) || json.Unmarshal(raw, &v) != nil {
+		return "", false
+	}
+	switch v := v.(type) {
+	case string:
+		return "s:" + v, true
+	case float64:
+		var n json.Number
+		if json.Unmarshal(raw, &n) == nil {
+			if i, err := n.Int64(); err == nil {
+				return "n:" + strconv.FormatInt(i, 10), true
+			}
+		}
+	}
+	return "", false
+}
+
+// KeyOf is the key of a request's own id, which the line reader has
+// checked is one.
+func KeyOf(id json.RawMessage) string {
+	key, _ := IDKey(id)
+	return key
 }

@@ -1,4 +1,4 @@
-package acp
+package jsonrpc
 
 import (
 	"bufio"
@@ -22,7 +22,7 @@ func encoded(m *envelope) string {
 		raw  json.RawMessage
 	}{{"id", m.ID}, {"method", nil}, {"params", m.Params}, {"result", m.Result}, {"error", m.Error}} {
 		if f.name == "method" && m.Method != nil {
-			f.raw = appendString(nil, *m.Method)
+			f.raw = AppendString(nil, *m.Method)
 		}
 		if f.raw != nil {
 			b = append(append(append(b, `,"`...), f.name...), `":`...)

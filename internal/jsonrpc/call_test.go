@@ -1,4 +1,4 @@
-package acp
+package jsonrpc
 
 import (
 	"bufio"
@@ -18,11 +18,11 @@ import (
 func TestConn_call(t *testing.T) {
 	toCoda, clientW := io.Pipe()
 	clientR, fromCoda := io.Pipe()
-	c := newConn(Options{}, toCoda, fromCoda)
+	c := NewConn(Options{}, toCoda, fromCoda)
 	handled := make(chan string, 8)
 	served := make(chan error, 1)
 	go func() {
-		served <- c.serve(context.Background(), func(_ json.RawMessage, method string, _ json.RawMessage) { handled <- method })
+		served <- c.Serve(context.Background(), func(_ context.Context, _ json.RawMessage, method string, _ json.RawMessage) { handled <- method })
 		fromCoda.Close()
 	}()
 	lines := bufio.NewScanner(clientR)
@@ -40,7 +40,7 @@ func TestConn_call(t *testing.T) {
 	call := func(ctx context.Context, res *result) <-chan error {
 		done := make(chan error, 1)
 		go func() {
-			done <- c.call(ctx, "fs/read_text_file", map[string]string{"sessionId": "s-1", "path": "/a <b>"}, res)
+			done <- c.Call(ctx, "fs/read_text_file", map[string]string{"sessionId": "s-1", "path": "/a <b>"}, res)
 		}()
 		return done
 	}
@@ -71,7 +71,7 @@ func TestConn_call(t *testing.T) {
 		t.Errorf("the third call was sent as %s", line)
 	}
 	send(`{"jsonrpc":"2.0","id":2,"error":{"code":-32002,"message":"resource not found"}}`)
-	var e *clientError
+	var e *ClientError
 	if err := <-done; !errors.As(err, &e) || e.Code != -32002 || e.Message != "resource not found" {
 		t.Errorf("an error answer = %v, want the editor's -32002", err)
 	}
@@ -94,13 +94,13 @@ func TestConn_call(t *testing.T) {
 	done = call(context.Background(), &got)
 	next()
 	clientW.Close() // stdin ends
-	if err := <-done; !errors.Is(err, errDisconnected) {
-		t.Errorf("the call waiting at stdin's end = %v, want errDisconnected", err)
+	if err := <-done; !errors.Is(err, ErrDisconnected) {
+		t.Errorf("the call waiting at stdin's end = %v, want ErrDisconnected", err)
 	}
 	if err := <-served; err != nil {
 		t.Fatal(err)
 	}
-	if err := c.call(context.Background(), "fs/read_text_file", nil, nil); !errors.Is(err, errDisconnected) {
-		t.Errorf("a call after stdin's end = %v, want errDisconnected", err)
+	if err := c.Call(context.Background(), "fs/read_text_file", nil, nil); !errors.Is(err, ErrDisconnected) {
+		t.Errorf("a call after stdin's end = %v, want ErrDisconnected", err)
 	}
 }
