@@ -22,18 +22,18 @@ import (
 // authMethodEnv is the id of coda's one auth method.
 const authMethodEnv = "env"
 
-// authMethods are initialize's authMethods.
-func (s *Server) authMethods() []authMethod {
+// authMethods are initialize's authMethods: what the description says to
+// set is what m says keeps the launch's models (userModel, defaultModel)
+// from being reached.
+func authMethods(m Models, userModel, defaultModel string) []authMethod {
 	description := "coda reads its model's API key from the environment it starts with (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY, OPENROUTER_API_KEY, or the api_key_env a provider names in config.toml); the key of the model coda is set to use is set."
-	if s.opts.Reach != nil {
-		if err := s.opts.Reach(s.opts.UserModel, s.defaultModel(false)); err != nil {
-			description = hintOf(err)
-		}
+	if err := m.Reach(userModel, defaultModel); err != nil {
+		description = hintOf(err)
 	}
 	return []authMethod{{ID: authMethodEnv, Name: "API key from the environment", Description: description}}
 }
 
-// A Hint is an error of Options.Reach or CheckModel that says, in a user's
+// A Hint is an error of Models.Reach or Check that says, in a user's
 // words, what to set: the auth method's description, and what a prompt
 // that cannot reach a model is told.
 type Hint interface {
@@ -56,29 +56,17 @@ func (s *Server) authenticate(_ context.Context, _ *request[authenticateResponse
 	if *p.MethodID != authMethodEnv {
 		return nil, fmt.Errorf("%w: methodId: coda offers no method %q (it offers %q)", ErrInvalidParams, *p.MethodID, authMethodEnv)
 	}
-	if err := s.reach(s.opts.UserModel, s.defaultModel(true)); err != nil {
+	if err := reach(s.opts.Models, s.opts.UserModel, s.pick.Default(true)); err != nil {
 		return nil, err
 	}
 	return &authenticateResponse{}, nil
 }
 
-// defaultModel is the model for stages that name none: the configured one,
-// else the one FindDefault finds. With wait false it does not wait for a
-// search still under way.
-func (s *Server) defaultModel(wait bool) string {
-	if s.opts.DefaultModel != "" || s.opts.FindDefault == nil {
-		return s.opts.DefaultModel
-	}
-	return s.opts.FindDefault(wait)
-}
-
-// reach says why a turn whose user model is userModel cannot reach a model:
-// an ErrAuthRequired error whose words say what to set, or nil.
-func (s *Server) reach(userModel, defaultModel string) error {
-	if s.opts.Reach == nil {
-		return nil
-	}
-	if err := s.opts.Reach(userModel, defaultModel); err != nil {
+// reach says why a turn whose user model is userModel cannot reach a model
+// (Models.Reach): an ErrAuthRequired error whose words say what to set, or
+// nil.
+func reach(m Models, userModel, defaultModel string) error {
+	if err := m.Reach(userModel, defaultModel); err != nil {
 		if _, ok := errors.AsType[Hint](err); ok {
 			return fmt.Errorf("%w: %s (or pick a model whose key is set with /model)", ErrAuthRequired, hintOf(err))
 		}
@@ -92,8 +80,8 @@ func (s *Server) reach(userModel, defaultModel string) error {
 // refuses the prompt, -32000, when no model can be reached; then it names
 // the session after its first prompt.
 func (s *Server) startTurn(sess *session, turn *engine.Turn, prompt []contentBlock) error {
-	turn.DefaultModel = s.defaultModel(true)
-	if err := s.reach(turn.UserModel, turn.DefaultModel); err != nil {
+	turn.DefaultModel = s.pick.Default(true)
+	if err := reach(s.opts.Models, turn.UserModel, turn.DefaultModel); err != nil {
 		return err
 	}
 	s.nameSession(sess, prompt)

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 
 	"github.com/coda-acp/coda/acp"
+	"github.com/coda-acp/coda/acp/acptest"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/engine/tools"
@@ -25,8 +26,9 @@ var authScript = &script.Script{Turns: []script.Turn{
 // not set. The engine's one model answers whatever is picked.
 func keyless(opts acp.Options) acp.Options {
 	opts.UserModel = "anthropic:claude-sonnet-4-5"
-	opts.PickerModels = []string{"ollama:qwen3"}
-	opts.CheckModel = func(spec string) error {
+	m := &acptest.Models{PickerModels: []string{"ollama:qwen3"}}
+	opts.Models = m
+	m.CheckFunc = func(spec string) error {
 		switch {
 		case strings.HasPrefix(spec, "anthropic:"):
 			return fmt.Errorf("%w: model %s needs ANTHROPIC_API_KEY", acp.ErrAuthRequired, spec)
@@ -35,7 +37,7 @@ func keyless(opts acp.Options) acp.Options {
 		}
 		return nil
 	}
-	opts.Reach = func(userModel, defaultModel string) error {
+	m.ReachFunc = func(userModel, defaultModel string) error {
 		if strings.HasPrefix(userModel, "ollama:") {
 			return nil
 		}
@@ -139,8 +141,8 @@ func TestAuth_withKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		found := make(chan struct{})
 		var gotDefault string
-		opts := acp.Options{
-			FindDefault: func(wait bool) string {
+		opts := acp.Options{Models: &acptest.Models{
+			DefaultFunc: func(wait bool) string {
 				if !wait {
 					select {
 					case <-found:
@@ -152,14 +154,14 @@ func TestAuth_withKey(t *testing.T) {
 				<-found
 				return "script:found"
 			},
-			Reach: func(userModel, defaultModel string) error {
+			ReachFunc: func(userModel, defaultModel string) error {
 				gotDefault = defaultModel
 				if defaultModel == "" {
 					return errors.New("no model: pass --model")
 				}
 				return nil
 			},
-		}
+		}}
 		c, served := serve(t, context.Background(), authServer(t, opts), t.TempDir(), nil)
 		c.do(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
 		c.do(`await "id":0`)

@@ -1,11 +1,11 @@
 package acp
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"unicode"
 
+	"github.com/coda-acp/coda/acp/pickers"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/internal/jsonrpc"
 )
@@ -27,15 +27,15 @@ var slashCommands = []availableCommand{
 }
 
 // availableCommands are coda's commands, then the agent's.
-func (s *Server) availableCommands() []availableCommand {
+func availableCommands(agent *blueprint.Blueprint) []availableCommand {
 	var out []availableCommand
 	for _, c := range slashCommands {
 		// /format only when the agent gives an answer to shape.
-		if c.Name != "format" || s.shapes("") == nil {
+		if c.Name != "format" || agent.CheckAnswers() == nil {
 			out = append(out, c)
 		}
 	}
-	for _, c := range s.opts.Agent.AgentCommands() {
+	for _, c := range agent.AgentCommands() {
 		cmd := availableCommand{Name: c.Name, Description: c.Description}
 		if c.Hint != "" {
 			cmd.Input = &commandInput{c.Hint}
@@ -47,12 +47,12 @@ func (s *Server) availableCommands() []availableCommand {
 
 // agentCommand is the prompt a prompt that runs one of the agent's
 // commands expands to: one text block, "/NAME" then what follows it.
-func (s *Server) agentCommand(blocks []contentBlock) (string, bool) {
+func agentCommand(agent *blueprint.Blueprint, blocks []contentBlock) (string, bool) {
 	name, arg, ok := splitCommand(blocks)
 	if !ok {
 		return "", false
 	}
-	c := s.opts.Agent.Agent.Commands[name]
+	c := agent.Agent.Commands[name]
 	if c == nil {
 		return "", false
 	}
@@ -69,7 +69,7 @@ func (s *Server) announce(sess *session, meta *warningsMeta) func() {
 		if meta != nil {
 			s.noticeSession(sess, meta.Coda.Warnings)
 		}
-		s.writeUpdate(sess.id, jsonrpc.AppendJSON(nil, availableCommandsUpdate{SessionUpdate: "available_commands_update", AvailableCommands: s.availableCommands()}))
+		s.writeUpdate(sess.id, jsonrpc.AppendJSON(nil, availableCommandsUpdate{SessionUpdate: "available_commands_update", AvailableCommands: availableCommands(s.opts.Agent)}))
 		sess.mu.Lock()
 		title := sess.title
 		sess.announced = true
@@ -121,11 +121,11 @@ func (s *Server) runCommand(sess *session, name, arg string) *promptResponse {
 	ids := commandOptions
 	var text string
 	var warnings []string
-	switch err := s.shapes("/format"); {
+	switch err := s.out.shapes("/format"); {
 	case name == "format" && err != nil:
 		text = strings.TrimPrefix(err.Error(), ErrInvalidParams.Error()+": ")
 	case arg == "":
-		text = s.describeOption(sess, ids[name])
+		text = pickers.Describe(s.configOptions(sess), ids[name])
 	default:
 		var err error
 		if warnings, err = s.setOption(sess, ids[name], arg); err != nil {
@@ -139,7 +139,7 @@ func (s *Server) runCommand(sess *session, name, arg string) *promptResponse {
 		if w := s.saveSession(sess, nil); w != "" {
 			warnings = append(warnings, w)
 		}
-		text = s.describeOption(sess, ids[name])
+		text = pickers.Describe(s.configOptions(sess), ids[name])
 	}
 	b := append([]byte(nil), `{"sessionUpdate":"agent_message_chunk","messageId":`...)
 	b = jsonrpc.AppendString(b, s.opts.Engine.NewID("m"))
@@ -152,27 +152,6 @@ func (s *Server) runCommand(sess *session, name, arg string) *promptResponse {
 	return &promptResponse{StopReason: "end_turn", Meta: codaMeta[promptOutcome]{Coda: promptOutcome{
 		Status: "command", Command: name, Warnings: nonNilStrings(warnings),
 	}}}
-}
-
-// describeOption says an option's value and what else it takes, in a line.
-func (s *Server) describeOption(sess *session, id string) string {
-	for _, o := range s.configOptions(sess) {
-		if o.ID != id {
-			continue
-		}
-		var values []string
-		for _, v := range o.Options {
-			values = append(values, v.Value)
-		}
-		switch id {
-		case optionFormat:
-			return fmt.Sprintf("Answer format: %s. Choices: %s, or any label.", o.CurrentValue, strings.Join(values, ", "))
-		case optionMode:
-			return fmt.Sprintf("Mode: %s. Choices: %s.", o.CurrentValue, strings.Join(values, ", "))
-		}
-		return fmt.Sprintf("Model: %s. Choices: %s, or any PROVIDER:MODEL.", o.CurrentValue, strings.Join(values, ", "))
-	}
-	return "No model is set: /model PROVIDER:MODEL sets one, e.g. /model " + optionExample(optionModel) + "."
 }
 
 func nonNilStrings(s []string) []string {

@@ -63,9 +63,5 @@ func (s *Server) commentaryAsThought(sess *session, meta *requestMeta) (bool, er
 	if v == "" {
 		v = s.opts.Commentary
 	}
-	return v != CommentaryMessage && s.answers(), nil
+	return v != CommentaryMessage && s.out.answers(), nil
 }
-
-// answers reports whether the agent answers: whether initialize
-// advertises finalOutput.
-func (s *Server) answers() bool { return s.launchOutputs.Lead(s.opts.Agent) != nil }

@@ -13,9 +13,11 @@
 //	               (jsonrpc.Table decodes, refuses -32602 and answers, once); aside
 //	protocol.go    the wire types: each method's params and result, named as the ACP schema does
 //	server.go      Options, the Server, Serve, and ACP's error codes (jsonrpc.NewError)
+//	models.go      Models: what acp asks of the model catalog (cmd/coda's internal/catalog), one field
 //	initialize.go  initialize
 //	auth.go        the "env" auth method, authenticate, a turn that cannot reach a model (-32000)
 //	session.go     sessions: new, set_config_option, close, cancel, and their bounded history
+//	outputs.go     the answer's contracts: the launch's, compiled once, and a session's levels over them
 //	order.go       which session a message names, held in wire order (jsonrpc.Order) behind its
 //	               request that reads files off the read loop (sessionAside)
 //	store.go       a session as the store keeps it (store/session.go): its state, option values by
@@ -23,20 +25,22 @@
 //	load.go        saving a session; other processes' turns taken in; session/load, resume, delete;
 //	               the replay (acp/history); titles
 //	list.go        session/list: the store's index, newest first, cwd, cursor pages, damage noted
-//	modes.go       the pickers: output_format, model and mode options, set_mode, what a mode does
-//	effort.go      the effort option (thought_level): the levels the session's model takes
-//	listed.go      the providers' models for the model option: asked once, in the background
+//	modes.go       a session's picks set (set_config_option, set_mode, /commands), kept and sent;
+//	               acp/pickers says what each option shows, stores and refuses, and what a mode does
+//	listed.go      the providers' models for the model option (pickers.Listing): sent after answers
 //	commands.go    slash commands: /format, /mode, /model
 //	prompt.go      a prompt turn: started on the read loop (or, queued, by startDequeued), run and
 //	               answered in its own goroutine
 //	images.go      a prompt's image blocks, decoded and checked
 //	mcp.go         mcpServers read (-32602 naming a wrong field) and handed to engine/mcp, which
-//	               runs them; each turn given the session's MCP tools
+//	               runs them; each turn given the session's MCP tools (the session's methods)
 //	updates.go     engine events as session/update notifications; the hand-written encoders of them
 //	commentary.go  the work as thoughts, the answer the only message; --commentary, _meta.coda.commentary
-//	notices.go     warnings as notice updates, where the client takes them (session.notices)
+//	notices.go     warnings as notice updates, where the client takes them (session.notices); the
+//	               client's capabilities as initialize sent them
 //	taint.go       the prompt's embedded resources, as sources for the taint gate
-//	queue.go       prompts sent during a turn: queued behind it, or steering it; cancelled with it
+//	queue.go       prompts owed an answer off the read loop (promptQueue): by request id, queued behind
+//	               a session's turn, or steering it; cancelled with it
 //	fork.go        session/fork (the unstable schema's): a new session from another's file
 //	usage.go       what a turn used and cost: PromptResponse.usage, usage_update's cost (the
 //	               session's so far, unknown while a model called has no price)

@@ -7,12 +7,10 @@ import (
 )
 
 func (s *Server) initialize(_ context.Context, _ *request[initializeResponse], p *initializeRequest) (*initializeResponse, error) {
-	s.mu.Lock()
-	s.clientCaps = p.ClientCapabilities
-	s.mu.Unlock()
+	s.caps.set(p.ClientCapabilities)
 
 	var launch publicSpec
-	lead := s.launchOutputs.Lead(s.opts.Agent)
+	lead := s.out.launch.Lead(s.opts.Agent)
 	if lead != nil {
 		launch = publicSpecOf(lead)
 	}
@@ -48,6 +46,6 @@ func (s *Server) initialize(_ context.Context, _ *request[initializeResponse], p
 				Steering:       true,
 			}},
 		},
-		AuthMethods: s.authMethods(),
+		AuthMethods: authMethods(s.opts.Models, s.opts.UserModel, s.pick.Default(false)),
 	}, nil
 }

@@ -2,16 +2,15 @@ package acp
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/coda-acp/coda/internal/jsonrpc"
 )
 
 // The live model list (DESIGN §16): beside [picker] models, the model
-// option offers the models the providers list (Options.Discover, cmd/coda's).
+// option offers the models the providers list (Models.Discover, cmd/coda's).
 // They are asked once, in the background, when the first session starts,
-// and the answer is kept for the process. session/new waits for it at most
+// and the answer is kept for the process (pickers.Listing). session/new waits for it at most
 // newSessionListWait, off the read loop, so that a headless client that
 // picks a listed model right after session/new (acpx --model) finds it
 // offered when the providers answer promptly; a later list follows the
@@ -27,51 +26,21 @@ import (
 // never after the session's close. An empty list changes nothing and is
 // not sent.
 
-// A ListedModel is one model a provider lists, as the model option offers
-// it.
-type ListedModel struct {
-	Spec string // PROVIDER:MODEL, the option's value
-	Name string // as a picker shows it: the spec, marked "(no tools)" where it cannot call tools
-}
-
-// listing is the process's one ask of Options.Discover.
-type listing struct {
-	once   sync.Once
-	ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{} // closed once models is set
-	wg     sync.WaitGroup
-	models []ListedModel
-}
-
-func newListing() *listing {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &listing{ctx: ctx, cancel: cancel, done: make(chan struct{})}
-}
-
 // startListing asks for the list in the background, the first time a
-// session starts; later calls do nothing.
+// session starts; later calls do nothing. Once it is in, each open
+// session that was answered without it is sent it.
 func (s *Server) startListing() {
-	if s.opts.Discover == nil {
-		return
-	}
-	l := s.listing
-	l.once.Do(func() {
-		l.wg.Go(func() {
-			models := s.opts.Discover(l.ctx)
-			l.models = models
-			close(l.done)
-			s.log.Debug("the providers' models are listed", "models", len(models))
-			s.mu.Lock()
-			open := make([]*session, 0, len(s.sessions))
-			for _, sess := range s.sessions {
-				open = append(open, sess)
-			}
-			s.mu.Unlock()
-			for _, sess := range open {
-				s.sendListed(sess)
-			}
-		})
+	s.pick.Listing.Start(func(models []ListedModel) {
+		s.log.Debug("the providers' models are listed", "models", len(models))
+		s.mu.Lock()
+		open := make([]*session, 0, len(s.sessions))
+		for _, sess := range s.sessions {
+			open = append(open, sess)
+		}
+		s.mu.Unlock()
+		for _, sess := range open {
+			s.sendListed(sess)
+		}
 	})
 }
 
@@ -86,48 +55,23 @@ const maxListWait = 6 * time.Second
 const newSessionListWait = time.Second
 
 // awaitListed waits for the list, asking for it if no session has yet,
-// for at most maxListWait or until ctx ends: off the read loop only.
-func (s *Server) awaitListed(ctx context.Context) {
-	s.awaitListedFor(ctx, maxListWait)
-}
-
-// awaitListedFor is awaitListed, waiting at most d.
-func (s *Server) awaitListedFor(ctx context.Context, d time.Duration) {
-	if s.opts.Discover == nil {
+// for at most d (maxListWait for a load or resume) or until ctx ends: off
+// the read loop only.
+func (s *Server) awaitListed(ctx context.Context, d time.Duration) {
+	if !s.pick.Listing.On() {
 		return
 	}
 	s.startListing()
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-s.listing.done:
-	case <-ctx.Done():
-	case <-timer.C:
+	if !s.pick.Listing.Await(ctx, d) {
 		s.log.Info("the providers' models were not listed in time for the session's answer: they follow it", "after", d)
 	}
-}
-
-// listed is the list when it has arrived; ok is false until then.
-func (s *Server) listed() (models []ListedModel, ok bool) {
-	select {
-	case <-s.listing.done:
-		return s.listing.models, true
-	default:
-		return nil, false
-	}
-}
-
-// stopListing stops an ask still running and waits for it: Serve's end.
-func (s *Server) stopListing() {
-	s.listing.cancel()
-	s.listing.wg.Wait()
 }
 
 // sendListed sends the session a config_option_update with the list, once,
 // when the list has arrived, the session's opening answer is out
 // (announced) and what it was answered did not have it yet.
 func (s *Server) sendListed(sess *session) {
-	if models, ok := s.listed(); !ok || len(models) == 0 {
+	if models, ok := s.pick.Listing.Listed(); !ok || len(models) == 0 {
 		return
 	}
 	sess.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/coda-acp/coda/acp"
+	"github.com/coda-acp/coda/acp/acptest"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/llm"
@@ -25,14 +26,14 @@ func TestListedModels(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
 		asked := 0
-		opts := acp.Options{Discover: func(ctx context.Context) []acp.ListedModel {
+		opts := acp.Options{Models: &acptest.Models{DiscoverFunc: func(ctx context.Context) []acp.ListedModel {
 			asked++
 			select {
 			case <-release:
 			case <-ctx.Done():
 			}
 			return []acp.ListedModel{{Spec: "lab:qwen3", Name: "lab:qwen3"}, {Spec: "lab:tiny", Name: "lab:tiny (no tools)"}}
-		}, UserModel: "script:ok"}
+		}}, UserModel: "script:ok"}
 		c, served := serve(t, context.Background(), authServer(t, opts), t.TempDir(), nil)
 		for _, line := range []string{
 			`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`,
@@ -105,10 +106,10 @@ func TestListedModels(t *testing.T) {
 func TestListedModels_newWaitsBriefly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
-		opts := acp.Options{Discover: func(ctx context.Context) []acp.ListedModel {
+		opts := acp.Options{Models: &acptest.Models{DiscoverFunc: func(ctx context.Context) []acp.ListedModel {
 			<-release // the providers answer once session/new waits for them
 			return []acp.ListedModel{{Spec: "lab:qwen3", Name: "lab:qwen3"}}
-		}, UserModel: "script:ok"}
+		}}, UserModel: "script:ok"}
 		c, served := serve(t, context.Background(), authServer(t, opts), t.TempDir(), nil)
 		c.do(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
 		c.do(`await "id":0`)
@@ -147,11 +148,11 @@ func TestListedModels_newWaitsBriefly(t *testing.T) {
 func TestListedModels_stoppedWithServe(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		stopped := false
-		opts := acp.Options{Discover: func(ctx context.Context) []acp.ListedModel {
+		opts := acp.Options{Models: &acptest.Models{DiscoverFunc: func(ctx context.Context) []acp.ListedModel {
 			<-ctx.Done()
 			stopped = true
 			return nil
-		}}
+		}}}
 		c, served := serve(t, context.Background(), authServer(t, opts), t.TempDir(), nil)
 		c.do(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`)
 		c.do(`await "id":1`)
@@ -178,10 +179,10 @@ func TestListedModels_duringTurn(t *testing.T) {
 		srv, err := acp.NewServer(acp.Options{
 			Agent: agent, UserModel: "script:ok",
 			Engine: &engine.Engine{Models: oneModel{heldModel{modelRelease}}, IDs: counter(), Store: store.New(t.TempDir())},
-			Discover: func(context.Context) []acp.ListedModel {
+			Models: &acptest.Models{DiscoverFunc: func(context.Context) []acp.ListedModel {
 				<-listRelease
 				return []acp.ListedModel{{Spec: "lab:qwen3", Name: "lab:qwen3"}}
-			},
+			}},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -254,13 +255,13 @@ func TestListedModels_loadWaits(t *testing.T) {
 		srv, err := acp.NewServer(acp.Options{
 			Agent: testAgent(t), UserModel: "script:ok",
 			Engine: &engine.Engine{Models: oneModel{heldModel{}}, IDs: counter(), Store: st},
-			Discover: func(ctx context.Context) []acp.ListedModel {
+			Models: &acptest.Models{DiscoverFunc: func(ctx context.Context) []acp.ListedModel {
 				select {
 				case <-release:
 				case <-ctx.Done():
 				}
 				return []acp.ListedModel{{Spec: "lab:listed-one", Name: "lab:listed-one"}}
-			},
+			}},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -324,10 +325,10 @@ func TestListedModels_loadWaitsBounded(t *testing.T) {
 		srv, err := acp.NewServer(acp.Options{
 			Agent: testAgent(t), UserModel: "script:ok",
 			Engine: &engine.Engine{Models: oneModel{heldModel{}}, IDs: counter(), Store: st},
-			Discover: func(ctx context.Context) []acp.ListedModel {
+			Models: &acptest.Models{DiscoverFunc: func(ctx context.Context) []acp.ListedModel {
 				<-ctx.Done()
 				return nil
-			},
+			}},
 		})
 		if err != nil {
 			t.Fatal(err)

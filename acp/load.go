@@ -271,9 +271,9 @@ func (s *Server) restoreSession(ctx context.Context, ld *restore, p *loadSession
 		s.mu.Lock()
 		delete(s.sessions, id)
 		s.mu.Unlock()
-		s.stopMCP(old)
+		old.stopMCP()
 	}
-	if err := s.startMCP(sess, p.MCPServers); err != nil {
+	if err := sess.startMCP(s.mcp, p.MCPServers); err != nil {
 		return nil, nil, err
 	}
 	if replay {
@@ -282,7 +282,7 @@ func (s *Server) restoreSession(ctx context.Context, ld *restore, p *loadSession
 	// The answer's model option has the providers' list, so that nothing
 	// follows the answer for the session (listed.go); waited for while the
 	// session is still being loaded.
-	s.awaitListed(ctx)
+	s.awaitListed(ctx, maxListWait)
 	s.mu.Lock()
 	s.sessions[id] = sess
 	ld.done() // a prompt sent on reading the answer finds the session
@@ -342,11 +342,11 @@ func (s *Server) restore(l *statestore.Loaded, history []engine.Exchange, cwd st
 	}
 	var err error
 	if len(f.Output) > 0 {
-		if sess.meta, err = s.metaLevel(f.Output, cwd); err != nil {
+		if sess.meta, err = s.out.metaLevel(f.Output, cwd); err != nil {
 			return nil, fmt.Errorf("session %s cannot be restored: its output spec: %w", f.ID, err)
 		}
 	}
-	if sess.outputs, err = s.sessionOutputs(sess.meta, sess.config); err != nil {
+	if sess.outputs, err = s.out.sessionOutputs(sess.meta, sess.config); err != nil {
 		return nil, fmt.Errorf("session %s cannot be restored: %w", f.ID, err)
 	}
 	sess.history = history
@@ -357,11 +357,9 @@ func (s *Server) restore(l *statestore.Loaded, history []engine.Exchange, cwd st
 // workspace gives a session its workspace: the editor's, in the session's
 // directories, its permission requests answered by the session's mode.
 func (s *Server) workspace(sess *session) {
-	s.mu.Lock()
-	caps := s.clientCaps
-	s.mu.Unlock()
+	caps := s.caps.get()
 	sess.ws = editor.New(editor.Options{Conn: s.conn, SessionID: sess.id, Cwd: sess.cwd, Additional: sess.additional, ClientCaps: caps, Timeout: s.opts.EditorTimeout, ToolCall: toolCallObject})
-	s.bindMode(sess)
+	bindMode(sess)
 }
 
 // replay sends a session's history: each prompt as user_message_chunks,
@@ -439,7 +437,7 @@ func (s *Server) deleteSession(ctx context.Context, r *request[deleteSessionResp
 	}
 	// Answered once the session's turn, if one runs, has answered.
 	answer := r.Keep()
-	s.afterTurn(sess, s.stopMCP(sess), func() { answer.Reply(&deleteSessionResponse{}) })
+	s.afterTurn(sess, sess.stopMCP(), func() { answer.Reply(&deleteSessionResponse{}) })
 	return nil, nil
 }
 

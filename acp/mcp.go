@@ -9,6 +9,7 @@ import (
 	"net/url"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/mcp"
 )
 
@@ -21,7 +22,7 @@ import (
 // mcpServers. A wrong-typed list is -32602 naming the field; nothing starts
 // then. What cannot be started is a warning for the request's own response
 // (sessionResponse takes them).
-func (s *Server) startMCP(sess *session, raw json.RawMessage) error {
+func (sess *session) startMCP(host *mcp.Host, raw json.RawMessage) error {
 	servers, warnings, err := parseMCPServers(raw, sess.cwd)
 	if err != nil {
 		return err
@@ -32,7 +33,7 @@ func (s *Server) startMCP(sess *session, raw json.RawMessage) error {
 	if a, ok := engine.AskerOf(sess.ws); ok {
 		asker = a
 	}
-	set := s.mcp.Start(sess.id, servers, warnings, asker)
+	set := host.Start(sess.id, servers, warnings, asker)
 	sess.mu.Lock()
 	old := sess.mcp
 	sess.mcp = set
@@ -44,11 +45,11 @@ func (s *Server) startMCP(sess *session, raw json.RawMessage) error {
 // mcpTurn gives a turn its session's MCP tools, beside the built-in ones,
 // and the warnings not yet given; when the agent offers MCP tools, it
 // first waits for the servers still starting (mcp.Set.Turn).
-func (s *Server) mcpTurn(ctx context.Context, sess *session, turn *engine.Turn, sink engine.Sink) {
+func (sess *session) mcpTurn(ctx context.Context, agent *blueprint.Blueprint, e *engine.Engine, turn *engine.Turn, sink engine.Sink) {
 	sess.mu.Lock()
 	set := sess.mcp
 	sess.mu.Unlock()
-	conns, warnings := set.Turn(ctx, s.opts.Agent.OffersMCP(), sink, s.opts.Engine.NewID)
+	conns, warnings := set.Turn(ctx, agent.OffersMCP(), sink, e.NewID)
 	if len(conns) > 0 {
 		tools := maps.Clone(turn.Tools)
 		if tools == nil {
@@ -62,7 +63,7 @@ func (s *Server) mcpTurn(ctx context.Context, sess *session, turn *engine.Turn, 
 
 // stopMCP stops a session's servers in the background; the channel closes
 // once they are all gone.
-func (s *Server) stopMCP(sess *session) <-chan struct{} {
+func (sess *session) stopMCP() <-chan struct{} {
 	sess.mu.Lock()
 	set := sess.mcp
 	sess.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/acp/acptest"
+	"github.com/coda-acp/coda/acp/pickers"
 	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/internal/prices"
 	"github.com/coda-acp/coda/outputspec"
@@ -40,10 +41,10 @@ var exampleResults = map[string][]any{
 	}},
 	"authenticate": {&authenticateResponse{}},
 	"session/new": {&newSessionResponse{
-		SessionID: "s-1", ConfigOptions: exampleOptions, Modes: modesOf(modeAsk), Meta: withWarnings([]string{"a warning"}),
+		SessionID: "s-1", ConfigOptions: exampleOptions, Modes: pickers.ModesOf(modeAsk), Meta: withWarnings([]string{"a warning"}),
 	}},
-	"session/load":   {&loadSessionResponse{ConfigOptions: exampleOptions, Modes: modesOf(modeAsk), Meta: withWarnings([]string{"a warning"})}},
-	"session/resume": {&resumeSessionResponse{ConfigOptions: exampleOptions, Modes: modesOf(modeAsk), Meta: withWarnings([]string{"a warning"})}},
+	"session/load":   {&loadSessionResponse{ConfigOptions: exampleOptions, Modes: pickers.ModesOf(modeAsk), Meta: withWarnings([]string{"a warning"})}},
+	"session/resume": {&resumeSessionResponse{ConfigOptions: exampleOptions, Modes: pickers.ModesOf(modeAsk), Meta: withWarnings([]string{"a warning"})}},
 	"session/list": {&listSessionsResponse{
 		Sessions: []*sessionInfo{{SessionID: "s-1", Cwd: "/w", AdditionalDirectories: []string{"/x"}, Title: "Where is it?", UpdatedAt: "2026-01-02T03:04:05Z",
 			Meta: &codaMeta[sessionNote]{Coda: sessionNote{Note: "its last turn was cut short by a crash and is left out when it is loaded"}}}},
@@ -67,7 +68,7 @@ var exampleResults = map[string][]any{
 	"session/close":  {&closeSessionResponse{}},
 	"session/delete": {&deleteSessionResponse{}},
 	"session/fork": {&forkSessionResponse{
-		SessionID: "s-2", ConfigOptions: exampleOptions, Modes: modesOf(modeAsk), Meta: withWarnings([]string{"a warning"}),
+		SessionID: "s-2", ConfigOptions: exampleOptions, Modes: pickers.ModesOf(modeAsk), Meta: withWarnings([]string{"a warning"}),
 	}},
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 
 	"github.com/coda-acp/coda/acp"
+	"github.com/coda-acp/coda/acp/acptest"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/provider/script"
 	"github.com/coda-acp/coda/internal/namedfile"
@@ -51,7 +52,7 @@ func TestSession_namedFiles(t *testing.T) {
 		return string(b)
 	}
 	for _, launch := range []string{"", "script:" + filepath.Join(work, "launch.toml")} {
-		opts := acp.Options{CheckModel: func(spec string) error {
+		m := &acptest.Models{CheckFunc: func(spec string) error {
 			// as cmd/coda's does: the model is opened
 			if path, ok := strings.CutPrefix(spec, "script:"); ok {
 				_, err := script.Open(path)
@@ -59,12 +60,13 @@ func TestSession_namedFiles(t *testing.T) {
 			}
 			return nil
 		}}
+		opts := acp.Options{Models: m}
 		if launch != "" {
 			opts.UserModel = launch
 		}
 		// [picker] listing a script model does not let a client pick one
 		// when the launch's model is not a script model.
-		opts.PickerModels = []string{"script:" + picked}
+		m.PickerModels = []string{"script:" + picked}
 		c, served := serve(t, context.Background(), authServer(t, opts), work, nil)
 		lines := []string{
 			`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`,
@@ -231,10 +233,10 @@ func TestSession_namedFilesInOrder(t *testing.T) {
 		srv, err := acp.NewServer(acp.Options{
 			Agent: testAgent(t), UserModel: "script:" + filepath.Join(work, "launch.toml"),
 			Engine: &engine.Engine{Models: oneModel{heldModel{modelRelease}}, IDs: counter(), Store: store.New(t.TempDir())},
-			CheckModel: func(spec string) error {
+			Models: &acptest.Models{CheckFunc: func(spec string) error {
 				_, err := script.Open(strings.TrimPrefix(spec, "script:")) // as cmd/coda's does
 				return err
-			},
+			}},
 		})
 		if err != nil {
 			t.Fatal(err)

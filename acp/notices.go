@@ -3,6 +3,7 @@ package acp
 import (
 	"encoding/json"
 	"strings"
+	"sync"
 
 	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/internal/textcut"
@@ -30,11 +31,37 @@ func sessionCapability(raw json.RawMessage, name string) bool {
 	return strings.HasPrefix(v, "{")
 }
 
-// noticesOffered reports whether the client takes notices.
-func (s *Server) noticesOffered() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return sessionCapability(s.clientCaps, "notices")
+// capabilities are the client's clientCapabilities as initialize sent
+// them, read by the sessions and turns that follow.
+type capabilities struct {
+	mu  sync.Mutex
+	raw json.RawMessage
+}
+
+func (c *capabilities) set(raw json.RawMessage) {
+	c.mu.Lock()
+	c.raw = raw
+	c.mu.Unlock()
+}
+
+func (c *capabilities) get() json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.raw
+}
+
+// notices reports whether the client takes notices.
+func (c *capabilities) notices() bool { return sessionCapability(c.get(), "notices") }
+
+// compaction reports whether the client advertises session.compaction:
+// an object, not null.
+func (c *capabilities) compaction() bool {
+	var caps struct {
+		Session struct {
+			Compaction json.RawMessage `json:"compaction"`
+		} `json:"session"`
+	}
+	return json.Unmarshal(c.get(), &caps) == nil && len(caps.Session.Compaction) > 0 && caps.Session.Compaction[0] == '{'
 }
 
 // maxNoticeTitle is the longest title a notice is given, in bytes: a longer
@@ -70,7 +97,7 @@ const maxNoticed = 256
 // noticeSession sends the notices of a session's own warnings that it has
 // not had yet, and remembers them for its turns.
 func (s *Server) noticeSession(sess *session, warnings []string) {
-	if len(warnings) == 0 || !s.noticesOffered() {
+	if len(warnings) == 0 || !s.caps.notices() {
 		return
 	}
 	for _, w := range warnings {
@@ -90,9 +117,10 @@ func (s *Server) noticeSession(sess *session, warnings []string) {
 }
 
 // turnNotices is what a turn's sink needs to send notices: nil when the
-// client takes none, else the warnings its session has had noticed.
-func (s *Server) turnNotices(sess *session) map[string]bool {
-	if !s.noticesOffered() {
+// client takes none (offered false), else the warnings the session has
+// had noticed.
+func (sess *session) turnNotices(offered bool) map[string]bool {
+	if !offered {
 		return nil
 	}
 	sess.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/coda-acp/coda/acp/history"
+	"github.com/coda-acp/coda/acp/pickers"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/llm"
@@ -31,7 +32,7 @@ func (s *Server) prompt(ctx context.Context, r *request[promptResponse], p *prom
 	sess.mu.Unlock()
 	if busy {
 		// Answered after the turn before it, or joins it (queue.go).
-		return s.queuePrompt(r, sess, p)
+		return s.prompts.queue(r, sess, p)
 	}
 	if name, arg, ok := parseCommand(p.Prompt); ok {
 		if id := commandOptions[name]; arg != "" && s.readsFiles(sess, id, arg) {
@@ -67,7 +68,7 @@ func (s *Server) readPrompt(p *promptRequest) (string, []llm.Image, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	if expanded, ok := s.agentCommand(p.Prompt); ok {
+	if expanded, ok := agentCommand(s.opts.Agent, p.Prompt); ok {
 		text = expanded
 	}
 	images, err := promptImages(p.Prompt)
@@ -90,18 +91,18 @@ func (s *Server) beginTurn(r *request[promptResponse], sess *session, p *promptR
 	var compile func() (*blueprint.Outputs, error) // the turn's, off the read loop
 	if raw := p.Meta.output(); raw != nil {
 		// A per-turn spec: the session's contracts, recompiled with it.
-		if err := s.shapes("_meta.coda.output"); err != nil {
+		if err := s.out.shapes("_meta.coda.output"); err != nil {
 			return nil, err
 		}
-		levels := s.levels(sess.meta, sess.config)
+		levels := s.out.levels(sess.meta, sess.config)
 		compile = func() (*blueprint.Outputs, error) {
 			var err error
-			if levels.PromptMeta, err = s.metaLevel(raw, sess.cwd); err != nil {
+			if levels.PromptMeta, err = s.out.metaLevel(raw, sess.cwd); err != nil {
 				return nil, err
 			}
-			return s.compile(levels)
+			return s.out.compile(levels)
 		}
-		if !s.compileReadsFiles(raw) && !s.compileReadsFiles(sess.metaRaw) {
+		if !s.out.compileReadsFiles(raw) && !s.out.compileReadsFiles(sess.metaRaw) {
 			if outs, err = compile(); err != nil {
 				return nil, err
 			}
@@ -121,16 +122,15 @@ func (s *Server) beginTurn(r *request[promptResponse], sess *session, p *promptR
 	sess.mu.Lock()
 	sess.running, sess.answering, sess.starting = run, true, false
 	sess.mu.Unlock()
-	s.mu.Lock()
-	s.prompts[run.id] = sess
-	s.mu.Unlock()
+	s.prompts.add(run.id, sess)
 
 	// What this prompt is; the rest is the engine's (Options.Engine).
+	picks := sess.picks()
 	turn := &engine.Turn{
 		RunID: s.opts.Engine.NewID("r"), SessionID: sess.id, Agent: s.opts.Agent, Outputs: outs,
 		Prompt: text, Images: images, History: history, PromptSources: promptSources(p.Prompt),
-		UserModel: s.userModel(sess), DefaultModel: s.opts.DefaultModel, UserEffort: s.userEffort(sess),
-		Withhold: withhold(sess.mode), Workspace: sess.ws, ToolSupport: sess.toolSupport,
+		UserModel: s.pick.UserModel(picks), DefaultModel: s.pick.Default(false), UserEffort: s.pick.UserEffort(picks),
+		Withhold: pickers.Withhold(picks.Mode), Workspace: sess.ws, ToolSupport: sess.toolSupport,
 		Tainted: sess.tainted(), Steer: run.steer.take, ClientGone: s.conn.Gone, Private: sess.private,
 	}
 	go s.runTurn(ctx, run, answer, sess, turn, thoughts, compile)
@@ -147,7 +147,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	// path: the session's file is, saveTurn); then the connection stops
 	// owing this answer, so coda never exits before a record is whole.
 	defer s.conn.End()
-	defer s.next(sess) // the prompt queued behind this one, once it is answered
+	defer s.prompts.next(sess) // the prompt queued behind this one, once it is answered
 	var res *engine.Result
 	// The prompts that joined the turn are answered after it, with its
 	// stop reason; those it did not read wait in the queue (queue.go).
@@ -156,7 +156,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 		if res != nil && res.Err == nil {
 			stop = res.StopReason
 		}
-		s.steered(sess, r.steer, turn.RunID, stop)
+		s.prompts.steered(sess, r.steer, turn.RunID, stop)
 	}()
 	defer func() {
 		if res != nil {
@@ -175,9 +175,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 		sess.mu.Lock()
 		sess.running = nil
 		sess.mu.Unlock()
-		s.mu.Lock()
-		delete(s.prompts, r.id)
-		s.mu.Unlock()
+		s.prompts.forget(r.id)
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -186,7 +184,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 			answer.FailWith(jsonrpc.CodeInternalError, fmt.Sprintf("internal error: the turn failed inside coda (%v); the session is still usable", p), turnPanicked{RunID: turn.RunID})
 		}
 	}()
-	sink := &updateSink{out: s.conn, sessionID: sess.id, cwd: sess.cwd, compaction: s.advertisesCompaction(), seen: s.turnNotices(sess), commentAsThought: commentAsThought, spent: &sess.spent}
+	sink := &updateSink{out: s.conn, sessionID: sess.id, cwd: sess.cwd, compaction: s.caps.compaction(), seen: sess.turnNotices(s.caps.notices()), commentAsThought: commentAsThought, spent: &sess.spent}
 	if s.keepsSessions() {
 		sink.streamed = history.NewStreamed(appendTextChunk)
 	}
@@ -205,7 +203,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 		return
 	}
 	s.catchUp(sess, turn)
-	s.mcpTurn(ctx, sess, turn, sink)
+	sess.mcpTurn(ctx, s.opts.Agent, s.opts.Engine, turn, sink)
 	// What the turn is given to warn of (a retired check of the prompt's
 	// spec, MCP servers), noticed as it starts.
 	if turn.Outputs != nil {
@@ -215,15 +213,9 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	res = s.opts.Engine.Run(ctx, turn, sink)
 	sess.spent.add(res.Usage)
 
-	ex := engine.Exchange{Prompt: turn.HistoryPrompt(), Answer: res.LastReply, RunID: res.RunID}
-	if res.Answer != nil {
-		ex.Answer = res.Answer.Content
-	}
-	masked := engine.Exchange{Prompt: res.Mask(ex.Prompt), Answer: res.Mask(ex.Answer), RunID: ex.RunID}
-	masked.Masked = masked.Prompt != ex.Prompt || masked.Answer != ex.Answer
-	ex = masked
+	ex := res.Exchange(turn) // masked, with its transcript (engine/transcript.go)
 	if res.Status != engine.StatusCancelled {
-		sess.remember(ex)
+		sess.remember(ex, res.HistoryCut)
 	}
 	sess.taintedBy(res.Tainted)
 	release()

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"encoding/json"
+	"github.com/coda-acp/coda/acp/pickers"
 
 	statestore "github.com/coda-acp/coda/store"
 )
@@ -200,33 +201,12 @@ type loadSessionResponse struct {
 // resumeSessionResponse is what session/resume answers: the same as load.
 type resumeSessionResponse loadSessionResponse
 
-// configOption is a session config option (a select).
-type configOption struct {
-	ID           string         `json:"id"`
-	Name         string         `json:"name"`
-	Description  string         `json:"description,omitempty"`
-	Category     string         `json:"category"`
-	Type         string         `json:"type"`
-	CurrentValue string         `json:"currentValue"`
-	Options      []selectOption `json:"options"`
-}
-
-type selectOption struct {
-	Value string `json:"value"`
-	Name  string `json:"name"`
-}
-
-// modeState is the session's modes, for clients of session/set_mode.
-type modeState struct {
-	AvailableModes []sessionMode `json:"availableModes"`
-	CurrentModeID  string        `json:"currentModeId"`
-}
-
-type sessionMode struct {
-	Description string `json:"description"`
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-}
+// The pickers' wire types are acp/pickers'.
+type (
+	configOption = pickers.Option
+	selectOption = pickers.Choice
+	modeState    = pickers.ModeState
+)
 
 // session/list
 

@@ -34,6 +34,45 @@ const (
 // errPromptQueueFull refuses a prompt past its session's queue's bounds.
 var errPromptQueueFull = errors.New("too many prompts are waiting for this session's running turn: send this again once one has answered, or send session/cancel")
 
+// promptQueue holds the prompts a server owes an answer beyond the read
+// loop's: each running or queued prompt by its request id (for
+// $/cancel_request), and each session's queue, started in order as its
+// turns end. It runs a prompt as the server does (Server.prompt) and
+// tells the connection what it no longer owes.
+type promptQueue struct {
+	s  *Server
+	mu sync.Mutex
+	// byID is a running or queued prompt's request id (idKey) → its
+	// session.
+	byID map[string]*session
+}
+
+func newPromptQueue(s *Server) *promptQueue {
+	return &promptQueue{s: s, byID: map[string]*session{}}
+}
+
+// add notes that the prompt with request id key runs or waits in sess.
+func (pq *promptQueue) add(key string, sess *session) {
+	pq.mu.Lock()
+	pq.byID[key] = sess
+	pq.mu.Unlock()
+}
+
+// forget notes that the prompt with request id key is answered.
+func (pq *promptQueue) forget(key string) {
+	pq.mu.Lock()
+	delete(pq.byID, key)
+	pq.mu.Unlock()
+}
+
+// sessionOf is the session of the running or queued prompt with request
+// id key; nil when none is.
+func (pq *promptQueue) sessionOf(key string) *session {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	return pq.byID[key]
+}
+
 // A queuedPrompt is a prompt read while its session's turn ran.
 type queuedPrompt struct {
 	p      *promptRequest
@@ -109,10 +148,11 @@ func (b *steerBox) cancel() {
 	b.mu.Unlock()
 }
 
-// queuePrompt queues p behind its session's running turn, or joins that
+// queue queues p behind its session's running turn, or joins that
 // turn when p steers. Called where prompt would start a turn, with the
 // session busy.
-func (s *Server) queuePrompt(r *request[promptResponse], sess *session, p *promptRequest) (*promptResponse, error) {
+func (pq *promptQueue) queue(r *request[promptResponse], sess *session, p *promptRequest) (*promptResponse, error) {
+	s := pq.s
 	size := promptBytes(p.Prompt)
 	steer := p.Meta.steer()
 	var text string
@@ -133,9 +173,7 @@ func (s *Server) queuePrompt(r *request[promptResponse], sess *session, p *promp
 		return nil, err
 	}
 	q := &queuedPrompt{p: p, id: r.ID(), key: jsonrpc.KeyOf(r.ID()), ctx: ctx, cancel: cancel, answer: r.Keep(), bytes: size, text: text}
-	s.mu.Lock()
-	s.prompts[q.key] = sess
-	s.mu.Unlock()
+	pq.add(q.key, sess)
 	sess.mu.Lock()
 	if steer && sess.running != nil && sess.running.steer != nil && sess.running.steer.add(q) {
 		sess.mu.Unlock()
@@ -149,14 +187,14 @@ func (s *Server) queuePrompt(r *request[promptResponse], sess *session, p *promp
 	s.log.Info("a prompt waits for the running turn", "session", sess.id, "queued", len(sess.queue))
 	if idle {
 		// The turn it waited for ended meanwhile.
-		s.next(sess)
+		pq.next(sess)
 	}
 	return nil, nil
 }
 
 // next starts the first prompt of the session's queue, when no turn runs.
 // Called once a turn has answered.
-func (s *Server) next(sess *session) {
+func (pq *promptQueue) next(sess *session) {
 	sess.mu.Lock()
 	if sess.running != nil || sess.starting || len(sess.queue) == 0 {
 		sess.mu.Unlock()
@@ -167,12 +205,13 @@ func (s *Server) next(sess *session) {
 	sess.queueBytes -= q.bytes
 	sess.starting = true
 	sess.mu.Unlock()
-	go s.startQueued(sess, q)
+	go pq.start(sess, q)
 }
 
-// startQueued handles a queued prompt as prompt would have, had its
+// start handles a queued prompt as prompt would have, had its
 // session been free: under the context its queueing began.
-func (s *Server) startQueued(sess *session, q *queuedPrompt) {
+func (pq *promptQueue) start(sess *session, q *queuedPrompt) {
+	s := pq.s
 	defer s.conn.End() // the queue's; a turn owes its own
 	defer q.cancel()
 	// Its lane is Held: the queue's own work holds the connection open, so a
@@ -182,8 +221,8 @@ func (s *Server) startQueued(sess *session, q *queuedPrompt) {
 		sess.mu.Lock()
 		sess.starting = false
 		sess.mu.Unlock()
-		s.cancelQueued(sess, q)
-		s.next(sess)
+		pq.cancel(sess, q)
+		pq.next(sess)
 		return
 	}
 	res, err := s.startDequeued(r, q.p)
@@ -194,29 +233,26 @@ func (s *Server) startQueued(sess *session, q *queuedPrompt) {
 	sess.mu.Lock()
 	sess.starting = false
 	sess.mu.Unlock()
-	s.mu.Lock()
-	delete(s.prompts, q.key)
-	s.mu.Unlock()
+	pq.forget(q.key)
 	if err != nil {
 		q.answer.Fail(err)
 	} else {
 		q.answer.Reply(res)
 	}
-	s.next(sess)
+	pq.next(sess)
 }
 
-// cancelQueued answers a queued prompt that never ran "cancelled".
-func (s *Server) cancelQueued(sess *session, q *queuedPrompt) {
-	s.mu.Lock()
-	delete(s.prompts, q.key)
-	s.mu.Unlock()
+// cancel answers a queued prompt that never ran "cancelled".
+func (pq *promptQueue) cancel(sess *session, q *queuedPrompt) {
+	pq.forget(q.key)
 	q.answer.Reply(&promptResponse{StopReason: "cancelled", Meta: codaMeta[promptOutcome]{Coda: promptOutcome{Status: "cancelled", Warnings: []string{}}}})
 }
 
-// dropQueue takes every prompt out of the session's queue, and the
+// drop takes every prompt out of the session's queue, and the
 // running turn's steering prompts, and answers each "cancelled"
 // (session/cancel).
-func (s *Server) dropQueue(sess *session) {
+func (pq *promptQueue) drop(sess *session) {
+	s := pq.s
 	sess.mu.Lock()
 	queue := sess.queue
 	sess.queue, sess.queueBytes = nil, 0
@@ -226,14 +262,15 @@ func (s *Server) dropQueue(sess *session) {
 	sess.mu.Unlock()
 	for _, q := range queue {
 		q.cancel()
-		s.cancelQueued(sess, q)
+		pq.cancel(sess, q)
 		s.conn.End()
 	}
 }
 
-// dropQueued answers the queued prompt with the request key "cancelled"
+// dropID answers the queued prompt with the request key "cancelled"
 // and reports whether it found one ($/cancel_request).
-func (s *Server) dropQueued(sess *session, key string) bool {
+func (pq *promptQueue) dropID(sess *session, key string) bool {
+	s := pq.s
 	sess.mu.Lock()
 	for i, q := range sess.queue {
 		if q.key == key {
@@ -241,7 +278,7 @@ func (s *Server) dropQueued(sess *session, key string) bool {
 			sess.queueBytes -= q.bytes
 			sess.mu.Unlock()
 			q.cancel()
-			s.cancelQueued(sess, q)
+			pq.cancel(sess, q)
 			s.conn.End()
 			return true
 		}
@@ -253,12 +290,11 @@ func (s *Server) dropQueued(sess *session, key string) bool {
 // steered answers a turn's steering prompts once it has ended: those the
 // model read with the turn's stop reason; those it did not are queued
 // first, unless the turn was cancelled, which cancels them too.
-func (s *Server) steered(sess *session, b *steerBox, runID, stop string) {
+func (pq *promptQueue) steered(sess *session, b *steerBox, runID, stop string) {
+	s := pq.s
 	taken, pending, cancelled := b.close()
 	for _, q := range taken {
-		s.mu.Lock()
-		delete(s.prompts, q.key)
-		s.mu.Unlock()
+		pq.forget(q.key)
 		q.answer.Reply(&promptResponse{StopReason: stop, Meta: codaMeta[promptOutcome]{Coda: promptOutcome{Status: "steered", RunID: runID, Warnings: []string{}}}})
 		q.cancel()
 		s.conn.End()
@@ -266,7 +302,7 @@ func (s *Server) steered(sess *session, b *steerBox, runID, stop string) {
 	if cancelled {
 		for _, q := range pending {
 			q.cancel()
-			s.cancelQueued(sess, q)
+			pq.cancel(sess, q)
 			s.conn.End()
 		}
 		return

@@ -2,13 +2,13 @@ package acp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/coda-acp/coda/acp/pickers"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/mcp"
@@ -31,8 +31,9 @@ type Options struct {
 	// are the server's; its log is where the server logs as well.
 	Engine *engine.Engine
 
-	UserModel    string
-	DefaultModel string
+	// UserModel is --model: the model of stages that take the user's
+	// model, until a session picks its own.
+	UserModel string
 	// UserEffort is --effort: the reasoning effort of stages that take the
 	// user's model, until a session picks its own (effort.go).
 	UserEffort string
@@ -59,35 +60,10 @@ type Options struct {
 	// session's _meta.coda.commentary wins over it.
 	Commentary string
 
-	// Models beyond the launch's (auth.go, modes.go).
-
-	// FindDefault, when DefaultModel is "", looks for one (a local Ollama
-	// that answers); "" when there is none. With wait false it answers at
-	// once, "" while it is still looking; with wait it may take a moment,
-	// so acp waits only in a turn's goroutine or in authenticate (auth.go).
-	FindDefault func(wait bool) string
-	// PickerModels are more models the model option offers (config.toml's
-	// [picker] models), after the launch's.
-	PickerModels []string
-	// Discover lists the models the providers offer, for the model option
-	// after PickerModels (listed.go): asked once, in the background, when
-	// the first session starts, and kept for the process; ctx ends when
-	// Serve does. Nil lists none ([picker] discover = false).
-	Discover func(ctx context.Context) []ListedModel
-	// Efforts says which reasoning effort levels the model spec names
-	// takes, in order, and the level it is given when the session picks
-	// none (--effort, else the config's; "" leaves it to the model). Nil
-	// offers no effort option.
-	Efforts func(spec string) (takes []string, launch string)
-	// CheckModel says whether a model spec can be used: nil, an error
-	// wrapping ErrAuthRequired when its key is not set (the message names
-	// the variable), or another error when the spec itself is wrong. Nil
-	// takes every PROVIDER:MODEL.
-	CheckModel func(spec string) error
-	// Reach says why a turn could not reach a model when the user's model
-	// is userModel and the default defaultModel, or nil when it can: the
-	// message says what to set. Nil takes every turn as reachable.
-	Reach func(userModel, defaultModel string) error
+	// Models answers what acp asks of the models beyond the launch's: the
+	// default, the picker's list, efforts, whether a model can be used
+	// (models.go). Nil knows none.
+	Models Models
 
 	// MCPStartWait bounds how long a prompt waits for its session's MCP
 	// servers still starting (default 10s); MCPStartTimeout how long a
@@ -129,36 +105,40 @@ type Server struct {
 	opts Options
 	log  *slog.Logger
 	conn *jsonrpc.Conn // set by Serve, before the first message is read
-	// launchOutputs are the contracts at launch: advertised in initialize.
-	launchOutputs *blueprint.Outputs
-	launchLevel   *outputspec.Level
-	// launchNamesFiles: the launch's spec or the agent's outputs name a
-	// schema file or validator, read at every compile (compileReadsFiles).
-	launchNamesFiles bool
+	// out are the agent's answer contracts, the launch's and a session's
+	// (outputs.go).
+	out *outputs
+	// pick answers the sessions' pickers (modes.go, acp/pickers).
+	pick *pickers.Picker
 
 	// store keeps the sessions' files (the engine's store); nil without a
 	// state directory.
 	store *statestore.Store
 
+	// prompts are the prompts owed an answer off the read loop: running
+	// and queued (queue.go).
+	prompts *promptQueue
+
 	mu       sync.Mutex
 	sessions map[string]*session
-	prompts  map[string]*session // a running prompt's request id → its session
 	loading  map[string]*restore // the sessions a load or resume is restoring (load.go)
 	// order holds the messages naming a session whose request runs off
 	// the read loop, by session id (order.go).
-	order      jsonrpc.Order
-	clientCaps json.RawMessage
+	order jsonrpc.Order
+	// caps are the client's capabilities, from initialize.
+	caps capabilities
 	// mcp runs the sessions' MCP servers (mcp.go), stopped with the
 	// connection.
 	mcp *mcp.Host
-	// listing is the providers' model list (listed.go).
-	listing *listing
 }
 
 // NewServer checks opts and compiles the launch output contracts.
 func NewServer(opts Options) (*Server, error) {
 	if opts.Agent == nil || opts.Engine == nil || opts.Engine.Models == nil {
 		return nil, errors.New("acp: Options.Agent, Options.Engine and its Models are required")
+	}
+	if opts.Models == nil {
+		opts.Models = noModels{}
 	}
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 30 * time.Second
@@ -172,22 +152,19 @@ func NewServer(opts Options) (*Server, error) {
 	if err := CheckCommentary(opts.Commentary); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, prompts: map[string]*session{}, loading: map[string]*restore{}, listing: newListing()}
+	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, loading: map[string]*restore{}}
 	s.mcp = mcp.NewHost(mcp.Options{
 		Log: s.log, Version: opts.Version,
 		StartTimeout: opts.MCPStartTimeout, CallTimeout: opts.MCPCallTimeout, StartWait: opts.MCPStartWait,
 	})
 	s.store = opts.Engine.Store
-	s.launchLevel = &outputspec.Level{Dir: opts.LaunchDir, Spec: opts.Launch}
-	outs, err := blueprint.CompileOutputs(opts.Agent, outputspec.Levels{Launch: s.launchLevel})
+	out, err := newOutputs(opts.Agent, outputspec.Level{Dir: opts.LaunchDir, Spec: opts.Launch}, opts.Engine.Taint, s.log)
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range outs.Warnings {
-		s.log.Warn(w)
-	}
-	s.launchOutputs = outs
-	s.launchNamesFiles = namesFilesAtLaunch(opts.Launch, opts.Agent)
+	s.out = out
+	s.prompts = newPromptQueue(s)
+	s.pick = pickers.New(opts.Models, opts.UserModel, opts.UserEffort, out.privateFile)
 	return s, nil
 }
 
@@ -204,7 +181,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	// Then stop the sessions' MCP servers: every turn that could call
 	// them has answered; and the providers' listing, if it still runs.
 	s.mcp.Close()
-	s.stopListing()
+	s.pick.Listing.Stop()
 	// The index's lines of the last turns' appends are written.
 	s.store.Flush()
 	return err

@@ -3,13 +3,13 @@ package acp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/coda-acp/coda/acp/pickers"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/mcp"
@@ -17,7 +17,6 @@ import (
 	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/outputspec"
 	statestore "github.com/coda-acp/coda/store"
-	"github.com/coda-acp/coda/validators"
 )
 
 // A session is one conversation: its working directory, its output levels
@@ -121,11 +120,12 @@ func (sess *session) taintedBy(t taint.Session) {
 }
 
 // remember adds a finished turn to the session's history, keeping only what
-// the next turn can use.
-func (sess *session) remember(ex engine.Exchange) {
+// the next turn can use, without the earlier turns its compaction cut
+// (engine.ForgetHistory).
+func (sess *session) remember(ex engine.Exchange, cut int) {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	sess.history = engine.KeepHistory(append(sess.history, ex))
+	sess.history = engine.KeepHistory(engine.ForgetHistory(sess.history, cut, ex))
 }
 
 // cancelTurn cancels the session's running prompt, if any.
@@ -135,36 +135,6 @@ func (sess *session) cancelTurn() {
 	if sess.running != nil {
 		sess.running.cancel()
 	}
-}
-
-// levels are the session's levels of the output cascade after the
-// blueprint's: launch, session/new _meta, the config option.
-func (s *Server) levels(meta *outputspec.Level, config string) outputspec.Levels {
-	return outputspec.Levels{Launch: s.launchLevel, SessionMeta: meta, ConfigOption: config}
-}
-
-// compile compiles the agent's contracts under levels, logging what they
-// retire. A failure is the request's fault: -32602 with the compiler's
-// one-line message.
-func (s *Server) compile(levels outputspec.Levels) (*blueprint.Outputs, error) {
-	outs, err := blueprint.CompileOutputs(s.opts.Agent, levels)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
-	}
-	for _, w := range outs.Warnings {
-		s.log.Warn(w)
-	}
-	return outs, nil
-}
-
-// shapes refuses what field would give: an output spec for an agent that
-// gives no answer, which it would never shape (DESIGN §15, honest
-// capability; the launch's --output-* are refused at start-up).
-func (s *Server) shapes(field string) error {
-	if err := s.opts.Agent.CheckAnswers(); err != nil {
-		return fmt.Errorf("%w: %s: %v, so it has nothing to shape", ErrInvalidParams, field, err)
-	}
-	return nil
 }
 
 // newSession handles session/new. A _meta.coda.output whose compile reads
@@ -182,17 +152,17 @@ func (s *Server) newSession(ctx context.Context, r *request[newSessionResponse],
 	}
 	raw := p.Meta.output()
 	if raw != nil {
-		if err := s.shapes("_meta.coda.output"); err != nil {
+		if err := s.out.shapes("_meta.coda.output"); err != nil {
 			return nil, err
 		}
 	}
-	_, listed := s.listed()
-	if waitList := s.opts.Discover != nil && !listed; waitList || raw != nil && s.compileReadsFiles(raw) {
+	_, listed := s.pick.Listing.Listed()
+	if waitList := s.pick.Listing.On() && !listed; waitList || raw != nil && s.out.compileReadsFiles(raw) {
 		// Off the read loop: the providers' list, waited for briefly
 		// (listed.go), or the files the spec names.
 		return aside(ctx, r, nil, func(ctx context.Context) (*newSessionResponse, error) {
 			if waitList {
-				s.awaitListedFor(ctx, newSessionListWait)
+				s.awaitListed(ctx, newSessionListWait)
 			}
 			return s.openSession(r, p, sess, raw)
 		})
@@ -205,17 +175,17 @@ func (s *Server) newSession(ctx context.Context, r *request[newSessionResponse],
 func (s *Server) openSession(r *request[newSessionResponse], p *newSessionRequest, sess *session, raw json.RawMessage) (*newSessionResponse, error) {
 	var err error
 	if raw != nil {
-		if sess.meta, err = s.metaLevel(raw, sess.cwd); err != nil {
+		if sess.meta, err = s.out.metaLevel(raw, sess.cwd); err != nil {
 			return nil, err
 		}
 		sess.metaRaw = raw
 	}
-	if sess.outputs, err = s.sessionOutputs(sess.meta, ""); err != nil {
+	if sess.outputs, err = s.out.sessionOutputs(sess.meta, ""); err != nil {
 		return nil, err
 	}
 	sess.id = s.opts.Engine.NewID("s")
 	s.workspace(sess)
-	if err := s.startMCP(sess, p.MCPServers); err != nil {
+	if err := sess.startMCP(s.mcp, p.MCPServers); err != nil {
 		return nil, err
 	}
 
@@ -227,93 +197,6 @@ func (s *Server) openSession(r *request[newSessionResponse], p *newSessionReques
 	res := s.sessionResponse(sess, warning)
 	r.Then(s.announce(sess, res.Meta))
 	return &newSessionResponse{Meta: res.Meta, ConfigOptions: res.ConfigOptions, Modes: res.Modes, SessionID: sess.id}, nil
-}
-
-// namesFiles reports whether a _meta.coda.output spec names files coda
-// reads (schemaFile, validator): a request that gives one reads them off
-// the read loop, so that a file system that hangs holds up no other
-// message (namedfile bounds the wait, not the loop's).
-func namesFiles(raw json.RawMessage) bool {
-	if raw == nil {
-		return false
-	}
-	spec, err := outputspec.ParseMeta(raw)
-	return err == nil && (spec.SchemaFile != "" || spec.Validator != "")
-}
-
-// metaLevel is a _meta.coda.output spec as a level of the cascade, its
-// paths resolved in the session's directory dir; unknown fields are
-// errors, and so is a schemaFile or validator that is a private file
-// (privateFile), refused unread.
-func (s *Server) metaLevel(raw json.RawMessage, dir string) (*outputspec.Level, error) {
-	spec, err := outputspec.ParseMeta(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
-	}
-	for field, p := range map[string]string{"schemaFile": spec.SchemaFile, "validator": spec.Validator} {
-		if p == "" {
-			continue
-		}
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
-		}
-		if name, private := s.privateFile(p, dir); private {
-			return nil, fmt.Errorf("%w: _meta.coda.output.%s: %s is a private file (the taint gate's private paths), so coda does not read it", ErrInvalidParams, field, name)
-		}
-	}
-	l := &outputspec.Level{Dir: dir, Spec: spec}
-	// The caller's own schema and validator: refused here, before any
-	// model call, not failed open as a blueprint's are (DESIGN §19).
-	var ce *outputspec.CallerError
-	if err := outputspec.CheckCaller(*l); errors.As(err, &ce) {
-		field := "_meta.coda.output" // the message names the file
-		if ce.Field == "schema" {
-			field += ".schema"
-		}
-		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidParams, field, ce.Err)
-	}
-	return l, nil
-}
-
-// sessionOutputs are the contracts a session's levels give: the launch's,
-// compiled once for every session, when it has no level of its own.
-func (s *Server) sessionOutputs(meta *outputspec.Level, config string) (*blueprint.Outputs, error) {
-	if meta == nil && config == "" {
-		return s.launchOutputs, nil
-	}
-	return s.compile(s.levels(meta, config))
-}
-
-// formatChoices are the output_format option's values: the picker's
-// formats, in its order.
-var formatChoices = func() []selectOption {
-	var o []selectOption
-	for _, f := range validators.PickerFormats() {
-		o = append(o, selectOption{f.Label, f.Title})
-	}
-	return o
-}()
-
-// formatOption is the output_format config option, showing the format in
-// effect.
-func (s *Server) formatOption(outs *blueprint.Outputs) configOption {
-	current := ""
-	if c := outs.Lead(s.opts.Agent); c != nil {
-		current = c.Format()
-	}
-	opt := configOption{
-		ID: "output_format", Name: "Answer format", Category: "_output", Type: "select",
-		Description:  "The format of the final answer coda closes each turn with",
-		CurrentValue: current, Options: formatChoices,
-	}
-	found := false
-	for _, o := range formatChoices {
-		found = found || o.Value == current
-	}
-	if !found && current != "" {
-		opt.Options = append(append([]selectOption(nil), formatChoices...), selectOption{current, current})
-	}
-	return opt
 }
 
 // session is the open session id names.
@@ -340,7 +223,7 @@ func (s *Server) setConfigOption(ctx context.Context, r *request[setSessionConfi
 	}
 	var value string
 	if err := json.Unmarshal(p.Value, &value); err != nil || strings.TrimSpace(value) == "" {
-		return nil, fmt.Errorf("%w: value: %s takes a string value such as %q", ErrInvalidParams, *p.ConfigID, optionExample(*p.ConfigID))
+		return nil, fmt.Errorf("%w: value: %s takes a string value such as %q", ErrInvalidParams, *p.ConfigID, pickers.OptionExample(*p.ConfigID))
 	}
 	id, value := *p.ConfigID, strings.TrimSpace(value)
 	set := func(context.Context) (*setSessionConfigOptionResponse, error) {
@@ -370,31 +253,9 @@ func (s *Server) setConfigOption(ctx context.Context, r *request[setSessionConfi
 func (s *Server) readsFiles(sess *session, id, value string) bool {
 	switch id {
 	case optionModel:
-		return strings.HasPrefix(value, "script:") && strings.HasPrefix(s.launchModel(), "script:")
+		return s.pick.ReadsModelFile(value)
 	case optionFormat:
-		return s.compileReadsFiles(sess.metaRaw)
-	}
-	return false
-}
-
-// compileReadsFiles reports whether compiling a session's contracts reads
-// files: its _meta.coda.output (raw) names one, or the launch's spec or
-// the blueprint's does.
-func (s *Server) compileReadsFiles(raw json.RawMessage) bool {
-	return s.launchNamesFiles || namesFiles(raw)
-}
-
-// namesFilesAtLaunch reports whether the launch's spec or the agent's
-// outputs name a schema file or a validator, which every compile reads.
-func namesFilesAtLaunch(launch outputspec.Spec, agent *blueprint.Blueprint) bool {
-	specs := []*outputspec.Spec{&launch, agent.Agent.Output}
-	for _, st := range agent.Stages {
-		specs = append(specs, st.Output)
-	}
-	for _, spec := range specs {
-		if spec != nil && (spec.SchemaFile != "" || spec.Validator != "") {
-			return true
-		}
+		return s.out.compileReadsFiles(sess.metaRaw)
 	}
 	return false
 }
@@ -413,7 +274,7 @@ func (s *Server) closeSession(ctx context.Context, r *request[closeSessionRespon
 	// Its MCP servers stop meanwhile; the close is answered once they are
 	// gone.
 	answer := r.Keep()
-	s.afterTurn(sess, s.stopMCP(sess), func() { answer.Reply(&closeSessionResponse{}) })
+	s.afterTurn(sess, sess.stopMCP(), func() { answer.Reply(&closeSessionResponse{}) })
 	return nil, nil
 }
 
@@ -454,7 +315,7 @@ func (s *Server) cancelSession(_ context.Context, p *cancelNotification) {
 		s.log.Warn("session/cancel for an unknown session", "session", *p.SessionID)
 		return
 	}
-	s.dropQueue(sess)
+	s.prompts.drop(sess)
 	sess.cancelTurn()
 }
 
@@ -466,10 +327,7 @@ func (s *Server) cancelRequest(_ context.Context, p *cancelRequestNotification) 
 	if !ok {
 		return
 	}
-	s.mu.Lock()
-	sess := s.prompts[key]
-	s.mu.Unlock()
-	if sess != nil && !s.dropQueued(sess, key) {
+	if sess := s.prompts.sessionOf(key); sess != nil && !s.prompts.dropID(sess, key) {
 		sess.mu.Lock()
 		if r := sess.running; r != nil && r.id == key {
 			r.cancel()

@@ -255,7 +255,7 @@ func runSession(t *testing.T, file string) {
 				Log: slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 				IDs: ids, MaxModelCalls: maxCalls, Agents: sessionAgents,
 			},
-			Efforts: effortsOf,
+			Models: &acptest.Models{EffortsFunc: effortsOf},
 		})
 		if err != nil {
 			t.Fatal(err)

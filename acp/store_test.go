@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coda-acp/coda/acp/acptest"
 	"github.com/coda-acp/coda/acp/editor"
+	"github.com/coda-acp/coda/acp/pickers"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/internal/jsonrpc"
@@ -80,7 +82,7 @@ func TestInside(t *testing.T) {
 		for _, p := range tt.paths {
 			locs = append(locs, engine.Location{Path: p})
 		}
-		if got := inside(roots, locs); got != tt.want {
+		if got := pickers.Inside(roots, locs); got != tt.want {
 			t.Errorf("inside(%v) = %v, want %v", tt.paths, got, tt.want)
 		}
 	}
@@ -321,7 +323,7 @@ func TestDeleteSession_duringTurn(t *testing.T) {
 // level and its option values.
 func TestRestore_levelsAndOptions(t *testing.T) {
 	state, cwd := t.TempDir(), t.TempDir()
-	srv := testServer(t, state, Options{PickerModels: []string{"answer:other"}})
+	srv := testServer(t, state, Options{Models: &acptest.Models{PickerModels: []string{"answer:other"}}})
 	id := handle(t, srv, (*Server).newSession, fmt.Sprintf(`{"cwd":%q,"mcpServers":[],"_meta":{"coda":{"output":{"format":"json","instructions":"Keys sorted."}}}}`, cwd)).SessionID
 	sess := srv.sessions[id]
 	for option, value := range map[string]string{optionModel: "answer:other", optionMode: modeAutoEdit} {
@@ -331,13 +333,13 @@ func TestRestore_levelsAndOptions(t *testing.T) {
 	}
 	srv.saveSession(sess, nil)
 
-	again := testServer(t, state, Options{PickerModels: []string{"answer:other"}})
+	again := testServer(t, state, Options{Models: &acptest.Models{PickerModels: []string{"answer:other"}}})
 	handle(t, again, (*Server).loadSession, fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, cwd))
 	got := again.sessions[id]
 	if got.meta == nil || got.meta.Spec.Instructions != "Keys sorted." || got.outputs.Lead(again.opts.Agent).Format() != "json" {
 		t.Errorf("restored output level %+v, format %s", got.meta, got.outputs.Lead(again.opts.Agent).Format())
 	}
-	if got.model != "answer:other" || got.mode != modeAutoEdit || again.userModel(got) != "answer:other" {
+	if got.model != "answer:other" || got.mode != modeAutoEdit || again.pick.UserModel(got.picks()) != "answer:other" {
 		t.Errorf("restored model %q, mode %q", got.model, got.mode)
 	}
 }

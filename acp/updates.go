@@ -97,21 +97,6 @@ func (k *updateSink) compacted(ev engine.Event) error {
 	return k.end(b)
 }
 
-// advertisesCompaction reports whether the client's capabilities (as it
-// sent them in initialize) advertise session.compaction: an object, not
-// null.
-func (s *Server) advertisesCompaction() bool {
-	s.mu.Lock()
-	caps := s.clientCaps
-	s.mu.Unlock()
-	var c struct {
-		Session struct {
-			Compaction json.RawMessage `json:"compaction"`
-		} `json:"session"`
-	}
-	return json.Unmarshal(caps, &c) == nil && len(c.Session.Compaction) > 0 && c.Session.Compaction[0] == '{'
-}
-
 // begin starts a session/update notification up to its update object's
 // first field.
 func (k *updateSink) begin(kind string) []byte {

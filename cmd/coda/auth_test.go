@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/coda-acp/coda/internal/catalog"
 )
 
 func TestEnvDefault(t *testing.T) {
@@ -25,8 +27,8 @@ func TestEnvDefault(t *testing.T) {
 		{map[string]string{"ANTHROPIC_API_KEY": "  "}, ""},
 	}
 	for _, tt := range tests {
-		if got := envDefault(configEnv(tt.env)); got != tt.want {
-			t.Errorf("envDefault(%v) = %q, want %q", tt.env, got, tt.want)
+		if got := catalog.EnvDefault(configEnv(tt.env)); got != tt.want {
+			t.Errorf("catalog.EnvDefault(%v) = %q, want %q", tt.env, got, tt.want)
 		}
 	}
 }
@@ -60,14 +62,14 @@ func TestProbeOllama(t *testing.T) {
 	}
 	for _, tt := range tests {
 		srv := fakeOllama(t, tt.status, tt.body)
-		got, err := probeOllama(context.Background(), configOllamaBase(srv.URL))
+		got, err := catalog.ProbeOllama(context.Background(), catalog.OllamaBase(srv.URL))
 		if got != tt.want || (err == nil) != (tt.want != "") {
-			t.Errorf("probeOllama(%s) = %q, %v; want %q", tt.body, got, err, tt.want)
+			t.Errorf("catalog.ProbeOllama(%s) = %q, %v; want %q", tt.body, got, err, tt.want)
 		}
 	}
 	// Nothing listening: an error at once.
-	if got, err := probeOllama(context.Background(), "http://127.0.0.1:1/v1"); got != "" || err == nil {
-		t.Errorf("probeOllama(nothing) = %q, %v", got, err)
+	if got, err := catalog.ProbeOllama(context.Background(), "http://127.0.0.1:1/v1"); got != "" || err == nil {
+		t.Errorf("catalog.ProbeOllama(nothing) = %q, %v", got, err)
 	}
 }
 

@@ -21,7 +21,18 @@ import (
 	"github.com/coda-acp/coda/engine/provider/gemini"
 	"github.com/coda-acp/coda/engine/provider/ollama"
 	"github.com/coda-acp/coda/engine/provider/openai"
+	"github.com/coda-acp/coda/internal/catalog"
 )
+
+// providersOf are the config's providers by name, as its catalog has
+// them.
+func providersOf(c *config) map[string]*catalog.Provider {
+	out := map[string]*catalog.Provider{}
+	for _, name := range c.catalog.Names() {
+		out[name] = c.catalog.Provider(name)
+	}
+	return out
+}
 
 // configEnv is a getenv over a map.
 func configEnv(vars map[string]string) func(string) string {
@@ -79,13 +90,13 @@ models = ["gateway:claude-opus-4-1", "ollama:qwen3"]
 	}
 	str := func(s string) *string { return &s }
 	one := 1
-	want := map[string]*providerConfig{
+	want := map[string]*catalog.Provider{
 		"local": {
 			Kind: "openai", BaseURL: "http://127.0.0.1:8080/v1", Headers: map[string]string{"X-Team": "docs"},
-			MaxTokens: 4096, Timeout: configDuration(90 * time.Second), MaxCallTime: configDuration(45 * time.Minute), MaxRetries: &one,
+			MaxTokens: 4096, Timeout: catalog.Duration(90 * time.Second), MaxCallTime: catalog.Duration(45 * time.Minute), MaxRetries: &one,
 			ContextWindows: map[string]int{"qwen3:8b": 40960},
 		},
-		"openai":    {Kind: "openai", API: "responses", BaseURL: "https://api.openai.com/v1", APIKeyEnv: str("MY_OPENAI_KEY"), Timeout: configDuration(30 * time.Second)},
+		"openai":    {Kind: "openai", API: "responses", BaseURL: "https://api.openai.com/v1", APIKeyEnv: str("MY_OPENAI_KEY"), Timeout: catalog.Duration(30 * time.Second)},
 		"anthropic": {Kind: "anthropic", BaseURL: "https://api.anthropic.com", APIKeyEnv: str("ANTHROPIC_API_KEY")},
 		"gemini":    {Kind: "gemini", BaseURL: "https://generativelanguage.googleapis.com/v1beta", APIKeyEnv: str("GEMINI_API_KEY"), AltKeyEnvs: []string{"GOOGLE_API_KEY"}},
 		"ollama":    {Kind: "ollama", BaseURL: "http://localhost:11434", APIKeyEnv: str("")},
@@ -95,7 +106,7 @@ models = ["gateway:claude-opus-4-1", "ollama:qwen3"]
 		},
 		"gateway": {Kind: "anthropic", BaseURL: "https://llm.example.com/anthropic", APIKeyEnv: str("GATEWAY_KEY"), ThinkingBudget: 2048},
 	}
-	if diff := cmp.Diff(want, c.providers); diff != "" {
+	if diff := cmp.Diff(want, providersOf(c)); diff != "" {
 		t.Errorf("providers (-want +got):\n%s", diff)
 	}
 }
@@ -162,7 +173,7 @@ func TestLoadConfig_defaultPath(t *testing.T) {
 	}
 	// No file: the built-in providers only.
 	c, err = loadConfig("", configEnv(map[string]string{"XDG_CONFIG_HOME": t.TempDir()}))
-	if err != nil || c.DefaultModel != "" || len(c.providers) != 5 {
+	if err != nil || c.DefaultModel != "" || len(c.catalog.Names()) != 5 {
 		t.Errorf("no file: %+v, %v", c, err)
 	}
 	// A named file that is missing is an error.
@@ -193,15 +204,15 @@ func TestConfigOllamaBase(t *testing.T) {
 		"http://proxy:80/ollama": "http://proxy:80/ollama",
 		"[::1]":                  "http://[::1]:11434",
 	} {
-		if got := configOllamaBase(in); got != want {
-			t.Errorf("configOllamaBase(%q) = %q, want %q", in, got, want)
+		if got := catalog.OllamaBase(in); got != want {
+			t.Errorf("catalog.OllamaBase(%q) = %q, want %q", in, got, want)
 		}
 	}
 	c, err := loadConfig("", configEnv(map[string]string{"OLLAMA_HOST": "gpu-box:11500"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.providers["ollama"].BaseURL; got != "http://gpu-box:11500" {
+	if got := c.catalog.Provider("ollama").BaseURL; got != "http://gpu-box:11500" {
 		t.Errorf("ollama base %q", got)
 	}
 }
@@ -280,7 +291,7 @@ func TestConfig_preflight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.preflight([]string{"anthropic:claude-sonnet-4-5", "ollama:llama3.1", "script:" + scriptPath}); err != nil {
+	if err := c.catalog.Check("anthropic:claude-sonnet-4-5", "ollama:llama3.1", "script:"+scriptPath); err != nil {
 		t.Errorf("preflight: %v", err)
 	}
 	tests := map[string]string{
@@ -290,7 +301,7 @@ func TestConfig_preflight(t *testing.T) {
 		"anthropic:":           "want PROVIDER:MODEL",
 	}
 	for spec, want := range tests {
-		err := c.preflight([]string{"anthropic:claude-sonnet-4-5", spec})
+		err := c.catalog.Check("anthropic:claude-sonnet-4-5", spec)
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: error %v, want one line containing %q", spec, err, want)
 		}
@@ -328,7 +339,7 @@ context_windows = { "m1" = 32768 }
 		t.Fatal(err)
 	}
 	var waits []time.Duration
-	c.sleep = func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }
+	c.models().sleep = func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }
 	m, err := c.models().Model("lab:m1")
 	if err != nil {
 		t.Fatal(err)
@@ -397,11 +408,12 @@ effort = "low"
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := c.providers["openai"]
-	if p.effort("gpt-5.4") != "xhigh" || p.effort("gpt-5.4-mini") != "low" {
-		t.Errorf("effort %q, %q", p.effort("gpt-5.4"), p.effort("gpt-5.4-mini"))
+	_, big := c.catalog.Efforts("openai:gpt-5.4")
+	_, mini := c.catalog.Efforts("openai:gpt-5.4-mini")
+	if big != "xhigh" || mini != "low" {
+		t.Errorf("effort %q, %q", big, mini)
 	}
-	if err := c.preflight([]string{"openai:gpt-5.5", "openai:gpt-5.4-mini"}); err != nil {
+	if err := c.catalog.Check("openai:gpt-5.5", "openai:gpt-5.4-mini"); err != nil {
 		t.Errorf("levels the models take: %v", err)
 	}
 	// A model of no known levels takes the basic four; one that does not
@@ -410,22 +422,22 @@ effort = "low"
 		"openai:o-test":  `the config's [providers.openai] effort xhigh: model openai:o-test takes off, low, medium, high`,
 		"openai:gpt-4.1": `the config's [providers.openai] effort xhigh: model openai:gpt-4.1 does not reason: it takes no effort but off`,
 	} {
-		if err := c.preflight([]string{spec}); err == nil || err.Error() != want || !errors.Is(err, errEffort) {
+		if err := c.catalog.Check(spec); err == nil || err.Error() != want || !errors.Is(err, catalog.ErrEffort) {
 			t.Errorf("%s: %v, want %q", spec, err, want)
 		}
 	}
 	// --effort wins over the file, and is checked the same way.
-	if err := c.setEffort("max"); err != nil {
+	if err := c.catalog.SetEffort("max"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.preflight([]string{"anthropic:claude-opus-4-7"}); err != nil {
+	if err := c.catalog.Check("anthropic:claude-opus-4-7"); err != nil {
 		t.Errorf("opus 4.7 at max: %v", err)
 	}
 	want := "--effort max: model openai:gpt-5.5 takes off, low, medium, high, xhigh"
-	if err := c.preflight([]string{"openai:gpt-5.5"}); err == nil || err.Error() != want {
+	if err := c.catalog.Check("openai:gpt-5.5"); err == nil || err.Error() != want {
 		t.Errorf("gpt-5.5 at max: %v, want %q", err, want)
 	}
-	if err := c.setEffort("extreme"); err == nil || !strings.Contains(err.Error(), `--effort: "extreme" is not a level: want one of off, minimal, low, medium, high, xhigh, max`) {
+	if err := c.catalog.SetEffort("extreme"); err == nil || !strings.Contains(err.Error(), `"extreme" is not a level: want one of off, minimal, low, medium, high, xhigh, max`) {
 		t.Errorf("setEffort: %v", err)
 	}
 }
@@ -443,27 +455,6 @@ effort = "xhigh"
 	}
 }
 
-// The level a fallback model is sent is the nearest it takes.
-func TestNearestEffort(t *testing.T) {
-	for _, tt := range []struct {
-		effort string
-		takes  []string
-		want   string
-	}{
-		{"xhigh", effortsBudget, "high"},
-		{"max", []string{"low", "medium", "high", "xhigh"}, "xhigh"},
-		{"minimal", effortsBudget, "off"},
-		{"minimal", effortsLowHigh, "low"},
-		{"off", effortsLowMax, "low"},
-		{"high", effortsLowHigh, "high"},
-		{"", effortsLowHigh, ""},
-	} {
-		if got := nearestEffort(tt.effort, tt.takes); got != tt.want {
-			t.Errorf("nearestEffort(%q, %v) = %q, want %q", tt.effort, tt.takes, got, tt.want)
-		}
-	}
-}
-
 // structured on a provider, or on one of its models (which wins), is what
 // the engine is told of the model (DESIGN §17).
 func TestModelFacts_structured(t *testing.T) {
@@ -472,7 +463,7 @@ func TestModelFacts_structured(t *testing.T) {
 		t.Fatal(err)
 	}
 	for spec, want := range map[string]string{"local:m1": "native", "local:m2": "prompted", "openai:gpt-5.5": ""} {
-		if got := c.modelFacts(spec).Structured; got != want {
+		if got := c.catalog.Facts(spec).Structured; got != want {
 			t.Errorf("%s: structured %q, want %q", spec, got, want)
 		}
 	}

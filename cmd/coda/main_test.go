@@ -22,6 +22,7 @@ import (
 
 	"github.com/coda-acp/coda/engine/lint"
 	"github.com/coda-acp/coda/engine/tools"
+	"github.com/coda-acp/coda/internal/catalog"
 )
 
 // TestMain lets the test binary be coda itself: testscript's `exec coda`
@@ -390,7 +391,7 @@ func TestBundledAgents_Lint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, fs := lint.Source(data, source, dir, lint.Options{Tools: slices.Collect(maps.Keys(tools.Builtin())), NoTools: func(spec string) string { return modelFacts(spec).NoTools }})
+		b, fs := lint.Source(data, source, dir, lint.Options{Tools: slices.Collect(maps.Keys(tools.Builtin())), NoTools: func(spec string) string { return catalog.Fact(spec).NoTools }})
 		for _, f := range fs {
 			if f.Code == lint.CodeNotStrict {
 				continue // a schema not written for a strict subset is not wrong

@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 	"math"
-	"strings"
 
+	"github.com/coda-acp/coda/internal/catalog"
 	"github.com/coda-acp/coda/internal/prices"
 )
 
@@ -39,7 +39,7 @@ type priceConfig struct {
 func (c *config) checkPrices() error {
 	for spec, m := range c.Models {
 		key := fmt.Sprintf("models.%q", spec)
-		if _, _, err := configSplitSpec(spec); err != nil {
+		if _, _, err := catalog.SplitSpec(spec); err != nil {
 			return fmt.Errorf("[%s]: %w", key, err)
 		}
 		p := m.Price
@@ -58,26 +58,21 @@ func (c *config) checkPrices() error {
 	return nil
 }
 
-// price is what the model spec (canonical: "PROVIDER:MODEL") names costs:
-// the config's price for it, else the catalog's; nil when neither knows.
-func (c *config) price(spec string) *prices.Price {
-	for key, m := range c.Models {
-		if m.Price != nil && (key == spec || c.canonical(key) == spec) {
-			return m.Price.price()
+// prices are the config's prices, by spec as written, for the catalog
+// (catalog.Options.Prices), which lays them over its table's.
+func (c *config) prices() map[string]prices.Price {
+	out := map[string]prices.Price{}
+	for spec, m := range c.Models {
+		if p := m.Price; p != nil {
+			out[spec] = p.price()
 		}
 	}
-	provider, model, ok := strings.Cut(spec, ":")
-	if !ok {
-		return nil
-	}
-	if p, ok := prices.Lookup(provider, model); ok {
-		return &p
-	}
-	return nil
+	return out
 }
 
-func (p *priceConfig) price() *prices.Price {
-	out := &prices.Price{Input: *p.Input, Output: *p.Output, CachedRead: *p.Input, CachedWrite: *p.Input}
+// price is the price p says; the cached figures default to input.
+func (p *priceConfig) price() prices.Price {
+	out := prices.Price{Input: *p.Input, Output: *p.Output, CachedRead: *p.Input, CachedWrite: *p.Input}
 	if p.CachedRead != nil {
 		out.CachedRead = *p.CachedRead
 	}

@@ -41,7 +41,7 @@ price = { input = 0, output = 0 }
 		{"openai:gpt-5.5", nil},
 	}
 	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, c.modelFacts(tt.spec).Price); diff != "" {
+		if diff := cmp.Diff(tt.want, c.catalog.Facts(tt.spec).Price); diff != "" {
 			t.Errorf("%s's price (-want +got):\n%s", tt.spec, diff)
 		}
 	}

@@ -48,7 +48,7 @@ context_windows = { "meta-llama/Llama-3.3-70B" = 131072, "qwen3.5:9b" = 32768 }
 		"qwen3.5:9b":                "vllm:qwen3.5:9b",
 		"vertex:gemini-2.5-pro":     "vertex:gemini-2.5-pro", // resolve names what is wrong
 	} {
-		got, err := c.resolveSpec(spec)
+		got, err := c.catalog.Resolve(spec)
 		if err != nil || got != want {
 			t.Errorf("resolveSpec(%q) = %q, %v; want %q", spec, got, err, want)
 		}
@@ -67,7 +67,7 @@ context_windows = { "meta-llama/Llama-3.3-70B" = 131072, "qwen3.5:9b" = 32768 }
 		if !errors.Is(err, llm.ErrModelUnavailable) {
 			t.Errorf("Model(%q): %v does not wrap ErrModelUnavailable: the stage would not try its next model", spec, err)
 		}
-		if why := c.served(spec); !strings.HasPrefix(why, want) {
+		if why := c.catalog.Served(spec); !strings.HasPrefix(why, want) {
 			t.Errorf("served(%q) = %q, want %q", spec, why, want)
 		}
 	}
@@ -88,13 +88,13 @@ func TestConfig_bareModel(t *testing.T) {
 	if m.Name() != "claude-sonnet-5" {
 		t.Errorf("Name() = %q, want the blueprint's name", m.Name())
 	}
-	if f := c.modelFacts("claude-sonnet-5"); f.ContextWindow != 1_000_000 {
+	if f := c.catalog.Facts("claude-sonnet-5"); f.ContextWindow != 1_000_000 {
 		t.Errorf("facts of claude-sonnet-5: window %d, want the catalog's 1000000", f.ContextWindow)
 	}
-	if err := c.preflight([]string{"claude-sonnet-5"}); err != nil {
+	if err := c.catalog.Check("claude-sonnet-5"); err != nil {
 		t.Errorf("preflight: %v", err)
 	}
-	if err := c.preflight([]string{"gpt-5.5"}); err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
+	if err := c.catalog.Check("gpt-5.5"); err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
 		t.Errorf("preflight of gpt-5.5 without its key: %v, want it to name OPENAI_API_KEY", err)
 	}
 }

@@ -148,7 +148,7 @@ func runTask(ctx context.Context, f *runFlags, task string, args []string, rs *r
 	}
 	turn := &engine.Turn{
 		RunID: runID, Agent: l.Agent, Outputs: outs, Prompt: task,
-		UserModel: l.UserModel, DefaultModel: l.DefaultModel, UserEffort: l.UserEffort, Workspace: workspace,
+		UserModel: l.UserModel, DefaultModel: l.Models.Default(false), UserEffort: l.UserEffort, Workspace: workspace,
 		Checkpoints: true,
 		Private:     taint.NewIndex(), // for its note when the workspace is too large to look through
 	}

@@ -9,13 +9,13 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/engine/tools"
+	"github.com/coda-acp/coda/internal/catalog"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
 )
@@ -75,9 +75,10 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	if err != nil {
 		return fail(err)
 	}
-	cfg.log = log
-	if err := cfg.setEffort(f.effort); err != nil {
-		return fail(err)
+	cat := cfg.catalog
+	cat.SetLog(log)
+	if err := cat.SetEffort(f.effort); err != nil {
+		return fail(usageError("--effort: %v", err))
 	}
 	if cfg.MaxModelCalls < 0 {
 		return fail(fmt.Errorf("config: max_model_calls must be positive, not %d", cfg.MaxModelCalls))
@@ -89,11 +90,10 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 		return fail(fmt.Errorf("config: %v", err))
 	}
 	l.Commentary = cfg.Commentary
-	l.DefaultModel = cfg.DefaultModel
 	l.Agent.OverwriteArtifacts = cfg.MIME.OverwriteArtifacts
 	l.Engine = &engine.Engine{
 		Models: cfg.models(), Tools: tools.Builtin(), Agents: cfg.loadSpawned, Store: store.New(f.stateDirectory()),
-		MaxModelCalls: cfg.MaxModelCalls, MaxTools: cfg.MCP.MaxTools, Log: log, ModelFacts: cfg.modelFacts,
+		MaxModelCalls: cfg.MaxModelCalls, MaxTools: cfg.MCP.MaxTools, Log: log, ModelFacts: cat.Facts,
 		MaxArtifactCopy:       cfg.MIME.MaxPartBytes,
 		Taint:                 taint.Launch{Config: cfg.Taint, Policy: f.taint},
 		NoProjectInstructions: f.noProject,
@@ -103,34 +103,21 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	if err := l.Engine.Store.Clean(); err != nil {
 		log.Warn("cleaning the state directory's temporary files", "err", err)
 	}
-	l.PickerModels = cfg.Picker.Models
-	l.CheckModel = func(spec string) error { return authError(cfg.preflight([]string{spec})) }
-	l.Efforts = cfg.efforts
-	l.Reach = func(userModel, defaultModel string) error { return l.preflight(cfg, userModel, defaultModel) }
-	if l.UserModel == "" && l.DefaultModel == "" {
-		l.DefaultModel = envDefault(os.Getenv)
+	if l.UserModel == "" && cat.Default(false) == "" {
+		cat.SetDefault(catalog.EnvDefault(os.Getenv))
 	}
-	ollama := func() string {
-		spec, err := probeOllama(context.Background(), cfg.providers["ollama"].BaseURL)
-		if err != nil {
-			log.Debug("no local Ollama to default to", "err", err)
-		}
-		return spec
-	}
-	if d := cfg.Picker.Discover; d == nil || *d {
-		l.Discover = (&discoverer{c: cfg, launch: cmp.Or(l.UserModel, l.DefaultModel)}).discover
-	}
-	err = l.preflight(cfg, l.UserModel, l.DefaultModel)
+	l.Models = &servedModels{cat: cat, l: l, launch: cmp.Or(l.UserModel, cat.Default(false))}
+	err = l.preflight(cat, l.UserModel, cat.Default(false))
 	switch {
 	case err == nil:
 	case errors.Is(err, errNoModel) && serving:
-		l.FindDefault = startFinder(ollama).find
+		cat.Search()
 		log.Info("no model is configured: looking for a local Ollama; until one answers, prompts ask for a key", "hint", err)
 	case errors.Is(err, errNoModel):
-		if l.DefaultModel = ollama(); l.DefaultModel == "" {
+		if cat.SetDefault(cat.FindOllama(context.Background())); cat.Default(false) == "" {
 			return fail(err)
 		}
-		if err := l.preflight(cfg, l.UserModel, l.DefaultModel); err != nil {
+		if err := l.preflight(cat, l.UserModel, cat.Default(false)); err != nil {
 			return fail(err)
 		}
 	case serving && servable(err):
@@ -144,13 +131,13 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 // preflight checks, before any token is spent, that every stage has a
 // model it can use with this user model and default: one of its candidates
 // whose provider is known and has its key.
-func (l *launch) preflight(cfg *config, userModel, defaultModel string) error {
-	if err := stagesUsable(cfg, l.Agent, userModel, defaultModel); err != nil {
+func (l *launch) preflight(cat *catalog.Catalog, userModel, defaultModel string) error {
+	if err := stagesUsable(cat, l.Agent, userModel, defaultModel); err != nil {
 		return err
 	}
 	// A child runs with the same --model and default (engine/subrun.go).
 	for _, sp := range l.spawned {
-		if err := stagesUsable(cfg, sp.agent, userModel, defaultModel); err != nil {
+		if err := stagesUsable(cat, sp.agent, userModel, defaultModel); err != nil {
 			return fmt.Errorf("agent %s (spawned by stage %s): %w", cmp.Or(sp.agent.Agent.Name, sp.agent.Source), sp.by, err)
 		}
 	}
@@ -158,16 +145,16 @@ func (l *launch) preflight(cfg *config, userModel, defaultModel string) error {
 }
 
 // stagesUsable is preflight for one agent's stages.
-func stagesUsable(cfg *config, b *blueprint.Blueprint, userModel, defaultModel string) error {
+func stagesUsable(cat *catalog.Catalog, b *blueprint.Blueprint, userModel, defaultModel string) error {
 	for _, name := range b.Order {
 		candidates := b.Stages[name].ModelCandidates(userModel, defaultModel)
 		if len(candidates) == 0 {
 			return noModelError{stage: name, stages: len(b.Order)}
 		}
-		if err := anyUsable(cfg, candidates); err != nil {
+		if err := anyUsable(cat, candidates); err != nil {
 			return err
 		}
-		if err := stageEffortTaken(cfg, b.Stages[name], candidates); err != nil {
+		if err := stageEffortTaken(cat, b.Stages[name], candidates); err != nil {
 			return err
 		}
 	}
@@ -175,28 +162,25 @@ func stagesUsable(cfg *config, b *blueprint.Blueprint, userModel, defaultModel s
 }
 
 // stageEffortTaken refuses a stage's own model.effort that the model it
-// would first call cannot take, as --effort is refused (effortTaken); a
+// would first call cannot take, as --effort is refused (catalog.Check); a
 // stage that takes the user's effort is checked by that.
-func stageEffortTaken(cfg *config, s *blueprint.Stage, candidates []string) error {
+func stageEffortTaken(cat *catalog.Catalog, s *blueprint.Stage, candidates []string) error {
 	e := s.Model.Effort
-	if e == "" || (cfg.effort != "" && s.UserDefaultAllowed()) {
+	if e == "" || (cat.Effort() != "" && s.UserDefaultAllowed()) {
 		return nil
 	}
 	// The first usable candidate; a later fallback is sent the nearest
 	// level it takes.
-	i := slices.IndexFunc(candidates, func(spec string) bool { return cfg.preflight([]string{spec}) == nil })
+	i := slices.IndexFunc(candidates, func(spec string) bool { return cat.Check(spec) == nil })
 	if i < 0 {
 		return nil
 	}
 	spec := candidates[i]
-	takes := effortsTaken(cfg.canonical(spec))
+	takes := cat.Takes(spec)
 	if slices.Contains(takes, e) {
 		return nil
 	}
-	if slices.Equal(takes, []string{effOff}) {
-		return effortError{fmt.Sprintf("stage %s's model.effort %s: model %s does not reason: it takes no effort but off", s.Name, e, spec)}
-	}
-	return effortError{fmt.Sprintf("stage %s's model.effort %s: model %s takes %s", s.Name, e, spec, strings.Join(takes, ", "))}
+	return catalog.NotTaken(fmt.Sprintf("stage %s's model.effort %s", s.Name, e), spec, takes)
 }
 
 // A spawnedAgent is an agent a run can start with spawn_agent; by names
@@ -238,14 +222,14 @@ func spawnedAgents(b *blueprint.Blueprint) ([]spawnedAgent, error) {
 
 // anyUsable returns nil when one of the specs can be used, else the first
 // one's problem.
-func anyUsable(cfg *config, specs []string) error {
+func anyUsable(cat *catalog.Catalog, specs []string) error {
 	var first error
 	for _, spec := range specs {
-		err := cfg.preflight([]string{spec})
+		err := cat.Check(spec)
 		if err == nil {
 			return nil
 		}
-		if errors.Is(err, errEffort) {
+		if errors.Is(err, catalog.ErrEffort) {
 			return err // the model the stage would use cannot take the level
 		}
 		first = cmp.Or(first, err)

@@ -42,10 +42,10 @@ func validate(args []string, stdout, stderr io.Writer) error {
 	}
 	b, findings := lint.Source(data, source, dir, lint.Options{
 		Tools:   slices.Collect(maps.Keys(tools.Builtin())),
-		NoTools: func(spec string) string { return cfg.modelFacts(spec).NoTools },
-		Efforts: func(spec string) []string { return effortsTaken(cfg.canonical(spec)) },
+		NoTools: func(spec string) string { return cfg.catalog.Facts(spec).NoTools },
+		Efforts: cfg.catalog.Takes,
 		Agents:  loadSpawned,
-		Served:  cfg.served,
+		Served:  cfg.catalog.Served,
 	})
 	errs, warnings := 0, 0
 	for _, f := range findings {

@@ -1,4 +1,4 @@
-package main
+package catalog
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coda-acp/coda/acp"
 	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/provider/anthropic"
 	"github.com/coda-acp/coda/engine/provider/gemini"
@@ -17,12 +16,12 @@ import (
 
 // The live model list (DESIGN §16): the models each provider lists, for the
 // editor's model picker beside [picker] models. acp asks once, in the
-// background, when the first session starts (acp.Options.Discover), and
+// background, when the first session starts (acp.Models.Discover), and
 // keeps the answer for the process; `[picker] discover = false` turns it
 // off.
 //
 // A listing that gives a model's window (OpenRouter, vLLM, Anthropic)
-// tells the catalog, where it knows none, for fitting runs in the window
+// tells the catalog, where its table knows none, for fitting runs in the window
 // (engine/compact.go).
 //
 // A provider is listed when its key is set, or, for one that takes no key
@@ -36,37 +35,39 @@ import (
 // that fails is logged at debug level and left out: the picker is a
 // convenience, never a reason to fail.
 
-// discoverer lists the providers' models for acp.
-type discoverer struct {
-	c      *config
-	launch string // the launch's model spec, whose provider is always listed
-	// lister makes a provider's lister; tests put their own in.
-	lister func(kind string, opts provider.Options) provider.Lister
+// newLister makes the lister of a provider of kind.
+type newLister func(kind string, opts provider.Options) provider.Lister
+
+// A Listed is one model a provider lists, as the model picker offers it.
+type Listed struct {
+	Spec string // PROVIDER:MODEL, the option's value
+	Name string // as a picker shows it: the spec, marked "(no tools)" where it cannot call tools
 }
 
 // listerFor is the lister of a provider of kind.
 func listerFor(kind string, opts provider.Options) provider.Lister {
 	switch kind {
-	case providerKindAnthropic:
+	case KindAnthropic:
 		return anthropic.NewLister(opts)
-	case providerKindGemini:
+	case KindGemini:
 		return gemini.NewLister(opts)
-	case providerKindOllama:
+	case KindOllama:
 		return ollama.NewLister(opts)
 	}
 	return openai.NewLister(opts)
 }
 
-// listable are the providers to list, by name, sorted, each with its key.
-func (d *discoverer) listable() (names []string, keys map[string]string) {
+// listable are the providers to list, by name, sorted, each with its key:
+// launch is the launch's model spec, whose provider is always listed.
+func (c *Catalog) listable(launch string) (names []string, keys map[string]string) {
 	keys = map[string]string{}
-	launchProvider, _, _ := strings.Cut(d.launch, ":")
-	for name, p := range d.c.providers {
-		_, key, err := d.c.resolve(name+":", name)
+	launchProvider, _, _ := strings.Cut(launch, ":")
+	for name, p := range c.providers {
+		_, key, err := c.reach(name+":", name)
 		if err != nil {
 			continue
 		}
-		_, named := d.c.Providers[name]
+		named := c.named[name]
 		needsKey := p.APIKeyEnv != nil && *p.APIKeyEnv != ""
 		if needsKey || named || name == launchProvider {
 			names = append(names, name)
@@ -77,33 +78,38 @@ func (d *discoverer) listable() (names []string, keys map[string]string) {
 	return names, keys
 }
 
-// discover lists the models, as acp.Options.Discover.
-func (d *discoverer) discover(ctx context.Context) []acp.ListedModel {
-	names, keys := d.listable()
+// Discovers reports whether the picker lists the providers' models
+// ([picker] discover, on by default).
+func (c *Catalog) Discovers() bool { return c.discover }
+
+// Discover lists the models the providers offer, for the picker after
+// Picker: launch is the launch's model spec.
+func (c *Catalog) Discover(ctx context.Context, launch string) []Listed {
+	names, keys := c.listable(launch)
 	lists := make([][]provider.Listed, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
-		p := d.c.providers[name]
-		opts := provider.Options{Name: name, BaseURL: p.BaseURL, APIKey: keys[name], Headers: p.Headers, Timeout: provider.ListTimeout, Log: d.c.logger()}
-		newLister := d.lister
-		if newLister == nil {
-			newLister = listerFor
+		p := c.providers[name]
+		opts := provider.Options{Name: name, BaseURL: p.BaseURL, APIKey: keys[name], Headers: p.Headers, Timeout: provider.ListTimeout, Log: c.Log()}
+		makeLister := c.lister
+		if makeLister == nil {
+			makeLister = listerFor
 		}
-		lister := newLister(p.Kind, opts)
+		lister := makeLister(p.Kind, opts)
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, provider.ListTimeout)
 			defer cancel()
 			start := time.Now()
 			listed, err := lister.List(ctx)
 			if err != nil {
-				d.c.logger().Debug("listing a provider's models", "provider", name, "err", err, "took", time.Since(start))
+				c.Log().Debug("listing a provider's models", "provider", name, "err", err, "took", time.Since(start))
 				return
 			}
 			lists[i] = listed
 		})
 	}
 	wg.Wait()
-	var out []acp.ListedModel
+	var out []Listed
 	for i, name := range names {
 		for _, m := range lists[i] {
 			if len(out) == provider.MaxListed {
@@ -114,10 +120,10 @@ func (d *discoverer) discover(ctx context.Context) []acp.ListedModel {
 			}
 			spec := name + ":" + m.ID
 			if m.ContextWindow > 0 {
-				d.c.learnWindow(spec, m.ContextWindow)
+				c.learnWindow(spec, m.ContextWindow)
 			}
-			entry := acp.ListedModel{Spec: spec, Name: spec}
-			if m.NoTools != "" || d.c.modelFacts(spec).NoTools != "" {
+			entry := Listed{Spec: spec, Name: spec}
+			if m.NoTools != "" || c.Facts(spec).NoTools != "" {
 				entry.Name += " (no tools)"
 			}
 			out = append(out, entry)
@@ -127,7 +133,7 @@ func (d *discoverer) discover(ctx context.Context) []acp.ListedModel {
 }
 
 // learnWindow keeps a window a listing gave for the model spec names.
-func (c *config) learnWindow(spec string, window int) {
+func (c *Catalog) learnWindow(spec string, window int) {
 	c.listedMu.Lock()
 	defer c.listedMu.Unlock()
 	if c.listedWindows == nil {
@@ -138,7 +144,7 @@ func (c *config) learnWindow(spec string, window int) {
 
 // listedWindow is the window a listing gave for the model spec names; 0
 // when none did.
-func (c *config) listedWindow(spec string) int {
+func (c *Catalog) listedWindow(spec string) int {
 	c.listedMu.Lock()
 	defer c.listedMu.Unlock()
 	return c.listedWindows[spec]

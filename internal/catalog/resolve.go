@@ -1,4 +1,4 @@
-package main
+package catalog
 
 import (
 	"fmt"
@@ -27,7 +27,7 @@ import (
 //     id in its tables.
 //
 // Only the providers' own names decide: not whether a key is set (that is
-// the environment's, and preflight says what to set).
+// the environment's, and Check says what to set).
 
 // modelVendors say which built-in provider serves a bare model id: the
 // vendor whose API names its models so (the catalog's sources). The first
@@ -70,11 +70,11 @@ func vendorOf(model string) string {
 	return ""
 }
 
-// resolveSpec is the PROVIDER:MODEL spec names, or why it names none (an
+// Resolve is the PROVIDER:MODEL spec names, or why it names none (an
 // error wrapping llm.ErrModelUnavailable, so that a stage tries its next
 // model). A spec that names an unknown provider is returned as it is: the
-// caller's resolve says what is wrong with it.
-func (c *config) resolveSpec(spec string) (string, error) {
+// caller's Check says what is wrong with it.
+func (c *Catalog) Resolve(spec string) (string, error) {
 	if name, _, ok := strings.Cut(spec, ":"); ok && (name == "script" || c.providers[name] != nil) {
 		return spec, nil
 	}
@@ -87,7 +87,7 @@ func (c *config) resolveSpec(spec string) (string, error) {
 		case first == "google" && c.providers["gemini"] != nil:
 			return "gemini:" + rest, nil
 		case leviathProviders[first] != "":
-			return "", configUnavailable{fmt.Sprintf("model %q: %s", spec, leviathProviders[first])}
+			return "", Unavailable{fmt.Sprintf("model %q: %s", spec, leviathProviders[first])}
 		case c.providers["openrouter"] != nil:
 			return "openrouter:" + spec, nil
 		}
@@ -100,9 +100,9 @@ func (c *config) resolveSpec(spec string) (string, error) {
 		return claims[0] + ":" + spec, nil
 	case 0:
 		if strings.Contains(spec, ":") {
-			return spec, nil // an unknown PROVIDER: resolve names the known ones
+			return spec, nil // an unknown PROVIDER: Check names the known ones
 		}
-		return "", configUnavailable{fmt.Sprintf("model %q: no provider is known to serve it by that name: write PROVIDER:MODEL, e.g. %s, or name it in a [providers.NAME.models.%q] table of the config", spec, currentModels(), spec)}
+		return "", Unavailable{fmt.Sprintf("model %q: no provider is known to serve it by that name: write PROVIDER:MODEL, e.g. %s, or name it in a [providers.NAME.models.%q] table of the config", spec, CurrentModels(), spec)}
 	}
 	var each []string
 	for _, p := range claims {
@@ -112,14 +112,14 @@ func (c *config) resolveSpec(spec string) (string, error) {
 	if len(claims) > 2 {
 		who = andList(claims) + " all"
 	}
-	return "", configUnavailable{fmt.Sprintf("model %q: %s serve it: name one, as %s", spec, who, orList(each))}
+	return "", Unavailable{fmt.Sprintf("model %q: %s serve it: name one, as %s", spec, who, orList(each))}
 }
 
-// canonical is the PROVIDER:MODEL spec names, or spec itself when it names
+// Canonical is the PROVIDER:MODEL spec names, or spec itself when it names
 // none: for what is looked up about a model (the catalog, efforts), where
 // the error is someone else's to report.
-func (c *config) canonical(spec string) string {
-	if r, err := c.resolveSpec(spec); err == nil {
+func (c *Catalog) Canonical(spec string) string {
+	if r, err := c.Resolve(spec); err == nil {
 		return r
 	}
 	return spec
@@ -127,7 +127,7 @@ func (c *config) canonical(spec string) string {
 
 // claims are the providers whose config names model in its models or
 // context_windows tables, sorted.
-func (c *config) claims(model string) []string {
+func (c *Catalog) claims(model string) []string {
 	var out []string
 	for name, p := range c.providers {
 		_, m := p.Models[model]
@@ -140,10 +140,10 @@ func (c *config) claims(model string) []string {
 	return out
 }
 
-// currentModels names each built-in provider's default model, the
+// CurrentModels names each built-in provider's default model, the
 // vendor's current one (defaultModels), as PROVIDER:MODEL: what a hint
 // offers in place of a name coda cannot place.
-func currentModels() string {
+func CurrentModels() string {
 	var out []string
 	for _, p := range []string{"anthropic", "openai", "gemini", "openrouter"} {
 		out = append(out, p+":"+defaultModels[p])

@@ -1,4 +1,4 @@
-package main
+package catalog
 
 import (
 	"path"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider/anthropic"
 	"github.com/coda-acp/coda/engine/provider/gemini"
 )
@@ -37,9 +38,9 @@ func TestModelFacts_noTools(t *testing.T) {
 		{"nonsense", false, ""},
 	}
 	for _, tt := range tests {
-		got := modelFacts(tt.spec).NoTools
+		got := Fact(tt.spec).NoTools
 		if (got != "") != tt.lacks || !strings.Contains(got, tt.reason) {
-			t.Errorf("modelFacts(%q).NoTools = %q; want lacks=%v mentioning %q", tt.spec, got, tt.lacks, tt.reason)
+			t.Errorf("Fact(%q).NoTools = %q; want lacks=%v mentioning %q", tt.spec, got, tt.lacks, tt.reason)
 		}
 	}
 }
@@ -60,8 +61,8 @@ func TestModelFacts_contextWindow(t *testing.T) {
 		"local:my-finetune":                    0,
 		"script:/tmp/claude-x.toml":            0,
 	} {
-		if got := modelFacts(spec).ContextWindow; got != want {
-			t.Errorf("modelFacts(%q).ContextWindow = %d, want %d", spec, got, want)
+		if got := Fact(spec).ContextWindow; got != want {
+			t.Errorf("Fact(%q).ContextWindow = %d, want %d", spec, got, want)
 		}
 	}
 }
@@ -74,7 +75,7 @@ func TestModelCatalog_patterns(t *testing.T) {
 			t.Errorf("pattern %q: %v", e.pattern, err)
 		}
 		for _, l := range e.efforts {
-			if !slices.Contains(configEfforts, l) {
+			if !slices.Contains(Levels, l) {
 				t.Errorf("pattern %q: effort %q is not a level", e.pattern, l)
 			}
 		}
@@ -86,7 +87,7 @@ func TestModelCatalog_patterns(t *testing.T) {
 	}
 	// Each built-in provider's default model is one the catalog knows.
 	for provider, model := range defaultModels {
-		if e := catalogEntryFor(provider, model); e.pattern == "" || e.efforts == nil || e.window == 0 {
+		if e := entryFor(provider, model); e.pattern == "" || e.efforts == nil || e.window == 0 {
 			t.Errorf("default %s:%s: catalog entry %+v", provider, model, e)
 		}
 	}
@@ -127,12 +128,12 @@ func TestModelFacts_efforts(t *testing.T) {
 		{"local:my-finetune", "", "", false},
 	}
 	for _, tt := range tests {
-		f := modelFacts(tt.spec)
+		f := Fact(tt.spec)
 		if got := strings.Join(f.Efforts, " "); got != tt.efforts {
 			t.Errorf("%s: efforts %q, want %q", tt.spec, got, tt.efforts)
 		}
 		provider, model, _ := strings.Cut(tt.spec, ":")
-		e := catalogEntryFor(provider, model)
+		e := entryFor(provider, model)
 		if e.thinking != tt.thinking || e.noForcedTool != tt.noForced {
 			t.Errorf("%s: thinking %q, no forced tool %v; want %q, %v", tt.spec, e.thinking, e.noForcedTool, tt.thinking, tt.noForced)
 		}
@@ -145,8 +146,8 @@ func TestModelFacts_efforts(t *testing.T) {
 		"gemini:gemini-5-ultra": "off low medium high",
 		"openai:gpt-5.5":        "off low medium high xhigh",
 	} {
-		if got := strings.Join(effortsTaken(spec), " "); got != want {
-			t.Errorf("effortsTaken(%s) = %q, want %q", spec, got, want)
+		if got := strings.Join(EffortsTaken(spec), " "); got != want {
+			t.Errorf("EffortsTaken(%s) = %q, want %q", spec, got, want)
 		}
 	}
 }
@@ -162,8 +163,8 @@ func TestModelFacts_current(t *testing.T) {
 		"openai:gpt-5.4-nano":                      400_000,
 		"openrouter:google/gemini-3.1-pro-preview": 1_048_576,
 	} {
-		if got := modelFacts(spec).ContextWindow; got != want {
-			t.Errorf("modelFacts(%q).ContextWindow = %d, want %d", spec, got, want)
+		if got := Fact(spec).ContextWindow; got != want {
+			t.Errorf("Fact(%q).ContextWindow = %d, want %d", spec, got, want)
 		}
 	}
 	for spec, lacks := range map[string]bool{
@@ -172,7 +173,7 @@ func TestModelFacts_current(t *testing.T) {
 		"gemini:gemini-2.5-flash-image": true,
 		"gemini:gemini-2.5-flash":       false,
 	} {
-		if got := modelFacts(spec).NoTools != ""; got != lacks {
+		if got := Fact(spec).NoTools != ""; got != lacks {
 			t.Errorf("%s: lacks tools %v, want %v", spec, got, lacks)
 		}
 	}
@@ -182,12 +183,33 @@ func TestModelFacts_current(t *testing.T) {
 // config says it sees.
 func TestSees_catalog(t *testing.T) {
 	yes := true
-	p := &providerConfig{}
-	if p.sees("ollama", "gpt-oss:20b") || !p.sees("anthropic", "claude-sonnet-5-5") || !p.sees("ollama", "qwen3-vl:8b") {
+	p := &Provider{}
+	if p.Sees("ollama", "gpt-oss:20b") || !p.Sees("anthropic", "claude-sonnet-5-5") || !p.Sees("ollama", "qwen3-vl:8b") {
 		t.Error("the catalog's vision facts are not read")
 	}
-	p.Models = map[string]modelConfig{"gpt-oss:20b": {Vision: &yes}}
-	if !p.sees("ollama", "gpt-oss:20b") {
+	p.Models = map[string]Model{"gpt-oss:20b": {Vision: &yes}}
+	if !p.Sees("ollama", "gpt-oss:20b") {
 		t.Error("the config's vision = true does not win")
+	}
+}
+
+// The level a fallback model is sent is the nearest it takes.
+func TestNearestEffort(t *testing.T) {
+	for _, tt := range []struct {
+		effort string
+		takes  []string
+		want   string
+	}{
+		{"xhigh", effortsBudget, "high"},
+		{"max", []string{"low", "medium", "high", "xhigh"}, "xhigh"},
+		{"minimal", effortsBudget, "off"},
+		{"minimal", effortsLowHigh, "low"},
+		{"off", effortsLowMax, "low"},
+		{"high", effortsLowHigh, "high"},
+		{"", effortsLowHigh, ""},
+	} {
+		if got := llm.NearestEffort(tt.effort, tt.takes); got != tt.want {
+			t.Errorf("llm.NearestEffort(%q, %v) = %q, want %q", tt.effort, tt.takes, got, tt.want)
+		}
 	}
 }
