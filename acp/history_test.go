@@ -106,7 +106,8 @@ func TestSession_historyBounded(t *testing.T) {
 // A session's history counts the exchanges it no longer keeps, live and
 // when restored from its file (which reads them one at a time, keeping as
 // it goes), so that the next turn can say how many it does not show and
-// what the first of them asked.
+// what the first of them asked. 45 turns keep the latest 15: the history
+// is cut 10 at a time once it passes 20 (engine.KeepHistory).
 func TestSession_historyCountsCuts(t *testing.T) {
 	state := t.TempDir()
 	srv := testServer(t, state, Options{})
@@ -118,8 +119,8 @@ func TestSession_historyCountsCuts(t *testing.T) {
 		t.Helper()
 		sess.mu.Lock()
 		defer sess.mu.Unlock()
-		if h := sess.history; len(h) != 20 || h[0].NotShown != 25 || h[0].FirstNotShown != "turn 0" {
-			t.Errorf("%s: %d exchanges, the first counting %d not shown from %q; want 20, 25, \"turn 0\"", how, len(h), h[0].NotShown, h[0].FirstNotShown)
+		if h := sess.history; len(h) != 15 || h[0].NotShown != 30 || h[0].FirstNotShown != "turn 0" {
+			t.Errorf("%s: %d exchanges, the first counting %d not shown from %q; want 15, 30, \"turn 0\"", how, len(h), h[0].NotShown, h[0].FirstNotShown)
 		}
 	}
 	check("live", srv.sessions[id])

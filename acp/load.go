@@ -298,13 +298,14 @@ func (s *Server) restoreSession(ctx context.Context, ld *restore, p *loadSession
 
 // readSession reads a session's file for load and resume, saying plainly
 // why it cannot be used, and returns the history its next turn can use.
-// The exchanges are read one at a time; the latest engine.MaxHistory are
-// kept, their History clipped when they were saved.
+// The exchanges are read one at a time, each kept as a live session keeps
+// its turns (engine.KeepHistory after each one), their History clipped
+// when they were saved.
 func (s *Server) readSession(id string) (*statestore.Loaded, []engine.Exchange, error) {
 	var kept []engine.Exchange
 	l, err := s.store.LoadSession(id, func(ex *statestore.Exchange) {
-		if kept = append(kept, history.Of(ex)); len(kept) > 2*engine.MaxHistory {
-			kept = engine.KeepHistory(kept) // counting what it cuts
+		if kept = append(kept, history.Of(ex)); len(kept) > engine.MaxHistory {
+			kept = engine.KeepHistory(kept) // counting what it cuts, as remember does
 		}
 	})
 	var ce *statestore.CorruptError

@@ -304,16 +304,16 @@ func TestRun_historyBounded(t *testing.T) {
 	}
 	text := msgs[0].Text
 	for _, want := range []string{
-		"5 earlier exchanges are not shown; the first was:\n<coda-data source=\"turn 1: the user's prompt, its first line\">\nq0\n</coda-data>",
-		"<coda-data source=\"turn 6: the user's prompt\">\nq5\nmore of q5\n</coda-data>",
+		"10 earlier exchanges are not shown; the first was:\n<coda-data source=\"turn 1: the user's prompt, its first line\">\nq0\n</coda-data>",
+		"<coda-data source=\"turn 11: the user's prompt\">\nq10\nmore of q10\n</coda-data>",
 		"<coda-data source=\"turn 25: the answer\">",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the first message lacks %q:\n%s", want, text[:min(len(text), 600)])
 		}
 	}
-	if strings.Contains(text, "q4\n") {
-		t.Errorf("the first message shows a turn past the latest 20")
+	if strings.Contains(text, "q9\n") {
+		t.Errorf("the first message shows a turn the history cut (25 keep the latest 15)")
 	}
 	big := text[strings.Index(text, "turn 25: the answer"):]
 	if len(big) > 9000 || !utf8.ValidString(big) || !strings.Contains(big, "more bytes") {
@@ -326,8 +326,8 @@ func TestRun_historyBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, &status); err != nil || status.HistoryNotShown != 5 {
-		t.Errorf("status.json historyNotShown = %d (%v), want 5", status.HistoryNotShown, err)
+	if err := json.Unmarshal(b, &status); err != nil || status.HistoryNotShown != 10 {
+		t.Errorf("status.json historyNotShown = %d (%v), want 10", status.HistoryNotShown, err)
 	}
 }
 

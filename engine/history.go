@@ -14,19 +14,30 @@ import (
 // many are not shown and what the first of them asked. The visit's
 // status.json counts them (historyNotShown).
 
-// MaxHistory is how many of the session's earlier turns a run sees.
+// MaxHistory is the most of the session's earlier turns a run sees.
 const MaxHistory = 20
 
+// HistoryChunk is how many turns a cut drops at once: when the history
+// would pass MaxHistory it drops down to MaxHistory-HistoryChunk+1 turns,
+// not by one turn every turn, so a session's requests keep their cached
+// prefix (DESIGN §23) for HistoryChunk turns between cuts.
+const HistoryChunk = MaxHistory / 2
+
 // KeepHistory returns what of a session's history its next turn can use:
-// the latest MaxHistory exchanges, each prompt and answer clipped, which is
-// what a run's first visit carries (stage.go's prepare). A session that
-// keeps only this stays small however long it runs, and its turns see
-// exactly what they would have seen: the first exchange kept counts those
-// cut before it (Exchange.NotShown), however often the history was kept.
+// the latest exchanges, at most MaxHistory, each prompt and answer
+// clipped, which is what a run's first visit carries (stage.go's
+// prepare). A session that keeps only this stays small however long it
+// runs, and its turns see exactly what they would have seen: the first
+// exchange kept counts those cut before it (Exchange.NotShown), however
+// often the history was kept. How many are cut depends only on how many
+// turns the session has had (notShownOf), never on when KeepHistory was
+// called, so a live session and the same session loaded from its file keep
+// the same turns.
 func KeepHistory(h []Exchange) []Exchange {
 	var cut []Exchange
 	if len(h) > MaxHistory {
-		cut, h = h[:len(h)-MaxHistory], h[len(h)-MaxHistory:]
+		n := notShownOf(h[0].NotShown+len(h)) - h[0].NotShown
+		cut, h = h[:n], h[n:]
 	}
 	kept := make([]Exchange, len(h))
 	for i, ex := range h {
@@ -43,6 +54,16 @@ func KeepHistory(h []Exchange) []Exchange {
 		}
 	}
 	return kept
+}
+
+// notShownOf is how many of a session's first turns are not shown when it
+// has had total turns: none up to MaxHistory, then whole chunks of
+// HistoryChunk, the fewest that leave at most MaxHistory shown.
+func notShownOf(total int) int {
+	if total <= MaxHistory {
+		return 0
+	}
+	return (total - MaxHistory + HistoryChunk - 1) / HistoryChunk * HistoryChunk
 }
 
 // maskHistory is h as the model is shown it: each earlier prompt and
