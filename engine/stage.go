@@ -236,12 +236,13 @@ func (v *stageVisit) prepare() {
 	v.system = v.systemPrompt(true)
 
 	earlier := ""
-	if len(r.done) == 0 && len(r.t.History) > 0 {
-		// The run's first visit carries the session's earlier turns, as
-		// KeepHistory keeps them (a long session must not outgrow the
-		// model's context), framed as data (history.go).
+	if len(r.t.History) > 0 {
+		// Every visit carries the session's earlier turns, as KeepHistory
+		// keeps them (a long session must not outgrow the model's
+		// context): the run's first as they were sent, a later stage each
+		// turn's prompt and answer framed as data (history.go, DESIGN §6).
 		history := r.maskHistory(KeepHistory(r.t.History))
-		if hasTranscript(history) {
+		if len(r.done) == 0 && hasTranscript(history) {
 			// Each earlier turn as it was sent (transcript.go).
 			var msgs []llm.Message
 			msgs, v.hist = historyMessages(history)
@@ -404,7 +405,9 @@ func (v *stageVisit) fit(ctx context.Context, spec string, m llm.Model, req *llm
 	if c.turns > 0 {
 		v.rec.earlier, v.rec.history = c.earlier, c.history
 		v.hist, v.rec.shown = c.hist, c.hist.n
-		v.run.historyCut += c.turns
+		if len(v.run.done) == 0 { // the session forgets what its turn's first visit could not carry
+			v.run.historyCut += c.turns
+		}
 	}
 	line := c.said(v.iterations, v.stage.Name, spec)
 	v.rec.compacted(line)
