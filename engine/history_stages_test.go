@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,5 +53,48 @@ mode = "output"
 	}
 	if later := rec.reqs[1].Messages[0].Text; strings.Index(later, "turn 2: the answer") > strings.Index(later, "## What earlier stages produced") {
 		t.Errorf("the later stage's history comes after the preamble:\n%s", later)
+	}
+}
+
+// A later stage whose window cannot hold the session's earlier turns
+// compacts them out of its own request, and the session forgets none of
+// them: only what the turn's first visit could not carry is forgotten
+// (Result.HistoryCut).
+func TestRun_laterStageCutDoesNotForget(t *testing.T) {
+	turn := newTurn(t, `
+[agent]
+name = "two"
+[stages.plan]
+system_prompt = "Plan."
+[stages.plan.transitions.answer]
+hint = "go on"
+[stages.answer]
+mode = "output"
+system_prompt = """
+`+strings.Repeat("Answer with care, word by word, as the plan says. ", 80)+`
+"""
+`, `
+context_window = 4000
+[[turn]]
+[[turn.tool_calls]]
+name = "transition"
+arguments = { to = "answer" }
+[[turn]]
+[[turn.tool_calls]]
+name = "submit_output"
+arguments = { content = "Done." }
+`)
+	for i := 1; i <= 4; i++ {
+		turn.History = append(turn.History, engine.Exchange{Prompt: fmt.Sprintf("question %d: %s", i, strings.Repeat("words ", 330)), Answer: "ok", RunID: fmt.Sprintf("r-%d", i)})
+	}
+	res := runTurn(context.Background(), turn, &events{})
+	if res.Status != engine.StatusAnswered {
+		t.Fatalf("turn = %s (%v)", res.Status, res.Err)
+	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "earlier turn") }) {
+		t.Fatalf("the later stage cut no earlier turn: warnings %q", res.Warnings)
+	}
+	if res.HistoryCut != 0 {
+		t.Errorf("the session forgets %d earlier turns a later stage cut, want none", res.HistoryCut)
 	}
 }
