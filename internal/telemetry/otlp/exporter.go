@@ -23,7 +23,7 @@ import (
 )
 
 // exporter is the SDK's span exporter over OTLP/HTTP with protobuf
-// bodies. It is coda's own rather than the SDK's otlptracehttp because
+// bodies (or OTLP/JSON ones, json.go). It is coda's own rather than the SDK's otlptracehttp because
 // that one imports the OTLP collector package, which links gRPC and
 // grpc-gateway: half again coda's binary and their package init at every
 // start, telemetry on or off. This one links only the OTLP message
@@ -38,6 +38,7 @@ type exporter struct {
 	url         string
 	headers     map[string]string
 	gzip        bool
+	json        bool // http/json: OTLP/JSON bodies
 	timeout     time.Duration
 	client      *http.Client
 	userAgent   string
@@ -85,6 +86,9 @@ func newExporter(c Config) (*exporter, error) {
 		default:
 			return nil, fmt.Errorf("telemetry: %s=%q: gzip or none", k, v)
 		}
+	}
+	if v, k := envFirst("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"); k != "" {
+		e.json = v == "http/json" // anything else: http/protobuf, as warnProtocol says
 	}
 	if v, k := envFirst("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"); k != "" {
 		ms, err := strconv.Atoi(v)
@@ -183,7 +187,15 @@ func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	if e.stopped.Load() || len(spans) == 0 {
 		return nil
 	}
-	body, err := exportRequest(spans)
+	var body []byte
+	var err error
+	contentType := "application/x-protobuf"
+	if e.json {
+		body, err = jsonRequest(resourceSpans(spans))
+		contentType = "application/json"
+	} else {
+		body, err = exportRequest(spans)
+	}
 	if err != nil {
 		return fmt.Errorf("telemetry: encoding spans: %w", err)
 	}
@@ -203,7 +215,7 @@ func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	for k, v := range e.headers {
 		req.Header.Set(k, v)
 	}
-	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("User-Agent", e.userAgent)
 	if e.gzip {
 		req.Header.Set("Content-Encoding", "gzip")
@@ -217,8 +229,8 @@ func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("telemetry: exporting %d spans: the collector answered %s", len(spans), resp.Status)
 	}
-	if err != nil {
-		return nil // the spans were taken; what the collector said about them is lost
+	if err != nil || e.json {
+		return nil // the spans were taken; a JSON answer's partial success is not read
 	}
 	return partialSuccess(answer)
 }
