@@ -35,15 +35,14 @@ import (
 // retry would hold the batcher's queue while a turn's spans pile up
 // behind it.
 type exporter struct {
-	url         string
-	headers     map[string]string
-	gzip        bool
-	json        bool // http/json: OTLP/JSON bodies
-	timeout     time.Duration
-	client      *http.Client
-	userAgent   string
-	stopped     atomic.Bool
-	maxResponse int64
+	url       string
+	headers   map[string]string
+	gzip      bool
+	json      bool // http/json: OTLP/JSON bodies
+	timeout   time.Duration
+	client    *http.Client
+	userAgent string
+	stopped   atomic.Bool
 }
 
 // DefaultTimeout bounds one export unless OTEL_EXPORTER_OTLP_TIMEOUT (or
@@ -56,7 +55,7 @@ const maxResponse = 64 << 10
 // newExporter reads the OTEL_EXPORTER_OTLP_* environment over c: the
 // traces-specific variable first, then the general one, then the config.
 func newExporter(c Config) (*exporter, error) {
-	e := &exporter{headers: map[string]string{}, timeout: DefaultTimeout, userAgent: "coda/" + c.Version, maxResponse: maxResponse}
+	e := &exporter{headers: map[string]string{}, timeout: DefaultTimeout, userAgent: "coda/" + c.Version}
 	switch {
 	case env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "":
 		e.url = env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") // as given, path and all
@@ -225,7 +224,7 @@ func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 		return fmt.Errorf("telemetry: exporting %d spans: %w", len(spans), err)
 	}
 	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, e.maxResponse))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("telemetry: exporting %d spans: the collector answered %s", len(spans), resp.Status)
 	}
