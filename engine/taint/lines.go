@@ -139,7 +139,7 @@ func (p *privateLines) add(text string, source int) {
 		for _, pc := range pieces {
 			n += len(pc)
 		}
-		if p.count() >= maxPrivateLines || len(p.frags)+len(p.newFrags)+len(frags) > maxFragments || !p.pieces.room(n) {
+		if p.count() >= maxPrivateLines || len(p.frags)+len(p.newFrags)+len(frags) > maxFragments || !p.pieces.room(n, len(pieces), uint32(p.count())) {
 			p.full = true
 			return
 		}

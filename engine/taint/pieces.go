@@ -42,9 +42,18 @@ type pieceIndex struct {
 	perm [256]byte // a byte as it is kept: a permutation, random per gate
 	base uint64    // the rolling hash's base: odd, random per gate
 
-	text   []byte   // the segments' bytes, through perm, one segment after another
-	starts []uint32 // each segment's first byte in text
-	lines  []uint16 // each segment's line
+	// text is the segments' bytes, through perm, one after another, each
+	// after a separator: sepSegment's byte before a segment of the line
+	// of the one before it, else sepLine's once for each line on. No
+	// folded payload holds either (it is UTF-8), so no window across a
+	// separator is ever found. A segment's line is firstLine and the
+	// sepLine bytes before it: lineMarks[j] counts them in
+	// text[:j*markEvery].
+	text      []byte
+	segments  int
+	firstLine uint32
+	lastLine  uint32
+	lineMarks []uint32
 
 	// The anchors, by bucket (the top bucketBits of their hash): bucket
 	// b's are ents[dir[b]>>seenBits:dir[b+1]>>seenBits], each its
@@ -69,9 +78,14 @@ const (
 	// fingerprints it holds; the rest, where its anchors start in ents,
 	// hold more anchors than maxSegmentBytes can make (5/24 of them).
 	seenBits = 13
-	// maxSegmentBytes bounds the bytes of secret kept (an anchor's
-	// position takes the 32-fpBits bits left).
+	// maxSegmentBytes bounds the bytes of secret kept, with their
+	// separators (an anchor's position takes the 32-fpBits bits left).
 	maxSegmentBytes = 1 << (32 - fpBits)
+	// sepSegment and sepLine are the separators in text, before perm:
+	// bytes no UTF-8 holds.
+	sepSegment = 0xFF
+	sepLine    = 0xFE
+	markEvery  = 1 << 10
 )
 
 func (x *pieceIndex) init(seed maphash.Seed) {
@@ -83,10 +97,16 @@ func (x *pieceIndex) init(seed maphash.Seed) {
 }
 
 // empty reports whether no segment is kept.
-func (x *pieceIndex) empty() bool { return len(x.starts) == 0 }
+func (x *pieceIndex) empty() bool { return x.segments == 0 }
 
-// room reports whether n more bytes of segments fit.
-func (x *pieceIndex) room(n int) bool { return len(x.text)+n <= maxSegmentBytes }
+// room reports whether segs more segments of n bytes in all, of line,
+// fit with their separators.
+func (x *pieceIndex) room(n, segs int, line uint32) bool {
+	if x.segments > 0 {
+		n += int(line - x.lastLine)
+	}
+	return len(x.text)+n+segs <= maxSegmentBytes
+}
 
 // reserve makes room for the segments of n bytes of text, at most.
 func (x *pieceIndex) reserve(n int) {
@@ -97,9 +117,19 @@ func (x *pieceIndex) reserve(n int) {
 // add keeps seg (at least pieceLen bytes, every window looked for), a
 // segment of line. The caller has checked room.
 func (x *pieceIndex) add(seg []byte, line uint32) {
+	switch {
+	case x.segments == 0:
+		x.firstLine = line
+	case line == x.lastLine:
+		x.text = append(x.text, x.perm[sepSegment])
+	default:
+		for range line - x.lastLine {
+			x.text = append(x.text, x.perm[sepLine])
+		}
+	}
+	x.segments++
+	x.lastLine = line
 	start := len(x.text)
-	x.starts = append(x.starts, uint32(start))
-	x.lines = append(x.lines, uint16(line))
 	for _, c := range seg {
 		x.text = append(x.text, x.perm[c])
 	}
@@ -130,6 +160,14 @@ func (x *pieceIndex) split(h uint64) (uint32, uint32) {
 func (x *pieceIndex) build() {
 	if len(x.pending) == 0 {
 		return
+	}
+	sep := []byte{x.perm[sepLine]}
+	for j := len(x.lineMarks); j*markEvery <= len(x.text); j++ {
+		n := uint32(0)
+		if j > 0 {
+			n = x.lineMarks[j-1] + uint32(bytes.Count(x.text[(j-1)*markEvery:j*markEvery], sep))
+		}
+		x.lineMarks = append(x.lineMarks, n)
 	}
 	const buckets = 1 << bucketBits
 	first := make([]uint32, buckets+1) // where each bucket starts in ents
@@ -163,8 +201,17 @@ func (x *pieceIndex) build() {
 	dir[buckets] = first[buckets] << seenBits
 	x.dir, x.ents, x.pending = dir, ents, nil
 	x.text = fit(x.text)
-	x.starts = fit(x.starts)
-	x.lines = fit(x.lines)
+	x.lineMarks = fit(x.lineMarks)
+}
+
+// lineAt is the line of the segment that holds text[pos].
+func (x *pieceIndex) lineAt(pos int) uint32 {
+	j := min(pos/markEvery, len(x.lineMarks)-1)
+	from, n := 0, 0
+	if j >= 0 {
+		from, n = j*markEvery, int(x.lineMarks[j])
+	}
+	return x.firstLine + uint32(n+bytes.Count(x.text[from:pos], []byte{x.perm[sepLine]}))
 }
 
 // first is where bucket b starts in ents (0 before the first build).
@@ -175,10 +222,10 @@ func (x *pieceIndex) first(b int) uint32 {
 	return x.dir[b] >> seenBits
 }
 
-// fit is s in an array of its length when its spare capacity is more
-// than a 32nd: what is kept is what is needed.
+// fit is s in an array of its length when it has spare capacity: what
+// is kept is what is needed.
 func fit[T any](s []T) []T {
-	if cap(s)-len(s) <= len(s)/32 {
+	if cap(s) == len(s) {
 		return s
 	}
 	return slices.Clone(s)
@@ -192,19 +239,19 @@ func (x *pieceIndex) scan(sq []byte, found func(start, end int, line uint32)) {
 	if len(x.ents) == 0 || len(sq) < pieceLen {
 		return
 	}
-	var hits []uint64 // a window's start in the high 32 bits, its line in the low
-	x.scanAll(sq, func(start, _ int, line uint32) { hits = append(hits, uint64(start)<<32|uint64(line)) })
+	var hits []uint64 // a window's start in the high 32 bits, where it is in text in the low
+	x.scanAll(sq, func(start, at int) { hits = append(hits, uint64(start)<<32|uint64(at)) })
 	slices.Sort(hits)
 	for i, h := range hits {
-		if i == 0 || h>>32 != hits[i-1]>>32 {
-			found(int(h>>32), int(h>>32)+pieceLen, uint32(h))
+		if i == 0 || h>>32 != hits[i-1]>>32 { // the first in text: the line read first
+			found(int(h>>32), int(h>>32)+pieceLen, x.lineAt(int(uint32(h))))
 		}
 	}
 }
 
-// scanAll is scan calling found with every window verified, a window held
-// by two anchors twice.
-func (x *pieceIndex) scanAll(sq []byte, found func(start, end int, line uint32)) {
+// scanAll calls found with every window of sq verified: where it starts
+// in sq, and in text; a window held by two anchors twice.
+func (x *pieceIndex) scanAll(sq []byte, found func(start, at int)) {
 	top := uint64(1) // base to the power gramLen-1
 	for range gramLen - 1 {
 		top *= x.base
@@ -232,17 +279,12 @@ func (x *pieceIndex) scanAll(sq []byte, found func(start, end int, line uint32))
 }
 
 // verify calls found with each window of sq that holds the gramLen bytes
-// at g, an anchor's (at pos in text), and whose bytes are the segment's.
-func (x *pieceIndex) verify(sq []byte, g, pos int, found func(start, end int, line uint32)) {
-	s, _ := slices.BinarySearch(x.starts, uint32(pos+1))
-	s-- // the segment that holds pos
-	start, end := int(x.starts[s]), len(x.text)
-	if s+1 < len(x.starts) {
-		end = int(x.starts[s+1])
-	}
+// at g, an anchor's (at pos in text), and whose bytes are a segment's
+// (a window across a separator is not: sq holds none).
+func (x *pieceIndex) verify(sq []byte, g, pos int, found func(start, at int)) {
 	for t := range stride {
 		a, ps := pos-t, g-t // the window's start in text, and in sq
-		if a < start || a+pieceLen > end || ps < 0 || ps+pieceLen > len(sq) {
+		if a < 0 || a+pieceLen > len(x.text) || ps < 0 || ps+pieceLen > len(sq) {
 			continue
 		}
 		same := true
@@ -253,7 +295,7 @@ func (x *pieceIndex) verify(sq []byte, g, pos int, found func(start, end int, li
 			}
 		}
 		if same {
-			found(ps, ps+pieceLen, uint32(x.lines[s]))
+			found(ps, a)
 		}
 	}
 }
@@ -266,7 +308,7 @@ func (x *pieceIndex) covers(sq []byte) bool {
 	}
 	seen := make([]bool, len(sq)-pieceLen+1)
 	left := len(seen)
-	x.scan(sq, func(start, _ int, _ uint32) {
+	x.scanAll(sq, func(start, _ int) {
 		if !seen[start] {
 			seen[start] = true
 			left--
