@@ -56,14 +56,17 @@ type pieceIndex struct {
 	lineMarks []uint32
 
 	// The anchors, by bucket (the top bucketBits of their hash): bucket
-	// b's are ents[dir[b]>>seenBits:dir[b+1]>>seenBits], each its
-	// position in text in the high bits and fpBits more of its hash in
-	// the low; the low seenBits of dir[b] are a bit for each fingerprint
-	// (modulo seenBits) its anchors have, which turns most payload
-	// positions away without a look at ents. pending are the anchors of
-	// the reading under way, bucket in the high 32 bits.
+	// b's are entries dir[b]>>seenBits to dir[b+1]>>seenBits of ents,
+	// entBytes bytes each (little-endian): its position in text, less
+	// its low blockShift bits, above fpBits more of its hash; verify
+	// looks for the anchor's bytes at each of the 1<<blockShift places
+	// it may be. The low seenBits of dir[b] are a bit for each value (of
+	// seenBits) of yet other bits of its anchors' hashes, which turns
+	// most payload positions away without a look at ents. pending are
+	// the anchors of the reading under way: the bucket in the high 32
+	// bits, the seen bit's number above the entry in the low.
 	dir     []uint32
-	ents    []uint32
+	ents    []byte
 	pending []uint64
 }
 
@@ -72,15 +75,18 @@ const (
 	gramLen    = 5
 	stride     = pieceLen - gramLen + 1
 	bucketBits = 14
-	fpBits     = 12
+	fpBits     = 7
 	fpMask     = 1<<fpBits - 1
+	entBytes   = 3
+	blockShift = 3
 	// seenBits are the bits of a bucket's entry in dir that say which
-	// fingerprints it holds; the rest, where its anchors start in ents,
-	// hold more anchors than maxSegmentBytes can make (5/24 of them).
+	// hashes it holds; the rest, where its anchors start in ents, hold
+	// more anchors than maxSegmentBytes can make (4/9 of them).
 	seenBits = 13
 	// maxSegmentBytes bounds the bytes of secret kept, with their
-	// separators (an anchor's position takes the 32-fpBits bits left).
-	maxSegmentBytes = 1 << (32 - fpBits)
+	// separators (an anchor's position takes the entBytes*8-fpBits
+	// bits left, and blockShift more).
+	maxSegmentBytes = 1 << (entBytes*8 - fpBits + blockShift)
 	// sepSegment and sepLine are the separators in text, before perm:
 	// bytes no UTF-8 holds.
 	sepSegment = 0xFF
@@ -135,8 +141,8 @@ func (x *pieceIndex) add(seg []byte, line uint32) {
 	}
 	for a := 0; a+pieceLen <= len(seg); a += stride {
 		p := a + pieceLen - gramLen // the window at a holds it, and so do the stride-1 before
-		b, fp := x.split(x.gramHash(seg[p : p+gramLen]))
-		x.pending = append(x.pending, uint64(b)<<32|uint64(start+p)<<fpBits|uint64(fp))
+		b, fp, seen := x.split(x.gramHash(seg[p : p+gramLen]))
+		x.pending = append(x.pending, uint64(b)<<32|uint64(seen)<<(8*entBytes)|uint64((start+p)>>blockShift)<<fpBits|uint64(fp))
 	}
 }
 
@@ -149,10 +155,10 @@ func (x *pieceIndex) gramHash(b []byte) uint64 {
 	return h
 }
 
-// split is a hash's bucket and fingerprint.
-func (x *pieceIndex) split(h uint64) (uint32, uint32) {
+// split is a hash's bucket, fingerprint and seen bit's number.
+func (x *pieceIndex) split(h uint64) (bucket, fp, seen uint32) {
 	h *= 0x9E3779B97F4A7C15 // spread into the high bits
-	return uint32(h >> (64 - bucketBits)), uint32(h>>(64-bucketBits-fpBits)) & fpMask
+	return uint32(h >> (64 - bucketBits)), uint32(h>>(64-bucketBits-fpBits)) & fpMask, uint32(h>>16) % seenBits
 }
 
 // build files the pending anchors into their buckets: a counting sort of
@@ -180,23 +186,25 @@ func (x *pieceIndex) build() {
 	for b := range buckets {
 		first[b+1] += first[b]
 	}
-	ents := make([]uint32, first[buckets])
+	ents := make([]byte, entBytes*first[buckets])
 	fill := slices.Clone(first[:buckets])
+	seen := make([]uint32, buckets)
 	for b := range buckets {
-		fill[b] += uint32(copy(ents[fill[b]:], x.ents[x.first(b):x.first(b+1)]))
+		fill[b] += uint32(copy(ents[entBytes*fill[b]:], x.ents[entBytes*x.first(b):entBytes*x.first(b+1)])) / entBytes
+		if x.dir != nil {
+			seen[b] = x.dir[b] & (1<<seenBits - 1)
+		}
 	}
 	for _, e := range x.pending {
 		b := e >> 32
-		ents[fill[b]] = uint32(e)
+		k := entBytes * fill[b]
+		ents[k], ents[k+1], ents[k+2] = byte(e), byte(e>>8), byte(e>>16)
+		seen[b] |= 1 << (uint32(e) >> (8 * entBytes))
 		fill[b]++
 	}
 	dir := first
 	for b := range buckets {
-		var seen uint32
-		for _, e := range ents[first[b]:first[b+1]] {
-			seen |= 1 << (e & fpMask % seenBits)
-		}
-		dir[b] = first[b]<<seenBits | seen
+		dir[b] = first[b]<<seenBits | seen[b]
 	}
 	dir[buckets] = first[buckets] << seenBits
 	x.dir, x.ents, x.pending = dir, ents, nil
@@ -265,15 +273,40 @@ func (x *pieceIndex) scanAll(sq []byte, found func(start, at int)) {
 		if i < gramLen-1 {
 			continue
 		}
-		b, fp := x.split(h)
+		b, fp, seen := x.split(h)
 		d := x.dir[b]
-		if d&(1<<(fp%seenBits)) == 0 {
-			continue // most positions: no anchor of the bucket has a fingerprint so
+		if d&(1<<seen) == 0 {
+			continue // most positions: no anchor of the bucket has a hash so
 		}
-		for _, e := range x.ents[d>>seenBits : x.dir[b+1]>>seenBits] {
-			if e&fpMask == fp {
-				x.verify(sq, i+1-gramLen, int(e>>fpBits), found)
+		ents := x.ents[entBytes*(d>>seenBits) : entBytes*(x.dir[b+1]>>seenBits)]
+		for k := 0; k+entBytes <= len(ents); k += entBytes {
+			if uint32(ents[k])&fpMask == fp {
+				e := uint32(ents[k]) | uint32(ents[k+1])<<8 | uint32(ents[k+2])<<16
+				x.near(sq, i+1-gramLen, int(e>>fpBits)<<blockShift, found)
 			}
+		}
+	}
+}
+
+// near calls verify for each place in the block of text at blk whose
+// gramLen bytes are those of sq at g.
+func (x *pieceIndex) near(sq []byte, g, blk int, found func(start, at int)) {
+	gram := sq[g : g+gramLen]
+	first := x.perm[gram[0]]
+	last := min(blk+1<<blockShift, len(x.text)-gramLen+1)
+	for pos := blk; pos < last; pos++ {
+		if x.text[pos] != first {
+			continue
+		}
+		same := true
+		for j, c := range gram {
+			if x.perm[c] != x.text[pos+j] {
+				same = false
+				break
+			}
+		}
+		if same {
+			x.verify(sq, g, pos, found)
 		}
 	}
 }
