@@ -32,7 +32,7 @@ import (
 // white space and Unicode format character removed, NFKC folded and
 // lower-cased, so a line the model wrapped, re-indented, upper-cased,
 // typed in fullwidth letters or laced with zero-width spaces is still
-// found. Memory is bounded (a MiB of keys keeps 1.77 MB: BenchmarkRead):
+// found. Memory is bounded (a MiB of keys keeps 1.43 MB: BenchmarkRead):
 // past maxPrivateLines lines, maxFragments fragments or maxSegmentBytes
 // of pieces, later lines are not remembered and full is set, and the
 // gate then treats every sink call as carrying private content (it can
@@ -58,13 +58,18 @@ type privateLines struct {
 	scratch []byte
 
 	// The lines, as they are quoted: masks holds their masked forms one
-	// after another, each ended by a newline (which none holds), and
-	// marks where each 64th begins; secret has bit i set when line i
+	// after another, front-coded: a byte saying how many bytes (at most
+	// 255) it starts with of the one before (none for each 64th), the
+	// rest of it, and a newline (which none holds); marks says where
+	// each 64th begins, and last is the masked form of the last line
+	// while lines are read (.env keys share their start: KEY_00001,
+	// KEY_00002). secret has bit i set when line i
 	// holds a secret (a value or word secretLike), not only ordinary
 	// words; runs are the lines read from each source, in turn: the
 	// first line of a run in the high 32 bits, its source in the low.
 	masks  []byte
 	marks  []uint32
+	last   []byte
 	lines  int
 	secret []uint64
 	runs   []uint64
@@ -101,16 +106,21 @@ func (p *privateLines) count() int { return p.lines }
 
 // line is line i, as it is quoted.
 func (p *privateLines) line(i uint32) privateLine {
+	var masked []byte
 	from := int(p.marks[i/64])
-	for range i % 64 {
-		from += bytes.IndexByte(p.masks[from:], '\n') + 1
+	for k := range i%64 + 1 {
+		to := from + 1 + bytes.IndexByte(p.masks[from+1:], '\n')
+		masked = append(masked[:p.masks[from]], p.masks[from+1:to]...)
+		if k == i%64 {
+			break
+		}
+		from = to + 1
 	}
-	to := from + bytes.IndexByte(p.masks[from:], '\n')
 	r, _ := slices.BinarySearchFunc(p.runs, i, func(run uint64, i uint32) int { return cmp.Compare(uint32(run>>32), i) })
 	if r == len(p.runs) || uint32(p.runs[r]>>32) > i {
 		r--
 	}
-	return privateLine{masked: string(p.masks[from:to]), source: int(uint32(p.runs[r])), secret: p.secret[i/64]&(1<<(i%64)) != 0}
+	return privateLine{masked: string(masked), source: int(uint32(p.runs[r])), secret: p.secret[i/64]&(1<<(i%64)) != 0}
 }
 
 // empty reports whether nothing is remembered to be found.
@@ -151,14 +161,26 @@ func (p *privateLines) add(text string, source int) {
 			p.secret = append(p.secret, 0)
 			p.marks = append(p.marks, uint32(len(p.masks)))
 		}
+		if p.last == nil && idx%64 != 0 {
+			p.last = []byte(p.line(idx - 1).masked)
+		}
 		at := len(p.masks)
-		p.masks = appendMaskLine(p.masks, line)
-		for j := at; j < len(p.masks); j++ {
-			if p.masks[j] == '\n' { // not from strings.Lines; kept apart all the same
-				p.masks[j] = ' '
+		p.masks = appendMaskLine(append(p.masks, 0), line)
+		masked := p.masks[at+1:]
+		for j, c := range masked {
+			if c == '\n' { // not from strings.Lines; kept apart all the same
+				masked[j] = ' '
 			}
 		}
-		p.masks = append(p.masks, '\n')
+		shared := 0
+		if idx%64 != 0 {
+			for shared < min(len(masked), len(p.last), 255) && masked[shared] == p.last[shared] {
+				shared++
+			}
+		}
+		p.last = append(p.last[:0], masked...)
+		p.masks[at] = byte(shared)
+		p.masks = append(p.masks[:at+1+copy(masked, masked[shared:])], '\n')
 		p.lines++
 		if secret {
 			p.secret[idx/64] |= 1 << (idx % 64)
@@ -182,7 +204,7 @@ func (p *privateLines) settle() {
 		p.newFrags, p.newAnchors, p.taken = nil, nil, nil
 	}
 	p.masks, p.marks, p.runs = fit(p.masks), fit(p.marks), fit(p.runs)
-	p.scratch = nil
+	p.scratch, p.last = nil, nil
 }
 
 // merge is old and more (unsorted) in one sorted slice of their length.

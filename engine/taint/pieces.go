@@ -9,7 +9,7 @@ import (
 )
 
 // pieceIndex finds any pieceLen bytes in a row of a secret (folded) in a
-// payload, in about 2 bytes per byte of secret (issue 32: a 48-bit hash
+// payload, in about 1.4 bytes per byte of secret (issue 32: a 48-bit hash
 // of each 12-byte piece, 8 bytes for each byte of a key, and sorting them
 // was a quarter of reading a private file).
 //
@@ -28,16 +28,17 @@ import (
 // `q!!!!!!!!!!!`) is never taken for it, which a few bits a byte (4 were
 // tried) would do one time in 2^bits.
 //
-// What it keeps: a byte per byte of secret, 4 bytes an anchor (one per
-// stride bytes) and 6 a segment, and a table of 4 bytes a bucket once a
-// secret was read. A secret is not kept as it is written: a heap dump
+// What it keeps: a byte per byte of secret and one a segment (its
+// separator), 3 bytes an anchor (one per stride bytes), 4 bytes each
+// KiB, and a table of 4 bytes a bucket once a secret was read. A secret is not kept as it is written: a heap dump
 // shows it only to one who reads perm and undoes it.
 //
 // False positives: none once a window is compared. A payload position
-// whose gramLen bytes are no anchor still shares one's bucket and
-// seenBits bit (1 in 2 for a full index) and then its fpBits (1 in 4096)
-// with probability about 1 in 8,000, and costs then the comparison of up
-// to stride windows.
+// whose gramLen bytes are no anchor still passes its bucket's seen bit
+// (1 in 2 for a full index) and then an anchor's fpBits (1 in 128 for
+// each of the bucket's few) about 1 in 80 times, and costs then a look
+// at the 8 places of the anchor's block; a window is compared only where
+// the gramLen bytes are there.
 type pieceIndex struct {
 	perm [256]byte // a byte as it is kept: a permutation, random per gate
 	base uint64    // the rolling hash's base: odd, random per gate
