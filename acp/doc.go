@@ -42,6 +42,8 @@
 //	queue.go       prompts owed an answer off the read loop (promptQueue): by request id, queued behind
 //	               a session's turn, or steering it; cancelled with it
 //	fork.go        session/fork (the unstable schema's): a new session from another's file
+//	usage.go       what a turn used and cost: PromptResponse.usage, usage_update's cost (the
+//	               session's so far, unknown while a model called has no price)
 //
 // Only this package writes to the protocol stream (through jsonrpc.Conn).
 package acp
