@@ -35,9 +35,9 @@ import (
 //
 // False positives: none once a window is compared. A payload position
 // whose gramLen bytes are no anchor still passes its bucket's seen bit
-// (1 in 2 for a full index) and then an anchor's fpBits (1 in 128 for
-// each of the bucket's few) about 1 in 80 times, and costs then a look
-// at the 8 places of the anchor's block; a window is compared only where
+// (1 in 2 for a full index) and then an anchor's fpBits (1 in 256 for
+// each of the bucket's few) about 1 in 160 times, and costs then a look
+// at the 16 places of the anchor's block; a window is compared only where
 // the gramLen bytes are there.
 type pieceIndex struct {
 	perm [256]byte // a byte as it is kept: a permutation, random per gate
@@ -76,13 +76,13 @@ const (
 	gramLen    = 5
 	stride     = pieceLen - gramLen + 1
 	bucketBits = 14
-	fpBits     = 7
+	fpBits     = 8
 	fpMask     = 1<<fpBits - 1
 	entBytes   = 3
-	blockShift = 3
+	blockShift = 4
 	// seenBits are the bits of a bucket's entry in dir that say which
 	// hashes it holds; the rest, where its anchors start in ents, hold
-	// more anchors than maxSegmentBytes can make (4/9 of them).
+	// more anchors than maxSegmentBytes can make (4 times as many).
 	seenBits = 13
 	// maxSegmentBytes bounds the bytes of secret kept, with their
 	// separators (an anchor's position takes the entBytes*8-fpBits
