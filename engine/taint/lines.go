@@ -32,7 +32,7 @@ import (
 // white space and Unicode format character removed, NFKC folded and
 // lower-cased, so a line the model wrapped, re-indented, upper-cased,
 // typed in fullwidth letters or laced with zero-width spaces is still
-// found. Memory is bounded (a MiB of keys keeps 1.77 MB: BenchmarkRead):
+// found. Memory is bounded (a MiB of keys keeps 1.40 MB: BenchmarkRead):
 // past maxPrivateLines lines, maxFragments fragments or maxSegmentBytes
 // of pieces, later lines are not remembered and full is set, and the
 // gate then treats every sink call as carrying private content (it can
@@ -58,16 +58,23 @@ type privateLines struct {
 	scratch []byte
 
 	// The lines, as they are quoted: masks holds their masked forms one
-	// after another, each ended by a newline (which none holds), and
-	// marks where each 64th begins; secret has bit i set when line i
+	// after another, packed (packMask: an ellipsis in a byte) and
+	// front-coded: a byte saying how many bytes (at most
+	// 255) it starts with of the one before (none for each 64th), the
+	// rest of it, and a newline (which none holds); marks says where
+	// each 64th begins, and last is the masked form of the last line
+	// while lines are read (.env keys share their start: KEY_00001,
+	// KEY_00002). secret has bit i set when line i
 	// holds a secret (a value or word secretLike), not only ordinary
 	// words; runs are the lines read from each source, in turn: the
 	// first line of a run in the high 32 bits, its source in the low.
-	masks  []byte
-	marks  []uint32
-	lines  int
-	secret []uint64
-	runs   []uint64
+	masks   []byte
+	marks   []uint32
+	last    []byte
+	quoting []byte // a line's masked form while it is kept
+	lines   int
+	secret  []uint64
+	runs    []uint64
 }
 
 // A privateLine is a line of private text, as it is quoted.
@@ -101,16 +108,68 @@ func (p *privateLines) count() int { return p.lines }
 
 // line is line i, as it is quoted.
 func (p *privateLines) line(i uint32) privateLine {
-	from := int(p.marks[i/64])
-	for range i % 64 {
-		from += bytes.IndexByte(p.masks[from:], '\n') + 1
-	}
-	to := from + bytes.IndexByte(p.masks[from:], '\n')
+	masked := unpackMask(nil, p.packed(i))
 	r, _ := slices.BinarySearchFunc(p.runs, i, func(run uint64, i uint32) int { return cmp.Compare(uint32(run>>32), i) })
 	if r == len(p.runs) || uint32(p.runs[r]>>32) > i {
 		r--
 	}
-	return privateLine{masked: string(p.masks[from:to]), source: int(uint32(p.runs[r])), secret: p.secret[i/64]&(1<<(i%64)) != 0}
+	return privateLine{masked: string(masked), source: int(uint32(p.runs[r])), secret: p.secret[i/64]&(1<<(i%64)) != 0}
+}
+
+// packed is line i's masked form as packMask wrote it.
+func (p *privateLines) packed(i uint32) []byte {
+	var masked []byte
+	from := int(p.marks[i/64])
+	for k := range i%64 + 1 {
+		to := from + 1 + bytes.IndexByte(p.masks[from+1:], '\n')
+		masked = append(masked[:p.masks[from]], p.masks[from+1:to]...)
+		if k == i%64 {
+			break
+		}
+		from = to + 1
+	}
+	return masked
+}
+
+// ellipsis is how MaskLine marks what it leaves out; packMask keeps it
+// in a byte, packedEllipsis, that no UTF-8 holds, and puts packedEscape
+// before either byte where the line holds it.
+const (
+	ellipsis       = "…"
+	packedEllipsis = 0xFF
+	packedEscape   = 0xFE
+)
+
+// packMask appends masked to dst, each ellipsis in a byte.
+func packMask(dst, masked []byte) []byte {
+	for i := 0; i < len(masked); i++ {
+		switch c := masked[i]; {
+		case c == ellipsis[0] && bytes.HasPrefix(masked[i:], []byte(ellipsis)):
+			dst = append(dst, packedEllipsis)
+			i += len(ellipsis) - 1
+		case c == packedEllipsis || c == packedEscape:
+			dst = append(dst, packedEscape, c)
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+// unpackMask appends to dst what packMask packed.
+func unpackMask(dst, packed []byte) []byte {
+	for i := 0; i < len(packed); i++ {
+		switch c := packed[i]; {
+		case c == packedEllipsis:
+			dst = append(dst, ellipsis...)
+		case c == packedEscape && i+1 < len(packed):
+			dst = append(dst, packed[i+1])
+			i++
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }
 
 // empty reports whether nothing is remembered to be found.
@@ -139,7 +198,7 @@ func (p *privateLines) add(text string, source int) {
 		for _, pc := range pieces {
 			n += len(pc)
 		}
-		if p.count() >= maxPrivateLines || len(p.frags)+len(p.newFrags)+len(frags) > maxFragments || !p.pieces.room(n) {
+		if p.count() >= maxPrivateLines || len(p.frags)+len(p.newFrags)+len(frags) > maxFragments || !p.pieces.room(n, len(pieces), uint32(p.count())) {
 			p.full = true
 			return
 		}
@@ -151,14 +210,27 @@ func (p *privateLines) add(text string, source int) {
 			p.secret = append(p.secret, 0)
 			p.marks = append(p.marks, uint32(len(p.masks)))
 		}
-		at := len(p.masks)
-		p.masks = appendMaskLine(p.masks, line)
-		for j := at; j < len(p.masks); j++ {
-			if p.masks[j] == '\n' { // not from strings.Lines; kept apart all the same
-				p.masks[j] = ' '
+		if p.last == nil && idx%64 != 0 {
+			p.last = p.packed(idx - 1)
+		}
+		p.quoting = appendMaskLine(p.quoting[:0], line)
+		for j, c := range p.quoting {
+			if c == '\n' { // not from strings.Lines; kept apart all the same
+				p.quoting[j] = ' '
 			}
 		}
-		p.masks = append(p.masks, '\n')
+		at := len(p.masks)
+		p.masks = packMask(append(p.masks, 0), p.quoting)
+		masked := p.masks[at+1:]
+		shared := 0
+		if idx%64 != 0 {
+			for shared < min(len(masked), len(p.last), 255) && masked[shared] == p.last[shared] {
+				shared++
+			}
+		}
+		p.last = append(p.last[:0], masked...)
+		p.masks[at] = byte(shared)
+		p.masks = append(p.masks[:at+1+copy(masked, masked[shared:])], '\n')
 		p.lines++
 		if secret {
 			p.secret[idx/64] |= 1 << (idx % 64)
@@ -182,7 +254,7 @@ func (p *privateLines) settle() {
 		p.newFrags, p.newAnchors, p.taken = nil, nil, nil
 	}
 	p.masks, p.marks, p.runs = fit(p.masks), fit(p.marks), fit(p.runs)
-	p.scratch = nil
+	p.scratch, p.last, p.quoting = nil, nil, nil
 }
 
 // merge is old and more (unsorted) in one sorted slice of their length.

@@ -9,7 +9,7 @@ import (
 )
 
 // pieceIndex finds any pieceLen bytes in a row of a secret (folded) in a
-// payload, in about 2 bytes per byte of secret (issue 32: a 48-bit hash
+// payload, in about 1.4 bytes per byte of secret (issue 32: a 48-bit hash
 // of each 12-byte piece, 8 bytes for each byte of a key, and sorting them
 // was a quarter of reading a private file).
 //
@@ -28,33 +28,46 @@ import (
 // `q!!!!!!!!!!!`) is never taken for it, which a few bits a byte (4 were
 // tried) would do one time in 2^bits.
 //
-// What it keeps: a byte per byte of secret, 4 bytes an anchor (one per
-// stride bytes) and 6 a segment, and a table of 4 bytes a bucket once a
-// secret was read. A secret is not kept as it is written: a heap dump
+// What it keeps: a byte per byte of secret and one a segment (its
+// separator), 3 bytes an anchor (one per stride bytes), 4 bytes each
+// KiB, and a table of 4 bytes a bucket once a secret was read. A secret is not kept as it is written: a heap dump
 // shows it only to one who reads perm and undoes it.
 //
 // False positives: none once a window is compared. A payload position
-// whose gramLen bytes are no anchor still shares one's bucket and
-// seenBits bit (1 in 2 for a full index) and then its fpBits (1 in 4096)
-// with probability about 1 in 8,000, and costs then the comparison of up
-// to stride windows.
+// whose gramLen bytes are no anchor still passes its bucket's seen bit
+// (1 in 2 for a full index) and then an anchor's fpBits (1 in 256 for
+// each of the bucket's few) about 1 in 160 times, and costs then a look
+// at the 16 places of the anchor's block; a window is compared only where
+// the gramLen bytes are there.
 type pieceIndex struct {
 	perm [256]byte // a byte as it is kept: a permutation, random per gate
 	base uint64    // the rolling hash's base: odd, random per gate
 
-	text   []byte   // the segments' bytes, through perm, one segment after another
-	starts []uint32 // each segment's first byte in text
-	lines  []uint16 // each segment's line
+	// text is the segments' bytes, through perm, one after another, each
+	// after a separator: sepSegment's byte before a segment of the line
+	// of the one before it, else sepLine's once for each line on. No
+	// folded payload holds either (it is UTF-8), so no window across a
+	// separator is ever found. A segment's line is firstLine and the
+	// sepLine bytes before it: lineMarks[j] counts them in
+	// text[:j*markEvery].
+	text      []byte
+	segments  int
+	firstLine uint32
+	lastLine  uint32
+	lineMarks []uint32
 
 	// The anchors, by bucket (the top bucketBits of their hash): bucket
-	// b's are ents[dir[b]>>seenBits:dir[b+1]>>seenBits], each its
-	// position in text in the high bits and fpBits more of its hash in
-	// the low; the low seenBits of dir[b] are a bit for each fingerprint
-	// (modulo seenBits) its anchors have, which turns most payload
-	// positions away without a look at ents. pending are the anchors of
-	// the reading under way, bucket in the high 32 bits.
+	// b's are entries dir[b]>>seenBits to dir[b+1]>>seenBits of ents,
+	// entBytes bytes each (little-endian): its position in text, less
+	// its low blockShift bits, above fpBits more of its hash; verify
+	// looks for the anchor's bytes at each of the 1<<blockShift places
+	// it may be. The low seenBits of dir[b] are a bit for each value (of
+	// seenBits) of yet other bits of its anchors' hashes, which turns
+	// most payload positions away without a look at ents. pending are
+	// the anchors of the reading under way: the bucket in the high 32
+	// bits, the seen bit's number above the entry in the low.
 	dir     []uint32
-	ents    []uint32
+	ents    []byte
 	pending []uint64
 }
 
@@ -63,15 +76,23 @@ const (
 	gramLen    = 5
 	stride     = pieceLen - gramLen + 1
 	bucketBits = 14
-	fpBits     = 12
+	fpBits     = 8
 	fpMask     = 1<<fpBits - 1
+	entBytes   = 3
+	blockShift = 4
 	// seenBits are the bits of a bucket's entry in dir that say which
-	// fingerprints it holds; the rest, where its anchors start in ents,
-	// hold more anchors than maxSegmentBytes can make (5/24 of them).
+	// hashes it holds; the rest, where its anchors start in ents, hold
+	// more anchors than maxSegmentBytes can make (4 times as many).
 	seenBits = 13
-	// maxSegmentBytes bounds the bytes of secret kept (an anchor's
-	// position takes the 32-fpBits bits left).
-	maxSegmentBytes = 1 << (32 - fpBits)
+	// maxSegmentBytes bounds the bytes of secret kept, with their
+	// separators (an anchor's position takes the entBytes*8-fpBits
+	// bits left, and blockShift more).
+	maxSegmentBytes = 1 << (entBytes*8 - fpBits + blockShift)
+	// sepSegment and sepLine are the separators in text, before perm:
+	// bytes no UTF-8 holds.
+	sepSegment = 0xFF
+	sepLine    = 0xFE
+	markEvery  = 1 << 10
 )
 
 func (x *pieceIndex) init(seed maphash.Seed) {
@@ -83,10 +104,16 @@ func (x *pieceIndex) init(seed maphash.Seed) {
 }
 
 // empty reports whether no segment is kept.
-func (x *pieceIndex) empty() bool { return len(x.starts) == 0 }
+func (x *pieceIndex) empty() bool { return x.segments == 0 }
 
-// room reports whether n more bytes of segments fit.
-func (x *pieceIndex) room(n int) bool { return len(x.text)+n <= maxSegmentBytes }
+// room reports whether segs more segments of n bytes in all, of line,
+// fit with their separators.
+func (x *pieceIndex) room(n, segs int, line uint32) bool {
+	if x.segments > 0 {
+		n += int(line - x.lastLine)
+	}
+	return len(x.text)+n+segs <= maxSegmentBytes
+}
 
 // reserve makes room for the segments of n bytes of text, at most.
 func (x *pieceIndex) reserve(n int) {
@@ -97,16 +124,26 @@ func (x *pieceIndex) reserve(n int) {
 // add keeps seg (at least pieceLen bytes, every window looked for), a
 // segment of line. The caller has checked room.
 func (x *pieceIndex) add(seg []byte, line uint32) {
+	switch {
+	case x.segments == 0:
+		x.firstLine = line
+	case line == x.lastLine:
+		x.text = append(x.text, x.perm[sepSegment])
+	default:
+		for range line - x.lastLine {
+			x.text = append(x.text, x.perm[sepLine])
+		}
+	}
+	x.segments++
+	x.lastLine = line
 	start := len(x.text)
-	x.starts = append(x.starts, uint32(start))
-	x.lines = append(x.lines, uint16(line))
 	for _, c := range seg {
 		x.text = append(x.text, x.perm[c])
 	}
 	for a := 0; a+pieceLen <= len(seg); a += stride {
 		p := a + pieceLen - gramLen // the window at a holds it, and so do the stride-1 before
-		b, fp := x.split(x.gramHash(seg[p : p+gramLen]))
-		x.pending = append(x.pending, uint64(b)<<32|uint64(start+p)<<fpBits|uint64(fp))
+		b, fp, seen := x.split(x.gramHash(seg[p : p+gramLen]))
+		x.pending = append(x.pending, uint64(b)<<32|uint64(seen)<<(8*entBytes)|uint64((start+p)>>blockShift)<<fpBits|uint64(fp))
 	}
 }
 
@@ -119,10 +156,10 @@ func (x *pieceIndex) gramHash(b []byte) uint64 {
 	return h
 }
 
-// split is a hash's bucket and fingerprint.
-func (x *pieceIndex) split(h uint64) (uint32, uint32) {
+// split is a hash's bucket, fingerprint and seen bit's number.
+func (x *pieceIndex) split(h uint64) (bucket, fp, seen uint32) {
 	h *= 0x9E3779B97F4A7C15 // spread into the high bits
-	return uint32(h >> (64 - bucketBits)), uint32(h>>(64-bucketBits-fpBits)) & fpMask
+	return uint32(h >> (64 - bucketBits)), uint32(h>>(64-bucketBits-fpBits)) & fpMask, uint32(h>>16) % seenBits
 }
 
 // build files the pending anchors into their buckets: a counting sort of
@@ -130,6 +167,14 @@ func (x *pieceIndex) split(h uint64) (uint32, uint32) {
 func (x *pieceIndex) build() {
 	if len(x.pending) == 0 {
 		return
+	}
+	sep := []byte{x.perm[sepLine]}
+	for j := len(x.lineMarks); j*markEvery <= len(x.text); j++ {
+		n := uint32(0)
+		if j > 0 {
+			n = x.lineMarks[j-1] + uint32(bytes.Count(x.text[(j-1)*markEvery:j*markEvery], sep))
+		}
+		x.lineMarks = append(x.lineMarks, n)
 	}
 	const buckets = 1 << bucketBits
 	first := make([]uint32, buckets+1) // where each bucket starts in ents
@@ -142,29 +187,40 @@ func (x *pieceIndex) build() {
 	for b := range buckets {
 		first[b+1] += first[b]
 	}
-	ents := make([]uint32, first[buckets])
+	ents := make([]byte, entBytes*first[buckets])
 	fill := slices.Clone(first[:buckets])
+	seen := make([]uint32, buckets)
 	for b := range buckets {
-		fill[b] += uint32(copy(ents[fill[b]:], x.ents[x.first(b):x.first(b+1)]))
+		fill[b] += uint32(copy(ents[entBytes*fill[b]:], x.ents[entBytes*x.first(b):entBytes*x.first(b+1)])) / entBytes
+		if x.dir != nil {
+			seen[b] = x.dir[b] & (1<<seenBits - 1)
+		}
 	}
 	for _, e := range x.pending {
 		b := e >> 32
-		ents[fill[b]] = uint32(e)
+		k := entBytes * fill[b]
+		ents[k], ents[k+1], ents[k+2] = byte(e), byte(e>>8), byte(e>>16)
+		seen[b] |= 1 << (uint32(e) >> (8 * entBytes))
 		fill[b]++
 	}
 	dir := first
 	for b := range buckets {
-		var seen uint32
-		for _, e := range ents[first[b]:first[b+1]] {
-			seen |= 1 << (e & fpMask % seenBits)
-		}
-		dir[b] = first[b]<<seenBits | seen
+		dir[b] = first[b]<<seenBits | seen[b]
 	}
 	dir[buckets] = first[buckets] << seenBits
 	x.dir, x.ents, x.pending = dir, ents, nil
 	x.text = fit(x.text)
-	x.starts = fit(x.starts)
-	x.lines = fit(x.lines)
+	x.lineMarks = fit(x.lineMarks)
+}
+
+// lineAt is the line of the segment that holds text[pos].
+func (x *pieceIndex) lineAt(pos int) uint32 {
+	j := min(pos/markEvery, len(x.lineMarks)-1)
+	from, n := 0, 0
+	if j >= 0 {
+		from, n = j*markEvery, int(x.lineMarks[j])
+	}
+	return x.firstLine + uint32(n+bytes.Count(x.text[from:pos], []byte{x.perm[sepLine]}))
 }
 
 // first is where bucket b starts in ents (0 before the first build).
@@ -175,10 +231,10 @@ func (x *pieceIndex) first(b int) uint32 {
 	return x.dir[b] >> seenBits
 }
 
-// fit is s in an array of its length when its spare capacity is more
-// than a 32nd: what is kept is what is needed.
+// fit is s in an array of its length when it has spare capacity: what
+// is kept is what is needed.
 func fit[T any](s []T) []T {
-	if cap(s)-len(s) <= len(s)/32 {
+	if cap(s) == len(s) {
 		return s
 	}
 	return slices.Clone(s)
@@ -192,19 +248,19 @@ func (x *pieceIndex) scan(sq []byte, found func(start, end int, line uint32)) {
 	if len(x.ents) == 0 || len(sq) < pieceLen {
 		return
 	}
-	var hits []uint64 // a window's start in the high 32 bits, its line in the low
-	x.scanAll(sq, func(start, _ int, line uint32) { hits = append(hits, uint64(start)<<32|uint64(line)) })
+	var hits []uint64 // a window's start in the high 32 bits, where it is in text in the low
+	x.scanAll(sq, func(start, at int) { hits = append(hits, uint64(start)<<32|uint64(at)) })
 	slices.Sort(hits)
 	for i, h := range hits {
-		if i == 0 || h>>32 != hits[i-1]>>32 {
-			found(int(h>>32), int(h>>32)+pieceLen, uint32(h))
+		if i == 0 || h>>32 != hits[i-1]>>32 { // the first in text: the line read first
+			found(int(h>>32), int(h>>32)+pieceLen, x.lineAt(int(uint32(h))))
 		}
 	}
 }
 
-// scanAll is scan calling found with every window verified, a window held
-// by two anchors twice.
-func (x *pieceIndex) scanAll(sq []byte, found func(start, end int, line uint32)) {
+// scanAll calls found with every window of sq verified: where it starts
+// in sq, and in text; a window held by two anchors twice.
+func (x *pieceIndex) scanAll(sq []byte, found func(start, at int)) {
 	top := uint64(1) // base to the power gramLen-1
 	for range gramLen - 1 {
 		top *= x.base
@@ -218,31 +274,51 @@ func (x *pieceIndex) scanAll(sq []byte, found func(start, end int, line uint32))
 		if i < gramLen-1 {
 			continue
 		}
-		b, fp := x.split(h)
+		b, fp, seen := x.split(h)
 		d := x.dir[b]
-		if d&(1<<(fp%seenBits)) == 0 {
-			continue // most positions: no anchor of the bucket has a fingerprint so
+		if d&(1<<seen) == 0 {
+			continue // most positions: no anchor of the bucket has a hash so
 		}
-		for _, e := range x.ents[d>>seenBits : x.dir[b+1]>>seenBits] {
-			if e&fpMask == fp {
-				x.verify(sq, i+1-gramLen, int(e>>fpBits), found)
+		ents := x.ents[entBytes*(d>>seenBits) : entBytes*(x.dir[b+1]>>seenBits)]
+		for k := 0; k+entBytes <= len(ents); k += entBytes {
+			if uint32(ents[k])&fpMask == fp {
+				e := uint32(ents[k]) | uint32(ents[k+1])<<8 | uint32(ents[k+2])<<16
+				x.near(sq, i+1-gramLen, int(e>>fpBits)<<blockShift, found)
 			}
 		}
 	}
 }
 
-// verify calls found with each window of sq that holds the gramLen bytes
-// at g, an anchor's (at pos in text), and whose bytes are the segment's.
-func (x *pieceIndex) verify(sq []byte, g, pos int, found func(start, end int, line uint32)) {
-	s, _ := slices.BinarySearch(x.starts, uint32(pos+1))
-	s-- // the segment that holds pos
-	start, end := int(x.starts[s]), len(x.text)
-	if s+1 < len(x.starts) {
-		end = int(x.starts[s+1])
+// near calls verify for each place in the block of text at blk whose
+// gramLen bytes are those of sq at g.
+func (x *pieceIndex) near(sq []byte, g, blk int, found func(start, at int)) {
+	gram := sq[g : g+gramLen]
+	first := x.perm[gram[0]]
+	last := min(blk+1<<blockShift, len(x.text)-gramLen+1)
+	for pos := blk; pos < last; pos++ {
+		if x.text[pos] != first {
+			continue
+		}
+		same := true
+		for j, c := range gram {
+			if x.perm[c] != x.text[pos+j] {
+				same = false
+				break
+			}
+		}
+		if same {
+			x.verify(sq, g, pos, found)
+		}
 	}
+}
+
+// verify calls found with each window of sq that holds the gramLen bytes
+// at g, an anchor's (at pos in text), and whose bytes are a segment's
+// (a window across a separator is not: sq holds none).
+func (x *pieceIndex) verify(sq []byte, g, pos int, found func(start, at int)) {
 	for t := range stride {
 		a, ps := pos-t, g-t // the window's start in text, and in sq
-		if a < start || a+pieceLen > end || ps < 0 || ps+pieceLen > len(sq) {
+		if a < 0 || a+pieceLen > len(x.text) || ps < 0 || ps+pieceLen > len(sq) {
 			continue
 		}
 		same := true
@@ -253,7 +329,7 @@ func (x *pieceIndex) verify(sq []byte, g, pos int, found func(start, end int, li
 			}
 		}
 		if same {
-			found(ps, ps+pieceLen, uint32(x.lines[s]))
+			found(ps, a)
 		}
 	}
 }
@@ -266,7 +342,7 @@ func (x *pieceIndex) covers(sq []byte) bool {
 	}
 	seen := make([]bool, len(sq)-pieceLen+1)
 	left := len(seen)
-	x.scan(sq, func(start, _ int, _ uint32) {
+	x.scanAll(sq, func(start, _ int) {
 		if !seen[start] {
 			seen[start] = true
 			left--
