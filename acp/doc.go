@@ -5,7 +5,8 @@
 // held in order), and the mapping of engine events to session/update
 // notifications, encoded by hand on the hot path. acp/editor is the editor
 // as a session's workspace; acp/history a session's history as its file
-// keeps it and session/load shows it again.
+// keeps it and session/load shows it again; acp/mcpservers the mcpServers
+// of a session's request as engine/mcp's servers (-32602 naming a wrong field).
 //
 // Where each part lives:
 //
@@ -32,8 +33,8 @@
 //	prompt.go      a prompt turn: started on the read loop (or, queued, by startDequeued), run and
 //	               answered in its own goroutine
 //	images.go      a prompt's image blocks, decoded and checked
-//	mcp.go         mcpServers read (-32602 naming a wrong field) and handed to engine/mcp, which
-//	               runs them; each turn given the session's MCP tools (the session's methods)
+//	mcp.go         mcpServers read (acp/mcpservers) and handed to engine/mcp, which runs them;
+//	               each turn given the session's MCP tools (the session's methods)
 //	updates.go     engine events as session/update notifications; the hand-written encoders of them
 //	commentary.go  the work as thoughts, the answer the only message; --commentary, _meta.coda.commentary
 //	notices.go     warnings as notice updates, where the client takes them (session.notices); the
