@@ -160,7 +160,7 @@ func (s *Server) setMode(_ context.Context, _ *request[setSessionModeResponse], 
 	// A client that shows config options learns of the change here.
 	s.notifyOptions(sess)
 	res := &setSessionModeResponse{}
-	if w := s.saveSession(sess, nil); w != "" {
+	if w := s.load.saveSession(sess, nil); w != "" {
 		res.Meta = withWarnings([]string{w})
 		s.noticeSession(sess, []string{w})
 	}

@@ -163,7 +163,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 			s.conn.Sent()
 			res.Recorded()
 		}
-		s.store.Flush() // the index's line of the turn's append
+		s.load.store.Flush() // the index's line of the turn's append
 	}()
 	defer close(r.done)
 	defer s.answered(sess) // after the prompt's answer: what waited for it (listed.go)
@@ -185,7 +185,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 		}
 	}()
 	sink := &updateSink{out: s.conn, sessionID: sess.id, cwd: sess.cwd, compaction: s.caps.compaction(), seen: sess.turnNotices(s.caps.notices()), commentAsThought: commentAsThought}
-	if s.keepsSessions() {
+	if s.load.keeps() {
 		sink.streamed = history.NewStreamed(appendTextChunk)
 	}
 	if compile != nil {
@@ -202,7 +202,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 		answer.Fail(err)
 		return
 	}
-	s.catchUp(sess, turn)
+	s.load.catchUp(sess, turn)
 	sess.mcpTurn(ctx, s.opts.Agent, s.opts.Engine, turn, sink)
 	// What the turn is given to warn of (a retired check of the prompt's
 	// spec, MCP servers), noticed as it starts.
@@ -224,7 +224,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	}
 	sess.taintedBy(res.Tainted)
 	release()
-	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.streamed.Updates(res.Mask), history.MaskUpdates(sink.closing, res.Mask), res.Status, res.ClientGone || s.conn.Gone()); w != "" {
+	if w := s.load.saveTurn(sess, r.prompt, res.RunID, ex, sink.streamed.Updates(res.Mask), history.MaskUpdates(sink.closing, res.Mask), res.Status, res.ClientGone || s.conn.Gone()); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	// What arose after the closing chunk (the record or the session's file

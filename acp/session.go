@@ -189,7 +189,7 @@ func (s *Server) openSession(r *request[newSessionResponse], p *newSessionReques
 	s.sessions[sess.id] = sess
 	s.mu.Unlock()
 
-	warning := s.saveSession(sess, nil)
+	warning := s.load.saveSession(sess, nil)
 	res := s.sessionResponse(sess, warning)
 	r.Then(s.announce(sess, res.Meta))
 	return &newSessionResponse{Meta: res.Meta, ConfigOptions: res.ConfigOptions, Modes: res.Modes, SessionID: sess.id}, nil
@@ -199,7 +199,7 @@ func (s *Server) openSession(r *request[newSessionResponse], p *newSessionReques
 func (s *Server) session(id string) (*session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.loading[id] != nil {
+	if s.load.loading[id] != nil {
 		return nil, loadingErr(id)
 	}
 	sess := s.sessions[id]
@@ -230,7 +230,7 @@ func (s *Server) setConfigOption(ctx context.Context, r *request[setSessionConfi
 		if id == optionMode {
 			s.notifyMode(sess)
 		}
-		if w := s.saveSession(sess, nil); w != "" {
+		if w := s.load.saveSession(sess, nil); w != "" {
 			warnings = append(warnings, w)
 		}
 		s.noticeSession(sess, warnings)
