@@ -121,7 +121,7 @@ func (s *Server) runCommand(sess *session, name, arg string) *promptResponse {
 	ids := commandOptions
 	var text string
 	var warnings []string
-	switch err := s.out.shapes("/format"); {
+	switch err := s.out.Shapes("/format"); {
 	case name == "format" && err != nil:
 		text = strings.TrimPrefix(err.Error(), ErrInvalidParams.Error()+": ")
 	case arg == "":

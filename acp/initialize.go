@@ -10,7 +10,7 @@ func (s *Server) initialize(_ context.Context, _ *request[initializeResponse], p
 	s.caps.set(p.ClientCapabilities)
 
 	var launch publicSpec
-	lead := s.out.launch.Lead(s.opts.Agent)
+	lead := s.out.Launch().Lead(s.opts.Agent)
 	if lead != nil {
 		launch = publicSpecOf(lead)
 	}

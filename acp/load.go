@@ -352,11 +352,11 @@ func (l *loader) restore(read *statestore.Loaded, history []engine.Exchange, cwd
 	}
 	var err error
 	if len(f.Output) > 0 {
-		if sess.meta, err = s.out.metaLevel(f.Output, cwd); err != nil {
+		if sess.meta, err = s.out.MetaLevel(f.Output, cwd); err != nil {
 			return nil, fmt.Errorf("session %s cannot be restored: its output spec: %w", f.ID, err)
 		}
 	}
-	if sess.outputs, err = s.out.sessionOutputs(sess.meta, sess.config); err != nil {
+	if sess.outputs, err = s.out.Session(sess.meta, sess.config); err != nil {
 		return nil, fmt.Errorf("session %s cannot be restored: %w", f.ID, err)
 	}
 	sess.history = history

@@ -91,18 +91,18 @@ func (s *Server) beginTurn(r *request[promptResponse], sess *session, p *promptR
 	var compile func() (*blueprint.Outputs, error) // the turn's, off the read loop
 	if raw := p.Meta.output(); raw != nil {
 		// A per-turn spec: the session's contracts, recompiled with it.
-		if err := s.out.shapes("_meta.coda.output"); err != nil {
+		if err := s.out.Shapes("_meta.coda.output"); err != nil {
 			return nil, err
 		}
-		levels := s.out.levels(sess.meta, sess.config)
+		levels := s.out.Levels(sess.meta, sess.config)
 		compile = func() (*blueprint.Outputs, error) {
 			var err error
-			if levels.PromptMeta, err = s.out.metaLevel(raw, sess.cwd); err != nil {
+			if levels.PromptMeta, err = s.out.MetaLevel(raw, sess.cwd); err != nil {
 				return nil, err
 			}
-			return s.out.compile(levels)
+			return s.out.Compile(levels)
 		}
-		if !s.out.compileReadsFiles(raw) && !s.out.compileReadsFiles(sess.metaRaw) {
+		if !s.out.ReadsFiles(raw) && !s.out.ReadsFiles(sess.metaRaw) {
 			if outs, err = compile(); err != nil {
 				return nil, err
 			}

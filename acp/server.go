@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coda-acp/coda/acp/contracts"
 	"github.com/coda-acp/coda/acp/pickers"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
@@ -105,8 +106,8 @@ type Server struct {
 	log  *slog.Logger
 	conn *jsonrpc.Conn // set by Serve, before the first message is read
 	// out are the agent's answer contracts, the launch's and a session's
-	// (outputs.go).
-	out *outputs
+	// (acp/contracts).
+	out *contracts.Contracts
 	// pick answers the sessions' pickers (modes.go, acp/pickers).
 	pick *pickers.Picker
 
@@ -156,13 +157,13 @@ func NewServer(opts Options) (*Server, error) {
 		StartTimeout: opts.MCPStartTimeout, CallTimeout: opts.MCPCallTimeout, StartWait: opts.MCPStartWait,
 	})
 	s.load = newLoader(s, opts.Engine.Store)
-	out, err := newOutputs(opts.Agent, outputspec.Level{Dir: opts.LaunchDir, Spec: opts.Launch}, opts.Engine.Taint, s.log)
+	out, err := contracts.New(opts.Agent, outputspec.Level{Dir: opts.LaunchDir, Spec: opts.Launch}, opts.Engine.Taint, s.log)
 	if err != nil {
 		return nil, err
 	}
 	s.out = out
 	s.prompts = newPromptQueue(s)
-	s.pick = pickers.New(opts.Models, opts.UserModel, opts.UserEffort, out.privateFile)
+	s.pick = pickers.New(opts.Models, opts.UserModel, opts.UserEffort, out.PrivateFile)
 	return s, nil
 }
 
