@@ -1,11 +1,13 @@
 package engine_test
 
 import (
+	"bytes"
 	"go/ast"
 	"go/build"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -172,4 +174,36 @@ func receiverType(x ast.Expr) string {
 		return id.Name
 	}
 	return ""
+}
+
+// maxACPLines is the most production lines acp's own directory may hold
+// (issue 29): acp proper is protocol types and handlers; the transport,
+// the pickers, the history's mapping, the answer's contracts and the like
+// live in packages of their own.
+const maxACPLines = 4000
+
+// acp's own directory holds at most maxACPLines production lines, its
+// subpackages not counted.
+func TestLayout_acpLines(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "acp", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines += bytes.Count(b, []byte("\n"))
+	}
+	if lines == 0 {
+		t.Fatal("found no production lines in acp: the glob missed it")
+	}
+	if lines > maxACPLines {
+		t.Errorf("acp holds %d production lines, over %d: move what is not protocol types and handlers to a package of its own", lines, maxACPLines)
+	}
 }
