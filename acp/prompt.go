@@ -212,15 +212,9 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	_ = sink.noticeAll(turn.Warnings)
 	res = s.opts.Engine.Run(ctx, turn, sink)
 
-	ex := engine.Exchange{Prompt: turn.HistoryPrompt(), Answer: res.LastReply, RunID: res.RunID}
-	if res.Answer != nil {
-		ex.Answer = res.Answer.Content
-	}
-	masked := engine.Exchange{Prompt: res.Mask(ex.Prompt), Answer: res.Mask(ex.Answer), RunID: ex.RunID}
-	masked.Masked = masked.Prompt != ex.Prompt || masked.Answer != ex.Answer
-	ex = masked
+	ex := res.Exchange(turn) // masked, with its transcript (engine/transcript.go)
 	if res.Status != engine.StatusCancelled {
-		sess.remember(ex)
+		sess.remember(ex, res.HistoryCut)
 	}
 	sess.taintedBy(res.Tainted)
 	release()

@@ -117,11 +117,12 @@ func (sess *session) taintedBy(t taint.Session) {
 }
 
 // remember adds a finished turn to the session's history, keeping only what
-// the next turn can use.
-func (sess *session) remember(ex engine.Exchange) {
+// the next turn can use, without the earlier turns its compaction cut
+// (engine.ForgetHistory).
+func (sess *session) remember(ex engine.Exchange, cut int) {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	sess.history = engine.KeepHistory(append(sess.history, ex))
+	sess.history = engine.KeepHistory(engine.ForgetHistory(sess.history, cut, ex))
 }
 
 // cancelTurn cancels the session's running prompt, if any.

@@ -28,8 +28,12 @@ func (r *requestsOf) Name() string                    { return r.model.Name() }
 
 func (r *requestsOf) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	var b strings.Builder
-	for _, m := range req.Messages {
-		b.WriteString(m.Text + "\n")
+	for _, m := range req.Messages { // every text of it: the transcript's calls and thoughts too
+		b.WriteString(m.Thinking + "\n" + m.Text + "\n" + string(m.Replay) + "\n")
+		for _, tc := range m.ToolCalls {
+			b.Write(tc.Arguments)
+			b.WriteString("\n")
+		}
 	}
 	r.mu.Lock()
 	r.sent = append(r.sent, b.String())

@@ -168,6 +168,9 @@ type cutter struct {
 	keep    func(m *llm.Message) string
 	earlier []Exchange
 	history string
+	// hist is where the conversation holds the earlier turns as their
+	// transcripts (transcript.go), which are cut whole instead.
+	hist historyShown
 }
 
 // fit cuts a copy of req's conversation so that req, a call of the model
@@ -224,12 +227,13 @@ type compaction struct {
 	runs                 []string
 	earlier              []Exchange
 	history              string
+	hist                 historyShown // the turns sent as transcripts after the cut (transcript.go)
 }
 
 // cutToolResults replaces the oldest tool results by notes until the
 // request is down to the target.
 func (c *compaction) cutToolResults() {
-	for i := range c.msgs {
+	for i := c.cut.hist.n; i < len(c.msgs); i++ { // the visit's own: earlier turns are cut whole
 		if c.tokens <= c.target {
 			return
 		}
@@ -272,6 +276,10 @@ func (vr *visitRecord) keepCut(m *llm.Message, private string) string {
 // target; the history then says how many it does not show.
 func (c *compaction) cutHistory() {
 	in := c.cut
+	if in.hist.n > 0 {
+		c.cutTranscripts()
+		return
+	}
 	if c.tokens <= c.target || len(in.earlier) == 0 || len(c.msgs) == 0 || !strings.HasPrefix(c.msgs[0].Text, in.history) {
 		return
 	}

@@ -15,7 +15,8 @@
 // Events a Sink receives), workspace.go (Workspace: files, permission,
 // commands; engine/local is the local disk's, acp the editor's), answer.go
 // (the run statuses), history.go (what a session's next turn keeps of the
-// earlier ones), image.go (what later turns read in place of a prompt's
+// earlier ones), transcript.go (each turn's conversation as it was sent,
+// which the next is sent again), image.go (what later turns read in place of a prompt's
 // images), args.go (a reply's tool calls held to their caps, and how they
 // are shown), notools.go (ToolSupport: models without tool calling),
 // ask.go (Asker: asking the user, the ask_user tool). What

@@ -52,6 +52,10 @@ type Exchange struct {
 	// is stored: keeping the stored history again counts them again.
 	NotShown      int    `json:"-"`
 	FirstNotShown string `json:"-"`
+	// Transcript is the turn's conversation as it was sent, which the
+	// next turn is sent again (transcript.go); nil for a turn kept
+	// without it, which is shown by its prompt and answer.
+	Transcript []llm.Message `json:"-"`
 }
 
 // An Engine runs prompt turns. It holds what lasts as long as the process
@@ -233,12 +237,22 @@ type Result struct {
 	// ClientGone says the client went away before the turn ended
 	// (Turn.ClientGone): nobody saw its end as it streamed.
 	ClientGone bool
+	// HistoryCut counts the session's earlier turns, the oldest of
+	// Turn.History, that compaction cut from what the run was sent: the
+	// session forgets them (ForgetHistory), so that its next turn starts
+	// as this one's last request did rather than being cut again.
+	HistoryCut int
 
 	rec     *store.Run       // the record, being finished (Recorded)
 	head    *store.RunRecord // run.json as the run ended (Recorded amends it)
 	gone    func() bool      // Turn.ClientGone
 	secrets *taint.Secrets
 	release func() // deletes the turn's uploads (Recorded); nil when none
+	// transcript, transcriptOpen and visits are the run's for the
+	// session's Exchange (transcript.go).
+	transcript     []llm.Message
+	transcriptOpen bool
+	visits         int
 }
 
 // Mask is text as the session keeps it of the turn for its later ones
@@ -369,6 +383,11 @@ type run struct {
 
 	ending // how a run without an answer ends (noanswer.go, unavailable.go)
 	kept   // artifact copies in the run record (keep.go)
+	// transcript is the first visit's conversation, for the session
+	// (transcript.go); transcriptOpen says it lost an unanswered call.
+	transcript     []llm.Message
+	transcriptOpen bool
+	historyCut     int // earlier turns compaction cut (Result.HistoryCut)
 }
 
 // stageOutcome is what a finished stage visit leaves for later stages.
@@ -495,6 +514,7 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 	// The last reply is the session's memory of a run without an answer:
 	// masked, as every text kept for later is.
 	res := &Result{RunID: r.t.RunID, StopReason: "end_turn", LastReply: r.mask(r.reply), Written: r.written, Tainted: r.taint.Session(), secrets: r.share.secrets}
+	res.transcript, res.transcriptOpen, res.visits, res.HistoryCut = r.transcript, r.transcriptOpen, len(r.done), r.historyCut
 	if g := r.taint; g.Carries(r.reply) != "" && !g.Allows() {
 		// A reply the gate would refuse is never kept as the exchange's
 		// answer, to be sent to the model next turn.

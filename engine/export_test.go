@@ -34,3 +34,7 @@ func (t *ToolSupport) Lacks(spec string) string { return t.lacking(spec) }
 
 // ReleaseTimeout bounds the deletion of a turn's uploads.
 const ReleaseTimeout = llm.ReleaseTimeout
+
+// Answered is answered (transcript.go): msgs without a last call left
+// unanswered.
+func Answered(msgs []llm.Message) []llm.Message { return answered(msgs) }

@@ -30,7 +30,7 @@ func KeepHistory(h []Exchange) []Exchange {
 	}
 	kept := make([]Exchange, len(h))
 	for i, ex := range h {
-		kept[i] = Exchange{Prompt: clip(ex.Prompt), Answer: clip(ex.Answer), RunID: ex.RunID, Masked: ex.Masked, NotShown: ex.NotShown, FirstNotShown: ex.FirstNotShown}
+		kept[i] = Exchange{Prompt: clip(ex.Prompt), Answer: clip(ex.Answer), RunID: ex.RunID, Masked: ex.Masked, NotShown: ex.NotShown, FirstNotShown: ex.FirstNotShown, Transcript: ex.Transcript}
 	}
 	if len(cut) > 0 {
 		first := &kept[0]
@@ -59,12 +59,16 @@ func (r *run) maskHistory(h []Exchange) []Exchange {
 		for _, text := range []string{ex.Prompt, ex.Answer, ex.FirstNotShown} {
 			secrets.Read(secrets.Found(text, nil))
 		}
+		for _, m := range ex.Transcript {
+			secrets.Read(secrets.Found(m.Text, nil))
+		}
 	}
 	out := make([]Exchange, len(h))
 	for i, ex := range h {
 		m := ex
 		m.Prompt, m.Answer, m.FirstNotShown = secrets.Mask(ex.Prompt), secrets.Mask(ex.Answer), secrets.Mask(ex.FirstNotShown)
 		m.Masked = ex.Masked || m.Prompt != ex.Prompt || m.Answer != ex.Answer
+		m.Transcript = maskMessages(ex.Transcript, secrets.Mask)
 		out[i] = m
 	}
 	return out

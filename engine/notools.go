@@ -124,8 +124,8 @@ func (t *modelCalls) learn(spec string, err error) {
 // tools and with the prompt for answering by reply.
 func (v *stageVisit) request(spec string) *llm.Request {
 	if v.calling.with(spec) {
-		return &llm.Request{System: v.system, Messages: v.messages, Tools: v.tools, Caller: v.run.sub.caller, Effort: v.calling.effort(spec)}
+		return &llm.Request{System: v.system, Messages: v.messages, Tools: v.tools, Caller: v.run.sub.caller, Effort: v.calling.effort(spec), CacheKey: v.run.cacheKey(), CachedPrefix: v.hist.n}
 	}
 	bare := v.calling.system(func() string { return v.systemPrompt(false) })
-	return &llm.Request{System: bare, Messages: v.messages, Caller: v.run.sub.caller, Effort: v.calling.effort(spec)}
+	return &llm.Request{System: bare, Messages: v.messages, Caller: v.run.sub.caller, Effort: v.calling.effort(spec), CacheKey: v.run.cacheKey(), CachedPrefix: v.hist.n}
 }

@@ -118,6 +118,10 @@ type visitRecord struct {
 	// run id named by it.
 	earlier []Exchange
 	history string
+	// shown counts the messages of earlier turns before the visit's own,
+	// where the turns are sent as their transcripts (transcript.go):
+	// prompt.md writes them as historyText does instead.
+	shown int
 	// audit is the taint gate's decisions in this visit, as
 	// taint_audit.json lists them (taint.go). Only the visit's own
 	// goroutine touches it; WriteAudit encodes it when queued.
@@ -144,6 +148,10 @@ func (vr *visitRecord) call(model string, req *llm.Request, resp *llm.Response, 
 	}
 	if len(vr.status.Calls) == 0 {
 		system, msgs, earlier, history, mask := req.System, req.Messages, vr.earlier, vr.history, vr.mask
+		if vr.shown > 0 && vr.shown <= len(msgs) && len(earlier) > 0 {
+			msgs = append([]llm.Message{{Role: llm.RoleUser, Text: historyText(earlier, true)}}, msgs[vr.shown:]...)
+			history = ""
+		}
 		vr.WritePrompt(func(w io.Writer) error {
 			return writePrompt(w, system, msgs, earlier, history, mask)
 		})

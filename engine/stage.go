@@ -25,6 +25,7 @@ func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 	v := newStageVisit(r, s, r.visits[s.Name])
 	next, err := v.loop(ctx)
 	r.ending.keep(&v.rep, s.Name) // what the no-answer line says of the visit
+	r.keepTranscript(v)
 	v.ended, v.next = endedBy(ctx, err, v.ended), next
 	v.rec.finish(v, err)
 	r.done = append(r.done, v.outcome())
@@ -94,6 +95,10 @@ type stageVisit struct {
 	ended, next string
 	model       string
 	usage       llm.Usage
+
+	// hist is where the session's earlier turns are in messages, when
+	// they are sent as their transcripts (transcript.go).
+	hist historyShown
 }
 
 // newStageVisit is visit n of stage s in r, its owners made. Its record
@@ -234,8 +239,16 @@ func (v *stageVisit) prepare() {
 		// KeepHistory keeps them (a long session must not outgrow the
 		// model's context), framed as data (history.go).
 		history := r.maskHistory(KeepHistory(r.t.History))
-		earlier = historyText(history, false)
-		v.rec.earlier, v.rec.history = history, earlier
+		if hasTranscript(history) {
+			// Each earlier turn as it was sent (transcript.go).
+			var msgs []llm.Message
+			msgs, v.hist = historyMessages(history)
+			v.messages = append(v.messages, msgs...)
+			v.rec.earlier, v.rec.shown = history, v.hist.n
+		} else {
+			earlier = historyText(history, false)
+			v.rec.earlier, v.rec.history = history, earlier
+		}
 		v.rec.status.HistoryNotShown = history[0].NotShown
 	}
 	v.messages = append(v.messages, llm.Message{Role: llm.RoleUser, Text: earlier + v.preamble() + r.t.Prompt, Images: r.t.Images})
@@ -378,7 +391,7 @@ func (v *stageVisit) fit(ctx context.Context, spec string, m llm.Model, req *llm
 	c, err := v.fitter.fit(spec, req, v.fitter.window(ctx, spec, m), cutter{
 		never:   func(tool string) bool { return v.answer.isSubmit(tool) || v.out.is(tool) },
 		keep:    func(m *llm.Message) string { return v.rec.keepCut(m, v.run.taint.Carries(m.Text)) },
-		earlier: v.rec.earlier, history: v.rec.history,
+		earlier: v.rec.earlier, history: v.rec.history, hist: v.hist,
 	})
 	if c == nil || err != nil {
 		return err
@@ -386,6 +399,8 @@ func (v *stageVisit) fit(ctx context.Context, spec string, m llm.Model, req *llm
 	v.messages, req.Messages = c.msgs, c.msgs
 	if c.turns > 0 {
 		v.rec.earlier, v.rec.history = c.earlier, c.history
+		v.hist, v.rec.shown = c.hist, c.hist.n
+		v.run.historyCut += c.turns
 	}
 	line := c.said(v.iterations, v.stage.Name, spec)
 	v.rec.compacted(line)

@@ -18,7 +18,8 @@ import (
 // never longer than the reader takes (Store.MaxLineBytes): a line over
 // it is one every later load leaves out, so an exchange that would be is
 // cut to fit, each cut noted where it was made, before it is written. What
-// is cut, in order: the streamed commentary (from its end; a load replays
+// is cut, in order: the transcript (whole: the next turn is then shown the
+// turn's prompt and answer instead), the streamed commentary (from its end; a load replays
 // the turn without what is gone), then the longest of the prompt's texts
 // and the history's prompt and answer, each to what leaves room. The
 // closing chunks (the answer as it was sent, at most outputspec's cap) are
@@ -73,7 +74,18 @@ func fitExchange(ex *Exchange, raw []byte, room int) ([]byte, error) {
 	whole := len(raw)
 	cut := *ex
 	cut.Prompt = append([]PromptBlock(nil), ex.Prompt...)
-	// The streamed commentary first, from its end: each entry is written
+	// The transcript first, whole.
+	if len(cut.Transcript) > 0 {
+		cut.Transcript = nil
+		var err error
+		if raw, err = marshalPlain(&cut); err != nil {
+			return nil, err
+		}
+		if len(raw) <= room {
+			return raw, nil
+		}
+	}
+	// Then the streamed commentary, from its end: each entry is written
 	// as it is, with a comma.
 	over := len(raw) - room
 	n := len(cut.Streamed)

@@ -79,6 +79,12 @@ type Exchange struct {
 	// read and the answer, clipped.
 	History Said   `json:"history"`
 	RunID   string `json:"runId,omitempty"`
+	// Transcript is the turn's conversation as the model was sent it, as
+	// its owner (the engine) encoded and bounded it, masked: the next
+	// turn is sent it again, so that its request starts as this turn's
+	// last did (DESIGN §23). A file from before has none; an exchange
+	// too long for its line is kept without it (exchange.go).
+	Transcript json.RawMessage `json:"transcript,omitempty"`
 	// Streamed are the update objects of the text the turn streamed before
 	// its closing chunks (its commentary, thoughts, a chat agent's reply),
 	// in order, as their owner encoded and bounded them: session/load
@@ -502,7 +508,8 @@ func (ss *Session) Replay(each func(*Exchange)) error {
 }
 
 // Refresh hands each the exchanges other processes appended to the file
-// since this one last read or wrote it (their History and RunID), oldest
+// since this one last read or wrote it (their History, RunID and
+// Transcript), oldest
 // first, and takes in their updates: a live session's next turn sees the
 // session as its file has it. It reads only what was appended.
 func (ss *Session) Refresh(each func(*Exchange)) error {
@@ -559,7 +566,7 @@ func (ss *Session) readPast(f *os.File, size int64) error {
 		case lineExchange:
 			var ex Exchange
 			if json.Unmarshal(l.Exchange, &ex) == nil {
-				ss.others = append(ss.others, &Exchange{History: ex.History, RunID: ex.RunID})
+				ss.others = append(ss.others, &Exchange{History: ex.History, RunID: ex.RunID, Transcript: ex.Transcript})
 			}
 		}
 	}

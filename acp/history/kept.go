@@ -31,7 +31,8 @@ type Block struct {
 // Exchange is a finished turn as the session's file keeps it.
 func Exchange(prompt []Block, runID string, ex engine.Exchange, streamed []json.RawMessage, closing [][]byte) *store.Exchange {
 	kept := engine.KeepHistory([]engine.Exchange{ex})[0]
-	stored := &store.Exchange{Prompt: Shown(prompt), History: store.Said{Prompt: kept.Prompt, Answer: kept.Answer, Masked: kept.Masked}, RunID: runID, Streamed: streamed}
+	stored := &store.Exchange{Prompt: Shown(prompt), History: store.Said{Prompt: kept.Prompt, Answer: kept.Answer, Masked: kept.Masked}, RunID: runID, Streamed: streamed,
+		Transcript: engine.EncodeTranscript(kept.Transcript)}
 	for _, c := range closing {
 		stored.Closing = append(stored.Closing, c)
 	}
@@ -40,7 +41,8 @@ func Exchange(prompt []Block, runID string, ex engine.Exchange, streamed []json.
 
 // Of is a kept exchange as the next turn sees it.
 func Of(ex *store.Exchange) engine.Exchange {
-	return engine.Exchange{Prompt: ex.History.Prompt, Answer: ex.History.Answer, RunID: ex.RunID, Masked: ex.History.Masked}
+	return engine.Exchange{Prompt: ex.History.Prompt, Answer: ex.History.Answer, RunID: ex.RunID, Masked: ex.History.Masked,
+		Transcript: engine.DecodeTranscript(ex.Transcript)}
 }
 
 // Shown is the prompt as session/load replays it: text and links; an

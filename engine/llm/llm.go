@@ -121,6 +121,16 @@ type Request struct {
 	// provider's own limit (the stage's request_timeout_secs); 0 leaves
 	// the provider's.
 	Timeout time.Duration
+
+	// CacheKey is the same for every call of a session (DESIGN §23), for
+	// the APIs whose prompt cache is routed by a key (OpenAI's
+	// prompt_cache_key, at most 64 characters); "" sends none.
+	CacheKey string
+	// CachedPrefix counts the leading Messages that repeat the previous
+	// turn's last request (the session's transcript): a provider that
+	// places cache breakpoints puts one where they end (Anthropic); 0
+	// when there are none.
+	CachedPrefix int
 }
 
 // ParamMechanismPrefix starts the mechanism (MechanismError.Mechanism) of

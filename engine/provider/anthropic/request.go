@@ -123,8 +123,11 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // carries it when there is no system prompt), and one ends each of the
 // last two messages, so that a tool loop's next call reads all but its
 // newest turn from the cache, and the one after still finds the turn
-// before if a call in between missed it. Three breakpoints at most, of
-// the API's four.
+// before if a call in between missed it; and one ends the messages that
+// repeat the previous turn's last request (llm.Request.CachedPrefix), so
+// that a turn's first call reads them however many blocks it added after
+// them (the API looks back 20 blocks from a breakpoint). Four breakpoints
+// at most, the API's limit.
 func (m *Model) encodeWith(req *llm.Request, fileID func(llm.Image) string, out *request) ([]byte, error) {
 	if fileID == nil {
 		fileID = func(llm.Image) string { return "" }
@@ -145,7 +148,12 @@ func (m *Model) encodeWith(req *llm.Request, fileID func(llm.Image) string, out 
 		}
 		r.Messages = append(r.Messages, message{Role: role, Content: blocks})
 	}
+	prefixEnd := [2]int{-1, -1} // the message and block where CachedPrefix ends
 	for i := range req.Messages {
+		if i == req.CachedPrefix && len(r.Messages) > 0 {
+			last := len(r.Messages) - 1
+			prefixEnd = [2]int{last, len(r.Messages[last].Content)}
+		}
 		msg := &req.Messages[i]
 		switch msg.Role {
 		case llm.RoleAssistant:
@@ -218,6 +226,14 @@ func (m *Model) encodeWith(req *llm.Request, fileID func(llm.Image) string, out 
 				marked++
 			}
 		}
+		if m := prefixEnd[0]; m >= 0 {
+			// The blocks of the prefix's last message: later ones of the
+			// same role were merged after them.
+			content := r.Messages[m].Content[:prefixEnd[1]]
+			if !marked(content) {
+				markLast(content)
+			}
+		}
 	}
 	*out = r
 	return json.Marshal(&r)
@@ -236,6 +252,19 @@ func markLast(content []block) bool {
 		}
 		content[i].CacheControl = ephemeral()
 		return true
+	}
+	return false
+}
+
+// marked reports whether content's last block that can carry a
+// breakpoint carries one.
+func marked(content []block) bool {
+	for i := len(content) - 1; i >= 0; i-- {
+		switch content[i].Type {
+		case "thinking", "redacted_thinking":
+			continue
+		}
+		return content[i].CacheControl != nil
 	}
 	return false
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/provider/sse"
+	"github.com/coda-acp/coda/internal/textcut"
 )
 
 // DefaultBaseURL is OpenAI's own endpoint; paths are appended to it as the
@@ -118,6 +119,23 @@ func (m *Model) stream(ctx context.Context, req *llm.Request, onDelta func(llm.D
 
 // isOpenAI reports whether base is OpenAI's own API, which wants
 // max_completion_tokens.
+// cacheKey is the prompt_cache_key a request to base sends: the session's
+// key (llm.Request.CacheKey), which OpenAI combines with the prompt's
+// prefix to route it to a machine that has that prefix cached
+// (platform.openai.com/docs/guides/prompt-caching), cut to the 64
+// characters it takes ("Invalid 'prompt_cache_key': string too long");
+// none to other servers, some of which refuse a field they do not know
+// (Gemini's OpenAI endpoint: "Unknown name").
+func cacheKey(base string, req *llm.Request) string {
+	if !isOpenAI(base) {
+		return ""
+	}
+	return textcut.At(req.CacheKey, maxCacheKey)
+}
+
+// maxCacheKey is the longest prompt_cache_key OpenAI takes.
+const maxCacheKey = 64
+
 func isOpenAI(base string) bool {
 	u, err := url.Parse(base)
 	return err == nil && u.Hostname() == "api.openai.com"

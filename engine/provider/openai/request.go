@@ -22,6 +22,8 @@ type request struct {
 	StreamOptions       streamOptions   `json:"stream_options"`
 	MaxTokens           int             `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
+	// PromptCacheKey routes the prompt cache (cacheKey).
+	PromptCacheKey string `json:"prompt_cache_key,omitempty"`
 
 	// A constrained reply in a server's own field (Options.Server):
 	// vLLM's structured_outputs, llama.cpp's json_schema.
@@ -140,6 +142,7 @@ func (m *Model) encode(req *llm.Request) (body []byte, shaping sse.Shaping, err 
 			r.MaxTokens = m.opts.MaxTokens
 		}
 	}
+	r.PromptCacheKey = cacheKey(m.opts.BaseURL, req)
 	if req.System != "" {
 		r.Messages = append(r.Messages, message{Role: "system", Content: &req.System})
 	}

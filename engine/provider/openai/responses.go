@@ -138,6 +138,7 @@ type rRequest struct {
 	Store           bool         `json:"store"`
 	Include         []string     `json:"include,omitempty"`
 	Stream          bool         `json:"stream"`
+	PromptCacheKey  string       `json:"prompt_cache_key,omitempty"` // cacheKey
 }
 
 // rTool is a function tool. Strict is true where the schema fits strict
@@ -238,6 +239,7 @@ func (m *Responses) encodeWith(req *llm.Request, fileID func(llm.Image) string) 
 		Input:           make([]any, 0, len(req.Messages)+2),
 		MaxOutputTokens: m.opts.MaxTokens,
 		Stream:          true,
+		PromptCacheKey:  cacheKey(m.opts.BaseURL, req),
 	}
 	for i := range req.Messages {
 		msg := &req.Messages[i]

@@ -5,6 +5,7 @@
 //	[[turn]]
 //	expect = "not JSON"            # the last message sent must contain this; an image
 //	                               # it carries reads "[image image/png, 2048 bytes]"
+//	expect_sent = "apple"          # some message sent must contain this (an earlier turn's)
 //	thinking = "..."
 //	text = ["Checking ", "the module."]  # or one string
 //	delay_ms = 5                   # a pause before each chunk
@@ -37,6 +38,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -64,6 +66,9 @@ type Turn struct {
 	// For names the worker or child this turn serves; "" is the main run.
 	For    string `toml:"for"`
 	Expect string `toml:"expect"`
+	// ExpectSent fails the call unless some message of it (any, an
+	// earlier turn's included) contains this.
+	ExpectSent string `toml:"expect_sent"`
 	// ExpectEffort fails the call unless it asks for this reasoning
 	// effort (llm.Request.Effort); "none" expects it to ask for none.
 	ExpectEffort string     `toml:"expect_effort"`
@@ -247,6 +252,9 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.D
 		if !strings.Contains(last, t.Expect) {
 			return nil, fmt.Errorf("script turn %d expected the last message to contain %q; it was:\n%s", i+1, t.Expect, last)
 		}
+	}
+	if t.ExpectSent != "" && !slices.ContainsFunc(req.Messages, func(m llm.Message) bool { return strings.Contains(m.Text, t.ExpectSent) }) {
+		return nil, fmt.Errorf("script turn %d expected a message sent to contain %q; none did", i+1, t.ExpectSent)
 	}
 	if want := t.ExpectEffort; want != "" && req.Effort != want && !(want == "none" && req.Effort == "") {
 		return nil, fmt.Errorf("script turn %d expected effort %q; the call asked for %q", i+1, want, req.Effort)

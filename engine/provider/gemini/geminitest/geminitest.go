@@ -118,6 +118,9 @@ type Request struct {
 	Body            Body
 	Raw             []byte
 	fakekit.Verdict // why the rules refused it, if they did
+	// Cached is the prompt tokens credited as read from the cache
+	// (cache.go).
+	Cached int
 }
 
 // Body is a request's body, as much of it as the fake reads.
@@ -206,6 +209,9 @@ type Server struct {
 	Models map[string]Model
 	// Listed is what models.list lists.
 	Listed []ListedModel
+	// Cache credits implicitly cached prompt tokens as Gemini does
+	// (cache.go).
+	Cache bool
 
 	fakekit.Base[Request]
 	received fakekit.Bytes
@@ -215,6 +221,7 @@ type Server struct {
 	uploads map[string]upload // resumable uploads begun, by id
 	begun   int               // uploads begun, to name them
 	signed  map[string]string // signature → the model it was given by
+	prompts map[string][]byte // the last prompt by model (cache.go)
 }
 
 // NewServer starts a fake; Close stops it.
@@ -269,6 +276,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, model string) 
 	if s.Reply != nil {
 		t = s.Reply(n, req)
 	}
+	t.Usage = s.credit(req, t.Usage)
 	if t.Status != 0 {
 		fakekit.WriteRaw(w, t.Status, "application/json; charset=UTF-8", t.Body)
 		return

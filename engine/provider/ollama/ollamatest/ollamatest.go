@@ -80,6 +80,9 @@ type Request struct {
 	Seen            string
 	Truncated       bool
 	fakekit.Verdict // why the rules refused it, if they did
+	// Cached is the prompt's tokens the model's runner reused from its
+	// last prompt (cache.go).
+	Cached int
 }
 
 // A Server is a fake Ollama; URL is its root.
@@ -96,8 +99,9 @@ type Server struct {
 	MaxNumCtx int
 
 	fakekit.Base[Request]
-	mu    sync.Mutex
-	shows map[string]int
+	mu      sync.Mutex
+	shows   map[string]int
+	prompts map[string]string // the last prompt by model (cache.go)
 }
 
 // NewServer starts a fake; Close stops it.
@@ -219,6 +223,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	prompt := render(req.Body)
 	req.Tokens = (len(prompt) + 3) / 4
 	req.Seen = prompt
+	model, _ := req.Body["model"].(string)
+	s.credit(req, model, prompt)
 	if req.Tokens > req.NumCtx {
 		req.Seen, req.Truncated = prompt[len(prompt)-req.NumCtx*4:], true
 	}

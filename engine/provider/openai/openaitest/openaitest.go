@@ -142,6 +142,9 @@ type Request struct {
 	Body            map[string]any
 	Raw             []byte
 	fakekit.Verdict // why the rules refused it, if they did
+	// Cached is the prompt tokens credited as read from the cache
+	// (cache.go).
+	Cached int
 }
 
 // A Server is a fake OpenAI API, its base URL ending in /v1.
@@ -174,6 +177,8 @@ type Server struct {
 	// "llama.cpp" (json_schema, grammar); "" is OpenAI's, which refuses
 	// those fields.
 	Server string
+	// Cache credits cached prompt tokens as OpenAI does (cache.go).
+	Cache bool
 
 	fakekit.Base[Request]
 	files    fakekit.Files
@@ -183,6 +188,7 @@ type Server struct {
 	issued    map[string]issued // Responses: reasoning items by encrypted content
 	following map[string]string // Responses: an item's id -> the reasoning item it came after
 	sigs      map[string]string // chat (Gemini): a call id -> its signature
+	prompts   map[string][]byte // the last prompt by prompt_cache_key (cache.go)
 }
 
 // A Model is one entry of GET /models.
@@ -243,6 +249,7 @@ func (s *Server) endpoint(w http.ResponseWriter, r *http.Request, path string, r
 		return
 	}
 	t := s.turn(req)
+	t.Usage = s.credit(req, t.Usage)
 	if t.Status != 0 {
 		fakekit.WriteRaw(w, t.Status, "application/json", t.Body)
 		return

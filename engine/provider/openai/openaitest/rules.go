@@ -109,7 +109,7 @@ var lacking = []fakekit.Rule[*call]{
 }
 
 // chatRules are what chat completions holds a request to, in order.
-var chatRules = slices.Concat(lacking, serverRules, []fakekit.Rule[*call]{
+var chatRules = slices.Concat(lacking, cacheKeyRules, serverRules, []fakekit.Rule[*call]{
 	{Name: "effort-reasoning-model", Source: docChat + "#chat-create-reasoning_effort", Check: func(c *call) error {
 		_, has := c.b["reasoning_effort"]
 		return fakekit.IfParam(has && doesNotReason(c.model), "reasoning_effort", "Unsupported parameter: 'reasoning_effort' is not supported with this model.")
@@ -153,7 +153,7 @@ var chatRules = slices.Concat(lacking, serverRules, []fakekit.Rule[*call]{
 })
 
 // responsesRules are what the Responses API holds a request to, in order.
-var responsesRules = slices.Concat(lacking, []fakekit.Rule[*call]{
+var responsesRules = slices.Concat(lacking, cacheKeyRules, []fakekit.Rule[*call]{
 	{Name: "stateless", Source: docKeeping, Check: func(c *call) error {
 		return fakekit.IfParam(c.b["store"] != false, "store", "This fake serves stateless calls only: send store: false.")
 	}},

@@ -50,6 +50,7 @@ func TestChatRules(t *testing.T) {
 		called = `{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]}`
 	)
 	cases := map[string]testCase{
+		"prompt-cache-key": {body: body("gpt-5", `"prompt_cache_key":"`+strings.Repeat("k", 65)+`"`)},
 		"strict-known": {body: body("gpt-5", `"tools":[{"type":"function","function":{"name":"f","parameters":{},"strict":false}}]`),
 			setup: func(s *Server) { s.NoStrict = true }},
 		"tool-choice-known": {body: body("gpt-5", f, `"tool_choice":{"type":"function","function":{"name":"f"}}`),
@@ -92,6 +93,7 @@ func TestResponsesRules(t *testing.T) {
 	}
 	reasoning := `{"type":"reasoning","id":"rs_1","encrypted_content":"enc","summary":[]},{"id":"msg_1","role":"assistant","content":"x"}`
 	cases := map[string]testCase{
+		"prompt-cache-key":         {body: body("gpt-5", "", `"prompt_cache_key":"`+strings.Repeat("k", 65)+`"`)},
 		"strict-known":             {body: body("gpt-5", "", f), setup: func(s *Server) { s.NoStrict = true }},
 		"tool-choice-known":        {body: body("gpt-5", "", f, `"tool_choice":{"type":"function","name":"f"}`), setup: func(s *Server) { s.NoToolChoice = true }},
 		"response-format-known":    {body: body("gpt-5", "", `"text":{"format":{"type":"json_object"}}`), setup: func(s *Server) { s.NoResponseFormat = true }},
