@@ -13,6 +13,7 @@ import (
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/internal/jsonrpc"
+	"github.com/coda-acp/coda/internal/telemetry"
 )
 
 // prompt starts a turn. It registers the turn's cancel func before the
@@ -116,6 +117,8 @@ func (s *Server) beginTurn(r *request[promptResponse], sess *session, p *promptR
 	if err != nil {
 		return nil, err
 	}
+	traceparent, tracestate := p.Meta.trace()
+	ctx = telemetry.WithParent(ctx, traceparent, tracestate) // the turn's span's parent
 	// Answered by the turn when it ends.
 	answer := r.Keep()
 	run := &running{cancel: cancel, done: make(chan struct{}), prompt: p.Prompt, id: jsonrpc.KeyOf(r.ID()), steer: &steerBox{}}

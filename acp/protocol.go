@@ -140,6 +140,31 @@ type requestMeta struct {
 	// Steering is the same as the field spells it elsewhere
 	// (_meta.steering: true).
 	Steering bool `json:"steering"`
+	// Traceparent and Tracestate are W3C trace context, root keys of _meta
+	// as ACP's extensibility page has clients propagate it (and MCP's):
+	// a prompt's is the parent of its turn's span (internal/telemetry).
+	Traceparent metaString `json:"traceparent"`
+	Tracestate  metaString `json:"tracestate"`
+}
+
+// metaString is a string of _meta that coda reads but does not require:
+// any other JSON value there is taken as "", never refused.
+type metaString string
+
+func (m *metaString) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*m = metaString(s)
+	}
+	return nil
+}
+
+// trace is the trace context the request's _meta carries.
+func (m *requestMeta) trace() (traceparent, tracestate string) {
+	if m == nil {
+		return "", ""
+	}
+	return string(m.Traceparent), string(m.Tracestate)
 }
 
 // steer reports whether a prompt asks to join its session's running turn.

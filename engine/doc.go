@@ -37,7 +37,9 @@
 // earlier ones), frame.go (untrusted data, framed), capture.go (artifacts
 // captured by glob), touched.go (the files a call touched), shape_record.go
 // (how each call asked for the answer's shape, and the schema it sent),
-// resume.go (a run resumed from its last finished stage).
+// resume.go (a run resumed from its last finished stage), trace.go (the
+// spans of a run, a stage visit, a model call and a tool call:
+// Engine.Tracer).
 //
 // A stage visit's rules are owners, each a type that keeps its own state
 // and is given what it needs of the visit as arguments, so each is tested

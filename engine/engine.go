@@ -16,6 +16,7 @@ import (
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/taint"
+	"github.com/coda-acp/coda/internal/telemetry"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
 )
@@ -98,6 +99,9 @@ type Engine struct {
 	// NoProjectInstructions keeps the working directory's AGENTS.md out
 	// of every stage's prompt (--no-project-instructions; instructions.go).
 	NoProjectInstructions bool
+	// Tracer starts the spans of turns, stages, model and tool calls
+	// (trace.go); nil is telemetry.Off.
+	Tracer telemetry.Tracer
 }
 
 // NewID makes an id with prefix (see Engine.IDs).
@@ -303,6 +307,7 @@ func (e *Engine) Run(ctx context.Context, t *Turn, sink Sink) *Result {
 // keeps queued follows max_workers, not its tasks, and its report says
 // whether its record was written.
 func (r *run) run(ctx context.Context) *Result {
+	ctx, span := r.traceRun(ctx)
 	err := r.walk(ctx)
 	r.endChildren(ctx)
 	sub := r.sub.depth > 0
@@ -316,6 +321,7 @@ func (r *run) run(ctx context.Context) *Result {
 	}
 	res.head = finishRecord(r.rec, res)
 	res.rec = r.rec
+	r.tracedRun(span, res)
 	if sub {
 		res.Recorded()
 	}

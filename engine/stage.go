@@ -23,10 +23,12 @@ func (r *run) visit(ctx context.Context, s *blueprint.Stage) (string, error) {
 	r.rec.Enter(s.Name) // run.json says the stage while the run is in it
 	r.rec.Start()       // after the turn's first update, which waits for nothing
 	v := newStageVisit(r, s, r.visits[s.Name])
-	next, err := v.loop(ctx)
+	sctx, span := r.e.tracer().Stage(ctx, s.Name, v.n)
+	next, err := v.loop(sctx)
 	r.ending.keep(&v.rep, s.Name) // what the no-answer line says of the visit
 	r.keepTranscript(v)
 	v.ended, v.next = endedBy(ctx, err, v.ended), next
+	v.tracedVisit(span, err)
 	v.rec.finish(v, err)
 	r.done = append(r.done, v.outcome())
 	if err != nil {
@@ -375,7 +377,9 @@ func (v *stageVisit) stream(ctx context.Context, spec string, req *llm.Request, 
 		*req = built
 		req.Params, req.Timeout = v.calling.params(spec), v.stage.Model.Timeout()
 		v.answer.shape(spec, m, req, v.owes(), v.nudged || v.rep.lastRepair())
-		resp, err := m.Stream(ctx, req, onDelta)
+		cctx, span := v.run.e.tracer().Chat(ctx, spec)
+		resp, err := m.Stream(cctx, req, onDelta)
+		v.tracedCall(span, resp, err)
 		if err == nil {
 			v.fitter.sized(spec, req, resp)
 		}
@@ -524,6 +528,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *llm.Response) (to strin
 		}
 		var res ToolResult
 		var stop error // a fan_out whose failed worker ends the run
+		tctx, span := v.run.e.tracer().Tool(ctx, tc.Name, tc.ID)
 		switch {
 		case tc.Dropped > 0 && !v.answer.isSubmit(tc.Name): // submit_output refuses its own, as a refused submission
 			res = Errorf("The arguments of this %s call are too large: %d bytes, over the %d-byte cap. The call was not run. Make it smaller, or split the work into several calls.", tc.Name, tc.Size(), llm.ArgsCap(tc.Name))
@@ -537,7 +542,7 @@ func (v *stageVisit) runTools(ctx context.Context, resp *llm.Response) (to strin
 			res = Errorf("Your reply reached the model's output token limit while you were writing this %s call, so its arguments were cut off. Make it shorter and call %s again.", tc.Name, tc.Name)
 		case v.answer.isSubmit(tc.Name):
 			var ends bool
-			res, ends = v.submit(ctx, tc)
+			res, ends = v.submit(tctx, tc)
 			end = end || ends
 		case v.out.is(tc.Name):
 			var target string
@@ -547,15 +552,16 @@ func (v *stageVisit) runTools(ctx context.Context, resp *llm.Response) (to strin
 			}
 		case v.stage.Delegates(tc.Name):
 			v.run.rec.WriteQueued() // while the workers or children work
-			res, stop = v.delegate(ctx, tc, ev)
+			res, stop = v.delegate(tctx, tc, ev)
 			res.private = v.run.taint.Carries(res.Output)
 			res.untrusted = true // workers' and children's reports
 		case tool != nil:
-			res = v.runTool(ctx, tool, tc, ev)
+			res = v.runTool(tctx, tool, tc, ev)
 			res.untrusted = true
 		default:
 			res = Errorf("There is no tool %q in this stage. The tools you can call: %s.", tc.Name, strings.Join(toolNames(v.tools), ", "))
 		}
+		v.tracedTool(span, tc, res)
 		if ctx.Err() != nil {
 			// The editor must not show the call running forever.
 			upd := &ToolCallEvent{ID: ev.ID, Status: ToolFailed, Content: []ToolContent{{Text: "Cancelled."}}}

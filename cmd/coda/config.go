@@ -13,6 +13,7 @@ import (
 	"github.com/coda-acp/coda/engine/provider"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/catalog"
+	"github.com/coda-acp/coda/internal/telemetry/otlp"
 	"github.com/coda-acp/coda/outputspec"
 )
 
@@ -97,6 +98,10 @@ type config struct {
 		MaxPartBytes       int64 `toml:"max_part_bytes"`
 		OverwriteArtifacts *bool `toml:"overwrite_artifacts"`
 	} `toml:"mime"`
+	// Telemetry is [telemetry]: where traces go when the environment's
+	// OTEL_EXPORTER_OTLP_* does not say (endpoint, headers), and whether
+	// they carry the prompt and answer text (include_content).
+	Telemetry otlp.Config `toml:"telemetry"`
 
 	// catalog answers what the file says of models, over the built-in
 	// providers and the model table.

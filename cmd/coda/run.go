@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/coda-acp/coda/engine/local"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/bytesize"
+	"github.com/coda-acp/coda/internal/telemetry"
 	"github.com/coda-acp/coda/internal/textcut"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/store"
@@ -146,11 +148,17 @@ func runTask(ctx context.Context, f *runFlags, task string, args []string, rs *r
 		// Someone is at the terminal: ask_user is offered, and asks there.
 		workspace = askingWorkspace{ws, newTerminalAsker(stdin, progress)}
 	}
+	// The private files a walk found, kept for the next run in this
+	// workspace, which then walks it only if a folder changed.
+	var keep string
+	if e.Store.Dir() != "" {
+		keep = filepath.Join(e.Store.Dir(), "private")
+	}
 	turn := &engine.Turn{
 		RunID: runID, Agent: l.Agent, Outputs: outs, Prompt: task,
 		UserModel: l.UserModel, DefaultModel: l.Models.Default(false), UserEffort: l.UserEffort, Workspace: workspace,
 		Checkpoints: true,
-		Private:     taint.NewIndex(), // for its note when the workspace is too large to look through
+		Private:     taint.OpenIndex(keep), // and its note when the workspace is too large to look through
 	}
 	if rs != nil {
 		turn.Resume = rs.from
@@ -158,6 +166,9 @@ func runTask(ctx context.Context, f *runFlags, task string, args []string, rs *r
 	if child != nil {
 		child.ready(e.Store, turn)
 	}
+	// A pipeline's trace context, as the environment carries it
+	// (OpenTelemetry's TRACEPARENT and TRACESTATE): the run's span's parent.
+	ctx = telemetry.WithParent(ctx, os.Getenv("TRACEPARENT"), os.Getenv("TRACESTATE"))
 	res := e.Run(ctx, turn, progress)
 	// The record is the answer `coda result` finds: written before it is
 	// printed.

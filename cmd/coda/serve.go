@@ -125,6 +125,14 @@ func (f *launchFlags) prepare(stderr io.Writer, serving bool) (*launch, error) {
 	default:
 		return fail(err)
 	}
+	tracer, shutdown, err := tracing(cfg, log)
+	if err != nil {
+		return fail(err)
+	}
+	if tracer != nil {
+		l.Engine.Tracer = tracer
+		l.closeLog = func() { shutdown(); closeLog() }
+	}
 	return l, nil
 }
 

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/coda-acp/coda/engine"
+	"github.com/coda-acp/coda/internal/telemetry"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -423,7 +424,7 @@ func (c *Conn) stop(grace time.Duration) {
 }
 
 // headerTransport sends the editor's headers with every request to an HTTP
-// server, and caps what it reads of each message of a reply (capped): a
+// server, and the trace context of the span it is made in, and caps what it reads of each message of a reply (capped): a
 // JSON body is one message, an event stream one an event. The body is
 // capped as decoded, after net/http has inflated it from gzip.
 type headerTransport struct {
@@ -433,10 +434,19 @@ type headerTransport struct {
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
+	// A request made in a tool call's span carries its trace context
+	// (W3C traceparent), so the server's spans nest under the call's.
+	traceparent, tracestate := telemetry.Traceparent(r.Context())
+	if len(t.headers) > 0 || traceparent != "" {
 		r = r.Clone(r.Context())
 		for k, v := range t.headers {
 			r.Header[k] = v
+		}
+		if traceparent != "" {
+			r.Header.Set("traceparent", traceparent)
+			if tracestate != "" {
+				r.Header.Set("tracestate", tracestate)
+			}
 		}
 	}
 	resp, err := t.base.RoundTrip(r)

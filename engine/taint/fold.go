@@ -1,6 +1,7 @@
 package taint
 
 import (
+	"slices"
 	"unicode"
 	"unicode/utf8"
 
@@ -15,12 +16,33 @@ import (
 // come apart) and lower-cased. The same fold of a private line and of a
 // payload makes them match however the model retyped it short of an
 // encoding.
-func fold(dst []byte, s string) []byte { return foldMap(dst, nil, nil, s) }
+func fold(dst []byte, s string) []byte {
+	// ASCII, as foldMap folds it (nothing combines), written in place;
+	// foldMap from the start at the first byte that is not.
+	n := len(dst)
+	dst = slices.Grow(dst, len(s))[:n+len(s)]
+	j := n
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			return foldMap(dst[:n], nil, nil, s)
+		case asciiSpace[c] || c == 0x7f:
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		dst[j] = c
+		j++
+	}
+	return dst[:j]
+}
 
 // foldMap is fold that also says, for each byte it appends, where in s its
 // source starts (from) and ends (to), when from is not nil: the spans
 // redact masks.
 func foldMap(dst []byte, from, to *[]int, s string) []byte {
+	dst = slices.Grow(dst, len(s))
 	emit := func(c byte, a, b int) {
 		dst = append(dst, c)
 		if from != nil {

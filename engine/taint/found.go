@@ -35,6 +35,10 @@ type rootFiles struct {
 	// changed.
 	dirs   map[string]time.Time
 	stamps map[string]stamp
+	// listed are the private files found, each its root's real path and
+	// its path under it, slash-separated: what a kept listing names
+	// (kept.go).
+	listed [][2]string
 }
 
 // A stamp is what a stat says of a file that changes when it does.
@@ -100,7 +104,7 @@ func (g *Gate) rootFiles() *rootFiles { return g.files.get(g.paths) }
 func (f *rootFiles) sources(found []uint32, known []Source, abs func(string) string) []Source {
 	var out []Source
 	for _, i := range found {
-		l := f.lines.lines[i]
+		l := f.lines.line(i)
 		p := f.paths[l.source]
 		if !l.secret || slices.ContainsFunc(out, func(s Source) bool { return s.Path == p }) ||
 			slices.ContainsFunc(known, func(s Source) bool { return abs(s.Path) == p }) {
@@ -157,6 +161,7 @@ func (f *rootFiles) read(paths *privatePaths) {
 				return nil
 			}
 			f.stamps[abs] = st
+			f.listed = append(f.listed, [2]string{real, rel})
 			if len(text) == 0 {
 				return nil
 			}

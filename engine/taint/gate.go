@@ -217,7 +217,7 @@ func (g *Gate) Carries(text string) string {
 	defer g.mu.Unlock()
 	var names []string
 	for _, i := range g.lines.find(text) {
-		names = appendNew(names, g.sources[g.lines.lines[i].source])
+		names = appendNew(names, g.sources[g.lines.line(i).source])
 	}
 	return listNames(names)
 }
@@ -368,7 +368,7 @@ func (g *Gate) Decide(ctx context.Context, c Call, ask Asker) Outcome {
 	unchecked := (g.lines.full || unreadable) && len(found) == 0 && len(g.sources) > 0
 	rec := Audit{Sink: c.Sink, Policy: g.policy, Sources: []string{}, Matches: []string{}, Unchecked: unchecked}
 	for _, i := range found {
-		l := g.lines.lines[i]
+		l := g.lines.line(i)
 		rec.Matches = append(rec.Matches, l.masked)
 		rec.Sources = appendNew(rec.Sources, g.sources[l.source])
 	}

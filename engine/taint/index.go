@@ -23,6 +23,9 @@ type Index struct {
 	key   string    // privatePaths.key of files
 	at    time.Time // when files was read
 	told  bool      // Untold said the walk was partial
+	// keep is the folder a walk's listing is kept in for later sessions
+	// (OpenIndex, kept.go); "" keeps none.
+	keep string
 	// now is the clock (tests set it).
 	now func() time.Time
 }
@@ -50,9 +53,18 @@ func (ix *Index) current(paths *privatePaths) *rootFiles {
 		return ix.files
 	}
 	at := ix.now()
+	if ix.files == nil && ix.keep != "" {
+		if f := ix.load(paths); f != nil {
+			ix.files, ix.key, ix.at = f, paths.key, at
+			return f
+		}
+	}
 	f := &rootFiles{}
 	f.read(paths)
 	ix.files, ix.key, ix.at = f, paths.key, at
+	if ix.keep != "" {
+		ix.save(paths, f, at)
+	}
 	return f
 }
 

@@ -2,6 +2,7 @@ package taint
 
 import (
 	"bytes"
+	"cmp"
 	"hash/maphash"
 	"io"
 	"slices"
@@ -11,64 +12,76 @@ import (
 )
 
 // privateLines remembers what of the private content a run read, to find
-// it again in what a sink would send. It keeps no secret in the clear: each
-// line of private text yields fragments (the whole line, unless it is a
-// comment, a key without a value, or ordinary words; the value of a
-// `KEY=VALUE` line; each secret-looking word), remembered by hash and
-// length, found by the first anchorLen bytes they start with; and the
-// line's masked form, to quote it. A secret of pieceMin characters or more
-// is remembered as its pieces too, so that a piece of it is found: the key
-// in two halves, with a `-` put in, across two JSON strings. Every
-// pieceLen characters of it when it is surely a secret: the value of a key
-// that names one (secretName: `PASSWORD=correcthorsebatterystaple`) or a
-// line that is one word, either no path or host (plainWord); else those
-// in which a letter stands beside a digit (keyLike), since a piece of an
-// ordinary value (a URL's, a path's) is as likely ordinary text. Fragments and payloads are compared folded
-// (fold): every white space and Unicode format character removed, NFKC
-// folded and lower-cased, so a line the model wrapped, re-indented,
-// upper-cased, typed in fullwidth letters or laced with zero-width spaces is
-// still found. Memory is bounded: past maxPrivateLines lines or
-// maxFragments fragments, later lines are not remembered and full is set,
-// and the gate then treats every sink call as carrying private content (it
-// can no longer show that one does not).
+// it again in what a sink would send. It keeps no secret as it was
+// written: each line of private text yields fragments (the whole line,
+// unless it is a comment, a key without a value, or ordinary words; the
+// value of a `KEY=VALUE` line; each secret-looking word), remembered by
+// hash and length in sorted slices, found by the first anchorLen bytes
+// they start with; and the line's masked form, to quote it. A secret of
+// pieceMin characters or more is remembered as its pieces too, so that a
+// piece of it is found: the key in two halves, with a `-` put in, across
+// two JSON strings. Every pieceLen characters of it when it is surely a
+// secret: the value of a key that names one (secretName:
+// `PASSWORD=correcthorsebatterystaple`) or a line that is one word, either
+// no path or host (plainWord); else those in which a letter stands beside
+// a digit (keyLike), since a piece of an ordinary value (a URL's, a
+// path's) is as likely ordinary text. The pieces are kept as pieces.go
+// says, in about 2 bytes a byte of secret; a value whose every piece is
+// kept needs no fragment of its own, nor does its line (what holds them
+// holds a piece). Fragments and payloads are compared folded (fold): every
+// white space and Unicode format character removed, NFKC folded and
+// lower-cased, so a line the model wrapped, re-indented, upper-cased,
+// typed in fullwidth letters or laced with zero-width spaces is still
+// found. Memory is bounded (a MiB of keys keeps 1.77 MB: BenchmarkRead):
+// past maxPrivateLines lines, maxFragments fragments or maxSegmentBytes
+// of pieces, later lines are not remembered and full is set, and the
+// gate then treats every sink call as carrying private content (it can
+// no longer show that one does not).
 type privateLines struct {
-	seed    maphash.Seed
-	frags   map[uint64]uint32   // a fragment's hash → its line
-	anchors map[uint64][]uint32 // a fragment's first anchorLen bytes → the lengths of fragments that start so
-	bloom   []uint64            // anchors seen, one bit each: most payload positions stop here
-	lines   []privateLine
-	full    bool
-	longest int // the longest fragment, in bytes
+	seed   maphash.Seed
+	seeded bool
+	// frags are the fragments' hashes, sorted, each with its line in the
+	// low 16 bits (lines are fewer than 1<<16); anchors the hashes of
+	// their first anchorLen bytes, sorted, each with a fragment's length
+	// in the low 24 bits. newFrags and newAnchors are those of the
+	// reading under way, merged in at its end; taken what newFrags hold.
+	frags, anchors       []uint64
+	newFrags, newAnchors []uint64
+	taken                map[uint64]bool
+	bloom                []uint64 // anchors seen, two bits each: most payload positions stop here
+	longest              int      // the longest fragment, in bytes
+	full                 bool
 
-	// pieces are the secrets' pieces (pieceLen bytes each, folded): each
-	// the top 48 bits of its rolling hash (pieceHash) and its line in the
-	// low 16 (lines are fewer than 1<<16), sorted when sorted is set. Kept
-	// apart from frags, as they are many: 8 bytes each.
-	pieces     []uint64
-	sorted     bool
-	pieceBloom []uint64 // pieces seen, one bit each, by the top bits of their hash
-	pieceBase  uint64   // the rolling hash's base: odd, random per gate
+	// pieces are the secrets' pieces (pieces.go).
+	pieces pieceIndex
+	// scratch holds a line's folds while it is read.
+	scratch []byte
+
+	// The lines, as they are quoted: masks holds their masked forms one
+	// after another, each ended by a newline (which none holds), and
+	// marks where each 64th begins; secret has bit i set when line i
+	// holds a secret (a value or word secretLike), not only ordinary
+	// words; runs are the lines read from each source, in turn: the
+	// first line of a run in the high 32 bits, its source in the low.
+	masks  []byte
+	marks  []uint32
+	lines  int
+	secret []uint64
+	runs   []uint64
 }
-
-// pieceLine is the low bits of a piece: its line.
-const pieceLine = 1<<16 - 1
-
-// pieceBloomShift sizes pieceBloom: 8 Mi bits (1 MiB) keep it sparse
-// under maxPieces.
-const pieceBloomShift = 23
 
 // A privateLine is a line of private text, as it is quoted.
 type privateLine struct {
 	masked string
 	source int  // index in the run's sources
-	secret bool // it holds a secret (a value or word secretLike), not only ordinary words
+	secret bool // it holds a secret, not only ordinary words
 }
 
 // Bounds on what privateLines remembers.
 const (
 	maxPrivateLines = 1 << 16
 	maxFragments    = 1 << 17
-	maxPieces       = 1 << 20 // 8 MiB
+	maxFragmentLen  = 1<<24 - 1
 	// anchorLen is the shortest fragment: shorter lines say too little to
 	// be told from ordinary text.
 	anchorLen = 6
@@ -79,58 +92,114 @@ const (
 	bloomShift = 20
 	bloomBits  = 1 << bloomShift
 	anchorMask = 1<<(8*anchorLen) - 1
+	lineBits   = 1<<16 - 1
+	lenBits    = 1<<24 - 1
 )
+
+// count is how many lines are remembered.
+func (p *privateLines) count() int { return p.lines }
+
+// line is line i, as it is quoted.
+func (p *privateLines) line(i uint32) privateLine {
+	from := int(p.marks[i/64])
+	for range i % 64 {
+		from += bytes.IndexByte(p.masks[from:], '\n') + 1
+	}
+	to := from + bytes.IndexByte(p.masks[from:], '\n')
+	r, _ := slices.BinarySearchFunc(p.runs, i, func(run uint64, i uint32) int { return cmp.Compare(uint32(run>>32), i) })
+	if r == len(p.runs) || uint32(p.runs[r]>>32) > i {
+		r--
+	}
+	return privateLine{masked: string(p.masks[from:to]), source: int(uint32(p.runs[r])), secret: p.secret[i/64]&(1<<(i%64)) != 0}
+}
+
+// empty reports whether nothing is remembered to be found.
+func (p *privateLines) empty() bool { return len(p.frags) == 0 && p.pieces.empty() }
 
 // add remembers the lines of text, read from the run's source number
 // source.
 func (p *privateLines) add(text string, source int) {
-	if p.anchors == nil {
+	if !p.seeded {
 		p.seed = maphash.MakeSeed()
-		p.frags = map[uint64]uint32{}
-		p.anchors = map[uint64][]uint32{}
-		p.bloom = make([]uint64, bloomBits/64)
+		p.pieces.init(p.seed)
+		p.seeded = true
 	}
+	defer p.settle()
+	p.pieces.reserve(len(text))
+	p.masks = slices.Grow(p.masks, len(text)/2)
 	var frags, pieces [][]byte
 	var secret bool
 	for line := range strings.Lines(text) {
+		p.scratch = p.scratch[:0]
 		frags, pieces, secret = p.fragments(frags[:0], pieces[:0], line)
 		if len(frags) == 0 && len(pieces) == 0 {
 			continue // nothing worth finding, or all of it known
 		}
-		if len(p.lines) >= maxPrivateLines || len(p.frags)+len(frags) > maxFragments || len(p.pieces)+len(pieces) > maxPieces {
+		n := 0
+		for _, pc := range pieces {
+			n += len(pc)
+		}
+		if p.count() >= maxPrivateLines || len(p.frags)+len(p.newFrags)+len(frags) > maxFragments || !p.pieces.room(n) {
 			p.full = true
 			return
 		}
-		idx := uint32(len(p.lines))
-		p.lines = append(p.lines, privateLine{masked: MaskLine(line), source: source, secret: secret})
+		idx := uint32(p.count())
+		if len(p.runs) == 0 || int(uint32(p.runs[len(p.runs)-1])) != source {
+			p.runs = append(p.runs, uint64(idx)<<32|uint64(uint32(source)))
+		}
+		if idx%64 == 0 {
+			p.secret = append(p.secret, 0)
+			p.marks = append(p.marks, uint32(len(p.masks)))
+		}
+		at := len(p.masks)
+		p.masks = appendMaskLine(p.masks, line)
+		for j := at; j < len(p.masks); j++ {
+			if p.masks[j] == '\n' { // not from strings.Lines; kept apart all the same
+				p.masks[j] = ' '
+			}
+		}
+		p.masks = append(p.masks, '\n')
+		p.lines++
+		if secret {
+			p.secret[idx/64] |= 1 << (idx % 64)
+		}
 		for _, f := range frags {
 			p.fragment(f, idx)
 		}
 		for _, pc := range pieces {
-			if p.pieceBloom == nil {
-				p.pieceBloom = make([]uint64, (1<<pieceBloomShift)/64)
-				p.pieceBase = maphash.Comparable(p.seed, 0) | 1
-			}
-			h := p.pieceHash(pc) &^ pieceLine
-			p.pieces = append(p.pieces, h|uint64(idx))
-			b := h >> (64 - pieceBloomShift)
-			p.pieceBloom[b/64] |= 1 << (b % 64)
-			p.sorted = false
+			p.pieces.add(pc, idx)
 		}
-	}
-	if !p.sorted {
-		slices.Sort(p.pieces) // once per reading, not per call
-		p.sorted = true
 	}
 }
 
-// pieceHash is the polynomial hash of a piece, as scanPieces rolls it.
-func (p *privateLines) pieceHash(b []byte) uint64 {
-	var h uint64
-	for _, c := range b {
-		h = h*p.pieceBase + uint64(c) + 1
+// settle merges what a reading found into what is kept, sorted, each
+// slice the size it needs: once a reading, not once a call.
+func (p *privateLines) settle() {
+	p.pieces.build()
+	if len(p.newFrags) > 0 {
+		p.frags = merge(p.frags, p.newFrags)
+		p.anchors = slices.Compact(merge(p.anchors, p.newAnchors))
+		p.newFrags, p.newAnchors, p.taken = nil, nil, nil
 	}
-	return h * 0x9E3779B97F4A7C15 // spread the high bits, which the bloom and the sort key use
+	p.masks, p.marks, p.runs = fit(p.masks), fit(p.marks), fit(p.runs)
+	p.scratch = nil
+}
+
+// merge is old and more (unsorted) in one sorted slice of their length.
+func merge(old, more []uint64) []uint64 {
+	slices.Sort(more)
+	out := make([]uint64, 0, len(old)+len(more))
+	i, j := 0, 0
+	for i < len(old) && j < len(more) {
+		if old[i] <= more[j] {
+			out = append(out, old[i])
+			i++
+		} else {
+			out = append(out, more[j])
+			j++
+		}
+	}
+	return append(append(out, old[i:]...), more[j:]...)
 }
 
 // fragments appends to dst what of a line is worth finding and not yet
@@ -161,37 +230,49 @@ func (p *privateLines) fragments(dst, pieces [][]byte, line string) (_, _ [][]by
 		dst = append(dst, sq)
 	}
 	// secret takes w for a secret: every piece of it when every is set,
-	// else its pieces where a letter meets a digit (keyLike).
-	secret := func(w string, every bool) {
+	// else its pieces where a letter meets a digit (keyLike) (segments).
+	// covered says its pieces cover it whole: what holds it is found by
+	// them, and needs no fragment of its own.
+	secret := func(w string, every bool) (sq []byte, covered bool) {
 		isSecret = true
-		sq := fold(nil, w)
+		sq = p.fold(w)
+		long := utf8.RuneCount(sq) >= pieceMin
 		if p.known(sq) {
-			return // and so are its pieces
+			return sq, false // and so are its pieces
 		}
-		add(sq)
-		if utf8.RuneCount(sq) >= pieceMin {
-			for i := 0; i+pieceLen <= len(sq); i++ {
-				// A piece without a letter or digit (`!!!!!!!!!!!!`, a
-				// rule of dashes) says nothing of the secret, and masking
-				// would show it as it is.
-				if pc := sq[i : i+pieceLen]; keyLike(pc) || every && bytes.ContainsFunc(pc, isAlnum) {
-					pieces = append(pieces, pc)
-				}
-			}
+		if long && p.pieces.covers(sq) {
+			return sq, true
 		}
+		n := len(pieces)
+		if long {
+			pieces = segments(pieces, sq, every)
+		}
+		if covered = len(pieces) == n+1 && len(pieces[n]) == len(sq); !covered {
+			add(sq)
+		}
+		return sq, covered
 	}
-	whole := fold(nil, line)
+	raw := line
 	line = strings.TrimSpace(line)
 	if at := valueAt(line); at >= 0 {
 		v := strings.Trim(strings.TrimRight(line[at:], ",;"), `"'`)
-		if v != "" {
-			add(whole)
-		}
+		var sq []byte
+		covered := false
 		if secretLike(v, 6) {
-			secret(v, secretName(line[:at]) && plainWord(v))
+			sq, covered = secret(v, secretName(line[:at]) && plainWord(v))
+		}
+		// The line whole is found by its value's pieces where they cover
+		// the value (as the value folds within it: an ASCII line's
+		// does): it needs no fragment of its own.
+		if v == "" || covered && asciiOnly(raw) {
+			return dst, pieces, isSecret
+		}
+		if whole := p.fold(raw); !(covered && bytes.Contains(whole, sq)) {
+			add(whole)
 		}
 		return dst, pieces, isSecret
 	}
+	whole := p.fold(raw)
 	comment := strings.HasPrefix(line, "#") || strings.HasPrefix(line, "//")
 	if !comment && secretLike(string(whole), 8) {
 		add(whole)
@@ -215,6 +296,13 @@ func (p *privateLines) fragments(dst, pieces [][]byte, line string) (_, _ [][]by
 	return dst, pieces, isSecret
 }
 
+// fold is s folded, kept in p.scratch until the next line is read.
+func (p *privateLines) fold(s string) []byte {
+	n := len(p.scratch)
+	p.scratch = fold(p.scratch, s)
+	return p.scratch[n:len(p.scratch):len(p.scratch)]
+}
+
 // secretName reports whether the key of a KEY=VALUE line (what comes
 // before its value: `export API_KEY=`, `"client_secret": `) names a
 // secret: one of its words (split at `_`, `-`, `.`, and where a lower-case
@@ -230,13 +318,17 @@ func secretName(key string) bool {
 	if rest, ok := strings.CutPrefix(key, "export"); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t') {
 		key = strings.TrimSpace(rest)
 	}
-	var words []string
-	start := 0
-	for i := 0; i <= len(key); i++ {
+	// The words, as spans of key (at most maxKeyWords: a longer key's
+	// first ones).
+	const maxKeyWords = 16
+	var words [maxKeyWords][2]int
+	n, start := 0, 0
+	for i := 0; i <= len(key) && n < maxKeyWords; i++ {
 		if i == len(key) || key[i] == '_' || key[i] == '-' || key[i] == '.' ||
 			(i > start && 'a' <= key[i-1] && key[i-1] <= 'z' && 'A' <= key[i] && key[i] <= 'Z') {
 			if i > start {
-				words = append(words, strings.ToUpper(key[start:i]))
+				words[n] = [2]int{start, i}
+				n++
 			}
 			start = i
 			if i < len(key) && (key[i] == '_' || key[i] == '-' || key[i] == '.') {
@@ -244,10 +336,36 @@ func secretName(key string) bool {
 			}
 		}
 	}
-	if len(words) == 0 || slices.Contains(notSecretWords, words[len(words)-1]) {
+	in := func(set map[string]bool, w [2]int) bool {
+		var up [16]byte // the longest listed word is shorter
+		if w[1]-w[0] > len(up) {
+			return false
+		}
+		for i := w[0]; i < w[1]; i++ {
+			c := key[i]
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			up[i-w[0]] = c
+		}
+		return set[string(up[:w[1]-w[0]])]
+	}
+	if n == 0 || in(notSecretWordSet, words[n-1]) {
 		return false
 	}
-	return slices.ContainsFunc(words, func(w string) bool { return slices.Contains(secretWords, w) })
+	return slices.ContainsFunc(words[:n], func(w [2]int) bool { return in(secretWordSet, w) })
+}
+
+// secretWordSet and notSecretWordSet are secretWords and notSecretWords,
+// to look a word up in.
+var secretWordSet, notSecretWordSet = wordSet(secretWords), wordSet(notSecretWords)
+
+func wordSet(words []string) map[string]bool {
+	set := map[string]bool{}
+	for _, w := range words {
+		set[w] = true
+	}
+	return set
 }
 
 // The words of a key that name a secret, and the last words that say its
@@ -263,7 +381,7 @@ var (
 // isToken reports whether s is one word: no white space, and no `://`
 // (a URL is not taken for a secret whole).
 func isToken(s string) bool {
-	return s != "" && !strings.ContainsFunc(s, unicode.IsSpace) && !strings.Contains(s, "://")
+	return s != "" && !strings.ContainsFunc(s, isSpace) && !strings.Contains(s, "://")
 }
 
 // plainWord reports whether s is one word and no path, host, address or
@@ -290,7 +408,21 @@ func keyLike(piece []byte) bool {
 	return false
 }
 
+// asciiOnly reports whether s is ASCII.
+func asciiOnly(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
 func isASCIIDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func isASCIIAlnum(r rune) bool {
+	return r < utf8.RuneSelf && (isASCIIDigit(byte(r)) || isASCIILetter(byte(r)))
+}
 
 // secretLike reports whether a value or word, found in ordinary text, would
 // most likely have come from the private line: long, or of at least min
@@ -298,7 +430,7 @@ func isASCIIDigit(c byte) bool { return '0' <= c && c <= '9' }
 // `hunter2`), not a word such as `production` or `localhost`, nor a run
 // of punctuation.
 func secretLike(w string, min int) bool {
-	if strings.IndexFunc(string(fold(nil, w)), isAlnum) < 0 {
+	if !strings.ContainsFunc(w, isASCIIAlnum) && strings.IndexFunc(string(fold(nil, w)), isAlnum) < 0 {
 		return false // a rule of dashes is no secret
 	}
 	n := utf8.RuneCountInString(w)
@@ -330,21 +462,46 @@ func secretLike(w string, min int) bool {
 
 // fragment remembers sq, a fragment of line not yet known.
 func (p *privateLines) fragment(sq []byte, line uint32) {
-	p.longest = max(p.longest, len(sq))
-	p.frags[p.hash(sq)] = line
-	a := anchor(sq, 0)
-	if n := uint32(len(sq)); !slices.Contains(p.anchors[a], n) {
-		p.anchors[a] = append(p.anchors[a], n)
+	if len(sq) > maxFragmentLen {
+		return // a line of 16 MiB: found by its secrets' pieces, if any
 	}
+	if p.bloom == nil {
+		p.bloom = make([]uint64, bloomBits/64)
+	}
+	if p.taken == nil {
+		p.taken = map[uint64]bool{}
+	}
+	h := p.hash(sq) &^ lineBits
+	p.taken[h] = true
+	p.newFrags = append(p.newFrags, h|uint64(line))
+	p.longest = max(p.longest, len(sq))
+	a := anchor(sq, 0)
+	p.newAnchors = append(p.newAnchors, p.anchorKey(a)|uint64(len(sq)))
 	h1, h2 := bloomIndex(a)
 	p.bloom[h1/64] |= 1 << (h1 % 64)
 	p.bloom[h2/64] |= 1 << (h2 % 64)
 }
 
+// anchorKey is the key of an anchor in anchors: its hash, but for the
+// low bits, which hold a length.
+func (p *privateLines) anchorKey(a uint64) uint64 {
+	return maphash.Comparable(p.seed, a) &^ lenBits
+}
+
 // known reports whether sq is already a fragment.
 func (p *privateLines) known(sq []byte) bool {
-	_, ok := p.frags[p.hash(sq)]
-	return ok
+	h := p.hash(sq) &^ lineBits
+	_, ok := p.fragLine(h)
+	return ok || p.taken[h]
+}
+
+// fragLine is the line of the fragment whose hash is h (its low bits
+// clear), among those settled.
+func (p *privateLines) fragLine(h uint64) (uint32, bool) {
+	if i, _ := slices.BinarySearch(p.frags, h); i < len(p.frags) && p.frags[i]&^lineBits == h {
+		return uint32(p.frags[i] & lineBits), true
+	}
+	return 0, false
 }
 
 func (p *privateLines) hash(b []byte) uint64 { return maphash.Bytes(p.seed, b) }
@@ -381,7 +538,7 @@ const streamChunk = 1 << 20
 // longest fragment), so a fragment across two chunks is found. It calls
 // found for each line it finds, maybe more than once.
 func (p *privateLines) findStream(r io.Reader, found func(line uint32)) error {
-	if len(p.frags) == 0 && len(p.pieces) == 0 {
+	if p.empty() {
 		return nil
 	}
 	buf := make([]byte, streamChunk)
@@ -431,7 +588,7 @@ func partialRune(b []byte) int {
 // scan calls found with each fragment in sq, a squashed payload: where it
 // starts and ends in sq, and its line.
 func (p *privateLines) scan(sq []byte, found func(start, end int, line uint32)) {
-	p.scanPieces(sq, found)
+	p.pieces.scan(sq, found)
 	if len(p.frags) == 0 {
 		return
 	}
@@ -446,47 +603,16 @@ func (p *privateLines) scan(sq []byte, found func(start, end int, line uint32)) 
 			continue
 		}
 		start := i + 1 - anchorLen
-		for _, n := range p.anchors[a] {
-			end := start + int(n)
+		key := p.anchorKey(a)
+		j, _ := slices.BinarySearch(p.anchors, key)
+		for ; j < len(p.anchors) && p.anchors[j]&^lenBits == key; j++ {
+			end := start + int(p.anchors[j]&lenBits)
 			if end > len(sq) {
 				continue
 			}
-			if line, ok := p.frags[p.hash(sq[start:end])]; ok {
+			if line, ok := p.fragLine(p.hash(sq[start:end]) &^ lineBits); ok {
 				found(start, end, line)
 			}
-		}
-	}
-}
-
-// scanPieces calls found with each secret's piece in sq, as scan does:
-// the hash rolls from one position to the next.
-func (p *privateLines) scanPieces(sq []byte, found func(start, end int, line uint32)) {
-	if len(p.pieces) == 0 || len(sq) < pieceLen {
-		return
-	}
-	if !p.sorted {
-		slices.Sort(p.pieces)
-		p.sorted = true
-	}
-	top := uint64(1) // pieceBase to the power pieceLen-1
-	for range pieceLen - 1 {
-		top *= p.pieceBase
-	}
-	var h uint64
-	for i, c := range sq {
-		if i >= pieceLen {
-			h -= (uint64(sq[i-pieceLen]) + 1) * top
-		}
-		h = h*p.pieceBase + uint64(c) + 1
-		if i < pieceLen-1 {
-			continue
-		}
-		key := h * 0x9E3779B97F4A7C15 &^ pieceLine
-		if b := key >> (64 - pieceBloomShift); p.pieceBloom[b/64]&(1<<(b%64)) == 0 {
-			continue
-		}
-		if j, _ := slices.BinarySearch(p.pieces, key); j < len(p.pieces) && p.pieces[j]&^pieceLine == key {
-			found(i+1-pieceLen, i+1, uint32(p.pieces[j]&pieceLine))
 		}
 	}
 }
@@ -572,6 +698,14 @@ func squash(dst []byte, s string) []byte {
 		i += n
 	}
 	return append(dst, s[from:]...)
+}
+
+// isSpace is unicode.IsSpace, ASCII first.
+func isSpace(r rune) bool {
+	if r < utf8.RuneSelf {
+		return asciiSpace[r]
+	}
+	return unicode.IsSpace(r)
 }
 
 var asciiSpace = [utf8.RuneSelf]bool{' ': true, '\t': true, '\n': true, '\r': true, '\v': true, '\f': true}

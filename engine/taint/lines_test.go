@@ -23,7 +23,7 @@ func TestPrivateLines_find(t *testing.T) {
 	quoted := func(found []uint32) []string {
 		var out []string
 		for _, i := range found {
-			out = append(out, p.lines[i].masked)
+			out = append(out, p.line(i).masked)
 		}
 		return out
 	}
@@ -58,11 +58,11 @@ func TestPrivateLines_find(t *testing.T) {
 func TestPrivateLines_once(t *testing.T) {
 	var p privateLines
 	p.add(envFile, 0)
-	n, f := len(p.lines), len(p.frags)
+	n, f := p.count(), len(p.frags)
 	p.add(envFile, 1)
 	p.add("  API_KEY = sk-proj-4fGh82kLmN0pQrStUvWxYz12f3\n", 1)
-	if len(p.lines) != n || len(p.frags) != f {
-		t.Errorf("after re-reading: %d lines, %d fragments; want %d, %d", len(p.lines), len(p.frags), n, f)
+	if p.count() != n || len(p.frags) != f {
+		t.Errorf("after re-reading: %d lines, %d fragments; want %d, %d", p.count(), len(p.frags), n, f)
 	}
 }
 
@@ -74,8 +74,8 @@ func TestPrivateLines_bounded(t *testing.T) {
 		fmt.Fprintf(&b, "KEY_%d=value-%08d\n", i, i)
 	}
 	p.add(b.String(), 0)
-	if !p.full || len(p.lines) > maxPrivateLines || len(p.frags) > maxFragments {
-		t.Errorf("full=%v, %d lines, %d fragments; want full, at most %d, %d", p.full, len(p.lines), len(p.frags), maxPrivateLines, maxFragments)
+	if !p.full || p.count() > maxPrivateLines || len(p.frags) > maxFragments {
+		t.Errorf("full=%v, %d lines, %d fragments; want full, at most %d, %d", p.full, p.count(), len(p.frags), maxPrivateLines, maxFragments)
 	}
 	if got := p.find("KEY_7=value-00000007"); len(got) != 1 {
 		t.Errorf("a line remembered before the bound is not found: %v", got)
@@ -146,7 +146,7 @@ func TestPrivateLines_variants(t *testing.T) {
 		"fullwidth":                 fullwidth(key),
 		"upper-cased":               strings.ToUpper(key),
 	} {
-		if got := p.find(payload); len(got) != 1 || p.lines[got[0]].masked != "API_KEY=sk-…f3" {
+		if got := p.find(payload); len(got) != 1 || p.line(got[0]).masked != "API_KEY=sk-…f3" {
 			t.Errorf("%s: find(%q) = %v, want the key's line", name, payload, got)
 		}
 	}
@@ -214,7 +214,7 @@ func FuzzPrivateLines_fold(f *testing.F) {
 		}
 		var p privateLines
 		p.add(line+"\n", 0)
-		if len(p.frags) == 0 {
+		if p.empty() {
 			return // nothing worth finding
 		}
 		variants := []string{line}
@@ -366,7 +366,7 @@ CALLBACK=https://example.com/oauth/callback
 		"The OAuth callback goes to https://example.com/oauth.",
 	} {
 		if found := p.find(answer); len(found) > 0 {
-			t.Errorf("find(%q) = %q: ordinary text taken for private content", answer, p.lines[found[0]].masked)
+			t.Errorf("find(%q) = %q: ordinary text taken for private content", answer, p.line(found[0]).masked)
 		}
 	}
 	for _, answer := range []string{
@@ -442,7 +442,7 @@ DB_PASS=Zq!!!!!!!!!!!!!!!!
 		"Images are pushed to registry.example.com.",
 	} {
 		if found := p.find(payload); len(found) > 0 {
-			t.Errorf("find(%q) = %q: ordinary text taken for a secret", payload, p.lines[found[0]].masked)
+			t.Errorf("find(%q) = %q: ordinary text taken for a secret", payload, p.line(found[0]).masked)
 		}
 	}
 	if got := p.redact("the middle: horsebattery!"); strings.Contains(got, "horsebattery") || !strings.HasSuffix(got, "!") {

@@ -15,30 +15,45 @@ import (
 // of itself (`PORT=…`): a few characters of a short secret would give it
 // away. Words without a letter or digit (`-----`, `{`) are kept. What is
 // shown is cut at maskMax characters.
-func MaskLine(line string) string {
+func MaskLine(line string) string { return string(appendMaskLine(nil, line)) }
+
+// appendMaskLine appends MaskLine(line) to dst.
+func appendMaskLine(dst []byte, line string) []byte {
+	start := len(dst)
 	line = strings.TrimSpace(line)
 	if at := valueAt(line); at >= 0 {
-		return cutMasked(line[:at] + maskValue(line[at:]))
+		dst = appendMaskValue(append(dst, line[:at]...), line[at:])
+		return cutMasked(dst, start)
 	}
-	words := strings.Fields(line)
-	for i, w := range words {
+	for i, w := range strings.Fields(line) {
+		if i > 0 {
+			dst = append(dst, ' ')
+		}
 		// As the gate compares it: `㋋` folds to "12月".
 		if strings.IndexFunc(w, isAlnum) >= 0 || strings.IndexFunc(string(fold(nil, w)), isAlnum) >= 0 {
-			words[i] = maskWord(w)
+			dst = appendMaskWord(dst, w)
+		} else {
+			dst = append(dst, w...)
 		}
 	}
-	return cutMasked(strings.Join(words, " "))
+	return cutMasked(dst, start)
 }
 
 // maskMax is the most of a masked line shown, in characters: a long line
 // is quoted to be recognised, not read.
 const maskMax = 120
 
-func cutMasked(s string) string {
-	if utf8.RuneCountInString(s) <= maskMax {
-		return s
+// cutMasked cuts what dst holds from start at maskMax characters.
+func cutMasked(dst []byte, start int) []byte {
+	if utf8.RuneCount(dst[start:]) <= maskMax {
+		return dst
 	}
-	return string([]rune(s)[:maskMax-2]) + " …"
+	at := start
+	for range maskMax - 2 {
+		_, n := utf8.DecodeRune(dst[at:])
+		at += n
+	}
+	return append(dst[:at], " …"...)
 }
 
 // valueAt returns where the value of a `KEY=VALUE` line starts (after
@@ -79,30 +94,35 @@ func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <
 // maskLong is the shortest value or word of which MaskLine shows anything.
 const maskLong = 12
 
-// maskValue masks a value, keeping its quotes and a trailing `,` or `;`.
-func maskValue(v string) string {
+// appendMaskValue appends a value masked, keeping its quotes and a
+// trailing `,` or `;`.
+func appendMaskValue(dst []byte, v string) []byte {
 	core, tail := v, ""
 	if n := len(core); n > 0 && (core[n-1] == ',' || core[n-1] == ';') {
 		core, tail = core[:n-1], core[n-1:]
 	}
 	if n := len(core); n >= 2 && (core[0] == '"' || core[0] == '\'') && core[n-1] == core[0] {
-		return core[:1] + maskWord(core[1:n-1]) + core[n-1:] + tail
+		dst = appendMaskWord(append(dst, core[0]), core[1:n-1])
+		return append(append(dst, core[n-1]), tail...)
 	}
-	return maskWord(core) + tail
+	return append(appendMaskWord(dst, core), tail...)
 }
 
-// maskWord shows the first 3 and last 2 characters of a long word, and
-// nothing of a short one.
-func maskWord(w string) string {
+// appendMaskWord appends the first 3 and last 2 characters of a long
+// word, and nothing of a short one.
+func appendMaskWord(dst []byte, w string) []byte {
 	n := utf8.RuneCountInString(w)
 	switch {
 	case n == 0:
-		return ""
+		return dst
 	case n < maskLong:
-		return "…"
+		return append(dst, "…"...)
+	}
+	if n == len(w) { // ASCII
+		return append(append(append(dst, w[:3]...), "…"...), w[n-2:]...)
 	}
 	r := []rune(w)
-	return string(r[:3]) + "…" + string(r[n-2:])
+	return append(append(append(dst, string(r[:3])...), "…"...), string(r[n-2:])...)
 }
 
 func isAlnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }

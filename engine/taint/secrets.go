@@ -62,7 +62,7 @@ func (s *Secrets) Read(sources []Source) {
 		text := src.taken(s.abs(src.Path))
 		s.mu.Lock()
 		s.lines.add(text, 0)
-		s.read = s.read || len(s.lines.frags) > 0
+		s.read = s.read || !s.lines.empty()
 		s.mu.Unlock()
 	}
 }
