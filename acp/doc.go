@@ -43,11 +43,13 @@
 //	updates.go     engine events as session/update notifications; the hand-written encoders of them
 //	commentary.go  the work as thoughts, the answer the only message; --commentary, _meta.coda.commentary
 //	notices.go     warnings as notice updates, where the client takes them (session.notices); the
-//	               client's capabilities as initialize sent them
+//	               client's capabilities as initialize sent them (editor.Capabilities)
 //	taint.go       the prompt's embedded resources, as sources for the taint gate
 //	queue.go       prompts owed an answer off the read loop (promptQueue): by request id, queued behind
 //	               a session's turn, or steering it; cancelled with it
 //	fork.go        session/fork (the unstable schema's, the loader's): a new session from another's file
+//	usage.go       what a turn used and cost: PromptResponse.usage, usage_update's cost (the
+//	               session's so far, unknown while a model called has no price)
 //
 // Only this package writes to the protocol stream (through jsonrpc.Conn).
 package acp

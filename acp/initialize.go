@@ -7,7 +7,7 @@ import (
 )
 
 func (s *Server) initialize(_ context.Context, _ *request[initializeResponse], p *initializeRequest) (*initializeResponse, error) {
-	s.caps.set(p.ClientCapabilities)
+	s.caps.Set(p.ClientCapabilities)
 
 	var launch publicSpec
 	lead := s.out.Launch().Lead(s.opts.Agent)

@@ -367,7 +367,7 @@ func (l *loader) restore(read *statestore.Loaded, history []engine.Exchange, cwd
 // workspace gives a session its workspace: the editor's, in the session's
 // directories, its permission requests answered by the session's mode.
 func (s *Server) workspace(sess *session) {
-	caps := s.caps.get()
+	caps := s.caps.Get()
 	sess.ws = editor.New(editor.Options{Conn: s.conn, SessionID: sess.id, Cwd: sess.cwd, Additional: sess.additional, ClientCaps: caps, Timeout: s.opts.EditorTimeout, ToolCall: toolCallObject})
 	bindMode(sess)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/coda-acp/coda/acp/acptest"
 	"github.com/coda-acp/coda/acp/pickers"
 	"github.com/coda-acp/coda/internal/jsonrpc"
+	"github.com/coda-acp/coda/internal/prices"
 	"github.com/coda-acp/coda/outputspec"
 	statestore "github.com/coda-acp/coda/store"
 )
@@ -57,10 +58,11 @@ var exampleResults = map[string][]any{
 			RunID: "r-1", Status: "answered", Flags: []string{"truncated"}, Warnings: []string{"a warning"},
 			FinalOutput: &statestore.Answer{RunID: "r-1", Status: "answered", Stage: "answer", Format: "json", Content: "{}", Flags: []string{}, Warnings: []string{},
 				Artifacts: []outputspec.Artifact{{Name: "report.md", Path: "report.md", MimeType: "text/markdown", Size: 3, SHA256: "ab"}}},
-		}}},
+		}}, Usage: usageOf(statestore.Spend{Calls: 3, InputTokens: 1200, OutputTokens: 80, ReasoningTokens: 20, CacheReadTokens: 900, CacheWriteTokens: 100,
+			Cost: &prices.Cost{Amount: 0.0042, Currency: "USD"}})},
 		&promptResponse{StopReason: "max_turn_requests", Meta: codaMeta[promptOutcome]{Coda: promptOutcome{
 			RunID: "r-2", Status: "unavailable", Flags: []string{}, Warnings: []string{}, NoAnswer: "The model said it cannot answer.", Unavailable: "no data",
-		}}},
+		}}, Usage: usageOf(statestore.Spend{Calls: 1, InputTokens: 10, OutputTokens: 2, Unpriced: []string{"ollama:qwen3"}})},
 		&promptResponse{StopReason: "end_turn", Meta: codaMeta[promptOutcome]{Coda: promptOutcome{Status: "command", Command: "mode", Warnings: []string{}}}},
 	},
 	"session/close":  {&closeSessionResponse{}},

@@ -187,7 +187,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 			answer.FailWith(jsonrpc.CodeInternalError, fmt.Sprintf("internal error: the turn failed inside coda (%v); the session is still usable", p), turnPanicked{RunID: turn.RunID})
 		}
 	}()
-	sink := &updateSink{out: s.conn, sessionID: sess.id, cwd: sess.cwd, compaction: s.caps.compaction(), seen: sess.turnNotices(s.caps.notices()), commentAsThought: commentAsThought}
+	sink := &updateSink{out: s.conn, sessionID: sess.id, cwd: sess.cwd, compaction: s.caps.Compaction(), seen: sess.turnNotices(s.caps.Notices()), commentAsThought: commentAsThought, spent: &sess.spent}
 	if s.load.keeps() {
 		sink.streamed = history.NewStreamed(appendTextChunk)
 	}
@@ -214,6 +214,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	}
 	_ = sink.noticeAll(turn.Warnings)
 	res = s.opts.Engine.Run(ctx, turn, sink)
+	sess.spent.add(res.Usage)
 
 	ex := res.Exchange(turn) // masked, with its transcript (engine/transcript.go)
 	if res.Status != engine.StatusCancelled {
@@ -242,7 +243,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 		answer.FailWith(jsonrpc.CodeInternalError, "the turn failed: "+res.Err.Error(), coda)
 		return
 	}
-	answer.Reply(&promptResponse{StopReason: res.StopReason, Meta: codaMeta[promptOutcome]{Coda: coda}})
+	answer.Reply(&promptResponse{StopReason: res.StopReason, Meta: codaMeta[promptOutcome]{Coda: coda}, Usage: usageOf(res.Usage)})
 }
 
 // renderPrompt turns the prompt's content blocks into the text the model

@@ -296,6 +296,7 @@ type embeddedResource struct {
 type promptResponse struct {
 	Meta       codaMeta[promptOutcome] `json:"_meta"`
 	StopReason string                  `json:"stopReason"`
+	Usage      turnUsage               `json:"usage"` // the turn's tokens (usage.go)
 }
 
 // promptOutcome is PromptResponse._meta.coda (DESIGN §8): how the turn

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coda-acp/coda/acp/contracts"
+	"github.com/coda-acp/coda/acp/editor"
 	"github.com/coda-acp/coda/acp/pickers"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
@@ -125,7 +126,7 @@ type Server struct {
 	// the read loop, by session id (order.go).
 	order jsonrpc.Order
 	// caps are the client's capabilities, from initialize.
-	caps capabilities
+	caps editor.Capabilities
 	// mcp runs the sessions' MCP servers (mcp.go), stopped with the
 	// connection.
 	mcp *mcp.Host

@@ -87,6 +87,9 @@ type session struct {
 	saving sync.Mutex
 	gone   bool
 	file   *statestore.Session
+
+	// spent is what the session's turns cost (usage.go).
+	spent sessionSpend
 }
 
 // running is a session's prompt turn in progress.

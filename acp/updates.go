@@ -14,6 +14,7 @@ import (
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/internal/jsonrpc"
+	statestore "github.com/coda-acp/coda/store"
 )
 
 // updateSink turns engine events into session/update notifications,
@@ -45,6 +46,9 @@ type updateSink struct {
 	// streamed keeps the text chunks sent, for the session's file
 	// (streamed.go): session/load replays them. Nil keeps none.
 	streamed *history.Streamed
+	// spent is what the session's earlier turns cost, for usage_update's
+	// cost (usage.go); nil counts none.
+	spent *sessionSpend
 }
 
 func (k *updateSink) Emit(_ context.Context, ev engine.Event) error {
@@ -63,7 +67,7 @@ func (k *updateSink) Emit(_ context.Context, ev engine.Event) error {
 	case engine.EventPlan:
 		return k.plan(ev.Plan)
 	case engine.EventUsage:
-		return k.usage(ev.Usage)
+		return k.usage(ev.Usage, ev.Spent)
 	case engine.EventFinalAnswer:
 		return k.finalAnswer(ev)
 	case engine.EventNoAnswer:
@@ -296,8 +300,11 @@ func (k *updateSink) plan(entries []engine.PlanEntry) error {
 	return k.end(b)
 }
 
-// usage reports the context window in use, when the model's size is known.
-func (k *updateSink) usage(u *llm.Usage) error {
+// usage reports the context window in use, when the model's size is known,
+// and what the session has cost so far (turn: the turn's calls so far;
+// usage.go): ACP's usage_update requires the size, so a model whose window
+// is unknown sends none, its cost on the prompt's response alone.
+func (k *updateSink) usage(u *llm.Usage, turn *statestore.Spend) error {
 	if u == nil || u.ContextWindow <= 0 {
 		return nil
 	}
@@ -306,14 +313,27 @@ func (k *updateSink) usage(u *llm.Usage) error {
 	b = appendInt(b, int64(u.InputTokens+u.OutputTokens))
 	b = append(b, `,"size":`...)
 	b = appendInt(b, int64(u.ContextWindow))
-	if u.CacheReadTokens > 0 || u.CacheWriteTokens > 0 {
-		// The prompt cache's share of the call (DESIGN §16: Anthropic's
-		// caching, Gemini's and OpenAI's cached tokens), which ACP's
-		// usage_update has no field for.
-		b = append(b, `,"_meta":{"coda":{"cacheReadTokens":`...)
-		b = appendInt(b, int64(u.CacheReadTokens))
-		b = append(b, `,"cacheWriteTokens":`...)
-		b = appendInt(b, int64(u.CacheWriteTokens))
+	cost, unpriced := k.spent.with(turn)
+	if cost != nil {
+		b = appendCost(append(b, `,"cost":`...), cost)
+	}
+	if u.CacheReadTokens > 0 || u.CacheWriteTokens > 0 || len(unpriced) > 0 {
+		b = append(b, `,"_meta":{"coda":{`...)
+		if u.CacheReadTokens > 0 || u.CacheWriteTokens > 0 {
+			// The prompt cache's share of the call (DESIGN §16: Anthropic's
+			// caching, Gemini's and OpenAI's cached tokens), which ACP's
+			// usage_update has no field for.
+			b = append(b, `"cacheReadTokens":`...)
+			b = appendInt(b, int64(u.CacheReadTokens))
+			b = append(b, `,"cacheWriteTokens":`...)
+			b = appendInt(b, int64(u.CacheWriteTokens))
+			if len(unpriced) > 0 {
+				b = append(b, ',')
+			}
+		}
+		if len(unpriced) > 0 {
+			b = appendUnknownCost(b, unpriced)
+		}
 		b = append(b, "}}"...)
 	}
 	return k.end(b)

@@ -225,6 +225,9 @@ type Result struct {
 	Written []string
 	// Err is a model or tool failure that ended the run.
 	Err error
+	// Usage is what the run's model calls used and cost, its workers'
+	// and children's, repairs and all (usage.go).
+	Usage store.Spend
 	// Workers and Children are the run's fan_out workers and spawned
 	// children, as run.json lists them (DESIGN §12).
 	Workers, Children []store.SubRun
@@ -316,6 +319,7 @@ func (r *run) run(ctx context.Context) *Result {
 	}
 	res := r.finish(ctx, err)
 	res.Workers, res.Children = r.sub.workers, append(r.resumedChildren, r.childRecords()...)
+	res.Usage = r.spent.total()
 	if !sub && r.t.ClientGone != nil {
 		res.gone, res.ClientGone = r.t.ClientGone, r.t.ClientGone()
 	}
@@ -394,6 +398,10 @@ type run struct {
 	transcript     []llm.Message
 	transcriptOpen bool
 	historyCut     int // earlier turns compaction cut (Result.HistoryCut)
+
+	// spent is its calls' tokens and cost, its sub-runs' included
+	// (usage.go).
+	spent *spend
 }
 
 // stageOutcome is what a finished stage visit leaves for later stages.
@@ -423,7 +431,7 @@ type stageOutcome struct {
 // child of parent, which shares its tree, its record's writer and its
 // taint gate (subrun.go).
 func (e *Engine) newRun(t *Turn, sink Sink, parent *run) *run {
-	r := &run{e: e, t: t, sink: sink, log: e.log().With("run", t.RunID), visits: map[string]int{}}
+	r := &run{e: e, t: t, sink: sink, log: e.log().With("run", t.RunID), visits: map[string]int{}, spent: newSpend(parent)}
 	if t.Outputs != nil {
 		r.warnings = append(r.warnings, t.Outputs.Warnings...)
 	}

@@ -41,7 +41,8 @@ type Event struct {
 	ToolCall *ToolCallEvent // EventToolCall, EventToolCallUpdate
 	Plan     []PlanEntry    // EventPlan
 	Answer   *store.Answer  // EventFinalAnswer, EventNoAnswer
-	Usage    *llm.Usage     // EventUsage
+	Usage    *llm.Usage     // EventUsage: the call's
+	Spent    *store.Spend   // EventUsage: the turn's calls so far, this one's included
 	// Worker, on the EventToolCallUpdate that counts a fan_out's workers
 	// done, is the worker that just ended: `coda run` shows each one.
 	Worker *WorkerEnd

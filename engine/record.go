@@ -8,6 +8,7 @@ import (
 	"github.com/coda-acp/coda/engine/llm"
 	"github.com/coda-acp/coda/engine/taint"
 	"github.com/coda-acp/coda/internal/bytesize"
+	"github.com/coda-acp/coda/internal/prices"
 	"github.com/coda-acp/coda/internal/textcut"
 	"github.com/coda-acp/coda/store"
 )
@@ -43,6 +44,10 @@ func finishRecord(rec *store.Run, res *Result) *store.RunRecord {
 	rr := &store.RunRecord{Status: res.Status, StopReason: res.StopReason, Flags: res.Flags, Warnings: res.Warnings, FinalOutput: res.Answer, Files: maskFiles(res.Written, res.secrets.Mask),
 		Workers: res.Workers, Children: res.Children, Taint: res.Taint,
 		NoAnswer: res.NoAnswer, Unavailable: res.Unavailable, ClientGone: res.ClientGone}
+	// A copy: a pointer into res would keep the whole Result (its last
+	// reply, megabytes) alive as long as the record is.
+	usage := res.Usage
+	rr.Usage = &usage
 	if res.Err != nil {
 		rr.Error = res.Err.Error()
 	}
@@ -67,6 +72,10 @@ type stageStatus struct {
 	// visit's calls.
 	Model string    `json:"model,omitempty"`
 	Usage llm.Usage `json:"usage"`
+	// Cost is what the visit's calls cost; absent while the price of a
+	// model it called is unknown, which Unpriced names (usage.go).
+	Cost     *prices.Cost `json:"cost,omitempty"`
+	Unpriced []string     `json:"unpriced,omitempty"`
 	// HistoryNotShown counts the session's earlier turns cut from what
 	// the visit was sent (history.go).
 	HistoryNotShown int `json:"historyNotShown,omitempty"`
@@ -95,6 +104,9 @@ type callUsage struct {
 	Model      string    `json:"model"`
 	StopReason string    `json:"stopReason"`
 	Usage      llm.Usage `json:"usage"`
+	// Cost is what the call cost; absent when its model's price is not
+	// known.
+	Cost *prices.Cost `json:"cost,omitempty"`
 	// Shape is how the call asked for the answer's shape (shape_record.go).
 	Shape *callShape `json:"shape,omitempty"`
 }
@@ -134,6 +146,8 @@ type visitRecord struct {
 	// cuts counts the tool results cut to fit the window that the record
 	// keeps (compact.go's keepCut).
 	cuts int
+	// spent is the visit's calls' tokens and cost (usage.go).
+	spent spend
 }
 
 func newVisitRecord(rec *store.Run, stage string, n int, mask func(string) string) *visitRecord {
@@ -263,6 +277,7 @@ func (vr *visitRecord) finish(v *stageVisit, err error) {
 	vr.status.Files = nonNil(maskFiles(v.written, vr.mask))
 	vr.status.Outcome, vr.status.Transition = v.ended, v.next
 	vr.status.Model, vr.status.Usage = v.model, v.usage
+	vr.status.Cost, vr.status.Unpriced = vr.costs()
 	if err != nil {
 		vr.status.Error = err.Error()
 	}

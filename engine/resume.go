@@ -47,6 +47,8 @@ type Checkpoint struct {
 	Workers     []store.SubRun    `json:"workers,omitempty"`
 	Children    []store.SubRun    `json:"children,omitempty"`
 	Tainted     taint.Session     `json:"tainted"`
+	// Spent is what the run's calls used and cost so far (usage.go).
+	Spent *store.Spend `json:"spent,omitempty"`
 }
 
 // A CheckpointVisit is a finished stage visit as later stages see it
@@ -123,7 +125,7 @@ func (r *run) checkpoint(next string) {
 		Flags: nonNil(r.flags), Warnings: nonNil(r.warnings), Written: nonNil(r.written), Overwritten: nonNil(r.overwritten),
 		Reply: r.mask(r.reply), Stop: r.stop, Unavailable: r.unavailable, Answer: r.answer, Calls: r.share.calls.Load(),
 		Workers: r.sub.workers, Children: append(append([]store.SubRun(nil), r.resumedChildren...), r.childRecords()...),
-		Tainted: r.taint.Session(),
+		Tainted: r.taint.Session(), Spent: new(r.spent.total()),
 	}
 	for _, o := range r.done {
 		cp.Done = append(cp.Done, CheckpointVisit{
@@ -164,6 +166,7 @@ func (r *run) resume() *blueprint.Stage {
 	r.written, r.overwritten = cp.Written, cp.Overwritten
 	r.reply, r.stop, r.unavailable, r.answer = cp.Reply, cp.Stop, cp.Unavailable, cp.Answer
 	r.share.calls.Store(cp.Calls)
+	r.spent.restore(cp.Spent)
 	r.sub.workers, r.resumedChildren = cp.Workers, cp.Children
 	return r.t.Agent.Stages[cp.Next] // nil when the run had ended: it ends now
 }

@@ -19,6 +19,7 @@ func TestRun_resume(t *testing.T) {
 	turn := newTurn(t, twoStages, `
 [[turn]]
 text = "EXPLORED-FIRST"
+usage = { input = 100, output = 10 }
 [[turn.tool_calls]]
 name = "transition"
 arguments = { to = "report" }
@@ -48,6 +49,7 @@ arguments = { to = "report" }
 	sc, err := script.Parse([]byte(`
 [[turn]]
 expect = "EXPLORED-FIRST"
+usage = { input = 200, output = 20 }
 [[turn.tool_calls]]
 name = "submit_output"
 arguments = { content = "reported" }
@@ -70,6 +72,10 @@ arguments = { content = "reported" }
 	}
 	if rr.Status != engine.StatusAnswered || len(rr.Resumes) != 1 || rr.Resumes[0].Stage != "report" || rr.Started != again.Resume.Record.Started {
 		t.Errorf("run.json after the resume: %+v", rr)
+	}
+	// Its usage counts the calls before the resume too.
+	if u := rr.Usage; u == nil || u.Calls != 2 || u.InputTokens != 300 || u.OutputTokens != 30 {
+		t.Errorf("run.json's usage after the resume: %+v, want 2 calls, 300 in, 30 out", u)
 	}
 	dirs, _ := filepath.Glob(filepath.Join(turn.Store.RunDir(turn.RunID), "stages", "*"))
 	var names []string

@@ -499,6 +499,9 @@ func (v *stageVisit) took(ctx context.Context, spec string, req *llm.Request, re
 	}
 	v.rec.call(spec, req, resp, shape)
 	v.usage.Add(resp.Usage)
+	price := r.price(spec)
+	v.rec.costed(spec, resp.Usage, price)
+	spent := r.spent.add(spec, resp.Usage, price)
 	if resp.Text != "" || resp.Thinking != "" || len(resp.ToolCalls) > 0 {
 		// An empty reply is left out: providers refuse an assistant
 		// message with no content.
@@ -511,7 +514,7 @@ func (v *stageVisit) took(ctx context.Context, spec string, req *llm.Request, re
 		return nil
 	}
 	u := resp.Usage
-	return r.sink.Emit(ctx, Event{Kind: EventUsage, Stage: v.stage.Name, Usage: &u})
+	return r.sink.Emit(ctx, Event{Kind: EventUsage, Stage: v.stage.Name, Usage: &u, Spent: &spent})
 }
 
 // runTools runs a response's tool calls in order and feeds their results

@@ -48,6 +48,9 @@ type RunRecord struct {
 	// ended (an editor killed mid-turn): the run went on to its end all
 	// the same (DESIGN §21).
 	ClientGone bool `json:"clientGone,omitempty"`
+	// Usage is what the run's model calls used and cost, its workers'
+	// and children's included; absent in a record from before it.
+	Usage *Spend `json:"usage,omitempty"`
 }
 
 // An Answer is the answer record: one JSON shape used by `run --json`,
@@ -70,6 +73,10 @@ type Answer struct {
 	// when it declared the answer unavailable.
 	NoAnswer    string `json:"noAnswer,omitempty"`
 	Unavailable string `json:"unavailable,omitempty"`
+	// Usage is what the run's model calls used and cost, as its run.json
+	// says: set where the record is printed (`coda run --json`, `coda
+	// result --json`), absent where run.json holds it beside.
+	Usage *Spend `json:"usage,omitempty"`
 }
 
 // Record is the run's answer record: its final output, or for a run

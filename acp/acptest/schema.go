@@ -192,7 +192,12 @@ func Check(line []byte, answering string) error {
 		return validate("Error", m.Error)
 	case answering != "":
 		if d := responseResults[answering]; d != "" {
-			return validate(d, m.Result)
+			if err := validate(d, m.Result); err != nil {
+				return err
+			}
+			if unstableToo[answering] {
+				return validateUnstable(d, m.Result)
+			}
 		}
 	}
 	return nil

@@ -18,6 +18,11 @@ func TestCheck(t *testing.T) {
 		{"unknown notification", `{"jsonrpc":"2.0","method":"coda/x","params":{}}`, "", false},
 		{"bad stop reason", `{"jsonrpc":"2.0","id":1,"result":{"stopReason":"nope"}}`, "session/prompt", false},
 		{"good stop reason", `{"jsonrpc":"2.0","id":1,"result":{"stopReason":"cancelled"}}`, "session/prompt", true},
+		{"usage", `{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn","usage":{"totalTokens":30,"inputTokens":20,"outputTokens":10,"thoughtTokens":4,"cachedReadTokens":5,"cachedWriteTokens":0}}}`, "session/prompt", true},
+		// The stable schema does not define usage, and lets these through;
+		// the unstable one, which does, catches them.
+		{"usage without totalTokens", `{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn","usage":{"inputTokens":20,"outputTokens":10}}}`, "session/prompt", false},
+		{"negative usage", `{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn","usage":{"totalTokens":-1,"inputTokens":20,"outputTokens":10}}}`, "session/prompt", false},
 		{"parse error", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}`, "", true},
 		{"no jsonrpc", `{"id":1,"result":{}}`, "", false},
 	}

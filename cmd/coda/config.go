@@ -98,6 +98,8 @@ type config struct {
 		MaxPartBytes       int64 `toml:"max_part_bytes"`
 		OverwriteArtifacts *bool `toml:"overwrite_artifacts"`
 	} `toml:"mime"`
+	// Models is [models."PROVIDER:MODEL"]: what a model costs (prices.go).
+	Models map[string]modelSettings `toml:"models"`
 	// Telemetry is [telemetry]: where traces go when the environment's
 	// OTEL_EXPORTER_OTLP_* does not say (endpoint, headers), and whether
 	// they carry the prompt and answer text (include_content).
@@ -142,6 +144,7 @@ func loadConfig(path string, getenv func(string) string) (*config, error) {
 	c.catalog = catalog.New(catalog.Options{
 		Providers: c.Providers, Default: c.DefaultModel, Picker: c.Picker.Models,
 		NoDiscover: c.Picker.Discover != nil && !*c.Picker.Discover, Getenv: getenv,
+		Prices: c.prices(),
 	})
 	c.modelSet = newConfigModels(c.catalog)
 	return c, nil
@@ -178,6 +181,9 @@ func (c *config) decode(path string, getenv func(string) string) error {
 // fault; builtins are the built-in providers, which a [providers.NAME]
 // may set over.
 func (c *config) check(builtins map[string]*catalog.Provider) error {
+	if err := c.checkPrices(); err != nil {
+		return err
+	}
 	if c.MIME.MaxPartBytes < 0 {
 		return fmt.Errorf("mime.max_part_bytes = %d: want a positive number of bytes, or leave it out for 10 MiB", c.MIME.MaxPartBytes)
 	}

@@ -60,7 +60,7 @@ func result(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		if err := waitEnd(rr); err != nil {
 			if asJSON && worker == "" && child == "" {
-				printAnswer(stdout, rr.Record(), false, true, false)
+				printAnswer(stdout, withUsage(rr.Record(), rr.Usage), false, true, false)
 			}
 			return err
 		}
@@ -74,7 +74,7 @@ func result(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if rr.FinalOutput == nil {
 		if asJSON {
-			if err := printAnswer(stdout, rr.Record(), false, true, false); err != nil {
+			if err := printAnswer(stdout, withUsage(rr.Record(), rr.Usage), false, true, false); err != nil {
 				return err
 			}
 		}
@@ -87,7 +87,7 @@ func result(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		return &exitError{code: 3, msg: fmt.Sprintf("run %s has no answer (%s)", rr.RunID, why)}
 	}
-	return printAnswer(stdout, rr.FinalOutput, raw, asJSON, true)
+	return printAnswer(stdout, withUsage(rr.FinalOutput, rr.Usage), raw, asJSON, true)
 }
 
 // readResult reads the record of a run, or of one of its children or

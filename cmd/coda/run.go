@@ -177,11 +177,12 @@ func runTask(ctx context.Context, f *runFlags, task string, args []string, rs *r
 	for _, w := range res.Warnings {
 		fmt.Fprintln(stderr, "coda: warning: "+w)
 	}
+	printSpend(stderr, res.Usage)
 	// --json prints the record of every run that started, so a pipeline
 	// always gets one JSON object; the exit status still says how it ended.
 	switch {
 	case f.asJSON:
-		if err := printAnswer(stdout, res.Record(), false, true, false); err != nil {
+		if err := printAnswer(stdout, withUsage(res.Record(), &res.Usage), false, true, false); err != nil {
 			return err
 		}
 	case res.Answer != nil:

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/coda-acp/coda/internal/answer"
+	"github.com/coda-acp/coda/internal/prices"
 )
 
 // A Model is one configured LLM. Providers (engine/provider/...) implement it;
@@ -314,6 +315,9 @@ type ModelFact struct {
 	// [providers.NAME] structured); "" or "auto" leaves it to what the
 	// model's API takes (shape.go).
 	Structured string
+	// Price is what the model's tokens cost (the catalog's, or the
+	// config's); nil when unknown, which a cost never counts as zero.
+	Price *prices.Price
 }
 
 // ModelFacts looks up what is known of the model a spec

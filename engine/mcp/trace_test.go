@@ -1,10 +1,11 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 
@@ -36,16 +37,23 @@ func TestTool_httpTraceparent(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string][]string{} // the JSON-RPC method's traceparents
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body := new(strings.Builder)
-		r.Body = teeBody{r.Body, body}
-		h.ServeHTTP(w, r)
+		// The request is noted before it is served: the client may have
+		// its answer, and the test its look at seen, before ServeHTTP
+		// returns.
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		method := "other"
-		if strings.Contains(body.String(), `"method":"tools/call"`) {
+		if bytes.Contains(body, []byte(`"method":"tools/call"`)) {
 			method = "tools/call"
 		}
 		mu.Lock()
 		seen[method] = append(seen[method], r.Header.Get("traceparent")+" "+r.Header.Get("tracestate"))
 		mu.Unlock()
+		h.ServeHTTP(w, r)
 	}))
 	defer ts.Close()
 	c, err := mcp.Start(context.Background(), mcp.Server{Name: "web", URL: ts.URL}, mcp.Options{})
@@ -69,20 +77,3 @@ func TestTool_httpTraceparent(t *testing.T) {
 		}
 	}
 }
-
-// teeBody copies what the handler reads of a request's body.
-type teeBody struct {
-	r interface {
-		Read([]byte) (int, error)
-		Close() error
-	}
-	w *strings.Builder
-}
-
-func (b teeBody) Read(p []byte) (int, error) {
-	n, err := b.r.Read(p)
-	b.w.Write(p[:n])
-	return n, err
-}
-
-func (b teeBody) Close() error { return b.r.Close() }

@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/coda-acp/coda/engine/llm"
+	"github.com/coda-acp/coda/internal/prices"
 )
 
 // Options are what a Catalog is built from: the decoded config and the
@@ -36,6 +37,9 @@ type Options struct {
 	NoDiscover bool
 	// Getenv reads the providers' keys (and OLLAMA_HOST).
 	Getenv func(string) string
+	// Prices are [models."PROVIDER:MODEL"] price, by spec as written: over
+	// the table's (prices.go).
+	Prices map[string]prices.Price
 }
 
 // A Catalog answers what coda knows of models under one config. Its
@@ -59,6 +63,8 @@ type Catalog struct {
 	finder *finder
 	// lister makes a provider's lister; tests put their own in.
 	lister newLister
+	// prices are Options.Prices (prices.go).
+	prices map[string]prices.Price
 }
 
 // New builds the catalog of a config.
@@ -67,7 +73,7 @@ func New(o Options) *Catalog {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	c := &Catalog{getenv: getenv, providers: Builtins(getenv), named: map[string]bool{}, def: o.Default, picker: o.Picker, discover: !o.NoDiscover}
+	c := &Catalog{getenv: getenv, providers: Builtins(getenv), named: map[string]bool{}, def: o.Default, picker: o.Picker, discover: !o.NoDiscover, prices: o.Prices}
 	for name, p := range o.Providers {
 		if b, ok := c.providers[name]; ok {
 			p = b.merge(p)
@@ -139,6 +145,7 @@ func SplitSpec(spec string) (provider, model string, err error) {
 func (c *Catalog) Facts(spec string) llm.ModelFact {
 	spec = c.Canonical(spec)
 	f := Fact(spec)
+	f.Price = c.price(spec)
 	name, model, ok := strings.Cut(spec, ":")
 	p := c.providers[name]
 	if !ok || p == nil {

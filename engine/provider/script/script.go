@@ -80,6 +80,23 @@ type Turn struct {
 	StopReason string `toml:"stop_reason"`
 	// Error makes the call fail with this message.
 	Error string `toml:"error"`
+	// Usage, when set, is the tokens the call reports, as a provider's
+	// reply does (cached and reasoning tokens included); without it a
+	// call reports its request's size in bytes and a quarter of its
+	// text's.
+	Usage *Usage `toml:"usage"`
+}
+
+// Usage is a scripted call's tokens. Input counts every prompt token,
+// cached or not, and Output every output token, reasoning included, as
+// llm.Usage does.
+type Usage struct {
+	Input      int `toml:"input"`
+	Output     int `toml:"output"`
+	CachedRead int `toml:"cached_read"`
+	// CachedWrite are the prompt tokens written to the cache.
+	CachedWrite int `toml:"cached_write"`
+	Reasoning   int `toml:"reasoning"`
 }
 
 // A ToolCall is a scripted tool call.
@@ -316,6 +333,9 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.D
 		resp.StopReason = t.StopReason
 	}
 	resp.Usage = llm.Usage{InputTokens: requestTokens(req), OutputTokens: len(resp.Text) / 4, ContextWindow: m.script.ContextWindow}
+	if u := t.Usage; u != nil {
+		resp.Usage = llm.Usage{InputTokens: u.Input, OutputTokens: u.Output, CacheReadTokens: u.CachedRead, CacheWriteTokens: u.CachedWrite, ReasoningTokens: u.Reasoning, ContextWindow: m.script.ContextWindow}
+	}
 	return resp, ctx.Err()
 }
 

@@ -1,13 +1,13 @@
 // Package otlp is coda's telemetry when it is on (DESIGN §23): a
 // telemetry.Tracer over the OpenTelemetry Go SDK that exports its spans
-// over OTLP/HTTP, named and attributed as the OpenTelemetry GenAI semantic
-// conventions have them (spans.go). Only cmd/coda imports it; the engine
-// sees telemetry.Tracer alone.
+// over OTLP/HTTP with coda's own exporter (exporter.go), named and
+// attributed as the OpenTelemetry GenAI semantic conventions have them
+// (spans.go). Only cmd/coda imports it; the engine sees telemetry.Tracer
+// alone.
 //
 // Where the spans go is the standard OTEL_EXPORTER_OTLP_* environment, as
-// the SDK reads it (endpoint, headers, protocol http/protobuf or
-// http/json, timeout, certificates), or else the config's [telemetry]
-// table (Config). OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none
+// exporter.go reads it (endpoint, headers, compression, timeout,
+// certificates), or else the config's [telemetry] table (Config). OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none
 // turns it off whatever the rest says.
 //
 // A collector that is slow or gone never holds a turn or coda's exit: spans
@@ -23,7 +23,6 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"path"
 	"strings"
 	"sync"
 	"time"
@@ -31,7 +30,6 @@ import (
 	"github.com/go-logr/logr"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -127,18 +125,9 @@ func New(ctx context.Context, c Config) (*Tracer, error) {
 	otel.SetLogger(logr.FromSlogHandler(log.Handler()))
 	otel.SetErrorHandler(&errorLog{log: log})
 
-	var opts []otlptracehttp.Option
-	if c.Endpoint != "" && !envEndpoint() {
-		u, _ := url.Parse(c.Endpoint)
-		u.Path = path.Join("/", u.Path, "v1/traces")
-		opts = append(opts, otlptracehttp.WithEndpointURL(u.String()))
-	}
-	if len(c.Headers) > 0 && os.Getenv("OTEL_EXPORTER_OTLP_HEADERS") == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS") == "" {
-		opts = append(opts, otlptracehttp.WithHeaders(c.Headers))
-	}
-	exp, err := otlptracehttp.New(ctx, opts...)
+	exp, err := newExporter(c)
 	if err != nil {
-		return nil, fmt.Errorf("telemetry: %w", err)
+		return nil, err
 	}
 	// service.name is coda unless OTEL_SERVICE_NAME or
 	// OTEL_RESOURCE_ATTRIBUTES say otherwise (later detectors win).

@@ -1,10 +1,11 @@
 // Package otlptest is the tests' OTLP collector: an httptest server that
 // takes OTLP/HTTP trace exports (protobuf, as coda sends them), decodes
-// each ExportTraceServiceRequest and keeps its spans, so a test reads what
+// each ExportTraceServiceRequest (gzipped or not) and keeps its spans, so a test reads what
 // a collector would have received. It is reached only by tests.
 package otlptest
 
 import (
+	"compress/gzip"
 	"encoding/hex"
 	"io"
 	"net/http"
@@ -70,7 +71,13 @@ func Hold(t testing.TB) (r *Receiver, release func()) {
 }
 
 func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
+	var rd io.Reader = req.Body
+	if req.Header.Get("Content-Encoding") == "gzip" {
+		if zr, err := gzip.NewReader(req.Body); err == nil {
+			rd = zr
+		}
+	}
+	body, _ := io.ReadAll(rd)
 	r.mu.Lock()
 	r.requests++
 	r.headers = append(r.headers, req.Header.Clone())
