@@ -84,6 +84,6 @@ func (s *Server) startTurn(sess *session, turn *engine.Turn, prompt []contentBlo
 	if err := reach(s.opts.Models, turn.UserModel, turn.DefaultModel); err != nil {
 		return err
 	}
-	s.nameSession(sess, prompt)
+	s.load.nameSession(sess, prompt)
 	return nil
 }

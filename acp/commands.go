@@ -121,7 +121,7 @@ func (s *Server) runCommand(sess *session, name, arg string) *promptResponse {
 	ids := commandOptions
 	var text string
 	var warnings []string
-	switch err := s.out.shapes("/format"); {
+	switch err := s.out.Shapes("/format"); {
 	case name == "format" && err != nil:
 		text = strings.TrimPrefix(err.Error(), ErrInvalidParams.Error()+": ")
 	case arg == "":
@@ -136,7 +136,7 @@ func (s *Server) runCommand(sess *session, name, arg string) *promptResponse {
 		if name == "mode" {
 			s.notifyMode(sess)
 		}
-		if w := s.saveSession(sess, nil); w != "" {
+		if w := s.load.saveSession(sess, nil); w != "" {
 			warnings = append(warnings, w)
 		}
 		text = pickers.Describe(s.configOptions(sess), ids[name])

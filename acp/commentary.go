@@ -63,5 +63,5 @@ func (s *Server) commentaryAsThought(sess *session, meta *requestMeta) (bool, er
 	if v == "" {
 		v = s.opts.Commentary
 	}
-	return v != CommentaryMessage && s.out.answers(), nil
+	return v != CommentaryMessage && s.out.Answers(), nil
 }

@@ -5,7 +5,11 @@
 // held in order), and the mapping of engine events to session/update
 // notifications, encoded by hand on the hot path. acp/editor is the editor
 // as a session's workspace; acp/history a session's history as its file
-// keeps it and session/load shows it again.
+// keeps it and session/load shows it again (and the mapping of its file:
+// picks by name, the read, the replay, list cursors); acp/mcpservers the
+// mcpServers of a session's request as engine/mcp's servers (-32602 naming
+// a wrong field); acp/contracts the answer's contracts, the launch's
+// compiled once and a session's levels over them.
 //
 // Where each part lives:
 //
@@ -17,14 +21,16 @@
 //	initialize.go  initialize
 //	auth.go        the "env" auth method, authenticate, a turn that cannot reach a model (-32000)
 //	session.go     sessions: new, set_config_option, close, cancel, and their bounded history
-//	outputs.go     the answer's contracts: the launch's, compiled once, and a session's levels over them
 //	order.go       which session a message names, held in wire order (jsonrpc.Order) behind its
 //	               request that reads files off the read loop (sessionAside)
-//	store.go       a session as the store keeps it (store/session.go): its state, option values by
-//	               name, its prompt's blocks for acp/history; session ids
-//	load.go        saving a session; other processes' turns taken in; session/load, resume, delete;
+//	store.go       a session as the store keeps it (store/session.go): its state, option values
+//	               (history.Picks), its prompt's blocks for acp/history; session ids
+//	load.go        the loader: the sessions that outlive coda, owned with the store and the
+//	               sessions being restored; saving a session; other processes' turns taken in;
+//	               session/load, resume, delete (its handlers, bound in the table by ofLoader);
 //	               the replay (acp/history); titles
-//	list.go        session/list: the store's index, newest first, cwd, cursor pages, damage noted
+//	list.go        session/list (the loader's): the store's index, newest first, cwd, cursor pages,
+//	               damage noted
 //	modes.go       a session's picks set (set_config_option, set_mode, /commands), kept and sent;
 //	               acp/pickers says what each option shows, stores and refuses, and what a mode does
 //	listed.go      the providers' models for the model option (pickers.Listing): sent after answers
@@ -32,16 +38,16 @@
 //	prompt.go      a prompt turn: started on the read loop (or, queued, by startDequeued), run and
 //	               answered in its own goroutine
 //	images.go      a prompt's image blocks, decoded and checked
-//	mcp.go         mcpServers read (-32602 naming a wrong field) and handed to engine/mcp, which
-//	               runs them; each turn given the session's MCP tools (the session's methods)
+//	mcp.go         mcpServers read (acp/mcpservers) and handed to engine/mcp, which runs them;
+//	               each turn given the session's MCP tools (the session's methods)
 //	updates.go     engine events as session/update notifications; the hand-written encoders of them
 //	commentary.go  the work as thoughts, the answer the only message; --commentary, _meta.coda.commentary
 //	notices.go     warnings as notice updates, where the client takes them (session.notices); the
-//	               client's capabilities as initialize sent them
+//	               client's capabilities as initialize sent them (editor.Capabilities)
 //	taint.go       the prompt's embedded resources, as sources for the taint gate
 //	queue.go       prompts owed an answer off the read loop (promptQueue): by request id, queued behind
 //	               a session's turn, or steering it; cancelled with it
-//	fork.go        session/fork (the unstable schema's): a new session from another's file
+//	fork.go        session/fork (the unstable schema's, the loader's): a new session from another's file
 //	usage.go       what a turn used and cost: PromptResponse.usage, usage_update's cost (the
 //	               session's so far, unknown while a model called has no price)
 //

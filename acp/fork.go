@@ -29,23 +29,23 @@ type forkSessionResponse struct {
 	SessionID     string         `json:"sessionId"`
 }
 
-func (s *Server) forkSession(ctx context.Context, r *request[forkSessionResponse], p *forkSessionRequest) (*forkSessionResponse, error) {
-	from := *p.SessionID
-	cwd, commentary, err := s.checkRestore(p)
+func (l *loader) forkSession(ctx context.Context, r *request[forkSessionResponse], p *forkSessionRequest) (*forkSessionResponse, error) {
+	s, from := l.srv, *p.SessionID
+	cwd, commentary, err := l.checkRestore(p)
 	if err != nil {
 		return nil, err
 	}
 	id := s.opts.Engine.NewID("s")
-	ld := &restore{s: s, method: r.Method(), id: id, cwd: cwd, commentary: commentary}
+	ld := &restore{l: l, method: r.Method(), id: id, cwd: cwd, commentary: commentary}
 	s.mu.Lock()
-	if s.loading[from] != nil {
+	if l.loading[from] != nil {
 		s.mu.Unlock()
 		return nil, loadingErr(from)
 	}
-	s.loading[id] = ld
+	l.loading[id] = ld
 	s.mu.Unlock()
 	return aside(ctx, r, ld.end, func(ctx context.Context) (*forkSessionResponse, error) {
-		_, n, err := s.store.ForkSession(from, func(st statestore.SessionState) statestore.SessionState {
+		_, n, err := l.store.ForkSession(from, func(st statestore.SessionState) statestore.SessionState {
 			st.ID, st.Cwd, st.AdditionalDirectories, st.CreatedAt = id, cwd, p.AdditionalDirectories, time.Now().UTC()
 			return st
 		})
@@ -58,8 +58,8 @@ func (s *Server) forkSession(ctx context.Context, r *request[forkSessionResponse
 		case err != nil:
 			return nil, fmt.Errorf("forking session %s: %w", from, err)
 		}
-		s.log.Info("session forked", "session", from, "fork", id, "exchanges", n)
-		sess, res, err := s.restoreSession(ctx, ld, &loadSessionRequest{SessionID: &id, Cwd: &cwd, AdditionalDirectories: p.AdditionalDirectories, MCPServers: p.MCPServers, Meta: p.Meta}, false)
+		l.log.Info("session forked", "session", from, "fork", id, "exchanges", n)
+		sess, res, err := l.restoreSession(ctx, ld, &loadSessionRequest{SessionID: &id, Cwd: &cwd, AdditionalDirectories: p.AdditionalDirectories, MCPServers: p.MCPServers, Meta: p.Meta}, false)
 		if err != nil {
 			return nil, err
 		}

@@ -126,6 +126,6 @@ func TestSession_historyCountsCuts(t *testing.T) {
 	check("live", srv.sessions[id])
 	f, _ := readKept(t, srv, id)
 	again := testServer(t, state, Options{})
-	handle(t, again, (*Server).resumeSession, fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, f.Cwd))
+	handle(t, again, ofLoader((*loader).resumeSession), fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, f.Cwd))
 	check("restored", again.sessions[id])
 }

@@ -7,10 +7,10 @@ import (
 )
 
 func (s *Server) initialize(_ context.Context, _ *request[initializeResponse], p *initializeRequest) (*initializeResponse, error) {
-	s.caps.set(p.ClientCapabilities)
+	s.caps.Set(p.ClientCapabilities)
 
 	var launch publicSpec
-	lead := s.out.launch.Lead(s.opts.Agent)
+	lead := s.out.Launch().Lead(s.opts.Agent)
 	if lead != nil {
 		launch = publicSpecOf(lead)
 	}
@@ -31,10 +31,10 @@ func (s *Server) initialize(_ context.Context, _ *request[initializeResponse], p
 		ProtocolVersion: ProtocolVersion,
 		AgentInfo:       implementation{Name: "coda", Title: "coda", Version: version},
 		AgentCapabilities: agentCapabilities{
-			LoadSession:         s.keepsSessions(),
+			LoadSession:         s.load.keeps(),
 			PromptCapabilities:  promptCapabilities{Image: true, Audio: false, EmbeddedContext: true},
 			MCPCapabilities:     mcpCapabilities{HTTP: true, SSE: false},
-			SessionCapabilities: s.sessionCapabilities(),
+			SessionCapabilities: s.load.sessionCapabilities(),
 			Meta: codaMeta[codaCapabilities]{Coda: codaCapabilities{
 				FinalOutput: lead != nil,
 				Formats:     advertised,

@@ -2,12 +2,11 @@ package acp
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
+	"github.com/coda-acp/coda/acp/history"
 	statestore "github.com/coda-acp/coda/store"
 )
 
@@ -35,7 +34,7 @@ type sessionNote struct {
 // latest activity), in pages of listPage; with cwd, only those in it. The
 // store's index makes a page cost the same however many sessions there
 // are. A file that is not a session's is skipped, and logged when found.
-func (s *Server) listSessions(ctx context.Context, r *request[listSessionsResponse], p *listSessionsRequest) (*listSessionsResponse, error) {
+func (l *loader) listSessions(ctx context.Context, r *request[listSessionsResponse], p *listSessionsRequest) (*listSessionsResponse, error) {
 	cwd := ""
 	if p.Cwd != nil {
 		if !filepath.IsAbs(*p.Cwd) {
@@ -46,26 +45,26 @@ func (s *Server) listSessions(ctx context.Context, r *request[listSessionsRespon
 	var after *statestore.SessionInfo
 	if p.Cursor != nil && *p.Cursor != "" {
 		var err error
-		if after, err = parseCursor(*p.Cursor); err != nil {
+		if after, err = history.ParseCursor(*p.Cursor); err != nil {
 			return nil, err
 		}
 	}
-	if !s.keepsSessions() {
+	if !l.keeps() {
 		return &listSessionsResponse{Sessions: []*sessionInfo{}}, nil
 	}
 	// Off the read loop: the first list reads the whole index.
-	return aside(ctx, r, nil, func(context.Context) (*listSessionsResponse, error) { return s.list(cwd, after) })
+	return aside(ctx, r, nil, func(context.Context) (*listSessionsResponse, error) { return l.list(cwd, after) })
 }
 
 // list reads one page of the store's listing.
-func (s *Server) list(cwd string, after *statestore.SessionInfo) (*listSessionsResponse, error) {
+func (l *loader) list(cwd string, after *statestore.SessionInfo) (*listSessionsResponse, error) {
 	res := &listSessionsResponse{Sessions: []*sessionInfo{}}
-	page, err := s.store.ListSessions(cwd, after, listPage)
+	page, err := l.store.ListSessions(cwd, after, listPage)
 	if err != nil {
 		return nil, err
 	}
 	for _, skipped := range page.Skipped {
-		s.log.Warn("session/list skips a file that is not a session's: " + skipped)
+		l.log.Warn("session/list skips a file that is not a session's: " + skipped)
 	}
 	for i := range page.Sessions {
 		in := &page.Sessions[i]
@@ -79,27 +78,7 @@ func (s *Server) list(cwd string, after *statestore.SessionInfo) (*listSessionsR
 		res.Sessions = append(res.Sessions, info)
 	}
 	if page.More {
-		res.NextCursor = cursorOf(&page.Sessions[len(page.Sessions)-1])
+		res.NextCursor = history.Cursor(&page.Sessions[len(page.Sessions)-1])
 	}
 	return res, nil
-}
-
-// A cursor is where the page before it ended: the last session's time and
-// id, so a session saved meanwhile neither repeats nor hides another.
-func cursorOf(info *statestore.SessionInfo) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(info.UpdatedAt.UTC().Format(time.RFC3339Nano) + " " + info.ID))
-}
-
-func parseCursor(c string) (*statestore.SessionInfo, error) {
-	bad := fmt.Errorf("%w: cursor: %q is not a cursor coda gave", ErrInvalidParams, c)
-	raw, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return nil, bad
-	}
-	at, id, ok := strings.Cut(string(raw), " ")
-	t, err := time.Parse(time.RFC3339Nano, at)
-	if !ok || err != nil {
-		return nil, bad
-	}
-	return &statestore.SessionInfo{ID: id, UpdatedAt: t}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 
@@ -26,15 +27,37 @@ import (
 // A file that cannot be read as a session's is refused -32602, naming the
 // file (-32000 would tell a client to authenticate).
 
-// keepsSessions reports whether sessions outlive coda: they need a state
+// A loader owns the sessions that outlive coda: their files (the store's)
+// written and read, the sessions being restored, and the methods on them
+// (session/load, resume, fork, list, delete: its handlers, in the method
+// table through ofLoader). What it restores it hands to the server: the
+// open sessions are the server's registry (Server.sessions, under
+// Server.mu, which guards loading too), a restored session's workspace,
+// outputs and response the server's.
+type loader struct {
+	srv *Server
+	log *slog.Logger
+	// store keeps the sessions' files (the engine's store); nil without a
+	// state directory.
+	store *statestore.Store
+	// loading are the sessions a load, resume or fork is restoring, by
+	// id; under srv.mu.
+	loading map[string]*restore
+}
+
+func newLoader(srv *Server, store *statestore.Store) *loader {
+	return &loader{srv: srv, log: srv.log, store: store, loading: map[string]*restore{}}
+}
+
+// keeps reports whether sessions outlive coda: they need a state
 // directory.
-func (s *Server) keepsSessions() bool { return s.store != nil }
+func (l *loader) keeps() bool { return l.store != nil }
 
 // sessionCapabilities are initialize's agentCapabilities.sessionCapabilities.
-func (s *Server) sessionCapabilities() sessionCapabilities {
+func (l *loader) sessionCapabilities() sessionCapabilities {
 	served := &struct{}{}
 	caps := sessionCapabilities{Close: served, AdditionalDirectories: served}
-	if s.keepsSessions() {
+	if l.keeps() {
 		caps.List, caps.Resume, caps.Delete, caps.Fork = served, served, served, served
 	}
 	return caps
@@ -58,8 +81,8 @@ func checkDirs(cwd string, additional []string) (string, error) {
 // finished turn, appended when not nil (synced before it returns); a new
 // session's file is made. A failure is logged and returned as a warning
 // for the client: it never fails the request or the turn.
-func (s *Server) saveSession(sess *session, ex *statestore.Exchange) string {
-	if !s.keepsSessions() {
+func (l *loader) saveSession(sess *session, ex *statestore.Exchange) string {
+	if !l.keeps() {
 		return ""
 	}
 	sess.saving.Lock()
@@ -71,25 +94,18 @@ func (s *Server) saveSession(sess *session, ex *statestore.Exchange) string {
 	var err error
 	switch {
 	case sess.file == nil:
-		sess.file, err = s.store.CreateSession(state)
+		sess.file, err = l.store.CreateSession(state)
 	case ex == nil:
 		err = sess.file.Save(state)
 	default:
 		err = sess.file.Append(state, ex)
 	}
 	if err != nil {
-		return s.saveFailed(sess, err)
+		w := history.SaveWarning(sess.id, err)
+		l.log.Warn(w)
+		return w
 	}
 	return ""
-}
-
-func (s *Server) saveFailed(sess *session, err error) string {
-	w := fmt.Sprintf("session %s could not be saved (%v): it will not be restored after coda restarts", sess.id, err)
-	if errors.Is(err, statestore.ErrSessionFull) {
-		w = fmt.Sprintf("session %s is full (%v): this turn is not saved, and a restart restores the session without it; start a new session to keep your turns", sess.id, err)
-	}
-	s.log.Warn(w)
-	return w
 }
 
 // saveTurn records a finished turn in the session's file: the prompt as the
@@ -98,13 +114,13 @@ func (s *Server) saveFailed(sess *session, err error) string {
 // leaves no exchange, as it leaves none in the session's history. gone
 // marks a turn that ran on after its client went away (DESIGN §21). It
 // returns a warning when the file could not be written.
-func (s *Server) saveTurn(sess *session, prompt []contentBlock, runID string, ex engine.Exchange, streamed []json.RawMessage, closing [][]byte, status string, gone bool) string {
+func (l *loader) saveTurn(sess *session, prompt []contentBlock, runID string, ex engine.Exchange, streamed []json.RawMessage, closing [][]byte, status string, gone bool) string {
 	if status == engine.StatusCancelled {
-		return s.saveSession(sess, nil)
+		return l.saveSession(sess, nil)
 	}
 	stored := history.Exchange(blocksOf(prompt), runID, ex, streamed, closing)
 	stored.ClientGone = gone
-	return s.saveSession(sess, stored)
+	return l.saveSession(sess, stored)
 }
 
 // catchUp takes into the session's history the turns other coda processes
@@ -112,13 +128,13 @@ func (s *Server) saveTurn(sess *session, prompt []contentBlock, runID string, ex
 // one session): a live session's next turn sees every exchange its file
 // holds, in the order they were written. turn gets the history anew when
 // there were any.
-func (s *Server) catchUp(sess *session, turn *engine.Turn) {
+func (l *loader) catchUp(sess *session, turn *engine.Turn) {
 	if sess.file == nil {
 		return
 	}
-	var got []engine.Exchange
-	if err := sess.file.Refresh(func(ex *statestore.Exchange) { got = append(got, history.Of(ex)) }); err != nil {
-		s.log.Warn("reading what other coda processes added to a session", "session", sess.id, "err", err)
+	got, err := history.Refresh(sess.file)
+	if err != nil {
+		l.log.Warn("reading what other coda processes added to a session", "session", sess.id, "err", err)
 	}
 	if len(got) == 0 {
 		return
@@ -138,17 +154,17 @@ func (s *Server) catchUp(sess *session, turn *engine.Turn) {
 // history: it runs off the read loop (aside), so that a cancel or a
 // prompt in another session is never held behind it. Until it answers,
 // the session is being loaded: a request naming it is refused (loading).
-func (s *Server) loadSession(ctx context.Context, r *request[loadSessionResponse], p *loadSessionRequest) (*loadSessionResponse, error) {
-	ld, err := s.beginRestore(r.Method(), p)
+func (l *loader) loadSession(ctx context.Context, r *request[loadSessionResponse], p *loadSessionRequest) (*loadSessionResponse, error) {
+	ld, err := l.beginRestore(r.Method(), p)
 	if err != nil {
 		return nil, err
 	}
 	return aside(ctx, r, ld.end, func(ctx context.Context) (*loadSessionResponse, error) {
-		sess, res, err := s.restoreSession(ctx, ld, p, true)
+		sess, res, err := l.restoreSession(ctx, ld, p, true)
 		if err != nil {
 			return nil, err
 		}
-		s.announce(sess, res.Meta)()
+		l.srv.announce(sess, res.Meta)()
 		return res, nil
 	})
 }
@@ -156,17 +172,17 @@ func (s *Server) loadSession(ctx context.Context, r *request[loadSessionResponse
 // resumeSession handles session/resume: the session is restored from its
 // file, without a replay; its commands and title come before the
 // response, as a load's do. It runs off the read loop, as a load does.
-func (s *Server) resumeSession(ctx context.Context, r *request[resumeSessionResponse], p *resumeSessionRequest) (*resumeSessionResponse, error) {
-	ld, err := s.beginRestore(r.Method(), p)
+func (l *loader) resumeSession(ctx context.Context, r *request[resumeSessionResponse], p *resumeSessionRequest) (*resumeSessionResponse, error) {
+	ld, err := l.beginRestore(r.Method(), p)
 	if err != nil {
 		return nil, err
 	}
 	return aside(ctx, r, ld.end, func(ctx context.Context) (*resumeSessionResponse, error) {
-		sess, res, err := s.restoreSession(ctx, ld, p, false)
+		sess, res, err := l.restoreSession(ctx, ld, p, false)
 		if err != nil {
 			return nil, err
 		}
-		s.announce(sess, res.Meta)()
+		l.srv.announce(sess, res.Meta)()
 		return (*resumeSessionResponse)(res), nil
 	})
 }
@@ -174,7 +190,7 @@ func (s *Server) resumeSession(ctx context.Context, r *request[resumeSessionResp
 // A restore is a load or resume between its checks, on the read loop, and
 // its answer: the session it restores is being loaded meanwhile.
 type restore struct {
-	s          *Server
+	l          *loader
 	method, id string
 	cwd        string
 	commentary string
@@ -188,18 +204,18 @@ func loadingErr(id string) error {
 
 // beginRestore checks a load's or resume's params on the read loop and
 // marks the session as being loaded.
-func (s *Server) beginRestore(method string, p *loadSessionRequest) (*restore, error) {
+func (l *loader) beginRestore(method string, p *loadSessionRequest) (*restore, error) {
 	id := *p.SessionID
-	cwd, commentary, err := s.checkRestore(p)
+	cwd, commentary, err := l.checkRestore(p)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.loading[id] != nil {
+	l.srv.mu.Lock()
+	defer l.srv.mu.Unlock()
+	if l.loading[id] != nil {
 		return nil, loadingErr(id)
 	}
-	old := s.sessions[id]
+	old := l.srv.sessions[id]
 	if old != nil {
 		old.mu.Lock()
 		busy := old.running != nil
@@ -208,15 +224,15 @@ func (s *Server) beginRestore(method string, p *loadSessionRequest) (*restore, e
 			return nil, fmt.Errorf("%w: session %s is answering a prompt: wait for its response (or cancel it), then %s it", ErrInvalidParams, id, method)
 		}
 	}
-	ld := &restore{s: s, method: method, id: id, cwd: cwd, commentary: commentary, old: old}
-	s.loading[id] = ld
+	ld := &restore{l: l, method: method, id: id, cwd: cwd, commentary: commentary, old: old}
+	l.loading[id] = ld
 	return ld, nil
 }
 
 // checkRestore checks the params a load, a resume and a fork share: the
 // session's id, its directories (the cwd cleaned) and its commentary, with
 // sessions kept.
-func (s *Server) checkRestore(p *loadSessionRequest) (cwd, commentary string, err error) {
+func (l *loader) checkRestore(p *loadSessionRequest) (cwd, commentary string, err error) {
 	if err := checkSessionID(*p.SessionID); err != nil {
 		return "", "", err
 	}
@@ -226,7 +242,7 @@ func (s *Server) checkRestore(p *loadSessionRequest) (cwd, commentary string, er
 	if commentary, err = p.Meta.commentary(); err != nil {
 		return "", "", err
 	}
-	if !s.keepsSessions() {
+	if !l.keeps() {
 		return "", "", fmt.Errorf("%w: coda runs without a state directory, so it keeps no sessions", ErrInvalidParams)
 	}
 	return cwd, commentary, nil
@@ -235,31 +251,31 @@ func (s *Server) checkRestore(p *loadSessionRequest) (cwd, commentary string, er
 // end says the session is no longer being loaded; once the restore has
 // put it among the open sessions, or failed.
 func (ld *restore) end() {
-	ld.s.mu.Lock()
+	ld.l.srv.mu.Lock()
 	ld.done()
-	ld.s.mu.Unlock()
+	ld.l.srv.mu.Unlock()
 }
 
 // done is end under the server's lock; a later load of the session, begun
 // since, is its own.
 func (ld *restore) done() {
-	if ld.s.loading[ld.id] == ld {
-		delete(ld.s.loading, ld.id)
+	if ld.l.loading[ld.id] == ld {
+		delete(ld.l.loading, ld.id)
 	}
 }
 
 // restoreSession restores a session from its file for a load or resume,
 // off the read loop, and says what to answer; with replay, its history is
 // sent first.
-func (s *Server) restoreSession(ctx context.Context, ld *restore, p *loadSessionRequest, replay bool) (*session, *loadSessionResponse, error) {
-	id, cwd, commentary, old := ld.id, ld.cwd, ld.commentary, ld.old
+func (l *loader) restoreSession(ctx context.Context, ld *restore, p *loadSessionRequest, replay bool) (*session, *loadSessionResponse, error) {
+	s, id, cwd, commentary, old := l.srv, ld.id, ld.cwd, ld.commentary, ld.old
 	s.startListing() // asked while the file is read; awaited before the answer
-	l, history, err := s.readSession(id)
+	read, kept, err := l.readSession(id)
 	if err != nil {
 		return nil, nil, err
 	}
-	f := &l.State
-	sess, err := s.restore(l, history, cwd, p.AdditionalDirectories)
+	f := &read.State
+	sess, err := l.restore(read, kept, cwd, p.AdditionalDirectories)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -277,7 +293,9 @@ func (s *Server) restoreSession(ctx context.Context, ld *restore, p *loadSession
 		return nil, nil, err
 	}
 	if replay {
-		s.replay(ctx, sess)
+		if err := history.Replay(ctx, sess.file, func(u []byte) { s.writeUpdate(id, u) }); err != nil {
+			l.log.Warn("replaying a session: its file changed since it was read", "session", id, "err", err)
+		}
 	}
 	// The answer's model option has the providers' list, so that nothing
 	// follows the answer for the session (listed.go); waited for while the
@@ -287,50 +305,41 @@ func (s *Server) restoreSession(ctx context.Context, ld *restore, p *loadSession
 	s.sessions[id] = sess
 	ld.done() // a prompt sent on reading the answer finds the session
 	s.mu.Unlock()
-	warnings := l.Warnings
+	warnings := read.Warnings
 	if changed || cwd != f.Cwd || !slices.Equal(p.AdditionalDirectories, f.AdditionalDirectories) {
-		if w := s.saveSession(sess, nil); w != "" {
+		if w := l.saveSession(sess, nil); w != "" {
 			warnings = append(warnings, w)
 		}
 	}
 	return sess, s.sessionResponse(sess, warnings...), nil
 }
 
-// readSession reads a session's file for load and resume, saying plainly
-// why it cannot be used, and returns the history its next turn can use.
-// The exchanges are read one at a time, each kept as a live session keeps
-// its turns (engine.KeepHistory after each one), their History clipped
-// when they were saved.
-func (s *Server) readSession(id string) (*statestore.Loaded, []engine.Exchange, error) {
-	var kept []engine.Exchange
-	l, err := s.store.LoadSession(id, func(ex *statestore.Exchange) {
-		if kept = append(kept, history.Of(ex)); len(kept) > engine.MaxHistory {
-			kept = engine.KeepHistory(kept) // counting what it cuts, as remember does
-		}
-	})
-	var ce *statestore.CorruptError
+// readSession reads a session's file for load and resume
+// (history.Read), saying plainly why it cannot be used.
+func (l *loader) readSession(id string) (*statestore.Loaded, []engine.Exchange, error) {
+	read, kept, err := history.Read(l.store, id)
 	switch {
-	case err == nil:
-		for _, w := range l.Warnings {
-			s.log.Warn("loading a session: "+w, "session", id)
-		}
-		return l, engine.KeepHistory(kept), nil
 	case errors.Is(err, statestore.ErrNoSession):
 		return nil, nil, fmt.Errorf("%w: unknown session %q", ErrNotFound, id)
-	case errors.As(err, &ce):
-		s.log.Warn("a session's file is corrupt", "session", id, "file", ce.Path, "err", err)
-		return nil, nil, fmt.Errorf("%w: session %s cannot be restored: its file %s is corrupt (%s); session/delete removes it", ErrInvalidParams, id, ce.Path, ce.Reason)
+	case errors.Is(err, ErrInvalidParams):
+		l.log.Warn("a session's file is corrupt", "session", id, "err", err)
+		return nil, nil, err
+	case err != nil:
+		return nil, nil, err
 	}
-	return nil, nil, fmt.Errorf("reading session %s: %w", id, err)
+	for _, w := range read.Warnings {
+		l.log.Warn("loading a session: "+w, "session", id)
+	}
+	return read, kept, nil
 }
 
 // restore makes a session of its file, in cwd: its output levels and
 // options as they were, and the history its next turn can use.
-func (s *Server) restore(l *statestore.Loaded, history []engine.Exchange, cwd string, additional []string) (*session, error) {
-	f := &l.State
+func (l *loader) restore(read *statestore.Loaded, history []engine.Exchange, cwd string, additional []string) (*session, error) {
+	s, f := l.srv, &read.State
 	sess := &session{
 		id: f.ID, cwd: cwd, additional: additional, metaRaw: f.Output,
-		title: f.Title, createdAt: f.CreatedAt, toolSupport: engine.NewToolSupport(), file: l.Session, private: taint.NewIndex(),
+		title: f.Title, createdAt: f.CreatedAt, toolSupport: engine.NewToolSupport(), file: read.Session, private: taint.NewIndex(),
 	}
 	keptOptions(sess, f.Options)
 	if len(f.Taint) > 0 {
@@ -343,11 +352,11 @@ func (s *Server) restore(l *statestore.Loaded, history []engine.Exchange, cwd st
 	}
 	var err error
 	if len(f.Output) > 0 {
-		if sess.meta, err = s.out.metaLevel(f.Output, cwd); err != nil {
+		if sess.meta, err = s.out.MetaLevel(f.Output, cwd); err != nil {
 			return nil, fmt.Errorf("session %s cannot be restored: its output spec: %w", f.ID, err)
 		}
 	}
-	if sess.outputs, err = s.out.sessionOutputs(sess.meta, sess.config); err != nil {
+	if sess.outputs, err = s.out.Session(sess.meta, sess.config); err != nil {
 		return nil, fmt.Errorf("session %s cannot be restored: %w", f.ID, err)
 	}
 	sess.history = history
@@ -358,40 +367,9 @@ func (s *Server) restore(l *statestore.Loaded, history []engine.Exchange, cwd st
 // workspace gives a session its workspace: the editor's, in the session's
 // directories, its permission requests answered by the session's mode.
 func (s *Server) workspace(sess *session) {
-	caps := s.caps.get()
+	caps := s.caps.Get()
 	sess.ws = editor.New(editor.Options{Conn: s.conn, SessionID: sess.id, Cwd: sess.cwd, Additional: sess.additional, ClientCaps: caps, Timeout: s.opts.EditorTimeout, ToolCall: toolCallObject})
 	bindMode(sess)
-}
-
-// replay sends a session's history: each prompt as user_message_chunks,
-// then the text its turn streamed (streamed.go), then the chunks it closed
-// with, as they were first sent. The file
-// is read again, an exchange at a time, so that no more of it is held than
-// while it was checked (readSession); a file changed since then is replayed
-// as far as it can be read.
-func (s *Server) replay(ctx context.Context, sess *session) {
-	id := sess.id
-	b := make([]byte, 0, 4<<10)
-	err := sess.file.Replay(func(ex *statestore.Exchange) {
-		if ctx.Err() != nil {
-			return // coda is shutting down: the load's answer says so
-		}
-		for _, c := range ex.Prompt {
-			b = append(b[:0], `{"sessionUpdate":"user_message_chunk","content":`...)
-			b = history.AppendShown(b, c)
-			b = append(b, '}')
-			s.writeUpdate(id, b)
-		}
-		for _, u := range ex.Streamed {
-			s.writeUpdate(id, u)
-		}
-		for _, u := range ex.Closing {
-			s.writeUpdate(id, u)
-		}
-	})
-	if err != nil {
-		s.log.Warn("replaying a session: its file changed since it was read", "session", id, "err", err)
-	}
 }
 
 // writeUpdate sends a session/update whose update object is update,
@@ -408,13 +386,13 @@ func (s *Server) writeUpdate(sessionID string, update []byte) {
 // deleteSession handles session/delete: the session's file is removed
 // (its run records stay), and the session closed if it is open, as
 // session/close closes it.
-func (s *Server) deleteSession(ctx context.Context, r *request[deleteSessionResponse], p *deleteSessionRequest) (*deleteSessionResponse, error) {
-	id := *p.SessionID
+func (l *loader) deleteSession(ctx context.Context, r *request[deleteSessionResponse], p *deleteSessionRequest) (*deleteSessionResponse, error) {
+	s, id := l.srv, *p.SessionID
 	if err := checkSessionID(id); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
-	if s.loading[id] != nil {
+	if l.loading[id] != nil {
 		s.mu.Unlock()
 		return nil, loadingErr(id)
 	}
@@ -426,8 +404,8 @@ func (s *Server) deleteSession(ctx context.Context, r *request[deleteSessionResp
 		sess.gone = true
 		sess.saving.Unlock()
 	}
-	if s.keepsSessions() {
-		if err := s.store.DeleteSession(id); err != nil {
+	if l.keeps() {
+		if err := l.store.DeleteSession(id); err != nil {
 			return nil, fmt.Errorf("deleting session %s: %w", id, err)
 		}
 	}
@@ -444,7 +422,7 @@ func (s *Server) deleteSession(ctx context.Context, r *request[deleteSessionResp
 
 // nameSession titles a session after its first prompt and tells the client
 // (session_info_update), before the turn's first update.
-func (s *Server) nameSession(sess *session, prompt []contentBlock) {
+func (l *loader) nameSession(sess *session, prompt []contentBlock) {
 	sess.mu.Lock()
 	title := sess.title
 	if title == "" {
@@ -455,7 +433,7 @@ func (s *Server) nameSession(sess *session, prompt []contentBlock) {
 	}
 	sess.mu.Unlock()
 	if title != "" {
-		s.writeUpdate(sess.id, titleUpdate(title))
+		l.srv.writeUpdate(sess.id, titleUpdate(title))
 	}
 }
 

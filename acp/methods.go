@@ -27,18 +27,24 @@ func init() {
 		jsonrpc.OnRequest("initialize", (*Server).initialize),
 		jsonrpc.OnRequest("authenticate", (*Server).authenticate),
 		jsonrpc.OnRequest("session/new", (*Server).newSession),
-		jsonrpc.OnRequest("session/load", (*Server).loadSession),
-		jsonrpc.OnRequest("session/resume", (*Server).resumeSession),
-		jsonrpc.Optional(jsonrpc.OnRequest("session/list", (*Server).listSessions)),
+		jsonrpc.OnRequest("session/load", ofLoader((*loader).loadSession)),
+		jsonrpc.OnRequest("session/resume", ofLoader((*loader).resumeSession)),
+		jsonrpc.Optional(jsonrpc.OnRequest("session/list", ofLoader((*loader).listSessions))),
 		jsonrpc.OnRequest("session/set_config_option", (*Server).setConfigOption),
 		jsonrpc.OnRequest("session/set_mode", (*Server).setMode),
 		jsonrpc.OnRequest("session/prompt", (*Server).prompt),
 		jsonrpc.OnRequest("session/close", (*Server).closeSession),
-		jsonrpc.OnRequest("session/delete", (*Server).deleteSession),
-		jsonrpc.OnRequest("session/fork", (*Server).forkSession),
+		jsonrpc.OnRequest("session/delete", ofLoader((*loader).deleteSession)),
+		jsonrpc.OnRequest("session/fork", ofLoader((*loader).forkSession)),
 		jsonrpc.OnNotification("session/cancel", (*Server).cancelSession),
 		jsonrpc.OnNotification("$/cancel_request", (*Server).cancelRequest),
 	)
+}
+
+// ofLoader is a handler of the server's loader (load.go), as the table
+// takes it.
+func ofLoader[P, R any](h func(*loader, context.Context, *request[R], *P) (*R, error)) func(*Server, context.Context, *request[R], *P) (*R, error) {
+	return func(s *Server, ctx context.Context, r *request[R], p *P) (*R, error) { return h(s.load, ctx, r, p) }
 }
 
 // A request is a request being handled, typed by its result; an answer, a

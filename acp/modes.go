@@ -61,11 +61,11 @@ func (s *Server) setOption(sess *session, id, value string) ([]string, error) {
 	var warnings []string
 	switch {
 	case id == optionFormat:
-		if err := s.out.shapes(optionFormat); err != nil {
+		if err := s.out.Shapes(optionFormat); err != nil {
 			return nil, err
 		}
 		config := validators.Canonical(value)
-		outs, err := s.out.sessionOutputs(sess.meta, config)
+		outs, err := s.out.Session(sess.meta, config)
 		if err != nil {
 			return nil, err
 		}
@@ -124,8 +124,8 @@ func (s *Server) configOptions(sess *session) []configOption {
 	outs := sess.outputs
 	sess.mu.Unlock()
 	var opts []configOption
-	if s.out.shapes("") == nil { // an agent that gives no answer has no format to pick
-		opts = append(opts, s.out.formatOption(outs))
+	if s.out.Shapes("") == nil { // an agent that gives no answer has no format to pick
+		opts = append(opts, s.out.FormatOption(outs))
 	}
 	return append(opts, s.pick.Options(sess.picks())...)
 }
@@ -160,7 +160,7 @@ func (s *Server) setMode(_ context.Context, _ *request[setSessionModeResponse], 
 	// A client that shows config options learns of the change here.
 	s.notifyOptions(sess)
 	res := &setSessionModeResponse{}
-	if w := s.saveSession(sess, nil); w != "" {
+	if w := s.load.saveSession(sess, nil); w != "" {
 		res.Meta = withWarnings([]string{w})
 		s.noticeSession(sess, []string{w})
 	}

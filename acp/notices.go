@@ -1,9 +1,7 @@
 package acp
 
 import (
-	"encoding/json"
 	"strings"
-	"sync"
 
 	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/internal/textcut"
@@ -16,53 +14,6 @@ import (
 // sees it; once each. A session's own warnings (those of the response that
 // opened it, and of its options) are noticed once for the session; a
 // turn's, once in the turn, after those of its session.
-
-// sessionCapability reports whether clientCapabilities.session.NAME is
-// advertised: an object (ACP: omitted and null mean unsupported, `{}`
-// supported). A field of the wrong type counts as not advertised.
-func sessionCapability(raw json.RawMessage, name string) bool {
-	var top struct {
-		Session map[string]json.RawMessage `json:"session"`
-	}
-	if json.Unmarshal(raw, &top) != nil {
-		return false
-	}
-	v := strings.TrimSpace(string(top.Session[name]))
-	return strings.HasPrefix(v, "{")
-}
-
-// capabilities are the client's clientCapabilities as initialize sent
-// them, read by the sessions and turns that follow.
-type capabilities struct {
-	mu  sync.Mutex
-	raw json.RawMessage
-}
-
-func (c *capabilities) set(raw json.RawMessage) {
-	c.mu.Lock()
-	c.raw = raw
-	c.mu.Unlock()
-}
-
-func (c *capabilities) get() json.RawMessage {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.raw
-}
-
-// notices reports whether the client takes notices.
-func (c *capabilities) notices() bool { return sessionCapability(c.get(), "notices") }
-
-// compaction reports whether the client advertises session.compaction:
-// an object, not null.
-func (c *capabilities) compaction() bool {
-	var caps struct {
-		Session struct {
-			Compaction json.RawMessage `json:"compaction"`
-		} `json:"session"`
-	}
-	return json.Unmarshal(c.get(), &caps) == nil && len(caps.Session.Compaction) > 0 && caps.Session.Compaction[0] == '{'
-}
 
 // maxNoticeTitle is the longest title a notice is given, in bytes: a longer
 // warning is cut there for the title and given whole as the description.
@@ -97,7 +48,7 @@ const maxNoticed = 256
 // noticeSession sends the notices of a session's own warnings that it has
 // not had yet, and remembers them for its turns.
 func (s *Server) noticeSession(sess *session, warnings []string) {
-	if len(warnings) == 0 || !s.caps.notices() {
+	if len(warnings) == 0 || !s.caps.Notices() {
 		return
 	}
 	for _, w := range warnings {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/coda-acp/coda/acp/acptest"
+	"github.com/coda-acp/coda/acp/editor"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/internal/jsonrpc"
 	statestore "github.com/coda-acp/coda/store"
@@ -96,7 +97,7 @@ func TestSessionCapability(t *testing.T) {
 		`{}`:                           false,
 		``:                             false,
 	} {
-		if got := sessionCapability(json.RawMessage(raw), "notices"); got != want {
+		if got := editor.SessionCapability(json.RawMessage(raw), "notices"); got != want {
 			t.Errorf("%s: %v, want %v", raw, got, want)
 		}
 	}

@@ -27,7 +27,7 @@ func TestHelperProcess(t *testing.T) {
 	state, id, name := os.Getenv("CODA_STATE"), os.Getenv("CODA_SESSION"), os.Getenv("CODA_NAME")
 	turns, _ := strconv.Atoi(os.Getenv("CODA_TURNS"))
 	srv := testServer(t, state, Options{})
-	handle(t, srv, (*Server).resumeSession, fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, os.Getenv("CODA_CWD")))
+	handle(t, srv, ofLoader((*loader).resumeSession), fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, os.Getenv("CODA_CWD")))
 	for i := range turns {
 		promptAndWait(t, srv, id, fmt.Sprintf("turn %s-%d", name, i))
 	}
@@ -48,7 +48,7 @@ func replayed(t *testing.T, state, id, cwd string) []string {
 	var out strings.Builder
 	srv.conn.Close()
 	srv.conn = srv.newConn(strings.NewReader(""), &out)
-	handle(t, srv, (*Server).loadSession, fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, cwd))
+	handle(t, srv, ofLoader((*loader).loadSession), fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, cwd))
 	srv.conn.Close()
 	srv.conn = srv.newConn(strings.NewReader(""), io.Discard) // for the test's cleanup to close
 	var prompts []string
@@ -105,7 +105,7 @@ func TestSession_tornTurn(t *testing.T) {
 	for i := range 3 {
 		promptAndWait(t, srv, id, fmt.Sprintf("turn %d", i))
 	}
-	path := sessionFile(srv.store, id)
+	path := sessionFile(srv.load.store, id)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -114,11 +114,11 @@ func TestSession_tornTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := testServer(t, state, Options{})
-	list := handle(t, again, (*Server).listSessions, `{}`)
+	list := handle(t, again, ofLoader((*loader).listSessions), `{}`)
 	if len(list.Sessions) != 1 || list.Sessions[0].Meta == nil || !strings.Contains(list.Sessions[0].Meta.Coda.Note, "cut short") {
 		t.Errorf("session/list: %+v, want the session with a note", list.Sessions)
 	}
-	res := handle(t, again, (*Server).loadSession, fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, cwd))
+	res := handle(t, again, ofLoader((*loader).loadSession), fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, cwd))
 	if res.Meta == nil || len(res.Meta.Coda.Warnings) != 1 || !strings.Contains(res.Meta.Coda.Warnings[0], "cut short") {
 		t.Errorf("session/load _meta: %+v, want the one warning", res.Meta)
 	}
@@ -129,7 +129,7 @@ func TestSession_tornTurn(t *testing.T) {
 	if got := replayed(t, state, id, cwd); strings.Join(got, ",") != "turn 0,turn 1,turn 3" {
 		t.Errorf("after the next turn: %q", got)
 	}
-	list = handle(t, testServer(t, state, Options{}), (*Server).listSessions, `{}`)
+	list = handle(t, testServer(t, state, Options{}), ofLoader((*loader).listSessions), `{}`)
 	if list.Sessions[0].Meta != nil {
 		t.Errorf("still noted after the next turn: %+v", list.Sessions[0].Meta)
 	}

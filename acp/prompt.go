@@ -92,18 +92,18 @@ func (s *Server) beginTurn(r *request[promptResponse], sess *session, p *promptR
 	var compile func() (*blueprint.Outputs, error) // the turn's, off the read loop
 	if raw := p.Meta.output(); raw != nil {
 		// A per-turn spec: the session's contracts, recompiled with it.
-		if err := s.out.shapes("_meta.coda.output"); err != nil {
+		if err := s.out.Shapes("_meta.coda.output"); err != nil {
 			return nil, err
 		}
-		levels := s.out.levels(sess.meta, sess.config)
+		levels := s.out.Levels(sess.meta, sess.config)
 		compile = func() (*blueprint.Outputs, error) {
 			var err error
-			if levels.PromptMeta, err = s.out.metaLevel(raw, sess.cwd); err != nil {
+			if levels.PromptMeta, err = s.out.MetaLevel(raw, sess.cwd); err != nil {
 				return nil, err
 			}
-			return s.out.compile(levels)
+			return s.out.Compile(levels)
 		}
-		if !s.out.compileReadsFiles(raw) && !s.out.compileReadsFiles(sess.metaRaw) {
+		if !s.out.ReadsFiles(raw) && !s.out.ReadsFiles(sess.metaRaw) {
 			if outs, err = compile(); err != nil {
 				return nil, err
 			}
@@ -166,7 +166,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 			s.conn.Sent()
 			res.Recorded()
 		}
-		s.store.Flush() // the index's line of the turn's append
+		s.load.store.Flush() // the index's line of the turn's append
 	}()
 	defer close(r.done)
 	defer s.answered(sess) // after the prompt's answer: what waited for it (listed.go)
@@ -187,8 +187,8 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 			answer.FailWith(jsonrpc.CodeInternalError, fmt.Sprintf("internal error: the turn failed inside coda (%v); the session is still usable", p), turnPanicked{RunID: turn.RunID})
 		}
 	}()
-	sink := &updateSink{out: s.conn, sessionID: sess.id, cwd: sess.cwd, compaction: s.caps.compaction(), seen: sess.turnNotices(s.caps.notices()), commentAsThought: commentAsThought, spent: &sess.spent}
-	if s.keepsSessions() {
+	sink := &updateSink{out: s.conn, sessionID: sess.id, cwd: sess.cwd, compaction: s.caps.Compaction(), seen: sess.turnNotices(s.caps.Notices()), commentAsThought: commentAsThought, spent: &sess.spent}
+	if s.load.keeps() {
 		sink.streamed = history.NewStreamed(appendTextChunk)
 	}
 	if compile != nil {
@@ -205,7 +205,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 		answer.Fail(err)
 		return
 	}
-	s.catchUp(sess, turn)
+	s.load.catchUp(sess, turn)
 	sess.mcpTurn(ctx, s.opts.Agent, s.opts.Engine, turn, sink)
 	// What the turn is given to warn of (a retired check of the prompt's
 	// spec, MCP servers), noticed as it starts.
@@ -222,7 +222,7 @@ func (s *Server) runTurn(ctx context.Context, r *running, answer answer[promptRe
 	}
 	sess.taintedBy(res.Tainted)
 	release()
-	if w := s.saveTurn(sess, r.prompt, res.RunID, ex, sink.streamed.Updates(res.Mask), history.MaskUpdates(sink.closing, res.Mask), res.Status, res.ClientGone || s.conn.Gone()); w != "" {
+	if w := s.load.saveTurn(sess, r.prompt, res.RunID, ex, sink.streamed.Updates(res.Mask), history.MaskUpdates(sink.closing, res.Mask), res.Status, res.ClientGone || s.conn.Gone()); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	// What arose after the closing chunk (the record or the session's file

@@ -124,7 +124,7 @@ type authenticateResponse struct{}
 type newSessionRequest struct {
 	Cwd                   *string         `json:"cwd" jsonrpc:"required"`
 	AdditionalDirectories []string        `json:"additionalDirectories"`
-	MCPServers            json.RawMessage `json:"mcpServers"` // read by parseMCPServers, which names a bad field
+	MCPServers            json.RawMessage `json:"mcpServers"` // read by mcpservers.Parse, which names a bad field
 	Meta                  *requestMeta    `json:"_meta"`
 }
 

@@ -8,13 +8,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coda-acp/coda/acp/contracts"
+	"github.com/coda-acp/coda/acp/editor"
 	"github.com/coda-acp/coda/acp/pickers"
 	"github.com/coda-acp/coda/engine"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/mcp"
 	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/outputspec"
-	statestore "github.com/coda-acp/coda/store"
 )
 
 // Options configure a Server. The zero value of every optional field works.
@@ -106,27 +107,26 @@ type Server struct {
 	log  *slog.Logger
 	conn *jsonrpc.Conn // set by Serve, before the first message is read
 	// out are the agent's answer contracts, the launch's and a session's
-	// (outputs.go).
-	out *outputs
+	// (acp/contracts).
+	out *contracts.Contracts
 	// pick answers the sessions' pickers (modes.go, acp/pickers).
 	pick *pickers.Picker
 
-	// store keeps the sessions' files (the engine's store); nil without a
-	// state directory.
-	store *statestore.Store
+	// load owns the sessions that outlive coda: their files, the
+	// sessions being restored, and the methods on them (load.go).
+	load *loader
 
 	// prompts are the prompts owed an answer off the read loop: running
 	// and queued (queue.go).
 	prompts *promptQueue
 
 	mu       sync.Mutex
-	sessions map[string]*session
-	loading  map[string]*restore // the sessions a load or resume is restoring (load.go)
+	sessions map[string]*session // the open sessions; mu guards load.loading too
 	// order holds the messages naming a session whose request runs off
 	// the read loop, by session id (order.go).
 	order jsonrpc.Order
 	// caps are the client's capabilities, from initialize.
-	caps capabilities
+	caps editor.Capabilities
 	// mcp runs the sessions' MCP servers (mcp.go), stopped with the
 	// connection.
 	mcp *mcp.Host
@@ -152,19 +152,19 @@ func NewServer(opts Options) (*Server, error) {
 	if err := CheckCommentary(opts.Commentary); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}, loading: map[string]*restore{}}
+	s := &Server{opts: opts, log: opts.log(), sessions: map[string]*session{}}
 	s.mcp = mcp.NewHost(mcp.Options{
 		Log: s.log, Version: opts.Version,
 		StartTimeout: opts.MCPStartTimeout, CallTimeout: opts.MCPCallTimeout, StartWait: opts.MCPStartWait,
 	})
-	s.store = opts.Engine.Store
-	out, err := newOutputs(opts.Agent, outputspec.Level{Dir: opts.LaunchDir, Spec: opts.Launch}, opts.Engine.Taint, s.log)
+	s.load = newLoader(s, opts.Engine.Store)
+	out, err := contracts.New(opts.Agent, outputspec.Level{Dir: opts.LaunchDir, Spec: opts.Launch}, opts.Engine.Taint, s.log)
 	if err != nil {
 		return nil, err
 	}
 	s.out = out
 	s.prompts = newPromptQueue(s)
-	s.pick = pickers.New(opts.Models, opts.UserModel, opts.UserEffort, out.privateFile)
+	s.pick = pickers.New(opts.Models, opts.UserModel, opts.UserEffort, out.PrivateFile)
 	return s, nil
 }
 
@@ -183,7 +183,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s.mcp.Close()
 	s.pick.Listing.Stop()
 	// The index's lines of the last turns' appends are written.
-	s.store.Flush()
+	s.load.store.Flush()
 	return err
 }
 

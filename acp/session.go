@@ -138,7 +138,7 @@ func (sess *session) cancelTurn() {
 }
 
 // newSession handles session/new. A _meta.coda.output whose compile reads
-// files (compileReadsFiles) is compiled off the read loop (aside): the
+// files (contracts.ReadsFiles) is compiled off the read loop (aside): the
 // client cannot name the session before its response, so nothing waits on
 // the order.
 func (s *Server) newSession(ctx context.Context, r *request[newSessionResponse], p *newSessionRequest) (*newSessionResponse, error) {
@@ -152,12 +152,12 @@ func (s *Server) newSession(ctx context.Context, r *request[newSessionResponse],
 	}
 	raw := p.Meta.output()
 	if raw != nil {
-		if err := s.out.shapes("_meta.coda.output"); err != nil {
+		if err := s.out.Shapes("_meta.coda.output"); err != nil {
 			return nil, err
 		}
 	}
 	_, listed := s.pick.Listing.Listed()
-	if waitList := s.pick.Listing.On() && !listed; waitList || raw != nil && s.out.compileReadsFiles(raw) {
+	if waitList := s.pick.Listing.On() && !listed; waitList || raw != nil && s.out.ReadsFiles(raw) {
 		// Off the read loop: the providers' list, waited for briefly
 		// (listed.go), or the files the spec names.
 		return aside(ctx, r, nil, func(ctx context.Context) (*newSessionResponse, error) {
@@ -175,12 +175,12 @@ func (s *Server) newSession(ctx context.Context, r *request[newSessionResponse],
 func (s *Server) openSession(r *request[newSessionResponse], p *newSessionRequest, sess *session, raw json.RawMessage) (*newSessionResponse, error) {
 	var err error
 	if raw != nil {
-		if sess.meta, err = s.out.metaLevel(raw, sess.cwd); err != nil {
+		if sess.meta, err = s.out.MetaLevel(raw, sess.cwd); err != nil {
 			return nil, err
 		}
 		sess.metaRaw = raw
 	}
-	if sess.outputs, err = s.out.sessionOutputs(sess.meta, ""); err != nil {
+	if sess.outputs, err = s.out.Session(sess.meta, ""); err != nil {
 		return nil, err
 	}
 	sess.id = s.opts.Engine.NewID("s")
@@ -193,7 +193,7 @@ func (s *Server) openSession(r *request[newSessionResponse], p *newSessionReques
 	s.sessions[sess.id] = sess
 	s.mu.Unlock()
 
-	warning := s.saveSession(sess, nil)
+	warning := s.load.saveSession(sess, nil)
 	res := s.sessionResponse(sess, warning)
 	r.Then(s.announce(sess, res.Meta))
 	return &newSessionResponse{Meta: res.Meta, ConfigOptions: res.ConfigOptions, Modes: res.Modes, SessionID: sess.id}, nil
@@ -203,7 +203,7 @@ func (s *Server) openSession(r *request[newSessionResponse], p *newSessionReques
 func (s *Server) session(id string) (*session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.loading[id] != nil {
+	if s.load.loading[id] != nil {
 		return nil, loadingErr(id)
 	}
 	sess := s.sessions[id]
@@ -234,7 +234,7 @@ func (s *Server) setConfigOption(ctx context.Context, r *request[setSessionConfi
 		if id == optionMode {
 			s.notifyMode(sess)
 		}
-		if w := s.saveSession(sess, nil); w != "" {
+		if w := s.load.saveSession(sess, nil); w != "" {
 			warnings = append(warnings, w)
 		}
 		s.noticeSession(sess, warnings)
@@ -255,7 +255,7 @@ func (s *Server) readsFiles(sess *session, id, value string) bool {
 	case optionModel:
 		return s.pick.ReadsModelFile(value)
 	case optionFormat:
-		return s.out.compileReadsFiles(sess.metaRaw)
+		return s.out.ReadsFiles(sess.metaRaw)
 	}
 	return false
 }

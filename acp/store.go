@@ -11,29 +11,13 @@ import (
 // The sessions' files are the store's (store/session.go: append-only
 // JSON Lines, locked per append, the listing's index); what acp keeps of
 // them is the mapping: a session's fields as the store's SessionState, its
-// option values by name, and a prompt as session/load shows it again.
-
-// Option values by the names the sessions' files keep them under; "" is
-// the default and is not kept.
-const (
-	keptFormat = "output_format"
-	keptModel  = "model"
-	keptEffort = "effort"
-	keptMode   = "mode"
-	// keptCommentary is the session's _meta.coda.commentary.
-	keptCommentary = "commentary"
-)
+// option values (history.Picks), and a prompt's blocks for acp/history.
 
 // stateOf is the session as its file keeps it.
 func stateOf(sess *session) statestore.SessionState {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	opts := map[string]string{}
-	for k, v := range map[string]string{keptFormat: sess.config, keptModel: sess.model, keptEffort: sess.effort, keptMode: sess.mode, keptCommentary: sess.commentary} {
-		if v != "" {
-			opts[k] = v
-		}
-	}
+	opts := history.Picks{Format: sess.config, Model: sess.model, Effort: sess.effort, Mode: sess.mode, Commentary: sess.commentary}.Kept()
 	state := statestore.SessionState{
 		ID: sess.id, Cwd: sess.cwd, AdditionalDirectories: sess.additional, Title: sess.title,
 		CreatedAt: sess.createdAt, Output: sess.metaRaw, Options: opts,
@@ -48,8 +32,8 @@ func stateOf(sess *session) statestore.SessionState {
 
 // keptOptions sets a restored session's option values from its file.
 func keptOptions(sess *session, opts map[string]string) {
-	sess.config, sess.model, sess.effort, sess.mode = opts[keptFormat], opts[keptModel], opts[keptEffort], opts[keptMode]
-	sess.commentary = opts[keptCommentary]
+	p := history.PicksOf(opts)
+	sess.config, sess.model, sess.effort, sess.mode, sess.commentary = p.Format, p.Model, p.Effort, p.Mode, p.Commentary
 }
 
 // checkSessionID refuses a session id that is not a plain name before it

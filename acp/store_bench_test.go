@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coda-acp/coda/acp/history"
 	statestore "github.com/coda-acp/coda/store"
 )
 
@@ -102,7 +103,7 @@ func BenchmarkSessionList(b *testing.B) {
 		// After the session before the middle page: 50 follow it, and more.
 		at := (n-50)/2 - 1
 		mid := &statestore.SessionInfo{ID: fmt.Sprintf("s-%05d", at), UpdatedAt: base.Add(-time.Duration(at) * time.Minute).UTC()}
-		return &lister{c: c, params: fmt.Sprintf(`{"cwd":%q,"cursor":%q}`, cwd, cursorOf(mid))}
+		return &lister{c: c, params: fmt.Sprintf(`{"cwd":%q,"cursor":%q}`, cwd, history.Cursor(mid))}
 	}
 	small, large := setup(100), setup(10000)
 	b.ResetTimer()
@@ -148,7 +149,7 @@ func BenchmarkTurnHistory(b *testing.B) {
 		} else {
 			writeSession(b, state, id, cwd, mb<<20/3700, time.Now())
 			c.call(b, "session/resume", fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, cwd))
-			if fi, err := os.Stat(sessionFile(srv.store, id)); err != nil || fi.Size() < int64(mb)<<20*9/10 {
+			if fi, err := os.Stat(sessionFile(srv.load.store, id)); err != nil || fi.Size() < int64(mb)<<20*9/10 {
 				b.Fatalf("the session's file: %v, %v", fi, err)
 			}
 		}

@@ -206,7 +206,7 @@ func TestRestore_historyBounded(t *testing.T) {
 	}
 
 	again := testServer(t, state, Options{})
-	handle(t, again, (*Server).loadSession, fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, f.Cwd))
+	handle(t, again, ofLoader((*loader).loadSession), fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, f.Cwd))
 	sess := again.sessions[id]
 	if len(sess.history) != 20 || sess.history[0].Prompt != "turn 10" || sess.history[19].Answer != "ok" {
 		t.Errorf("restored history: %d exchanges from %q, want the latest 20 from \"turn 10\"", len(sess.history), sess.history[0].Prompt)
@@ -230,7 +230,7 @@ func TestListSessions_pages(t *testing.T) {
 		if cursor != "" {
 			params = fmt.Sprintf(`{"cursor":%q}`, cursor)
 		}
-		resp := handle(t, srv, (*Server).listSessions, params)
+		resp := handle(t, srv, ofLoader((*loader).listSessions), params)
 		pages++
 		for _, info := range resp.Sessions {
 			if seen[info.SessionID] {
@@ -246,7 +246,7 @@ func TestListSessions_pages(t *testing.T) {
 		if pages == 1 {
 			// A session saved now is newer than the page read: it is not
 			// on the next pages, and moves nothing on them.
-			ss, err := srv.store.CreateSession(statestore.SessionState{ID: "s-new", Cwd: "/w"})
+			ss, err := srv.load.store.CreateSession(statestore.SessionState{ID: "s-new", Cwd: "/w"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -282,11 +282,11 @@ func TestSaveSession_full(t *testing.T) {
 	srv := testServer(t, state, Options{})
 	id := handle(t, srv, (*Server).newSession, fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, cwd)).SessionID
 	promptAndWait(t, srv, id, "turn 0")
-	fi, err := os.Stat(sessionFile(srv.store, id))
+	fi, err := os.Stat(sessionFile(srv.load.store, id))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.store.MaxSessionBytes = fi.Size() + 10
+	srv.load.store.MaxSessionBytes = fi.Size() + 10
 	res := handle(t, srv, (*Server).prompt, fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":"turn 1"}]}`, id))
 	srv.conn.Wait()
 	full := 0
@@ -310,11 +310,11 @@ func TestDeleteSession_duringTurn(t *testing.T) {
 	id := handle(t, srv, (*Server).newSession, fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, t.TempDir())).SessionID
 	sess := srv.sessions[id]
 	// The turn's save, coming after the delete, finds the session gone.
-	handle(t, srv, (*Server).deleteSession, fmt.Sprintf(`{"sessionId":%q}`, id))
-	if w := srv.saveTurn(sess, nil, "r-1", engine.Exchange{Prompt: "p", Answer: "a"}, nil, nil, engine.StatusAnswered, false); w != "" {
+	handle(t, srv, ofLoader((*loader).deleteSession), fmt.Sprintf(`{"sessionId":%q}`, id))
+	if w := srv.load.saveTurn(sess, nil, "r-1", engine.Exchange{Prompt: "p", Answer: "a"}, nil, nil, engine.StatusAnswered, false); w != "" {
 		t.Fatal(w)
 	}
-	if _, err := os.Stat(sessionFile(srv.store, id)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(sessionFile(srv.load.store, id)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the deleted session's file is back: %v", err)
 	}
 }
@@ -331,10 +331,10 @@ func TestRestore_levelsAndOptions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srv.saveSession(sess, nil)
+	srv.load.saveSession(sess, nil)
 
 	again := testServer(t, state, Options{Models: &acptest.Models{PickerModels: []string{"answer:other"}}})
-	handle(t, again, (*Server).loadSession, fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, cwd))
+	handle(t, again, ofLoader((*loader).loadSession), fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, cwd))
 	got := again.sessions[id]
 	if got.meta == nil || got.meta.Spec.Instructions != "Keys sorted." || got.outputs.Lead(again.opts.Agent).Format() != "json" {
 		t.Errorf("restored output level %+v, format %s", got.meta, got.outputs.Lead(again.opts.Agent).Format())
@@ -349,7 +349,7 @@ func TestRestore_levelsAndOptions(t *testing.T) {
 func readKept(t testing.TB, srv *Server, id string) (statestore.SessionState, int) {
 	t.Helper()
 	n := 0
-	l, err := srv.store.LoadSession(id, func(*statestore.Exchange) { n++ })
+	l, err := srv.load.store.LoadSession(id, func(*statestore.Exchange) { n++ })
 	if err != nil {
 		t.Fatal(err)
 	}

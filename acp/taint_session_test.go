@@ -34,21 +34,21 @@ func TestSession_taintPersists(t *testing.T) {
 	want := taint.Session{Read: []string{cwd + "/.env"}, Wrote: []string{cwd + "/notes.txt"}}
 	sess.taintedBy(want)
 	sess.taintedBy(taint.Session{}) // a turn without the gate keeps it
-	if w := srv.saveSession(sess, nil); w != "" {
+	if w := srv.load.saveSession(sess, nil); w != "" {
 		t.Fatal(w)
 	}
-	b, err := os.ReadFile(sessionFile(srv.store, id))
+	b, err := os.ReadFile(sessionFile(srv.load.store, id))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(b), `"taint":{"read":[`) {
 		t.Errorf("the session's file keeps no taint: %s", b)
 	}
-	f, history, err := srv.readSession(id)
+	f, history, err := srv.load.readSession(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	restored, err := srv.restore(f, history, cwd, nil)
+	restored, err := srv.load.restore(f, history, cwd, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

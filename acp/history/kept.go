@@ -2,8 +2,10 @@
 // session/load shows it again: a prompt as replayed (links and stand-ins,
 // not copies), a finished turn as the file's exchange and back as the next
 // turn's history, what a turn streamed kept bounded and masked
-// (streamed.go), and a session's title. The file itself is the store's
-// (store/session.go); acp's load.go reads and writes it.
+// (streamed.go), a session's title, and what acp's loader reads of the
+// file and writes to it (file.go: picks by name, the read for a load, other
+// processes' turns, the replay, list cursors). The file itself is the
+// store's (store/session.go).
 package history
 
 import (

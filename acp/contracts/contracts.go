@@ -1,4 +1,10 @@
-package acp
+// Package contracts are the agent's answer contracts as acp's sessions
+// take them (DESIGN §3): the launch's, compiled once, and a session's
+// levels of the output cascade over them (_meta.coda.output, the
+// output_format option), a file a client names refused when the taint
+// gate holds it private. A request's fault is -32602
+// (jsonrpc.jsonrpc.ErrInvalidParams).
+package contracts
 
 import (
 	"encoding/json"
@@ -10,32 +16,33 @@ import (
 	"github.com/coda-acp/coda/acp/pickers"
 	"github.com/coda-acp/coda/engine/blueprint"
 	"github.com/coda-acp/coda/engine/taint"
+	"github.com/coda-acp/coda/internal/jsonrpc"
 	"github.com/coda-acp/coda/outputspec"
 	"github.com/coda-acp/coda/validators"
 )
 
-// outputs are the agent's answer contracts (DESIGN §3): compiled at launch
+// Contracts are the agent's answer contracts (DESIGN §3): compiled at launch
 // under the launch's level (advertised in initialize, and every session's
 // until it has a level of its own), and again for a session whose
 // _meta.coda.output or output_format option adds one. It owns the launch's
 // level and what compiling it reads.
-type outputs struct {
+type Contracts struct {
 	agent *blueprint.Blueprint
 	log   *slog.Logger
 	// taint are the launch's taint settings (engine.Engine.Taint), for
-	// the private files a client may not name (privateFile).
+	// the private files a client may not name (PrivateFile).
 	taint taint.Launch
 	// launch are the contracts at launch; launchLevel its level.
 	launch      *blueprint.Outputs
 	launchLevel *outputspec.Level
 	// launchNamesFiles: the launch's spec or the agent's outputs name a
-	// schema file or validator, read at every compile (compileReadsFiles).
+	// schema file or validator, read at every compile (ReadsFiles).
 	launchNamesFiles bool
 }
 
-// newOutputs compiles the launch's contracts, logging what they retire.
-func newOutputs(agent *blueprint.Blueprint, launch outputspec.Level, t taint.Launch, log *slog.Logger) (*outputs, error) {
-	o := &outputs{agent: agent, log: log, taint: t, launchLevel: &launch, launchNamesFiles: namesFilesAtLaunch(launch.Spec, agent)}
+// New compiles the launch's contracts, logging what they retire.
+func New(agent *blueprint.Blueprint, launch outputspec.Level, t taint.Launch, log *slog.Logger) (*Contracts, error) {
+	o := &Contracts{agent: agent, log: log, taint: t, launchLevel: &launch, launchNamesFiles: namesFilesAtLaunch(launch.Spec, agent)}
 	outs, err := blueprint.CompileOutputs(agent, outputspec.Levels{Launch: o.launchLevel})
 	if err != nil {
 		return nil, err
@@ -47,32 +54,36 @@ func newOutputs(agent *blueprint.Blueprint, launch outputspec.Level, t taint.Lau
 	return o, nil
 }
 
-// answers reports whether the agent answers: whether initialize
-// advertises finalOutput.
-func (o *outputs) answers() bool { return o.launch.Lead(o.agent) != nil }
+// Launch are the launch's contracts, every session's until it has a
+// level of its own.
+func (o *Contracts) Launch() *blueprint.Outputs { return o.launch }
 
-// privateFile names the file at path when the taint gate's private paths
+// Answers reports whether the agent answers: whether initialize
+// advertises finalOutput.
+func (o *Contracts) Answers() bool { return o.launch.Lead(o.agent) != nil }
+
+// PrivateFile names the file at path when the taint gate's private paths
 // hold it (the launch's and the agent's, whatever the policy), taken in a
 // session whose directory is cwd: a file the client names for coda to read
 // (a schema, a validator, a script model) is then refused unread, so that
 // no error can quote it.
-func (o *outputs) privateFile(path, cwd string) (string, bool) {
+func (o *Contracts) PrivateFile(path, cwd string) (string, bool) {
 	return taint.NewSecrets(o.taint, (*taint.Config)(o.agent.Agent.Taint), cwd, []string{cwd}).Private(path)
 }
 
-// levels are the session's levels of the output cascade after the
+// Levels are the session's levels of the output cascade after the
 // blueprint's: launch, session/new _meta, the config option.
-func (o *outputs) levels(meta *outputspec.Level, config string) outputspec.Levels {
+func (o *Contracts) Levels(meta *outputspec.Level, config string) outputspec.Levels {
 	return outputspec.Levels{Launch: o.launchLevel, SessionMeta: meta, ConfigOption: config}
 }
 
-// compile compiles the agent's contracts under levels, logging what they
+// Compile compiles the agent's contracts under levels, logging what they
 // retire. A failure is the request's fault: -32602 with the compiler's
 // one-line message.
-func (o *outputs) compile(levels outputspec.Levels) (*blueprint.Outputs, error) {
+func (o *Contracts) Compile(levels outputspec.Levels) (*blueprint.Outputs, error) {
 	outs, err := blueprint.CompileOutputs(o.agent, levels)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
+		return nil, fmt.Errorf("%w: %v", jsonrpc.ErrInvalidParams, err)
 	}
 	for _, w := range outs.Warnings {
 		o.log.Warn(w)
@@ -80,12 +91,12 @@ func (o *outputs) compile(levels outputspec.Levels) (*blueprint.Outputs, error) 
 	return outs, nil
 }
 
-// shapes refuses what field would give: an output spec for an agent that
+// Shapes refuses what field would give: an output spec for an agent that
 // gives no answer, which it would never shape (DESIGN §15, honest
 // capability; the launch's --output-* are refused at start-up).
-func (o *outputs) shapes(field string) error {
+func (o *Contracts) Shapes(field string) error {
 	if err := o.agent.CheckAnswers(); err != nil {
-		return fmt.Errorf("%w: %s: %v, so it has nothing to shape", ErrInvalidParams, field, err)
+		return fmt.Errorf("%w: %s: %v, so it has nothing to shape", jsonrpc.ErrInvalidParams, field, err)
 	}
 	return nil
 }
@@ -102,14 +113,14 @@ func namesFiles(raw json.RawMessage) bool {
 	return err == nil && (spec.SchemaFile != "" || spec.Validator != "")
 }
 
-// metaLevel is a _meta.coda.output spec as a level of the cascade, its
+// MetaLevel is a _meta.coda.output spec as a level of the cascade, its
 // paths resolved in the session's directory dir; unknown fields are
 // errors, and so is a schemaFile or validator that is a private file
-// (privateFile), refused unread.
-func (o *outputs) metaLevel(raw json.RawMessage, dir string) (*outputspec.Level, error) {
+// (PrivateFile), refused unread.
+func (o *Contracts) MetaLevel(raw json.RawMessage, dir string) (*outputspec.Level, error) {
 	spec, err := outputspec.ParseMeta(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
+		return nil, fmt.Errorf("%w: %v", jsonrpc.ErrInvalidParams, err)
 	}
 	for field, p := range map[string]string{"schemaFile": spec.SchemaFile, "validator": spec.Validator} {
 		if p == "" {
@@ -118,8 +129,8 @@ func (o *outputs) metaLevel(raw json.RawMessage, dir string) (*outputspec.Level,
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
-		if name, private := o.privateFile(p, dir); private {
-			return nil, fmt.Errorf("%w: _meta.coda.output.%s: %s is a private file (the taint gate's private paths), so coda does not read it", ErrInvalidParams, field, name)
+		if name, private := o.PrivateFile(p, dir); private {
+			return nil, fmt.Errorf("%w: _meta.coda.output.%s: %s is a private file (the taint gate's private paths), so coda does not read it", jsonrpc.ErrInvalidParams, field, name)
 		}
 	}
 	l := &outputspec.Level{Dir: dir, Spec: spec}
@@ -131,18 +142,18 @@ func (o *outputs) metaLevel(raw json.RawMessage, dir string) (*outputspec.Level,
 		if ce.Field == "schema" {
 			field += ".schema"
 		}
-		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidParams, field, ce.Err)
+		return nil, fmt.Errorf("%w: %s: %v", jsonrpc.ErrInvalidParams, field, ce.Err)
 	}
 	return l, nil
 }
 
-// sessionOutputs are the contracts a session's levels give: the launch's,
+// Session are the contracts a session's levels give: the launch's,
 // compiled once for every session, when it has no level of its own.
-func (o *outputs) sessionOutputs(meta *outputspec.Level, config string) (*blueprint.Outputs, error) {
+func (o *Contracts) Session(meta *outputspec.Level, config string) (*blueprint.Outputs, error) {
 	if meta == nil && config == "" {
 		return o.launch, nil
 	}
-	return o.compile(o.levels(meta, config))
+	return o.Compile(o.Levels(meta, config))
 }
 
 // formatChoices are the output_format option's values: the picker's
@@ -155,14 +166,14 @@ var formatChoices = func() []pickers.Choice {
 	return o
 }()
 
-// formatOption is the output_format config option, showing the format in
+// FormatOption is the output_format config option, showing the format in
 // effect.
-func (o *outputs) formatOption(outs *blueprint.Outputs) configOption {
+func (o *Contracts) FormatOption(outs *blueprint.Outputs) pickers.Option {
 	current := ""
 	if c := outs.Lead(o.agent); c != nil {
 		current = c.Format()
 	}
-	opt := configOption{
+	opt := pickers.Option{
 		ID: "output_format", Name: "Answer format", Category: "_output", Type: "select",
 		Description:  "The format of the final answer coda closes each turn with",
 		CurrentValue: current, Options: formatChoices,
@@ -177,10 +188,10 @@ func (o *outputs) formatOption(outs *blueprint.Outputs) configOption {
 	return opt
 }
 
-// compileReadsFiles reports whether compiling a session's contracts reads
+// ReadsFiles reports whether compiling a session's contracts reads
 // files: its _meta.coda.output (raw) names one, or the launch's spec or
 // the blueprint's does.
-func (o *outputs) compileReadsFiles(raw json.RawMessage) bool {
+func (o *Contracts) ReadsFiles(raw json.RawMessage) bool {
 	return o.launchNamesFiles || namesFiles(raw)
 }
 
